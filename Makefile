@@ -1,0 +1,29 @@
+# Two commands do all the set-up on a fresh machine:
+#   make exam   - run the example exam (banks/ x runs/) offline and write reports/
+#   make test   - run the test suite
+# Both create .venv on first use; torch is pinned to the CPU build by constraints.txt.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: exam test bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+exam: $(STAMP)
+	$(BIN)/pytest banks $(PYTEST_ARGS)
+
+test: $(STAMP)
+	$(BIN)/pytest tests $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/grading_throughput.py --pairs 300
+
+clean:
+	rm -rf reports/*.json reports/*.qrels .exam-cache

@@ -1,0 +1,55 @@
+"""``exam-harness`` command line: one subcommand per module in exam_harness.commands.
+
+Subcommand modules expose ``add_parser(subparsers)`` and ``run(args) -> int`` and are imported
+only when listed here, so ``exam-harness --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from exam_harness import __version__
+from exam_harness.errors import ExamError
+
+COMMANDS: tuple[str, ...] = ("exam", "graders", "leaderboard", "schema", "generate", "evaluate", "analyze")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="exam-harness",
+        description="Exam-based evaluation of retrieval and RAG systems (EXAM, RUBRIC, nugget pyramids).",
+    )
+    parser.add_argument("--version", action="version", version=f"exam-harness {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"exam_harness.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"exam_harness.commands.{name}":
+                continue  # a subcommand not shipped in this build
+            raise
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except ExamError as exc:
+        print(f"exam-harness {args.command}: error: {exc}", file=sys.stderr)
+        return 4
+    except KeyboardInterrupt:
+        print("exam-harness: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Errors that describe bad user input precisely enough to fix it without a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ExamError(Exception):
+    """Base class of every error exam-harness raises on purpose."""
+
+
+class InputError(ExamError):
+    """Bad user input: names the file, line, field, the bad value and what would be valid."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        value: object = None,
+        expected: str | None = None,
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        self.value = value
+        self.expected = expected
+        self.message = message
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
+            where += ": "
+        text = where + self.message
+        if self.field is not None:
+            text += f" [field {self.field!r}"
+            if self.value is not None:
+                shown = repr(self.value)
+                text += f", value {shown[:80] + '...' if len(shown) > 80 else shown}"
+            text += "]"
+        if self.expected:
+            text += f"; expected {self.expected}"
+        return text
+
+
+class GradingError(ExamError):
+    """A grader could not produce a grade for a pair; the pair is reported, never given a grade."""
+
+
+class ConfigError(ExamError):
+    """An option, ini setting or registry name is invalid."""

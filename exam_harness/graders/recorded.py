@@ -1,0 +1,89 @@
+"""Replays published grades (Workbench ``exam_grades``) instead of asking a model.
+
+Grades come from the Workbench paragraph files among the runs. When a file holds several grading
+runs, choose one with the grader options ``llm=`` and ``prompt_class=``; a pair without a recorded
+grade is a grading error, never a guessed grade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from exam_harness.errors import ConfigError
+from exam_harness.graders.base import GradeFailure, GradeResult, Grader, GraderConfig, GradingRequest
+from exam_harness.models import Grade, GraderSpec, RecordedGrade
+
+VERSION = "1"
+
+
+class RecordedGrader(Grader):
+    name = "recorded"
+
+    def __init__(self, config: GraderConfig) -> None:
+        options = dict(config.options)
+        self.llm: str | None = options.pop("llm", None) or config.model
+        self.prompt_class: str | None = options.pop("prompt_class", None)
+        if options:
+            raise ConfigError(
+                f"unknown option(s) for grader 'recorded': {', '.join(sorted(options))}; valid: llm, prompt_class"
+            )
+        self.recorded = config.data.recorded if config.data is not None else {}
+        if not self.recorded:
+            raise ConfigError(
+                "grader 'recorded' replays Workbench exam_grades, but no loaded run file has any; "
+                "add a graded Workbench paragraph file to the runs or choose another --exam-grader"
+            )
+
+    def spec(self) -> GraderSpec:
+        return GraderSpec(
+            name=self.name,
+            version=VERSION,
+            model=self.llm,
+            prompt_class=self.prompt_class,
+            default_min_grade=4,
+        )
+
+    def uses_cache(self) -> bool:
+        return False
+
+    def cache_payload(self, request: GradingRequest) -> dict[str, Any]:
+        return {"passage_id": request.passage.id, "test_point_id": request.test_point.id}
+
+    def _choose(self, candidates: list[RecordedGrade]) -> RecordedGrade | str:
+        chosen = [
+            c
+            for c in candidates
+            if (self.llm is None or c.llm == self.llm) and (self.prompt_class is None or c.prompt_class == self.prompt_class)
+        ]
+        if not chosen:
+            return "no recorded grade matches " + ", ".join(
+                f"{k}={v}" for k, v in (("llm", self.llm), ("prompt_class", self.prompt_class)) if v
+            )
+        kinds = {(c.llm, c.prompt_class) for c in chosen}
+        if len(kinds) > 1:
+            listed = "; ".join(f"llm={llm} prompt_class={pc}" for llm, pc in sorted(kinds, key=str))
+            return f"several recorded grading runs ({listed}); choose one with --exam-grader-option prompt_class=..."
+        return chosen[0]
+
+    def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
+        results: list[GradeResult] = []
+        for request in requests:
+            candidates = self.recorded.get((request.passage.id, request.test_point.id))
+            if not candidates:
+                results.append(GradeFailure(f"no recorded grade for passage {request.passage.id} on {request.test_point.id}"))
+                continue
+            chosen = self._choose(candidates)
+            if isinstance(chosen, str):
+                results.append(GradeFailure(chosen))
+                continue
+            results.append(
+                Grade(
+                    grade=chosen.grade,
+                    grader=self.name,
+                    raw_response=chosen.answer,
+                    extracted_answer=chosen.answer,
+                    details={"llm": chosen.llm, "prompt_class": chosen.prompt_class},
+                )
+            )
+        return results

@@ -1,0 +1,23 @@
+"""Summary statistics over per-query scores."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+
+
+def mean_stderr(values: Iterable[float]) -> tuple[float, float]:
+    """Mean and standard error (sample stdev / sqrt(n), stdev with n-1).
+
+    n < 2 gives a standard error of 0.0; no values give (0.0, 0.0), as the reference Workbench does,
+    so an empty selection reads as "nothing scored" rather than crashing a report.
+    """
+    data = [float(v) for v in values]
+    n = len(data)
+    if n == 0:
+        return 0.0, 0.0
+    mean = math.fsum(data) / n
+    if n < 2:
+        return mean, 0.0
+    return mean, statistics.stdev(data) / math.sqrt(n)

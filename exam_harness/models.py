@@ -1,0 +1,197 @@
+"""The data model of an exam: queries, banks of test points, runs, passages and grades.
+
+Everything here is a pydantic v2 model so that loaders validate what they read and reports
+can publish a JSON schema. Models are frozen where they act as cache or dictionary keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+TestPointKind = Literal["question", "nugget"]
+
+MIN_GRADE = 0
+MAX_GRADE = 5
+
+
+def md5_hex(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8")).hexdigest()
+
+
+def test_point_id(query_id: str, text: str, facet_id: str | None = None) -> str:
+    """The method's id rule: ``query_id/md5(text)`` (``query_id/facet_id/md5(text)`` with facets)."""
+    prefix = f"{query_id}/{facet_id}" if facet_id else query_id
+    return f"{prefix}/{md5_hex(text)}"
+
+
+def _no_whitespace(value: str, what: str) -> str:
+    if not value or any(ch.isspace() for ch in value):
+        raise ValueError(f"{what} must be non-empty and contain no whitespace, got {value!r}")
+    return value
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Query(_Frozen):
+    """A query, optionally with facets (subtopics) keyed by facet id."""
+
+    id: str
+    text: str
+    facets: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id_ok(cls, v: str) -> str:
+        return _no_whitespace(v, "query id")
+
+
+class TestPoint(_Frozen):
+    """One exam question or nugget of a query's bank."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    id: str
+    query_id: str
+    kind: TestPointKind
+    text: str = Field(min_length=1)
+    facet_id: str | None = None
+    gold_answers: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    weight: float = Field(default=1.0, ge=0.0)
+    required: bool = False
+
+    @field_validator("id")
+    @classmethod
+    def _id_ok(cls, v: str) -> str:
+        return _no_whitespace(v, "test point id")
+
+    @field_validator("text")
+    @classmethod
+    def _text_ok(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("test point text must not be blank")
+        return v
+
+
+class QueryBank(_Frozen):
+    """The test points of one query (or one query facet), as read from one bank file."""
+
+    query: Query
+    facet_id: str | None = None
+    test_points: tuple[TestPoint, ...]
+    source: str = ""
+    secret: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.query.id}/{self.facet_id}" if self.facet_id else self.query.id
+
+
+class Passage(_Frozen):
+    """A retrievable or generated unit of text with a stable id."""
+
+    id: str
+    text: str
+
+    @field_validator("id")
+    @classmethod
+    def _id_ok(cls, v: str) -> str:
+        return _no_whitespace(v, "passage id")
+
+    @property
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+class RankedPassage(_Frozen):
+    passage_id: str
+    rank: int
+    score: float = 0.0
+
+
+class Run(BaseModel):
+    """A system's answer to every query it took: a ranked list of passage ids per query."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    rankings: dict[str, list[RankedPassage]] = Field(default_factory=dict)
+    generated: bool = False
+    source: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        return _no_whitespace(v, "run name")
+
+    def top_k(self, query_id: str, k: int) -> list[str]:
+        """Passage ids of the top k, ordered by rank then by descending score (trec_eval's tie rule)."""
+        ranked = sorted(self.rankings.get(query_id, []), key=lambda r: (r.rank, -r.score, r.passage_id))
+        return [r.passage_id for r in ranked[:k]]
+
+
+class GraderSpec(_Frozen):
+    """Everything about a grader that shapes a grade; its hash is part of every cache key."""
+
+    name: str
+    version: str
+    model: str | None = None
+    revision: str | None = None
+    prompt_class: str | None = None
+    prompt_text: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    max_grade: int = MAX_GRADE
+    default_min_grade: int = 4
+
+    def fingerprint(self) -> str:
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class Grade(BaseModel):
+    """One grade of one (passage, test point) pair, with its provenance."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    grade: int = Field(ge=MIN_GRADE, le=MAX_GRADE)
+    grader: str
+    raw_response: str | None = None
+    extracted_answer: str | None = None
+    probabilities: tuple[float, ...] | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def expected_grade(self) -> float | None:
+        if not self.probabilities:
+            return None
+        return sum(i * p for i, p in enumerate(self.probabilities))
+
+
+class RecordedGrade(_Frozen):
+    """A grade published in a Workbench ``exam_grades`` entry, for replay by the ``recorded`` grader."""
+
+    test_point_id: str
+    grade: int
+    answer: str | None = None
+    llm: str | None = None
+    prompt_class: str | None = None
+
+
+class ExamData(BaseModel):
+    """Everything an exam needs: banks, runs, passages, optional human judgments and recorded grades."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    banks: list[QueryBank] = Field(default_factory=list)
+    runs: dict[str, Run] = Field(default_factory=dict)
+    passages: dict[str, Passage] = Field(default_factory=dict)
+    # query id -> passage id -> human relevance level
+    judgments: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # (passage id, test point id) -> recorded grades, possibly several grading runs
+    recorded: dict[tuple[str, str], list[RecordedGrade]] = Field(default_factory=dict)

@@ -1,0 +1,67 @@
+"""The METHOD's rules for turning an LLM's text into a grade.
+
+Self-rating: a response that is a single digit 0..5 (punctuation and space around it allowed) is
+the grade; otherwise an unanswerability expression gets 0; any other text gets 1. (The reference
+implementation swapped the two fallbacks; we implement the rule as the METHOD writes it.)
+"""
+
+from __future__ import annotations
+
+import re
+
+UNANSWERABLE_EXPRESSIONS: tuple[str, ...] = (
+    "unanswerable",
+    "no",
+    "no answer",
+    "not enough information",
+    "unknown",
+    "it is not possible to tell",
+    "it does not say",
+    "no relevant information",
+)
+
+_SURROUNDING = " \t\r\n.,;:!?\"'()[]{}<>*-_`"
+_DIGIT = re.compile(r"^[0-5]$")
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.strip().strip(_SURROUNDING).lower().split())
+
+
+def single_digit_grade(response: str, max_grade: int = 5) -> int | None:
+    """The grade if the response is one digit in 0..max_grade with only punctuation/space around it."""
+    core = response.strip().strip(_SURROUNDING)
+    if _DIGIT.match(core) and int(core) <= max_grade:
+        return int(core)
+    return None
+
+
+def is_unanswerable(response: str) -> bool:
+    return _normalise(response) in UNANSWERABLE_EXPRESSIONS
+
+
+def parse_self_rating(response: str, max_grade: int = 5) -> int:
+    """Digit -> grade; unanswerability expression -> 0; anything else -> 1."""
+    grade = single_digit_grade(response, max_grade)
+    if grade is not None:
+        return grade
+    return 0 if is_unanswerable(response) else 1
+
+
+def parse_yes_no(response: str) -> int | None:
+    """Yes -> 1, No -> 0, anything else -> None (the caller decides; never guessed)."""
+    word = _normalise(response).split(" ", 1)[0] if response.strip() else ""
+    if word == "yes":
+        return 1
+    if word == "no":
+        return 0
+    return None
+
+
+_ILL_FORMED = re.compile(r"^\(?([a-z]|[ivx]+)[.)]?$")
+
+
+def is_ill_formed_answer(answer: str) -> bool:
+    """Answers like 'a. ', '(iii)' or empty text are not answers (METHOD, answer-key mode)."""
+    core = answer.strip().lower()
+    return not core or bool(_ILL_FORMED.match(core))

@@ -1,0 +1,1 @@
+"""Reports: the rich terminal leaderboard, the JSON report and qrels files."""

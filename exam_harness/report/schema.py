@@ -1,0 +1,103 @@
+"""The versioned JSON report (pydantic schema). ``exam-harness schema`` prints its JSON Schema.
+
+Bump ``SCHEMA_VERSION`` on any change a reader could notice; readers check it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from exam_harness.models import GraderSpec
+
+SCHEMA_VERSION = "1.0"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Score(_Model):
+    """A mean over queries with its standard error (stdev / sqrt(n))."""
+
+    mean: float
+    stderr: float
+
+
+class Outcomes(_Model):
+    answered: int = 0
+    missed: int = 0
+    required_missed: int = 0
+    errors: int = 0
+    skipped: int = 0
+
+
+class SystemScore(_Model):
+    run: str
+    generated: bool = False
+    queries: int
+    exam_cover: float
+    exam_cover_stderr: float
+    n_exam_cover: float
+    n_exam_cover_stderr: float
+    nugget_f: Score | None = None
+    # label variant -> measure -> score
+    qrels_measures: dict[str, dict[str, Score]] = Field(default_factory=dict)
+    outcomes: Outcomes = Field(default_factory=Outcomes)
+
+
+class QueryScore(_Model):
+    run: str
+    query_id: str
+    exam_cover: float
+    n_exam_cover: float | None
+    covered: int
+    test_points: int
+    nugget_f: float | None = None
+    qrels_measures: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class CacheSummary(_Model):
+    path: str | None
+    pairs: int
+    unique_pairs: int
+    hits: int
+    misses: int
+    graded: int
+    failures: int
+    grading_seconds: float
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.unique_pairs if self.unique_pairs else 1.0
+
+
+class QrelsFile(_Model):
+    """A qrels file written beside the report; ``relevance_level`` binarises its labels for trec_eval."""
+
+    label: str
+    file: str
+    relevance_level: int
+
+
+class Settings(_Model):
+    grader: GraderSpec
+    k: int
+    min_grade: int
+    qrels_m: int
+    measures: list[str]
+    label_variants: list[str]
+    banks: list[str]
+    runs: list[str]
+
+
+class ExamReport(_Model):
+    schema_version: str = SCHEMA_VERSION
+    tool_version: str
+    created: str
+    settings: Settings
+    cache: CacheSummary
+    queries: int
+    test_points: int
+    systems: list[SystemScore]
+    per_query: list[QueryScore]
+    qrels: list[QrelsFile] = Field(default_factory=list)
