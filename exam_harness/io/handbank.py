@@ -1,0 +1,353 @@
+"""The hand-editable bank format (YAML or JSON) that people write and review.
+
+```yaml
+secret: false            # optional: redact test point text from developer-facing reports
+queries:
+  - id: q1
+    text: what causes ocean tides
+    questions:
+      - What pulls the oceans toward the moon?       # plain string, or a mapping with
+      - text: How often do high tides occur each day? # text, answers, choices, required, weight, id
+        answers: [twice, two times]
+    nuggets:
+      - gravitational pull of the moon               # or a mapping: text, weight, required, id
+    facets:                                          # optional subtopics, each its own bank
+      - id: f1
+        text: tidal energy
+        questions: [...]
+        nuggets: [...]
+```
+
+Conventions (shared with the Workbench loader):
+* a query's own test points form one :class:`QueryBank`; each facet forms another, whose
+  ``query.text`` is ``"<query text> / <facet text>"`` (the TREC CAR "title / heading" convention the
+  Workbench banks use, so a grader prompts with ``query.text`` alone) and whose ``query.facets`` is
+  ``{facet_id: facet text}``. A query's own bank has ``query.facets == {}``.
+* default ids follow the method (:func:`~exam_harness.models.test_point_id` of the text exactly as
+  written; YAML itself strips plain scalars, quoted ones keep their spaces).
+* within a bank, questions come first, then nuggets (the order the file lists them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from exam_harness.errors import InputError
+from exam_harness.io.located import (
+    MAP,
+    SCALAR,
+    Node,
+    expect_bool,
+    expect_list,
+    expect_mapping,
+    expect_number,
+    expect_text,
+    load_located,
+)
+from exam_harness.io.textio import atomic_write_text
+from exam_harness.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
+
+TOP_KEYS = ("secret", "queries")
+QUERY_KEYS = ("id", "text", "questions", "nuggets", "facets")
+FACET_KEYS = ("id", "text", "questions", "nuggets")
+QUESTION_KEYS = ("text", "answers", "choices", "required", "weight", "id")
+NUGGET_KEYS = ("text", "weight", "required", "id")
+FACET_SEPARATOR = " / "
+
+
+def facet_query_text(query_text: str, facet_text: str) -> str:
+    """The text a facet bank's test points were written for: ``"query / facet"``."""
+    return f"{query_text}{FACET_SEPARATOR}{facet_text}"
+
+
+def load_hand_bank(path: Path) -> list[QueryBank]:
+    """Read a hand-written ``.yaml``/``.yml``/``.json`` bank file (see the module docstring)."""
+    root = load_located(path)
+    if root is None:
+        raise InputError("empty bank file", path=path, line=1, expected="a mapping with a 'queries' list")
+    top = expect_mapping(root, path, "the bank file", TOP_KEYS)
+    secret = expect_bool(top["secret"], path, "secret") if "secret" in top else False
+    if "queries" not in top:
+        raise InputError(
+            "missing key", path=path, line=root.line, field="queries", expected="a list of queries (id, text, ...)"
+        )
+    queries = expect_list(top["queries"], path, "queries", "a list of queries (id, text, questions, nuggets, facets)")
+    if not queries:
+        raise InputError(
+            "no queries", path=path, line=top["queries"].line, field="queries", expected="at least one query"
+        )
+
+    reader = _Reader(path, secret)
+    banks: list[QueryBank] = []
+    for qnode in queries:
+        banks.extend(reader.query(qnode))
+    return banks
+
+
+class _Reader:
+    def __init__(self, path: Path, secret: bool) -> None:
+        self.path = path
+        self.secret = secret
+        self.query_lines: dict[str, int] = {}
+        self.test_point_lines: dict[str, int] = {}
+
+    def _required(self, node: Node, values: dict[str, Node], key: str, what: str, expected: str) -> Node:
+        if key not in values:
+            raise InputError(f"{what} has no {key!r}", path=self.path, line=node.line, field=key, expected=expected)
+        return values[key]
+
+    def query(self, qnode: Node) -> list[QueryBank]:
+        values = expect_mapping(qnode, self.path, "a query", QUERY_KEYS)
+        qid = expect_text(
+            self._required(qnode, values, "id", "query", "a query id without spaces"), self.path, "id", word=True
+        )
+        if qid in self.query_lines:
+            raise InputError(
+                f"duplicate query id (first at line {self.query_lines[qid]})",
+                path=self.path,
+                line=values["id"].line,
+                field="id",
+                value=qid,
+                expected="each query once per file",
+            )
+        self.query_lines[qid] = values["id"].line
+        qtext = expect_text(
+            self._required(qnode, values, "text", f"query {qid!r}", "the query text"), self.path, "text"
+        )
+
+        banks: list[QueryBank] = []
+        own = self.test_points(values, qid, None)
+        if own:
+            banks.append(self._bank(Query(id=qid, text=qtext), None, own))
+        if "facets" in values:
+            fnodes = expect_list(
+                values["facets"], self.path, "facets", "a list of facets (id, text, questions, nuggets)"
+            )
+            facet_lines: dict[str, int] = {}
+            for fnode in fnodes:
+                fvalues = expect_mapping(fnode, self.path, f"a facet of query {qid!r}", FACET_KEYS)
+                fid = expect_text(
+                    self._required(fnode, fvalues, "id", "facet", "a facet id without spaces"),
+                    self.path,
+                    "id",
+                    word=True,
+                )
+                if fid in facet_lines:
+                    raise InputError(
+                        f"duplicate facet id in query {qid!r} (first at line {facet_lines[fid]})",
+                        path=self.path,
+                        line=fvalues["id"].line,
+                        field="id",
+                        value=fid,
+                        expected="each facet once per query",
+                    )
+                facet_lines[fid] = fvalues["id"].line
+                ftext = expect_text(
+                    self._required(fnode, fvalues, "text", f"facet {fid!r}", "the facet text"), self.path, "text"
+                )
+                points = self.test_points(fvalues, qid, fid)
+                if not points:
+                    raise InputError(
+                        f"facet {fid!r} of query {qid!r} has no test points",
+                        path=self.path,
+                        line=fnode.line,
+                        field="questions",
+                        expected="at least one question or nugget",
+                    )
+                query = Query(id=qid, text=facet_query_text(qtext, ftext), facets={fid: ftext})
+                banks.append(self._bank(query, fid, points))
+        if not banks:
+            raise InputError(
+                f"query {qid!r} has no test points",
+                path=self.path,
+                line=qnode.line,
+                field="questions",
+                expected="at least one question or nugget (or facets with some)",
+            )
+        return banks
+
+    def _bank(self, query: Query, facet_id: str | None, points: list[TestPoint]) -> QueryBank:
+        return QueryBank(
+            query=query, facet_id=facet_id, test_points=tuple(points), source=str(self.path), secret=self.secret
+        )
+
+    def test_points(self, values: dict[str, Node], qid: str, fid: str | None) -> list[TestPoint]:
+        points: list[TestPoint] = []
+        for key, kind in (("questions", "question"), ("nuggets", "nugget")):
+            if key in values:
+                items = expect_list(values[key], self.path, key, f"a list of {key} (text or mappings)")
+                points.extend(self.test_point(item, kind, qid, fid) for item in items)  # type: ignore[arg-type]
+        return points
+
+    def test_point(self, node: Node, kind: TestPointKind, qid: str, fid: str | None) -> TestPoint:
+        path = self.path
+        fields: dict[str, Any] = {}
+        if node.kind == MAP:
+            valid = QUESTION_KEYS if kind == "question" else NUGGET_KEYS
+            values = expect_mapping(node, path, f"a {kind}", valid)
+            text = expect_text(self._required(node, values, "text", f"the {kind}", f"the {kind} text"), path, "text")
+            if "answers" in values:
+                fields["gold_answers"] = self._texts(values["answers"], "answers")
+            if "choices" in values:
+                fields["choices"] = self._texts(values["choices"], "choices")
+            if "required" in values:
+                fields["required"] = expect_bool(values["required"], path, "required")
+            if "weight" in values:
+                fields["weight"] = expect_number(values["weight"], path, "weight", minimum=0.0)
+            given_id = expect_text(values["id"], path, "id", word=True) if "id" in values else None
+            id_line = values["id"].line if "id" in values else node.line
+        elif node.kind == SCALAR:
+            text = expect_text(node, path, "text")
+            given_id, id_line = None, node.line
+        else:
+            raise InputError(
+                f"a {kind} must be a text or a mapping, got a list",
+                path=path,
+                line=node.line,
+                field=kind + "s",
+                expected="a text, or a mapping with keys "
+                + ", ".join(QUESTION_KEYS if kind == "question" else NUGGET_KEYS),
+            )
+        tp_id = given_id or test_point_id(qid, text, fid)
+        if tp_id in self.test_point_lines:
+            why = "" if given_id else " (the same text twice gives the same default id)"
+            raise InputError(
+                f"duplicate test point id{why}; first at line {self.test_point_lines[tp_id]}",
+                path=path,
+                line=id_line,
+                field="id" if given_id else "text",
+                value=given_id or text,
+                expected="unique test point ids within a file",
+            )
+        self.test_point_lines[tp_id] = id_line
+        try:
+            return TestPoint(id=tp_id, query_id=qid, kind=kind, text=text, facet_id=fid, **fields)
+        except ValidationError as exc:  # pragma: no cover - every field is checked above
+            raise InputError(f"invalid {kind}: {exc.errors()[0]['msg']}", path=path, line=node.line) from None
+
+    def _texts(self, node: Node, field_name: str) -> tuple[str, ...]:
+        if node.kind == SCALAR:  # a single answer written without brackets
+            return (expect_text(node, self.path, field_name),)
+        items = expect_list(node, self.path, field_name, "a list of texts")
+        return tuple(expect_text(item, self.path, field_name) for item in items)
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def _base_texts(bank: QueryBank) -> tuple[str, str | None]:
+    """(query text, facet text) of a bank as the hand format writes them."""
+    if bank.facet_id is None:
+        return bank.query.text, None
+    facet = bank.query.facets.get(bank.facet_id)
+    suffix = FACET_SEPARATOR + facet if facet is not None else None
+    if suffix is None or not bank.query.text.endswith(suffix) or len(bank.query.text) == len(suffix):
+        raise InputError(
+            f"facet bank {bank.key!r} cannot be written in the hand format: its query text "
+            f"{bank.query.text!r} is not '<query text>{FACET_SEPARATOR}<facet text>' for facet text {facet!r}",
+            path=bank.source or None,
+            field="query_text",
+            value=bank.query.text,
+            expected="facet banks as loaded from hand-written or TREC CAR style banks",
+        )
+    return bank.query.text[: -len(suffix)], facet
+
+
+def _point_entry(tp: TestPoint) -> Any:
+    entry: dict[str, Any] = {"text": tp.text}
+    if tp.kind == "question":
+        if tp.gold_answers:
+            entry["answers"] = list(tp.gold_answers)
+        if tp.choices:
+            entry["choices"] = list(tp.choices)
+    elif tp.gold_answers or tp.choices:
+        raise InputError(
+            "a nugget with answers or choices cannot be written in the hand format",
+            field="id",
+            value=tp.id,
+            expected="answers and choices on questions only",
+        )
+    if tp.required:
+        entry["required"] = True
+    if tp.weight != 1.0:
+        entry["weight"] = tp.weight
+    if tp.id != test_point_id(tp.query_id, tp.text, tp.facet_id):
+        entry["id"] = tp.id
+    return tp.text if list(entry) == ["text"] else entry
+
+
+def _points_dict(points: Sequence[TestPoint]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    questions = [_point_entry(tp) for tp in points if tp.kind == "question"]
+    nuggets = [_point_entry(tp) for tp in points if tp.kind == "nugget"]
+    if questions:
+        out["questions"] = questions
+    if nuggets:
+        out["nuggets"] = nuggets
+    return out
+
+
+def hand_bank_document(banks: Sequence[QueryBank], *, secret: bool = False) -> dict[str, Any]:
+    """The hand-format document (plain dicts and lists) describing ``banks``."""
+    queries: dict[str, dict[str, Any]] = {}
+    for bank in banks:
+        qtext, ftext = _base_texts(bank)
+        entry = queries.get(bank.query.id)
+        if entry is None:
+            entry = queries[bank.query.id] = {"id": bank.query.id, "text": qtext}
+        elif entry["text"] != qtext:
+            raise InputError(
+                f"banks of query {bank.query.id!r} disagree on the query text: {entry['text']!r} vs {qtext!r}",
+                path=bank.source or None,
+                field="text",
+                value=qtext,
+                expected="one text per query",
+            )
+        if bank.facet_id is None:
+            if "questions" in entry or "nuggets" in entry:
+                raise InputError(
+                    f"query {bank.query.id!r} has two banks without facet", field="id", value=bank.query.id
+                )
+            # keep id/text first, then the query's own points, then facets
+            facets = entry.pop("facets", None)
+            entry.update(_points_dict(bank.test_points))
+            if facets is not None:
+                entry["facets"] = facets
+        else:
+            facets = entry.setdefault("facets", [])
+            if any(f["id"] == bank.facet_id for f in facets):
+                raise InputError(f"facet {bank.key!r} appears twice", field="facet_id", value=bank.facet_id)
+            facets.append({"id": bank.facet_id, "text": ftext, **_points_dict(bank.test_points)})
+    doc: dict[str, Any] = {}
+    if secret or any(b.secret for b in banks):  # never drop secrecy silently
+        doc["secret"] = True
+    doc["queries"] = list(queries.values())
+    return doc
+
+
+def write_bank_yaml(path: Path, banks: Sequence[QueryBank], *, secret: bool = False) -> None:
+    """Write ``banks`` in the hand-editable format (YAML, or JSON for a ``.json`` path), atomically.
+
+    Explicit ids are written only where they differ from the default id rule. ``secret`` (or any
+    secret bank) marks the whole file secret.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise InputError(
+            "a hand-format bank must be written to .yaml, .yml or .json",
+            path=path,
+            expected="write_workbench_bank for .jsonl",
+        )
+    doc = hand_bank_document(banks, secret=secret)
+    if path.suffix.lower() == ".json":
+        import json
+
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    atomic_write_text(path, text)

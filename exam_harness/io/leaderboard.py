@@ -1,0 +1,47 @@
+"""Official leaderboards: a JSON object mapping run name -> rank (1 = best; ties may be averaged)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from exam_harness.errors import InputError
+from exam_harness.io.located import MAP, SCALAR, describe, load_located
+
+
+def load_leaderboard(path: Path) -> dict[str, float]:
+    """Read ``{"run name": rank, ...}``; ranks are numbers >= 0 (averaged ties such as 7.5 allowed)."""
+    path = Path(path)
+    root = load_located(path)
+    if root is None or root.kind != MAP:
+        raise InputError(
+            f"a leaderboard must be a JSON object, got {describe(root) if root else 'nothing'}",
+            path=path,
+            line=root.line if root else 1,
+            expected='{"run name": rank, ...}',
+        )
+    if not root.value:
+        raise InputError("empty leaderboard", path=path, line=root.line, expected="at least one run")
+    ranks: dict[str, float] = {}
+    for name, node in root.value.items():
+        value = node.value
+        ok = node.kind == SCALAR and isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or value < 0:
+            raise InputError(
+                f"rank of run {name!r} is not a number",
+                path=path,
+                line=node.line,
+                field=name,
+                value=value if node.kind == SCALAR else describe(node),
+                expected="a rank number >= 0 (1 = best; ties as averaged ranks)",
+            )
+        if not name or any(ch.isspace() for ch in name):
+            raise InputError(
+                "run name must be non-empty and without whitespace",
+                path=path,
+                line=node.line,
+                field=name,
+                expected="a run name",
+            )
+        ranks[name] = float(value)
+    return ranks

@@ -1,0 +1,216 @@
+"""Load everything the systems produced: runs, passage texts, judgments, recorded grades, responses.
+
+:func:`load_runs` takes files and folders (folders are read non-recursively in sorted name order;
+hidden files, ``README*``, ``*.md`` and ``.gitkeep`` are skipped) and recognises each file by name:
+
+* ``collection.tsv`` / ``*.collection.tsv``: ``passage_id<TAB>text`` (optional header line)
+* ``collection.jsonl`` / ``*.collection.jsonl``: ``{"id"|"passage_id"|"docid", "text"|"contents"}``
+* ``*.run`` / ``*.trec``: TREC run files, ``qid Q0 docid rank score tag``
+* ``*.responses.jsonl``: generated responses ``{"query_id", "run"|"system", "response"}``
+* other ``*.jsonl``: Workbench paragraph files (lines ``[query_id, [paragraph, ...]]``)
+
+each optionally gzipped (``.gz``). Collections are read last and keep only the passages that some
+run ranks (or a judgment or recorded grade mentions), so a full collection can back a few runs; with
+no such reference at all every passage is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from exam_harness.errors import InputError
+from exam_harness.io.collection import read_collection_jsonl, read_collection_tsv
+from exam_harness.io.generated import read_responses
+from exam_harness.io.parts import FilePart
+from exam_harness.io.textio import base_name, first_json_line, is_hidden
+from exam_harness.io.trec import find_run_line, read_trec_run
+from exam_harness.io.workbench import is_paragraph_record, is_workbench_bank_record, read_paragraph_file
+from exam_harness.models import ExamData, Passage, Run
+
+RECOGNISED_FORMS = (
+    "collection.tsv or *.collection.tsv (passage_id<TAB>text), "
+    "collection.jsonl or *.collection.jsonl ({id, text}), "
+    "*.run or *.trec (TREC run: qid Q0 docid rank score tag), "
+    "*.responses.jsonl (generated responses: {query_id, run, response}), "
+    "*.jsonl (Workbench paragraph file: [query_id, [paragraph, ...]]); each optionally .gz"
+)
+
+
+@dataclass
+class LoadedRuns:
+    """What :func:`load_runs` found: the exam data (without banks) and full generated responses.
+
+    ``responses[run][query_id]`` is the complete text of a generated response (its segments are
+    the run's ranked passages); nugget F-score measures its length.
+    """
+
+    data: ExamData
+    responses: dict[str, dict[str, str]] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+
+def _skipped_in_folder(path: Path) -> bool:
+    name = path.name
+    return is_hidden(path) or name.startswith("README") or name.lower().endswith(".md") or name == ".gitkeep"
+
+
+def _is_collection(name: str, suffix: str) -> bool:
+    return name == f"collection{suffix}" or name.endswith(f".collection{suffix}")
+
+
+def file_reader(path: Path) -> tuple[str, Callable[..., FilePart]]:
+    """``(kind, reader)`` for a run-side file, or InputError listing the recognised forms."""
+    name = base_name(path)
+    if _is_collection(name, ".tsv"):
+        return "collection", read_collection_tsv
+    if _is_collection(name, ".jsonl"):
+        return "collection", read_collection_jsonl
+    if name.endswith(".run") or name.endswith(".trec"):
+        return "trec", read_trec_run
+    if name.endswith(".responses.jsonl"):
+        return "responses", read_responses
+    if name.endswith(".jsonl"):
+        first = first_json_line(path)
+        if first is None:
+            raise InputError("empty JSON-lines file", path=path, expected=RECOGNISED_FORMS)
+        if is_paragraph_record(first):
+            return "workbench", read_paragraph_file
+        if is_workbench_bank_record(first):
+            raise InputError(
+                "this is a bank file, not a run file; list it under the bank paths (exam_banks)",
+                path=path,
+                line=1,
+                expected=RECOGNISED_FORMS,
+            )
+        raise InputError(
+            "unrecognised JSON-lines file (first line is neither a Workbench paragraph line nor named "
+            "*.responses.jsonl / *.collection.jsonl)",
+            path=path,
+            line=1,
+            expected=RECOGNISED_FORMS,
+        )
+    raise InputError(
+        "unrecognised run-side file", path=path, field="file name", value=path.name, expected=RECOGNISED_FORMS
+    )
+
+
+def run_files(paths: Sequence[Path]) -> list[Path]:
+    """The files named by ``paths`` (folders expanded non-recursively, sorted, skipping docs/hidden)."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files.extend(p for p in sorted(path.iterdir()) if p.is_file() and not _skipped_in_folder(p))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise InputError("run path not found", path=path, expected="an existing run file or folder")
+    return files
+
+
+class _Merger:
+    def __init__(self) -> None:
+        self.passages: dict[str, tuple[str, Path, int]] = {}
+        self.runs: dict[str, Run] = {}
+        self.run_origin: dict[str, tuple[Path, int]] = {}
+        self.run_kind: dict[str, str] = {}
+        self.judgments: dict[str, dict[str, int]] = {}
+        self.recorded: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+        self.responses: dict[str, dict[str, str]] = {}
+
+    def add(self, part: FilePart, kind: str) -> None:
+        path = part.path
+        for name, run in part.runs.items():
+            line = part.run_lines.get(name, 0)
+            if name in self.runs:
+                first_path, first_line = self.run_origin[name]
+                raise InputError(
+                    f"run {name!r} is already defined in {first_path}:{first_line}",
+                    path=path,
+                    line=line or None,
+                    field="run",
+                    value=name,
+                    expected="each run name in one file only",
+                )
+            self.runs[name] = run
+            self.run_origin[name] = (path, line)
+            self.run_kind[name] = kind
+        for pid, (text, line) in part.passages.items():
+            known = self.passages.get(pid)
+            if known is None:
+                self.passages[pid] = (text, path, line)
+            elif known[0] != text:
+                raise InputError(
+                    f"passage {pid!r} has another text than in {known[1]}:{known[2]}",
+                    path=path,
+                    line=line,
+                    field="passage_id",
+                    value=pid,
+                    expected="one text per passage id across all files",
+                )
+        for qid, levels in part.judgments.items():
+            merged = self.judgments.setdefault(qid, {})
+            for pid, level in levels.items():
+                merged[pid] = max(level, merged.get(pid, level))
+        if not self.recorded:
+            self.recorded = part.recorded  # the usual single graded file: no copying
+        else:
+            for key, grades in part.recorded.items():
+                self.recorded.setdefault(key, []).extend(grades)
+        for run_name, per_query in part.responses.items():
+            self.responses.setdefault(run_name, {}).update(per_query)
+
+    def referenced(self) -> set[str]:
+        refs = {r.passage_id for run in self.runs.values() for ranked in run.rankings.values() for r in ranked}
+        refs.update(pid for levels in self.judgments.values() for pid in levels)
+        refs.update(pid for pid, _tid in self.recorded)
+        return refs
+
+    def check_missing(self) -> None:
+        missing: list[tuple[str, str, str]] = []
+        for name, run in self.runs.items():
+            for qid, ranked in run.rankings.items():
+                missing.extend((name, qid, r.passage_id) for r in ranked if r.passage_id not in self.passages)
+        if not missing:
+            return
+        name, qid, docid = missing[0]
+        path, _line = self.run_origin[name]
+        line = find_run_line(path, name, qid, docid) if self.run_kind[name] == "trec" else None
+        more = f" (and {len(missing) - 1} more missing docids)" if len(missing) > 1 else ""
+        raise InputError(
+            f"run {name!r} ranks docid {docid!r} for query {qid!r}, which is in no loaded collection{more}",
+            path=path,
+            line=line,
+            field="docid",
+            value=docid,
+            expected="every ranked docid in a collection file (collection.tsv, *.collection.jsonl) "
+            "or a Workbench paragraph file among the run paths",
+        )
+
+
+def load_runs(paths: Sequence[Path]) -> LoadedRuns:
+    """Read and merge every run-side file under ``paths`` (see the module docstring).
+
+    Raises InputError for unrecognised files, a run name defined by two files, a passage id with two
+    different texts, and (after all files are read) a ranked docid that no file gives a text for.
+    """
+    files = run_files(paths)
+    merger = _Merger()
+    collections: list[tuple[Path, Callable[..., FilePart]]] = []
+    for path in files:
+        kind, reader = file_reader(path)
+        if kind == "collection":
+            collections.append((path, reader))
+        else:
+            merger.add(reader(path), kind)
+    if collections:
+        refs = merger.referenced() or None
+        for path, reader in collections:
+            merger.add(reader(path, keep=refs), "collection")
+    merger.check_missing()
+    passages = {pid: Passage(id=pid, text=text) for pid, (text, _path, _line) in merger.passages.items()}
+    data = ExamData.model_construct(
+        banks=[], runs=merger.runs, passages=passages, judgments=merger.judgments, recorded=merger.recorded
+    )
+    return LoadedRuns(data=data, responses=merger.responses, files=files)

@@ -1,0 +1,516 @@
+"""The Autograding Workbench formats: bank JSON lines and graded paragraph files.
+
+Banks: one JSON object per line with ``query_id``, optional ``facet_id``, ``query_text``, ``info``
+and ``items`` (or the older ``questions``); each item is a question (``question_id``,
+``question_text``, optional ``gold_answers``) or a nugget (``nugget_id``, ``nugget_text``). One
+:class:`QueryBank` per line. Extra keys this project writes and reads back: per item ``choices``,
+``weight``, ``required``; per line ``facet_text`` (when the facet text is not the part of
+``query_text`` after the first " / ") and ``secret``. Other unknown keys are ignored (Workbench
+tools add metadata such as ``test_collection`` and ``hash``).
+
+An item repeated verbatim (same id, same text; generated banks contain a few) is kept once: the
+id rule makes them one test point. The same id with a different text is an error.
+
+Paragraph files: one line per query, ``[query_id, [paragraph, ...]]`` (see METHOD.md). Recorded
+grades go to ``ExamData.recorded[(paragraph_id, test_point_id)]``. Direct grades (the paragraph's
+``grades`` list, graded for the query rather than for a test point) are recorded under the
+pseudo test point id :func:`direct_grade_id` (``"<query_id>/direct"``; never a real id, whose last
+part is an md5 hex digest), since one passage may be graded for several queries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from exam_harness.errors import InputError
+from exam_harness.io.handbank import FACET_SEPARATOR
+from exam_harness.io.parts import FilePart, check_word
+from exam_harness.io.textio import atomic_write_text, iter_json_lines
+from exam_harness.models import (
+    MAX_GRADE,
+    Query,
+    QueryBank,
+    RankedPassage,
+    RecordedGrade,
+    Run,
+    TestPoint,
+    test_point_id,
+)
+
+DIRECT_GRADE_SUFFIX = "direct"
+ITEM_FORMS = "a question (question_id, question_text[, gold_answers]) or a nugget (nugget_id, nugget_text)"
+
+
+def direct_grade_id(query_id: str) -> str:
+    """The pseudo test point id under which a passage's direct grades for ``query_id`` are recorded."""
+    return f"{query_id}/{DIRECT_GRADE_SUFFIX}"
+
+
+def facet_text_of(query_text: str) -> str:
+    """The facet part of a Workbench facet bank's query text (TREC CAR: ``"title / heading"``)."""
+    head, sep, tail = query_text.partition(FACET_SEPARATOR)
+    return tail if sep and head and tail else query_text
+
+
+def _id_text(value: Any) -> Any:
+    # TREC query ids are sometimes written as JSON numbers
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def is_workbench_bank_record(value: Any) -> bool:
+    return isinstance(value, dict) and "query_id" in value and ("items" in value or "questions" in value)
+
+
+# --- banks ------------------------------------------------------------------------------------
+
+
+def load_workbench_bank(path: Path) -> list[QueryBank]:
+    """Read a Workbench bank (``.jsonl`` or ``.jsonl.gz``), one :class:`QueryBank` per line."""
+    banks: list[QueryBank] = []
+    bank_lines: dict[tuple[str, str | None], int] = {}
+    id_lines: dict[str, tuple[int, str]] = {}
+    for lineno, record in iter_json_lines(path):
+        bank = _bank_record(record, path, lineno, id_lines)
+        key = (bank.query.id, bank.facet_id)
+        if key in bank_lines:
+            raise InputError(
+                f"bank {bank.key!r} appears twice (first at line {bank_lines[key]})",
+                path=path,
+                line=lineno,
+                field="query_id",
+                value=bank.key,
+                expected="one line per query (and facet)",
+            )
+        bank_lines[key] = lineno
+        banks.append(bank)
+    if not banks:
+        raise InputError("empty bank file", path=path, line=1, expected="one JSON object per query")
+    return banks
+
+
+def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple[int, str]]) -> QueryBank:
+    def fail(message: str, field: str, value: Any = None, expected: str | None = None) -> InputError:
+        return InputError(message, path=path, line=lineno, field=field, value=value, expected=expected)
+
+    if not isinstance(record, dict):
+        raise fail("a bank line must be a JSON object", "query_id", expected="{query_id, query_text, items: [...]}")
+    qid = _id_text(record.get("query_id"))
+    if (why := check_word(qid, "query_id")) is not None:
+        raise fail(why, "query_id", qid, "a query id without whitespace")
+    fid = _id_text(record.get("facet_id"))
+    if fid is not None and (why := check_word(fid, "facet_id")) is not None:
+        raise fail(why, "facet_id", fid, "a facet id without whitespace, or null")
+    qtext = record.get("query_text")
+    if not isinstance(qtext, str) or not qtext.strip():
+        raise fail("missing or empty query text", "query_text", qtext, "the query text")
+    if "items" in record and "questions" in record:
+        raise fail(
+            "both 'items' and 'questions' given", "questions", expected="'items' (or the older 'questions'), not both"
+        )
+    list_key = "items" if "items" in record else "questions"
+    items = record.get(list_key)
+    if not isinstance(items, list):
+        raise fail("missing test point list", list_key, items, f"a list of items, each {ITEM_FORMS}")
+    if not items:
+        raise fail(f"bank {qid!r} has no test points", list_key, expected="at least one question or nugget")
+    facets: dict[str, str] = {}
+    if fid is not None:
+        ftext = record.get("facet_text", facet_text_of(qtext))
+        if not isinstance(ftext, str) or not ftext.strip():
+            raise fail("facet text must be a non-empty string", "facet_text", ftext)
+        facets = {fid: ftext}
+    secret = record.get("secret", False)
+    if not isinstance(secret, bool):
+        raise fail("must be true or false", "secret", secret, "true or false")
+
+    points: list[TestPoint] = []
+    for index, item in enumerate(items):
+        tp = _item(item, f"{list_key}[{index}]", qid, fid, fail)
+        seen = id_lines.get(tp.id)
+        if seen is not None:
+            if seen[0] == lineno and seen[1] == tp.text:
+                continue  # verbatim repeat of an item: one test point
+            raise fail(
+                f"duplicate test point id (first at line {seen[0]} with text {seen[1]!r})",
+                f"{list_key}[{index}].{tp.kind}_id",
+                tp.id,
+                "unique test point ids (the id rule is query_id/md5(text))",
+            )
+        id_lines[tp.id] = (lineno, tp.text)
+        points.append(tp)
+    try:
+        return QueryBank(
+            query=Query(id=qid, text=qtext, facets=facets),
+            facet_id=fid,
+            test_points=tuple(points),
+            source=str(path),
+            secret=secret,
+        )
+    except ValidationError as exc:  # pragma: no cover - fields are checked above
+        raise fail(f"invalid bank: {exc.errors()[0]['msg']}", "query_id", qid) from None
+
+
+def _item(item: Any, where: str, qid: str, fid: str | None, fail: Any) -> TestPoint:
+    if not isinstance(item, dict):
+        raise fail("a test point must be a JSON object", where, item, ITEM_FORMS)
+    is_q = "question_id" in item or "question_text" in item
+    is_n = "nugget_id" in item or "nugget_text" in item
+    if is_q == is_n:
+        raise fail("cannot tell whether this item is a question or a nugget", where, sorted(item), ITEM_FORMS)
+    kind = "question" if is_q else "nugget"
+    text = item.get(f"{kind}_text")
+    if not isinstance(text, str) or not text.strip():
+        raise fail(f"missing or empty {kind} text", f"{where}.{kind}_text", text, "a non-empty string")
+    tid = item.get(f"{kind}_id")
+    if tid is None:
+        tid = test_point_id(qid, text, fid)
+    elif (why := check_word(tid, f"{kind}_id")) is not None:
+        raise fail(why, f"{where}.{kind}_id", tid, "an id without whitespace (default: query_id/md5(text))")
+    if "query_id" in item and _id_text(item["query_id"]) != qid:
+        raise fail(
+            f"item belongs to another query than its line ({qid!r})", f"{where}.query_id", item["query_id"], repr(qid)
+        )
+    if "facet_id" in item and _id_text(item["facet_id"]) != fid:
+        raise fail(
+            f"item belongs to another facet than its line ({fid!r})", f"{where}.facet_id", item["facet_id"], repr(fid)
+        )
+    fields: dict[str, Any] = {}
+    for key, target in (("gold_answers", "gold_answers"), ("choices", "choices")):
+        value = item.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise fail("must be a list of strings", f"{where}.{key}", value, "a list of strings")
+        fields[target] = tuple(value)
+    if "weight" in item:
+        weight = item["weight"]
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < float("inf"):
+            raise fail("weight must be a finite number >= 0", f"{where}.weight", weight, "a number >= 0")
+        fields["weight"] = float(weight)
+    if "required" in item:
+        if not isinstance(item["required"], bool):
+            raise fail("must be true or false", f"{where}.required", item["required"], "true or false")
+        fields["required"] = item["required"]
+    return TestPoint(id=tid, query_id=qid, kind=kind, text=text, facet_id=fid, **fields)
+
+
+def workbench_bank_record(bank: QueryBank) -> dict[str, Any]:
+    """One bank as a Workbench ``items`` line (plus this project's extra keys where needed)."""
+    query = bank.query
+    record: dict[str, Any] = {"query_id": query.id}
+    if bank.facet_id is not None:
+        record["facet_id"] = bank.facet_id
+    record["query_text"] = query.text
+    if bank.facet_id is not None:
+        ftext = query.facets.get(bank.facet_id, facet_text_of(query.text))
+        if ftext != facet_text_of(query.text):
+            record["facet_text"] = ftext
+    record["info"] = None
+    if bank.secret:
+        record["secret"] = True
+    items: list[dict[str, Any]] = []
+    for tp in bank.test_points:
+        item: dict[str, Any] = {"query_id": tp.query_id}
+        if tp.facet_id is not None:
+            item["facet_id"] = tp.facet_id
+        item[f"{tp.kind}_id"] = tp.id
+        item[f"{tp.kind}_text"] = tp.text
+        if tp.gold_answers:
+            item["gold_answers"] = list(tp.gold_answers)
+        if tp.choices:
+            item["choices"] = list(tp.choices)
+        if tp.weight != 1.0:
+            item["weight"] = tp.weight
+        if tp.required:
+            item["required"] = True
+        items.append(item)
+    record["items"] = items
+    return record
+
+
+def write_workbench_bank(path: Path, banks: Sequence[QueryBank]) -> None:
+    """Write ``banks`` as Workbench ``items`` JSON lines (``.jsonl`` or ``.jsonl.gz``), atomically."""
+    path = Path(path)
+    if not (path.name.endswith(".jsonl") or path.name.endswith(".jsonl.gz")):
+        raise InputError("a Workbench bank must be written to .jsonl or .jsonl.gz", path=path)
+    lines = [json.dumps(workbench_bank_record(bank), ensure_ascii=False) for bank in banks]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+
+
+# --- graded paragraph files -------------------------------------------------------------------
+
+
+def is_paragraph_record(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and isinstance(value[1], list)
+
+
+def read_paragraph_file(path: Path) -> FilePart:
+    """Read a Workbench paragraph file into passages, runs, judgments and recorded grades.
+
+    Workbench ranks are kept as given (some runs start at 0); each run's lists are sorted by rank.
+    """
+    reader = _ParagraphReader(path)
+    for lineno, record in iter_json_lines(path):
+        if not is_paragraph_record(record):
+            raise InputError(
+                "a paragraph line must be [query_id, [paragraph, ...]]",
+                path=path,
+                line=lineno,
+                field="line",
+                value=type(record).__name__,
+                expected="a two-element JSON array",
+            )
+        qid = _id_text(record[0])
+        if (why := check_word(qid, "query_id")) is not None:
+            raise InputError(why, path=path, line=lineno, field="[0] (query_id)", value=qid, expected="a query id")
+        for index, para in enumerate(record[1]):
+            reader.paragraph(para, qid, lineno, f"[1][{index}]")
+    return reader.finish()
+
+
+class _ParagraphReader:
+    """Reads paragraphs with fast checks on the hot paths (the DL19 file has ~100k grades);
+    anything unusual takes a slower path that explains what is wrong."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.part = FilePart(path=path)
+        self.rankings: dict[tuple[str, str], list[RankedPassage]] = {}
+        self.seen_pairs: dict[tuple[str, str], tuple[int, str]] = {}
+        self.good_methods: set[str] = set()
+        self.lineno = 0
+        self.where = ""
+
+    def fail(self, message: str, field: str, value: Any = None, expected: str | None = None) -> InputError:
+        return InputError(
+            message, path=self.path, line=self.lineno, field=f"{self.where}.{field}", value=value, expected=expected
+        )
+
+    def finish(self) -> FilePart:
+        per_run: dict[str, dict[str, list[RankedPassage]]] = {}
+        for (method, qid), ranked in self.rankings.items():
+            ranked.sort(key=lambda r: r.rank)
+            per_run.setdefault(method, {})[qid] = ranked
+        for name, per_query in per_run.items():
+            self.part.runs[name] = Run(name=name, rankings=per_query, source=str(self.path))
+        return self.part
+
+    def paragraph(self, para: Any, qid: str, lineno: int, where: str) -> None:
+        self.lineno, self.where = lineno, where
+        part = self.part
+        if not isinstance(para, dict):
+            raise self.fail("a paragraph must be a JSON object", "paragraph_id", expected="{paragraph_id, text, ...}")
+        pid: Any = para.get("paragraph_id")
+        if (why := check_word(pid, "paragraph_id")) is not None:
+            raise self.fail(why, "paragraph_id", pid, "a passage id without whitespace")
+        text = para.get("text")
+        if not isinstance(text, str):
+            raise self.fail(f"paragraph {pid!r} has no text", "text", text, "a string")
+        known = part.passages.get(pid)
+        if known is None:
+            part.passages[pid] = (text, lineno)
+        elif known[0] != text:
+            raise self.fail(
+                f"passage {pid!r} has another text than at line {known[1]}", "text", text, "one text per passage id"
+            )
+        first = self.seen_pairs.setdefault((qid, pid), (lineno, where))
+        if first != (lineno, where):
+            raise self.fail(
+                f"passage {pid!r} is listed twice for query {qid!r} (first at line {first[0]}, {first[1]})",
+                "paragraph_id",
+                pid,
+            )
+
+        pdata = para.get("paragraph_data") or {}
+        if not isinstance(pdata, dict):
+            raise self.fail("must be an object", "paragraph_data", type(pdata).__name__, "{judgments, rankings}")
+        judgments = pdata.get("judgments")
+        if judgments:
+            self._judgments(judgments, qid, pid)
+        rankings = pdata.get("rankings")
+        if rankings:
+            self._rankings(rankings, qid, pid)
+        for g, entry in enumerate(para.get("exam_grades") or ()):
+            self._exam_grades(entry, f"exam_grades[{g}]", pid)
+        for g, entry in enumerate(para.get("grades") or ()):
+            self._direct_grade(entry, f"grades[{g}]", qid, pid)
+
+    def _judgments(self, judgments: Any, qid: str, pid: str) -> None:
+        levels = self.part.judgments.setdefault(qid, {})
+        for j, judgment in enumerate(judgments):
+            if not isinstance(judgment, dict):
+                raise self.fail("a judgment must be an object", f"paragraph_data.judgments[{j}]")
+            rel = judgment.get("relevance")
+            if type(rel) is not int:
+                raise self.fail(
+                    "relevance must be an integer", f"paragraph_data.judgments[{j}].relevance", rel, "an integer level"
+                )
+            jq = judgment.get("query", qid)
+            if jq != qid and _id_text(jq) != qid:
+                raise self.fail(
+                    f"judgment for another query than the line's ({qid!r})", f"paragraph_data.judgments[{j}].query", jq
+                )
+            levels[pid] = max(rel, levels.get(pid, rel))
+
+    def _rankings(self, rankings: Any, qid: str, pid: str) -> None:
+        lineno = self.lineno
+        for r, ranking in enumerate(rankings):
+            where = f"paragraph_data.rankings[{r}]"
+            if not isinstance(ranking, dict):
+                raise self.fail("a ranking must be an object", where, expected="{method, rank, score}")
+            method: Any = ranking.get("method")
+            if method not in self.good_methods:
+                if (why := check_word(method, "method")) is not None:
+                    raise self.fail(why, f"{where}.method", method, "a run name without whitespace")
+                self.good_methods.add(method)
+                self.part.run_lines.setdefault(method, lineno)
+            rank = ranking.get("rank")
+            if type(rank) is not int or rank < 0:
+                raise self.fail("rank must be an integer >= 0", f"{where}.rank", rank, "an integer >= 0")
+            score = ranking.get("score", 0.0)
+            if (type(score) is not float and type(score) is not int) or score != score:
+                raise self.fail("score must be a number", f"{where}.score", score, "a number")
+            rq = ranking.get("queryId", qid)
+            if rq != qid and _id_text(rq) != qid:
+                raise self.fail(f"ranking for another query than the line's ({qid!r})", f"{where}.queryId", rq)
+            if ranking.get("paragraphId", pid) != pid:
+                raise self.fail(
+                    f"ranking of another paragraph than {pid!r}", f"{where}.paragraphId", ranking["paragraphId"]
+                )
+            ranked = self.rankings.get((method, qid))
+            if ranked is None:
+                ranked = self.rankings[method, qid] = []
+            elif ranked[-1].passage_id == pid:  # a passage is listed once per query, so only here
+                raise self.fail(
+                    f"run {method!r} ranks passage {pid!r} twice for query {qid!r}", f"{where}.method", method
+                )
+            ranked.append(RankedPassage(passage_id=pid, rank=rank, score=score))
+
+    def _answers(self, entry: dict[str, Any], where: str) -> dict[str, Any]:
+        pairs = entry.get("answers")
+        if not pairs:
+            return {}
+        try:
+            return dict(pairs)  # fast path: a list of [id, text] pairs
+        except (TypeError, ValueError):
+            for a, pair in enumerate(pairs):
+                if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                    raise self.fail(
+                        "an answer must be [test_point_id, answer text]", f"{where}.answers[{a}]", pair, "[id, text]"
+                    ) from None
+            raise  # pragma: no cover - dict() failed for another reason
+
+    def _record_all(
+        self, pid: str, graded: list[tuple[Any, int]], answers: dict[Any, Any], llm: Any, prompt_class: Any, field: str
+    ) -> None:
+        # Recorded grades are frozen, so equal ones share one object (most self-rating answers are
+        # the rating itself): far fewer objects to build for files with ~100k grades.
+        shared = self.part.shared_grades.setdefault((llm, prompt_class), {})
+        recorded = self.part.recorded
+        for tid, grade in graded:
+            if type(tid) is not str:
+                raise self.fail("test point id must be a string", field, tid, "a test point id")
+            answer = answers.get(tid)
+            key = (tid, grade, answer)
+            try:
+                rec = shared.get(key)
+            except TypeError:  # an unhashable answer (a list or object)
+                rec = None
+            if rec is None:
+                if answer is not None and type(answer) is not str:
+                    raise self.fail(
+                        f"answer of {tid!r} must be a string", f"{field}.answers", answer, "a string or null"
+                    )
+                rec = shared[key] = RecordedGrade(
+                    test_point_id=tid, grade=grade, answer=answer, llm=llm, prompt_class=prompt_class
+                )
+            grades = recorded.get((pid, tid))
+            if grades is None:
+                recorded[pid, tid] = [rec]
+            else:
+                grades.append(rec)
+
+    def _grader(self, entry: dict[str, Any], where: str, info_key: str = "prompt_info") -> tuple[Any, Any]:
+        llm = entry.get("llm")
+        if llm is not None and type(llm) is not str:
+            raise self.fail("must be a string", f"{where}.llm", llm, "the model name")
+        prompt_info = entry.get(info_key) or {}
+        prompt_class = prompt_info.get("prompt_class") if isinstance(prompt_info, dict) else None
+        if prompt_class is not None and type(prompt_class) is not str:
+            raise self.fail(
+                "must be a string", f"{where}.prompt_info.prompt_class", prompt_class, "a prompt class name"
+            )
+        return llm, prompt_class
+
+    def _exam_grades(self, entry: Any, where: str, pid: str) -> None:
+        if not isinstance(entry, dict):
+            raise self.fail(
+                "an exam_grades entry must be an object", where, expected="{correctAnswered, wrongAnswered, ...}"
+            )
+        answers = self._answers(entry, where)
+        llm, prompt_class = self._grader(entry, where)
+        self_ratings = entry.get("self_ratings")
+        graded: list[tuple[Any, int]] = []
+        if self_ratings is not None:
+            for s, rating in enumerate(self_ratings):
+                try:
+                    tid = rating.get("question_id") or rating.get("nugget_id")
+                    value = rating["self_rating"]
+                except (AttributeError, KeyError):
+                    raise self.fail(
+                        "a self rating must be {question_id or nugget_id, self_rating}",
+                        f"{where}.self_ratings[{s}]",
+                        rating,
+                    ) from None
+                if type(value) is not int or not 0 <= value <= MAX_GRADE:
+                    raise self.fail(
+                        f"self rating of {tid!r} out of range",
+                        f"{where}.self_ratings[{s}].self_rating",
+                        value,
+                        f"an integer 0..{MAX_GRADE}",
+                    )
+                graded.append((tid, value))
+            self._record_all(pid, graded, answers, llm, prompt_class, f"{where}.self_ratings")
+            return
+        grades: dict[Any, int] = {}
+        for key, grade in (("correctAnswered", 1), ("wrongAnswered", 0)):
+            ids = entry.get(key)
+            if ids is None:
+                continue
+            if not isinstance(ids, list):
+                raise self.fail("must be a list of test point ids", f"{where}.{key}", ids, "a list")
+            for tid in ids:
+                if grades.setdefault(tid, grade) != grade:
+                    raise self.fail("test point is both correctly and wrongly answered", f"{where}.{key}", tid)
+        self._record_all(pid, list(grades.items()), answers, llm, prompt_class, f"{where}.correctAnswered")
+
+    def _direct_grade(self, entry: Any, where: str, qid: str, pid: str) -> None:
+        if not isinstance(entry, dict):
+            raise self.fail(
+                "a grades entry must be an object", where, expected="{correctAnswered, self_ratings, answer, ...}"
+            )
+        rating = entry.get("self_ratings")
+        if rating is not None:
+            if type(rating) is not int or rating < 0:
+                raise self.fail(
+                    "self_ratings must be an integer >= 0", f"{where}.self_ratings", rating, "an integer >= 0"
+                )
+            grade = rating
+        else:
+            correct = entry.get("correctAnswered")
+            if not isinstance(correct, bool):
+                raise self.fail(
+                    "needs self_ratings or a boolean correctAnswered",
+                    f"{where}.correctAnswered",
+                    correct,
+                    "true or false",
+                )
+            grade = int(correct)
+        llm, prompt_class = self._grader(entry, where)
+        tid = direct_grade_id(qid)
+        self._record_all(pid, [(tid, grade)], {tid: entry.get("answer")}, llm, prompt_class, where)

@@ -1,0 +1,279 @@
+"""Bank loaders and writers: hand format (YAML/JSON), Workbench JSON lines, round trips, discovery."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from exam_harness.errors import InputError
+from exam_harness.io import is_bank_file, iter_bank_files, load_bank, write_bank_yaml, write_workbench_bank
+from exam_harness.models import Query, QueryBank, TestPoint, md5_hex
+from exam_harness.models import test_point_id as make_id
+
+TIDES_YAML = """\
+secret: false
+queries:
+  - id: q1
+    text: what causes ocean tides
+    questions:
+      - What pulls the oceans toward the moon?
+      - text: How often do high tides occur each day?
+        answers: [twice, two times]
+        choices: [once, twice, four times]
+        required: true
+        id: q1/custom-id
+    nuggets:
+      - gravitational pull of the moon
+      - text: spring and neap tides
+        weight: 0.5
+        required: true
+    facets:
+      - id: f1
+        text: tidal energy
+        questions:
+          - How is tidal energy harvested?
+          - no
+        nuggets: [turbines]
+  - id: 1115776
+    text: what is an aml surveillance analyst
+    nuggets: [yes, "  spaced  "]
+"""
+
+
+def _unsourced(banks: list[QueryBank]) -> list[QueryBank]:
+    return [b.model_copy(update={"source": ""}) for b in banks]
+
+
+@pytest.fixture
+def tides(tmp_path: Path) -> Path:
+    path = tmp_path / "tides.yaml"
+    path.write_text(TIDES_YAML, encoding="utf-8")
+    return path
+
+
+def test_hand_yaml_banks_ids_and_fields(tides: Path) -> None:
+    banks = load_bank(tides)
+    assert [b.key for b in banks] == ["q1", "q1/f1", "1115776"]
+    q1, f1, aml = banks
+    assert q1.query == Query(id="q1", text="what causes ocean tides")
+    assert q1.source == str(tides) and not q1.secret
+    assert [tp.kind for tp in q1.test_points] == ["question", "question", "nugget", "nugget"]
+    plain, custom, moon, tides_np = q1.test_points
+    assert plain.id == "q1/" + md5_hex("What pulls the oceans toward the moon?")
+    assert custom.id == "q1/custom-id"
+    assert custom.gold_answers == ("twice", "two times")
+    assert custom.choices == ("once", "twice", "four times")
+    assert custom.required and not plain.required
+    assert moon.weight == 1.0 and tides_np.weight == 0.5 and tides_np.required
+    # facet banks name their facet in the query text, and ids carry the facet
+    assert f1.facet_id == "f1"
+    assert f1.query == Query(id="q1", text="what causes ocean tides / tidal energy", facets={"f1": "tidal energy"})
+    assert f1.test_points[0].id == make_id("q1", "How is tidal energy harvested?", "f1")
+    assert all(tp.facet_id == "f1" for tp in f1.test_points)
+    # YAML's yes/no stay texts; numeric ids become text; quoted spaces are kept (they are hashed)
+    assert f1.test_points[1].text == "no"
+    assert aml.query.id == "1115776"
+    assert [tp.text for tp in aml.test_points] == ["yes", "  spaced  "]
+    assert aml.test_points[1].id == "1115776/" + md5_hex("  spaced  ")
+
+
+def test_secret_flag(tmp_path: Path) -> None:
+    path = tmp_path / "s.yml"
+    path.write_text("secret: true\nqueries:\n  - {id: q, text: t, questions: [a?]}\n")
+    (bank,) = load_bank(path)
+    assert bank.secret
+
+
+def test_hand_json_matches_yaml(tides: Path, tmp_path: Path) -> None:
+    import yaml
+
+    doc = yaml.safe_load(TIDES_YAML.replace("- no\n", "- 'no'\n"))
+    doc["queries"][1]["id"] = "1115776"
+    doc["queries"][1]["nuggets"] = ["yes", "  spaced  "]
+    path = tmp_path / "tides.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert _unsourced(load_bank(path)) == _unsourced(load_bank(tides))
+
+
+@pytest.mark.parametrize("name", ["out.yaml", "out.yml", "out.json"])
+def test_hand_format_round_trip(tides: Path, tmp_path: Path, name: str) -> None:
+    banks = load_bank(tides)
+    out = tmp_path / name
+    write_bank_yaml(out, banks)
+    again = load_bank(out)
+    assert _unsourced(again) == _unsourced(banks)
+    text = out.read_text()
+    # explicit ids only where they differ from the default rule
+    assert "q1/custom-id" in text
+    assert md5_hex("What pulls the oceans toward the moon?") not in text
+    assert not list(tmp_path.glob(".*tmp"))  # no temp file left behind
+
+
+def test_secret_survives_writing(tides: Path, tmp_path: Path) -> None:
+    out = tmp_path / "secret.yaml"
+    write_bank_yaml(out, load_bank(tides), secret=True)
+    assert all(b.secret for b in load_bank(out))
+    out2 = tmp_path / "again.yaml"
+    write_bank_yaml(out2, load_bank(out))  # a secret bank stays secret without asking
+    assert all(b.secret for b in load_bank(out2))
+
+
+@pytest.mark.parametrize("name", ["wb.jsonl", "wb.jsonl.gz"])
+def test_workbench_round_trip(tides: Path, tmp_path: Path, name: str) -> None:
+    banks = load_bank(tides)
+    out = tmp_path / name
+    write_workbench_bank(out, banks)
+    assert _unsourced(load_bank(out)) == _unsourced(banks)
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(out, "rt", encoding="utf-8") as fh:
+        first = json.loads(fh.readline())
+    assert set(first) >= {"query_id", "query_text", "items"}
+    assert first["items"][0] == {
+        "query_id": "q1",
+        "question_id": banks[0].test_points[0].id,
+        "question_text": "What pulls the oceans toward the moon?",
+    }
+
+
+def test_workbench_to_hand_format(tmp_path: Path) -> None:
+    """A CAR-style Workbench bank ('title / heading' query texts) converts to the hand format and back."""
+    lines = [
+        {
+            "query_id": "tqa:L1",
+            "facet_id": f"T{i}",
+            "query_text": f"Earth science / branch {i}",
+            "info": None,
+            "items": [
+                {"query_id": "tqa:L1", "facet_id": f"T{i}", "nugget_id": f"tqa:L1/T{i}/n", "nugget_text": f"fact {i}"}
+            ],
+        }
+        for i in range(2)
+    ]
+    src = tmp_path / "car.jsonl"
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    banks = load_bank(src)
+    assert banks[0].query.facets == {"T0": "branch 0"}
+    out = tmp_path / "car.yaml"
+    write_bank_yaml(out, banks)
+    doc_text = out.read_text()
+    assert "text: Earth science\n" in doc_text and "text: branch 1" in doc_text
+    assert _unsourced(load_bank(out)) == _unsourced(banks)
+
+
+def test_workbench_older_questions_form(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    record = {
+        "query_id": "7",
+        "facet_id": None,
+        "query_text": "why is the sky blue",
+        "info": None,
+        "questions": [
+            {
+                "question_id": "7/abc",
+                "question_text": "What scatters light? ",
+                "query_id": "7",
+                "facet_id": None,
+                "info": None,
+            },
+            {"question_text": "Which colour scatters most?", "gold_answers": ["blue"]},
+        ],
+    }
+    path.write_text(json.dumps(record) + "\n\n")
+    (bank,) = load_bank(path)
+    assert bank.facet_id is None and bank.query == Query(id="7", text="why is the sky blue")
+    first, second = bank.test_points
+    assert (first.id, first.text, first.kind) == ("7/abc", "What scatters light? ", "question")
+    assert second.id == make_id("7", "Which colour scatters most?")
+    assert second.gold_answers == ("blue",)
+
+
+def test_workbench_mixed_items_and_verbatim_repeat(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    items = [
+        {"question_id": "1/q", "question_text": "Why?"},
+        {"nugget_id": "1/n", "nugget_text": "Active margins are"},
+        {"nugget_id": "1/n", "nugget_text": "Active margins are"},  # generated banks repeat items
+    ]
+    path.write_text(json.dumps({"query_id": 1, "query_text": "q", "items": items}) + "\n")
+    (bank,) = load_bank(path)
+    assert [(tp.id, tp.kind) for tp in bank.test_points] == [("1/q", "question"), ("1/n", "nugget")]
+    assert bank.query.id == "1"
+
+
+def test_workbench_duplicate_bank_line(tmp_path: Path) -> None:
+    line = json.dumps({"query_id": "q", "query_text": "t", "items": [{"nugget_text": "x"}]})
+    path = tmp_path / "dup.jsonl"
+    path.write_text(line + "\n" + line.replace('"x"', '"y"') + "\n")
+    with pytest.raises(InputError, match=r"dup.jsonl:2: bank 'q' appears twice \(first at line 1\)"):
+        load_bank(path)
+
+
+def test_item_query_mismatch(tmp_path: Path) -> None:
+    path = tmp_path / "b.jsonl"
+    path.write_text(json.dumps({"query_id": "q", "query_text": "t", "items": [{"query_id": "r", "nugget_text": "x"}]}))
+    with pytest.raises(InputError, match=r"another query.*items\[0\].query_id"):
+        load_bank(path)
+
+
+def test_write_rejects_unrepresentable_facet(tmp_path: Path) -> None:
+    bank = QueryBank(
+        query=Query(id="q", text="no separator", facets={"f": "no separator"}),
+        facet_id="f",
+        test_points=(TestPoint(id="q/f/x", query_id="q", kind="nugget", text="x", facet_id="f"),),
+    )
+    with pytest.raises(InputError, match="cannot be written in the hand format"):
+        write_bank_yaml(tmp_path / "x.yaml", [bank])
+    write_workbench_bank(tmp_path / "x.jsonl", [bank])  # the Workbench form keeps it
+    assert _unsourced(load_bank(tmp_path / "x.jsonl")) == [bank]
+
+
+def test_write_workbench_needs_jsonl(tmp_path: Path, tides: Path) -> None:
+    with pytest.raises(InputError, match="jsonl"):
+        write_workbench_bank(tmp_path / "x.json", load_bank(tides))
+
+
+def test_is_bank_file_and_iter_bank_files(tmp_path: Path, tides: Path) -> None:
+    banks_dir = tmp_path / "banks"
+    (banks_dir / "sub").mkdir(parents=True)
+    (banks_dir / ".hidden").mkdir()
+    write_bank_yaml(banks_dir / "a.yaml", load_bank(tides))
+    write_workbench_bank(banks_dir / "sub" / "b.jsonl.gz", load_bank(tides))
+    (banks_dir / "broken.yml").write_text("queries: [\n")  # counts: loading reports the error
+    (banks_dir / "config.yaml").write_text("model: flan\n")
+    (banks_dir / "queries.json").write_text('{"q1": "tides"}')
+    (banks_dir / "x.responses.jsonl").write_text('{"query_id": "q1", "run": "a", "response": "b", "items": []}\n')
+    (banks_dir / "para.jsonl").write_text('["q1", []]\n')
+    (banks_dir / "notes.md").write_text("# notes\n")
+    (banks_dir / ".hidden" / "c.yaml").write_text(TIDES_YAML)
+    (banks_dir / ".d.yaml").write_text(TIDES_YAML)
+    found = iter_bank_files([banks_dir])
+    assert [p.relative_to(banks_dir).as_posix() for p in found] == ["a.yaml", "broken.yml", "sub/b.jsonl.gz"]
+    assert is_bank_file(banks_dir / "a.yaml") and not is_bank_file(banks_dir / "config.yaml")
+    assert not is_bank_file(banks_dir / "missing.yaml")
+    # a file named explicitly must be a bank
+    assert iter_bank_files([tides]) == [tides]
+    with pytest.raises(InputError, match="not a bank file"):
+        iter_bank_files([banks_dir / "config.yaml"])
+    with pytest.raises(InputError, match="not found"):
+        iter_bank_files([tmp_path / "nope"])
+
+
+def test_write_bank_yaml_needs_a_hand_suffix(tmp_path: Path, tides: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(InputError, match="yaml"):
+        write_bank_yaml(out / "x.jsonl", load_bank(tides))
+    assert not list(out.iterdir())
+
+
+def test_writers_replace_files_atomically(tmp_path: Path, tides: Path) -> None:
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "bank.yaml"
+    out.write_text("old content")
+    write_bank_yaml(out, load_bank(tides))
+    assert out.read_text().startswith("queries:")
+    assert [p.name for p in out.parent.iterdir()] == ["bank.yaml"]
+    assert out.stat().st_mode & 0o444 == 0o444
