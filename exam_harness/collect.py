@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from exam_harness.errors import ExamError
+from exam_harness.errors import ExamError, InputError
 from exam_harness.models import QueryBank, TestPoint
 from exam_harness.stash import SESSION_KEY
 
@@ -41,6 +41,8 @@ class BankFile(pytest.File):
             runs = session.run_names()
         except ExamError as exc:
             # Collected into one usage error after collection: no traceback, exit code 4.
+            if isinstance(exc, InputError):
+                exc = exc.relative_to(self.config.invocation_params.dir)
             session.input_errors.append(str(exc))
             return
         for bank in banks:

@@ -30,6 +30,19 @@ class InputError(ExamError):
         self.message = message
         super().__init__(self.format())
 
+    def relative_to(self, base: str | Path) -> InputError:
+        """The same error with its path shown relative to ``base`` when it lies below it."""
+        if self.path is not None:
+            try:
+                self.path = str(Path(self.path).resolve().relative_to(Path(base).resolve()))
+            except ValueError:
+                pass
+            self.args = (self.format(),)
+        return self
+
+    def __str__(self) -> str:
+        return self.format()
+
     def format(self) -> str:
         where = ""
         if self.path is not None:

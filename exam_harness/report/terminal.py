@@ -95,9 +95,9 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
             for s in systems
         ]))
     level = next((q.relevance_level for q in report.qrels if q.label == label), None)
-    level_text = f", relevant at label ≥ {level}" if level is not None else ""
+    level_text = f" ≥ {level}" if level is not None else ""
     qrels_table = _table(
-        f"EXAM-Qrels measures ({label} labels{level_text}{'' if wide else '; ± in the JSON report'})",
+        f"EXAM-Qrels measures ({label}{level_text} relevant{'' if wide else '; ± in JSON'})",
         systems, measure_columns, "inline" if wide else "hidden", [], mark_generated=wide,
     )
     return Group(exam_table, qrels_table)

@@ -1,0 +1,63 @@
+"""The repo's own example exam (banks/ x runs/) with the offline default grader, end to end.
+
+This is what ``make exam`` runs: it must rank the good system above the weak one, write the
+reports, hit the cache on a second run and honour the fail-under gate.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from exam_harness.io import load_bank
+
+pytest_plugins = ["pytester"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the example with a warm cache shared by this module's tests (the cold run is the first)."""
+    root = tmp_path_factory.mktemp("example")
+    shutil.copytree(REPO / "banks", root / "banks")
+    shutil.copytree(REPO / "runs", root / "runs")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def run_exam(pytester: pytest.Pytester, root: Path, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("--rootdir", str(root), "-c", str(root / "pyproject.toml"), str(root / "banks"), "-p", "no:cacheprovider", *args)
+
+
+@pytest.mark.slow
+def test_example_exam_ranks_good_above_weak_and_caches(pytester: pytest.Pytester, example: Path) -> None:
+    cold = run_exam(pytester, example)
+    assert cold.ret == 0, cold.stdout.str()
+    cold.stdout.fnmatch_lines(["*exam leaderboard*", "*strong-ranker*", "*weak-ranker*", "*passed*missed*"])
+    report = json.loads((example / "reports" / "exam-report.json").read_text())
+    covers = {s["run"]: s["exam_cover"] for s in report["systems"]}
+    assert set(covers) == {"strong-ranker", "weak-ranker", "rag-generator"}
+    assert covers["strong-ranker"] > covers["rag-generator"] > covers["weak-ranker"]
+    assert report["cache"]["misses"] > 0
+    assert sorted(p.name for p in (example / "reports").glob("*.qrels")) == [
+        "exam-at-least-2.qrels", "exam-count.qrels", "exam-max-grade.qrels"]
+    n_points = sum(len(b.test_points) for b in load_bank(example / "banks" / "example.yaml"))
+    assert report["test_points"] == n_points
+
+    warm = run_exam(pytester, example)
+    assert warm.ret == 0
+    warm.stdout.fnmatch_lines(["*0 misses (100.0% hits)*"])
+
+    gated = run_exam(pytester, example, "--exam-fail-under=1.01")
+    assert gated.ret == 1
+    gated.stdout.fnmatch_lines(["*Required EXAM-Cover@20 of 1.01 not reached by run 'weak-ranker'*"])
+    assert run_exam(pytester, example, "--exam-fail-under=0").ret == 0
+
+
+def test_example_collects_readable_ids(pytester: pytest.Pytester, example: Path) -> None:
+    result = run_exam(pytester, example, "--collect-only", "-q")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*banks/example.yaml::tides::tides/*[[]strong-ranker]"])
