@@ -79,6 +79,29 @@ def pool_pairs(
 ProgressCallback = Callable[[int], None]
 
 
+def group_by_key(
+    grader: Grader, requests: Sequence[GradingRequest], unsupported: dict[str, str]
+) -> dict[str, list[GradingRequest]]:
+    """Requests grouped by cache key (identical content -> one grade); unsupported ones set aside."""
+    fingerprint = grader.spec().fingerprint()
+    by_key: dict[str, list[GradingRequest]] = {}
+    for request in requests:
+        reason = grader.supports(request.test_point)
+        if reason is not None:
+            unsupported[request.test_point.id] = reason
+            continue
+        key = cache_key(fingerprint, grader.cache_payload(request))
+        by_key.setdefault(key, []).append(request)
+    return by_key
+
+
+def pending_requests(grader: Grader, requests: Sequence[GradingRequest], cache: GradeCache) -> list[GradingRequest]:
+    """One request per distinct pair the grader would be asked about (what a dry run counts)."""
+    by_key = group_by_key(grader, requests, {})
+    found = cache.get_many(by_key) if grader.uses_cache() else {}
+    return [group[0] for key, group in by_key.items() if key not in found]
+
+
 def run_grading_pass(
     grader: Grader,
     requests: Sequence[GradingRequest],
@@ -90,16 +113,7 @@ def run_grading_pass(
 ) -> GradingOutcome:
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
-    fingerprint = grader.spec().fingerprint()
-
-    by_key: dict[str, list[GradingRequest]] = {}
-    for request in requests:
-        reason = grader.supports(request.test_point)
-        if reason is not None:
-            outcome.unsupported[request.test_point.id] = reason
-            continue
-        key = cache_key(fingerprint, grader.cache_payload(request))
-        by_key.setdefault(key, []).append(request)
+    by_key = group_by_key(grader, requests, outcome.unsupported)
     outcome.unique = len(by_key)
 
     found = cache.get_many(by_key) if grader.uses_cache() else {}

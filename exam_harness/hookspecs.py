@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from exam_harness.session import ExamSession
 
 
+@pytest.hookspec
 def pytest_exam_register_graders(registry: GraderRegistry) -> None:
     """Add grader factories to ``registry`` with ``registry.register(name, factory_or_"module:attr")``.
 
@@ -45,10 +46,12 @@ def pytest_exam_load_runs(paths: list[Path], config: pytest.Config) -> ExamData 
     """
 
 
+@pytest.hookspec
 def pytest_exam_grading_finished(session: ExamSession, outcome: GradingOutcome) -> None:
     """Called after the grading pass, before any exam case runs, with every grade and failure."""
 
 
+@pytest.hookspec
 def pytest_exam_report(session: ExamSession, report: ExamReport) -> None:
     """Render or write ``report``; called at session finish by the process that writes reports.
 

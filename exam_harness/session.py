@@ -24,7 +24,7 @@ from exam_harness.collect import ExamCase, ExamGradingError, ExamMissed
 from exam_harness.errors import ConfigError, ExamError
 from exam_harness.graders.base import Grader, GraderConfig
 from exam_harness.graders.registry import GraderRegistry, default_registry
-from exam_harness.grading import GradingOutcome, pool_pairs, run_grading_pass
+from exam_harness.grading import GradingOutcome, group_by_key, pending_requests, pool_pairs, run_grading_pass
 from exam_harness.models import ExamData, GraderSpec, QueryBank
 from exam_harness.report.schema import Outcomes
 from exam_harness.settings import ExamSettings, bank_paths
@@ -176,6 +176,9 @@ class ExamSession:
         self.grader_spec = grader.spec()
         _ = self.min_grade  # validate tau against the grader's scale before spending time
         requests = pool_pairs(banks, self.data.runs.values(), self.data.passages, k=self.settings.k)
+        if self.settings.dry_run:
+            grader.close()
+            pytest.exit(self.dry_run_summary(grader, requests), returncode=0)
         try:
             with self._progress() as progress:
                 outcome = run_grading_pass(
@@ -191,6 +194,19 @@ class ExamSession:
         self.outcome = outcome
         self.config.hook.pytest_exam_grading_finished(session=self, outcome=outcome)
         return outcome
+
+    def dry_run_summary(self, grader: Grader, requests: list[Any]) -> str:
+        """What grading would spend, computed without calling the grader."""
+        pending = pending_requests(grader, requests, self.cache())
+        cached = len(group_by_key(grader, requests, {})) - len(pending)
+        text = f"exam dry run: {len(requests)} pairs, {cached} cached; grader {grader.name!r} would be asked "
+        try:
+            from exam_harness.graders.openai_backend import estimate_requests
+
+            calls, tokens = estimate_requests(grader, pending)
+            return text + f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens; nothing was sent"
+        except ConfigError:  # not an LLM grader: no prompts, so no tokens to count
+            return text + f"{len(pending)} pairs (no prompts: not an LLM grader); nothing was graded"
 
     def _progress(self) -> _Progress:
         capman = self.config.pluginmanager.getplugin("capturemanager")

@@ -37,6 +37,7 @@ class ExamSettings(BaseModel):
     device: str | None = None
     runs: list[Path] = Field(default_factory=list)
     progress: bool = True
+    dry_run: bool = False
 
 
 # (option name, ini name, help, extra argparse kwargs)
@@ -76,6 +77,9 @@ def add_options(parser: pytest.Parser) -> None:
             parser.addini(ini, help_text, default=None)
     parser.addini("exam_banks", "Bank files or folders collected as exams (default: banks/ when it exists).",
                   type="paths", default=[])
+    group.addoption("--exam-dry-run", action="store_true", default=False,
+                    help="Print how many grader calls and prompt tokens the session would spend, then stop "
+                    "without grading (default: grade).")
     group.addoption("--exam-no-progress", action="store_true", default=False,
                     help="Do not draw the grading progress bar (default: drawn on a terminal).")
 
@@ -160,6 +164,7 @@ def settings_from_config(config: pytest.Config) -> ExamSettings:
         device=str(device) if device else None,
         runs=runs,
         progress=not config.getoption("exam_no_progress"),
+        dry_run=bool(config.getoption("exam_dry_run")),
     )
 
 

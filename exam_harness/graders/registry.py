@@ -18,10 +18,19 @@ from exam_harness.graders.base import Grader, GraderConfig
 GraderFactory = Callable[[GraderConfig], Grader]
 FactoryRef = Union[str, GraderFactory]
 
-BUILTIN_GRADERS: dict[str, str] = {
-    "embedding": "exam_harness.graders.embedding:EmbeddingGrader",
-    "answer-key": "exam_harness.graders.answer_key:AnswerKeyGrader",
-    "recorded": "exam_harness.graders.recorded:RecordedGrader",
+BUILTIN_GRADERS: dict[str, tuple[str, str]] = {
+    "embedding": ("exam_harness.graders.embedding:EmbeddingGrader",
+                  "offline default: all-MiniLM-L6-v2 cosine similarity cut into 0..5"),
+    "answer-key": ("exam_harness.graders.answer_key:AnswerKeyGrader",
+                   "gold answers matched in the passage by the METHOD's answer check (1/0)"),
+    "recorded": ("exam_harness.graders.recorded:RecordedGrader",
+                 "replays published Workbench exam_grades"),
+    "hf": ("exam_harness.graders.hf:create_hf_grader",
+           "transformers LLM (FLAN-T5 or a causal LM) with the method's prompts"),
+    "qa": ("exam_harness.graders.qa:create_qa_grader",
+           "extractive question answering model (SQuAD2-style); no answer = 0"),
+    "openai": ("exam_harness.graders.openai_backend:create_openai_grader",
+               "any OpenAI-compatible server (OpenAI, vLLM, TGI, llama.cpp, Ollama) with the method's prompts"),
 }
 
 
@@ -74,6 +83,6 @@ def unknown_name_message(what: str, name: str, available: list[str]) -> str:
 
 def default_registry() -> GraderRegistry:
     registry = GraderRegistry()
-    for name, ref in BUILTIN_GRADERS.items():
-        registry.register(name, ref)
+    for name, (ref, description) in BUILTIN_GRADERS.items():
+        registry.register(name, ref, description)
     return registry

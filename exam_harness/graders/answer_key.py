@@ -1,0 +1,76 @@
+"""Answer-key grader: is a gold answer in the passage, by the METHOD's answer check?
+
+For test points with gold answers. The passage is normalised like the answers (lower-case, stop
+words removed, Snowball stems, see matching.py); every window of the passage's normalised words
+with about the gold answer's length is a candidate span, and the passage is correct (grade 1) when
+some span is within the METHOD's edit distance of some gold answer (< 20% of the longer string).
+The best-matching span is stored as the extracted answer, so a human can check the grade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rapidfuzz.distance import Levenshtein
+
+from exam_harness.graders.base import GradeResult, Grader, GraderConfig, GradingRequest
+from exam_harness.graders.matching import MAX_RELATIVE_DISTANCE, normalise
+from exam_harness.errors import ConfigError
+from exam_harness.models import Grade, GraderSpec, TestPoint
+
+VERSION = "1"
+
+
+def best_span(passage_words: Sequence[str], gold: str) -> tuple[str, float] | None:
+    """The passage span closest to ``gold`` (both normalised) and its relative edit distance."""
+    target = gold.split()
+    if not target or not passage_words:
+        return None
+    best: tuple[str, float] | None = None
+    for size in {max(1, len(target) - 1), len(target), len(target) + 1}:
+        for start in range(0, max(1, len(passage_words) - size + 1)):
+            span = " ".join(passage_words[start : start + size])
+            distance = Levenshtein.distance(span, gold) / max(len(span), len(gold))
+            if best is None or distance < best[1]:
+                best = (span, distance)
+    return best
+
+
+class AnswerKeyGrader(Grader):
+    name = "answer-key"
+
+    def __init__(self, config: GraderConfig) -> None:
+        if config.options:
+            raise ConfigError(f"grader 'answer-key' takes no options, got {', '.join(sorted(config.options))}")
+
+    def spec(self) -> GraderSpec:
+        return GraderSpec(
+            name=self.name,
+            version=VERSION,
+            options={"normalise": "lower,stopwords,snowball", "max_relative_distance": MAX_RELATIVE_DISTANCE},
+            max_grade=1,
+            default_min_grade=1,
+        )
+
+    def supports(self, test_point: TestPoint) -> str | None:
+        return None if test_point.gold_answers else "it has no gold answers"
+
+    def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
+        results: list[GradeResult] = []
+        for request in requests:
+            words = normalise(request.passage.text).split()
+            found: tuple[str, str, float] | None = None
+            for gold in request.test_point.gold_answers:
+                span = best_span(words, normalise(gold))
+                if span is not None and (found is None or span[1] < found[2]):
+                    found = (gold, span[0], span[1])
+            correct = found is not None and found[2] < MAX_RELATIVE_DISTANCE
+            results.append(
+                Grade(
+                    grade=int(correct),
+                    grader=self.name,
+                    extracted_answer=found[1] if found else None,
+                    details={"gold": found[0], "relative_distance": round(found[2], 4)} if found else {},
+                )
+            )
+        return results
