@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from exam_harness.graders.base import GraderConfig
-from exam_harness.graders.embedding import CUT_POINTS, EmbeddingGrader
+from exam_harness.graders.embedding import EmbeddingGrader
 from exam_harness.io import load_bank, load_runs
 from exam_harness.metrics import binarised, cohen_kappa, grade_judgment_table
 
@@ -26,29 +26,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
     parser.add_argument("--queries", type=int, default=0, help="Use only the first N queries (default: all).")
+    parser.add_argument("--span", choices=("passage", "sentence"), default="sentence",
+                        help="Compare with the whole passage or its best sentence (default: sentence).")
+    parser.add_argument("--kind", choices=("question", "nugget"), default="question",
+                        help="Calibrate on the generated question bank or the nugget bank (default: question).")
     args = parser.parse_args()
     dl19 = args.data / "dl19"
     if not dl19.is_dir():
         print(f"skipped: {dl19} is absent", file=sys.stderr)
         return 0
     loaded = load_runs([dl19 / "dl19-graded-flan-t5-large-selfrating.jsonl.gz"]).data
-    banks = {b.query.id: b for b in load_bank(dl19 / "dl19-genq-questions-v1.jsonl.gz")}
+    bank_file = "dl19-nuggets.jsonl.gz" if args.kind == "nugget" else "dl19-genq-questions-v1.jsonl.gz"
+    banks = {b.query.id: b for b in load_bank(dl19 / bank_file)}
     qids = sorted(loaded.judgments)[: args.queries or None]
-    grader = EmbeddingGrader(GraderConfig())
-    model = grader._load()
+    grader = EmbeddingGrader(GraderConfig(options={"span": args.span}))
     started = time.perf_counter()
     best: dict[tuple[str, str], float] = {}
+    qids = [qid for qid in qids if qid in banks]
     for qid in qids:
         questions = [tp.text for tp in banks[qid].test_points]
         pids = sorted(loaded.judgments[qid])
-        q = model.encode(questions, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-        p = model.encode([loaded.passages[pid].text for pid in pids], normalize_embeddings=True,
-                         convert_to_numpy=True, show_progress_bar=False)
-        sims = p @ q.T
+        left = [q for _ in pids for q in questions]
+        right = [loaded.passages[pid].text for pid in pids for _ in questions]
+        sims = np.array(grader.similarities(left, right)).reshape(len(pids), len(questions))
         for pid, row in zip(pids, sims):
             best[(qid, pid)] = float(row.max())
     seconds = time.perf_counter() - started
-    print(f"{len(best)} judged passages of {len(qids)} queries, embedded in {seconds:.1f}s")
+    print(f"kind={args.kind} span={args.span}: {len(best)} judged passages of {len(qids)} queries, embedded in {seconds:.1f}s")
     print("best cosine over the query's questions, by NIST level:")
     for level in range(4):
         values = np.array([s for (qid, pid), s in best.items() if loaded.judgments[qid][pid] == level])
@@ -57,7 +61,7 @@ def main() -> int:
             print(f"  level {level}: n={len(values):5d}  q10..q90 = " + " ".join(f"{v:.3f}" for v in qs))
     labels = {key: grader.grade_of(s) for key, s in best.items()}
     table = grade_judgment_table(labels, loaded.judgments)
-    print(f"cut points {CUT_POINTS}: grade histogram", {g: sum(row.values()) for g, row in sorted(table.items())})
+    print(f"cut points {grader.cut_points}: grade histogram", {g: sum(row.values()) for g, row in sorted(table.items())})
     for tau in range(1, 6):
         kappa = cohen_kappa(binarised(table, tau, 2))
         print(f"  kappa(max grade >= {tau} vs judged >= 2) = {kappa:.3f}")

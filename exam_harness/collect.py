@@ -72,6 +72,7 @@ class ExamCase(pytest.Item):
         self.test_point = test_point
         self.run = run
         self.user_properties.append(("exam_run", run))
+        self.user_properties.append(("exam_test_point", test_point.id))
         if test_point.required:
             self.add_marker("exam_required")
 

@@ -69,6 +69,7 @@ class ExamSession:
         self.graded_banks: list[QueryBank] = []
         self.qrels: dict[str, dict[str, dict[str, int]]] = {}
         self.outcomes: dict[str, Outcomes] = {}
+        self.seen_test_points: set[str] = set()
 
     # ------------------------------------------------------------------ loading
     @property
@@ -122,6 +123,23 @@ class ExamSession:
         for path in iter_bank_files(bank_paths(self.config)):
             banks.extend(self.load_bank_file(path))
         return banks
+
+    @property
+    def redacted(self) -> bool:
+        """Whether outputs must hide bank text: --exam-redact, or any loaded bank marked secret."""
+        return self.settings.redact or any(b.secret for banks in self.banks.values() for b in banks)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret test point text and gold answer replaced (e.g. an echoed prompt)."""
+        if not self.redacted:
+            return text
+        for banks in self.banks.values():
+            for bank in banks:
+                for tp in bank.test_points:
+                    for secret in (tp.text, *tp.gold_answers, *tp.choices):
+                        if secret.strip():
+                            text = text.replace(secret, "[redacted]")
+        return text
 
     def collected_banks(self) -> list[QueryBank]:
         """Banks of the collected (and not deselected) cases, each query's test points in bank order."""
@@ -228,7 +246,7 @@ class ExamSession:
         ]
         if errors:
             shown = "; ".join(errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
-            return "error", f"grading failed for {len(errors)} passage(s) of this run: {shown}"
+            return "error", self.redact(f"grading failed for {len(errors)} passage(s) of this run: {shown}")
         return None
 
     def case_result(self, case: ExamCase) -> CaseResult:
@@ -263,6 +281,41 @@ class ExamSession:
         if self.input_errors:
             raise pytest.UsageError("\n".join(self.input_errors))
 
+    @property
+    def is_xdist_controller(self) -> bool:
+        return self.config.pluginmanager.hasplugin("dsession")
+
+    def requested_bank_files(self) -> list[Path]:
+        """Bank files the command line asks for, found the way the collector finds them."""
+        from exam_harness.collect import is_bank_path
+
+        roots = [p.resolve() for p in bank_paths(self.config)]
+        found: dict[Path, None] = {}
+        for arg in self.config.args:
+            path = Path(self.config.invocation_params.dir, arg.split("::")[0]).resolve()
+            if path.is_file() and is_bank_path(path.name):
+                found[path] = None
+            elif path.is_dir():
+                for file in sorted(path.rglob("*")):
+                    if file.is_file() and is_bank_path(file.name) and any(r == file or r in file.parents for r in roots):
+                        found[file.resolve()] = None
+        return list(found)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Under pytest-xdist the controller grades every requested bank before the workers start, so
+        # workers only read the shared cache and one process spends the grader's time.
+        if not self.is_xdist_controller or session.config.option.collectonly:
+            return
+        try:
+            if self.settings.cache is None:
+                raise ConfigError("parallel runs (pytest-xdist) share grades through the cache; give --exam-cache a file")
+            banks = [bank for path in self.requested_bank_files() for bank in self.load_bank_file(path)]
+            if banks:
+                self.grade(banks)
+        except ExamError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         if self.cases and not session.config.option.collectonly:
@@ -285,9 +338,11 @@ class ExamSession:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        run = dict(report.user_properties).get("exam_run")
+        properties = dict(report.user_properties)
+        run = properties.get("exam_run")
         if run is None:
             return
+        self.seen_test_points.add(str(properties.get("exam_test_point")))
         tally = self.outcomes.setdefault(str(run), Outcomes())
         if report.when == "call":
             if report.outcome == MISSED:
@@ -310,6 +365,13 @@ class ExamSession:
         if self.is_worker or self.outcome is None:
             return
         from exam_harness.scoring import build_report
+
+        if self.is_xdist_controller:  # score what the workers ran, not every bank the controller graded
+            self.graded_banks = [
+                b.model_copy(update={"test_points": tuple(tp for tp in b.test_points if tp.id in self.seen_test_points)})
+                for b in self.graded_banks
+            ]
+            self.graded_banks = [b for b in self.graded_banks if b.test_points]
 
         try:
             self.report = build_report(self)

@@ -38,6 +38,7 @@ class ExamSettings(BaseModel):
     runs: list[Path] = Field(default_factory=list)
     progress: bool = True
     dry_run: bool = False
+    redact: bool = False
 
 
 # (option name, ini name, help, extra argparse kwargs)
@@ -80,6 +81,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--exam-dry-run", action="store_true", default=False,
                     help="Print how many grader calls and prompt tokens the session would spend, then stop "
                     "without grading (default: grade).")
+    group.addoption("--exam-redact", action="store_true", default=None,
+                    help="Treat every bank as secret: outputs carry no test point text, gold or extracted "
+                    "answer (default: only banks marked 'secret: true').")
+    parser.addini("exam_redact", "Treat every bank as secret (default: false).", type="bool", default=False)
     group.addoption("--exam-no-progress", action="store_true", default=False,
                     help="Do not draw the grading progress bar (default: drawn on a terminal).")
 
@@ -165,6 +170,7 @@ def settings_from_config(config: pytest.Config) -> ExamSettings:
         runs=runs,
         progress=not config.getoption("exam_no_progress"),
         dry_run=bool(config.getoption("exam_dry_run")),
+        redact=bool(config.getoption("exam_redact") or config.getini("exam_redact")),
     )
 
 

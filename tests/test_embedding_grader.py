@@ -23,7 +23,7 @@ def request(question: str, passage: str) -> GradingRequest:
 
 @pytest.mark.parametrize(
     ("similarity", "grade"),
-    [(-0.2, 0), (0.0, 0), (CUT_POINTS[0], 1), (0.29, 1), (CUT_POINTS[1], 2), (0.45, 3), (0.55, 4), (0.6, 5), (0.99, 5)],
+    [(-0.2, 0), (0.0, 0), (0.29, 0), (CUT_POINTS[0], 1), (0.39, 1), (CUT_POINTS[1], 2), (0.55, 3), (0.6, 4), (0.69, 4), (0.7, 5), (0.99, 5)],
 )
 def test_cut_points_map_similarity_to_grades(grader: EmbeddingGrader, similarity: float, grade: int) -> None:
     assert grader.grade_of(similarity) == grade

@@ -298,3 +298,22 @@ def test_cases_of_a_bank_named_on_the_command_line(project: pytest.Pytester) -> 
     Path(other / "extra.yaml").write_text(BANK.replace("q1/", "q1/x").replace("q2/", "q2/x"))
     result = project.runpytest("elsewhere/extra.yaml", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["elsewhere/extra.yaml::q1::q1/xa[good]"])
+
+
+@pytest.mark.parametrize("workers", ["2", "4"])
+def test_xdist_reports_equal_single_process(project: pytest.Pytester, workers: str) -> None:
+    single = project.runpytest_subprocess("banks", "--exam-report-dir", "single", "--exam-cache", "one.sqlite")
+    assert single.ret == 0
+    parallel = project.runpytest_subprocess("banks", "-n", workers, "--exam-report-dir", "parallel", "--exam-cache", "two.sqlite")
+    assert parallel.ret == 0, parallel.stdout.str()
+    parallel.stdout.fnmatch_lines(["*exam leaderboard*", "*6 passed, 2 missed*"])
+    for name in ("exam-max-grade.qrels", "exam-count.qrels", "exam-at-least-2.qrels"):
+        assert (project.path / "single" / name).read_text() == (project.path / "parallel" / name).read_text()
+    a, b = (json.loads((project.path / d / "exam-report.json").read_text()) for d in ("single", "parallel"))
+    for r in (a, b):
+        r.pop("created")
+        r["cache"].pop("grading_seconds")
+        r["cache"].pop("path")
+    assert a == b
+    # The controller graded every pair once; the workers only read the cache.
+    assert len(graded(project)) == 2 * 11
