@@ -64,6 +64,14 @@ def _table(
     return table
 
 
+def _tally(system: SystemScore) -> str:
+    """Cases answered out of all cases, then required test points missed (F) and errors (E)."""
+    o = system.outcomes
+    text = f"{o.answered}/{o.answered + o.missed + o.required_missed + o.errors + o.skipped}"
+    extra = [f"{n} {code}" for n, code in ((o.required_missed, "F"), (o.errors, "E")) if n]
+    return text + (f" ({', '.join(extra)})" if extra else "")
+
+
 def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WIDE) -> Group:
     """Systems ordered by EXAM-Cover (ties by name), as two rich tables."""
     k, tau = report.settings.k, report.settings.min_grade
@@ -75,14 +83,7 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
     ]
     if any(s.nugget_f is not None for s in systems):
         exam_columns.append(("nugget-F", [(s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else None for s in systems]))
-    tallies = [
-        ("passed", [str(s.outcomes.answered) for s in systems]),
-        ("missed", [str(s.outcomes.missed) for s in systems]),
-    ]
-    if any(s.outcomes.required_missed for s in systems):
-        tallies.append(("req. missed", [str(s.outcomes.required_missed) for s in systems]))
-    if any(s.outcomes.errors for s in systems):
-        tallies.append(("errors", [str(s.outcomes.errors) for s in systems]))
+    tallies = [("answered", [_tally(s) for s in systems])]
     exam_table = _table(
         f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})",
         systems, exam_columns, "inline" if wide else "below", tallies,
