@@ -37,7 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: 2 on a usage error; ours is 4 like pytest's usage errors
+        return 4 if exc.code == 2 else int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -29,10 +29,6 @@ class ExamRequiredMissed(Exception):
     """A required test point (e.g. a vital nugget) was missed: this fails the case."""
 
 
-class ExamGradingError(Exception):
-    """A pair this case needs could not be graded; the case errors, it is never scored."""
-
-
 class BankFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         session: ExamSession = self.config.stash[SESSION_KEY]
@@ -83,7 +79,8 @@ class ExamCase(pytest.Item):
             kind, message = problem
             if kind == "skip":
                 pytest.skip(message)
-            raise ExamGradingError(message)
+            # No traceback: formatting one per case would cost minutes when a server is down.
+            pytest.fail(message, pytrace=False)
 
     def runtest(self) -> None:
         session: ExamSession = self.config.stash[SESSION_KEY]
@@ -95,7 +92,7 @@ class ExamCase(pytest.Item):
             raise cls(result.describe())
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: object = None) -> str:  # type: ignore[override]
-        if isinstance(excinfo.value, (ExamMissed, ExamRequiredMissed, ExamGradingError)):
+        if isinstance(excinfo.value, (ExamMissed, ExamRequiredMissed)):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 

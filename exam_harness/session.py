@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cache import GradeCache
-from exam_harness.collect import ExamCase, ExamGradingError, ExamMissed
+from exam_harness.collect import ExamCase, ExamMissed
 from exam_harness.errors import ConfigError, ExamError
 from exam_harness.graders.base import Grader, GraderConfig
 from exam_harness.graders.registry import GraderRegistry, default_registry
@@ -70,6 +70,8 @@ class ExamSession:
         self.qrels: dict[str, dict[str, dict[str, int]]] = {}
         self.outcomes: dict[str, Outcomes] = {}
         self.seen_test_points: set[str] = set()
+        self._test_point_sources: dict[str, tuple[str, Path]] = {}
+        self.ignored_queries: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ loading
     @property
@@ -83,8 +85,24 @@ class ExamSession:
                 from exam_harness.io import load_bank
 
                 banks = load_bank(path)
+            self._check_unique_ids(path, banks)
             self.banks[path] = list(banks)
         return self.banks[path]
+
+    def _check_unique_ids(self, path: Path, banks: list[QueryBank]) -> None:
+        """One test point id, one text: grades are looked up by id, so a second text would silently
+        read the first one's grades."""
+        from exam_harness.errors import InputError
+
+        for bank in banks:
+            for tp in bank.test_points:
+                known = self._test_point_sources.setdefault(tp.id, (tp.text, path))
+                if known[0] != tp.text:
+                    raise InputError(
+                        f"test point id {tp.id!r} is also defined in {_shown(known[1])} with another text",
+                        path=path, line=_line_of(path, tp.id) or _line_of(path, tp.text), field="id", value=tp.id,
+                        expected="an id used by one test point text across all bank files",
+                    )
 
     @property
     def data(self) -> ExamData:
@@ -330,11 +348,9 @@ class ExamSession:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if isinstance(item, ExamCase) and call.excinfo is not None:
-            if call.when == "call" and call.excinfo.errisinstance(ExamMissed):
+        if isinstance(item, ExamCase) and call.when == "call" and call.excinfo is not None:
+            if call.excinfo.errisinstance(ExamMissed):
                 report.outcome = MISSED  # type: ignore[assignment]  # custom category, not a failure
-            elif call.excinfo.errisinstance(ExamGradingError):
-                report.longrepr = str(call.excinfo.value)  # the reason, not pytest's internals
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -378,6 +394,11 @@ class ExamSession:
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
         self.config.hook.pytest_exam_report(session=self, report=self.report)
+        examined = {b.query.id for b in self.graded_banks}
+        for name, run in sorted(self.data.runs.items()):
+            extra = sorted(set(run.rankings) - examined)
+            if extra:
+                self.ignored_queries[name] = extra
         self.gate_failures = self.check_gates()
         if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -400,12 +421,37 @@ class ExamSession:
         from exam_harness.report.terminal import render_summary
 
         render_summary(terminalreporter, self)
+        for run, queries in self.ignored_queries.items():
+            shown = ", ".join(queries[:5]) + (f" and {len(queries) - 5} more" if len(queries) > 5 else "")
+            terminalreporter.write_line(
+                f"note: run {run!r} ranks {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} that no "
+                f"examined bank covers (ignored): {shown}"
+            )
         for line in self.gate_failures:
             terminalreporter.write_line(line, red=True, bold=True)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self._cache is not None:
             self._cache.close()
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _line_of(path: Path, needle: str) -> int | None:
+    """The first line of a text bank file that contains ``needle`` (for pointing at a duplicate)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if needle in line:
+                    return lineno
+    except OSError:
+        return None
+    return None
 
 
 class _Progress:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy  # noqa: F401
+import openai  # noqa: F401  (its HTTP transport too: a re-import mid-run breaks its timeouts)
 import pytest
 import pytrec_eval  # noqa: F401
 import rich.progress  # noqa: F401

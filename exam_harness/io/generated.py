@@ -146,6 +146,12 @@ def read_responses(path: Path) -> FilePart:
             part.passages.setdefault(pid, (segment, lineno))
             ranked.append(RankedPassage(passage_id=pid, rank=len(ranked) + 1, score=0.0))
         rankings.setdefault(run, {})[qid] = ranked
+    if not rankings:
+        # An empty file would silently drop its systems from the leaderboard and the CI gate.
+        raise InputError(
+            "responses file is empty: it has no responses", path=path,
+            expected='one JSON object per line: {"query_id": ..., "run": ..., "response": ...}',
+        )
     for run, per_query in rankings.items():
         part.runs[run] = Run(name=run, rankings=per_query, generated=True, source=str(path))
     return part

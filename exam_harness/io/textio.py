@@ -28,12 +28,10 @@ def base_name(path: Path) -> str:
     return path.name[:-3] if is_gz(path) else path.name
 
 
-def open_text(path: Path) -> IO[str]:
-    """Open a UTF-8 text file for reading, decompressing ``.gz`` transparently."""
+def open_binary(path: Path) -> IO[bytes]:
+    """Open a file for reading bytes, decompressing ``.gz`` transparently."""
     try:
-        if is_gz(path):
-            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-        return open(path, encoding="utf-8")
+        return gzip.open(path, "rb") if is_gz(path) else open(path, "rb")
     except FileNotFoundError:
         raise InputError("file not found", path=path) from None
     except IsADirectoryError:
@@ -42,28 +40,52 @@ def open_text(path: Path) -> IO[str]:
         raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
 
 
+def open_text(path: Path) -> IO[str]:
+    """Open a UTF-8 text file (a byte-order mark is dropped) for reading, ``.gz`` decompressed."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig")
+
+
+def _decode(data: bytes, path: Path, first_line: int, *, strip_bom: bool) -> str:
+    try:
+        return data.decode("utf-8-sig" if strip_bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data[: exc.start].count(b"\n")
+        raise InputError(
+            f"not valid UTF-8 text ({exc.reason}, byte {data[exc.start:exc.start + 1]!r})",
+            path=path, line=line, expected="a UTF-8 encoded file",
+        ) from None
+
+
+def _read_error(exc: BaseException, path: Path, line: int | None) -> InputError:
+    hint = "a complete gzip file" if is_gz(path) else None
+    return InputError(f"cannot read: {exc}", path=path, line=line, expected=hint)
+
+
 def read_text(path: Path) -> str:
-    """The whole file as text (``.gz`` decompressed), with decode errors reported as InputError."""
-    with open_text(path) as fh:
+    """The whole file as text (``.gz`` decompressed, a byte-order mark dropped); decode errors name
+    the line."""
+    with open_binary(path) as fh:
         try:
-            return fh.read()
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 text ({exc.reason})", path=path) from None
+            data = fh.read()
         except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
-            raise InputError(f"cannot read: {exc}", path=path) from None
+            raise _read_error(exc, path, None) from None
+    return _decode(data, path, 1, strip_bom=True)
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` (1-based, without the line end), decoding errors as InputError."""
+    """Yield ``(line_number, line)`` (1-based, without the line end); each line is decoded on its own
+    so a decoding error names its true line."""
     lineno = 0
-    with open_text(path) as fh:
-        try:
-            for lineno, line in enumerate(fh, 1):
-                yield lineno, line.rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 text ({exc.reason})", path=path, line=lineno + 1) from None
-        except (OSError, EOFError) as exc:
-            raise InputError(f"cannot read: {exc}", path=path, line=lineno + 1) from None
+    with open_binary(path) as fh:
+        while True:
+            try:
+                raw = fh.readline()
+            except (OSError, EOFError) as exc:
+                raise _read_error(exc, path, lineno + 1) from None
+            if not raw:
+                return
+            lineno += 1
+            yield lineno, _decode(raw, path, lineno, strip_bom=lineno == 1).rstrip("\r\n")
 
 
 def parse_json_line(text: str, path: Path, lineno: int) -> Any:
