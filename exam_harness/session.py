@@ -399,12 +399,15 @@ class ExamSession:
             extra = sorted(set(run.rankings) - examined)
             if extra:
                 self.ignored_queries[name] = extra
-        self.gate_failures = self.check_gates()
+        try:
+            self.gate_failures = self.check_gates()
+        except ExamError as exc:
+            raise pytest.UsageError(str(exc)) from None
         if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def check_gates(self) -> list[str]:
-        failures = []
+        failures = self.baseline_failures()
         limit = self.settings.fail_under
         if limit is not None and self.report is not None:
             for system in self.report.systems:
@@ -415,12 +418,44 @@ class ExamSession:
                     )
         return failures
 
+    def per_query_cover(self) -> dict[str, dict[str, float]]:
+        scores: dict[str, dict[str, float]] = {}
+        for row in self.report.per_query:
+            scores.setdefault(row.run, {})[row.query_id] = row.exam_cover
+        return scores
+
+    def baseline_failures(self) -> list[str]:
+        if self.settings.baseline is None or self.report is None:
+            return []
+        from exam_harness.evaluation.statistics import baseline_gate
+
+        return baseline_gate(
+            self.per_query_cover(), self.settings.baseline, self.settings.alpha, self.settings.significance,
+            measure=f"EXAM-Cover@{self.settings.k}",
+        )
+
+    def analysis_sections(self, width: int) -> list[tuple[str, str]]:
+        if not self.settings.analyses or self.outcome is None:
+            return []
+        if self.redacted:  # the analyses quote test points and extracted answers
+            return [("exam analyses", "not shown: the bank is secret (secret: true or --exam-redact)")]
+        from exam_harness.evaluation.sections import analysis_sections
+
+        sections = analysis_sections(
+            self.data, self.graded_banks, self.outcome.grades, names=self.settings.analyses,
+            min_grade=self.min_grade, width=width,
+        )
+        return [(title, self.redact(text)) for title, text in sections]
+
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if self.report is None:
             return
         from exam_harness.report.terminal import render_summary
 
         render_summary(terminalreporter, self)
+        for title, text in self.analysis_sections(getattr(terminalreporter, "_tw").fullwidth):
+            terminalreporter.write_sep("-", title)
+            terminalreporter.write(text if text.endswith("\n") else text + "\n")
         for run, queries in self.ignored_queries.items():
             shown = ", ".join(queries[:5]) + (f" and {len(queries) - 5} more" if len(queries) > 5 else "")
             terminalreporter.write_line(

@@ -39,6 +39,10 @@ class ExamSettings(BaseModel):
     progress: bool = True
     dry_run: bool = False
     redact: bool = False
+    baseline: str | None = None
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    significance: str = "permutation"
+    analyses: list[str] = Field(default_factory=list)
 
 
 # (option name, ini name, help, extra argparse kwargs)
@@ -58,6 +62,13 @@ OPTIONS: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
      f"(default: {DEFAULT_CACHE}).", {}),
     ("--exam-fail-under", "exam_fail_under", "Fail the session when any run's EXAM-Cover is below this "
      "value (default: no gate).", {}),
+    ("--exam-baseline", "exam_baseline", "Fail the session when a run's EXAM-Cover is significantly worse than "
+     "this run's (paired test over queries; default: no baseline gate).", {}),
+    ("--exam-alpha", "exam_alpha", "Significance level of the baseline gate (default: 0.05).", {}),
+    ("--exam-significance", "exam_significance", "Paired test of the baseline gate: permutation, bootstrap or "
+     "t-test (default: permutation).", {}),
+    ("--exam-analysis", "exam_analysis", "Print an analysis section after the leaderboard: verify, missing, "
+     "spurious or agreement; repeat for several (default: none).", {"action": "append", "default": None}),
     ("--exam-batch-size", "exam_batch_size", "Pairs per grading batch (default: the grader's).", {}),
     ("--exam-device", "exam_device", "Device for model graders, e.g. cpu or cuda:0 (default: automatic).", {}),
     ("--exam-runs", "exam_runs", "Run file or folder of systems taking the exam; repeat for several "
@@ -70,7 +81,7 @@ def add_options(parser: pytest.Parser) -> None:
     for option, ini, help_text, kwargs in OPTIONS:
         dest = ini if ini != "exam_grader_options" else "exam_grader_option"
         group.addoption(option, dest=dest, help=help_text, **kwargs)
-        if ini in ("exam_grader_options",):
+        if ini in ("exam_grader_options", "exam_analysis"):
             parser.addini(ini, help_text, type="linelist", default=[])
         elif ini == "exam_runs":
             parser.addini(ini, help_text, type="paths", default=[])
@@ -117,6 +128,16 @@ def _path_or_none(raw: Any, default: Path | None, root: Path) -> Path | None:
     return path if path.is_absolute() else root / path
 
 
+ANALYSES = ("verify", "missing", "spurious", "agreement")
+
+
+def _choice(raw: Any, where: str, valid: tuple[str, ...]) -> str:
+    value = str(raw or valid[0])
+    if value not in valid:
+        raise ConfigError(f"{where} must be one of {', '.join(valid)}, got {raw!r}")
+    return value
+
+
 def parse_key_values(items: list[str], where: str) -> dict[str, str]:
     parsed: dict[str, str] = {}
     for item in items:
@@ -143,6 +164,14 @@ def settings_from_config(config: pytest.Config) -> ExamSettings:
     device, _ = _value(config, "exam_device")
     report_raw, _ = _value(config, "exam_report_dir")
     cache_raw, _ = _value(config, "exam_cache")
+
+    baseline, _ = _value(config, "exam_baseline")
+    alpha_raw, alpha_where = _value(config, "exam_alpha")
+    alpha = _number(alpha_raw, alpha_where, float)
+    if alpha is not None and not 0 < alpha < 1:
+        raise ConfigError(f"{alpha_where} must be between 0 and 1, got {alpha_raw!r}")
+    significance, sig_where = _value(config, "exam_significance")
+    analyses = config.getoption("exam_analysis") or list(config.getini("exam_analysis"))
 
     options = parse_key_values(list(config.getini("exam_grader_options")), "ini option 'exam_grader_options'")
     options.update(parse_key_values(config.getoption("exam_grader_option") or [], "--exam-grader-option"))
@@ -171,6 +200,10 @@ def settings_from_config(config: pytest.Config) -> ExamSettings:
         progress=not config.getoption("exam_no_progress"),
         dry_run=bool(config.getoption("exam_dry_run")),
         redact=bool(config.getoption("exam_redact") or config.getini("exam_redact")),
+        baseline=str(baseline) if baseline else None,
+        alpha=_number(alpha_raw, alpha_where, float) or 0.05,
+        significance=_choice(significance, sig_where, ("permutation", "bootstrap", "t-test")),
+        analyses=[_choice(a, "--exam-analysis", ANALYSES) for a in analyses],
     )
 
 

@@ -317,3 +317,30 @@ def test_xdist_reports_equal_single_process(project: pytest.Pytester, workers: s
     assert a == b
     # The controller graded every pair once; the workers only read the cache.
     assert len(graded(project)) == 2 * 11
+
+
+def test_baseline_gate_names_the_significantly_worse_run(project: pytest.Pytester) -> None:
+    # 12 queries where 'good' covers everything and 'weak' nothing: weak is significantly worse.
+    bank = "queries:\n" + "".join(
+        f"  - id: t{i}\n    text: query {i}\n    questions:\n      - {{id: t{i}/x, text: question x}}\n" for i in range(12)
+    )
+    (project.path / "banks" / "exam.yaml").write_text(bank)
+    (project.path / "runs" / "collection.tsv").write_text("id\ttext\nyes\tanswers [x]\nno\tnothing\n")
+    (project.path / "runs" / "good.run").write_text("".join(f"t{i} Q0 yes 1 1.0 good\n" for i in range(12)))
+    (project.path / "runs" / "weak.run").write_text("".join(f"t{i} Q0 no 1 1.0 weak\n" for i in range(12)))
+    result = project.runpytest("banks", "--exam-baseline", "good")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*FAIL run 'weak' is significantly worse than baseline 'good'*difference -1.0000*p = *"])
+    assert project.runpytest("banks", "--exam-baseline", "weak").ret == 0  # good is better, not worse
+    unknown = project.runpytest("banks", "--exam-baseline", "goood")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(["*goood*good*"])
+
+
+def test_analysis_sections_on_request(project: pytest.Pytester) -> None:
+    result = project.runpytest("banks", "--exam-analysis", "spurious", "--exam-analysis", "verify")
+    assert result.ret == 0
+    text = result.stdout.str()
+    assert "spurious" in text.lower() and "verify" in text.lower()
+    bad = project.runpytest("banks", "--exam-analysis", "nonsense")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR

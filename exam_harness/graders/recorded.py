@@ -29,11 +29,18 @@ class RecordedGrader(Grader):
                 f"unknown option(s) for grader 'recorded': {', '.join(sorted(options))}; valid: llm, prompt_class"
             )
         self.recorded = config.data.recorded if config.data is not None else {}
-        if not self.recorded:
+        if not self.recorded and (self.llm is None or self.prompt_class is None):
             raise ConfigError(
                 "grader 'recorded' replays Workbench exam_grades, but no loaded run file has any; "
-                "add a graded Workbench paragraph file to the runs or choose another --exam-grader"
+                "add a graded Workbench paragraph file to the runs, name grades imported into the cache with "
+                "--exam-grader-option llm=... --exam-grader-option prompt_class=..., or choose another --exam-grader"
             )
+        if self.recorded and (self.llm is None or self.prompt_class is None):
+            # One grading run in the data: take its identity, so grades match those imported into a cache.
+            runs = {(g.llm, g.prompt_class) for grades in self.recorded.values() for g in grades}
+            matching = {r for r in runs if (self.llm in (None, r[0])) and (self.prompt_class in (None, r[1]))}
+            if len(matching) == 1:
+                self.llm, self.prompt_class = next(iter(matching))
 
     def spec(self) -> GraderSpec:
         return GraderSpec(
@@ -45,7 +52,8 @@ class RecordedGrader(Grader):
         )
 
     def uses_cache(self) -> bool:
-        return False
+        # Replaying a loaded paragraph file is a lookup; without one, grades come from an imported cache.
+        return not self.recorded
 
     def cache_payload(self, request: GradingRequest) -> dict[str, Any]:
         return {"passage_id": request.passage.id, "test_point_id": request.test_point.id}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterable
 
 
@@ -20,4 +19,6 @@ def mean_stderr(values: Iterable[float]) -> tuple[float, float]:
     mean = math.fsum(data) / n
     if n < 2:
         return mean, 0.0
-    return mean, statistics.stdev(data) / math.sqrt(n)
+    # Floating-point sum of squares: statistics.stdev works in exact fractions and is ~100x slower.
+    variance = math.fsum((v - mean) ** 2 for v in data) / (n - 1)
+    return mean, math.sqrt(variance) / math.sqrt(n)
