@@ -50,7 +50,7 @@ def parse_self_rating(response: str, max_grade: int = 5) -> int:
 
 def parse_yes_no(response: str) -> int | None:
     """Yes -> 1, No -> 0, anything else -> None (the caller decides; never guessed)."""
-    word = _normalise(response).split(" ", 1)[0] if response.strip() else ""
+    word = _normalise(response).split(" ", 1)[0].strip(_SURROUNDING) if response.strip() else ""
     if word == "yes":
         return 1
     if word == "no":

@@ -1,0 +1,503 @@
+"""LLM graders: every grading prompt class of PROMPTS.md over any :class:`TextBackend`.
+
+:class:`LLMGrader` renders a prompt per (passage, test point) pair, asks its backend (transformers,
+an OpenAI-compatible server, ...) for the answers of a whole batch at once, parses each answer with
+the METHOD's rules (:mod:`exam_harness.parsing`) and records the provenance of every grade.
+
+Prompt modes (grader option ``prompt``):
+
+==================  ===========================================================  ===========
+mode                what the model is asked                                      grade
+==================  ===========================================================  ===========
+self-rating         question self-rating for questions, nugget self-rating        0..5
+                    for nuggets (the default; RUBRIC / EXAM++)
+question-rating     question self-rating (questions only)                         0..5
+nugget-rating       nugget self-rating (nuggets only)                             0..5
+answer-extraction   extract an answer; grade 1 if it is an answer (not            0/1
+                    ill-formed, not an unanswerability expression)
+answer-key          extract an answer, check it against the gold answers          0/1
+                    (:mod:`~exam_harness.graders.matching`)
+llm-verify          extract an answer, then ask the yes/no verification           0/1
+                    prompt once per gold answer; 1 if any says yes
+nugget-extraction   extract the passage's mention of the nugget; 1 if any         0/1
+sun, sun-few,       direct grading of the passage for the query (no bank):        0/1
+fagb, fagb-few,     "yes" -> 1; "no" and anything else -> 0
+helm
+thomas              direct grading 0..2; an answer that is not 0, 1 or 2 -> 0     0..2
+custom:PATH         the prompt in file PATH with ``{question}`` and               0..5
+                    ``{context}`` (and optionally ``{query}``) placeholders,
+                    parsed as self-rating (option ``custom_output`` = yes-no
+                    or answer for the other parsers)
+==================  ===========================================================  ===========
+
+Direct baselines grade the passage against the query text, not against a test point: they need no
+bank, the grading pass still hands them one request per (passage, test point) pair, and every test
+point of a query receives the same grade for a passage. Their :meth:`~LLMGrader.cache_payload` is
+keyed on query text and passage text only, so each (query, passage) is graded once.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from exam_harness import prompts
+from exam_harness.errors import ConfigError
+from exam_harness.graders.backend import Generation, PromptParts, TextBackend
+from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GradingRequest
+from exam_harness.graders.fewshot import FAGGIOLI_B_FEW, SUN_FEW
+from exam_harness.graders.matching import is_answer, matching_gold_answer
+from exam_harness.models import Grade, GraderSpec, TestPoint
+from exam_harness.parsing import parse_self_rating, parse_yes_no, single_digit_grade
+
+VERSION = "1"
+
+Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas"]
+
+
+# --------------------------------------------------------------------------------------------
+# Options
+
+
+class OptionReader:
+    """Reads a grader's options (strings from the command line or ini, or native values) with
+    typed getters whose errors name the grader, the option, the bad value and what is valid."""
+
+    def __init__(self, options: Mapping[str, Any] | None, grader: str) -> None:
+        self._options = dict(options or {})
+        self._grader = grader
+        self._known: set[str] = set()
+
+    def _raw(self, key: str) -> Any:
+        self._known.add(key)
+        value = self._options.get(key)
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    def _bad(self, key: str, value: Any, expected: str) -> ConfigError:
+        return ConfigError(f"grader {self._grader!r}: option {key}={value!r} is invalid; expected {expected}")
+
+    def get_str(self, key: str, default: str | None = None) -> str | None:
+        value = self._raw(key)
+        return default if value is None else str(value).strip()
+
+    def get_int(self, key: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
+        value = self._raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            raise self._bad(key, value, "an integer")
+        try:
+            number = value if isinstance(value, int) else int(str(value).strip())
+        except ValueError:
+            raise self._bad(key, value, "an integer") from None
+        if minimum is not None and number < minimum:
+            raise self._bad(key, value, f"an integer >= {minimum}")
+        return number
+
+    def get_bool(self, key: str, default: bool) -> bool:
+        value = self._raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise self._bad(key, value, "true or false")
+
+    def get_choice(self, key: str, default: str, choices: Sequence[str]) -> str:
+        value = self.get_str(key, default)
+        if value is None or value not in choices:
+            raise self._bad(key, value, "one of " + ", ".join(choices))
+        return value
+
+    def finish(self) -> None:
+        """Raise on options nobody read (typos), listing the valid ones."""
+        from exam_harness.graders.registry import unknown_name_message
+
+        for key in self._options:
+            if key not in self._known:
+                message = unknown_name_message("option", key, sorted(self._known))
+                raise ConfigError(f"grader {self._grader!r}: {message}")
+
+
+# --------------------------------------------------------------------------------------------
+# Prompt modes
+
+
+@dataclass(frozen=True)
+class PromptMode:
+    name: str
+    output: Output
+    question: prompts.PromptTemplate | None = None
+    nugget: prompts.PromptTemplate | None = None
+    direct: prompts.PromptTemplate | None = None
+    max_grade: int = 5
+    default_min_grade: int = 4
+    max_new_tokens: int = 32
+    needs_gold: bool = False
+
+    @property
+    def templates(self) -> list[prompts.PromptTemplate]:
+        return [t for t in (self.question, self.nugget, self.direct) if t is not None]
+
+    @property
+    def needs_bank(self) -> bool:
+        return self.direct is None
+
+    @property
+    def rating_scale(self) -> int | None:
+        return self.max_grade if self.output in ("self_rating", "thomas") else None
+
+
+def _direct(name: str, template: prompts.PromptTemplate) -> PromptMode:
+    output: Output = "thomas" if template.output == "thomas" else "yes_no"
+    return PromptMode(name, output, direct=template, max_grade=template.max_grade, default_min_grade=1, max_new_tokens=8)
+
+
+# Self-rating answers longer than 32 tokens are "other text" (grade 1) whatever follows, so 32 new
+# tokens decide every self-rating; extraction answers get room for a sentence or two.
+MODES: dict[str, PromptMode] = {
+    m.name: m
+    for m in (
+        PromptMode("self-rating", "self_rating", question=prompts.QUESTION_SELF_RATING, nugget=prompts.NUGGET_SELF_RATING),
+        PromptMode("question-rating", "self_rating", question=prompts.QUESTION_SELF_RATING),
+        PromptMode("nugget-rating", "self_rating", nugget=prompts.NUGGET_SELF_RATING),
+        PromptMode("answer-extraction", "answer", question=prompts.ANSWER_EXTRACTION, max_grade=1, default_min_grade=1, max_new_tokens=128),
+        PromptMode("answer-key", "answer_key", question=prompts.ANSWER_EXTRACTION, max_grade=1, default_min_grade=1, max_new_tokens=128, needs_gold=True),
+        PromptMode("llm-verify", "verify", question=prompts.ANSWER_EXTRACTION, max_grade=1, default_min_grade=1, max_new_tokens=128, needs_gold=True),
+        PromptMode("nugget-extraction", "answer", nugget=prompts.NUGGET_EXTRACTION, max_grade=1, default_min_grade=1, max_new_tokens=128),
+        _direct("sun", prompts.SUN),
+        _direct("sun-few", SUN_FEW),
+        _direct("fagb", prompts.FAGGIOLI_B),
+        _direct("fagb-few", FAGGIOLI_B_FEW),
+        _direct("helm", prompts.HELM),
+        _direct("thomas", prompts.THOMAS),
+    )
+}
+VERIFY_MAX_NEW_TOKENS = 8
+CUSTOM_OUTPUTS: dict[str, Output] = {"self-rating": "self_rating", "yes-no": "yes_no", "answer": "answer"}
+
+
+def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
+    """A prompt mode from a template file with ``{question}`` and ``{context}`` placeholders."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"custom prompt file {str(file)!r} cannot be read: {exc.strerror or exc}") from None
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+    except ValueError as exc:
+        raise ConfigError(
+            f"custom prompt file {str(file)!r} is not a valid template ({exc}); write literal braces as {{{{ and }}}}"
+        ) from None
+    allowed = {"question", "context", "query"}
+    unknown = sorted(fields - allowed)
+    if unknown:
+        raise ConfigError(
+            f"custom prompt file {str(file)!r} has unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; "
+            "allowed are {question}, {context} and {query} (write literal braces as {{ and }})"
+        )
+    missing = sorted({"question", "context"} - fields)
+    if missing:
+        raise ConfigError(
+            f"custom prompt file {str(file)!r} lacks the placeholder(s) {', '.join('{' + m + '}' for m in missing)}; "
+            "a custom prompt needs {question} (the test point) and {context} (the passage)"
+        )
+    if output not in CUSTOM_OUTPUTS:
+        raise ConfigError(f"custom_output={output!r} is invalid; expected one of {', '.join(CUSTOM_OUTPUTS)}")
+    kind = CUSTOM_OUTPUTS[output]
+    max_grade = 5 if kind == "self_rating" else 1
+    template = prompts.PromptTemplate(f"custom:{file.name}", text, "self_rating" if kind == "self_rating" else "answer", max_grade)
+    return PromptMode(
+        f"custom:{file}",
+        kind,
+        question=template,
+        nugget=template,
+        max_grade=max_grade,
+        default_min_grade=4 if kind == "self_rating" else 1,
+        max_new_tokens=128 if kind == "answer" else 32,
+    )
+
+
+def resolve_mode(prompt: str, custom_output: str = "self-rating") -> PromptMode:
+    if prompt.startswith("custom:"):
+        return custom_mode(prompt[len("custom:") :], custom_output)
+    try:
+        return MODES[prompt]
+    except KeyError:
+        from exam_harness.graders.registry import unknown_name_message
+
+        raise ConfigError(unknown_name_message("prompt", prompt, [*MODES, "custom:PATH"])) from None
+
+
+# --------------------------------------------------------------------------------------------
+# The grader
+
+
+@dataclass
+class _Item:
+    """One prompt sent to the backend, shared by every request with the same content."""
+
+    template: prompts.PromptTemplate
+    parts: PromptParts
+    requests: list[int]
+
+
+class LLMGrader(Grader):
+    """Grades (passage, test point) pairs with one prompt mode of PROMPTS.md over a text backend."""
+
+    def __init__(
+        self,
+        backend: TextBackend,
+        *,
+        prompt: str | PromptMode = "self-rating",
+        name: str = "llm",
+        max_new_tokens: int | None = None,
+        custom_output: str = "self-rating",
+    ) -> None:
+        self.backend = backend
+        self.mode = prompt if isinstance(prompt, PromptMode) else resolve_mode(prompt, custom_output)
+        self.name = name
+        self.max_new_tokens = max_new_tokens or self.mode.max_new_tokens
+        if self.mode.output in ("self_rating", "thomas") and self.max_new_tokens < 2:
+            raise ConfigError(f"grader {name!r}: max_new_tokens must be at least 2 for rating prompts")
+
+    @property
+    def needs_bank(self) -> bool:
+        """False for the direct baselines, which grade passages against the query alone."""
+        return self.mode.needs_bank
+
+    # -- identity -------------------------------------------------------------------------
+
+    def spec(self) -> GraderSpec:
+        templates = self.mode.templates
+        texts = [t.template for t in templates]
+        if self.mode.output == "verify":
+            texts.append(prompts.ANSWER_VERIFICATION)
+        return GraderSpec(
+            name=self.name,
+            version=VERSION,
+            model=self.backend.model_id,
+            revision=self.backend.revision,
+            prompt_class="+".join(t.prompt_class for t in templates),
+            prompt_text="\n\n".join(texts),
+            options={
+                "prompt": self.mode.name,
+                "output": self.mode.output,
+                "max_new_tokens": self.max_new_tokens,
+                "backend": self.backend.settings(),
+            },
+            max_grade=self.mode.max_grade,
+            default_min_grade=self.mode.default_min_grade,
+        )
+
+    def supports(self, test_point: TestPoint) -> str | None:
+        mode = self.mode
+        if mode.direct is not None:
+            return None
+        if self._template(test_point) is None:
+            wanted = "questions" if mode.question is not None else "nuggets"
+            other = "nugget-rating or nugget-extraction" if wanted == "questions" else "question-rating or answer-extraction"
+            return f"prompt {mode.name!r} grades {wanted} only, and {test_point.id} is a {test_point.kind} (use {other})"
+        if mode.needs_gold and not test_point.gold_answers:
+            return f"prompt {mode.name!r} needs gold answers, and test point {test_point.id} has none"
+        return None
+
+    def cache_payload(self, request: GradingRequest) -> dict[str, Any]:
+        if self.mode.direct is not None:
+            # Same grade for every test point of the query: key on query and passage only.
+            return {"query": request.query.text, "passage": request.passage.text}
+        tp = request.test_point
+        payload: dict[str, Any] = {"kind": tp.kind, "test_point": tp.text, "passage": request.passage.text}
+        if self.mode.needs_gold:
+            payload["gold_answers"] = list(tp.gold_answers)
+        if any("{query}" in t.template for t in self.mode.templates):
+            payload["query"] = request.query.text
+        return payload
+
+    # -- grading --------------------------------------------------------------------------
+
+    def _template(self, test_point: TestPoint) -> prompts.PromptTemplate | None:
+        if self.mode.direct is not None:
+            return self.mode.direct
+        return self.mode.question if test_point.kind == "question" else self.mode.nugget
+
+    def _parts(self, template: prompts.PromptTemplate, request: GradingRequest) -> PromptParts:
+        text = request.test_point.text
+        before, after = template.split(question=text, nugget=text, query_title=request.query.text, query=request.query.text)
+        return PromptParts(before, request.passage.text, after)
+
+    def prompt_for(self, request: GradingRequest) -> PromptParts | None:
+        """The (first-stage) prompt this grader sends for ``request``; ``None`` if it is unsupported.
+        For dry runs that count calls and tokens before spending them."""
+        template = self._template(request.test_point)
+        if template is None or self.supports(request.test_point) is not None:
+            return None
+        return self._parts(template, request)
+
+    def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
+        results: list[GradeResult | None] = [None] * len(requests)
+        items: dict[tuple[str, str, str, str], _Item] = {}
+        for i, request in enumerate(requests):
+            reason = self.supports(request.test_point)
+            template = self._template(request.test_point)
+            if reason is not None or template is None:
+                results[i] = GradeFailure(reason or "no prompt for this test point")
+                continue
+            parts = self._parts(template, request)
+            key = (template.prompt_class, parts.before, parts.context, parts.after)
+            if key in items:
+                items[key].requests.append(i)
+            else:
+                items[key] = _Item(template, parts, [i])
+        ordered = list(items.values())
+        generations = self.backend.generate(
+            [item.parts for item in ordered], max_new_tokens=self.max_new_tokens, rating_scale=self.mode.rating_scale
+        )
+        if len(generations) != len(ordered):
+            raise RuntimeError(f"backend answered {len(generations)} prompts for {len(ordered)}")
+        graded = self._grade_items(ordered, generations, requests)
+        for item, result in zip(ordered, graded):
+            for i in item.requests:
+                results[i] = result
+        return [r if r is not None else GradeFailure("not graded") for r in results]
+
+    def _details(self, template: prompts.PromptTemplate, generation: Generation) -> dict[str, Any]:
+        details: dict[str, Any] = {"prompt_class": template.prompt_class, "prompt": self.mode.name, "model": self.backend.model_id}
+        if self.backend.revision:
+            details["revision"] = self.backend.revision
+        if generation.prompt_tokens is not None:
+            details["prompt_tokens"] = generation.prompt_tokens
+        extra = getattr(generation, "details", None)
+        if extra:
+            details.update(extra)
+        return details
+
+    def _grade_items(
+        self, items: list[_Item], generations: Sequence[GradeResult | Generation], requests: Sequence[GradingRequest]
+    ) -> list[GradeResult]:
+        out: list[GradeResult] = []
+        verify: list[tuple[int, str]] = []  # (item index, extracted answer) awaiting verification
+        for index, (item, gen) in enumerate(zip(items, generations)):
+            if isinstance(gen, GradeFailure):
+                out.append(gen)
+                continue
+            assert isinstance(gen, Generation)
+            details = self._details(item.template, gen)
+            text = gen.text
+            output = self.mode.output
+            probabilities = None
+            if output in ("self_rating", "thomas") and gen.grade_probabilities is not None:
+                if len(gen.grade_probabilities) == self.mode.max_grade + 1:
+                    probabilities = tuple(gen.grade_probabilities)
+            answer: str | None = None
+            if output == "self_rating":
+                grade = parse_self_rating(text, self.mode.max_grade)
+            elif output == "thomas":
+                parsed = single_digit_grade(text, self.mode.max_grade)
+                if parsed is None:
+                    details["not_a_grade"] = True
+                grade = parsed or 0
+            elif output == "yes_no":
+                parsed = parse_yes_no(text)
+                if parsed is None:
+                    details["not_yes_no"] = True
+                grade = parsed or 0
+            else:
+                answer = text.strip()
+                grade = 1 if is_answer(answer) else 0
+                if output == "answer_key" and grade:
+                    gold = matching_gold_answer(answer, requests[item.requests[0]].test_point.gold_answers)
+                    details["matched_gold_answer"] = gold
+                    grade = 1 if gold is not None else 0
+                elif output == "verify" and grade:
+                    verify.append((index, answer))
+            out.append(
+                Grade(
+                    grade=grade,
+                    grader=self.name,
+                    raw_response=text,
+                    extracted_answer=answer,
+                    probabilities=probabilities,
+                    details=details,
+                )
+            )
+        if verify:
+            self._verify(items, out, verify, requests)
+        return out
+
+    def _verify(
+        self,
+        items: list[_Item],
+        out: list[GradeResult],
+        pending: list[tuple[int, str]],
+        requests: Sequence[GradingRequest],
+    ) -> None:
+        """Second stage of ``llm-verify``: one yes/no prompt per (extracted answer, gold answer)."""
+        asks: list[tuple[int, str]] = []
+        parts: list[PromptParts] = []
+        for index, answer in pending:
+            tp = requests[items[index].requests[0]].test_point
+            for gold in tp.gold_answers:
+                text = prompts.ANSWER_VERIFICATION.format(question=tp.text, correct_answer=gold, answer=answer)
+                asks.append((index, gold))
+                parts.append(PromptParts(text, ""))
+        answers = self.backend.generate(parts, max_new_tokens=VERIFY_MAX_NEW_TOKENS)
+        verdicts: dict[int, list[list[Any]]] = {}
+        failures: dict[int, str] = {}
+        for (index, gold), gen in zip(asks, answers):
+            if isinstance(gen, GradeFailure):
+                failures[index] = gen.message
+                continue
+            verdicts.setdefault(index, []).append([gold, gen.text, parse_yes_no(gen.text) == 1])
+        for index, _ in pending:
+            grade = out[index]
+            assert isinstance(grade, Grade)
+            checks = verdicts.get(index, [])
+            correct = any(ok for _, _, ok in checks)
+            if not correct and index in failures:
+                out[index] = GradeFailure(f"answer verification failed: {failures[index]}")
+                continue
+            details = dict(grade.details, verifications=checks)
+            out[index] = grade.model_copy(update={"grade": 1 if correct else 0, "details": details})
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Factory helpers shared by the backends' grader factories
+
+LLM_OPTION_HELP = {
+    "prompt": "prompt mode: " + ", ".join(MODES) + ", or custom:PATH (default self-rating)",
+    "max_new_tokens": "longest answer in tokens (default per mode: 32 for ratings, 128 for extraction, 8 for yes/no)",
+    "custom_output": "parser for custom:PATH prompts: self-rating (default), yes-no or answer",
+}
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """The backend-independent options of an LLM grader, read and checked before a model loads."""
+
+    mode: PromptMode
+    max_new_tokens: int | None = None
+
+    def grader(self, backend: TextBackend, name: str) -> LLMGrader:
+        return LLMGrader(backend, prompt=self.mode, name=name, max_new_tokens=self.max_new_tokens)
+
+
+def read_llm_options(reader: OptionReader) -> LLMOptions:
+    """Read ``prompt``, ``custom_output`` and ``max_new_tokens`` (custom prompt files are checked here)."""
+    prompt = reader.get_str("prompt", "self-rating") or "self-rating"
+    custom_output = reader.get_choice("custom_output", "self-rating", list(CUSTOM_OUTPUTS))
+    max_new_tokens = reader.get_int("max_new_tokens", None, minimum=1)
+    return LLMOptions(resolve_mode(prompt, custom_output), max_new_tokens)

@@ -1,0 +1,407 @@
+"""LLMGrader over a scripted backend: every prompt mode, parsing, provenance, options, custom prompts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exam_harness import prompts
+from exam_harness.errors import ConfigError
+from exam_harness.graders.backend import Generation, GenerationResult, PromptParts, TextBackend
+from exam_harness.graders.base import GradeFailure, GradingRequest
+from exam_harness.graders.fewshot import EXAMPLES, FAGGIOLI_B_FEW, SUN_FEW
+from exam_harness.graders.llm import MODES, LLMGrader, OptionReader, read_llm_options
+from exam_harness.models import Grade, Passage, Query, TestPoint
+from exam_harness.models import test_point_id as make_id
+
+
+class ScriptedBackend:
+    """Answers each prompt with ``answer(prompt_text)`` and records every call."""
+
+    def __init__(self, answer: Callable[[str], str | GradeFailure], probabilities: tuple[float, ...] | None = None) -> None:
+        self.model_id = "scripted/model"
+        self.revision: str | None = "abc123"
+        self._answer = answer
+        self._probabilities = probabilities
+        self.calls: list[dict[str, Any]] = []
+        self.closed = False
+
+    def settings(self) -> dict[str, Any]:
+        return {"backend": "scripted", "temperature": 0}
+
+    def generate(
+        self, prompts: Sequence[PromptParts], *, max_new_tokens: int, rating_scale: int | None = None
+    ) -> list[GenerationResult]:
+        self.calls.append({"prompts": list(prompts), "max_new_tokens": max_new_tokens, "rating_scale": rating_scale})
+        out: list[GenerationResult] = []
+        for p in prompts:
+            text = self._answer(p.text)
+            out.append(text if isinstance(text, GradeFailure) else Generation(text, self._probabilities, len(p.text.split())))
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def close(self) -> None:
+        self.closed = True
+
+
+QUERY = Query(id="q1", text="where is the eiffel tower")
+PASSAGE = Passage(id="p1", text="The Eiffel Tower is in Paris, the capital of France.")
+OTHER = Passage(id="p2", text="Photosynthesis turns light into sugar.")
+
+
+def question(text: str = "Where is the Eiffel Tower?", gold: tuple[str, ...] = ()) -> TestPoint:
+    return TestPoint(id=make_id("q1", text), query_id="q1", kind="question", text=text, gold_answers=gold)
+
+
+def nugget(text: str = "Eiffel Tower in Paris") -> TestPoint:
+    return TestPoint(id=make_id("q1", text), query_id="q1", kind="nugget", text=text)
+
+
+def req(tp: TestPoint, passage: Passage = PASSAGE, query: Query = QUERY) -> GradingRequest:
+    return GradingRequest(query=query, test_point=tp, passage=passage)
+
+
+def constant(text: str) -> Callable[[str], str]:
+    return lambda _prompt: text
+
+
+def test_backend_protocol_is_satisfied_by_the_fake() -> None:
+    assert isinstance(ScriptedBackend(constant("1")), TextBackend)
+
+
+# -- self-rating --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("response", "grade"), [("4", 4), (" 5.", 5), ("0", 0), ("no answer", 0), ("Paris", 1), ("7", 1)])
+def test_self_rating_parses_the_method_rule(response: str, grade: int) -> None:
+    grader = LLMGrader(ScriptedBackend(constant(response)))
+    [result] = grader.grade_batch([req(question())])
+    assert isinstance(result, Grade)
+    assert result.grade == grade
+    assert result.raw_response == response
+    assert result.extracted_answer is None
+
+
+def test_self_rating_picks_the_prompt_by_test_point_kind_and_records_provenance() -> None:
+    backend = ScriptedBackend(constant("3"), probabilities=(0.1, 0.1, 0.1, 0.5, 0.1, 0.1))
+    grader = LLMGrader(backend, name="hf")
+    q, n = question(), nugget()
+    results = grader.grade_batch([req(q), req(n)])
+    [call] = backend.calls
+    assert call["rating_scale"] == 5 and call["max_new_tokens"] == 32
+    q_prompt, n_prompt = call["prompts"]
+    assert q_prompt.text == prompts.QUESTION_SELF_RATING.render(PASSAGE.text, question=q.text)
+    assert n_prompt.text == prompts.NUGGET_SELF_RATING.render(PASSAGE.text, nugget=n.text)
+    # only the passage is in the truncatable part; the question stays in the instruction part
+    assert q_prompt.context == PASSAGE.text and q.text in q_prompt.before
+    q_grade, n_grade = results
+    assert isinstance(q_grade, Grade) and isinstance(n_grade, Grade)
+    assert q_grade.grader == "hf"
+    assert q_grade.details["prompt_class"] == "QuestionSelfRatedUnanswerablePromptWithChoices"
+    assert n_grade.details["prompt_class"] == "NuggetSelfRatedPrompt"
+    assert q_grade.details["model"] == "scripted/model" and q_grade.details["revision"] == "abc123"
+    assert q_grade.probabilities == (0.1, 0.1, 0.1, 0.5, 0.1, 0.1)
+    assert q_grade.expected_grade == pytest.approx(2.7)
+
+
+def test_probabilities_of_the_wrong_length_are_dropped() -> None:
+    grader = LLMGrader(ScriptedBackend(constant("3"), probabilities=(0.5, 0.5)))
+    [result] = grader.grade_batch([req(question())])
+    assert isinstance(result, Grade) and result.probabilities is None
+
+
+def test_identical_prompts_are_sent_once() -> None:
+    backend = ScriptedBackend(constant("2"))
+    grader = LLMGrader(backend)
+    q = question()
+    results = grader.grade_batch([req(q), req(q, OTHER), req(q)])
+    assert len(backend.calls[0]["prompts"]) == 2
+    assert [r.grade for r in results if isinstance(r, Grade)] == [2, 2, 2]
+
+
+def test_backend_failures_become_grade_failures_not_grades() -> None:
+    backend = ScriptedBackend(lambda text: GradeFailure("server said 500") if "Photosynthesis" in text else "5")
+    results = LLMGrader(backend).grade_batch([req(question()), req(question(), OTHER)])
+    assert isinstance(results[0], Grade) and results[0].grade == 5
+    assert isinstance(results[1], GradeFailure) and "500" in results[1].message
+
+
+@pytest.mark.parametrize(
+    ("mode", "tp", "reason"),
+    [
+        ("question-rating", nugget(), "grades questions only"),
+        ("nugget-rating", question(), "grades nuggets only"),
+        ("answer-extraction", nugget(), "grades questions only"),
+        ("nugget-extraction", question(), "grades nuggets only"),
+        ("answer-key", question(), "needs gold answers"),
+        ("llm-verify", question(), "needs gold answers"),
+    ],
+)
+def test_supports_says_why_not(mode: str, tp: TestPoint, reason: str) -> None:
+    grader = LLMGrader(ScriptedBackend(constant("1")), prompt=mode)
+    message = grader.supports(tp)
+    assert message is not None and reason in message and tp.id in message
+    [result] = grader.grade_batch([req(tp)])
+    assert isinstance(result, GradeFailure) and reason in result.message
+
+
+# -- answer extraction, answer key, verification ------------------------------------------
+
+
+@pytest.mark.parametrize(("response", "grade"), [("Paris", 1), ("  In Paris.  ", 1), ("unknown", 0), ("(b)", 0), ("", 0)])
+def test_answer_extraction_stores_the_answer(response: str, grade: int) -> None:
+    backend = ScriptedBackend(constant(response))
+    grader = LLMGrader(backend, prompt="answer-extraction")
+    [result] = grader.grade_batch([req(question())])
+    assert isinstance(result, Grade)
+    assert result.grade == grade
+    assert result.extracted_answer == response.strip()
+    assert backend.calls[0]["rating_scale"] is None
+    assert result.details["prompt_class"] == "QuestionCompleteConciseUnanswerablePromptWithChoices"
+    assert grader.spec().default_min_grade == 1 and grader.spec().max_grade == 1
+
+
+def test_nugget_extraction() -> None:
+    grader = LLMGrader(ScriptedBackend(constant("in Paris")), prompt="nugget-extraction")
+    [result] = grader.grade_batch([req(nugget())])
+    assert isinstance(result, Grade) and result.grade == 1 and result.extracted_answer == "in Paris"
+    assert result.details["prompt_class"] == "NuggetExtractionPrompt"
+
+
+@pytest.mark.parametrize(("response", "grade"), [("In Paris", 1), ("paris, france", 1), ("Berlin", 0), ("unknown", 0)])
+def test_answer_key_checks_gold_answers(response: str, grade: int) -> None:
+    grader = LLMGrader(ScriptedBackend(constant(response)), prompt="answer-key")
+    tp = question(gold=("Paris", "Paris, France"))
+    assert grader.supports(tp) is None
+    [result] = grader.grade_batch([req(tp)])
+    assert isinstance(result, Grade) and result.grade == grade
+    assert result.extracted_answer == response
+    if grade:
+        assert result.details["matched_gold_answer"] in tp.gold_answers
+
+
+def test_answer_key_payload_covers_gold_answers() -> None:
+    grader = LLMGrader(ScriptedBackend(constant("x")), prompt="answer-key")
+    a = grader.cache_payload(req(question(gold=("Paris",))))
+    b = grader.cache_payload(req(question(gold=("Rome",))))
+    assert a != b and a["gold_answers"] == ["Paris"]
+    # self-rating ignores gold answers, so they do not split its cache
+    rating = LLMGrader(ScriptedBackend(constant("x")))
+    assert rating.cache_payload(req(question(gold=("Paris",)))) == rating.cache_payload(req(question(gold=("Rome",))))
+
+
+def _verifier(extracted: str, yes_for: str) -> Callable[[str], str]:
+    def answer(text: str) -> str:
+        if text.startswith("For the question"):
+            return "yes" if f'the correct answer is "{yes_for}"' in text else "no"
+        return extracted
+
+    return answer
+
+
+@pytest.mark.parametrize(("yes_for", "grade"), [("Paris", 1), ("Lyon", 1), ("Rome", 0)])
+def test_llm_verify_asks_once_per_gold_answer(yes_for: str, grade: int) -> None:
+    backend = ScriptedBackend(_verifier("the French capital", yes_for))
+    grader = LLMGrader(backend, prompt="llm-verify")
+    tp = question(gold=("Paris", "Lyon"))
+    [result] = grader.grade_batch([req(tp)])
+    assert isinstance(result, Grade) and result.grade == grade
+    assert result.extracted_answer == "the French capital"
+    extraction, verification = backend.calls
+    assert len(verification["prompts"]) == 2
+    assert verification["prompts"][0].text == prompts.ANSWER_VERIFICATION.format(
+        question=tp.text, correct_answer="Paris", answer="the French capital"
+    )
+    assert [v[0] for v in result.details["verifications"]] == ["Paris", "Lyon"]
+    assert prompts.ANSWER_VERIFICATION in grader.spec().prompt_text  # type: ignore[operator]
+
+
+def test_llm_verify_skips_unanswerable_extractions() -> None:
+    backend = ScriptedBackend(_verifier("unknown", "Paris"))
+    [result] = LLMGrader(backend, prompt="llm-verify").grade_batch([req(question(gold=("Paris",)))])
+    assert isinstance(result, Grade) and result.grade == 0
+    assert len(backend.calls) == 1
+
+
+# -- direct baselines ---------------------------------------------------------------------
+
+DIRECT = {
+    "sun": ("Sun", prompts.SUN),
+    "sun-few": ("Sun_few", SUN_FEW),
+    "fagb": ("FagB", prompts.FAGGIOLI_B),
+    "fagb-few": ("FagB_few", FAGGIOLI_B_FEW),
+    "helm": ("HELM", prompts.HELM),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(DIRECT))
+@pytest.mark.parametrize(("response", "grade"), [("Yes", 1), ("yes.", 1), ("No", 0), ("Maybe", 0)])
+def test_yes_no_baselines(mode: str, response: str, grade: int) -> None:
+    backend = ScriptedBackend(constant(response))
+    grader = LLMGrader(backend, prompt=mode)
+    assert not grader.needs_bank
+    q1, q2 = question(), question("When was the tower built?")
+    results = grader.grade_batch([req(q1), req(q2), req(nugget())])
+    [call] = backend.calls
+    assert len(call["prompts"]) == 1  # one prompt per (query, passage), whatever the test points
+    prompt_class, template = DIRECT[mode]
+    assert call["prompts"][0].text == template.render(PASSAGE.text, query_title=QUERY.text)
+    assert [r.grade for r in results if isinstance(r, Grade)] == [grade] * 3
+    first = results[0]
+    assert isinstance(first, Grade) and first.details["prompt_class"] == prompt_class
+    assert first.details.get("not_yes_no", False) is (response == "Maybe")
+    spec = grader.spec()
+    assert (spec.max_grade, spec.default_min_grade, spec.prompt_class) == (1, 1, prompt_class)
+
+
+def test_direct_baselines_key_the_cache_on_query_and_passage_only() -> None:
+    grader = LLMGrader(ScriptedBackend(constant("Yes")), prompt="helm")
+    assert grader.cache_payload(req(question())) == grader.cache_payload(req(nugget()))
+    assert grader.cache_payload(req(question())) == {"query": QUERY.text, "passage": PASSAGE.text}
+    other_query = Query(id="q2", text="capital of france")
+    assert grader.cache_payload(req(question(), query=other_query)) != grader.cache_payload(req(question()))
+
+
+@pytest.mark.parametrize(("response", "grade", "flag"), [("2", 2, False), ("0", 0, False), ("1.", 1, False), ("3", 0, True), ("relevant", 0, True)])
+def test_thomas_grades_zero_to_two(response: str, grade: int, flag: bool) -> None:
+    backend = ScriptedBackend(constant(response))
+    grader = LLMGrader(backend, prompt="thomas")
+    [result] = grader.grade_batch([req(question())])
+    assert isinstance(result, Grade) and result.grade == grade
+    assert result.details.get("not_a_grade", False) is flag
+    assert backend.calls[0]["rating_scale"] == 2
+    assert (grader.spec().max_grade, grader.spec().default_min_grade) == (2, 1)
+
+
+def test_few_shot_prompts_have_four_examples_before_the_instruction() -> None:
+    sun = SUN_FEW.render("CTX", query_title="QUERY")
+    fagb = FAGGIOLI_B_FEW.render("CTX", query_title="QUERY")
+    assert len(EXAMPLES) == 4 and {q for q, _, _ in EXAMPLES} == {
+        "how many eye drops per ml",
+        "can you open a wells fargo account online",
+    }
+    assert sorted(r for _, _, r in EXAMPLES) == [False, False, True, True]
+    assert sun.count("Does the passage answer the query?") == 4
+    assert "Does the passage answer the query?" not in fagb
+    assert sun.count("Answer: Yes") == 2 and sun.count("Answer: No") == 2
+    assert sun.endswith(prompts.SUN.render("CTX", query_title="QUERY"))
+    assert fagb.endswith(prompts.FAGGIOLI_B.render("CTX", query_title="QUERY"))
+    assert fagb.count("Question: can you open a wells fargo account online") == 2
+    # a passage with braces renders verbatim
+    assert "{x}" in SUN_FEW.render("a {x} b", query_title="q")
+
+
+# -- spec and options ---------------------------------------------------------------------
+
+
+def test_spec_covers_prompt_model_and_backend_settings() -> None:
+    backend = ScriptedBackend(constant("1"))
+    spec = LLMGrader(backend, name="hf").spec()
+    assert spec.name == "hf" and spec.model == "scripted/model" and spec.revision == "abc123"
+    assert spec.prompt_class == "QuestionSelfRatedUnanswerablePromptWithChoices+NuggetSelfRatedPrompt"
+    assert prompts.QUESTION_SELF_RATING.template in (spec.prompt_text or "")
+    assert spec.options["backend"] == {"backend": "scripted", "temperature": 0}
+    assert (spec.max_grade, spec.default_min_grade) == (5, 4)
+    fingerprints = {LLMGrader(backend, prompt=m).spec().fingerprint() for m in MODES}
+    assert len(fingerprints) == len(MODES)
+    assert LLMGrader(backend, max_new_tokens=9).spec().fingerprint() != spec.fingerprint()
+
+
+def test_close_closes_the_backend() -> None:
+    backend = ScriptedBackend(constant("1"))
+    LLMGrader(backend).close()
+    assert backend.closed
+
+
+def test_option_reader_types_and_typos() -> None:
+    reader = OptionReader({"num_beams": "5", "flag": "yes", "name": " x ", "empty": ""}, "hf")
+    assert reader.get_int("num_beams", 1, minimum=1) == 5
+    assert reader.get_bool("flag", False) is True
+    assert reader.get_str("name") == "x"
+    assert reader.get_str("empty", "default") == "default"
+    reader.finish()
+    with pytest.raises(ConfigError, match=r"option num_beams='five' is invalid; expected an integer"):
+        OptionReader({"num_beams": "five"}, "hf").get_int("num_beams")
+    with pytest.raises(ConfigError, match=r"expected an integer >= 1"):
+        OptionReader({"num_beams": "0"}, "hf").get_int("num_beams", minimum=1)
+    with pytest.raises(ConfigError, match=r"expected true or false"):
+        OptionReader({"flag": "maybe"}, "hf").get_bool("flag", False)
+    typo = OptionReader({"num_beam": "5"}, "hf")
+    typo.get_int("num_beams")
+    with pytest.raises(ConfigError, match=r"unknown option 'num_beam'.*Did you mean 'num_beams'"):
+        typo.finish()
+
+
+def test_unknown_prompt_mode_suggests_a_name() -> None:
+    with pytest.raises(ConfigError, match=r"unknown prompt 'self-ratings'.*Did you mean 'self-rating'"):
+        read_llm_options(OptionReader({"prompt": "self-ratings"}, "hf"))
+    with pytest.raises(ConfigError, match=r"custom_output='json' is invalid"):
+        read_llm_options(OptionReader({"prompt": "helm", "custom_output": "json"}, "hf"))
+
+
+# -- custom prompts -----------------------------------------------------------------------
+
+
+def test_custom_prompt_file(tmp_path: Path) -> None:
+    file = tmp_path / "rate.txt"
+    file.write_text("Rate 0-5 for {query}. Q: {question}\nText: {context}\nJSON like {{\"grade\": 3}}. Grade:", encoding="utf-8")
+    backend = ScriptedBackend(constant("5"))
+    options = read_llm_options(OptionReader({"prompt": f"custom:{file}"}, "hf"))
+    grader = options.grader(backend, "hf")
+    tp = question()
+    [result] = grader.grade_batch([req(tp)])
+    sent = backend.calls[0]["prompts"][0]
+    assert sent.before == f"Rate 0-5 for {QUERY.text}. Q: {tp.text}\nText: "
+    assert sent.context == PASSAGE.text
+    assert sent.after == '\nJSON like {"grade": 3}. Grade:'
+    assert isinstance(result, Grade) and result.grade == 5
+    assert result.details["prompt_class"] == "custom:rate.txt"
+    assert grader.cache_payload(req(tp))["query"] == QUERY.text
+    spec = grader.spec()
+    file.write_text("Changed {question} {context}", encoding="utf-8")
+    edited = read_llm_options(OptionReader({"prompt": f"custom:{file}"}, "hf")).grader(backend, "hf").spec()
+    assert edited.fingerprint() != spec.fingerprint()  # the prompt text is in the cache key
+
+
+def test_custom_prompt_yes_no_output(tmp_path: Path) -> None:
+    file = tmp_path / "yn.txt"
+    file.write_text("Does {context} answer {question}? yes or no:", encoding="utf-8")
+    grader = LLMGrader(ScriptedBackend(constant("No")), prompt=f"custom:{file}", custom_output="yes-no")
+    [result] = grader.grade_batch([req(nugget())])
+    assert isinstance(result, Grade) and result.grade == 0 and grader.spec().max_grade == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Passage: {context}", r"lacks the placeholder\(s\) \{question\}"),
+        ("Question: {question}", r"lacks the placeholder\(s\) \{context\}"),
+        ("{question} {context} {answer}", r"unknown placeholder\(s\) \{answer\}"),
+        ("{question} {context} {", r"not a valid template"),
+    ],
+)
+def test_custom_prompt_errors_name_the_file(tmp_path: Path, text: str, message: str) -> None:
+    file = tmp_path / "bad.txt"
+    file.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message) as info:
+        LLMGrader(ScriptedBackend(constant("1")), prompt=f"custom:{file}")
+    assert str(file) in str(info.value)
+
+
+def test_custom_prompt_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(ConfigError, match="cannot be read") as info:
+        LLMGrader(ScriptedBackend(constant("1")), prompt=f"custom:{missing}")
+    assert str(missing) in str(info.value)
+
+
+def test_prompt_for_gives_the_prompt_of_a_request() -> None:
+    grader = LLMGrader(ScriptedBackend(constant("1")), prompt="question-rating")
+    parts = grader.prompt_for(req(question()))
+    assert parts is not None and parts.text == prompts.QUESTION_SELF_RATING.render(PASSAGE.text, question=question().text)
+    assert grader.prompt_for(req(nugget())) is None

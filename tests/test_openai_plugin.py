@@ -1,0 +1,129 @@
+"""Grading a bank through pytest with ``--exam-grader openai`` against the local fake server:
+faults are retried to the right grades; a permanent failure is an error with a non-zero exit and
+never a grade (nor a cached one)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fake_openai_server import FakeOpenAIServer, Fault
+
+pytest_plugins = ["pytester"]
+pytest.importorskip("openai")
+
+BANK = """\
+queries:
+  - id: q1
+    text: first query
+    questions:
+      - {id: q1/a, text: question a}
+      - {id: q1/b, text: question b}
+  - id: q2
+    text: second query
+    questions:
+      - {id: q2/c, text: question c}
+"""
+
+# The fake server answers the digit after GRADE= in the prompt (the passage carries it).
+COLLECTION = """\
+id\ttext
+p1\tGRADE=5 a passage that answers everything
+p2\tGRADE=2 a weak passage
+p3\tGRADE=4 a good passage for the second query
+p4\tGRADE=0 an unrelated passage
+"""
+
+RUNS = {
+    "good.run": "q1 Q0 p1 1 2.0 good\nq2 Q0 p3 1 1.0 good\n",
+    "weak.run": "q1 Q0 p2 1 2.0 weak\nq2 Q0 p4 1 1.0 weak\n",
+}
+PAIRS = 6  # q1: {p1, p2} x {a, b}; q2: {p3, p4} x {c}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini(
+        textwrap.dedent(
+            """
+            [pytest]
+            exam_banks = banks
+            exam_runs = runs
+            exam_cache = .cache/grades.sqlite
+            exam_report_dir = reports
+            """
+        )
+    )
+    (pytester.path / "banks").mkdir()
+    (pytester.path / "banks" / "exam.yaml").write_text(BANK)
+    runs = pytester.path / "runs"
+    runs.mkdir()
+    (runs / "collection.tsv").write_text(COLLECTION)
+    for name, text in RUNS.items():
+        (runs / name).write_text(text)
+    return pytester
+
+
+def openai_args(server: FakeOpenAIServer, *extra: str) -> list[str]:
+    options = [
+        f"base_url={server.base_url}",
+        "model=fake-model",
+        "api_key=test",
+        "timeout=0.5",
+        "backoff_base=0.001",
+        "backoff_max=0.002",
+        *extra,
+    ]
+    args = ["banks", "-p", "no:cacheprovider", "--exam-grader", "openai"]
+    for option in options:
+        args += ["--exam-grader-option", option]
+    return args
+
+
+def covers(pytester: pytest.Pytester) -> dict[str, float]:
+    report = json.loads((pytester.path / "reports" / "exam-report.json").read_text())
+    return {s["run"]: s["exam_cover"] for s in report["systems"]}
+
+
+def test_faults_are_retried_to_the_right_grades(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    server.add_faults("GRADE=5", Fault("status", status=429, retry_after="0"), Fault("garbage"))
+    server.add_faults("GRADE=4", Fault("slow", delay=3.0), Fault("status", status=500), Fault("truncated"))
+    result = project.runpytest(*openai_args(server))
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=3)  # good answers a, b and c; weak misses all
+    assert covers(project) == {"good": pytest.approx(1.0), "weak": pytest.approx(0.0)}
+    assert server.count() == PAIRS + 5  # every pair once, plus one request per scripted fault
+    assert server.count("GRADE=4") == 1 + 3
+    # Everything is cached now: a second session sends nothing.
+    project.runpytest(*openai_args(server))
+    assert server.count() == PAIRS + 5
+
+
+def test_permanent_failure_is_an_error_with_non_zero_exit(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    server.add_faults("GRADE=0", *[Fault("status", status=500)] * 50)
+    result = project.runpytest(*openai_args(server, "max_retries=2"))
+    assert result.ret != 0
+    result.assert_outcomes(passed=3, errors=1)  # the weak run's q2/c needs the failed pair
+    result.stdout.fnmatch_lines(["*ERROR*q2/c?weak?*"])
+    result.stdout.fnmatch_lines(["*HTTP 500*3 attempts*"])
+    assert server.count("GRADE=0") == 3  # 1 + max_retries, never more
+    # No grade was stored for the failed pair: the next session asks again.
+    project.runpytest(*openai_args(server, "max_retries=2"))
+    assert server.count("GRADE=0") == 6
+    assert server.count("GRADE=5") == 2  # the good pairs were cached
+
+
+def test_dry_run_spends_nothing(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    result = project.runpytest(*openai_args(server), "--exam-dry-run")
+    assert result.ret == 0, result.stdout.str()
+    assert server.count() == 0
+    result.stdout.fnmatch_lines([f"*{PAIRS} calls*prompt tokens*"])
