@@ -111,6 +111,14 @@ def plain_greedy(folder: Path, texts: Sequence[str], max_new_tokens: int, *, bat
 # -- loading ------------------------------------------------------------------------------
 
 
+def test_weights_load_on_first_generation_only(t5_dir: Path) -> None:
+    backend = HFBackend(str(t5_dir), batch_size=8)
+    spec_settings = backend.settings()  # what the cache key needs: no weights
+    assert backend._model is None and spec_settings["architecture"] == "seq2seq"
+    [result] = backend.generate([PromptParts("Rate: ", "some passage")], max_new_tokens=4, rating_scale=5)
+    assert backend._model is not None and not isinstance(result, GradeFailure)
+
+
 def test_t5_loads_as_seq2seq_with_fp32_greedy_settings(t5: HFBackend, t5_dir: Path) -> None:
     assert isinstance(t5, TextBackend)
     assert t5.is_encoder_decoder and t5.device == "cpu"

@@ -144,7 +144,7 @@ class HFBackend:
         trust_remote_code: bool = False,
     ) -> None:
         import torch
-        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig
 
         if num_beams < 1:
             raise ConfigError(f"num_beams={num_beams} is invalid; expected an integer >= 1")
@@ -164,19 +164,14 @@ class HFBackend:
             self.tokenizer = AutoTokenizer.from_pretrained(model, **load)
             self.is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
             auto = AutoModelForSeq2SeqLM if self.is_encoder_decoder else AutoModelForCausalLM
-            self.model = auto.from_pretrained(model, config=config, dtype=self.torch_dtype, **load)
+            try:
+                gen = GenerationConfig.from_pretrained(model, **load)
+            except OSError:  # no generation_config.json: what from_pretrained would derive
+                gen = GenerationConfig.from_model_config(config)
         except (OSError, ValueError) as exc:
             raise model_load_error(model, exc) from exc
-        self.model.to(self.device).eval()
-        if self.quantize == "int8":
-            with warnings.catch_warnings():
-                # torch.ao.quantization and quantized tensors are deprecated in favour of torchao, but
-                # still ship and work; the option is reported separately as experimental.
-                warnings.simplefilter("ignore", DeprecationWarning)
-                warnings.filterwarnings("ignore", message=r".*quantiz", category=UserWarning)
-                from torch.ao.quantization import quantize_dynamic
-
-                self.model = quantize_dynamic(self.model, {torch.nn.Linear}, dtype=torch.qint8)
+        # The weights load on first use: a session whose grades are all cached never pays for them.
+        self._auto, self._load_kwargs, self._model = auto, load, None
         folder = Path(model)
         self.revision = getattr(config, "_commit_hash", None) or revision
         if folder.is_dir():
@@ -188,7 +183,7 @@ class HFBackend:
             tok.padding_side = "left"  # decoder-only models continue from the right end
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
-        gen = copy.deepcopy(self.model.generation_config)
+        gen = copy.deepcopy(gen)
         gen.do_sample = False
         gen.num_beams = num_beams
         gen.num_return_sequences = 1
@@ -219,6 +214,30 @@ class HFBackend:
         self._digit_tables: dict[int, list[list[int]]] = {}
         self.stats = {"prompts": 0, "fast_path": 0, "fallback": 0, "truncated": 0, "batch_halvings": 0}
 
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            import torch
+
+            try:
+                model = self._auto.from_pretrained(
+                    self.model_id, config=self._config, dtype=self.torch_dtype, **self._load_kwargs
+                )
+            except (OSError, ValueError) as exc:
+                raise model_load_error(self.model_id, exc) from exc
+            model.to(self.device).eval()
+            if self.quantize == "int8":
+                with warnings.catch_warnings():
+                    # torch.ao.quantization and quantized tensors are deprecated in favour of torchao, but
+                    # still ship and work; the option is reported separately as experimental.
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    warnings.filterwarnings("ignore", message=r".*quantiz", category=UserWarning)
+                    from torch.ao.quantization import quantize_dynamic
+
+                    model = quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+            self._model = model
+        return self._model
+
     # -- protocol -------------------------------------------------------------------------
 
     def settings(self) -> dict[str, Any]:
@@ -239,7 +258,7 @@ class HFBackend:
     def close(self) -> None:
         import torch
 
-        self.model = None  # type: ignore[assignment]
+        self._model = None
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 

@@ -622,15 +622,9 @@ def estimate_requests(grader: Any, requests: Sequence[Any]) -> tuple[int, int]:
     Tokens come from :meth:`OpenAIBackend.estimate` (system message and truncation included) or, for
     another backend, from its ``count_tokens``. Nothing is sent."""
     backend = getattr(grader, "backend", None)
-    if backend is None or not hasattr(grader, "_parts"):
+    if backend is None or not hasattr(grader, "prompt_for"):
         raise ConfigError(f"grader {getattr(grader, 'name', grader)!r} is not an LLM grader: no prompts to count")
-    parts: list[PromptParts] = []
-    for request in requests:
-        if grader.supports(request.test_point) is not None:
-            continue
-        template = grader._template(request.test_point)
-        if template is not None:
-            parts.append(grader._parts(template, request))
+    parts: list[PromptParts] = [p for p in (grader.prompt_for(r) for r in requests) if p is not None]
     if isinstance(backend, OpenAIBackend):
         return backend.estimate(parts, max_new_tokens=grader.max_new_tokens)
     unique = {p.text for p in parts}
