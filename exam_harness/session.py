@@ -26,6 +26,7 @@ from exam_harness.graders.base import Grader, GraderConfig
 from exam_harness.graders.registry import GraderRegistry, default_registry
 from exam_harness.grading import GradingOutcome, group_by_key, pending_requests, pool_pairs, run_grading_pass
 from exam_harness.models import ExamData, GraderSpec, QueryBank
+from exam_harness.progress import GradingProgress
 from exam_harness.report.schema import Outcomes
 from exam_harness.settings import ExamSettings, bank_paths
 
@@ -244,10 +245,10 @@ class ExamSession:
         except ConfigError:  # not an LLM grader: no prompts, so no tokens to count
             return text + f"{len(pending)} pairs (no prompts: not an LLM grader); nothing was graded"
 
-    def _progress(self) -> _Progress:
+    def _progress(self) -> GradingProgress:
         capman = self.config.pluginmanager.getplugin("capturemanager")
         enabled = self.settings.progress and self.config.get_verbosity() >= 0
-        return _Progress(capman, enabled, f"grading with {self.settings.grader}")
+        return GradingProgress(f"grading with {self.settings.grader}", enabled, capman=capman)
 
     # ------------------------------------------------------------------ cases
     def case_problem(self, case: ExamCase) -> tuple[str, str] | None:
@@ -487,48 +488,3 @@ def _line_of(path: Path, needle: str) -> int | None:
     except OSError:
         return None
     return None
-
-
-class _Progress:
-    """A rich progress bar drawn outside pytest's output capture, or nothing when disabled."""
-
-    def __init__(self, capman: Any, enabled: bool, label: str) -> None:
-        self.capman = capman
-        self.enabled = enabled
-        self.label = label
-        self._bar: Any = None
-        self._task: Any = None
-        self._suspended: Any = None
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def start(self, total: int) -> None:
-        if not self.enabled or total == 0:
-            return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        if self.capman is not None:
-            self._suspended = self.capman.global_and_fixture_disabled()
-            self._suspended.__enter__()
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("pairs"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            transient=False,
-        )
-        self._bar.start()
-        self._task = self._bar.add_task(self.label, total=total)
-
-    def advance(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task, n)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-        if self._suspended is not None:
-            self._suspended.__exit__(None, None, None)

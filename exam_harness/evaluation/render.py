@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from exam_harness.evaluation.results import AgreementResult, EvaluationResult, Leaderboard
+from exam_harness.progress import GradingProgress
 
 MEASURE_TITLES = {
     "P@20": "P@20", "map": "MAP", "ndcg@10": "nDCG@10", "ndcg@20": "nDCG@20", "rprec": "R-prec", "mrr": "MRR",
@@ -51,37 +52,7 @@ def render_text(renderable: Any, width: int = 100) -> str:
     return buffer.getvalue()
 
 
-class ProgressBar:
-    """A rich progress bar on stderr (``start(total)`` / ``advance(n)``), or nothing when disabled."""
-
-    def __init__(self, label: str, enabled: bool = True) -> None:
-        self.label = label
-        self.enabled = enabled
-        self._bar: Any = None
-        self._task: Any = None
-
-    def __enter__(self) -> ProgressBar:
-        return self
-
-    def start(self, total: int) -> None:
-        if not self.enabled or total == 0:
-            return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("pairs"),
-            TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=sys.stderr),
-        )
-        self._bar.start()
-        self._task = self._bar.add_task(self.label, total=total)
-
-    def advance(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task, n)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+ProgressBar = GradingProgress  # the CLI commands draw the same bar as the pytest session
 
 
 def progress_factory(enabled: bool) -> Any:

@@ -1,0 +1,51 @@
+"""The grading progress bar shared by the pytest session and the CLI commands."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+class GradingProgress:
+    """A rich progress bar on stderr (``start(total)`` / ``advance(n)``), or nothing when disabled.
+
+    Under pytest, pass the capture manager: the bar is drawn with output capture suspended, the way
+    pytest itself suspends capture for a debugger.
+    """
+
+    def __init__(self, label: str, enabled: bool = True, *, capman: Any = None) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.capman = capman
+        self._bar: Any = None
+        self._task: Any = None
+        self._suspended: Any = None
+
+    def __enter__(self) -> GradingProgress:
+        return self
+
+    def start(self, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        if self.capman is not None:
+            self._suspended = self.capman.global_and_fixture_disabled()
+            self._suspended.__enter__()
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("pairs"),
+            TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=sys.stderr),
+        )
+        self._bar.start()
+        self._task = self._bar.add_task(self.label, total=total)
+
+    def advance(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+        if self._suspended is not None:
+            self._suspended.__exit__(None, None, None)
