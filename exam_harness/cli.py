@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from exam_harness import __version__
 from exam_harness.errors import ExamError
 
-COMMANDS: tuple[str, ...] = ("exam", "graders", "leaderboard", "schema", "generate", "evaluate", "analyze")
+COMMANDS: tuple[str, ...] = (
+    "exam", "graders", "leaderboard", "schema", "generate", "evaluate", "analyze", "import_grades",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

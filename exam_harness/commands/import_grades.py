@@ -1,0 +1,52 @@
+"""``exam-harness import-grades``: store a graded Workbench file's grades in the grade cache.
+
+The grades become cache entries of the ``recorded`` grader, one grading run (model, prompt class) at
+a time, so an exam over the same passages (e.g. TREC runs with a collection) replays them with
+``--exam-grader recorded --exam-grader-option llm=... --exam-grader-option prompt_class=...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from exam_harness.settings import DEFAULT_CACHE
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "import-grades",
+        help="Store the recorded grades of a Workbench paragraph file in the grade cache.",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paragraphs", type=Path, metavar="PARAGRAPH_FILE", help="Graded Workbench paragraph file.")
+    parser.add_argument("--bank", type=Path, action="append", required=True, metavar="BANK_FILE",
+                        help="Bank with the test points' texts (part of every grade's cache key); repeatable.")
+    parser.add_argument("--cache", type=Path, default=Path(DEFAULT_CACHE),
+                        help=f"SQLite grade cache (default: {DEFAULT_CACHE}).")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from exam_harness.cache import GradeCache
+    from exam_harness.evaluation.workbench_export import import_workbench_grades
+    from exam_harness.io import load_bank
+
+    banks = [bank for path in args.bank for bank in load_bank(path)]
+    cache = GradeCache(args.cache)
+    try:
+        imported = import_workbench_grades(args.paragraphs, cache, banks)
+    finally:
+        cache.close()
+    if not imported:
+        print(f"{args.paragraphs}: no recorded test point grades to import")
+        return 1
+    for entry in imported:
+        print(
+            f"imported {entry.stored} grades of llm={entry.llm} prompt_class={entry.prompt_class} into {args.cache}"
+            + (f" ({entry.skipped} skipped: test points no bank lists)" if entry.skipped else "")
+        )
+        print(f"  replay: --exam-grader recorded --exam-grader-option llm={entry.llm} "
+              f"--exam-grader-option prompt_class={entry.prompt_class}")
+    return 0
