@@ -45,7 +45,6 @@ if str(ROOT) not in sys.path:
 from exam_harness.errors import ConfigError, ExamError, InputError  # noqa: E402
 from exam_harness.graders.base import GradeFailure, Grader, GraderConfig, GradeResult, GradingRequest  # noqa: E402
 from exam_harness.io.located import (  # noqa: E402
-    MAP,
     SCALAR,
     Node,
     describe,

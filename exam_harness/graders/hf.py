@@ -143,7 +143,6 @@ class HFBackend:
         fast_path_tokens: int = FAST_PATH_TOKENS,
         trust_remote_code: bool = False,
     ) -> None:
-        import torch
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig
 
         if num_beams < 1:
