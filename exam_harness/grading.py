@@ -8,7 +8,7 @@ an interrupted pass resumes where it stopped.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from exam_harness.cache import GradeCache, cache_key
@@ -42,7 +42,7 @@ def pool_pairs(
     passages: dict[str, Passage],
     *,
     k: int,
-    extra: dict[str, Iterable[str]] | None = None,
+    extra: Mapping[str, Iterable[str]] | None = None,
 ) -> list[GradingRequest]:
     """Requests for every test point of every bank x every passage in any run's top-k for its query.
 

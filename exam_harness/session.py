@@ -222,7 +222,7 @@ class ExamSession:
                     grader,
                     requests,
                     self.cache(),
-                    chunk_size=self.settings.batch_size or getattr(grader, "chunk_size", 256),
+                    chunk_size=int(self.settings.batch_size or getattr(grader, "chunk_size", 256)),
                     on_start=progress.start,
                     on_progress=progress.advance,
                 )

@@ -170,7 +170,8 @@ class HFBackend:
         except (OSError, ValueError) as exc:
             raise model_load_error(model, exc) from exc
         # The weights load on first use: a session whose grades are all cached never pays for them.
-        self._auto, self._load_kwargs, self._model = auto, load, None
+        self._auto, self._load_kwargs = auto, load
+        self._model: Any = None
         folder = Path(model)
         self.revision = getattr(config, "_commit_hash", None) or revision
         if folder.is_dir():

@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from exam_harness.errors import InputError
 
@@ -31,7 +31,7 @@ def base_name(path: Path) -> str:
 def open_binary(path: Path) -> IO[bytes]:
     """Open a file for reading bytes, decompressing ``.gz`` transparently."""
     try:
-        return gzip.open(path, "rb") if is_gz(path) else open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb") if is_gz(path) else open(path, "rb"))
     except FileNotFoundError:
         raise InputError("file not found", path=path) from None
     except IsADirectoryError:
