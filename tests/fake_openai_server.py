@@ -216,13 +216,21 @@ class _Handler(BaseHTTPRequestHandler):
             server.requests.append(RecordedRequest(self.path, body, prompt, fault, {k.lower(): v for k, v in self.headers.items()}))
             server.in_flight += 1
             server.max_in_flight = max(server.max_in_flight, server.in_flight)
+        self._in_flight = True
         try:
             self._answer(server, body, prompt, fault)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout): nothing to answer
         finally:
-            with server._lock:
-                server.in_flight -= 1
+            self._leave_flight()
+
+    def _leave_flight(self) -> None:
+        """A request stops counting as in flight before its answer is written: once the client has the
+        answer it may start the next request before this thread runs again."""
+        if getattr(self, "_in_flight", False):
+            self._in_flight = False
+            with self.owner._lock:
+                self.owner.in_flight -= 1
 
     def _answer(self, server: FakeOpenAIServer, body: dict[str, Any], prompt: str, fault: Fault | None) -> None:
         if fault is not None:
@@ -250,6 +258,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)
 
     def _send_raw(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self._leave_flight()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
