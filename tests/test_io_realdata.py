@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -65,9 +64,7 @@ def test_car_banks_with_facets() -> None:
 def test_dl19_graded_paragraphs() -> None:
     path = DATA / "dl19" / "dl19-graded-flan-t5-large-selfrating.jsonl.gz"
     assert not is_bank_file(path)
-    start = time.perf_counter()
     data = load_runs([path]).data
-    elapsed = time.perf_counter() - start
     # 9,260 paragraph entries; 121 passages are judged for two queries, so 9,139 distinct passages
     assert len(data.passages) == 9139
     assert sum(len(levels) for levels in data.judgments.values()) == 9260
