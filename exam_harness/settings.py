@@ -139,6 +139,7 @@ def _choice(raw: Any, where: str, valid: tuple[str, ...]) -> str:
 
 
 def parse_key_values(items: list[str], where: str) -> dict[str, str]:
+    """``["k=v", ...]`` -> dict, shared by the plugin's and the CLI's option parsing."""
     parsed: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")

@@ -17,6 +17,7 @@ from typing import Any
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.graders.backend import TextBackend
 from exam_harness.models import Query
+from exam_harness.settings import parse_key_values
 
 BACKENDS = ("openai", "hf")
 
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     queries = load_queries(args.queries)
     if args.facets is not None:
         queries = add_facets(queries, load_facets(args.facets, {q.id for q in queries}))
-    options = parse_options(args.option)
+    options = parse_key_values(args.option or [], "--option")
 
     if args.dry_run:
         targets = generation_targets(queries)
@@ -159,16 +160,6 @@ def _estimate(backend: TextBackend, prompts: list[str], max_new_tokens: int) -> 
         return estimate(prompts, max_new_tokens=max_new_tokens)
     unique = set(prompts)
     return len(unique), sum(backend.count_tokens(p) for p in unique)
-
-
-def parse_options(pairs: list[str]) -> dict[str, str]:
-    options: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--option expects KEY=VALUE, got {pair!r}")
-        options[key.strip()] = value
-    return options
 
 
 def make_backend(args: argparse.Namespace, options: dict[str, str]) -> TextBackend:

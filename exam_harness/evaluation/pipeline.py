@@ -20,6 +20,7 @@ from exam_harness.evaluation.inputs import ExamView
 from exam_harness.graders.base import GraderConfig
 from exam_harness.graders.registry import GraderRegistry, default_registry
 from exam_harness.models import ExamData, QueryBank
+from exam_harness.settings import parse_key_values
 
 DEFAULT_CACHE = Path(".exam-cache/grades.sqlite")
 
@@ -112,10 +113,4 @@ def obtain_grades(
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str]:
     """``["k=v", ...]`` -> dict; a pair without ``=`` is a ConfigError naming it."""
-    options: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"grader option {pair!r} is not KEY=VALUE")
-        options[key.strip()] = value
-    return options
+    return parse_key_values(list(pairs), "--grader-option")
