@@ -1,0 +1,105 @@
+"""Outputs pinned before the one-core refactor: they must stay equal while the code is reshaped.
+
+* ``exam-harness evaluate --json`` on DL19 with the recorded FLAN-T5 grades at tau 3, 4 and 5
+  (realdata; every number compared to 1e-12);
+* the example exam's JSON report and qrels files (``banks/`` x ``runs/`` with the embedding grader).
+
+Regenerate only after an intended change: ``UPDATE_GOLDEN=1 pytest tests/test_pinned_outputs.py``,
+and review the diff like code.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exam_harness.cli import main
+
+GOLDEN = Path(__file__).parent / "golden"
+REPO = Path(__file__).resolve().parents[1]
+TOLERANCE = 1e-12
+
+
+def assert_close(actual: Any, expected: Any, where: str = "$") -> None:
+    """Equal JSON documents, numbers compared to TOLERANCE (absolute), everything else exactly."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f"{where}: expected an object, got {type(actual).__name__}"
+        assert sorted(actual) == sorted(expected), f"{where}: keys {sorted(set(actual) ^ set(expected))} differ"
+        for key in expected:
+            assert_close(actual[key], expected[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), f"{where}: lists differ in length"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_close(a, e, f"{where}[{i}]")
+    elif isinstance(expected, float) or (isinstance(expected, int) and isinstance(actual, float)):
+        assert isinstance(actual, (int, float)) and not isinstance(actual, bool), f"{where}: not a number"
+        assert math.isclose(actual, expected, rel_tol=0.0, abs_tol=TOLERANCE), f"{where}: {actual!r} != {expected!r}"
+    else:
+        assert actual == expected, f"{where}: {actual!r} != {expected!r}"
+
+
+def _golden_json(name: str, document: dict[str, Any]) -> dict[str, Any]:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_bytes(gzip.compress((json.dumps(document, indent=1, sort_keys=True) + "\n").encode(), mtime=0))
+    assert path.exists(), f"missing golden file {path}; run with UPDATE_GOLDEN=1 once"
+    return json.loads(gzip.decompress(path.read_bytes()))
+
+
+@pytest.mark.realdata
+def test_dl19_evaluate_json_is_pinned(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(shared_data / "dl19")
+    out = tmp_path / "dl19.json"
+    code = main([
+        "evaluate", "dl19-graded-flan-t5-large-selfrating.jsonl.gz", "--official", "official-leaderboard.json",
+        "--min-grade", "3", "4", "5", "--json", str(out), "--brief", "--no-progress",
+    ])
+    assert code == 0
+    document = json.loads(out.read_text())
+    document["grading"]["seconds"] = 0.0
+    assert_close(document, _golden_json("dl19-evaluate-recorded.json.gz", document))
+
+
+@pytest.fixture(scope="module")
+def example_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example exam run once, cold, in a copy of the repo's banks/, runs/ and configuration."""
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("pinned-example")
+    for folder in ("banks", "runs"):
+        shutil.copytree(REPO / folder, root / folder)
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    shutil.copy(REPO / "conftest.py", root / "conftest.py")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "banks", "-p", "no:cacheprovider", "-q", "--exam-cache", "none"],
+        cwd=root, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return root / "reports"
+
+
+@pytest.mark.slow
+def test_example_exam_report_is_pinned(example_reports: Path) -> None:
+    report = json.loads((example_reports / "exam-report.json").read_text())
+    for key in ("created", "tool_version", "schema_version"):
+        report.pop(key)
+    report["cache"]["grading_seconds"] = 0.0
+    assert_close(report, _golden_json("example/exam-report.json.gz", report))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["exam-max-grade.qrels", "exam-count.qrels", "exam-at-least-2.qrels"])
+def test_example_exam_qrels_are_pinned(example_reports: Path, name: str) -> None:
+    text = (example_reports / name).read_text()
+    golden = GOLDEN / "example" / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()
