@@ -21,7 +21,7 @@ scored. The script ends with one line per grader: ``inflation[NAME]: +1.23 grade
 
 Graders: the offline ones by default (``embedding`` and ``answer-key``; one whose package is missing
 is reported as skipped); ``hf`` when ``--model`` is given; ``openai`` when ``--openai-model`` is
-given (the chat endpoint fences each passage as data; see graders/openai_backend.py). Options reach
+given (the chat endpoint fences each passage as data; see exam_harness/llm/openai.py). Options reach
 a grader with ``--grader-option NAME:KEY=VALUE``, e.g. ``--grader-option hf:prompt=answer-key``.
 The figures are reported as they come out: the passages were not tuned to flatter any grader.
 """
@@ -475,7 +475,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = run_grader(plan, data)
         except ConfigError as exc:
             if plan.explicit:
-                print(f"error: grader {plan.name!r}: {exc}", file=sys.stderr)
+                where = f"grader {plan.name!r}: "
+                message = str(exc) if str(exc).startswith(where) else where + str(exc)  # option errors name it
+                print(f"error: {message}", file=sys.stderr)
                 status = 2
             else:
                 print(f"\nskipped[{plan.name}]: not available offline: {exc}")

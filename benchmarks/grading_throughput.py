@@ -8,9 +8,9 @@ Both ways grade the same (passage, question) pairs with the same model and repor
 
 (a) this harness: LLMGrader (question self-rating prompt) over HFBackend: all pairs batched, sorted
     by length, greedy, fast self-rating path (two decoding steps, full decode only for answers that
-    are not one token and end-of-sequence), METHOD parse;
+    are not one token and end-of-sequence), method's parse;
 (b) the reference way: one prompt at a time (batch size 1), beam search with 5 beams,
-    max_length=512, then the METHOD parse. The reference implementation called transformers'
+    max_length=512, then the method's parse. The reference implementation called transformers'
     ``text2text-generation`` pipeline; transformers 5 removed that pipeline, so when it is missing
     we reproduce what it did per prompt: tokenise, ``generate(num_beams=5, max_length=512)``,
     decode with special tokens skipped. Prompts longer than the model's limit get the harness's
@@ -53,11 +53,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from exam_harness import prompts  # noqa: E402
-from exam_harness.graders.backend import PromptParts  # noqa: E402
 from exam_harness.graders.base import GradingRequest  # noqa: E402
-from exam_harness.graders.hf import HFBackend  # noqa: E402
 from exam_harness.graders.llm import LLMGrader  # noqa: E402
+from exam_harness.llm import prompts  # noqa: E402
+from exam_harness.llm.backend import PromptParts  # noqa: E402
+from exam_harness.llm.hf import HFBackend  # noqa: E402
 from exam_harness.models import Grade, Passage, Query, TestPoint, test_point_id  # noqa: E402
 from exam_harness.parsing import parse_self_rating  # noqa: E402
 
@@ -145,7 +145,7 @@ class Harness:
 
 
 class Reference:
-    """(b) The reference way: one prompt at a time, 5 beams, max_length=512, then the METHOD parse."""
+    """(b) The reference way: one prompt at a time, 5 beams, max_length=512, then the method's parse."""
 
     def __init__(self, backend: HFBackend) -> None:
         self.model, self.tok, self.device = backend.model, backend.tokenizer, backend.device

@@ -1,7 +1,7 @@
-"""Bank generation (METHOD phase 1): queries -> exam questions or nuggets, written as a bank file.
+"""Bank generation, the method's first phase: queries -> exam questions or nuggets, written as a bank file.
 
-Generation sends one prompt of PROMPTS.md §1 per query (per facet when the query has facets,
-TREC CAR style) to any :class:`~exam_harness.graders.backend.TextBackend`, parses the JSON list in
+Generation sends one of the method's generation prompts per query (per facet when the query has facets,
+TREC CAR style) to any :class:`~exam_harness.llm.backend.TextBackend`, parses the JSON list in
 the answer (:func:`parse_generated_items`) and assigns the method's ids
 (``query_id/md5(text)``, ``query_id/facet_id/md5(text)`` with facets).
 
@@ -32,12 +32,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from exam_harness.errors import GradingError, InputError
-from exam_harness.graders.backend import PromptParts, TextBackend
 from exam_harness.graders.base import GradeFailure
 from exam_harness.io.handbank import facet_query_text
 from exam_harness.io.textio import atomic_write_text
-from exam_harness.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
-from exam_harness.prompts import (
+from exam_harness.llm.backend import PromptParts, TextBackend
+from exam_harness.llm.prompts import (
     NUGGET_GENERATION,
     NUGGET_GENERATION_FACET,
     NUGGET_INSTRUCTION,
@@ -45,6 +44,7 @@ from exam_harness.prompts import (
     QUESTION_GENERATION_FACET,
     QUESTION_INSTRUCTION,
 )
+from exam_harness.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
 
 BankKind = Literal["questions", "nuggets"]
 BANK_KINDS: tuple[BankKind, ...] = ("questions", "nuggets")
@@ -59,7 +59,7 @@ def point_kind(kind: BankKind) -> TestPointKind:
 def _check_kind(kind: str) -> BankKind:
     if kind not in BANK_KINDS:
         raise InputError("unknown bank kind", field="kind", value=kind, expected="'questions' or 'nuggets'")
-    return kind  # type: ignore[return-value]
+    return kind
 
 
 # --- prompts ---------------------------------------------------------------------------------
@@ -93,7 +93,7 @@ def generation_targets(queries: Sequence[Query]) -> list[GenerationTarget]:
 
 
 def generation_prompt(kind: BankKind, query_text: str, facet_text: str | None = None) -> str:
-    """The method's generation prompt (PROMPTS.md §1) with its JSON instruction filled in."""
+    """The method's generation prompt with its JSON instruction filled in."""
     _check_kind(kind)
     instruction = QUESTION_INSTRUCTION if kind == "questions" else NUGGET_INSTRUCTION
     if facet_text is None:
@@ -240,8 +240,9 @@ def _item_text(value: Any) -> str | None:
         return value
     if isinstance(value, dict):
         for key in _TEXT_KEYS:
-            if isinstance(value.get(key), str):
-                return value[key]
+            text = value.get(key)
+            if isinstance(text, str):
+                return text
         texts = [v for v in value.values() if isinstance(v, str)]
         return texts[0] if len(texts) == 1 else None
     return None

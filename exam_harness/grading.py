@@ -1,64 +1,73 @@
-"""The grading pass: grade every needed (passage, test point) pair once, in batches, through the cache.
+"""Grades for an exam: the grading pass through the cache, or the replay of recorded grades.
 
-Pairs are deduplicated by content (the cache key), so identical passages or repeated test points
-across queries cost one grade. Each graded batch is committed to the cache before the next starts:
-an interrupted pass resumes where it stopped.
+The grading pass grades every needed (passage, test point) pair once, in batches. Pairs are
+deduplicated by content (the cache key), so identical passages or repeated test points across
+queries cost one grade. Each graded batch is committed to the cache before the next starts: an
+interrupted pass resumes where it stopped. Replay reads a recorded grading run of a Workbench file
+without any grader object (the fast path of ``exam-harness evaluate``).
+
+Both give a :class:`GradingOutcome`: grades as small integers, the answer text behind each grade
+(for the analyses), and the pairs that could not be graded with the reason.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
-from exam_harness.models import Grade, Passage, QueryBank, Run
-
-PairId = tuple[str, str]  # (passage id, test point id)
+from exam_harness.inputs import ExamView, Pair, is_direct_id, view_from_banks, view_from_recorded
+from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
+from exam_harness.progress import GradingProgress
 
 
 @dataclass
 class GradingOutcome:
-    grades: dict[PairId, Grade] = field(default_factory=dict)
-    failures: dict[PairId, str] = field(default_factory=dict)
-    # test point id -> why the grader cannot grade it (its cases are skipped)
+    """Every grade of an exam and every pair without one."""
+
+    grades: dict[Pair, int] = field(default_factory=dict)
+    answers: dict[Pair, str | None] = field(default_factory=dict)  # extracted answer, else the raw response
+    failures: dict[Pair, str] = field(default_factory=dict)
+    # test point id -> why the grader cannot grade it (left out of scores; its cases are skipped)
     unsupported: dict[str, str] = field(default_factory=dict)
     pairs: int = 0
     unique: int = 0
     cache_hits: int = 0
     graded: int = 0
     seconds: float = 0.0
+    source: str = "grader"  # or "recorded"
 
     @property
     def cache_misses(self) -> int:
         return self.unique - self.cache_hits
 
+    def record(self, pair: Pair, grade: Grade) -> None:
+        self.grades[pair] = grade.grade
+        self.answers[pair] = grade.extracted_answer if grade.extracted_answer is not None else grade.raw_response
+
 
 def pool_pairs(
     banks: Iterable[QueryBank],
     runs: Iterable[Run],
-    passages: dict[str, Passage],
+    passages: Mapping[str, Passage],
     *,
     k: int,
     extra: Mapping[str, Iterable[str]] | None = None,
 ) -> list[GradingRequest]:
-    """Requests for every test point of every bank x every passage in any run's top-k for its query.
-
-    ``extra`` adds passages per query (e.g. judged passages) to the pool.
-    """
+    """Requests for every test point of every bank x every passage in the pool of its query: every
+    run's top-k, plus ``extra`` passages per query (the judged passages, under the ``judged`` pool)."""
     runs = list(runs)
     requests: list[GradingRequest] = []
-    seen: set[PairId] = set()
+    seen: set[Pair] = set()
     for bank in banks:
         qid = bank.query.id
-        pool: dict[str, None] = {}
+        pool: dict[str, None] = dict.fromkeys((extra or {}).get(qid, ()))
         for run in runs:
-            for pid in run.top_k(qid, k):
-                pool.setdefault(pid, None)
-        for pid in (extra or {}).get(qid, ()):
-            pool.setdefault(pid, None)
+            pool.update(dict.fromkeys(run.top_k(qid, k)))
         for pid in pool:
             passage = passages.get(pid)
             if passage is None:
@@ -69,14 +78,40 @@ def pool_pairs(
                     expected="a passage id defined in a collection, paragraph or responses file",
                 )
             for tp in bank.test_points:
-                if (pid, tp.id) in seen:
-                    continue
-                seen.add((pid, tp.id))
-                requests.append(GradingRequest(bank.query, tp, passage))
+                if (pid, tp.id) not in seen:
+                    seen.add((pid, tp.id))
+                    requests.append(GradingRequest(bank.query, tp, passage))
     return requests
 
 
-ProgressCallback = Callable[[int], None]
+def exam_requests(
+    data: ExamData, banks: Sequence[QueryBank], *, k: int, pool: str, only_queries: set[str] | None = None
+) -> list[GradingRequest]:
+    """The pairs an exam over ``banks`` needs graded: every run's top-k, plus the judged passages under
+    the ``judged`` pool (``only_queries`` restricts it to those queries)."""
+    chosen = [b for b in banks if only_queries is None or b.query.id in only_queries]
+    extra = view_from_banks(data, chosen).pooled if pool == "judged" and chosen else None
+    return pool_pairs(chosen, data.runs.values(), data.passages, k=k, extra=extra)
+
+
+def grade_banks(
+    data: ExamData,
+    banks: Sequence[QueryBank],
+    grader: Grader,
+    cache: GradeCache,
+    *,
+    k: int,
+    pool: str,
+    chunk_size: int | None = None,
+    progress: GradingProgress | None = None,
+    only_queries: set[str] | None = None,
+) -> tuple[ExamView, GradingOutcome]:
+    """Grade the exam over ``banks`` through ``cache``; the view leaves out test points the grader cannot grade."""
+    requests = exam_requests(data, banks, k=k, pool=pool, only_queries=only_queries)
+    size = chunk_size or int(getattr(grader, "chunk_size", 0) or 256)
+    with progress or GradingProgress(f"grading with {grader.name}", enabled=False) as bar:
+        outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start, on_progress=bar.advance)
+    return view_from_banks(data, banks, outcome.grades, exclude=outcome.unsupported), outcome
 
 
 def group_by_key(
@@ -102,6 +137,20 @@ def pending_requests(grader: Grader, requests: Sequence[GradingRequest], cache: 
     return [group[0] for key, group in by_key.items() if key not in found]
 
 
+def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: GradeCache) -> str:
+    """What grading would spend, computed without calling the grader."""
+    from exam_harness.llm.estimate import estimate_requests
+
+    pending = pending_requests(grader, requests, cache)
+    cached = len(group_by_key(grader, requests, {})) - len(pending)
+    text = f"exam dry run: {len(requests)} pairs, {cached} cached; grader {grader.name!r} would be asked "
+    try:
+        calls, tokens = estimate_requests(grader, pending)
+    except ConfigError:  # not an LLM grader: no prompts, so no tokens to count
+        return text + f"{len(pending)} pairs (no prompts: not an LLM grader); nothing was graded"
+    return text + f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens; nothing was sent"
+
+
 def run_grading_pass(
     grader: Grader,
     requests: Sequence[GradingRequest],
@@ -109,7 +158,7 @@ def run_grading_pass(
     *,
     chunk_size: int = 256,
     on_start: Callable[[int], None] | None = None,
-    on_progress: ProgressCallback | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> GradingOutcome:
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
@@ -120,7 +169,7 @@ def run_grading_pass(
     outcome.cache_hits = len(found)
     for key, grade in found.items():
         for request in by_key[key]:
-            outcome.grades[(request.passage.id, request.test_point.id)] = grade
+            outcome.record((request.passage.id, request.test_point.id), grade)
 
     todo = [key for key in by_key if key not in found]
     if on_start is not None:
@@ -135,15 +184,13 @@ def run_grading_pass(
         except Exception as exc:  # a crash of one batch is reported per pair, never a grade
             results = [GradeFailure(f"grader {grader.name!r} raised {type(exc).__name__}: {exc}")] * len(batch)
         if len(results) != len(batch):
-            raise ConfigError(
-                f"grader {grader.name!r} returned {len(results)} results for a batch of {len(batch)}"
-            )
+            raise ConfigError(f"grader {grader.name!r} returned {len(results)} results for a batch of {len(batch)}")
         new: dict[str, Grade] = {}
         for key, result in zip(keys, results):
             for request in by_key[key]:
                 pair = (request.passage.id, request.test_point.id)
                 if isinstance(result, Grade):
-                    outcome.grades[pair] = result
+                    outcome.record(pair, result)
                 else:
                     outcome.failures[pair] = result.message
             if isinstance(result, Grade):
@@ -155,3 +202,83 @@ def run_grading_pass(
             on_progress(len(keys))
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+# --- replaying recorded grades -----------------------------------------------------------------
+
+GradingRun = tuple[str | None, str | None]  # (llm, prompt class) of recorded grades
+
+
+def recorded_grading_runs(data: ExamData) -> Counter[GradingRun]:
+    """How many recorded grades each (llm, prompt class) grading run holds (direct grades excluded)."""
+    counts: Counter[GradingRun] = Counter()
+    for (_pid, tid), grades in data.recorded.items():
+        if is_direct_id(tid):
+            continue
+        for g in grades:
+            counts[(g.llm, g.prompt_class)] += 1
+    return counts
+
+
+def describe_grading_run(run: GradingRun) -> str:
+    llm, prompt_class = run
+    return f"--llm {llm or '(none)'} --prompt-class {prompt_class or '(none)'}"
+
+
+def choose_grading_run(data: ExamData, llm: str | None = None, prompt_class: str | None = None) -> GradingRun:
+    """The one recorded grading run matching ``llm`` / ``prompt_class`` (None matches any).
+
+    No recorded grades, no match, or several matches are a ConfigError listing what the file has.
+    """
+    counts = recorded_grading_runs(data)
+    if not counts:
+        raise ConfigError(
+            "the loaded files hold no recorded exam_grades to replay; give a bank and a grader "
+            "(--bank BANK --grader embedding) to grade the passages instead"
+        )
+    matching = [
+        run for run in counts if (llm is None or run[0] == llm) and (prompt_class is None or run[1] == prompt_class)
+    ]
+    listed = "; ".join(f"{describe_grading_run(r)} ({counts[r]} grades)" for r in sorted(counts, key=str))
+    if not matching:
+        raise ConfigError(f"no recorded grading run matches llm={llm!r} prompt_class={prompt_class!r}. Available: {listed}")
+    if len(matching) > 1:
+        raise ConfigError(f"the files hold several recorded grading runs; choose one with --llm/--prompt-class: {listed}")
+    return matching[0]
+
+
+def recorded_spec(run: GradingRun) -> GraderSpec:
+    """The identity of a recorded grading run (self-ratings 0..5, as the published files hold)."""
+    return GraderSpec(name="recorded", version="1", model=run[0], prompt_class=run[1], default_min_grade=4)
+
+
+def replay(
+    data: ExamData, *, llm: str | None = None, prompt_class: str | None = None, banks: Sequence[QueryBank] = ()
+) -> tuple[ExamView, GradingOutcome, GraderSpec]:
+    """The exam and grades of one recorded grading run (chosen by llm / prompt class).
+
+    With ``banks`` the test points are the banks'; bank pairs of the judged passages without a
+    recorded grade are failures, recorded grades of other test points are ignored.
+    """
+    run = choose_grading_run(data, llm, prompt_class)
+    outcome = GradingOutcome(source="recorded")
+    for pair, recs in data.recorded.items():
+        if is_direct_id(pair[1]):
+            continue
+        for rec in recs:
+            if (rec.llm, rec.prompt_class) == run:
+                outcome.grades[pair] = rec.grade
+                outcome.answers[pair] = rec.answer
+                break
+    view = view_from_banks(data, banks, outcome.grades) if banks else view_from_recorded(data, outcome.grades)
+    if banks:
+        keep = view.query_of()
+        outcome.grades = {pair: g for pair, g in outcome.grades.items() if pair[1] in keep}
+    for qid in view.queries:
+        for pid in view.pooled.get(qid, []):
+            for tid in view.test_points[qid]:
+                if (pid, tid) not in outcome.grades:
+                    outcome.failures[(pid, tid)] = "no recorded grade"
+    outcome.pairs = sum(len(view.pooled.get(q, [])) * len(view.test_points[q]) for q in view.queries)
+    outcome.unique = len(outcome.grades)
+    return view, outcome, recorded_spec(run)

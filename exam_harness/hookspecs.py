@@ -1,12 +1,14 @@
 """Hook specifications of exam-harness, added to pytest's plugin manager in ``pytest_addhooks``.
 
-Implement them in a conftest.py or in a package registered under the ``pytest11`` entry point.
-Every hook is called by the exam session object (``exam_harness.session.ExamSession``).
+Implement them in a conftest.py or in a package registered under the ``pytest11`` entry point. The
+``exam-harness`` command line calls the registration hooks too: it loads installed ``pytest11``
+plugins and the current folder's conftest.py (``exam_harness/extensions.py``), so a grader, format,
+measure or reporter a conftest.py registers works in ``pytest``, ``evaluate``, ``analyze`` and
+``graders`` alike. Hook functions need no decorator (as in pytest).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,47 +16,59 @@ import pytest
 if TYPE_CHECKING:
     from exam_harness.graders.registry import GraderRegistry
     from exam_harness.grading import GradingOutcome
-    from exam_harness.models import ExamData, QueryBank
+    from exam_harness.io.formats import BankFormat, RunFormat
+    from exam_harness.measures.base import Measure
+    from exam_harness.plan import ExamPlan
+    from exam_harness.registry import Registry
+    from exam_harness.report.reporters import Reporter
     from exam_harness.report.schema import ExamReport
-    from exam_harness.session import ExamSession
 
 
 @pytest.hookspec
 def pytest_exam_register_graders(registry: GraderRegistry) -> None:
-    """Add grader factories to ``registry`` with ``registry.register(name, factory_or_"module:attr")``.
+    """Add grader factories with ``registry.register(name, factory_or_"module:attr", description)``.
 
-    Called once per session, before the grader named by ``--exam-grader`` is created. A factory
-    takes a :class:`exam_harness.graders.base.GraderConfig` and returns a
-    :class:`exam_harness.graders.base.Grader`.
-    """
-
-
-@pytest.hookspec(firstresult=True)
-def pytest_exam_load_bank(path: Path, config: pytest.Config) -> list[QueryBank] | None:
-    """Load a bank file of a format exam-harness does not know; return ``None`` to pass.
-
-    Called by the collector for every file under the bank paths; the first non-``None`` result
-    wins and the built-in loaders run only when every implementation returned ``None``.
-    """
-
-
-@pytest.hookspec(firstresult=True)
-def pytest_exam_load_runs(paths: list[Path], config: pytest.Config) -> ExamData | None:
-    """Load the runs (systems' outputs) from ``paths``; return ``None`` to use the built-in loaders.
-
-    Called once per session when the exam plan is built, before grading.
+    A factory is a :class:`exam_harness.graders.base.Grader` subclass (its ``options`` declare what
+    ``--exam-grader-option`` accepts) or any callable taking a ``GraderConfig``. Called whenever a
+    front end needs the graders: before the grader named by ``--exam-grader`` is created, and by
+    ``exam-harness graders``/``evaluate``/``analyze``.
     """
 
 
 @pytest.hookspec
-def pytest_exam_grading_finished(session: ExamSession, outcome: GradingOutcome) -> None:
+def pytest_exam_register_bank_formats(registry: Registry[BankFormat]) -> None:
+    """Add bank file formats (objects with ``claims(path)`` and ``load(path)``; see ``io/formats.py``).
+
+    Formats a plugin registers are asked before the built-in ones, in pytest's bank collection and in
+    ``exam-harness evaluate --bank`` alike, so a format may claim any file name.
+    """
+
+
+@pytest.hookspec
+def pytest_exam_register_run_formats(registry: Registry[RunFormat]) -> None:
+    """Add run-side file formats (objects with ``collection``, ``claims(path)`` and ``read(path, keep)``
+    returning an ``exam_harness.io.parts.FilePart``); asked before the built-in ones."""
+
+
+@pytest.hookspec
+def pytest_exam_register_measures(registry: Registry[type[Measure]]) -> None:
+    """Add measure families (``Measure`` subclasses) that ``--exam-measures``/``--measures`` can name."""
+
+
+@pytest.hookspec
+def pytest_exam_register_reporters(registry: Registry[Reporter]) -> None:
+    """Add reporters: objects whose ``files(report, plan, qrels)`` return report files by name; the
+    session writes them with the built-in ones (see ``report/reporters.py``)."""
+
+
+@pytest.hookspec
+def pytest_exam_grading_finished(plan: ExamPlan, outcome: GradingOutcome) -> None:
     """Called after the grading pass, before any exam case runs, with every grade and failure."""
 
 
 @pytest.hookspec
-def pytest_exam_report(session: ExamSession, report: ExamReport) -> None:
-    """Render or write ``report``; called at session finish by the process that writes reports.
+def pytest_exam_report(report: ExamReport, plan: ExamPlan) -> None:
+    """Called at session finish by the process that writes reports, after the report files are written.
 
-    The built-in reporters (rich leaderboard, JSON, qrels) implement this hook too; add your own to
-    publish scores elsewhere (a dashboard, a database, a PR comment).
+    Publish scores anywhere else from here (a dashboard, a database, a PR comment).
     """

@@ -1,17 +1,31 @@
-"""pytest entry point (``pytest11``): options, bank collection, fixtures. Imports nothing heavy."""
+"""pytest entry point (``pytest11``): options from the one schema, the exam plugins, fixtures.
+
+Imports nothing heavy. Each concern is its own plugin object (``exam_harness/pytest_plugins``),
+registered in ``pytest_configure``; the gates only when a gate is asked for.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.collect import BankFile, is_bank_path
-from exam_harness.errors import ExamError
-from exam_harness.settings import add_options, bank_paths, settings_from_config
-from exam_harness.stash import SESSION_KEY
+from exam_harness.errors import ConfigError, ExamError
+from exam_harness.models import Run
+from exam_harness.options import (
+    GATES,
+    GRADING,
+    INPUTS,
+    REPORTS,
+    SCORING,
+    SIGNIFICANCE,
+    add_pytest_options,
+    options_from_pytest,
+)
+from exam_harness.report.schema import ExamReport
+
+PYTEST_GROUPS = (INPUTS, GRADING, SCORING, SIGNIFICANCE, GATES, REPORTS)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -19,78 +33,82 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+    add_pytest_options(parser, PYTEST_GROUPS)
+    parser.addini("exam_banks", "Bank files or folders collected as exams (default: banks/ when it exists).",
+                  type="paths", default=[])
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from exam_harness.report.writers import BuiltinReporters
-    from exam_harness.session import ExamSession
+    from exam_harness.pytest_plugins.collection import ExamCollector, bank_paths
+    from exam_harness.pytest_plugins.grading import ExamGrading
+    from exam_harness.pytest_plugins.outcomes import ExamOutcomes
+    from exam_harness.pytest_plugins.reporting import ExamReporting
+    from exam_harness.pytest_plugins.state import SETUP_KEY, ExamSetup
 
     config.addinivalue_line("markers", "exam_required: a required test point; missing it fails the case")
     try:
-        settings = settings_from_config(config)
-    except ExamError as exc:
+        options = options_from_pytest(config, PYTEST_GROUPS)
+    except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
-    session = ExamSession(config, settings)
-    config.stash[SESSION_KEY] = session
-    config.pluginmanager.register(session, "exam-session")
-    config.pluginmanager.register(BuiltinReporters(), "exam-reporters")
+    config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config))
+    collector = ExamCollector(config)
+    grading = ExamGrading(config, collector)
+    outcomes = ExamOutcomes(config)
+    reporting = ExamReporting(config, grading, outcomes)
+    for name, plugin in (("exam-collector", collector), ("exam-grading", grading), ("exam-outcomes", outcomes),
+                         ("exam-reporting", reporting)):
+        config.pluginmanager.register(plugin, name)
+    if options.fail_under is not None or options.baseline is not None:
+        from exam_harness.pytest_plugins.gates import ExamGates
 
+        config.pluginmanager.register(ExamGates(config, reporting), "exam-gates")
+    if options.analysis:
+        from exam_harness.pytest_plugins.analyses import ExamAnalyses
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    session = config.stash.get(SESSION_KEY, None)
-    if session is not None:
-        config.pluginmanager.unregister(session)
-        del config.stash[SESSION_KEY]
-
-
-def _under(path: Path, roots: list[Path]) -> bool:
-    return any(path == root or root in path.parents for root in roots)
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if not is_bank_path(file_path.name):
-        return None
-    config = parent.config
-    roots = [p.resolve() for p in bank_paths(config)]
-    named = [Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args]
-    resolved = file_path.resolve()
-    # A bank file is collected when it lies in a configured bank folder or is named on the command line.
-    if _under(resolved, roots) or resolved in named:
-        return BankFile.from_parent(parent, path=file_path)
-    return None
+        config.pluginmanager.register(ExamAnalyses(config, grading, reporting), "exam-analyses")
 
 
 # ---------------------------------------------------------------------- fixtures for users' tests
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "exam_run" in metafunc.fixturenames:
-        session = metafunc.config.stash[SESSION_KEY]
+        from exam_harness.pytest_plugins.state import setup_of
+
+        setup = setup_of(metafunc.config)
         try:
-            names = session.run_names()
+            names = setup.exam_inputs(metafunc.config).run_names(list(setup.options.runs))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
         metafunc.parametrize("exam_run", names, ids=names, scope="session", indirect=True)
 
 
 @pytest.fixture(scope="session")
-def exam_session(request: pytest.FixtureRequest) -> Any:
-    """The exam session: settings, loaded data (``.data``), grader spec and grading outcome."""
-    return request.config.stash[SESSION_KEY]
-
-
-@pytest.fixture(scope="session")
-def exam_run(request: pytest.FixtureRequest, exam_session: Any) -> Any:
+def exam_run(request: pytest.FixtureRequest) -> Run:
     """Each run (system) taking the exam, as a :class:`exam_harness.models.Run`; tests using it are
     parametrized over all runs."""
-    return exam_session.data.runs[request.param]
+    from exam_harness.pytest_plugins.state import setup_of
+
+    setup = setup_of(request.config)
+    return setup.exam_inputs(request.config).load_runs(list(setup.options.runs)).runs[request.param]
 
 
 @pytest.fixture(scope="session")
-def exam_scores(exam_session: Any) -> Any:
-    """The exam's scores (:class:`exam_harness.report.schema.ExamReport`) over the collected banks,
-    grading whatever is not graded yet. Use it to assert on scores in your own tests."""
-    from exam_harness.scoring import build_report
+def exam_scores(request: pytest.FixtureRequest) -> ExamReport:
+    """The exam's scores (:class:`exam_harness.report.schema.ExamReport`) over the collected banks
+    (every configured bank when no exam case was collected), grading whatever is not graded yet."""
+    from exam_harness.pytest_plugins.collection import bank_paths
+    from exam_harness.pytest_plugins.grading import ExamGrading
+    from exam_harness.pytest_plugins.state import setup_of
+    from exam_harness.report.build import SessionOutcome, build_report
 
-    if exam_session.outcome is None:
-        exam_session.grade(exam_session.all_banks())
-    return build_report(exam_session)
+    config = request.config
+    grading = config.pluginmanager.get_plugin("exam-grading")
+    assert isinstance(grading, ExamGrading)
+    setup = setup_of(config)
+    inputs = setup.exam_inputs(config)
+    try:
+        graded = grading.graded or grading.grade(inputs.load_banks(bank_paths(config)))
+        built = build_report(inputs, SessionOutcome(graded.grading, graded.banks), graded.plan,
+                             root=Path(config.rootpath), run_paths=list(setup.options.runs))
+    except ExamError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return built.report

@@ -28,7 +28,14 @@ class GradingProgress:
         if not self.enabled or total == 0:
             return
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         if self.capman is not None:
             self._suspended = self.capman.global_and_fixture_disabled()

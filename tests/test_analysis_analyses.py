@@ -1,4 +1,4 @@
-"""Phase-3 analyses on the hand-made exam of test_evaluation_pipeline (grades and judgments there)."""
+"""Phase-3 analyses on the hand-made exam of tests/helpers.py (grades and judgments there)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,12 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.errors import ConfigError, InputError
-from exam_harness.evaluation import (
-    analysis_sections,
-    baseline_section,
-    grade_grid,
-    missing_in_bank,
-    replay,
-    spurious_test_points,
-    verify_grading,
-)
-from exam_harness.evaluation.grades import GradeTable
-from exam_harness.evaluation.inputs import ExamView
+from exam_harness.analysis.analyses import grade_grid, missing_in_bank, spurious_test_points, verify_grading
+from exam_harness.analysis.sections import analysis_sections, baseline_section
+from exam_harness.grading import GradingOutcome, replay
+from exam_harness.inputs import ExamView, view_from_banks
 from exam_harness.io import load_bank, load_runs
-from exam_harness.models import Grade
-from tests.test_evaluation_pipeline import write_bank, write_exam
+from tests.helpers import write_bank, write_exam
 
 QUESTIONS = {"q1": {"q1/a": "What is a1?", "q1/b": "What is b1?"},
              "q2": {"q2/a": "What is a2?", "q2/b": "What is b2?", "q2/c": "What is c2?"}}
@@ -34,11 +26,12 @@ def exam(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def graded(exam: Path) -> tuple[ExamView, GradeTable]:
-    return replay(load_runs([exam]).data)
+def graded(exam: Path) -> tuple[ExamView, GradingOutcome]:
+    view, outcome, _ = replay(load_runs([exam]).data)
+    return view, outcome
 
 
-def test_verify_grading_lists_answers_highest_grade_first(graded: tuple[ExamView, GradeTable]) -> None:
+def test_verify_grading_lists_answers_highest_grade_first(graded: tuple[ExamView, GradingOutcome]) -> None:
     view, table = graded
     reports = verify_grading(view, table, query="q1")
     assert [r.test_point_id for r in reports] == ["q1/a", "q1/b"]
@@ -54,7 +47,7 @@ def test_verify_grading_lists_answers_highest_grade_first(graded: tuple[ExamView
         verify_grading(view, table, test_point="q1/zz")
 
 
-def test_grid_shows_every_test_point_of_every_passage(graded: tuple[ExamView, GradeTable]) -> None:
+def test_grid_shows_every_test_point_of_every_passage(graded: tuple[ExamView, GradingOutcome]) -> None:
     view, table = graded
     grid = grade_grid(view, table, query="q2")
     assert [t["id"] for t in grid.test_points] == ["q2/a", "q2/b", "q2/c"]
@@ -66,7 +59,7 @@ def test_grid_shows_every_test_point_of_every_passage(graded: tuple[ExamView, Gr
         grade_grid(view, table, query="q2", passages=["p99"])
 
 
-def test_missing_in_bank(graded: tuple[ExamView, GradeTable]) -> None:
+def test_missing_in_bank(graded: tuple[ExamView, GradingOutcome]) -> None:
     view, table = graded
     assert missing_in_bank(view, table, min_grade=4, relevance_level=2).passages == []
     result = missing_in_bank(view, table, min_grade=5, relevance_level=2)
@@ -78,7 +71,7 @@ def test_missing_in_bank(graded: tuple[ExamView, GradeTable]) -> None:
     assert {m.passage_id for m in lenient.passages} == {"p5", "p2"}
 
 
-def test_spurious_test_points_ranked(graded: tuple[ExamView, GradeTable]) -> None:
+def test_spurious_test_points_ranked(graded: tuple[ExamView, GradingOutcome]) -> None:
     view, table = graded
     points = spurious_test_points(view, table, min_grade=4, relevance_level=2)
     top = points[0]
@@ -94,20 +87,19 @@ def test_spurious_test_points_ranked(graded: tuple[ExamView, GradeTable]) -> Non
 def test_analysis_sections_for_the_plugin(exam: Path, tmp_path: Path) -> None:
     data = load_runs([exam]).data
     banks = load_bank(write_bank(tmp_path / "bank.jsonl", QUESTIONS))
-    _, table = replay(data)
-    grades = {pair: Grade(grade=g, grader="recorded", extracted_answer=f"ans {g}") for pair, g in table.grades.items()}
-    sections = analysis_sections(data, banks, grades, names=["missing", "spurious", "agreement", "grid", "verify"],
-                                 min_grade=5, relevance_level=2, query="q2", limit=3, width=120)
+    _, outcome, _ = replay(data)
+    outcome.answers = {pair: f"ans {g}" for pair, g in outcome.grades.items()}
+    view = view_from_banks(data, banks, outcome.grades)
+    sections = analysis_sections(view, outcome, names=["missing", "spurious", "agreement", "verify"], min_grade=5,
+                                 relevance_level=2, limit=3, width=120)
     titles = [t for t, _ in sections]
     assert titles == ["exam: relevant passages missing in the bank", "exam: spurious test points",
-                      "exam: agreement with human judgments", "exam: grade grid of query q2", "exam: verify grading"]
+                      "exam: agreement with human judgments", "exam: verify grading"]
     text = dict(sections)
-    assert "p5" in text[titles[0]] and "What is b1?" not in text[titles[1]]  # query q2 only
-    assert "Cohen's κ" in text[titles[2]] and "What is a2?" in text[titles[4]] and "ans 5" in text[titles[4]]
+    assert "p5" in text[titles[0]] and "Cohen's κ" in text[titles[2]]
+    assert "What is a2?" in text[titles[3]] and "ans 5" in text[titles[3]]
     with pytest.raises(ConfigError, match="unknown analysis 'nope'"):
-        analysis_sections(data, banks, table.grades, names=["nope"], min_grade=4)
-    with pytest.raises(ConfigError, match="needs a query"):
-        analysis_sections(data, banks, table.grades, names=["grid"], min_grade=4)
+        analysis_sections(view, outcome, names=["nope"], min_grade=4)
 
 
 def test_baseline_section() -> None:

@@ -23,9 +23,17 @@ import pytest
 
 from exam_harness.cache import GradeCache
 from exam_harness.cli import main
-from exam_harness.evaluation import bank_diff, bank_edit_impact, regrade
+from exam_harness.analysis.edit_impact import bank_diff, bank_edit_impact
+from exam_harness.grading import grade_banks
 from exam_harness.io import load_bank, load_runs
-from tests.test_evaluation_pipeline import KEYWORD_BANK, KeywordGrader, keyword_registry, write_bank, write_exam
+from exam_harness.options import ExamOptions
+from exam_harness.plan import ExamPlan, make_plan
+from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, KeywordGrader, write_bank, write_exam
+
+
+def plan(*measures: str) -> ExamPlan:
+    """k = 2, tau = 4 (the keyword grader's default), the max-grade label."""
+    return make_plan(ExamOptions(k=2, measures=measures or ("P@2",)), KeywordGrader().spec())
 
 NEW_BANK = {
     "q1": {"q1/k-alpha": "What is alpha?", "q1/k-useful": "What is useful?", "q1/k-letter": "What is the letter?"},
@@ -62,9 +70,9 @@ def test_edit_impact_grades_only_the_changed_test_points(setup: tuple[Path, Path
     data = load_runs([exam]).data
     old_banks, new_banks = load_bank(old_path), load_bank(new_path)
     cache = GradeCache(tmp_path / "cache.sqlite")
-    regrade(data, old_banks, KeywordGrader(), cache, k=2)  # the old bank was graded before the edit
+    grade_banks(data, old_banks, KeywordGrader(), cache, k=2, pool="judged")  # the old bank was graded before the edit
     grader = KeywordGrader()
-    impact = bank_edit_impact(data, old_banks, new_banks, grader, cache, min_grade=4, k=2, measures=["P@2"])
+    impact = bank_edit_impact(data, old_banks, new_banks, grader, cache, plan("P@2"))
     assert sorted(grader.graded) == sorted((p, t) for p in ("p1", "p2", "p3", "p4") for t in ("q1/k-useful", "q1/k-letter"))
     assert impact.old_grading is not None and impact.old_grading.cache_hits == 8 and impact.old_grading.graded == 0
     assert impact.new_grading is not None and impact.new_grading.cache_hits == 4 and impact.new_grading.graded == 8
@@ -88,7 +96,7 @@ def test_edit_impact_without_old_grades_grades_the_old_side_of_the_changed_queri
     exam, old_path, new_path = setup
     data = load_runs([exam]).data
     grader = KeywordGrader()
-    impact = bank_edit_impact(data, load_bank(old_path), load_bank(new_path), grader, GradeCache(None), min_grade=4, k=2)
+    impact = bank_edit_impact(data, load_bank(old_path), load_bank(new_path), grader, GradeCache(None), plan())
     assert all(tid.startswith("q1/") for _, tid in grader.graded) and len(grader.graded) == 8 + 8
     assert {m.run: m.delta for m in impact.moves["exam-cover@2"]} == pytest.approx({"A": -1 / 6, "B": -1 / 6, "C": -1 / 12})
 
@@ -97,8 +105,7 @@ def test_edit_impact_with_a_removed_query_scores_every_query(setup: tuple[Path, 
     exam, old_path, _ = setup
     data = load_runs([exam]).data
     only_q1 = load_bank(write_bank(tmp_path / "q1.jsonl", {"q1": KEYWORD_BANK["q1"]}))
-    impact = bank_edit_impact(data, load_bank(old_path), only_q1, KeywordGrader(), GradeCache(None), min_grade=4, k=2,
-                              measures=[])
+    impact = bank_edit_impact(data, load_bank(old_path), only_q1, KeywordGrader(), GradeCache(None), plan())
     # old: A (1 + 1)/2, B (1 + 1/2)/2, C (1/2 + 0)/2; new over q1 alone: A 1, B 1, C 1/2
     assert {m.run: m.delta for m in impact.moves["exam-cover@2"]} == pytest.approx({"A": 0.0, "B": 0.25, "C": 0.25})
     assert [c.change for c in impact.changes] == ["removed", "removed"]
@@ -107,7 +114,8 @@ def test_edit_impact_with_a_removed_query_scores_every_query(setup: tuple[Path, 
 def test_edit_impact_cli(
     setup: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("exam_harness.evaluation.pipeline.grader_registry", keyword_registry)
+    (tmp_path / "conftest.py").write_text(KEYWORD_CONFTEST)  # the CLI loads ./conftest.py, as pytest does
+    monkeypatch.chdir(tmp_path)
     exam, old_path, new_path = setup
     out = tmp_path / "impact.json"
     code = main(["analyze", "edit-impact", str(exam), "--old", str(old_path), "--new", str(new_path), "--grader", "keyword",
@@ -120,4 +128,4 @@ def test_edit_impact_cli(
     assert doc["affected_queries"] == ["q1"] and len(doc["label_changes"]) == 2
     assert main(["analyze", "edit-impact", str(exam), "--old", str(old_path), "--new", str(new_path), "--grader",
                  "keyword", "--min-grade", "0"]) == 4
-    assert "--min-grade must be >= 1" in capsys.readouterr().err
+    assert "--min-grade must be an integer in 1..5, got '0'" in capsys.readouterr().err

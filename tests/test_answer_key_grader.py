@@ -1,4 +1,4 @@
-"""The answer-key grader: gold answers found in a passage span under the METHOD's answer check."""
+"""The answer-key grader: gold answers found in a passage span under the method's answer check."""
 
 from __future__ import annotations
 
@@ -46,5 +46,5 @@ def test_test_points_without_gold_answers_are_not_supported() -> None:
 
 
 def test_options_are_rejected() -> None:
-    with pytest.raises(ConfigError, match="takes no options"):
+    with pytest.raises(ConfigError, match=r"grader 'answer-key': unknown option 'x'. Available: \(none\)"):
         AnswerKeyGrader(GraderConfig(options={"x": "1"}))

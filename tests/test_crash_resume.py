@@ -40,7 +40,7 @@ def test_reference_run_is_what_the_trials_are_compared_with(reference: tuple[Pat
     report = json.loads((ref.reports / "exam-report.json").read_text())
     assert report["cache"]["graded"] == 120 and len(report["systems"]) == 3
     assert sorted(p.name for p in ref.reports.glob("*.qrels")) == [
-        "exam-at-least-2.qrels", "exam-count.qrels", "exam-max-grade.qrels",
+        "exam-at-least-2-min4.qrels", "exam-count-min4.qrels", "exam-max-grade.qrels",
     ]
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from exam_harness.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.embedding import CUT_POINTS, EmbeddingGrader
+from exam_harness.graders.registry import default_registry
 from exam_harness.models import Passage, Query, TestPoint
 
 
@@ -52,9 +55,12 @@ def test_spec_records_model_and_cut_points(grader: EmbeddingGrader) -> None:
     [
         ({"cut_points": "0.5,0.4,0.3,0.2,0.1"}, "5 increasing numbers"),
         ({"cut_points": "a,b"}, "5 comma-separated numbers"),
-        ({"colour": "blue"}, "unknown option(s) for grader 'embedding': colour"),
+        ({"span": "sentences"}, "option span='sentences'"),
+        ({"colour": "blue"}, "grader 'embedding': unknown option 'colour'"),
     ],
 )
 def test_bad_options_are_config_errors(options: dict[str, str], message: str) -> None:
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         EmbeddingGrader(GraderConfig(options=options))
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        default_registry().create("embedding", GraderConfig(options=options))

@@ -9,7 +9,7 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.io import load_runs
-from tests.test_evaluation_pipeline import KEYWORD_BANK, keyword_registry, write_bank, write_exam
+from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, write_bank, write_exam
 
 
 @pytest.fixture
@@ -64,7 +64,8 @@ def test_evaluate_baseline_qrels_plot_and_export(
 def test_evaluate_regrades_with_a_grader_through_the_cache(
     exam: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("exam_harness.evaluation.pipeline.grader_registry", keyword_registry)
+    (tmp_path / "conftest.py").write_text(KEYWORD_CONFTEST)  # the CLI loads ./conftest.py, as pytest does
+    monkeypatch.chdir(tmp_path)
     bank = write_bank(tmp_path / "kw.jsonl", KEYWORD_BANK)
     args = ["evaluate", str(exam[0]), "--bank", str(bank), "--grader", "keyword", "--cache", str(tmp_path / "c.sqlite"),
             "--k", "2", "--measures", "P@2", "--json", str(tmp_path / "lb.json"), "--bootstrap", "0", "--no-progress"]
@@ -81,9 +82,12 @@ def test_evaluate_regrades_with_a_grader_through_the_cache(
     ("extra", "message"),
     [
         (["--baseline", "Q"], "baseline run not found"),
-        (["--min-grade", "6"], "above the grades' scale"),
+        (["--min-grade", "6"], "--min-grade must be an integer in 1..5, got '6'"),
+        (["--min-grade", "0"], "--min-grade must be an integer in 1..5, got '0'"),
         (["--grader", "embedding"], "needs --bank"),
-        (["--labels", "maxgrade"], "--labels: Value error, unknown qrels label variant"),
+        (["--labels", "maxgrade"], "--labels must be one of max-grade, count, at-least-m (did you mean 'max-grade'?)"),
+        (["--k", "0"], "--k must be an integer >= 1, got '0'"),
+        (["--alpha", "nan"], "--alpha must be a finite number"),
         (["--measures", "ndgc@10"], "Did you mean 'ndcg@10'"),
         (["--llm", "nope"], "no recorded grading run matches"),
         (["--grader-option", "x=1"], "need --grader"),

@@ -7,19 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.evaluation import (
-    EvaluationSettings,
-    compute_leaderboards,
-    export_workbench,
-    missing_in_bank,
-    replay,
-    spurious_test_points,
-)
-from exam_harness.evaluation.grades import GradeTable
-from exam_harness.evaluation.inputs import ExamView
-from exam_harness.evaluation.results import EvaluationResult
+from exam_harness.analysis.analyses import missing_in_bank, spurious_test_points
+from exam_harness.grading import GradingOutcome, replay
+from exam_harness.inputs import ExamView
 from exam_harness.io import load_bank, load_leaderboard, load_runs
+from exam_harness.io.workbench_export import export_workbench
 from exam_harness.models import ExamData
+from exam_harness.options import ExamOptions
+from exam_harness.plan import make_plan
+from exam_harness.report.evaluation import EvaluationResult, evaluate_exam, scoring_context
 
 pytestmark = pytest.mark.realdata
 
@@ -27,22 +23,25 @@ GRADED = "dl19/dl19-graded-flan-t5-large-selfrating.jsonl.gz"
 
 
 @pytest.fixture(scope="module")
-def dl19(shared_data: Path) -> tuple[ExamData, ExamView, GradeTable, dict[str, float]]:
+def dl19(shared_data: Path) -> tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]:
     data = load_runs([shared_data / GRADED]).data
-    view, table = replay(data)
-    return data, view, table, load_leaderboard(shared_data / "dl19" / "official-leaderboard.json")
+    view, outcome, _ = replay(data)
+    return data, view, outcome, load_leaderboard(shared_data / "dl19" / "official-leaderboard.json")
 
 
 @pytest.fixture(scope="module")
-def result(dl19: tuple[ExamData, ExamView, GradeTable, dict[str, float]]) -> EvaluationResult:
-    _, view, table, official = dl19
-    return compute_leaderboards(view, table, EvaluationSettings(min_grades=[3, 4, 5], bootstrap=200), official=official)
+def result(dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]) -> EvaluationResult:
+    _, view, outcome, official = dl19
+    spec = replay(view.data)[2]
+    options = ExamOptions(min_grade=(3, 4, 5), bootstrap=200)
+    plan = make_plan(options, spec, several=True)
+    return evaluate_exam(scoring_context(view, outcome, plan), view, outcome, spec, plan, options, official=official)
 
 
-def test_dl19_exam_has_the_published_size(dl19: tuple[ExamData, ExamView, GradeTable, dict[str, float]]) -> None:
+def test_dl19_exam_has_the_published_size(dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]) -> None:
     data, view, table, official = dl19
     assert len(view.queries) == 43
-    assert sum(len(view.pool[q]) for q in view.queries) == 9260
+    assert sum(len(view.pooled[q]) for q in view.queries) == 9260
     assert len(data.runs) == 37 and len(official) == 36
     assert sum(len(view.test_points[q]) for q in view.queries) == 430
     assert len(table.grades) == 92600 and not table.failures
@@ -68,11 +67,11 @@ def test_dl19_every_leaderboard_and_the_agreement_tables(result: EvaluationResul
 
 
 def test_dl19_replay_with_the_bank_and_analyses(
-    shared_data: Path, dl19: tuple[ExamData, ExamView, GradeTable, dict[str, float]]
+    shared_data: Path, dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]
 ) -> None:
     data, view, table, _ = dl19
     banks = load_bank(shared_data / "dl19" / "dl19-genq-questions-v1.jsonl.gz")
-    bank_view, bank_table = replay(data, banks=banks)
+    bank_view, bank_table, _ = replay(data, banks=banks)
     assert bank_table.grades == table.grades and not bank_table.failures
     assert bank_view.text_of(bank_view.test_points["19335"][0])
     missing = missing_in_bank(bank_view, bank_table, min_grade=4, relevance_level=2)
@@ -81,11 +80,11 @@ def test_dl19_replay_with_the_bank_and_analyses(
     assert spurious[0].non_relevant_high >= spurious[-1].non_relevant_high > 0
 
 
-def test_dl19_workbench_round_trip(tmp_path: Path, dl19: tuple[ExamData, ExamView, GradeTable, dict[str, float]]) -> None:
+def test_dl19_workbench_round_trip(tmp_path: Path, dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]) -> None:
     """load -> export -> load on four DL19 queries (every field the loaders read survives)."""
     data, view, _, _ = dl19
     queries = set(view.queries[:4])
-    pool = {p for q in queries for p in view.pool[q]}
+    pool = {p for q in queries for p in view.pooled[q]}
     subset = ExamData.model_construct(
         banks=[],
         runs={n: r.model_copy(update={"rankings": {q: v for q, v in r.rankings.items() if q in queries}})
@@ -100,16 +99,3 @@ def test_dl19_workbench_round_trip(tmp_path: Path, dl19: tuple[ExamData, ExamVie
     assert again.passages == subset.passages and again.judgments == subset.judgments
     assert again.recorded == subset.recorded
     assert {n: r.rankings for n, r in again.runs.items()} == {n: r.rankings for n, r in subset.runs.items() if r.rankings}
-
-
-def test_dl19_fast_cover_equals_the_metrics_library(dl19: tuple[ExamData, ExamView, GradeTable, dict[str, float]]) -> None:
-    from exam_harness.evaluation.leaderboards import cover_per_query
-    from exam_harness.metrics import cover_scores
-
-    _, view, table, _ = dl19
-    rankings = view.rankings(20)
-    tps = {q: view.test_points[q] for q in view.queries}
-    exam, n_exam = cover_per_query(rankings, tps, table.grades, view.pool, min_grade=4)
-    library = cover_scores(rankings, tps, table.grades, k=20, min_grade=4, extra_passages=view.pool, missing="zero")
-    assert exam == {r: c.exam_per_query for r, c in library.items()}
-    assert n_exam == {r: c.n_exam_per_query for r, c in library.items()}

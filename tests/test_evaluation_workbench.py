@@ -11,14 +11,13 @@ import pytest
 
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import InputError
-from exam_harness.evaluation import export_workbench, import_workbench_grades, regrade
-from exam_harness.evaluation.workbench_export import export_view
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.recorded import RecordedGrader
-from exam_harness.grading import pool_pairs, run_grading_pass
+from exam_harness.grading import grade_banks, pool_pairs, run_grading_pass
 from exam_harness.io import load_bank, load_runs
+from exam_harness.io.workbench_export import export_view, export_workbench, import_workbench_grades
 from exam_harness.models import ExamData
-from tests.test_evaluation_pipeline import KEYWORD_BANK, KeywordGrader, paragraph_lines, write_bank, write_exam
+from tests.helpers import KEYWORD_BANK, KeywordGrader, paragraph_lines, write_bank, write_exam
 
 
 def _rich_file(path: Path) -> Path:
@@ -90,12 +89,13 @@ def test_export_of_our_grades_reads_back_as_recorded(tmp_path: Path) -> None:
     exam, _ = write_exam(tmp_path)
     data = load_runs([exam]).data
     banks = load_bank(write_bank(tmp_path / "kw.jsonl", KEYWORD_BANK))
-    view, table = regrade(data, banks, KeywordGrader(), GradeCache(None), k=2)
-    summary = export_view(tmp_path / "ours.jsonl.gz", view, table)
+    grader = KeywordGrader()
+    view, outcome = grade_banks(data, banks, grader, GradeCache(None), k=2, pool="judged")
+    summary = export_view(tmp_path / "ours.jsonl.gz", view, outcome, grader.spec())
     assert summary.our_grades == 16 and summary.recorded_grades == 20
     back = load_runs([tmp_path / "ours.jsonl.gz"]).data
     ours = {pair: g for pair, recs in back.recorded.items() for g in recs if g.llm == "kw-model"}
-    assert {pair: g.grade for pair, g in ours.items()} == table.grades
+    assert {pair: g.grade for pair, g in ours.items()} == outcome.grades
     assert all(g.prompt_class == "KeywordPrompt" for g in ours.values())
     assert ours[("p1", "q1/k-alpha")].answer == "alpha" and ours[("p4", "q1/k-alpha")].answer == "no"
     line = json.loads(gzip.open(tmp_path / "ours.jsonl.gz", "rt").readline())
@@ -155,5 +155,5 @@ def test_a_cache_reading_recorded_grader_finds_every_imported_grade(tmp_path: Pa
     requests = pool_pairs(banks, data.runs.values(), data.passages, k=2)
     outcome = run_grading_pass(grader, requests, cache)
     assert outcome.cache_hits == outcome.unique == len(requests) and not outcome.failures
-    assert outcome.grades[("p7", "q2/b")].grade == 5
+    assert outcome.grades[("p7", "q2/b")] == 5
     cache.close()

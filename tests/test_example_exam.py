@@ -43,7 +43,7 @@ def test_example_exam_ranks_good_above_weak_and_caches(pytester: pytest.Pytester
     assert covers["strong-ranker"] > covers["rag-generator"] > covers["weak-ranker"]
     assert report["cache"]["misses"] > 0
     assert sorted(p.name for p in (example / "reports").glob("*.qrels")) == [
-        "exam-at-least-2.qrels", "exam-count.qrels", "exam-max-grade.qrels"]
+        "exam-at-least-2-min4.qrels", "exam-count-min4.qrels", "exam-max-grade.qrels"]
     n_points = sum(len(b.test_points) for b in load_bank(example / "banks" / "example.yaml"))
     assert report["test_points"] == n_points
 

@@ -22,10 +22,10 @@ from exam_harness.generate import (
     run_generation,
     sidecar_path,
 )
-from exam_harness.graders.backend import Generation, GenerationResult, PromptParts
 from exam_harness.graders.base import GradeFailure
 from exam_harness.io.handbank import load_hand_bank
 from exam_harness.io.workbench import load_workbench_bank
+from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.models import Query, QueryBank, TestPoint, md5_hex
 from exam_harness.models import test_point_id as point_id  # a test_* name would be collected
 
@@ -261,11 +261,11 @@ def test_nothing_written_when_nothing_added(tmp_path: Path) -> None:
 
 
 def test_sidecar_is_not_a_bank_file_and_rejects_garbage(tmp_path: Path) -> None:
-    from exam_harness.collect import is_bank_path
+    from exam_harness.io.banks import is_bank_file
 
     out = tmp_path / "gen.yaml"
-    assert not is_bank_path(sidecar_path(out).name)
     sidecar_path(out).write_text("# comment\nq1/abc\nnot an id\n")
+    assert not is_bank_file(sidecar_path(out))  # bank folders do not collect it
     with pytest.raises(InputError) as info:
         read_generated_ids(out)
     assert info.value.line == 3

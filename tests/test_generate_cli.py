@@ -13,6 +13,7 @@ from exam_harness.commands import generate as command
 from exam_harness.errors import InputError
 from exam_harness.generate import read_generated_ids, sidecar_path
 from exam_harness.io.handbank import load_hand_bank
+from exam_harness.io.queries import load_queries
 from exam_harness.io.workbench import load_workbench_bank
 from exam_harness.models import md5_hex
 from tests.fake_openai_server import FakeOpenAIServer, Fault
@@ -138,7 +139,7 @@ def test_bad_query_files(tmp_path: Path, content: str, name: str, message: str) 
     path = tmp_path / name
     path.write_text(content)
     with pytest.raises(InputError, match=message) as info:
-        command.load_queries(path)
+        load_queries(path)
     assert str(path) in str(info.value)
 
 
@@ -154,7 +155,7 @@ def test_bad_input_is_a_one_line_cli_error(tmp_path: Path, capsys: pytest.Captur
     assert cli("generate", str(queries), "--out", str(tmp_path / "b.txt"), "--model", "m") == 4
     assert "unknown bank file type" in capsys.readouterr().err
     assert cli("generate", str(queries), "--out", str(tmp_path / "b.yaml"), "--model", "m", "--base-url", "http://x/v1", "--option", "colour=red") == 4
-    assert "unknown openai option(s): colour" in capsys.readouterr().err
+    assert "unknown option 'colour'" in capsys.readouterr().err
 
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -165,7 +166,7 @@ def test_reads_the_published_dl19_queries_file() -> None:
     path = DATA / "dl19" / "dl19-queries.json"
     if not path.exists():
         pytest.skip("../shared/data is absent")
-    queries = command.load_queries(path)
+    queries = load_queries(path)
     assert len(queries) == 43
     assert queries[0].id == "1115776" and queries[0].text == "what is an aml surveillance analyst"
 

@@ -28,11 +28,13 @@ from tests.tiny_models import (  # noqa: E402
     train_tokenizer,
 )
 
-from exam_harness import prompts  # noqa: E402
 from exam_harness.errors import ConfigError  # noqa: E402
-from exam_harness.graders.backend import PromptParts, TextBackend  # noqa: E402
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest  # noqa: E402
-from exam_harness.graders.hf import DetailedGeneration, HFBackend, create_hf_grader, local_fingerprint  # noqa: E402
+from exam_harness.graders.hf import HFGrader  # noqa: E402
+from exam_harness.graders.registry import default_registry  # noqa: E402
+from exam_harness.llm import prompts  # noqa: E402
+from exam_harness.llm.backend import PromptParts, TextBackend  # noqa: E402
+from exam_harness.llm.hf import DetailedGeneration, HFBackend, local_fingerprint  # noqa: E402
 from exam_harness.models import Grade, Passage, Query, TestPoint  # noqa: E402
 from exam_harness.models import test_point_id as make_id  # noqa: E402
 from exam_harness.parsing import parse_self_rating  # noqa: E402
@@ -164,16 +166,22 @@ def test_missing_model_says_how_to_point_at_a_local_copy(tmp_path: Path) -> None
         HFBackend("google/flan-t5-large", local_files_only=True)
 
 
-def test_factory_rejects_bad_options_before_loading(tmp_path: Path) -> None:
+@pytest.mark.parametrize("create", [HFGrader, lambda config: default_registry().create("hf", config)],
+                         ids=["class", "registry"])
+def test_grader_rejects_bad_options_before_loading(tmp_path: Path, create: Any) -> None:
     missing = str(tmp_path / "never-loaded")
-    with pytest.raises(ConfigError, match=r"unknown option 'num_beam'.*Did you mean 'num_beams'"):
-        create_hf_grader(GraderConfig(model=missing, options={"num_beam": "5"}))
-    with pytest.raises(ConfigError, match=r"quantize='int4' is invalid"):
-        create_hf_grader(GraderConfig(model=missing, options={"quantize": "int4"}))
+    with pytest.raises(ConfigError, match=r"grader 'hf': unknown option 'num_beam'.*Did you mean 'num_beams'"):
+        create(GraderConfig(model=missing, options={"num_beam": "5"}))
+    with pytest.raises(ConfigError, match=r"grader 'hf': option quantize='int4'.*none, int8"):
+        create(GraderConfig(model=missing, options={"quantize": "int4"}))
+    with pytest.raises(ConfigError, match=r"grader 'hf': option num_beams='0' must be an integer >= 1"):
+        create(GraderConfig(model=missing, options={"num_beams": "0"}))
+    with pytest.raises(ConfigError, match=r"grader 'hf': option chat='maybe' must be true or false"):
+        create(GraderConfig(model=missing, options={"chat": "maybe"}))
     with pytest.raises(ConfigError, match=r"unknown prompt 'sunny'"):
-        create_hf_grader(GraderConfig(model=missing, options={"prompt": "sunny"}))
+        create(GraderConfig(model=missing, options={"prompt": "sunny"}))
     with pytest.raises(ConfigError, match=r"device 'tpu' is invalid"):
-        create_hf_grader(GraderConfig(model=missing, device="tpu"))
+        create(GraderConfig(model=missing, device="tpu"))
 
 
 # -- the fast self-rating path ------------------------------------------------------------
@@ -331,7 +339,7 @@ def _requests(n: int) -> list[GradingRequest]:
 
 
 def test_hf_grader_self_rating_end_to_end(t5_dir: Path) -> None:
-    grader = create_hf_grader(GraderConfig(model=str(t5_dir), options={"batch_size": "20", "max_new_tokens": "6"}))
+    grader = HFGrader(GraderConfig(model=str(t5_dir), options={"batch_size": "20", "max_new_tokens": "6"}))
     spec = grader.spec()
     assert spec.name == "hf" and spec.model == str(t5_dir) and spec.revision and spec.revision.startswith("local-")
     assert spec.options["backend"]["decoding"] == "greedy"
@@ -352,7 +360,7 @@ def test_hf_grader_self_rating_end_to_end(t5_dir: Path) -> None:
 
 @pytest.mark.parametrize(("mode", "max_grade"), [("answer-key", 1), ("thomas", 2), ("helm", 1)])
 def test_hf_grader_other_modes_end_to_end(causal_dir: Path, mode: str, max_grade: int) -> None:
-    grader = create_hf_grader(GraderConfig(model=str(causal_dir), options={"prompt": mode, "max_new_tokens": "6"}))
+    grader = HFGrader(GraderConfig(model=str(causal_dir), options={"prompt": mode, "max_new_tokens": "6"}))
     requests = [r for r in _requests(9) if grader.supports(r.test_point) is None]
     results = grader.grade_batch(requests)
     assert results and all(isinstance(r, Grade) and 0 <= r.grade <= max_grade for r in results)

@@ -13,7 +13,8 @@ from tests.tiny_models import build_extractive_qa, save_model, train_qa_tokenize
 
 from exam_harness.errors import ConfigError  # noqa: E402
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest  # noqa: E402
-from exam_harness.graders.qa import QAGrader, create_qa_grader  # noqa: E402
+from exam_harness.graders.qa import QAGrader  # noqa: E402
+from exam_harness.graders.registry import default_registry  # noqa: E402
 from exam_harness.models import Grade, Passage, Query, TestPoint  # noqa: E402
 from exam_harness.models import test_point_id as make_id  # noqa: E402
 
@@ -30,7 +31,7 @@ def qa_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def grader(qa_dir: Path) -> QAGrader:
-    return create_qa_grader(GraderConfig(model=str(qa_dir)))
+    return QAGrader(GraderConfig(model=str(qa_dir)))
 
 
 def question(text: str = "Where is the Eiffel Tower?", gold: tuple[str, ...] = ()) -> TestPoint:
@@ -72,7 +73,7 @@ def test_gold_answers_are_checked_with_the_answer_key_rule(grader: QAGrader) -> 
 
 
 def test_answer_key_off_grades_any_answer(qa_dir: Path) -> None:
-    lenient = create_qa_grader(GraderConfig(model=str(qa_dir), options={"answer_key": "off"}))
+    lenient = QAGrader(GraderConfig(model=str(qa_dir), options={"answer_key": "off"}))
     [result] = lenient.grade_batch([req(question(gold=("Lyon",)), WITH_ANSWER)])
     assert isinstance(result, Grade) and result.grade == 1
     assert lenient.cache_payload(req(question(gold=("Lyon",)), WITH_ANSWER)).get("gold_answers") is None
@@ -91,8 +92,10 @@ def test_spec(grader: QAGrader, qa_dir: Path) -> None:
     assert spec.options["handle_impossible_answer"] is True and spec.options["max_answer_len"] == 15
 
 
-def test_factory_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown option 'stride'"):
-        create_qa_grader(GraderConfig(model=str(tmp_path), options={"stride": "64"}))
+def test_option_and_loading_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="grader 'qa': unknown option 'stride'.*Did you mean 'doc_stride'"):
+        QAGrader(GraderConfig(model=str(tmp_path), options={"stride": "64"}))
+    with pytest.raises(ConfigError, match="grader 'qa': option max_seq_len='8' must be an integer >= 16"):
+        default_registry().create("qa", GraderConfig(model=str(tmp_path), options={"max_seq_len": "8"}))
     with pytest.raises(ConfigError, match="cannot load model"):
-        create_qa_grader(GraderConfig(model=str(tmp_path / "missing")))
+        QAGrader(GraderConfig(model=str(tmp_path / "missing")))

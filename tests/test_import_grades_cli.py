@@ -39,7 +39,7 @@ def test_imported_grades_replay_without_the_paragraph_file(shared_data: Path, tm
     cache.close()
     assert outcome.cache_hits == outcome.unique == len(requests) and not outcome.failures
     for pid, tp in pairs:
-        assert outcome.grades[(pid, tp.id)].grade == data.recorded[(pid, tp.id)][0].grade
+        assert outcome.grades[(pid, tp.id)] == data.recorded[(pid, tp.id)][0].grade
 
 
 def test_import_needs_a_bank(tmp_path: Path) -> None:

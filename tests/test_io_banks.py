@@ -250,13 +250,16 @@ def test_is_bank_file_and_iter_bank_files(tmp_path: Path, tides: Path) -> None:
     (banks_dir / ".hidden" / "c.yaml").write_text(TIDES_YAML)
     (banks_dir / ".d.yaml").write_text(TIDES_YAML)
     found = iter_bank_files([banks_dir])
-    assert [p.relative_to(banks_dir).as_posix() for p in found] == ["a.yaml", "broken.yml", "sub/b.jsonl.gz"]
-    assert is_bank_file(banks_dir / "a.yaml") and not is_bank_file(banks_dir / "config.yaml")
+    # every file with a bank suffix is a bank (loading it reports what is wrong); run-side files,
+    # documents and hidden files are not
+    assert [p.relative_to(banks_dir).as_posix() for p in found] == [
+        "a.yaml", "broken.yml", "config.yaml", "para.jsonl", "queries.json", "sub/b.jsonl.gz"]
+    assert is_bank_file(banks_dir / "a.yaml") and not is_bank_file(banks_dir / "x.responses.jsonl")
     assert not is_bank_file(banks_dir / "missing.yaml")
     # a file named explicitly must be a bank
     assert iter_bank_files([tides]) == [tides]
-    with pytest.raises(InputError, match="not a bank file"):
-        iter_bank_files([banks_dir / "config.yaml"])
+    with pytest.raises(InputError, match="not a bank file name"):
+        iter_bank_files([banks_dir / "notes.md"])
     with pytest.raises(InputError, match="not found"):
         iter_bank_files([tmp_path / "nope"])
 

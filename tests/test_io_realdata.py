@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.io import is_bank_file, load_bank, load_leaderboard, load_runs, write_bank_yaml
+from exam_harness.io import load_bank, load_leaderboard, load_runs, write_bank_yaml
 from exam_harness.models import md5_hex
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -63,7 +63,6 @@ def test_car_banks_with_facets() -> None:
 
 def test_dl19_graded_paragraphs() -> None:
     path = DATA / "dl19" / "dl19-graded-flan-t5-large-selfrating.jsonl.gz"
-    assert not is_bank_file(path)
     data = load_runs([path]).data
     # 9,260 paragraph entries; 121 passages are judged for two queries, so 9,139 distinct passages
     assert len(data.passages) == 9139

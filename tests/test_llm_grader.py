@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from exam_harness import prompts
 from exam_harness.errors import ConfigError
-from exam_harness.graders.backend import Generation, GenerationResult, PromptParts, TextBackend
-from exam_harness.graders.base import GradeFailure, GradingRequest
-from exam_harness.graders.fewshot import EXAMPLES, FAGGIOLI_B_FEW, SUN_FEW
-from exam_harness.graders.llm import MODES, LLMGrader, OptionReader, read_llm_options
+from exam_harness.graders.base import GradeFailure, GradingRequest, read_grader_options
+from exam_harness.graders.llm import LLM_OPTIONS, MODES, LLMGrader, resolve_mode
+from exam_harness.llm import prompts
+from exam_harness.llm.backend import Generation, GenerationResult, PromptParts, TextBackend
+from exam_harness.llm.fewshot import EXAMPLES, FAGGIOLI_B_FEW, SUN_FEW
 from exam_harness.models import Grade, Passage, Query, TestPoint
 from exam_harness.models import test_point_id as make_id
 
@@ -318,30 +318,31 @@ def test_close_closes_the_backend() -> None:
     assert backend.closed
 
 
-def test_option_reader_types_and_typos() -> None:
-    reader = OptionReader({"num_beams": "5", "flag": "yes", "name": " x ", "empty": ""}, "hf")
-    assert reader.get_int("num_beams", 1, minimum=1) == 5
-    assert reader.get_bool("flag", False) is True
-    assert reader.get_str("name") == "x"
-    assert reader.get_str("empty", "default") == "default"
-    reader.finish()
-    with pytest.raises(ConfigError, match=r"option num_beams='five' is invalid; expected an integer"):
-        OptionReader({"num_beams": "five"}, "hf").get_int("num_beams")
-    with pytest.raises(ConfigError, match=r"expected an integer >= 1"):
-        OptionReader({"num_beams": "0"}, "hf").get_int("num_beams", minimum=1)
-    with pytest.raises(ConfigError, match=r"expected true or false"):
-        OptionReader({"flag": "maybe"}, "hf").get_bool("flag", False)
-    typo = OptionReader({"num_beam": "5"}, "hf")
-    typo.get_int("num_beams")
-    with pytest.raises(ConfigError, match=r"unknown option 'num_beam'.*Did you mean 'num_beams'"):
-        typo.finish()
+def llm_grader(backend: TextBackend, options: dict[str, str], name: str = "hf") -> LLMGrader:
+    """An LLMGrader from string options, read as the hf and openai graders read their LLM options."""
+    values = read_grader_options(name, LLM_OPTIONS, options)
+    mode = resolve_mode(values["prompt"], values["custom_output"])
+    return LLMGrader(backend, prompt=mode, name=name, max_new_tokens=values["max_new_tokens"])
+
+
+def test_llm_options_types_defaults_and_typos() -> None:
+    values = read_grader_options("hf", LLM_OPTIONS, {"max_new_tokens": " 5 ", "prompt": "helm"})
+    assert values == {"prompt": "helm", "max_new_tokens": 5, "custom_output": "self-rating"}
+    assert read_grader_options("hf", LLM_OPTIONS, {"max_new_tokens": "none"})["max_new_tokens"] is None
+    with pytest.raises(ConfigError, match=r"grader 'hf': option max_new_tokens='five' must be an integer"):
+        read_grader_options("hf", LLM_OPTIONS, {"max_new_tokens": "five"})
+    with pytest.raises(ConfigError, match=r"option max_new_tokens='0' must be an integer >= 1"):
+        read_grader_options("hf", LLM_OPTIONS, {"max_new_tokens": "0"})
+    with pytest.raises(ConfigError, match=r"grader 'hf': unknown option 'max_new_token'.*Did you mean 'max_new_tokens'"):
+        read_grader_options("hf", LLM_OPTIONS, {"max_new_token": "5"})
 
 
 def test_unknown_prompt_mode_suggests_a_name() -> None:
+    backend = ScriptedBackend(constant("1"))
     with pytest.raises(ConfigError, match=r"unknown prompt 'self-ratings'.*Did you mean 'self-rating'"):
-        read_llm_options(OptionReader({"prompt": "self-ratings"}, "hf"))
-    with pytest.raises(ConfigError, match=r"custom_output='json' is invalid"):
-        read_llm_options(OptionReader({"prompt": "helm", "custom_output": "json"}, "hf"))
+        llm_grader(backend, {"prompt": "self-ratings"})
+    with pytest.raises(ConfigError, match=r"option custom_output='json'.*self-rating, yes-no, answer"):
+        llm_grader(backend, {"prompt": "helm", "custom_output": "json"})
 
 
 # -- custom prompts -----------------------------------------------------------------------
@@ -351,8 +352,7 @@ def test_custom_prompt_file(tmp_path: Path) -> None:
     file = tmp_path / "rate.txt"
     file.write_text("Rate 0-5 for {query}. Q: {question}\nText: {context}\nJSON like {{\"grade\": 3}}. Grade:", encoding="utf-8")
     backend = ScriptedBackend(constant("5"))
-    options = read_llm_options(OptionReader({"prompt": f"custom:{file}"}, "hf"))
-    grader = options.grader(backend, "hf")
+    grader = llm_grader(backend, {"prompt": f"custom:{file}"})
     tp = question()
     [result] = grader.grade_batch([req(tp)])
     sent = backend.calls[0]["prompts"][0]
@@ -364,7 +364,7 @@ def test_custom_prompt_file(tmp_path: Path) -> None:
     assert grader.cache_payload(req(tp))["query"] == QUERY.text
     spec = grader.spec()
     file.write_text("Changed {question} {context}", encoding="utf-8")
-    edited = read_llm_options(OptionReader({"prompt": f"custom:{file}"}, "hf")).grader(backend, "hf").spec()
+    edited = llm_grader(backend, {"prompt": f"custom:{file}"}).spec()
     assert edited.fingerprint() != spec.fingerprint()  # the prompt text is in the cache key
 
 

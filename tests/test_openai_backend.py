@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import pytest
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.backend import Generation, PromptParts, TextBackend
 from exam_harness.graders.base import GradeFailure
-from exam_harness.graders.openai_backend import DEFAULT_SYSTEM_PROMPT, OpenAIBackend
-from exam_harness.prompts import QUESTION_SELF_RATING
+from exam_harness.llm.backend import Generation, PromptParts, TextBackend
+from exam_harness.llm.openai import DEFAULT_SYSTEM_PROMPT, OpenAIBackend
+from exam_harness.llm.prompts import QUESTION_SELF_RATING
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault
 
 pytest.importorskip("openai")
@@ -290,13 +290,13 @@ def test_settings_cover_what_shapes_answers_but_not_deployment(server: FakeOpenA
     ids=["none", "string", "content-string", "bad-shapes", "superscript", "out-of-scale"],
 )
 def test_odd_logprobs_give_no_probabilities_and_no_crash(logprobs: object) -> None:
-    from exam_harness.graders.openai_backend import _digit_probabilities
+    from exam_harness.llm.openai import _digit_probabilities
 
     assert _digit_probabilities(logprobs, "chat", 5) is None
 
 
 def test_logprobs_of_a_lone_token_without_alternatives() -> None:
-    from exam_harness.graders.openai_backend import _digit_probabilities
+    from exam_harness.llm.openai import _digit_probabilities
 
     probs = _digit_probabilities({"content": [{"token": " 2", "logprob": -0.5, "top_logprobs": []}]}, "chat", 3)
     assert probs == (0.0, 0.0, 1.0, 0.0)

@@ -1,4 +1,4 @@
-"""The ``openai`` grader factory: LLMGrader over OpenAIBackend, options, failures, dry-run figures."""
+"""The ``openai`` grader: LLMGrader over OpenAIBackend, options, failures, dry-run figures."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ import pytest
 
 from exam_harness.errors import ConfigError
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
-from exam_harness.graders.openai_backend import OpenAIBackend, create_openai_grader, estimate_requests
+from exam_harness.graders.llm import LLMGrader
+from exam_harness.graders.openai import OpenAIGrader
+from exam_harness.graders.registry import default_registry
+from exam_harness.llm.estimate import estimate_requests
+from exam_harness.llm.openai import OpenAIBackend
 from exam_harness.models import Grade, Passage, Query, TestPoint, md5_hex
 from tests.fake_openai_server import FakeOpenAIServer, Fault
 
@@ -35,7 +39,7 @@ def request(tp_text: str, passage: str, kind: str = "question") -> GradingReques
 
 
 def test_grades_self_ratings_with_probabilities(server: FakeOpenAIServer) -> None:
-    grader = create_openai_grader(config(server, logprobs="true"))
+    grader = OpenAIGrader(config(server, logprobs="true"))
     requests = [
         request("What pulls the oceans?", "GRADE=5 the moon pulls"),
         request("moon gravity", "GRADE=3 about the moon", kind="nugget"),
@@ -53,7 +57,7 @@ def test_grades_self_ratings_with_probabilities(server: FakeOpenAIServer) -> Non
 
 def test_permanent_failure_is_never_a_grade(server: FakeOpenAIServer) -> None:
     server.add_faults("GRADE=4", *[Fault("status", status=503)] * 10)
-    grader = create_openai_grader(config(server, max_retries="1"))
+    grader = OpenAIGrader(config(server, max_retries="1"))
     bad, good = grader.grade_batch([request("q?", "GRADE=4 text"), request("q?", "GRADE=2 text")])
     assert isinstance(bad, GradeFailure) and "HTTP 503" in bad.message and "2 attempts" in bad.message
     assert isinstance(good, Grade) and good.grade == 2
@@ -61,40 +65,55 @@ def test_permanent_failure_is_never_a_grade(server: FakeOpenAIServer) -> None:
 
 
 def test_spec_records_model_prompt_and_decoding_but_not_the_server(server: FakeOpenAIServer) -> None:
-    spec = create_openai_grader(config(server)).spec()
+    spec = OpenAIGrader(config(server)).spec()
     assert spec.name == "openai" and spec.model == "fake-model"
     backend_settings = spec.options["backend"]
     assert backend_settings["endpoint"] == "chat" and backend_settings["temperature"] == 0.0
     assert server.base_url not in repr(spec.model_dump())
-    other = create_openai_grader(config(server, base_url="http://127.0.0.1:1/v1", concurrency="64")).spec()
+    other = OpenAIGrader(config(server, base_url="http://127.0.0.1:1/v1", concurrency="64")).spec()
     assert other.fingerprint() == spec.fingerprint()  # another server for the same model: same cache key
-    assert create_openai_grader(config(server, endpoint="completions")).spec().fingerprint() != spec.fingerprint()
+    assert OpenAIGrader(config(server, endpoint="completions")).spec().fingerprint() != spec.fingerprint()
 
 
 def test_unknown_option_names_the_valid_ones(server: FakeOpenAIServer) -> None:
-    with pytest.raises(ConfigError, match=r"grader 'openai': unknown option 'concurrancy'.*Did you mean 'concurrency'"):
-        create_openai_grader(config(server, concurrancy="4"))
+    typo = r"grader 'openai': unknown option 'concurrancy'.*Did you mean 'concurrency'"
+    with pytest.raises(ConfigError, match=typo):
+        default_registry().create("openai", config(server, concurrancy="4"))
+    with pytest.raises(ConfigError, match=typo):
+        OpenAIGrader(config(server, concurrancy="4"))
+
+
+def test_bad_option_values_name_grader_option_and_value(server: FakeOpenAIServer) -> None:
+    with pytest.raises(ConfigError, match=r"grader 'openai': option max_new_tokens='0' must be an integer >= 1"):
+        default_registry().create("openai", config(server, max_new_tokens="0"))
+    with pytest.raises(ConfigError, match=r"unknown prompt 'sunny'"):
+        default_registry().create("openai", config(server, prompt="sunny"))
+
+
+def test_registry_converts_options_before_the_grader_sees_them(server: FakeOpenAIServer) -> None:
+    grader = default_registry().create("openai", config(server, concurrency="3", logprobs="on", max_new_tokens="7"))
+    assert isinstance(grader, OpenAIGrader) and isinstance(grader.backend, OpenAIBackend)
+    assert grader.backend.concurrency == 3 and grader.backend.logprobs is True and grader.max_new_tokens == 7
+    assert grader.spec() == OpenAIGrader(config(server, concurrency="3", logprobs="on", max_new_tokens="7")).spec()
 
 
 def test_model_from_option(server: FakeOpenAIServer) -> None:
-    grader = create_openai_grader(GraderConfig(options={"model": "served-name", "base_url": server.base_url}))
+    grader = OpenAIGrader(GraderConfig(options={"model": "served-name", "base_url": server.base_url}))
     assert grader.spec().model == "served-name"
 
 
 def test_estimate_requests_for_dry_runs(server: FakeOpenAIServer) -> None:
-    grader = create_openai_grader(config(server))
+    grader = OpenAIGrader(config(server))
     requests = [request("q?", "GRADE=1 " + "x" * 400), request("q?", "GRADE=1 " + "x" * 400), request("r?", "short")]
     calls, tokens = estimate_requests(grader, requests)
     assert calls == 2
-    backend = grader.backend  # type: ignore[attr-defined]
+    backend = grader.backend
     assert isinstance(backend, OpenAIBackend)
     assert tokens > 2 * backend.count_tokens(backend.system_prompt) + 400 // 4
     assert server.count() == 0
 
 
 def test_estimate_requests_with_another_backend() -> None:
-    from exam_harness.graders.llm import LLMGrader
-
     class WordBackend:
         model_id = "words"
         revision = None

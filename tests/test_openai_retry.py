@@ -1,4 +1,4 @@
-"""The bounded retry policy (backoff with full jitter, Retry-After) and the openai option parsing."""
+"""The bounded retry policy (backoff with full jitter, Retry-After) and the openai backend's option parsing."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import random
 import pytest
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.openai_backend import OpenAIBackend, backend_from_options
-from exam_harness.retry import AsyncRetrier, RetryDecision, RetryExhausted, RetryPolicy, parse_retry_after
+from exam_harness.llm.openai import OpenAIBackend, backend_from_options
+from exam_harness.llm.retry import AsyncRetrier, RetryDecision, RetryExhausted, RetryPolicy, parse_retry_after
 
 
 def test_full_jitter_stays_under_the_exponential_ceiling() -> None:
@@ -117,7 +117,7 @@ def test_policy_rejects_negative_values() -> None:
 
 
 def test_backend_from_string_options() -> None:
-    backend, rest = backend_from_options(
+    backend = backend_from_options(
         None,
         {
             "model": "llama-3-8b",
@@ -128,23 +128,24 @@ def test_backend_from_string_options() -> None:
             "max_context_tokens": "4096",
             "max_tokens": "none",
             "timeout": "2.5",
-            "prompt": "question-self-rating",
         },
     )
     assert isinstance(backend, OpenAIBackend)
     assert backend.model_id == "llama-3-8b" and backend.concurrency == 32 and backend.temperature == 0.5
     assert backend.logprobs is True and backend.max_context_tokens == 4096 and backend.max_tokens is None
     assert backend.timeout == 2.5 and backend.base_url == "http://127.0.0.1:8000/v1"
-    assert rest == {"prompt": "question-self-rating"}  # left for the grader
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"concurrency": "many"}, "concurrency: got 'many', expected an integer >= 1"),
-        ({"logprobs": "maybe"}, "logprobs: got 'maybe', expected true or false"),
-        ({"max_retries": "1.5"}, "max_retries"),
-        ({"concurrency": "0"}, "concurrency"),
+        ({"concurrency": "many"}, "grader 'openai': option concurrency='many' must be an integer"),
+        ({"logprobs": "maybe"}, "option logprobs='maybe' must be true or false"),
+        ({"max_retries": "1.5"}, "option max_retries='1.5' must be an integer"),
+        ({"concurrency": "0"}, "option concurrency='0' must be an integer >= 1"),
+        ({"temperature": "3"}, "option temperature='3' must be <= 2"),
+        ({"endpoint": "chatt"}, "option endpoint='chatt' must be one of chat, completions .did you mean 'chat'"),
+        ({"prompt": "question-rating"}, "unknown option 'prompt'"),  # a grader option, not the backend's
     ],
 )
 def test_bad_string_options(options: dict[str, str], message: str) -> None:

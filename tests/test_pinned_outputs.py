@@ -96,7 +96,7 @@ def test_example_exam_report_is_pinned(example_reports: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["exam-max-grade.qrels", "exam-count.qrels", "exam-at-least-2.qrels"])
+@pytest.mark.parametrize("name", ["exam-max-grade.qrels", "exam-count-min4.qrels", "exam-at-least-2-min4.qrels"])
 def test_example_exam_qrels_are_pinned(example_reports: Path, name: str) -> None:
     text = (example_reports / name).read_text()
     golden = GOLDEN / "example" / name

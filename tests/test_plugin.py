@@ -9,95 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import BANK, COLLECTION
+
 pytest_plugins = ["pytester"]
-
-# Grade 5 when the passage text contains the marker [x] of test point "<q>/x", else 0. Each graded
-# pair is logged so tests can count what the grader was asked (the cache must spare it).
-CONFTEST = '''
-from pathlib import Path
-from exam_harness.graders.base import Grader, GradeFailure
-from exam_harness.models import Grade, GraderSpec
-
-LOG = Path(__file__).parent / "graded.log"
-
-class MarkerGrader(Grader):
-    name = "marker"
-    def __init__(self, config):
-        self.config = config
-    def spec(self):
-        return GraderSpec(name="marker", version="1", default_min_grade=4)
-    def grade_batch(self, requests):
-        out = []
-        with LOG.open("a") as log:
-            for r in requests:
-                log.write(f"{r.passage.id} {r.test_point.id}\\n")
-                if "BROKEN" in r.passage.text:
-                    out.append(GradeFailure("model server said 500"))
-                    continue
-                marker = "[" + r.test_point.id.rsplit("/", 1)[1] + "]"
-                out.append(Grade(grade=5 if marker in r.passage.text else 0, grader="marker",
-                                 raw_response="5" if marker in r.passage.text else "0"))
-        return out
-
-def pytest_exam_register_graders(registry):
-    registry.register("marker", MarkerGrader, "test grader")
-'''
-
-BANK = """\
-queries:
-  - id: q1
-    text: first query
-    questions:
-      - {id: q1/a, text: question a}
-      - {id: q1/b, text: question b}
-    nuggets:
-      - {id: q1/n, text: nugget n, weight: 2}
-  - id: q2
-    text: second query
-    questions:
-      - {id: q2/c, text: question c}
-"""
-
-COLLECTION = """\
-id\ttext
-p1\tanswers [a] and [n]
-p2\tanswers [b]
-p3\tnothing useful here
-p4\tanswers [c]
-p5\tanother useless passage
-"""
-
-RUNS = {
-    "good.run": "q1 Q0 p1 1 3.0 good\nq1 Q0 p2 2 2.0 good\nq2 Q0 p4 1 1.0 good\n",
-    "weak.run": "q1 Q0 p3 1 3.0 weak\nq1 Q0 p1 2 2.0 weak\nq2 Q0 p5 1 1.0 weak\n",
-}
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeconftest(CONFTEST)
-    pytester.makeini(
-        textwrap.dedent(
-            """
-            [pytest]
-            exam_grader = marker
-            exam_banks = banks
-            exam_runs = runs
-            exam_cache = .cache/grades.sqlite
-            exam_report_dir = reports
-            filterwarnings = ignore::pytest.PytestAssertRewriteWarning
-            """
-        )
-    )
-    (pytester.path / "banks").mkdir()
-    (pytester.path / "banks" / "exam.yaml").write_text(BANK)
-    runs = pytester.path / "runs"
-    runs.mkdir()
-    (runs / "collection.tsv").write_text(COLLECTION)
-    for name, text in RUNS.items():
-        (runs / name).write_text(text)
-    return pytester
-
 
 def graded(pytester: pytest.Pytester) -> list[str]:
     log = pytester.path / "graded.log"
@@ -212,16 +126,16 @@ def test_reports_qrels_parse_back_with_pytrec_eval(project: pytest.Pytester) -> 
     project.runpytest("banks")
     reports = project.path / "reports"
     names = sorted(p.name for p in reports.glob("*.qrels"))
-    assert names == ["exam-at-least-2.qrels", "exam-count.qrels", "exam-max-grade.qrels"]
+    assert names == ["exam-at-least-2-min4.qrels", "exam-count-min4.qrels", "exam-max-grade.qrels"]
     with open(reports / "exam-max-grade.qrels") as fh:
         qrels = pytrec_eval.parse_qrel(fh)
     assert qrels["q1"] == {"p1": 5, "p2": 5, "p3": 0}
-    with open(reports / "exam-count.qrels") as fh:
+    with open(reports / "exam-count-min4.qrels") as fh:
         assert pytrec_eval.parse_qrel(fh)["q1"]["p1"] == 2  # covers a and n
 
 
 def test_json_report_validates_against_schema(project: pytest.Pytester) -> None:
-    from exam_harness.report.reader import read_report
+    from exam_harness.io.report import read_report
 
     project.runpytest("banks")
     report = read_report(project.path / "reports" / "exam-report.json")
@@ -250,7 +164,7 @@ def test_bad_bank_is_a_usage_error_naming_file_and_line(project: pytest.Pytester
 def test_min_grade_above_grader_scale_is_rejected(project: pytest.Pytester) -> None:
     result = project.runpytest("banks", "--exam-min-grade", "9")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--exam-min-grade must be a grade in 1..5*"])
+    result.stderr.fnmatch_lines(["*--exam-min-grade must be an integer in 1..5, got '9'*"])
 
 
 def test_user_tests_use_exam_fixtures(project: pytest.Pytester) -> None:
@@ -273,11 +187,11 @@ def test_report_hook_reaches_plugins(project: pytest.Pytester) -> None:
     conftest = project.path / "conftest.py"
     conftest.write_text(
         conftest.read_text()
-        + "\ndef pytest_exam_report(session, report):\n"
-        "    print('custom reporter saw', len(report.systems), 'systems')\n"
+        + "\ndef pytest_exam_report(report, plan):\n"
+        "    print('custom reporter saw', len(report.systems), 'systems at tau', plan.min_grade)\n"
     )
     result = project.runpytest("banks", "-s")
-    result.stdout.fnmatch_lines(["*custom reporter saw 2 systems*"])
+    result.stdout.fnmatch_lines(["*custom reporter saw 2 systems at tau 4*"])
 
 
 def test_deselected_cases_are_not_graded(project: pytest.Pytester) -> None:
@@ -307,7 +221,7 @@ def test_xdist_reports_equal_single_process(project: pytest.Pytester, workers: s
     parallel = project.runpytest_subprocess("banks", "-n", workers, "--exam-report-dir", "parallel", "--exam-cache", "two.sqlite")
     assert parallel.ret == 0, parallel.stdout.str()
     parallel.stdout.fnmatch_lines(["*exam leaderboard*", "*6 passed, 2 missed*"])
-    for name in ("exam-max-grade.qrels", "exam-count.qrels", "exam-at-least-2.qrels"):
+    for name in ("exam-max-grade.qrels", "exam-count-min4.qrels", "exam-at-least-2-min4.qrels"):
         assert (project.path / "single" / name).read_text() == (project.path / "parallel" / name).read_text()
     a, b = (json.loads((project.path / d / "exam-report.json").read_text()) for d in ("single", "parallel"))
     for r in (a, b):

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_plugin import project as project  # noqa: F401  (fixture re-used)
 
 pytest_plugins = ["pytester"]
 
@@ -35,7 +34,7 @@ def _outputs(root: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("flag", [[], ["--exam-redact"]])
-def test_no_bank_text_in_any_output(project: pytest.Pytester, flag: list[str]) -> None:  # noqa: F811
+def test_no_bank_text_in_any_output(project: pytest.Pytester, flag: list[str]) -> None:
     (project.path / "banks" / "exam.yaml").write_text(SECRET_BANK)
     result = project.runpytest("banks", "-v", "-rA", *flag)
     assert result.ret == 0
@@ -47,7 +46,7 @@ def test_no_bank_text_in_any_output(project: pytest.Pytester, flag: list[str]) -
             assert secret.lower() not in text.lower(), f"{secret!r} leaked into {name}"
 
 
-def test_grader_errors_echoing_the_prompt_are_redacted(project: pytest.Pytester) -> None:  # noqa: F811
+def test_grader_errors_echoing_the_prompt_are_redacted(project: pytest.Pytester) -> None:
     (project.path / "banks" / "exam.yaml").write_text(SECRET_BANK)
     conftest = project.path / "conftest.py"
     conftest.write_text(

@@ -113,8 +113,8 @@ def warm_client() -> None:
     in-process pytester run. pytester drops modules first imported inside a run; re-imported on the
     next run, the transport's exception classes would no longer be the ones the client maps, and a
     timeout would escape its retries as a raw transport error (see tests/conftest.py)."""
-    from exam_harness.graders.backend import PromptParts
-    from exam_harness.graders.openai_backend import OpenAIBackend
+    from exam_harness.llm.backend import PromptParts
+    from exam_harness.llm.openai import OpenAIBackend
 
     with FakeOpenAIServer(responder) as server:
         server.add_next_faults(Fault("slow", delay=5.0), Fault("drop"), Fault("status", status=429, retry_after="0"))

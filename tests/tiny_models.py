@@ -52,7 +52,7 @@ CORPUS_SENTENCES: tuple[str, ...] = (
 
 
 def corpus_texts() -> list[str]:
-    from exam_harness import prompts
+    from exam_harness.llm import prompts
 
     templates = [p.template for p in prompts.GRADING_PROMPTS.values()]
     templates.append(prompts.ANSWER_VERIFICATION)

@@ -5,7 +5,7 @@ query, every test point's grade and answer), ``missing`` (judged-relevant passag
 covers), ``spurious`` (test points that judged non-relevant passages cover), ``agreement`` (grade x
 judgment tables and Cohen's kappa) and ``edit-impact`` (old vs new bank: changes, label flips and
 score moves, grading only the changed test points through the cache). Each prints rich tables and
-writes ``--json``.
+writes ``--json``. Grading and scoring options come from the one schema (``exam_harness/options.py``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from exam_harness.commands.evaluate import add_source_arguments, grade_source, show_progress
+from exam_harness.commands.grades import add_input_arguments, obtain_grades, report_failures, show_progress
 from exam_harness.errors import ConfigError
+from exam_harness.options import GRADING, RECORDED, SCORING, add_cli_options, options_from_cli
 
-ANALYSES = ("verify", "grid", "missing", "spurious", "agreement", "edit-impact")
+GROUPS = (GRADING, SCORING, RECORDED)
+IMPACT_GROUPS = (GRADING, SCORING)
+# edit-impact grades the edited bank, so it cannot replay recorded grades: it grades by default
+IMPACT_DEFAULTS = {"grader": "embedding"}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -32,62 +36,40 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     inner = parser.add_subparsers(dest="analysis", metavar="ANALYSIS")
     inner.required = True
 
-    def common(name: str, help_text: str, *, grades: bool = True) -> argparse.ArgumentParser:
+    def common(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = inner.add_parser(name, help=help_text, description=help_text)
-        add_source_arguments(sub)
+        add_input_arguments(sub)
+        add_cli_options(sub, GROUPS)
         sub.add_argument("--json", type=Path, metavar="OUT", help="Write the analysis as JSON.")
         sub.add_argument("--limit", type=int, default=20, help="Rows shown per table; 0 for all (default: 20).")
-        if grades:
-            sub.add_argument("--query", help="Only this query (default: all).")
+        sub.add_argument("--query", help="Only this query (default: all).")
         sub.set_defaults(func=run)
         return sub
 
     verify = common("verify", "Per test point: the extracted answers with their grades, highest first.")
     verify.add_argument("--test-point", help="Only this test point id (default: all of the queries chosen).")
-    verify.add_argument("--min-grade", type=int, default=0, help="Hide answers graded below this (default: 0).")
-
+    verify.add_argument("--hide-below", type=int, default=0, metavar="GRADE",
+                        help="Hide answers graded below this (default: 0).")
     grid = common("grid", "Per passage of one query: every test point's grade (and answer with --answers).")
     grid.add_argument("--passage", action="append", default=[], help="Only these passages; repeatable (default: the pool).")
     grid.add_argument("--answers", action="store_true", help="Show the extracted answers under the grades.")
-
-    for name, text in (
-        ("missing", "Passages judged relevant that reach no grade >= TAU on any test point (the bank needs a question)."),
-        ("spurious", "Test points ranked by how often judged non-relevant passages reach grade >= TAU on them."),
-    ):
-        sub = common(name, text)
-        sub.add_argument("--min-grade", type=int, help="Minimum grade tau (default: the grader's, 4 for self-ratings).")
-        sub.add_argument("--relevance-level", type=int, default=2,
-                         help="Judgment level counted relevant: 2 for TREC DL, 1 for CAR (default: 2).")
-
-    agreement = common("agreement", "Grade x judgment counts, lenient / strict binarisations and Cohen's kappa.", grades=False)
-    agreement.add_argument("--relevance-level", type=int, default=2,
-                           help="Judgment level counted relevant: 2 for TREC DL, 1 for CAR (default: 2).")
-    agreement.add_argument("--min-grade", type=int, nargs="*", default=[], help="Extra binarisations at these grades.")
+    common("missing", "Passages judged relevant that reach no grade >= TAU on any test point (the bank needs a question).")
+    common("spurious", "Test points ranked by how often judged non-relevant passages reach grade >= TAU on them.")
+    common("agreement", "Grade x judgment counts, lenient / strict binarisations and Cohen's kappa "
+                        "(plus one binarisation per --min-grade).")
 
     impact = inner.add_parser(
         "edit-impact",
         help="Old vs new bank: changed test points, passages whose label changes, systems whose scores move.",
         description="Grade only the queries an edit touches (old grades from the cache, new grades for changed "
-        "and added test points) and report the bank diff, label changes and score moves.",
+        "and added test points) and report the bank diff, label changes and score moves (first --labels variant).",
     )
     impact.add_argument("runs", nargs="+", type=Path, metavar="RUN_FILE", help="Workbench paragraph file(s) or runs.")
     impact.add_argument("--old", type=Path, required=True, action="append", metavar="BANK", help="The bank before the edit.")
     impact.add_argument("--new", type=Path, required=True, action="append", metavar="BANK", help="The bank after the edit.")
-    impact.add_argument("--grader", default="embedding", help="Grader of both banks (default: embedding).")
-    impact.add_argument("--grader-option", action="append", default=[], metavar="KEY=VALUE", help="Grader option, repeatable.")
-    impact.add_argument("--model", help="Model name or local path for the grader (default: the grader's own).")
-    impact.add_argument("--cache", default=".exam-cache/grades.sqlite", metavar="PATH",
-                        help="SQLite grade cache holding the old grades (default: .exam-cache/grades.sqlite).")
-    impact.add_argument("--batch-size", type=int, help="Pairs per grading batch (default: the grader's).")
-    impact.add_argument("--device", help="Device for model graders (default: automatic).")
-    impact.add_argument("--min-grade", type=int, help="Minimum grade tau (default: the grader's).")
-    impact.add_argument("--k", type=int, default=20, help="Rank cut-off of the runs (default: 20).")
-    impact.add_argument("--label", default="max-grade", choices=("max-grade", "count", "at-least-m"),
-                        help="Qrels label variant (default: max-grade).")
-    impact.add_argument("--measures", nargs="*", default=["P@20", "ndcg@10"], help="trec_eval measures (default: P@20 ndcg@10).")
+    add_cli_options(impact, IMPACT_GROUPS, defaults=IMPACT_DEFAULTS)
     impact.add_argument("--limit", type=int, default=20, help="Rows shown per table; 0 for all (default: 20).")
     impact.add_argument("--json", type=Path, metavar="OUT", help="Write the analysis as JSON.")
-    impact.add_argument("--no-progress", action="store_true", help="Do not draw the grading progress bar.")
     impact.set_defaults(func=run_edit_impact)
 
 
@@ -106,105 +88,99 @@ def _write_json(path: Path | None, payload: Any) -> None:
     print(f"wrote {path}")
 
 
-def _tau(args: argparse.Namespace, default: int) -> int:
-    tau = args.min_grade if args.min_grade is not None else default
-    if tau < 1:
-        raise ConfigError(f"--min-grade must be >= 1, got {tau}")
-    return int(tau)
-
-
 def run(args: argparse.Namespace) -> int:
-    from exam_harness.evaluation import analyses, render
-    from exam_harness.evaluation.pipeline import obtain_grades
-    from exam_harness.io import load_runs
+    from rich.console import Console
+
+    from exam_harness.analysis import analyses
+    from exam_harness.report import analysis_tables as tables
 
     limit = _limit(args)
-    loaded = load_runs(args.runs)
-    view, table = obtain_grades(loaded.data, grade_source(args), progress=render.progress_factory(show_progress(args)))
-    console = render.console_for()
+    options = options_from_cli(args, GROUPS)
+    graded = obtain_grades(args, options)
+    view, outcome, plan = graded.view, graded.outcome, graded.plan
+    console = Console(highlight=False)
     payload: Any
     if args.analysis == "verify":
-        reports = analyses.verify_grading(view, table, query=args.query, test_point=args.test_point,
-                                          min_grade=args.min_grade)
-        for t in render.verify_tables(reports, limit=limit):
+        reports = analyses.verify_grading(view, outcome, query=args.query, test_point=args.test_point,
+                                          min_grade=args.hide_below)
+        for t in tables.verify_tables(reports, limit=limit):
             console.print(t)
         payload = [r.model_dump(mode="json") for r in reports]
     elif args.analysis == "grid":
         if args.query is None:
             raise ConfigError("analyze grid needs --query QUERY_ID")
-        grid = analyses.grade_grid(view, table, query=args.query, passages=args.passage or None)
-        console.print(render.grid_table(grid, answers=args.answers, limit=limit))
+        grid = analyses.grade_grid(view, outcome, query=args.query, passages=args.passage or None)
+        console.print(tables.grid_table(grid, answers=args.answers, limit=limit))
         payload = grid.model_dump(mode="json")
     elif args.analysis == "missing":
-        result = analyses.missing_in_bank(view, table, min_grade=_tau(args, table.default_min_grade),
-                                          relevance_level=args.relevance_level, query=args.query)
-        for t in render.missing_tables(result, limit=limit):
+        result = analyses.missing_in_bank(view, outcome, min_grade=plan.min_grade,
+                                          relevance_level=plan.relevance_level, query=args.query)
+        for t in tables.missing_tables(result, limit=limit):
             console.print(t)
         payload = result.model_dump(mode="json")
     elif args.analysis == "spurious":
-        tau = _tau(args, table.default_min_grade)
-        points = analyses.spurious_test_points(view, table, min_grade=tau, relevance_level=args.relevance_level,
-                                               query=args.query)
-        console.print(render.spurious_table(points, min_grade=tau, relevance_level=args.relevance_level, limit=limit))
-        payload = {"min_grade": tau, "relevance_level": args.relevance_level,
+        points = analyses.spurious_test_points(view, outcome, min_grade=plan.min_grade,
+                                               relevance_level=plan.relevance_level, query=args.query)
+        console.print(tables.spurious_table(points, min_grade=plan.min_grade, relevance_level=plan.relevance_level,
+                                            limit=limit))
+        payload = {"min_grade": plan.min_grade, "relevance_level": plan.relevance_level,
                    "test_points": [p.model_dump(mode="json") for p in points]}
     else:  # agreement
-        from exam_harness.evaluation.agreement import agreement_tables
+        from exam_harness.analysis.agreement import agreement_tables
 
-        if not loaded.data.judgments:
+        if not view.data.judgments:
             raise ConfigError("the run files hold no human judgments to agree with")
         tps = {q: view.test_points[q] for q in view.queries}
-        result_a = agreement_tables(table.grades, tps, loaded.data.judgments, relevance_level=args.relevance_level,
-                                    min_grades=args.min_grade)
-        for t in render.agreement_renderables(result_a):
+        result_a = agreement_tables(outcome.grades, tps, view.data.judgments, relevance_level=plan.relevance_level,
+                                    min_grades=options.min_grade)
+        for t in tables.agreement_renderables(result_a):
             console.print(t)
         payload = result_a.model_dump(mode="json")
     _write_json(args.json, payload)
-    return _failures(table)
-
-
-def _failures(table: Any) -> int:
-    if table.failures:
-        print(f"exam-harness analyze: {len(table.failures):,} pool pairs have no grade "
-              f"(e.g. {'; '.join(table.summary.failure_examples)})", file=sys.stderr)
-        return 1
-    return 0
+    return report_failures("analyze", outcome)
 
 
 def run_edit_impact(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from exam_harness.analysis.edit_impact import bank_edit_impact
     from exam_harness.cache import GradeCache
-    from exam_harness.evaluation import render
-    from exam_harness.evaluation.edit_impact import bank_edit_impact
-    from exam_harness.evaluation.pipeline import grader_registry, load_banks, parse_options
+    from exam_harness.extensions import cli_registries
     from exam_harness.graders.base import GraderConfig
-    from exam_harness.io import load_runs
+    from exam_harness.inputs import ExamInputs
+    from exam_harness.plan import make_plan
+    from exam_harness.progress import GradingProgress
+    from exam_harness.report import analysis_tables as tables
 
     limit = _limit(args)
-    if args.k < 1:
-        raise ConfigError(f"--k must be >= 1, got {args.k}")
-    loaded = load_runs(args.runs)
-    old_banks, new_banks = load_banks(args.old), load_banks(args.new)
-    config = GraderConfig(model=args.model, options=parse_options(args.grader_option), data=loaded.data,
-                          batch_size=args.batch_size, device=args.device)
-    grader = grader_registry().create(args.grader, config)
-    tau = _tau(args, grader.spec().default_min_grade)
-    cache = GradeCache(None if str(args.cache).lower() == "none" else Path(args.cache))
+    options = options_from_cli(args, IMPACT_GROUPS, defaults=IMPACT_DEFAULTS)
+    registries = cli_registries()
+    inputs = ExamInputs(registries.bank_formats, registries.run_formats)
+    data = inputs.load_runs(args.runs)
+    old_banks = [b for path in args.old for b in inputs.load_bank_file(path)]
+    new_inputs = ExamInputs(registries.bank_formats, registries.run_formats)  # the new bank may reuse old ids
+    new_banks = [b for path in args.new for b in new_inputs.load_bank_file(path)]
+    grader = registries.graders.create(options.grader, GraderConfig(
+        model=options.model, options=options.grader_options, data=data, batch_size=options.batch_size,
+        device=options.device))
+    cache = GradeCache(options.cache)
     try:
-        impact = bank_edit_impact(
-            loaded.data, old_banks, new_banks, grader, cache, min_grade=tau, k=args.k, label=args.label,
-            measures=args.measures, progress=render.progress_factory(show_progress(args)),
-        )
+        plan = make_plan(options, grader.spec(), where="--min-grade")
+        impact = bank_edit_impact(data, old_banks, new_banks, grader, cache, plan,
+                                  progress=GradingProgress(f"grading with {grader.name}", show_progress(options)))
     finally:
         grader.close()
         cache.close()
-    console = render.console_for()
-    for t in render.edit_impact_tables(impact, limit=limit):
+    console = Console(highlight=False)
+    for t in tables.edit_impact_tables(impact, limit=limit):
         console.print(t)
-    console.print(render.grading_line(impact.old_grading, "old bank"), soft_wrap=True)
-    console.print(render.grading_line(impact.new_grading, "new bank"), soft_wrap=True)
+    console.print(tables.grading_line(impact.old_grading, "old bank"), soft_wrap=True)
+    console.print(tables.grading_line(impact.new_grading, "new bank"), soft_wrap=True)
     _write_json(args.json, impact.model_dump(mode="json"))
-    failures = (impact.old_grading.failures if impact.old_grading else 0) + (impact.new_grading.failures if impact.new_grading else 0)
+    failures = (impact.old_grading.failures if impact.old_grading else 0) + (
+        impact.new_grading.failures if impact.new_grading else 0)
     if failures:
-        print(f"exam-harness analyze edit-impact: {failures:,} pairs failed to grade and count as uncovered", file=sys.stderr)
+        print(f"exam-harness analyze edit-impact: {failures:,} pairs failed to grade and count as uncovered",
+              file=sys.stderr)
         return 1
     return 0

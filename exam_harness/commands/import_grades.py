@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from exam_harness.settings import DEFAULT_CACHE
+from exam_harness.options import GRADING, add_cli_options, options_from_cli
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,18 +23,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("paragraphs", type=Path, metavar="PARAGRAPH_FILE", help="Graded Workbench paragraph file.")
     parser.add_argument("--bank", type=Path, action="append", required=True, metavar="BANK_FILE",
                         help="Bank with the test points' texts (part of every grade's cache key); repeatable.")
-    parser.add_argument("--cache", type=Path, default=Path(DEFAULT_CACHE),
-                        help=f"SQLite grade cache (default: {DEFAULT_CACHE}).")
+    add_cli_options(parser, [GRADING], only=["cache"])
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from exam_harness.cache import GradeCache
-    from exam_harness.evaluation.workbench_export import import_workbench_grades
-    from exam_harness.io import load_bank
+    from exam_harness.extensions import cli_registries
+    from exam_harness.inputs import ExamInputs
+    from exam_harness.io.workbench_export import import_workbench_grades
 
-    banks = [bank for path in args.bank for bank in load_bank(path)]
-    cache = GradeCache(args.cache)
+    registries = cli_registries()
+    inputs = ExamInputs(registries.bank_formats, registries.run_formats)
+    banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)]
+    cache_path = options_from_cli(args, [GRADING]).cache
+    cache = GradeCache(cache_path)
     try:
         imported = import_workbench_grades(args.paragraphs, cache, banks)
     finally:
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for entry in imported:
         print(
-            f"imported {entry.stored} grades of llm={entry.llm} prompt_class={entry.prompt_class} into {args.cache}"
+            f"imported {entry.stored} grades of llm={entry.llm} prompt_class={entry.prompt_class} into {cache_path}"
             + (f" ({entry.skipped} skipped: test points no bank lists)" if entry.skipped else "")
         )
         print(f"  replay: --exam-grader recorded --exam-grader-option llm={entry.llm} "

@@ -15,13 +15,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    import shutil
 
-    from exam_harness.report.reader import read_report
-    from exam_harness.report.terminal import cache_line, leaderboard
+    from exam_harness.io.report import read_report
+    from exam_harness.report.terminal import render_to_text
 
     report = read_report(args.report)
-    console = Console(file=sys.stdout)
-    console.print(leaderboard(report, label=args.label, width=console.width))
-    console.print(cache_line(report), soft_wrap=True)
+    width = shutil.get_terminal_size((120, 24)).columns
+    sys.stdout.write(render_to_text(report, color=sys.stdout.isatty(), width=width, label=args.label))
     return 0

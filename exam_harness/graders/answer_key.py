@@ -1,9 +1,9 @@
-"""Answer-key grader: is a gold answer in the passage, by the METHOD's answer check?
+"""Answer-key grader: is a gold answer in the passage, by the method's answer check?
 
 For test points with gold answers. The passage is normalised like the answers (lower-case, stop
 words removed, Snowball stems, see matching.py); every window of the passage's normalised words
 with about the gold answer's length is a candidate span, and the passage is correct (grade 1) when
-some span is within the METHOD's edit distance of some gold answer (< 20% of the longer string).
+some span is within the method's edit distance of some gold answer (< 20% of the longer string).
 The best-matching span is stored as the extracted answer, so a human can check the grade.
 """
 
@@ -13,9 +13,8 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
 
-from exam_harness.graders.base import GradeResult, Grader, GraderConfig, GradingRequest
+from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest, read_grader_options
 from exam_harness.graders.matching import MAX_RELATIVE_DISTANCE, normalise
-from exam_harness.errors import ConfigError
 from exam_harness.models import Grade, GraderSpec, TestPoint
 
 VERSION = "1"
@@ -28,7 +27,7 @@ def best_span(passage_words: Sequence[str], gold: str) -> tuple[str, float] | No
         return None
     best: tuple[str, float] | None = None
     for size in {max(1, len(target) - 1), len(target), len(target) + 1}:
-        for start in range(0, max(1, len(passage_words) - size + 1)):
+        for start in range(max(1, len(passage_words) - size + 1)):
             span = " ".join(passage_words[start : start + size])
             distance = Levenshtein.distance(span, gold) / max(len(span), len(gold))
             if best is None or distance < best[1]:
@@ -40,8 +39,7 @@ class AnswerKeyGrader(Grader):
     name = "answer-key"
 
     def __init__(self, config: GraderConfig) -> None:
-        if config.options:
-            raise ConfigError(f"grader 'answer-key' takes no options, got {', '.join(sorted(config.options))}")
+        read_grader_options(self.name, self.options, config.options)  # it declares none: any option is refused
 
     def spec(self) -> GraderSpec:
         return GraderSpec(

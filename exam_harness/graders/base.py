@@ -9,10 +9,11 @@ stored as grades. Everything that shapes a grade goes into :meth:`Grader.spec` a
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from exam_harness.errors import ConfigError
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, Query, TestPoint
 
 
@@ -35,6 +36,46 @@ class GradeFailure:
 GradeResult = Grade | GradeFailure
 
 
+@dataclass(frozen=True)
+class GraderOption:
+    """One option a grader declares: ``exam-harness graders NAME`` lists them, and
+    :func:`read_grader_options` converts the strings a user gives (``--exam-grader-option K=V``)."""
+
+    name: str
+    default: Any
+    help: str
+    convert: Callable[[str], Any] = str
+
+    def value(self, raw: Any, grader: str) -> Any:
+        if not isinstance(raw, str):
+            return raw  # a native value from a library caller
+        try:
+            return self.convert(raw)
+        except ValueError as exc:
+            reason = str(exc) or "is invalid"
+            raise ConfigError(f"grader {grader!r}: option {self.name}={raw!r} {reason}") from None
+
+
+def read_grader_options(
+    grader: str, declared: Sequence[GraderOption], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Every declared option's value (given, converted, else its default); an undeclared key is a
+    ConfigError that suggests the closest declared name."""
+    from exam_harness.registry import unknown_name_message
+
+    names = [option.name for option in declared]
+    for key in given:
+        if key not in names:
+            raise ConfigError(f"grader {grader!r}: {unknown_name_message('option', key, sorted(names))}")
+    return {o.name: (o.value(given[o.name], grader) if o.name in given else o.default) for o in declared}
+
+
+def declared_options(factory: object) -> tuple[GraderOption, ...]:
+    """The options a grader factory (a Grader class, or a function with an ``options`` attribute) declares."""
+    options = getattr(factory, "options", ())
+    return tuple(o for o in options if isinstance(o, GraderOption))
+
+
 @dataclass
 class GraderConfig:
     """What a grader factory is given: the user's grader options and the loaded exam data."""
@@ -47,9 +88,13 @@ class GraderConfig:
 
 
 class Grader(abc.ABC):
-    """Base class of graders. Subclasses set ``name`` and implement :meth:`spec` and :meth:`grade_batch`."""
+    """Base class of graders. Subclasses set ``name`` and implement :meth:`spec` and :meth:`grade_batch`.
+
+    ``options`` declares what ``--exam-grader-option KEY=VALUE`` accepts (see :class:`GraderOption`).
+    """
 
     name: str = ""
+    options: ClassVar[tuple[GraderOption, ...]] = ()
 
     @abc.abstractmethod
     def spec(self) -> GraderSpec:

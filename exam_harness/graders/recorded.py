@@ -11,7 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.base import GradeFailure, GradeResult, Grader, GraderConfig, GradingRequest
+from exam_harness.graders.base import (
+    GradeFailure,
+    Grader,
+    GraderConfig,
+    GradeResult,
+    GraderOption,
+    GradingRequest,
+    read_grader_options,
+)
 from exam_harness.models import Grade, GraderSpec, RecordedGrade
 
 VERSION = "1"
@@ -19,15 +27,18 @@ VERSION = "1"
 
 class RecordedGrader(Grader):
     name = "recorded"
+    options = (
+        GraderOption("llm", None, "model of the grading run to replay (default: --exam-model, else the only one in "
+                     "the files)"),
+        GraderOption("prompt_class", None, "prompt class of the grading run to replay (default: the only one in "
+                     "the files)"),
+    )
 
     def __init__(self, config: GraderConfig) -> None:
-        options = dict(config.options)
-        self.llm: str | None = options.pop("llm", None) or config.model
-        self.prompt_class: str | None = options.pop("prompt_class", None)
-        if options:
-            raise ConfigError(
-                f"unknown option(s) for grader 'recorded': {', '.join(sorted(options))}; valid: llm, prompt_class"
-            )
+        # Reading again is a no-op for values the registry converted, and checks a direct caller's.
+        values = read_grader_options(self.name, self.options, config.options)
+        self.llm: str | None = values["llm"] or config.model
+        self.prompt_class: str | None = values["prompt_class"]
         self.recorded = config.data.recorded if config.data is not None else {}
         if not self.recorded and (self.llm is None or self.prompt_class is None):
             raise ConfigError(
@@ -62,7 +73,8 @@ class RecordedGrader(Grader):
         chosen = [
             c
             for c in candidates
-            if (self.llm is None or c.llm == self.llm) and (self.prompt_class is None or c.prompt_class == self.prompt_class)
+            if (self.llm is None or c.llm == self.llm)
+            and (self.prompt_class is None or c.prompt_class == self.prompt_class)
         ]
         if not chosen:
             return "no recorded grade matches " + ", ".join(
@@ -79,7 +91,8 @@ class RecordedGrader(Grader):
         for request in requests:
             candidates = self.recorded.get((request.passage.id, request.test_point.id))
             if not candidates:
-                results.append(GradeFailure(f"no recorded grade for passage {request.passage.id} on {request.test_point.id}"))
+                missing = f"no recorded grade for passage {request.passage.id} on {request.test_point.id}"
+                results.append(GradeFailure(missing))
                 continue
             chosen = self._choose(candidates)
             if isinstance(chosen, str):

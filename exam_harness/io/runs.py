@@ -16,18 +16,17 @@ no such reference at all every passage is kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from exam_harness.errors import InputError
-from exam_harness.io.collection import read_collection_jsonl, read_collection_tsv
-from exam_harness.io.generated import read_responses
+from exam_harness.io.formats import RunFormat, TrecRun, builtin_run_formats, claiming
 from exam_harness.io.parts import FilePart
-from exam_harness.io.textio import base_name, first_json_line, is_hidden
-from exam_harness.io.trec import find_run_line, read_trec_run
-from exam_harness.io.workbench import is_paragraph_record, is_workbench_bank_record, read_paragraph_file
+from exam_harness.io.textio import is_hidden
+from exam_harness.io.trec import find_run_line
 from exam_harness.models import ExamData, Passage, Run
+from exam_harness.registry import Registry
 
 RECOGNISED_FORMS = (
     "collection.tsv or *.collection.tsv (passage_id<TAB>text), "
@@ -56,44 +55,14 @@ def _skipped_in_folder(path: Path) -> bool:
     return is_hidden(path) or name.startswith("README") or name.lower().endswith(".md") or name == ".gitkeep"
 
 
-def _is_collection(name: str, suffix: str) -> bool:
-    return name == f"collection{suffix}" or name.endswith(f".collection{suffix}")
-
-
-def file_reader(path: Path) -> tuple[str, Callable[..., FilePart]]:
-    """``(kind, reader)`` for a run-side file, or InputError listing the recognised forms."""
-    name = base_name(path)
-    if _is_collection(name, ".tsv"):
-        return "collection", read_collection_tsv
-    if _is_collection(name, ".jsonl"):
-        return "collection", read_collection_jsonl
-    if name.endswith(".run") or name.endswith(".trec"):
-        return "trec", read_trec_run
-    if name.endswith(".responses.jsonl"):
-        return "responses", read_responses
-    if name.endswith(".jsonl"):
-        first = first_json_line(path)
-        if first is None:
-            raise InputError("empty JSON-lines file", path=path, expected=RECOGNISED_FORMS)
-        if is_paragraph_record(first):
-            return "workbench", read_paragraph_file
-        if is_workbench_bank_record(first):
-            raise InputError(
-                "this is a bank file, not a run file; list it under the bank paths (exam_banks)",
-                path=path,
-                line=1,
-                expected=RECOGNISED_FORMS,
-            )
+def file_format(path: Path, formats: Registry[RunFormat]) -> RunFormat:
+    """The run format that claims ``path``, or an InputError listing the recognised forms."""
+    fmt = claiming(formats, path)
+    if fmt is None:
         raise InputError(
-            "unrecognised JSON-lines file (first line is neither a Workbench paragraph line nor named "
-            "*.responses.jsonl / *.collection.jsonl)",
-            path=path,
-            line=1,
-            expected=RECOGNISED_FORMS,
+            "unrecognised run-side file", path=path, field="file name", value=path.name, expected=RECOGNISED_FORMS
         )
-    raise InputError(
-        "unrecognised run-side file", path=path, field="file name", value=path.name, expected=RECOGNISED_FORMS
-    )
+    return fmt
 
 
 def run_files(paths: Sequence[Path]) -> list[Path]:
@@ -114,12 +83,12 @@ class _Merger:
         self.passages: dict[str, tuple[str, Path, int]] = {}
         self.runs: dict[str, Run] = {}
         self.run_origin: dict[str, tuple[Path, int]] = {}
-        self.run_kind: dict[str, str] = {}
+        self.trec_runs: set[str] = set()  # runs read from TREC run files (their errors can name a line)
         self.judgments: dict[str, dict[str, int]] = {}
         self.recorded: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
         self.responses: dict[str, dict[str, str]] = {}
 
-    def add(self, part: FilePart, kind: str) -> None:
+    def add(self, part: FilePart, trec: bool) -> None:
         path = part.path
         for name, run in part.runs.items():
             line = part.run_lines.get(name, 0)
@@ -135,7 +104,8 @@ class _Merger:
                 )
             self.runs[name] = run
             self.run_origin[name] = (path, line)
-            self.run_kind[name] = kind
+            if trec:
+                self.trec_runs.add(name)
         for pid, (text, line) in part.passages.items():
             known = self.passages.get(pid)
             if known is None:
@@ -176,7 +146,7 @@ class _Merger:
             return
         name, qid, docid = missing[0]
         path, _line = self.run_origin[name]
-        line = find_run_line(path, name, qid, docid) if self.run_kind[name] == "trec" else None
+        line = find_run_line(path, name, qid, docid) if name in self.trec_runs else None
         more = f" (and {len(missing) - 1} more missing docids)" if len(missing) > 1 else ""
         raise InputError(
             f"run {name!r} ranks docid {docid!r} for query {qid!r}, which is in no loaded collection{more}",
@@ -189,25 +159,26 @@ class _Merger:
         )
 
 
-def load_runs(paths: Sequence[Path]) -> LoadedRuns:
+def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None) -> LoadedRuns:
     """Read and merge every run-side file under ``paths`` (see the module docstring).
 
     Raises InputError for unrecognised files, a run name defined by two files, a passage id with two
     different texts, and (after all files are read) a ranked docid that no file gives a text for.
     """
+    formats = formats or builtin_run_formats()
     files = run_files(paths)
     merger = _Merger()
-    collections: list[tuple[Path, Callable[..., FilePart]]] = []
+    collections: list[tuple[Path, RunFormat]] = []
     for path in files:
-        kind, reader = file_reader(path)
-        if kind == "collection":
-            collections.append((path, reader))
+        fmt = file_format(path, formats)
+        if fmt.collection:
+            collections.append((path, fmt))
         else:
-            merger.add(reader(path), kind)
+            merger.add(fmt.read(path), isinstance(fmt, TrecRun))
     if collections:
         refs = merger.referenced() or None
-        for path, reader in collections:
-            merger.add(reader(path, keep=refs), "collection")
+        for path, fmt in collections:
+            merger.add(fmt.read(path, keep=refs), False)
     merger.check_missing()
     passages = {pid: Passage(id=pid, text=text) for pid, (text, _path, _line) in merger.passages.items()}
     data = ExamData.model_construct(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import io
 import json
 import os
 import tempfile
@@ -38,11 +37,6 @@ def open_binary(path: Path) -> IO[bytes]:
         raise InputError("is a folder, expected a file", path=path) from None
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
-
-
-def open_text(path: Path) -> IO[str]:
-    """Open a UTF-8 text file (a byte-order mark is dropped) for reading, ``.gz`` decompressed."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig")
 
 
 def _decode(data: bytes, path: Path, first_line: int, *, strip_bom: bool) -> str:
@@ -118,24 +112,30 @@ def first_json_line(path: Path) -> Any:
     return None
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` (gzip-compressed for ``.gz``) via a temp file in the same folder + os.replace."""
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """The one atomic writer: a temp file in the same folder, then os.replace; mode 0644 like any
+    ordinary output file (mkstemp would leave it private)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8")
-    if is_gz(path):
-        # mtime=0 keeps the bytes reproducible for identical content
-        data = gzip.compress(data, mtime=0)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; outputs are ordinary files
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` as UTF-8 (gzip-compressed for ``.gz``) through :func:`atomic_write_bytes`."""
+    path = Path(path)
+    data = text.encode("utf-8")
+    if is_gz(path):
+        data = gzip.compress(data, mtime=0)  # mtime=0 keeps the bytes reproducible for identical content
+    atomic_write_bytes(path, data)
 
 
 def is_hidden(path: Path) -> bool:

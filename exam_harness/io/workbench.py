@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from exam_harness.errors import InputError
 from exam_harness.io.handbank import FACET_SEPARATOR
 from exam_harness.io.parts import FilePart, check_word
-from exam_harness.io.textio import atomic_write_text, iter_json_lines
+from exam_harness.io.textio import atomic_write_text, first_json_line, iter_json_lines
 from exam_harness.models import (
     MAX_GRADE,
     Query,
@@ -253,7 +253,9 @@ def read_paragraph_file(path: Path) -> FilePart:
     """Read a Workbench paragraph file into passages, runs, judgments and recorded grades.
 
     Workbench ranks are kept as given (some runs start at 0); each run's lists are sorted by rank.
+    A first line that is not a paragraph line is reported as what it looks like (a bank, or unknown).
     """
+    _check_first_line(path)
     reader = _ParagraphReader(path)
     for lineno, record in iter_json_lines(path):
         if not is_paragraph_record(record):
@@ -271,6 +273,23 @@ def read_paragraph_file(path: Path) -> FilePart:
         for index, para in enumerate(record[1]):
             reader.paragraph(para, qid, lineno, f"[1][{index}]")
     return reader.finish()
+
+
+def _check_first_line(path: Path) -> None:
+    from exam_harness.io.runs import RECOGNISED_FORMS
+
+    first = first_json_line(path)
+    if first is None:
+        raise InputError("empty JSON-lines file", path=path, expected=RECOGNISED_FORMS)
+    if is_paragraph_record(first):
+        return
+    if is_workbench_bank_record(first):
+        raise InputError("this is a bank file, not a run file; list it under the bank paths (exam_banks)",
+                         path=path, line=1, expected=RECOGNISED_FORMS)
+    raise InputError(
+        "unrecognised JSON-lines file (first line is neither a Workbench paragraph line nor named "
+        "*.responses.jsonl / *.collection.jsonl)", path=path, line=1, expected=RECOGNISED_FORMS,
+    )
 
 
 class _ParagraphReader:

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from exam_harness.models import GraderSpec
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
+# 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels)
 
 
 class _Model(BaseModel):
@@ -84,6 +85,7 @@ class Settings(_Model):
     k: int
     min_grade: int
     qrels_m: int
+    pool: str
     measures: list[str]
     label_variants: list[str]
     banks: list[str]

@@ -1,0 +1,94 @@
+"""What ``evaluate`` and ``analyze`` share: inputs through the registries, and grades from the
+recorded grading run of the files (replayed) or from a grader through the cache."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from exam_harness.cache import GradeCache
+from exam_harness.errors import ConfigError
+from exam_harness.extensions import Registries, cli_registries
+from exam_harness.graders.base import GraderConfig
+from exam_harness.grading import GradingOutcome, grade_banks, replay
+from exam_harness.inputs import ExamInputs, ExamView
+from exam_harness.models import GraderSpec, QueryBank
+from exam_harness.options import ExamOptions
+from exam_harness.plan import ExamPlan, make_plan
+from exam_harness.progress import GradingProgress
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """Run files (positional) and ``--bank`` files."""
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_FILE",
+                        help="Workbench paragraph file(s) (.jsonl[.gz]), or TREC runs with a collection.")
+    parser.add_argument("--bank", action="append", type=Path, default=[], metavar="BANK_FILE",
+                        help="Bank file of the test points; repeatable (default: the test points of the recorded "
+                        "grades).")
+
+
+@dataclass(frozen=True)
+class Graded:
+    """An evaluation's exam: the inputs, the view, its grades, the grader's identity and the plan."""
+
+    inputs: ExamInputs
+    view: ExamView
+    outcome: GradingOutcome
+    spec: GraderSpec
+    plan: ExamPlan
+
+
+def show_progress(options: ExamOptions) -> bool:
+    return not options.no_progress and sys.stderr.isatty()
+
+
+def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Registries) -> tuple[ExamInputs,
+                                                                                                list[QueryBank]]:
+    inputs = ExamInputs(registries.bank_formats, registries.run_formats)
+    inputs.load_runs(args.runs)
+    banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)]
+    return inputs, banks
+
+
+def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True) -> Graded:
+    """Replay the recorded grades (``--grader recorded``, the default, on files that hold some) or grade
+    the pool with ``--grader NAME`` through the cache; the plan is made before any grading starts."""
+    registries = cli_registries()
+    inputs, banks = load_inputs(args, options, registries)
+    data = inputs.data
+    if options.grader == "recorded" and data.recorded:
+        if options.grader_options or options.model:
+            raise ConfigError("--grader-option and --model need --grader NAME (without it the recorded grades "
+                              "are replayed)")
+        view, outcome, spec = replay(data, llm=options.llm, prompt_class=options.prompt_class, banks=banks)
+        return Graded(inputs, view, outcome, spec, make_plan(options, spec, where="--min-grade", several=several))
+    if options.llm is not None or options.prompt_class is not None:
+        raise ConfigError("--llm/--prompt-class choose recorded grades; with --grader use --grader-option instead")
+    if not banks:
+        raise ConfigError(f"--grader {options.grader} needs --bank BANK_FILE: the test points to grade the passages on")
+    grader = registries.graders.create(
+        options.grader, GraderConfig(model=options.model, options=options.grader_options, data=data,
+                                     batch_size=options.batch_size, device=options.device))
+    cache = GradeCache(options.cache)
+    try:
+        spec = grader.spec()
+        plan = make_plan(options, spec, where="--min-grade", several=several)
+        progress = GradingProgress(f"grading with {grader.name}", show_progress(options))
+        view, outcome = grade_banks(data, banks, grader, cache, k=plan.k, pool=plan.pool,
+                                    chunk_size=options.batch_size, progress=progress)
+    finally:
+        grader.close()
+        cache.close()
+    return Graded(inputs, view, outcome, spec, plan)
+
+
+def report_failures(command: str, outcome: GradingOutcome) -> int:
+    """Exit code 1 with a note when pairs have no grade (they count as uncovered), else 0."""
+    if not outcome.failures:
+        return 0
+    examples = "; ".join(f"{p} on {t}: {m}" for (p, t), m in list(outcome.failures.items())[:3])
+    print(f"exam-harness {command}: {len(outcome.failures):,} pool pairs have no grade and count as uncovered "
+          f"(e.g. {examples})", file=sys.stderr)
+    return 1

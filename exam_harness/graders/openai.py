@@ -1,0 +1,24 @@
+"""The ``openai`` grader: the method's prompts over any OpenAI-compatible server
+(:class:`~exam_harness.llm.openai.OpenAIBackend`): OpenAI, vLLM, TGI, llama.cpp server, Ollama."""
+
+from __future__ import annotations
+
+from exam_harness.graders.base import GraderConfig, read_grader_options
+from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, resolve_mode
+from exam_harness.llm.openai import OPENAI_OPTIONS, backend_from_options
+
+
+class OpenAIGrader(LLMGrader):
+    """Registry name ``openai``: an :class:`~exam_harness.graders.llm.LLMGrader` over an
+    :class:`~exam_harness.llm.openai.OpenAIBackend`. The model is ``--exam-model``, or the option
+    ``model``, which wins."""
+
+    name = "openai"
+    options = (*OPENAI_OPTIONS, *LLM_OPTIONS)
+
+    def __init__(self, config: GraderConfig) -> None:
+        # Reading again is a no-op for values the registry converted, and checks a direct caller's.
+        values = read_grader_options(self.name, self.options, config.options)
+        mode = resolve_mode(values["prompt"], values["custom_output"])
+        backend = backend_from_options(config.model, {option.name: values[option.name] for option in OPENAI_OPTIONS})
+        super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"])

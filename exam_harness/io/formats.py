@@ -1,0 +1,183 @@
+"""Bank formats and run-side file formats: the two file-format extension points.
+
+A format says which files it *claims*, by their names, and reads them. Nothing is judged by its
+content before it is read, so a malformed bank is reported, never silently skipped: every file with
+a bank suffix under a bank folder is a bank, in pytest's collection and on the command line alike. Built-in formats are registered first; formats that
+plugins register (``pytest_exam_register_bank_formats`` / ``..._run_formats``) are asked before
+them, so a plugin can also take over a suffix. Every front end finds files through these registries:
+pytest's bank collection, ``exam-harness evaluate --bank`` and the run loader alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from exam_harness.io.parts import FilePart
+from exam_harness.io.textio import base_name, is_gz
+from exam_harness.models import QueryBank
+from exam_harness.registry import Registry
+
+HAND_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class BankFormat(Protocol):
+    """A bank file format: ``claims`` says by its name whether a file is a bank of this format,
+    ``load`` reads its query banks."""
+
+    def claims(self, path: Path) -> bool: ...
+
+    def load(self, path: Path) -> list[QueryBank]: ...
+
+
+class RunFormat(Protocol):
+    """A run-side file format (runs, passage collections, responses, graded paragraph files).
+
+    ``collection`` formats are read after all others, with ``keep`` = the passage ids anything else
+    references (None: keep every passage), so a full collection can back a few runs.
+    """
+
+    collection: bool
+
+    def claims(self, path: Path) -> bool: ...
+
+    def read(self, path: Path, keep: set[str] | None = None) -> FilePart: ...
+
+
+# --- built-in bank formats --------------------------------------------------------------------
+
+
+class HandBankFormat:
+    """The hand-editable YAML/JSON bank (``queries:`` with questions and nuggets per query)."""
+
+    def claims(self, path: Path) -> bool:
+        return not is_gz(path) and path.suffix.lower() in HAND_SUFFIXES
+
+    def load(self, path: Path) -> list[QueryBank]:
+        from exam_harness.io.handbank import load_hand_bank
+
+        return load_hand_bank(path)
+
+
+class WorkbenchBankFormat:
+    """Workbench bank JSON lines (``.jsonl`` or ``.jsonl.gz``, one ``{query_id, items}`` per line)."""
+
+    def claims(self, path: Path) -> bool:
+        return base_name(path).endswith(".jsonl") and not _run_side_jsonl(base_name(path))
+
+    def load(self, path: Path) -> list[QueryBank]:
+        from exam_harness.io.workbench import load_workbench_bank
+
+        return load_workbench_bank(path)
+
+
+def _run_side_jsonl(name: str) -> bool:
+    return name.endswith(".responses.jsonl") or name == "collection.jsonl" or name.endswith(".collection.jsonl")
+
+
+# --- built-in run formats -----------------------------------------------------------------------
+
+
+def _is_collection(name: str, suffix: str) -> bool:
+    return name == f"collection{suffix}" or name.endswith(f".collection{suffix}")
+
+
+@dataclass(frozen=True)
+class CollectionTsv:
+    collection: bool = True
+
+    def claims(self, path: Path) -> bool:
+        return _is_collection(base_name(path), ".tsv")
+
+    def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
+        from exam_harness.io.collection import read_collection_tsv
+
+        return read_collection_tsv(path, keep)
+
+
+@dataclass(frozen=True)
+class CollectionJsonl:
+    collection: bool = True
+
+    def claims(self, path: Path) -> bool:
+        return _is_collection(base_name(path), ".jsonl")
+
+    def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
+        from exam_harness.io.collection import read_collection_jsonl
+
+        return read_collection_jsonl(path, keep)
+
+
+@dataclass(frozen=True)
+class TrecRun:
+    collection: bool = False
+
+    def claims(self, path: Path) -> bool:
+        return base_name(path).endswith((".run", ".trec"))
+
+    def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
+        from exam_harness.io.trec import read_trec_run
+
+        return read_trec_run(path)
+
+
+@dataclass(frozen=True)
+class Responses:
+    collection: bool = False
+
+    def claims(self, path: Path) -> bool:
+        return base_name(path).endswith(".responses.jsonl")
+
+    def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
+        from exam_harness.io.generated import read_responses
+
+        return read_responses(path)
+
+
+@dataclass(frozen=True)
+class WorkbenchParagraphs:
+    """Any other ``.jsonl``: a Workbench paragraph file (its first line says if it is one)."""
+
+    collection: bool = False
+
+    def claims(self, path: Path) -> bool:
+        return base_name(path).endswith(".jsonl") and not _run_side_jsonl(base_name(path))
+
+    def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
+        from exam_harness.io.workbench import read_paragraph_file
+
+        return read_paragraph_file(path)
+
+
+def builtin_bank_formats() -> Registry[BankFormat]:
+    registry: Registry[BankFormat] = Registry("bank format")
+    registry.register("hand", HandBankFormat(), "hand-written YAML/JSON bank (.yaml, .yml, .json)")
+    registry.register("workbench", WorkbenchBankFormat(), "Workbench bank JSON lines (.jsonl, .jsonl.gz)")
+    return registry
+
+
+def builtin_run_formats() -> Registry[RunFormat]:
+    registry: Registry[RunFormat] = Registry("run format")
+    registry.register("collection-tsv", CollectionTsv(), "collection.tsv / *.collection.tsv: passage_id<TAB>text")
+    registry.register("collection-jsonl", CollectionJsonl(), "collection.jsonl / *.collection.jsonl: {id, text}")
+    registry.register("trec", TrecRun(), "*.run / *.trec: TREC run, qid Q0 docid rank score tag")
+    registry.register("responses", Responses(), "*.responses.jsonl: generated responses {query_id, run, response}")
+    registry.register("workbench", WorkbenchParagraphs(), "other *.jsonl: Workbench paragraph file")
+    return registry
+
+
+class _Claims(Protocol):
+    def claims(self, path: Path) -> bool: ...
+
+
+F = TypeVar("F", bound=_Claims)
+
+
+def claiming(registry: Registry[F], path: Path) -> F | None:
+    """The format that claims ``path`` (plugins' formats asked first), or None."""
+    for name in reversed(registry.names()):
+        fmt = registry.get(name)
+        if fmt.claims(path):
+            return fmt
+    return None

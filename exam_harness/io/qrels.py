@@ -1,0 +1,68 @@
+"""trec_eval qrels files: ``query_id iteration passage_id label`` lines.
+
+Written sorted by (query, passage) through the one atomic writer, so equal labels give equal bytes;
+read back with the line of any bad entry named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from exam_harness.errors import InputError
+from exam_harness.io.textio import atomic_write_text, iter_lines
+
+Qrels = dict[str, dict[str, int]]
+
+
+def _check_id(value: str, what: str) -> None:
+    if not value or any(ch.isspace() for ch in value):
+        raise InputError(f"{what} cannot be written to a qrels file", field=what, value=value,
+                         expected="a non-empty id without whitespace")
+
+
+def qrels_text(qrels: Mapping[str, Mapping[str, int]]) -> str:
+    """The qrels file content: ``qid 0 pid label`` lines sorted by (qid, pid)."""
+    lines: list[str] = []
+    for qid in sorted(qrels):
+        _check_id(qid, "query_id")
+        for pid in sorted(qrels[qid]):
+            _check_id(pid, "passage_id")
+            label = qrels[qid][pid]
+            if isinstance(label, bool) or not isinstance(label, int):
+                raise InputError(f"qrels label of passage {pid!r} for query {qid!r} is not an integer",
+                                 field="label", value=label, expected="an int")
+            lines.append(f"{qid} 0 {pid} {label}\n")
+    return "".join(lines)
+
+
+def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Path:
+    """Write ``qrels`` atomically (see :func:`qrels_text`)."""
+    path = Path(path)
+    atomic_write_text(path, qrels_text(qrels))
+    return path
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    """Read a trec qrels file (``qid iteration pid label``); blank lines are skipped."""
+    path = Path(path)
+    qrels: Qrels = {}
+    for lineno, line in iter_lines(path):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise InputError(f"expected 4 fields, found {len(fields)}", path=path, line=lineno, field="line",
+                             value=line, expected="'query_id iteration passage_id label'")
+        qid, _, pid, label_text = fields
+        try:
+            label = int(label_text)
+        except ValueError:
+            raise InputError("relevance label is not an integer", path=path, line=lineno, field="label",
+                             value=label_text, expected="an integer such as 0, 1, 2") from None
+        labels = qrels.setdefault(qid, {})
+        if pid in labels:
+            raise InputError(f"passage judged twice for query {qid!r}", path=path, line=lineno, field="passage_id",
+                             value=pid, expected="one line per (query, passage)")
+        labels[pid] = label
+    return qrels

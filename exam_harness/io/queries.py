@@ -1,0 +1,171 @@
+"""Query and facet files of bank generation (``exam-harness generate QUERIES --facets FACETS``).
+
+Queries: a JSON object ``{query_id: text}`` or a TSV file of ``id<TAB>text`` lines. Facets (subtopics):
+JSON ``{query_id: {facet_id: text}}`` or TSV ``query_id<TAB>facet_id<TAB>text``. Lines starting with
+``#`` are comments. Bad input is an :class:`~exam_harness.errors.InputError` naming file, line and field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from exam_harness.errors import InputError
+from exam_harness.io.textio import read_text
+from exam_harness.models import Query
+
+
+def _is_json(path: Path, text: str) -> bool:
+    return path.suffix.lower() == ".json" or text.lstrip().startswith("{")
+
+
+def _read(path: Path) -> str:
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    return read_text(path)
+
+
+def load_queries(path: Path) -> list[Query]:
+    """Queries from a JSON object ``{id: text}`` or a TSV file ``id<TAB>text`` (``#`` lines skipped)."""
+    text = _read(path)
+    pairs: list[tuple[str, str, int | None]] = []
+    if _is_json(path, text):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+        if not isinstance(data, dict):
+            raise InputError(
+                "queries must be a JSON object",
+                path=path,
+                line=1,
+                value=type(data).__name__,
+                expected='{"query_id": "query text", ...}',
+            )
+        for qid, qtext in data.items():
+            if not isinstance(qtext, str):
+                raise InputError(
+                    "query text must be a string",
+                    path=path,
+                    field=qid,
+                    value=qtext,
+                    expected='{"query_id": "query text"}',
+                )
+            pairs.append((qid, qtext, None))
+    else:
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            qid, sep, qtext = line.partition("\t")
+            if not sep:
+                raise InputError(
+                    "a query line needs a tab between id and text",
+                    path=path,
+                    line=lineno,
+                    value=line,
+                    expected="id<TAB>text",
+                )
+            pairs.append((qid.strip(), qtext.strip(), lineno))
+    queries: list[Query] = []
+    seen: set[str] = set()
+    for qid, qtext, line_of_query in pairs:
+        where: dict[str, Any] = {"path": path, "line": line_of_query}
+        if not qid or any(ch.isspace() for ch in qid):
+            raise InputError("bad query id", **where, field="id", value=qid, expected="an id without whitespace")
+        if not qtext.strip():
+            raise InputError("empty query text", **where, field=qid, expected="the query text")
+        if qid in seen:
+            raise InputError("duplicate query id", **where, field="id", value=qid, expected="each query once")
+        seen.add(qid)
+        queries.append(Query(id=qid, text=qtext.strip()))
+    if not queries:
+        raise InputError("no queries", path=path, expected='a JSON object {"id": "text"} or lines id<TAB>text')
+    return queries
+
+
+def load_facets(path: Path, query_ids: set[str]) -> dict[str, dict[str, str]]:
+    """Facets from JSON ``{query_id: {facet_id: text}}`` or TSV ``query_id<TAB>facet_id<TAB>text``."""
+    text = _read(path)
+    triples: list[tuple[str, str, Any, int | None]] = []
+    if _is_json(path, text):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+        if not isinstance(data, dict):
+            raise InputError(
+                "facets must be a JSON object",
+                path=path,
+                line=1,
+                expected='{"query_id": {"facet_id": "facet text"}}',
+            )
+        for qid, query_facets in data.items():
+            if not isinstance(query_facets, dict):
+                raise InputError(
+                    "facets of a query must be an object",
+                    path=path,
+                    field=qid,
+                    value=query_facets,
+                    expected='{"facet_id": "facet text"}',
+                )
+            triples.extend((qid, fid, ftext, None) for fid, ftext in query_facets.items())
+    else:
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.split("\t", 2)
+            if len(parts) != 3:
+                raise InputError(
+                    "a facet line needs three tab-separated fields",
+                    path=path,
+                    line=lineno,
+                    value=line,
+                    expected="query_id<TAB>facet_id<TAB>text",
+                )
+            triples.append((parts[0].strip(), parts[1].strip(), parts[2].strip(), lineno))
+    facets: dict[str, dict[str, str]] = {}
+    for qid, fid, ftext, line_of_facet in triples:
+        if qid not in query_ids:
+            raise InputError(
+                "facet of an unknown query",
+                path=path,
+                line=line_of_facet,
+                field="query_id",
+                value=qid,
+                expected="a query id of the queries file",
+            )
+        if not fid or any(ch.isspace() for ch in fid):
+            raise InputError(
+                "bad facet id",
+                path=path,
+                line=line_of_facet,
+                field="facet_id",
+                value=fid,
+                expected="an id without whitespace",
+            )
+        if not isinstance(ftext, str) or not ftext.strip():
+            raise InputError(
+                "empty facet text",
+                path=path,
+                line=line_of_facet,
+                field=fid,
+                value=ftext,
+                expected="the facet text",
+            )
+        if fid in facets.get(qid, {}):
+            raise InputError(
+                "duplicate facet id",
+                path=path,
+                line=line_of_facet,
+                field="facet_id",
+                value=fid,
+                expected="each facet once per query",
+            )
+        facets.setdefault(qid, {})[fid] = ftext.strip()
+    return facets
+
+
+def add_facets(queries: list[Query], facets: dict[str, dict[str, str]]) -> list[Query]:
+    """The queries, each with its facets from :func:`load_facets` (a query with facets gets a bank per facet)."""
+    return [q.model_copy(update={"facets": facets[q.id]}) if q.id in facets else q for q in queries]

@@ -1,0 +1,128 @@
+"""A bounded retry policy: exponential backoff with full jitter, honouring Retry-After.
+
+Kept free of any client library so that it can be tested alone and reused by other remote
+backends. The caller classifies each exception (retry or not, server-requested delay, HTTP
+status); this module only decides how long to wait and when to stop.
+
+Delay before retry ``n`` (0-based) is ``uniform(0, min(backoff_max, backoff_base * 2**n))``
+("full jitter", which spreads the retries of many concurrent callers). When the server sent a
+``Retry-After``, the delay is at least that long, capped at ``retry_after_max`` so that one
+misbehaving server cannot stall a session forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    """How the caller judged one failed attempt."""
+
+    retry: bool
+    description: str
+    status: int | None = None
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 5
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    retry_after_max: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        if self.backoff_base < 0 or self.backoff_max < 0 or self.retry_after_max < 0:
+            raise ValueError("backoff_base, backoff_max and retry_after_max must be >= 0")
+
+    def delay(self, retry_index: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+        """Seconds to wait before retry number ``retry_index`` (0 = the first retry)."""
+        ceiling = min(self.backoff_max, self.backoff_base * (2.0**retry_index))
+        jittered = (rng or random).uniform(0.0, ceiling)
+        if retry_after is not None:
+            return max(jittered, min(retry_after, self.retry_after_max))
+        return jittered
+
+
+class RetryExhausted(Exception):
+    """The last attempt failed (or a failure was not worth retrying)."""
+
+    def __init__(self, attempts: int, last: RetryDecision, cause: BaseException) -> None:
+        self.attempts = attempts
+        self.last = last
+        self.cause = cause
+        status = f"HTTP {last.status}: " if last.status is not None else ""
+        why = "not retryable" if not last.retry else "retries exhausted"
+        super().__init__(f"{status}{last.description} ({why} after {attempts} attempt{'s' * (attempts != 1)})")
+
+
+@dataclass
+class RetryCounter:
+    """Attempts and retries across calls (one event loop, so no locking needed)."""
+
+    attempts: int = 0
+    retries: int = 0
+
+
+@dataclass
+class AsyncRetrier(Generic[T]):
+    policy: RetryPolicy
+    # Returns None for exceptions it does not know: those propagate (bugs must not become retries).
+    classify: Callable[[BaseException], RetryDecision | None]
+    counter: RetryCounter = field(default_factory=RetryCounter)
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    rng: random.Random = field(default_factory=random.Random)
+
+    async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Await ``attempt()`` until it succeeds; raise :class:`RetryExhausted` when it finally fails.
+
+        Only ``Exception`` subclasses are classified: cancellation and KeyboardInterrupt propagate.
+        """
+        retries_done = 0
+        while True:
+            self.counter.attempts += 1
+            try:
+                return await attempt()
+            except Exception as exc:
+                decision = self.classify(exc)
+                if decision is None:
+                    raise
+                if not decision.retry or retries_done >= self.policy.max_retries:
+                    raise RetryExhausted(retries_done + 1, decision, exc) from exc
+                wait = self.policy.delay(retries_done, decision.retry_after, self.rng)
+                retries_done += 1
+                self.counter.retries += 1
+                await self.sleep(wait)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header: delta-seconds (fractions accepted) or an HTTP date."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)

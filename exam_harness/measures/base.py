@@ -1,0 +1,182 @@
+"""Measures as small value objects that carry their parameters and print in a form that parses back.
+
+``str(ExamCover(k=20, min_grade=4))`` is ``exam-cover(tau=4)@20``; :func:`parse_measure` reads it
+back to an equal object, the way ir_measures reads ``P(rel=2)@20``. A parameter left unset (``None``)
+is filled from the exam plan by :meth:`Measure.bind` (``exam-cover@20`` means "at the plan's tau").
+
+Each measure computes its per-query values from a :class:`~exam_harness.measures.context.ScoringContext`
+and aggregates them (mean and standard error over the queries it scored). Adding a measure means one
+class (here or in a plugin) plus one entry in the measure registry (``pytest_exam_register_measures``).
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from exam_harness.errors import ConfigError
+from exam_harness.measures.stats import mean_stderr
+from exam_harness.registry import Registry
+
+if TYPE_CHECKING:
+    from exam_harness.measures.context import ScoringContext
+
+PerQuery = dict[str, dict[str, float]]  # run -> query -> value, only the queries the measure scores
+M = TypeVar("M", bound="Measure")
+
+
+@dataclass(frozen=True)
+class Bindings:
+    """Plan values that fill a measure's unset parameters."""
+
+    k: int
+    min_grade: int
+    pool: str = "judged"
+    qrels_m: int = 2
+    label: str = "max-grade"
+    beta: float = 3.0
+    redundancy_alpha: float = 0.5
+    empty: str = "skip"
+
+
+@dataclass(frozen=True)
+class Score:
+    """A mean over queries with its standard error (stdev / sqrt(n))."""
+
+    mean: float
+    stderr: float
+
+
+@dataclass(frozen=True)
+class Measure(abc.ABC):
+    """Base of every measure. Subclasses are frozen dataclasses; each field is a parameter.
+
+    ``family`` is the printed name; ``printed`` maps a field to the name it prints as (``tau`` for
+    ``min_grade``); ``at`` names the field printed after ``@`` (a cut-off), if any.
+    """
+
+    family: ClassVar[str] = ""
+    at: ClassVar[str | None] = "k"
+    printed: ClassVar[Mapping[str, str]] = {"min_grade": "tau"}
+    # from Bindings: field name -> bindings attribute
+    bound_from: ClassVar[Mapping[str, str]] = {"k": "k", "min_grade": "min_grade"}
+
+    def __post_init__(self) -> None:
+        k = getattr(self, "k", None)
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise ValueError(f"k={k!r} must be an integer >= 1")
+        tau = getattr(self, "min_grade", None)
+        if tau is not None and (isinstance(tau, bool) or not isinstance(tau, int) or tau < 1):
+            raise ValueError(f"tau={tau!r} must be an integer >= 1 (tau 0 would count ungraded pairs as covered)")
+
+    @abc.abstractmethod
+    def compute(self, ctx: ScoringContext) -> PerQuery:
+        """Per run, the value on every query this measure scores (queries it leaves out are absent)."""
+
+    def aggregate(self, values: Mapping[str, float]) -> Score:
+        mean, stderr = mean_stderr(values.values())
+        return Score(mean, stderr)
+
+    # -- identity ------------------------------------------------------------------------------
+    @property
+    def key(self) -> str:
+        """The short name used in tables and JSON, without the parameters they show elsewhere."""
+        cut = getattr(self, self.at) if self.at else None
+        return self.family + (f"@{cut}" if cut is not None else "")
+
+    @property
+    def title(self) -> str:
+        return self.key
+
+    def __str__(self) -> str:
+        params = []
+        for f in fields(self):
+            if f.name == self.at:
+                continue
+            value = getattr(self, f.name)
+            if value is not None:
+                params.append(f"{self.printed.get(f.name, f.name)}={_show(value)}")
+        cut = getattr(self, self.at) if self.at else None
+        return self.family + (f"({','.join(params)})" if params else "") + (f"@{cut}" if cut is not None else "")
+
+    def bind(self: M, bindings: Bindings) -> M:
+        """This measure with every unset parameter taken from ``bindings``."""
+        changes = {name: getattr(bindings, attr) for name, attr in self.bound_from.items() if getattr(self, name) is None}
+        return replace(self, **changes) if changes else self
+
+    @classmethod
+    def from_text(cls: type[M], params: Mapping[str, str], cut: int | None, text: str) -> M:
+        """Build from parsed ``name=value`` parameters and the ``@`` cut-off (used by :func:`parse_measure`)."""
+        names = {cls.printed.get(f.name, f.name): f for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, raw in params.items():
+            f = names.get(key)
+            if f is None or f.name == cls.at:
+                valid = ", ".join(n for n, x in names.items() if x.name != cls.at)
+                raise ConfigError(f"measure {text!r}: unknown parameter {key!r}; valid: {valid}")
+            values[f.name] = _coerce(raw, f.type, text, key)
+        if cut is not None:
+            if cls.at is None:
+                raise ConfigError(f"measure {text!r}: {cls.family} takes no @ cut-off")
+            values[cls.at] = cut
+        try:
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"measure {text!r}: {exc}") from None
+
+
+def _show(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _coerce(raw: str, annotation: object, text: str, key: str) -> object:
+    kind = str(annotation)
+    try:
+        if "int" in kind:
+            return int(raw)
+        if "float" in kind:
+            return float(raw)
+    except ValueError:
+        raise ConfigError(f"measure {text!r}: parameter {key}={raw!r} must be a number") from None
+    return raw
+
+
+_SYNTAX = re.compile(r"(?P<family>[A-Za-z][\w\-]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cut>\d+))?")
+
+
+def parse_measure(text: str, registry: Registry[type[Measure]] | None = None) -> Measure:
+    """Parse ``family(name=value,...)@cut`` (parameters and cut-off optional) into a measure.
+
+    Families come from the measure registry (built-ins when ``registry`` is None); trec_eval names
+    such as ``P@20``, ``ndcg_cut_10`` or ``map`` are trec measures over EXAM-Qrels.
+    """
+    from exam_harness.measures.registry import builtin_measures
+
+    registry = registry if registry is not None else builtin_measures()
+    raw = text.strip()
+    match = _SYNTAX.fullmatch(raw)
+    if match is None:
+        from exam_harness.measures.trec import TrecMeasure
+
+        return TrecMeasure.parse(raw)  # trec_eval spellings like ndcg_cut_10; errors list what is valid
+    family = match.group("family")
+    params = _params(match.group("params") or "", raw)
+    cut = int(match.group("cut")) if match.group("cut") is not None else None
+    if family.lower() in registry:
+        return registry.get(family.lower()).from_text(params, cut, raw)
+    from exam_harness.measures.trec import TrecMeasure
+
+    return TrecMeasure.parse(raw, params=params, base=family + (f"@{cut}" if cut is not None else ""))
+
+
+def _params(text: str, whole: str) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(f"measure {whole!r}: parameters are written name=value, got {item!r}")
+        params[key.strip()] = value.strip()
+    return params

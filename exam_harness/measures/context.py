@@ -1,0 +1,173 @@
+"""What measures are computed over, and the work they share.
+
+:class:`ScoringInput` is the graded exam as plain mappings: per query its test points (and nugget
+weights), every run's ranking, the grades, the judged passages and the texts nugget F charges for.
+:class:`ScoringContext` computes on demand, once, what several measures need: each run's top-k, each
+passage's coverage at a tau, the pool of a query, its overall cover, the qrels of a label variant
+and the trec_eval values over them.
+
+Pools (the ``pool`` parameter of n-EXAM, alpha-nDCG and the trec measures):
+- ``judged``: every run's top-k plus the query's judged passages and the passages that recorded
+  grades mention, as the method defines the pool;
+- ``top-k``: every run's top-k only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from exam_harness.errors import InputError
+from exam_harness.measures.cover import covered_by, passage_coverage
+from exam_harness.measures.qrels import Qrels, count_label, label_of, relevance_level
+
+POOLS: tuple[str, ...] = ("judged", "top-k")
+TrecValues = dict[str, dict[str, dict[str, float]]]  # run -> query -> trec name -> value
+
+
+def check_pool(pool: str) -> None:
+    if pool not in POOLS:
+        raise InputError("unknown pool policy", field="pool", value=pool, expected=" or ".join(POOLS))
+
+
+@dataclass(frozen=True)
+class ScoringInput:
+    """A graded exam. ``queries`` fixes the order of per-query values (it decides bootstrap draws)."""
+
+    queries: Sequence[str]
+    test_points: Mapping[str, Sequence[str]]  # query -> distinct test point ids, bank order
+    rankings: Mapping[str, Mapping[str, Sequence[str]]]  # run -> query -> passage ids, best first
+    grades: Mapping[tuple[str, str], int]
+    nuggets: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # query -> nugget id -> weight
+    judged: Mapping[str, Sequence[str]] = field(default_factory=dict)  # query -> judged / recorded passages
+    responses: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # run -> query -> generated text
+    passage_text: Callable[[str], str | None] = lambda _pid: None
+
+    @property
+    def runs(self) -> list[str]:
+        return list(self.rankings)
+
+
+class ScoringContext:
+    """Lazily computed, memoised intermediate results over one :class:`ScoringInput`."""
+
+    def __init__(self, exam: ScoringInput) -> None:
+        self.exam = exam
+        self._banks = {q: list(dict.fromkeys(tps)) for q, tps in exam.test_points.items()}  # an id counts once
+        self._top: dict[int, dict[str, dict[str, list[str]]]] = {}
+        self._coverage: dict[tuple[int, str], dict[str, frozenset[str]]] = {}
+        self._pools: dict[tuple[str, int], dict[str, list[str]]] = {}
+        self._overall: dict[tuple[int, str, int], dict[str, frozenset[str]]] = {}
+        self._qrels: dict[tuple[str, int, int, str, int], Qrels] = {}
+        self._trec: dict[tuple[str, int, int, str, int], tuple[frozenset[str], TrecValues]] = {}
+        self.trec_wanted: dict[tuple[str, int, int, str, int], set[str]] = {}
+
+    @property
+    def queries(self) -> Sequence[str]:
+        return self.exam.queries
+
+    @property
+    def runs(self) -> list[str]:
+        return self.exam.runs
+
+    def bank(self, query: str) -> Sequence[str]:
+        return self._banks.get(query, ())
+
+    def top_k(self, k: int) -> dict[str, dict[str, list[str]]]:
+        """run -> query -> its top-k passage ids, for every query of the exam."""
+        if k not in self._top:
+            self._top[k] = {
+                run: {q: list(ranking.get(q, ()))[:k] for q in self.queries} for run, ranking in self.exam.rankings.items()
+            }
+        return self._top[k]
+
+    def coverage(self, query: str, min_grade: int, passages: Sequence[str]) -> dict[str, frozenset[str]]:
+        """Per passage, the test points of the query it covers at ``min_grade`` (memoised per passage)."""
+        known = self._coverage.setdefault((min_grade, query), {})
+        missing = [p for p in passages if p not in known]
+        if missing:
+            known.update(passage_coverage(self.exam.grades, self.bank(query), missing, min_grade=min_grade))
+        return known
+
+    def covered(self, run: str, query: str, k: int, min_grade: int) -> set[str]:
+        top = self.top_k(k)[run][query]
+        return covered_by(self.coverage(query, min_grade, top), top)
+
+    def pool(self, pool: str, k: int) -> dict[str, list[str]]:
+        """query -> the pool's passage ids (judged ones first, then each run's top-k in run order)."""
+        check_pool(pool)
+        key = (pool, k)
+        if key not in self._pools:
+            top = self.top_k(k)
+            pools: dict[str, list[str]] = {}
+            for q in self.queries:
+                members: dict[str, None] = dict.fromkeys(self.exam.judged.get(q, ())) if pool == "judged" else {}
+                for ranking in top.values():
+                    members.update(dict.fromkeys(ranking[q]))
+                pools[q] = list(members)
+            self._pools[key] = pools
+        return self._pools[key]
+
+    def overall(self, min_grade: int, pool: str, k: int) -> dict[str, frozenset[str]]:
+        """query -> the test points any passage of the pool covers (n-EXAM's normaliser)."""
+        key = (min_grade, pool, k)
+        if key not in self._overall:
+            result: dict[str, frozenset[str]] = {}
+            for q, pids in self.pool(pool, k).items():
+                result[q] = frozenset(covered_by(self.coverage(q, min_grade, pids), pids))
+            self._overall[key] = result
+        return self._overall[key]
+
+    @staticmethod
+    def qrels_key(variant: str, min_grade: int, m: int, pool: str, k: int) -> tuple[str, int, int, str, int]:
+        # max-grade labels do not depend on tau or m (only their binarisation does): one qrels serves all
+        return (variant, 0 if variant == "max-grade" else min_grade, m if variant == "at-least-m" else 0, pool, k)
+
+    def qrels(self, variant: str, min_grade: int, m: int, pool: str, k: int) -> Qrels:
+        """The EXAM-Qrels of a label variant over the pool (the one qrels builder, see measures.qrels)."""
+        key = self.qrels_key(variant, min_grade, m, pool, k)
+        if key not in self._qrels:
+            grades = self.exam.grades
+            qrels: Qrels = {}
+            for q, pids in self.pool(pool, k).items():
+                bank = self.bank(q)
+                if not bank:
+                    continue
+                if variant == "max-grade":
+                    qrels[q] = {p: label_of([grades.get((p, t), 0) for t in bank], variant, min_grade, m) for p in pids}
+                else:  # count and at-least-m read the coverage every other measure shares
+                    coverage = self.coverage(q, min_grade, pids)
+                    qrels[q] = {p: count_label(len(coverage[p]), variant, m) for p in pids}
+            self._qrels[key] = qrels
+        return self._qrels[key]
+
+    def want_trec(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> None:
+        """Announce a trec measure, so that one pytrec_eval pass computes all measures of the same qrels."""
+        self.trec_wanted.setdefault(self._trec_key(variant, min_grade, m, pool, k), set()).add(trec_name)
+
+    @staticmethod
+    def _trec_key(variant: str, min_grade: int, m: int, pool: str, k: int) -> tuple[str, int, int, str, int]:
+        return (variant, min_grade, m if variant == "at-least-m" else 0, pool, k)
+
+    def trec(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> TrecValues:
+        """run -> query -> trec name -> value of the announced measures of these qrels (pytrec_eval once)."""
+        from exam_harness.measures.trec import trec_eval
+
+        key = self._trec_key(variant, min_grade, m, pool, k)
+        names = self.trec_wanted.setdefault(key, set())
+        names.add(trec_name)
+        done = self._trec.get(key)
+        if done is None or trec_name not in done[0]:
+            qrels = self.qrels(variant, min_grade, m, pool, k)
+            level = relevance_level(variant, min_grade)
+            done = (frozenset(names), trec_eval(qrels, self.top_k(k), sorted(names), relevance_level=level))
+            self._trec[key] = done
+        return done[1]
+
+    def response_text(self, run: str, query: str, k: int) -> str:
+        """The text nugget F charges: the full generated response, else the run's top-k passages joined."""
+        text = self.exam.responses.get(run, {}).get(query)
+        if text is not None:
+            return text
+        texts = (self.exam.passage_text(p) for p in self.top_k(k)[run][query])
+        return " ".join(t for t in texts if t is not None)

@@ -1,0 +1,92 @@
+"""EXAM-Qrels: passage-level relevance labels from grades, and the names of their qrels files.
+
+Label variants of the method, for passage p of query q with bank R_q and minimum grade tau:
+- ``max-grade``: max over r in R_q of grade(p, r) (multi-graded; trec_eval's relevance level = tau);
+- ``count``: |{r : grade(p, r) >= tau}| (relevance level 1);
+- ``at-least-m``: 1 if that count >= m else 0 (relevance level 1).
+
+A pair without a grade counts as grade 0. This module is the one qrels builder: the pytest
+reports, ``exam-harness evaluate`` and the bank edit impact all label passages here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from exam_harness.errors import InputError
+from exam_harness.measures._checks import Grades, check_min_grade
+from exam_harness.registry import unknown_name_message
+
+Qrels = dict[str, dict[str, int]]
+
+VARIANTS: tuple[str, ...] = ("max-grade", "count", "at-least-m")
+
+
+def check_variant(variant: str) -> None:
+    if variant not in VARIANTS:
+        raise InputError(unknown_name_message("qrels label variant", variant, list(VARIANTS)), field="variant",
+                         value=variant, expected=", ".join(VARIANTS))
+
+
+def check_m(m: int) -> None:
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise InputError("at-least-m needs a positive m", field="m", value=m, expected="an integer >= 1")
+
+
+def relevance_level(variant: str, min_grade: int) -> int:
+    """The trec_eval relevance level that binarises a variant's labels: tau for max-grade, else 1."""
+    check_variant(variant)
+    check_min_grade(min_grade)
+    return min_grade if variant == "max-grade" else 1
+
+
+def label_of(grades_of_passage: Sequence[int], variant: str, min_grade: int, m: int) -> int:
+    """One passage's label from its grades on every test point of its query's bank."""
+    if variant == "max-grade":
+        return max(grades_of_passage, default=0)
+    return count_label(sum(1 for g in grades_of_passage if g >= min_grade), variant, m)
+
+
+def count_label(count: int, variant: str, m: int) -> int:
+    """The ``count`` or ``at-least-m`` label of a passage covering ``count`` test points."""
+    return count if variant == "count" else int(count >= m)
+
+
+def qrels_labels(
+    grades: Grades,
+    test_points: Mapping[str, Sequence[str]],
+    passages_per_query: Mapping[str, Iterable[str]],
+    *,
+    variant: str,
+    min_grade: int,
+    m: int = 2,
+) -> Qrels:
+    """Label every passage of ``passages_per_query`` (query -> passage ids) from its grades.
+
+    Queries absent from the bank, or with an empty bank, get no labels (nothing to examine).
+    """
+    check_variant(variant)
+    check_min_grade(min_grade)
+    check_m(m)
+    qrels: Qrels = {}
+    for qid, pids in passages_per_query.items():
+        bank = list(dict.fromkeys(test_points.get(qid, ())))
+        if not bank:
+            continue
+        labels: dict[str, int] = {}
+        for pid in pids:
+            if pid not in labels:
+                labels[pid] = label_of([grades.get((pid, t), 0) for t in bank], variant, min_grade, m)
+        qrels[qid] = labels
+    return qrels
+
+
+def qrels_file_name(variant: str, min_grade: int, m: int) -> str:
+    """The one naming scheme of qrels files: ``exam-max-grade.qrels`` (labels 0..5, independent of tau;
+    binarise with trec_eval -l TAU), ``exam-count-min{TAU}.qrels``, ``exam-at-least-{M}-min{TAU}.qrels``."""
+    check_variant(variant)
+    if variant == "max-grade":
+        return "exam-max-grade.qrels"
+    if variant == "count":
+        return f"exam-count-min{min_grade}.qrels"
+    return f"exam-at-least-{m}-min{min_grade}.qrels"

@@ -1,0 +1,224 @@
+"""trec_eval measures computed by pytrec_eval over EXAM-Qrels.
+
+trec_eval semantics worth knowing (checked in tests/test_measures_qrels.py):
+- it orders a run by score and breaks ties by docid *descending*, so :func:`trec_eval` turns our
+  ranked lists into strictly decreasing scores and the rank order is kept exactly;
+- ``relevance_level`` decides what counts as relevant for P, MAP, R-prec, MRR, recall, bpref; nDCG
+  always uses the raw labels as gains (gain = label, discount 1/log2(rank+1));
+- it reports only queries present in both the qrels and the run; the pipeline averages over every
+  query of the exam instead, a missing query scoring 0.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from exam_harness.errors import ConfigError, InputError
+from exam_harness.measures.base import Measure, PerQuery
+from exam_harness.measures.qrels import check_variant
+
+if TYPE_CHECKING:
+    from exam_harness.measures.context import ScoringContext
+
+# canonical family name -> (trec_eval name or prefix, takes a cut-off)
+_FAMILIES: dict[str, tuple[str, bool]] = {
+    "P": ("P_", True),
+    "recall": ("recall_", True),
+    "ndcg": ("ndcg_cut_", True),
+    "map": ("map_cut_", True),
+}
+_PLAIN: dict[str, str] = {"map": "map", "ndcg": "ndcg", "rprec": "Rprec", "mrr": "recip_rank", "bpref": "bpref"}
+# accepted spellings (lower-cased) -> canonical name
+_ALIASES: dict[str, str] = {
+    "p": "P", "prec": "P", "precision": "P", "recall": "recall", "r": "recall", "ndcg": "ndcg", "ndcg_cut": "ndcg",
+    "map": "map", "ap": "map", "map_cut": "map", "rprec": "rprec", "r-prec": "rprec", "r-precision": "rprec",
+    "mrr": "mrr", "recip_rank": "mrr", "rr": "mrr", "bpref": "bpref",
+}
+AVAILABLE: tuple[str, ...] = ("P@k", "recall@k", "ndcg@k", "map@k", "map", "ndcg", "rprec", "mrr", "bpref")
+
+
+@dataclass(frozen=True)
+class TrecName:
+    """A trec_eval measure name; ``str()`` gives the canonical name, which parses back to an equal one."""
+
+    name: str
+    trec_name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _unknown(text: str) -> ConfigError:
+    base = re.split(r"[@_.]\d+$", text.strip())[0]
+    close = difflib.get_close_matches(base.lower(), list(_ALIASES), n=1, cutoff=0.6)
+    hint = ""
+    if close:
+        canon = _ALIASES[close[0]]
+        suffix = text.strip()[len(base):]
+        cut = re.sub(r"^[@_.]", "@", suffix)
+        guess = canon + cut if cut and canon in _FAMILIES else canon
+        hint = f" Did you mean {guess!r}?" + ("" if guess != canon or not cut else f" ({canon} takes no cut-off)")
+    return ConfigError(f"unknown measure {text!r}.{hint} Available: {', '.join(AVAILABLE)} (k a positive integer)")
+
+
+def parse_trec_name(text: str | TrecName) -> TrecName:
+    """Parse ``P@20``, ``ndcg@10``, ``map``, ``rprec``, ``mrr`` ... (case-insensitive; trec_eval names too)."""
+    if isinstance(text, TrecName):
+        return text
+    raw = text.strip()
+    match = re.fullmatch(r"(?P<base>[A-Za-z_\-]+?)(?:(?:@|_|\.)(?P<k>\d+))?", raw)
+    if not match:
+        raise _unknown(text)
+    base = match.group("base").lower()
+    canon = _ALIASES.get(base)
+    if canon is None:
+        raise _unknown(text)
+    if match.group("k") is not None:
+        k = int(match.group("k"))
+        if canon not in _FAMILIES:
+            raise _unknown(text)
+        if k < 1:
+            raise ConfigError(f"measure {text!r} needs a positive cut-off k, e.g. {canon}@10")
+        prefix, _ = _FAMILIES[canon]
+        return TrecName(f"{canon}@{k}", f"{prefix}{k}")
+    if canon not in _PLAIN:
+        raise _unknown(text)
+    return TrecName(canon, _PLAIN[canon])
+
+
+
+def run_scores(query_id: str, ranked: Sequence[str]) -> dict[str, float]:
+    """Strictly decreasing scores that make trec_eval keep the given rank order exactly."""
+    n = len(ranked)
+    scores: dict[str, float] = {}
+    for i, pid in enumerate(ranked):
+        if pid in scores:
+            raise InputError(
+                f"passage ranked twice for query {query_id!r}", field="ranking", value=pid,
+                expected="each passage at most once per query",
+            )
+        scores[pid] = float(n - i)
+    return scores
+
+
+def trec_eval(
+    qrels: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    measures: Iterable[str | TrecName],
+    *,
+    relevance_level: int = 1,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """run -> query -> canonical measure name -> value, computed by pytrec_eval.
+
+    Only queries in both the qrels and the run appear (trec_eval's rule); average with
+    :func:`mean_over_queries` to count every query.
+    """
+    import pytrec_eval  # C extension; imported on use so the package imports fast
+
+    parsed = [parse_trec_name(m) for m in measures]
+    if not parsed:
+        raise ConfigError(f"no measures given. Available: {', '.join(AVAILABLE)}")
+    by_trec = {m.trec_name: m.name for m in parsed}
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+        raise InputError("relevance level must be an integer", field="relevance_level", value=relevance_level,
+                         expected="an int such as 1 or the minimum grade")
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {qid: dict(labels) for qid, labels in qrels.items()}, set(by_trec), relevance_level=relevance_level
+    )
+    result: dict[str, dict[str, dict[str, float]]] = {}
+    for run, ranking in rankings.items():
+        run_dict = {qid: run_scores(qid, ranked) for qid, ranked in ranking.items()}
+        raw = evaluator.evaluate(run_dict)
+        result[run] = {
+            qid: {by_trec[t]: float(v) for t, v in values.items() if t in by_trec} for qid, values in raw.items()
+        }
+    return result
+
+
+TITLES = {"map": "MAP", "rprec": "R-prec", "mrr": "MRR", "bpref": "bpref", "ndcg": "nDCG"}
+
+
+@dataclass(frozen=True)
+class TrecMeasure(Measure):
+    """A trec_eval measure over EXAM-Qrels of one label variant: ``P(label=max-grade,tau=4,pool=judged,k=20)@20``.
+
+    ``name`` is the canonical trec name (``P@20``, ``map``, ``ndcg@10`` ...) whose cut-off prints after
+    ``@``; ``k`` is the depth at which runs are cut before trec_eval sees them. Queries of the exam
+    that trec_eval does not report (a run that did not answer) score 0.
+    """
+
+    family: ClassVar[str] = "trec"
+    at: ClassVar[str | None] = None
+    printed: ClassVar[Mapping[str, str]] = {"min_grade": "tau"}
+    bound_from: ClassVar[Mapping[str, str]] = {
+        "label": "label", "min_grade": "min_grade", "m": "qrels_m", "pool": "pool", "k": "k"}
+    name: str = "P@20"
+    label: str | None = None
+    min_grade: int | None = None
+    m: int | None = None
+    pool: str | None = None
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        canonical = parse_trec_name(self.name).name
+        if canonical != self.name:
+            object.__setattr__(self, "name", canonical)
+        if self.label is not None:
+            check_variant(self.label)
+            if self.label != "at-least-m":
+                object.__setattr__(self, "m", None)  # m shapes only at-least-m labels
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def title(self) -> str:
+        base, _, cut = self.name.partition("@")
+        return TITLES.get(base, base) + (f"@{cut}" if cut else "")
+
+    def __str__(self) -> str:
+        base, _, cut = self.name.partition("@")
+        params = [f"{self.printed.get(n, n)}={getattr(self, n)}" for n in ("label", "min_grade", "m", "pool", "k")
+                  if getattr(self, n) is not None]
+        return base + (f"({','.join(params)})" if params else "") + (f"@{cut}" if cut else "")
+
+    @classmethod
+    def parse(cls, text: str, *, params: Mapping[str, str] | None = None, base: str | None = None) -> TrecMeasure:
+        name = parse_trec_name(base if base is not None else text).name
+        values: dict[str, object] = {"name": name}
+        for key, raw in (params or {}).items():
+            field_name = {"tau": "min_grade"}.get(key, key)
+            if field_name not in ("label", "min_grade", "m", "pool", "k"):
+                raise ConfigError(f"measure {text!r}: unknown parameter {key!r}; valid: label, tau, m, pool, k")
+            if field_name in ("min_grade", "m", "k"):
+                try:
+                    values[field_name] = int(raw)
+                except ValueError:
+                    raise ConfigError(f"measure {text!r}: parameter {key}={raw!r} must be an integer") from None
+            else:
+                values[field_name] = raw
+        try:
+            return cls(**values)  # type: ignore[arg-type]
+        except InputError as exc:
+            raise ConfigError(f"measure {text!r}: {exc}") from None
+
+    def compute(self, ctx: ScoringContext) -> PerQuery:
+        values = ctx.trec(*self._qrels_args(), self.name)
+        return {run: {q: values.get(run, {}).get(q, {}).get(self.name, 0.0) for q in ctx.queries} for run in ctx.runs}
+
+    def announce(self, ctx: ScoringContext) -> None:
+        """Tell the context this measure is coming (one pytrec_eval pass per qrels for all of them)."""
+        ctx.want_trec(*self._qrels_args(), self.name)
+
+    def _qrels_args(self) -> tuple[str, int, int, str, int]:
+        from exam_harness.measures.exam import bound
+
+        label = bound(self, "label")
+        m = bound(self, "m") if label == "at-least-m" else 0
+        return label, bound(self, "min_grade"), m, bound(self, "pool"), bound(self, "k")

@@ -1,0 +1,438 @@
+"""The one option schema, shared by the pytest plugin and the ``exam-harness`` subcommands.
+
+Every option is declared once, as a field of :class:`ExamOptions` (its default), with a typed
+converter and help text. The pytest plugin registers the options of the groups it uses as
+``--exam-NAME`` plus the ini key ``exam_NAME`` (the command line wins over the ini file); a
+subcommand registers the groups it uses as ``--NAME``. Both read raw strings and convert them here,
+so a bad value gets the same message, naming where it came from, on either front end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from exam_harness.errors import ConfigError
+
+Converter = Callable[[str], Any]
+T = TypeVar("T")
+Front = Literal["pytest", "cli"]
+
+# Option groups; a front end registers the groups it uses (pytest-benchmark's add_*_options shape).
+GRADING = "grading"
+SCORING = "scoring"
+SIGNIFICANCE = "significance"
+GATES = "gates"
+REPORTS = "reports"
+INPUTS = "inputs"
+RECORDED = "recorded"
+EVALUATE = "evaluate"
+
+LABEL_VARIANTS: tuple[str, ...] = ("max-grade", "count", "at-least-m")
+TREC_MEASURES: tuple[str, ...] = ("P@20", "map", "ndcg@10", "ndcg@20", "rprec", "mrr")
+POOLS: tuple[str, ...] = ("judged", "top-k")
+SIGNIFICANCE_TESTS: tuple[str, ...] = ("permutation", "bootstrap", "t-test")
+ANALYSES: tuple[str, ...] = ("verify", "missing", "spurious", "agreement")
+
+
+# --- converters: str -> value, ValueError(reason) on bad input ---------------------------------
+
+
+def text(raw: str) -> str:
+    value = raw.strip()
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+def integer(minimum: int | None = None, maximum: int | None = None) -> Converter:
+    if minimum is not None and maximum is not None:
+        expected = f"an integer in {minimum}..{maximum}"
+    elif minimum is not None:
+        expected = f"an integer >= {minimum}"
+    elif maximum is not None:
+        expected = f"an integer <= {maximum}"
+    else:
+        expected = "an integer"
+
+    def convert(raw: str) -> int:
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise ValueError(f"must be {expected}") from None
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise ValueError(f"must be {expected}")
+        return value
+
+    return convert
+
+
+def number(low: float | None = None, high: float | None = None, *, open_low: bool = False,
+           open_high: bool = False) -> Converter:
+    def convert(raw: str) -> float:
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            raise ValueError("must be a number") from None
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        if low is not None and (value < low or (open_low and value == low)):
+            raise ValueError(f"must be {'>' if open_low else '>='} {low:g}")
+        if high is not None and (value > high or (open_high and value == high)):
+            raise ValueError(f"must be {'<' if open_high else '<='} {high:g}")
+        return value
+
+    return convert
+
+
+def choice(*values: str) -> Converter:
+    def convert(raw: str) -> str:
+        value = raw.strip()
+        if value not in values:
+            import difflib
+
+            close = difflib.get_close_matches(value, list(values), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"must be one of {', '.join(values)}{hint}")
+        return value
+
+    return convert
+
+
+def boolean(raw: str) -> bool:
+    """true/false (1/0, yes/no and on/off too)."""
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def optional(convert: Callable[[str], T], *, unset: tuple[str, ...] = ("", "none")) -> Callable[[str], T | None]:
+    """``convert``, except that a blank value or one of ``unset`` (any case) means "not set": None,
+    which lets the consumer choose (e.g. ``max_tokens=none``: as many as the prompt mode needs)."""
+
+    def convert_optional(raw: str) -> T | None:
+        if raw.strip().lower() in unset:
+            return None
+        return convert(raw)
+
+    return convert_optional
+
+
+def path_or_none(raw: str) -> Path | None:
+    value = raw.strip()
+    if not value:
+        raise ValueError("must be a path, or 'none'")
+    return None if value.lower() == "none" else Path(value)
+
+
+def key_value(raw: str) -> tuple[str, str]:
+    key, sep, value = raw.partition("=")
+    if not sep or not key.strip():
+        raise ValueError("takes KEY=VALUE")
+    return key.strip(), value.strip()
+
+
+def parse_key_values(items: Iterable[str], where: str) -> dict[str, str]:
+    """``["k=v", ...]`` -> dict (later keys win); a bad item is a ConfigError naming ``where``."""
+    parsed: dict[str, str] = {}
+    for item in items:
+        try:
+            key, value = key_value(item)
+        except ValueError as exc:
+            raise ConfigError(f"{where} {exc}, got {item!r}") from None
+        parsed[key] = value
+    return parsed
+
+
+# --- the schema --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """How one field of :class:`ExamOptions` is given on the command line and in the ini file."""
+
+    name: str  # command-line name without prefix: --NAME (subcommands), --exam-NAME (pytest)
+    help: str
+    convert: Converter
+    group: str
+    many: bool = False  # repeatable (pytest, CLI append) / a line list (ini)
+    nargs: str | None = None  # subcommands: several values after one flag (e.g. --min-grade 3 4 5)
+    flag: bool = False  # a switch without a value
+    path: bool = False  # relative paths resolve against the invocation folder (or the rootdir for ini values)
+    metavar: str | None = None
+    ini: str | None = None  # ini key override (default exam_NAME with underscores)
+    fronts: tuple[Front, ...] = ("pytest", "cli")
+    cli_default: Any = None  # a subcommand's own default where it differs (see the field's help)
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
+    def ini_name(self) -> str:
+        return self.ini or "exam_" + self.dest
+
+
+def declare(
+    name: str, default: Any, help: str, convert: Converter = text, *, group: str, **kwargs: Any
+) -> Any:
+    """A dataclass field of :class:`ExamOptions` carrying its :class:`OptionSpec`."""
+    spec = OptionSpec(name=name, help=help, convert=convert, group=group, **kwargs)
+    if isinstance(default, (list, dict)):
+        raise TypeError("option defaults must be immutable (tuples)")
+    return field(default=default, metadata={"option": spec})
+
+
+@dataclass(frozen=True)
+class ExamOptions:
+    """Every option of exam-harness with its default. Fields are named like the options."""
+
+    # grading
+    grader: str = declare(
+        "grader", "embedding", "Grader that grades passages; 'exam-harness graders' lists them. "
+        "exam-harness evaluate/analyze replay the recorded grades of their files unless told otherwise",
+        group=GRADING, cli_default="recorded")
+    model: str | None = declare("model", None, "Model name or local path for the grader (default: the grader's own)",
+                                group=GRADING)
+    grader_option: tuple[tuple[str, str], ...] = declare(
+        "grader-option", (), "Grader option KEY=VALUE, repeatable; 'exam-harness graders NAME' lists a grader's options",
+        key_value, group=GRADING, many=True, metavar="KEY=VALUE", ini="exam_grader_options")
+    cache: Path | None = declare(
+        "cache", Path(".exam-cache/grades.sqlite"), "SQLite grade cache file; 'none' keeps grades in memory only",
+        path_or_none, group=GRADING, path=True, metavar="PATH")
+    batch_size: int | None = declare("batch-size", None, "Pairs per grading batch (default: the grader's)",
+                                     integer(1), group=GRADING, metavar="N")
+    device: str | None = declare("device", None, "Device for model graders, e.g. cpu or cuda:0 (default: automatic)",
+                                 group=GRADING)
+    no_progress: bool = declare("no-progress", False, "Do not draw the grading progress bar", group=GRADING, flag=True)
+
+    # scoring
+    min_grade: tuple[int, ...] = declare(
+        "min-grade", (), "Minimum grade tau that counts a test point as answered (default: the grader's own, "
+        "4 for 0..5 graders, 1 for binary ones); subcommands take several", integer(1, 5), group=SCORING,
+        nargs="+", metavar="TAU")
+    k: int = declare("k", 20, "Rank cut-off: only each run's top-k passages take the exam", integer(1), group=SCORING)
+    qrels_m: int = declare("qrels-m", 2, "m of the 'at least m test points >= tau' qrels label", integer(1),
+                           group=SCORING, metavar="M")
+    pool: str = declare(
+        "pool", "judged", "Pool of n-EXAM's normaliser and of the qrels: 'judged' (every run's top-k plus the judged "
+        "and recorded-graded passages, as the method defines it) or 'top-k' (every run's top-k only)",
+        choice(*POOLS), group=SCORING)
+    labels: tuple[str, ...] = declare(
+        "labels", LABEL_VARIANTS, "EXAM-Qrels label variants", choice(*LABEL_VARIANTS), group=SCORING, nargs="+",
+        many=True, metavar="VARIANT", ini="exam_labels")
+    measures: tuple[str, ...] = declare(
+        "measures", TREC_MEASURES, "trec_eval measures over EXAM-Qrels", group=SCORING, nargs="+", many=True,
+        metavar="MEASURE")
+    relevance_level: int = declare(
+        "relevance-level", 2, "Judgment level counted relevant when grades meet human judgments: 2 for TREC DL, "
+        "1 for CAR", integer(0), group=SCORING, metavar="LEVEL")
+
+    # significance (the baseline gate in pytest, --baseline in evaluate)
+    baseline: str | None = declare(
+        "baseline", None, "Compare every run with this run by a paired test over queries; pytest fails a run that "
+        "is significantly worse (default: no baseline)", group=SIGNIFICANCE, metavar="RUN")
+    alpha: float = declare("alpha", 0.05, "Significance level of the baseline comparison",
+                           number(0, 1, open_low=True, open_high=True), group=SIGNIFICANCE)
+    significance: str = declare("significance", "permutation", "Paired test of the baseline comparison",
+                                choice(*SIGNIFICANCE_TESTS), group=SIGNIFICANCE)
+    resamples: int = declare("resamples", 10000, "Resamples of the paired tests", integer(1), group=SIGNIFICANCE,
+                             metavar="N")
+
+    # gates and reports of the pytest session
+    fail_under: float | None = declare(
+        "fail-under", None, "Fail the session when any run's EXAM-Cover is below this value (default: no gate)",
+        number(), group=GATES, fronts=("pytest",), metavar="X")
+    report_dir: Path | None = declare(
+        "report-dir", Path("reports"), "Folder for qrels and the JSON report; 'none' writes none", path_or_none,
+        group=REPORTS, path=True, fronts=("pytest",), metavar="DIR")
+    redact: bool = declare(
+        "redact", False, "Treat every bank as secret: outputs carry no test point text, gold or extracted answer "
+        "(default: only banks marked 'secret: true')", group=REPORTS, flag=True)
+    analysis: tuple[str, ...] = declare(
+        "analysis", (), "Print an analysis section after the leaderboard: verify, missing, spurious or agreement; "
+        "repeatable (default: none)", choice(*ANALYSES), group=REPORTS, many=True, fronts=("pytest",))
+    dry_run: bool = declare(
+        "dry-run", False, "Print how many grader calls and prompt tokens the session would spend, then stop "
+        "without grading", group=GRADING, flag=True, fronts=("pytest",))
+    runs: tuple[Path, ...] = declare(
+        "runs", (Path("runs"),), "Run file or folder of systems taking the exam; repeatable", Path, group=INPUTS,
+        many=True, path=True, fronts=("pytest",), metavar="PATH")
+
+    # evaluate
+    official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "
+                                    "(default: none)", Path, group=EVALUATE, path=True, fronts=("cli",),
+                                    metavar="LEADERBOARD_JSON")
+    bootstrap: int = declare("bootstrap", 1000, "Bootstrap resamples for each score's confidence interval; 0 for none",
+                             integer(0), group=EVALUATE, fronts=("cli",), metavar="N")
+    confidence: float = declare("confidence", 0.95, "Confidence of the intervals",
+                                number(0, 1, open_low=True, open_high=True), group=EVALUATE, fronts=("cli",))
+    seed: int = declare("seed", 0, "Seed of every resampling", integer(), group=EVALUATE, fronts=("cli",))
+    beta: float = declare("beta", 3.0, "beta of nugget F", number(0, open_low=True), group=EVALUATE, fronts=("cli",))
+    redundancy_alpha: float = declare("redundancy-alpha", 0.5, "alpha of alpha-nDCG", number(0, 1), group=EVALUATE,
+                                      fronts=("cli",))
+    nugget_f: bool = declare("nugget-f", False, "Add the nugget F leaderboard also for question banks (default: for "
+                             "nugget banks only)", group=EVALUATE, flag=True, fronts=("cli",))
+    no_alpha_ndcg: bool = declare("no-alpha-ndcg", False, "Leave out the alpha-nDCG@k leaderboard", group=EVALUATE,
+                                  flag=True, fronts=("cli",))
+    per_query: bool = declare("per-query", False, "Write per-query values into the JSON", group=EVALUATE, flag=True,
+                              fronts=("cli",))
+    llm: str | None = declare("llm", None, "Recorded grades: the grading run's model (default: the only one in the "
+                              "files)", group=RECORDED, fronts=("cli",))
+    prompt_class: str | None = declare("prompt-class", None, "Recorded grades: the grading run's prompt class "
+                                       "(default: the only one)", group=RECORDED, fronts=("cli",))
+
+    @property
+    def grader_options(self) -> dict[str, str]:
+        return dict(self.grader_option)
+
+
+def specs(groups: Iterable[str] | None = None, front: Front | None = None) -> list[tuple[str, OptionSpec]]:
+    """``(field name, spec)`` of the options in ``groups`` (all if None) available on ``front``."""
+    wanted = set(groups) if groups is not None else None
+    out = []
+    for f in fields(ExamOptions):
+        spec: OptionSpec = f.metadata["option"]
+        if (wanted is None or spec.group in wanted) and (front is None or front in spec.fronts):
+            out.append((f.name, spec))
+    return out
+
+
+def default_of(name: str, front: Front = "pytest") -> Any:
+    """The default of field ``name`` on a front end (the one place defaults are read from)."""
+    for f in fields(ExamOptions):
+        if f.name == name:
+            spec: OptionSpec = f.metadata["option"]
+            if front == "cli" and spec.cli_default is not None:
+                return spec.cli_default
+            return f.default
+    raise KeyError(name)
+
+
+def help_text(name: str, spec: OptionSpec, front: Front) -> str:
+    default = default_of(name, front)
+    if "(default:" in spec.help or spec.flag:
+        return spec.help + "."
+    if isinstance(default, tuple):
+        shown = " ".join(str(v) for v in default) if default else "none"
+    else:
+        shown = "none" if default is None else str(default)
+    return f"{spec.help} (default: {shown})."
+
+
+def _convert(spec: OptionSpec, raw: str, where: str) -> Any:
+    try:
+        return spec.convert(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{where} {exc}, got {raw!r}") from None
+
+
+def _resolve(value: Any, spec: OptionSpec, base: Path) -> Any:
+    if not spec.path:
+        return value
+    if isinstance(value, tuple):
+        return tuple(_resolve(v, spec, base) for v in value)
+    if isinstance(value, Path) and not value.is_absolute():
+        return base / value
+    return value
+
+
+# --- pytest -------------------------------------------------------------------------------------
+
+
+def add_pytest_options(parser: Any, groups: Iterable[str] | None = None) -> None:
+    """Register ``--exam-NAME`` options and ``exam_NAME`` ini keys in pytest's ``parser``."""
+    group = parser.getgroup("exam", "exam-harness: exam-based evaluation of retrieval and RAG systems")
+    for name, spec in specs(groups, "pytest"):
+        help_ = help_text(name, spec, "pytest")
+        if spec.flag:
+            group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="store_true", default=None,
+                            help=help_)
+            parser.addini(spec.ini_name, help_, type="bool", default=None)
+        else:
+            group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="append" if spec.many else None,
+                            default=None, metavar=spec.metavar, help=help_)
+            parser.addini(spec.ini_name, help_, type="linelist" if spec.many else "string", default=None)
+
+
+def options_from_pytest(config: Any, groups: Iterable[str] | None = None) -> ExamOptions:
+    """:class:`ExamOptions` from a pytest config: the command line, else the ini file, else the default.
+
+    Relative paths resolve against the invocation folder (command line) or the rootdir (ini, default).
+    """
+    root = Path(config.rootpath)
+    invocation = Path(config.invocation_params.dir)
+    values: dict[str, Any] = {}
+    for name, spec in specs(groups, "pytest"):
+        cli = config.getoption(f"exam_{spec.dest}", default=None)
+        if cli not in (None, []):
+            where, base = f"--exam-{spec.name}", invocation
+            raws: Any = cli
+        else:
+            ini = config.getini(spec.ini_name)
+            if ini in (None, "", []):
+                values[name] = _resolve(default_of(name), spec, root)
+                continue
+            where, base, raws = f"ini option {spec.ini_name!r}", root, ini
+        values[name] = _resolve(_value(spec, raws, where), spec, base)
+    return ExamOptions(**values)
+
+
+def _value(spec: OptionSpec, raws: Any, where: str) -> Any:
+    if spec.flag:
+        return bool(raws)
+    items = [str(r) for r in raws] if isinstance(raws, list) else [str(raws)]
+    converted = tuple(_convert(spec, item, where) for item in items)
+    if spec.many or spec.nargs:
+        return converted
+    return converted[-1]
+
+
+# --- subcommands --------------------------------------------------------------------------------
+
+
+def add_cli_options(parser: argparse.ArgumentParser, groups: Iterable[str], *,
+                    only: Sequence[str] | None = None, defaults: Mapping[str, Any] | None = None) -> None:
+    """Register ``--NAME`` options of ``groups`` (``only`` these fields, if given) on a subcommand's
+    parser; values stay raw strings until :func:`options_from_cli`. ``defaults`` are a subcommand's own
+    defaults where its purpose needs another one (shown in the help)."""
+    for name, spec in specs(groups, "cli"):
+        if only is not None and name not in only:
+            continue
+        help_ = help_text(name, spec, "cli")
+        if defaults and name in defaults:
+            help_ = help_.split(" (default:")[0].rstrip(".") + f" (default: {defaults[name]})."
+        if spec.flag:
+            parser.add_argument(f"--{spec.name}", dest=spec.dest, action="store_true", default=None, help=help_)
+        elif spec.nargs:
+            parser.add_argument(f"--{spec.name}", dest=spec.dest, nargs=spec.nargs, default=None,
+                                metavar=spec.metavar, help=help_)
+        else:
+            parser.add_argument(f"--{spec.name}", dest=spec.dest, action="append" if spec.many else None,
+                                default=None, metavar=spec.metavar, help=help_)
+
+
+def options_from_cli(args: argparse.Namespace, groups: Iterable[str], *,
+                     defaults: Mapping[str, Any] | None = None) -> ExamOptions:
+    """:class:`ExamOptions` from a subcommand's parsed arguments (relative paths against the current folder)."""
+    base = Path.cwd()
+    values: dict[str, Any] = {}
+    for name, spec in specs(groups, "cli"):
+        raw = getattr(args, spec.dest, None)
+        if raw in (None, []):
+            default = defaults[name] if defaults and name in defaults else default_of(name, "cli")
+            values[name] = _resolve(default, spec, base)
+        else:
+            values[name] = _resolve(_value(spec, raw, f"--{spec.name}"), spec, base)
+    return ExamOptions(**values)
+
+
+def with_values(options: ExamOptions, **changes: Any) -> ExamOptions:
+    return replace(options, **changes)

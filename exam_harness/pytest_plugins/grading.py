@@ -1,0 +1,131 @@
+"""The grading pass of a pytest session: once, before the first exam case runs.
+
+The grader is created, the plan resolved (tau checked against the grader's scale), and every pair
+the collected cases need is graded through the cache. Under pytest-xdist the controller grades every
+requested bank before the workers start, so workers find every grade in the shared cache and one
+process spends the grader's time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from pathlib import Path
+
+import pytest
+
+from exam_harness.cache import GradeCache
+from exam_harness.errors import ConfigError, ExamError
+from exam_harness.graders.base import GraderConfig
+from exam_harness.grading import dry_run_summary, pool_pairs, run_grading_pass
+from exam_harness.inputs import view_from_banks
+from exam_harness.models import QueryBank
+from exam_harness.plan import make_plan
+from exam_harness.progress import GradingProgress
+from exam_harness.pytest_plugins.collection import ExamCollector
+from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_xdist_controller, setup_of
+
+
+class ExamGrading:
+    """Grades the collected banks (or, on the xdist controller, the requested ones) once per process."""
+
+    def __init__(self, config: pytest.Config, collector: ExamCollector) -> None:
+        self.config = config
+        self.collector = collector
+        self._cache: GradeCache | None = None
+
+    @property
+    def graded(self) -> GradedExam | None:
+        return self.config.stash.get(GRADED_KEY, None)
+
+    def cache(self) -> GradeCache:
+        if self._cache is None:
+            self._cache = GradeCache(setup_of(self.config).options.cache)
+        return self._cache
+
+    def grade(self, banks: Sequence[QueryBank]) -> GradedExam:
+        """Grade every pool pair of ``banks``; the result is stored for the cases (``GRADED_KEY``)."""
+        config = self.config
+        setup = setup_of(config)
+        options = setup.options
+        inputs = setup.exam_inputs(config)
+        data = inputs.load_runs(list(options.runs))
+        grader = setup.registries(config).graders.create(
+            options.grader,
+            GraderConfig(model=options.model, options=options.grader_options, data=data,
+                         batch_size=options.batch_size, device=options.device),
+        )
+        try:
+            # The pytest report shows no alpha-nDCG, so the plan leaves it out.
+            plan = make_plan(options, grader.spec(), alpha_ndcg=False)
+            judged = view_from_banks(data, banks).pooled if plan.pool == "judged" else None
+            requests = pool_pairs(banks, data.runs.values(), data.passages, k=plan.k, extra=judged)
+            if options.dry_run:
+                pytest.exit(dry_run_summary(grader, requests, self.cache()), returncode=0)
+            with self._progress(options.grader) as progress:
+                outcome = run_grading_pass(
+                    grader, requests, self.cache(), chunk_size=int(options.batch_size or getattr(grader, "chunk_size", 256)),
+                    on_start=progress.start, on_progress=progress.advance,
+                )
+        finally:
+            grader.close()
+        graded = GradedExam(plan, outcome, tuple(banks))
+        config.stash[GRADED_KEY] = graded
+        config.hook.pytest_exam_grading_finished(plan=plan, outcome=outcome)
+        return graded
+
+    def _progress(self, grader: str) -> GradingProgress:
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        enabled = not setup_of(self.config).options.no_progress and self.config.get_verbosity() >= 0
+        return GradingProgress(f"grading with {grader}", enabled, capman=capman)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Under pytest-xdist the controller grades every requested bank before the workers start.
+        if not is_xdist_controller(self.config) or session.config.option.collectonly:
+            return
+        try:
+            if setup_of(self.config).options.cache is None:
+                raise ConfigError("parallel runs (pytest-xdist) share grades through the cache; give --exam-cache a file")
+            inputs = setup_of(self.config).exam_inputs(self.config)
+            banks = [b for path in self.collector.requested_bank_files() for b in inputs.load_bank_file(path)]
+            if banks:
+                self.grade(banks)
+        except ExamError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        if self.collector.cases and not session.config.option.collectonly:
+            try:
+                self.grade(self.collector.collected_banks())
+            except ExamError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        return (yield)
+
+    def scored_banks(self, seen_test_points: set[str] | None) -> tuple[QueryBank, ...]:
+        """The banks to score: the graded ones, cut to the test points cases ran for on xdist workers."""
+        graded = self.graded
+        if graded is None:
+            return ()
+        if seen_test_points is None:
+            return graded.banks
+        banks = [replace_points(b, seen_test_points) for b in graded.banks]
+        return tuple(b for b in banks if b.test_points)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self._cache is not None:
+            self._cache.close()
+
+
+def replace_points(bank: QueryBank, keep: set[str]) -> QueryBank:
+    return bank.model_copy(update={"test_points": tuple(tp for tp in bank.test_points if tp.id in keep)})
+
+
+def cache_path_shown(path: Path | None, root: Path) -> str | None:
+    if path is None:
+        return None
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+

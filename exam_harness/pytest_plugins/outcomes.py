@@ -1,0 +1,75 @@
+"""Case outcomes inside pytest's contract, and each run's tally.
+
+A missed test point is an exam result, not a failure: its report is *skipped* (an outcome every
+pytest plugin, JUnit XML and CI reporter knows) with the user property ``exam_outcome=missed``,
+which :meth:`ExamOutcomes.pytest_report_teststatus` shows as ``m`` / ``MISSED``. In JUnit XML a
+missed case is ``<skipped type="pytest.skip" message="missed: best grade 3 (passage p) < min grade 4 ...">``
+with the properties ``exam_outcome`` and ``exam_min_grade``, so ``tests=`` counts every case and CI
+test-report tools count misses as skipped. ``--lf`` reruns missed cases as well as failed ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+from exam_harness.pytest_plugins.collection import ExamCase, ExamMissed
+from exam_harness.report.schema import Outcomes
+
+MISSED = "missed"
+
+
+def exam_outcome(report: pytest.TestReport) -> object:
+    return dict(report.user_properties).get("exam_outcome")
+
+
+class ExamOutcomes:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.tallies: dict[str, Outcomes] = {}
+        self.seen_test_points: set[str] = set()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if isinstance(item, ExamCase) and call.when == "call" and call.excinfo is not None:
+            if call.excinfo.errisinstance(ExamMissed):
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), None, str(call.excinfo.value))
+        return report
+
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        if report.when == "call" and report.skipped and exam_outcome(report) == MISSED:
+            return MISSED, "m", ("MISSED", {"yellow": True})
+        return None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        run = properties.get("exam_run")
+        if run is None:
+            return
+        self.seen_test_points.add(str(properties.get("exam_test_point")))
+        tally = self.tallies.setdefault(str(run), Outcomes())
+        if report.when == "call":
+            if report.skipped and properties.get("exam_outcome") == MISSED:
+                tally.missed += 1
+                self._remember_for_last_failed(report)
+            elif report.passed:
+                tally.answered += 1
+            elif report.failed:
+                tally.required_missed += 1
+        elif report.failed:
+            tally.errors += 1
+        elif report.skipped and report.when == "setup":
+            tally.skipped += 1
+
+    def _remember_for_last_failed(self, report: pytest.TestReport) -> None:
+        # pytest's --lf forgets skipped cases; a missed case is one to rerun after fixing a system.
+        lf = self.config.pluginmanager.get_plugin("lfplugin")
+        lastfailed = getattr(lf, "lastfailed", None)
+        if isinstance(lastfailed, dict):
+            lastfailed[report.nodeid] = True

@@ -1,0 +1,61 @@
+"""Typed stash keys of the state the exam plugins share (pytest's own plugins share state this way)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from exam_harness.extensions import Registries
+from exam_harness.grading import GradingOutcome
+from exam_harness.inputs import ExamInputs
+from exam_harness.models import QueryBank
+from exam_harness.options import ExamOptions
+from exam_harness.plan import ExamPlan
+
+
+@dataclass(frozen=True)
+class GradedExam:
+    """The plan and the grades of the banks a process graded; cases read their verdicts from it."""
+
+    plan: ExamPlan
+    grading: GradingOutcome
+    banks: tuple[QueryBank, ...]
+
+
+@dataclass
+class ExamSetup:
+    """Options as given and the inputs they name; ``registries`` are built after the initial conftests."""
+
+    options: ExamOptions
+    bank_roots: list[Path]
+    inputs: ExamInputs | None = None
+    input_errors: list[str] = field(default_factory=list)
+
+    def registries(self, config: pytest.Config) -> Registries:
+        return Registries.from_hook(config.hook)
+
+    def exam_inputs(self, config: pytest.Config) -> ExamInputs:
+        """The inputs, created on first use with the formats plugins registered by then."""
+        if self.inputs is None:
+            registries = self.registries(config)
+            self.inputs = ExamInputs(registries.bank_formats, registries.run_formats, redact=self.options.redact)
+        return self.inputs
+
+
+SETUP_KEY: pytest.StashKey[ExamSetup] = pytest.StashKey()
+GRADED_KEY: pytest.StashKey[GradedExam] = pytest.StashKey()
+
+
+def setup_of(config: pytest.Config) -> ExamSetup:
+    return config.stash[SETUP_KEY]
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is a pytest-xdist worker (it runs cases; the controller writes reports)."""
+    return hasattr(config, "workerinput")
+
+
+def is_xdist_controller(config: pytest.Config) -> bool:
+    return config.pluginmanager.hasplugin("dsession")

@@ -1,0 +1,104 @@
+"""The one leaderboard renderer: rows are runs, columns are measures (mean, optionally ± stderr).
+
+The pytest summary, ``exam-harness leaderboard`` and ``exam-harness evaluate`` all draw their
+leaderboards here. The best value of each measure column is starred; an undefined value is a dash.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+StderrLayout = Literal["inline", "below", "hidden"]
+Value = tuple[float, float | None]  # mean, standard error (None: not shown)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A measure column: run -> (mean, stderr) or None where the run has no value."""
+
+    title: str
+    values: Mapping[str, Value | None]
+    stderr: bool = True
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    title: str
+    runs: Sequence[str]  # row order
+    columns: Sequence[Column]
+    labels: Mapping[str, str] = field(default_factory=dict)  # run -> shown name (e.g. "rag (gen)")
+    before: Sequence[tuple[str, Mapping[str, str]]] = ()  # text columns before the measures (official rank)
+    after: Sequence[tuple[str, Mapping[str, str]]] = ()  # text columns after them (case tallies)
+    footer: Sequence[tuple[str, Sequence[str]]] = ()  # bold rows under a line, one cell per measure column
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _cell(value: Value | None, best: bool, layout: StderrLayout, show_stderr: bool) -> Text:
+    if value is None:
+        return Text("–", style="dim")
+    mean, stderr = value
+    text = ("★ " if best else "  ") + f"{mean:.3f}"
+    if show_stderr and stderr is not None and layout != "hidden":
+        text += (" " if layout == "inline" else "\n  ") + f"±{stderr:.3f}"
+    return Text(text, style="bold green" if best else "")
+
+
+def render_table(board: Leaderboard, layout: StderrLayout = "inline") -> Table:
+    """One row per run in ``board.runs`` order; ``layout`` places each standard error."""
+    table = Table(title=board.title, title_justify="left", header_style="bold", show_lines=layout == "below")
+    names = [board.labels.get(r, r) for r in board.runs]
+    table.add_column("run", style="cyan", no_wrap=True, min_width=max((len(n) for n in names), default=3))
+    for title, _ in board.before:
+        table.add_column(title, justify="right", no_wrap=True)
+    for column in board.columns:
+        table.add_column(column.title, justify="right", no_wrap=True, min_width=len(column.title))
+    for title, _ in board.after:
+        table.add_column(title, justify="right", no_wrap=True, min_width=len(title))
+    bests = [max((v[0] for v in c.values.values() if v is not None), default=None) for c in board.columns]
+    for run, name in zip(board.runs, names):
+        cells: list[Any] = [name, *(values.get(run, "–") for _, values in board.before)]
+        for column, best in zip(board.columns, bests):
+            value = column.values.get(run)
+            starred = len(board.runs) > 1 and value is not None and best is not None and best > 0 and value[0] == best
+            cells.append(_cell(value, starred, layout, column.stderr))
+        cells.extend(values.get(run, "") for _, values in board.after)
+        table.add_row(*cells)
+    if board.footer:
+        table.add_section()
+        for title, row in board.footer:
+            pad = [""] * len(board.before)
+            table.add_row(Text(title, style="bold"), *pad, *(Text(c, style="bold") for c in row))
+    return table
+
+
+def render_text(renderable: Any, width: int = 100, *, color: bool = False) -> str:
+    """A renderable as text at ``width`` columns (for pytest's terminal reporter, files and tests)."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
+                      color_system="auto" if color else None)
+    console.print(renderable)
+    return buffer.getvalue()
+
+
+def title_of(measure_key: str) -> str:
+    """The column title of a measure given by its short name (``exam-cover@20`` -> ``EXAM-Cover@20``)."""
+    from exam_harness.errors import ConfigError
+    from exam_harness.measures.base import parse_measure
+
+    try:
+        return parse_measure(measure_key).title
+    except ConfigError:
+        return measure_key
