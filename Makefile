@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine:
 #   make exam   - run the example exam (banks/ x runs/) offline and write reports/
-#   make test   - run the test suite
+#   make test   - lint (ruff), type-check (mypy --strict) and run the test suite
 # Both create .venv on first use; torch is pinned to the CPU build by constraints.txt.
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,6 +20,8 @@ exam: $(STAMP)
 	$(BIN)/pytest banks $(PYTEST_ARGS)
 
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest tests $(PYTEST_ARGS)
 
 bench: $(STAMP)

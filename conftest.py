@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from exam_harness.graders.base import GradeResult, Grader, GraderConfig, GradingRequest
+from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest
 from exam_harness.graders.registry import GraderRegistry
 from exam_harness.models import Grade, GraderSpec
 

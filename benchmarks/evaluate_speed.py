@@ -42,10 +42,10 @@ def phases(data: Path) -> dict[str, float]:
     """Seconds per phase of one in-process evaluation (imports included in the first)."""
     times: dict[str, float] = {}
     t = time.perf_counter()
+    import scipy.stats  # noqa: F401  (the correlations need it; timed on its own)
+
     from exam_harness.evaluation import EvaluationSettings, compute_leaderboards, replay
     from exam_harness.io import load_leaderboard, load_runs
-
-    import scipy.stats  # noqa: F401  (the correlations need it; timed on its own)
 
     times["imports (incl. scipy.stats)"] = time.perf_counter() - t
     t = time.perf_counter()

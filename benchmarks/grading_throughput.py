@@ -109,7 +109,15 @@ def parts_of(pair: Pair) -> PromptParts:
 
 
 def build_synthetic_model(shape_name: str, pairs: list[Pair], corpus: list[str], folder: Path) -> Path:
-    from tests.tiny_models import FLAN_T5_LARGE, FLAN_T5_SMALL, DigitBias, build_t5, save_model, spread_digits, train_tokenizer
+    from tests.tiny_models import (
+        FLAN_T5_LARGE,
+        FLAN_T5_SMALL,
+        DigitBias,
+        build_t5,
+        save_model,
+        spread_digits,
+        train_tokenizer,
+    )
 
     tokenizer = train_tokenizer([*corpus, prompts.QUESTION_SELF_RATING.template], vocab_size=32000)
     # "no" (as the tokenizer spells it at the start of an answer) competes with the digits at step one

@@ -145,7 +145,7 @@ def cache_rows(cache: Path) -> dict[str, str]:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "grades" not in tables:
             return {}
-        return {key: payload for key, payload in db.execute("SELECT key, payload FROM grades")}
+        return dict(db.execute("SELECT key, payload FROM grades"))
 
 
 def integrity(cache: Path) -> str:

@@ -17,7 +17,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,27 +46,11 @@ def cache_key(grader_fingerprint: str, content: Mapping[str, Any]) -> str:
     return digest.hexdigest()
 
 
-@dataclass
-class CacheStats:
-    hits: int = 0
-    misses: int = 0
-    stored: int = 0
-
-    @property
-    def lookups(self) -> int:
-        return self.hits + self.misses
-
-    @property
-    def hit_rate(self) -> float:
-        return self.hits / self.lookups if self.lookups else 1.0
-
-
 class GradeCache:
     """Grade store keyed by :func:`cache_key`. ``path=None`` keeps grades in memory only."""
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path is not None else None
-        self.stats = CacheStats()
         self._lock = threading.Lock()
         target = ":memory:"
         if self.path is not None:
@@ -100,7 +83,7 @@ class GradeCache:
             )
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Grade]:
-        """Grades found for ``keys``; counts hits and misses."""
+        """Grades found for ``keys``."""
         wanted = list(dict.fromkeys(keys))
         found: dict[str, Grade] = {}
         with self._lock:
@@ -111,8 +94,6 @@ class GradeCache:
                     f"SELECT key, payload FROM grades WHERE key IN ({marks})", chunk
                 ):
                     found[key] = Grade.model_validate_json(payload)
-        self.stats.hits += len(found)
-        self.stats.misses += len(wanted) - len(found)
         return found
 
     def put_many(self, grades: Mapping[str, Grade]) -> None:
@@ -129,7 +110,6 @@ class GradeCache:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
-        self.stats.stored += len(rows)
 
     def __len__(self) -> int:
         with self._lock:

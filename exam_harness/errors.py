@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 
@@ -33,10 +34,8 @@ class InputError(ExamError):
     def relative_to(self, base: str | Path) -> InputError:
         """The same error with its path shown relative to ``base`` when it lies below it."""
         if self.path is not None:
-            try:
+            with contextlib.suppress(ValueError):  # a path outside ``base`` stays as it is
                 self.path = str(Path(self.path).resolve().relative_to(Path(base).resolve()))
-            except ValueError:
-                pass
             self.args = (self.format(),)
         return self
 

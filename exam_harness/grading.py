@@ -110,7 +110,8 @@ def grade_banks(
     requests = exam_requests(data, banks, k=k, pool=pool, only_queries=only_queries)
     size = chunk_size or int(getattr(grader, "chunk_size", 0) or 256)
     with progress or GradingProgress(f"grading with {grader.name}", enabled=False) as bar:
-        outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start, on_progress=bar.advance)
+        outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start,
+                                   on_progress=bar.advance)
     return view_from_banks(data, banks, outcome.grades, exclude=outcome.unsupported), outcome
 
 
@@ -241,9 +242,11 @@ def choose_grading_run(data: ExamData, llm: str | None = None, prompt_class: str
     ]
     listed = "; ".join(f"{describe_grading_run(r)} ({counts[r]} grades)" for r in sorted(counts, key=str))
     if not matching:
-        raise ConfigError(f"no recorded grading run matches llm={llm!r} prompt_class={prompt_class!r}. Available: {listed}")
+        raise ConfigError(
+            f"no recorded grading run matches llm={llm!r} prompt_class={prompt_class!r}. Available: {listed}")
     if len(matching) > 1:
-        raise ConfigError(f"the files hold several recorded grading runs; choose one with --llm/--prompt-class: {listed}")
+        raise ConfigError(
+            f"the files hold several recorded grading runs; choose one with --llm/--prompt-class: {listed}")
     return matching[0]
 
 

@@ -169,10 +169,6 @@ class ExamView:
         point = self.points.get(test_point_id)
         return point.text if point is not None else ""
 
-    @property
-    def has_nuggets(self) -> bool:
-        return any(p.kind == "nugget" for p in self.points.values())
-
     def scoring_input(
         self,
         grades: Mapping[Pair, int],
@@ -296,9 +292,9 @@ def view_from_banks(
                 points[tp.id] = tp
     tid_query = {tid: qid for qid, tids in test_points.items() for tid in tids}
     for pid, tid in grades:
-        qid = tid_query.get(tid)
-        if qid is not None:
-            judged.setdefault(qid, {}).setdefault(pid, None)
+        graded_query = tid_query.get(tid)
+        if graded_query is not None:
+            judged.setdefault(graded_query, {}).setdefault(pid, None)
     return ExamView(
         data=data,
         test_points=test_points,

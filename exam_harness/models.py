@@ -104,10 +104,6 @@ class Passage(_Frozen):
     def _id_ok(cls, v: str) -> str:
         return _no_whitespace(v, "passage id")
 
-    @property
-    def content_hash(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
 
 class RankedPassage(_Frozen):
     passage_id: str
@@ -184,11 +180,10 @@ class RecordedGrade(_Frozen):
 
 
 class ExamData(BaseModel):
-    """Everything an exam needs: banks, runs, passages, optional human judgments and recorded grades."""
+    """What the systems produced: runs, passages, optional human judgments and recorded grades."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    banks: list[QueryBank] = Field(default_factory=list)
     runs: dict[str, Run] = Field(default_factory=dict)
     passages: dict[str, Passage] = Field(default_factory=dict)
     # query id -> passage id -> human relevance level

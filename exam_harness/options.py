@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -202,7 +202,8 @@ class ExamOptions:
     model: str | None = declare("model", None, "Model name or local path for the grader (default: the grader's own)",
                                 group=GRADING)
     grader_option: tuple[tuple[str, str], ...] = declare(
-        "grader-option", (), "Grader option KEY=VALUE, repeatable; 'exam-harness graders NAME' lists a grader's options",
+        "grader-option", (),
+        "Grader option KEY=VALUE, repeatable; 'exam-harness graders NAME' lists a grader's options",
         key_value, group=GRADING, many=True, metavar="KEY=VALUE", ini="exam_grader_options")
     cache: Path | None = declare(
         "cache", Path(".exam-cache/grades.sqlite"), "SQLite grade cache file; 'none' keeps grades in memory only",
@@ -225,6 +226,10 @@ class ExamOptions:
         "pool", "judged", "Pool of n-EXAM's normaliser and of the qrels: 'judged' (every run's top-k plus the judged "
         "and recorded-graded passages, as the method defines it) or 'top-k' (every run's top-k only)",
         choice(*POOLS), group=SCORING)
+    n_exam_empty: str = declare(
+        "n-exam-empty", "skip", "n-EXAM on a query whose pool covers no test point: 'skip' leaves the query out of "
+        "the mean, 'zero' scores it 0 (as the reference implementation of the method does)",
+        choice("skip", "zero"), group=SCORING)
     labels: tuple[str, ...] = declare(
         "labels", LABEL_VARIANTS, "EXAM-Qrels label variants", choice(*LABEL_VARIANTS), group=SCORING, nargs="+",
         many=True, metavar="VARIANT", ini="exam_labels")
@@ -415,7 +420,7 @@ def add_cli_options(parser: argparse.ArgumentParser, groups: Iterable[str], *,
             parser.add_argument(f"--{spec.name}", dest=spec.dest, nargs=spec.nargs, default=None,
                                 metavar=spec.metavar, help=help_)
         else:
-            parser.add_argument(f"--{spec.name}", dest=spec.dest, action="append" if spec.many else None,
+            parser.add_argument(f"--{spec.name}", dest=spec.dest, action="append" if spec.many else "store",
                                 default=None, metavar=spec.metavar, help=help_)
 
 
@@ -433,6 +438,3 @@ def options_from_cli(args: argparse.Namespace, groups: Iterable[str], *,
             values[name] = _resolve(_value(spec, raw, f"--{spec.name}"), spec, base)
     return ExamOptions(**values)
 
-
-def with_values(options: ExamOptions, **changes: Any) -> ExamOptions:
-    return replace(options, **changes)

@@ -1,8 +1,8 @@
-"""The METHOD's rules for turning an LLM's text into a grade.
+"""The method's rules for turning an LLM's text into a grade (docs/method.md, "Grading").
 
 Self-rating: a response that is a single digit 0..5 (punctuation and space around it allowed) is
 the grade; otherwise an unanswerability expression gets 0; any other text gets 1. (The reference
-implementation swapped the two fallbacks; we implement the rule as the METHOD writes it.)
+implementation swapped the two fallbacks; we implement the rule as the method writes it.)
 """
 
 from __future__ import annotations
@@ -62,6 +62,6 @@ _ILL_FORMED = re.compile(r"^\(?([a-z]|[ivx]+)[.)]?$")
 
 
 def is_ill_formed_answer(answer: str) -> bool:
-    """Answers like 'a. ', '(iii)' or empty text are not answers (METHOD, answer-key mode)."""
+    """Answers like 'a. ', '(iii)' or empty text are not answers (the method's answer-key mode)."""
     core = answer.strip().lower()
     return not core or bool(_ILL_FORMED.match(core))

@@ -29,12 +29,12 @@ class ExamPlan:
     pool: str
     labels: tuple[str, ...]
     trec_measures: tuple[str, ...]
-    relevance_level: int = 2
-    beta: float = 3.0
-    redundancy_alpha: float = 0.5
-    empty: str = "skip"
-    alpha_ndcg: bool = False
-    nugget_f: bool = False  # also for banks without nuggets (their test points count as nuggets)
+    relevance_level: int
+    beta: float
+    redundancy_alpha: float
+    empty: str
+    alpha_ndcg: bool
+    nugget_f: bool  # also for banks without nuggets (their test points count as nuggets)
 
     @property
     def min_grade(self) -> int:
@@ -42,7 +42,7 @@ class ExamPlan:
         return self.min_grades[0]
 
     def bindings(self, min_grade: int) -> Bindings:
-        return Bindings(k=self.k, min_grade=min_grade, pool=self.pool, qrels_m=self.qrels_m,
+        return Bindings(k=self.k, min_grade=min_grade, pool=self.pool, qrels_m=self.qrels_m, label=self.labels[0],
                         beta=self.beta, redundancy_alpha=self.redundancy_alpha, empty=self.empty)
 
     def measures(self, min_grade: int, *, nuggets: bool) -> list[Measure]:
@@ -92,6 +92,7 @@ def make_plan(
         relevance_level=options.relevance_level,
         beta=options.beta,
         redundancy_alpha=options.redundancy_alpha,
+        empty=options.n_exam_empty,
         alpha_ndcg=(not options.no_alpha_ndcg) if alpha_ndcg is None else alpha_ndcg,
         nugget_f=options.nugget_f,
     )

@@ -64,10 +64,10 @@ class Registry(Generic[T]):
             self._entries[name] = entry
         return entry
 
-    def items(self) -> Iterator[tuple[str, T]]:
-        """Every entry, imported (use for registries whose entries are all asked, e.g. formats)."""
+    def values(self) -> Iterator[T]:
+        """Every entry in registration order, imported (for registries whose entries are all used)."""
         for name in list(self._entries):
-            yield name, self.get(name)
+            yield self.get(name)
 
     def _import(self, name: str, ref: str) -> object:
         module_name, _, attr = ref.partition(":")

@@ -15,8 +15,8 @@ import pytrec_eval  # noqa: F401
 import rich.progress  # noqa: F401
 import scipy.stats  # noqa: F401  (imports numpy.fft, a C extension)
 
-import exam_harness.io  # noqa: F401
-import exam_harness.measures  # noqa: F401
+import exam_harness.io
+import exam_harness.measures
 import exam_harness.report.build  # noqa: F401
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"

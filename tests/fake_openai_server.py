@@ -195,10 +195,10 @@ def _prompt_of(path: str, body: dict[str, Any]) -> str:
 class _Handler(BaseHTTPRequestHandler):
     owner: FakeOpenAIServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+    def do_POST(self) -> None:
         server = self.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.graders.base import GradeResult, Grader, GraderConfig, GradingRequest
+from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest
 from exam_harness.models import Grade, GraderSpec
 
 GRADES: dict[str, dict[str, dict[str, int]]] = {

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.cli import main
-from exam_harness.errors import ConfigError, InputError
 from exam_harness.analysis.analyses import grade_grid, missing_in_bank, spurious_test_points, verify_grading
 from exam_harness.analysis.sections import analysis_sections, baseline_section
+from exam_harness.cli import main
+from exam_harness.errors import ConfigError, InputError
 from exam_harness.grading import GradingOutcome, replay
 from exam_harness.inputs import ExamView, view_from_banks
 from exam_harness.io import load_bank, load_runs
@@ -104,7 +104,7 @@ def test_analysis_sections_for_the_plugin(exam: Path, tmp_path: Path) -> None:
 
 def test_baseline_section() -> None:
     queries = [f"q{i}" for i in range(12)]
-    scores = {"base": {q: 0.9 for q in queries}, "low": {q: 0.2 for q in queries}, "up": {q: 0.95 for q in queries}}
+    scores = {"base": dict.fromkeys(queries, 0.9), "low": dict.fromkeys(queries, 0.2), "up": dict.fromkeys(queries, 0.95)}
     title, text = baseline_section(scores, "base", n_resamples=2000, measure="EXAM-Cover@20")
     assert title == "exam: EXAM-Cover@20 against baseline base"
     assert "▼ -0.7000" in text and "▲ +0.0500" in text and "12 queries" in text

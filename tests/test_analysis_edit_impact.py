@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.analysis.edit_impact import bank_diff, bank_edit_impact
 from exam_harness.cache import GradeCache
 from exam_harness.cli import main
-from exam_harness.analysis.edit_impact import bank_diff, bank_edit_impact
 from exam_harness.grading import grade_banks
 from exam_harness.io import load_bank, load_runs
 from exam_harness.options import ExamOptions

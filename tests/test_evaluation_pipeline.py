@@ -15,7 +15,6 @@ from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.grading import grade_banks, replay
 from exam_harness.io import load_bank, load_runs
-from exam_harness.io.qrels import read_qrels
 from exam_harness.measures.intervals import baseline_gate, bootstrap_cis, compare_runs
 from exam_harness.measures.significance import bootstrap_ci, compare_to_baseline
 from exam_harness.options import ExamOptions
@@ -142,7 +141,7 @@ def test_nugget_f_and_alpha_ndcg_boards(exam: tuple[Path, Path]) -> None:
 def test_several_recorded_grading_runs_must_be_chosen(tmp_path: Path) -> None:
     path, _ = write_exam(tmp_path, extra_run={"llm": "other-model"})
     data = load_runs([path]).data
-    with pytest.raises(ConfigError, match="several recorded grading runs.*other-model"):
+    with pytest.raises(ConfigError, match=r"several recorded grading runs.*other-model"):
         replay(data)
     _, outcome, spec = replay(data, llm="other-model")
     assert spec.model == "other-model" and len(outcome.grades) == 20
@@ -175,10 +174,10 @@ def test_compare_runs_equals_compare_to_baseline(method: str) -> None:
 def test_baseline_gate_names_run_difference_and_p() -> None:
     queries = [f"q{i}" for i in range(20)]
     runs = {
-        "base": {q: 0.8 for q in queries},
+        "base": dict.fromkeys(queries, 0.8),
         "worse": {q: 0.8 - 0.3 - 0.01 * (i % 3) for i, q in enumerate(queries)},
         "same": {q: 0.8 + (0.01 if i % 2 else -0.01) for i, q in enumerate(queries)},
-        "better": {q: 0.95 for q in queries},
+        "better": dict.fromkeys(queries, 0.95),
     }
     messages = baseline_gate(runs, "base", 0.05, "permutation", n_resamples=2000)
     assert len(messages) == 1
@@ -194,7 +193,7 @@ def test_baseline_gate_names_run_difference_and_p() -> None:
 def test_unknown_baseline_and_too_high_grade_are_errors(exam: tuple[Path, Path]) -> None:
     with pytest.raises(InputError, match="baseline run not found"):
         evaluate(exam, baseline="Z")
-    with pytest.raises(ConfigError, match="outside grader 'recorded'.s scale"):
+    with pytest.raises(ConfigError, match=r"outside grader 'recorded'.s scale"):
         evaluate(exam, min_grade=(6,))
 
 

@@ -69,7 +69,7 @@ def test_dl19_every_leaderboard_and_the_agreement_tables(result: EvaluationResul
 def test_dl19_replay_with_the_bank_and_analyses(
     shared_data: Path, dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]
 ) -> None:
-    data, view, table, _ = dl19
+    data, _, table, _ = dl19
     banks = load_bank(shared_data / "dl19" / "dl19-genq-questions-v1.jsonl.gz")
     bank_view, bank_table, _ = replay(data, banks=banks)
     assert bank_table.grades == table.grades and not bank_table.failures
@@ -86,7 +86,6 @@ def test_dl19_workbench_round_trip(tmp_path: Path, dl19: tuple[ExamData, ExamVie
     queries = set(view.queries[:4])
     pool = {p for q in queries for p in view.pooled[q]}
     subset = ExamData.model_construct(
-        banks=[],
         runs={n: r.model_copy(update={"rankings": {q: v for q, v in r.rankings.items() if q in queries}})
               for n, r in data.runs.items()},
         passages={p: data.passages[p] for p in pool},

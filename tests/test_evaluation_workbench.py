@@ -98,7 +98,8 @@ def test_export_of_our_grades_reads_back_as_recorded(tmp_path: Path) -> None:
     assert {pair: g.grade for pair, g in ours.items()} == outcome.grades
     assert all(g.prompt_class == "KeywordPrompt" for g in ours.values())
     assert ours[("p1", "q1/k-alpha")].answer == "alpha" and ours[("p4", "q1/k-alpha")].answer == "no"
-    line = json.loads(gzip.open(tmp_path / "ours.jsonl.gz", "rt").readline())
+    with gzip.open(tmp_path / "ours.jsonl.gz", "rt") as src:
+        line = json.loads(src.readline())
     entry = line[1][0]["exam_grades"][-1]
     assert entry["llm_options"] == {"grader": "keyword", "version": "1"}
 

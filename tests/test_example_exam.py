@@ -61,3 +61,21 @@ def test_example_collects_readable_ids(pytester: pytest.Pytester, example: Path)
     result = run_exam(pytester, example, "--collect-only", "-q")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*banks/example.yaml::tides::tides/*[[]strong-ranker]"])
+
+
+def test_example_junit_has_one_testcase_per_case(pytester: pytest.Pytester, example: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    result = run_exam(pytester, example, f"--junitxml={example / 'junit.xml'}")
+    assert result.ret == 0
+    suite = ET.parse(example / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    n_points = sum(len(b.test_points) for b in load_bank(example / "banks" / "example.yaml"))
+    assert len(cases) == int(suite.get("tests", -1)) == 3 * n_points  # every test point x every run
+    missed = [c for c in cases if c.find("skipped") is not None]
+    assert int(suite.get("skipped", -1)) == len(missed) > 0
+    assert all((c.find("skipped").get("message") or "").startswith("missed:") for c in missed)  # type: ignore[union-attr]
+    report = json.loads((example / "reports" / "exam-report.json").read_text())
+    assert sum(s["outcomes"]["missed"] for s in report["systems"]) == len(missed)
+    result.stdout.fnmatch_lines([f"*{len(cases) - len(missed)} passed, {len(missed)} missed*"])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.commands import generate as command
+from exam_harness.cli import generate as command
 from exam_harness.errors import InputError
 from exam_harness.generate import read_generated_ids, sidecar_path
 from exam_harness.io.handbank import load_hand_bank

@@ -18,7 +18,17 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.tiny_models import (  # noqa: E402
+from exam_harness.errors import ConfigError
+from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
+from exam_harness.graders.hf import HFGrader
+from exam_harness.graders.registry import default_registry
+from exam_harness.llm import prompts
+from exam_harness.llm.backend import PromptParts, TextBackend
+from exam_harness.llm.hf import DetailedGeneration, HFBackend, local_fingerprint
+from exam_harness.models import Grade, Passage, Query, TestPoint
+from exam_harness.models import test_point_id as make_id
+from exam_harness.parsing import parse_self_rating
+from tests.tiny_models import (
     CORPUS_SENTENCES,
     DigitBias,
     build_causal_lm,
@@ -27,17 +37,6 @@ from tests.tiny_models import (  # noqa: E402
     spread_digits,
     train_tokenizer,
 )
-
-from exam_harness.errors import ConfigError  # noqa: E402
-from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest  # noqa: E402
-from exam_harness.graders.hf import HFGrader  # noqa: E402
-from exam_harness.graders.registry import default_registry  # noqa: E402
-from exam_harness.llm import prompts  # noqa: E402
-from exam_harness.llm.backend import PromptParts, TextBackend  # noqa: E402
-from exam_harness.llm.hf import DetailedGeneration, HFBackend, local_fingerprint  # noqa: E402
-from exam_harness.models import Grade, Passage, Query, TestPoint  # noqa: E402
-from exam_harness.models import test_point_id as make_id  # noqa: E402
-from exam_harness.parsing import parse_self_rating  # noqa: E402
 
 WORDS = " ".join(CORPUS_SENTENCES).split()
 QUESTIONS = [s for s in CORPUS_SENTENCES if s.endswith("?")] + [

@@ -9,14 +9,13 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.tiny_models import build_extractive_qa, save_model, train_qa_tokenizer  # noqa: E402
-
-from exam_harness.errors import ConfigError  # noqa: E402
-from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest  # noqa: E402
-from exam_harness.graders.qa import QAGrader  # noqa: E402
-from exam_harness.graders.registry import default_registry  # noqa: E402
-from exam_harness.models import Grade, Passage, Query, TestPoint  # noqa: E402
-from exam_harness.models import test_point_id as make_id  # noqa: E402
+from exam_harness.errors import ConfigError
+from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
+from exam_harness.graders.qa import QAGrader
+from exam_harness.graders.registry import default_registry
+from exam_harness.models import Grade, Passage, Query, TestPoint
+from exam_harness.models import test_point_id as make_id
+from tests.tiny_models import build_extractive_qa, save_model, train_qa_tokenizer
 
 QUERY = Query(id="q1", text="eiffel tower")
 WITH_ANSWER = Passage(id="p1", text="The Eiffel Tower is in Paris, the capital of France.")
@@ -93,7 +92,7 @@ def test_spec(grader: QAGrader, qa_dir: Path) -> None:
 
 
 def test_option_and_loading_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="grader 'qa': unknown option 'stride'.*Did you mean 'doc_stride'"):
+    with pytest.raises(ConfigError, match=r"grader 'qa': unknown option 'stride'.*Did you mean 'doc_stride'"):
         QAGrader(GraderConfig(model=str(tmp_path), options={"stride": "64"}))
     with pytest.raises(ConfigError, match="grader 'qa': option max_seq_len='8' must be an integer >= 16"):
         default_registry().create("qa", GraderConfig(model=str(tmp_path), options={"max_seq_len": "8"}))

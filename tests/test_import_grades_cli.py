@@ -43,8 +43,9 @@ def test_imported_grades_replay_without_the_paragraph_file(shared_data: Path, tm
 
 
 def test_import_needs_a_bank(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit):
-        from exam_harness.cli import build_parser
+    from exam_harness.cli import build_parser
 
-        build_parser().parse_args(["import-grades", str(tmp_path / "x.jsonl.gz")])
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["import-grades", str(tmp_path / "x.jsonl.gz")])
     assert main(["import-grades", str(tmp_path / "x.jsonl.gz")]) == 4

@@ -369,13 +369,9 @@ def test_bad_input_is_reported_precisely(
     tmp_path: Path, files: dict[str, str], loader: str, target: str, line: int, field: str, value: object
 ) -> None:
     paths = {name: _write(tmp_path, name, content) for name, content in files.items()}
+    loaders = {"bank": lambda: load_bank(paths[target]), "leaderboard": lambda: load_leaderboard(paths[target])}
     with pytest.raises(InputError) as info:
-        if loader == "bank":
-            load_bank(paths[target])
-        elif loader == "leaderboard":
-            load_leaderboard(paths[target])
-        else:
-            load_runs([tmp_path])
+        loaders.get(loader, lambda: load_runs([tmp_path]))()
     err = info.value
     message = str(err)
     assert f"{target}:{line}:" in message, message

@@ -212,7 +212,7 @@ def test_llm_verify_asks_once_per_gold_answer(yes_for: str, grade: int) -> None:
     [result] = grader.grade_batch([req(tp)])
     assert isinstance(result, Grade) and result.grade == grade
     assert result.extracted_answer == "the French capital"
-    extraction, verification = backend.calls
+    _extraction, verification = backend.calls
     assert len(verification["prompts"]) == 2
     assert verification["prompts"][0].text == prompts.ANSWER_VERIFICATION.format(
         question=tp.text, correct_answer="Paris", answer="the French capital"

@@ -24,8 +24,8 @@ def test_hand_value_alpha_half() -> None:
 
 
 def test_ideal_ranking_scores_one() -> None:
-    assert alpha_ndcg(["d1", "d3", "d2"], COVERAGE, k=3) == pytest.approx(1.0)
-    assert alpha_ndcg(["d1", "d3", "d2", "d4"], COVERAGE, k=20) == pytest.approx(1.0)
+    assert alpha_ndcg(["d1", "d3", "d2"], COVERAGE, k=3, alpha=0.5) == pytest.approx(1.0)
+    assert alpha_ndcg(["d1", "d3", "d2", "d4"], COVERAGE, k=20, alpha=0.5) == pytest.approx(1.0)
 
 
 def test_redundancy_costs_with_alpha_one() -> None:
@@ -42,18 +42,18 @@ def test_alpha_zero_counts_every_covered_test_point() -> None:
 
 
 def test_cut_off_and_pool() -> None:
-    assert alpha_ndcg(["d4", "d1"], COVERAGE, k=1) == 0.0
+    assert alpha_ndcg(["d4", "d1"], COVERAGE, k=1, alpha=0.5) == 0.0
     pool_cov = {**COVERAGE, "d5": {"t4", "t5", "t6"}}
-    narrow = alpha_ndcg(["d1"], pool_cov, k=1, pool=["d1", "d2"])
-    wide = alpha_ndcg(["d1"], pool_cov, k=1)  # pool defaults to every passage with coverage
+    narrow = alpha_ndcg(["d1"], pool_cov, k=1, pool=["d1", "d2"], alpha=0.5)
+    wide = alpha_ndcg(["d1"], pool_cov, k=1, alpha=0.5)  # pool defaults to every passage with coverage
     assert narrow == pytest.approx(1.0)
     assert wide == pytest.approx(2 / 3)
-    assert alpha_ndcg(["d1"], {"d1": set()}, k=5) == 0.0  # nothing coverable: 0, not a division error
+    assert alpha_ndcg(["d1"], {"d1": set()}, k=5, alpha=0.5) == 0.0  # nothing coverable: 0, not a division error
 
 
 def test_bad_alpha() -> None:
     with pytest.raises(InputError, match="alpha"):
-        alpha_ndcg(["d1"], COVERAGE, alpha=1.5)
+        alpha_ndcg(["d1"], COVERAGE, alpha=1.5, k=20)
 
 
 def test_runs_from_grades() -> None:
@@ -65,7 +65,7 @@ def test_runs_from_grades() -> None:
     rankings = {"A": {"q1": ["d2", "d1", "d3"], "q2": ["x1"]}, "B": {"q1": ["d1", "d3"], "q9": ["zz"]}}
     ctx = ScoringContext(ScoringInput(queries=["q1", "q2"], test_points=test_points, rankings=rankings, grades=grades))
     result = AlphaNDCG(k=3, min_grade=4, alpha=0.5, pool="top-k").compute(ctx)
-    assert result["A"]["q1"] == pytest.approx(alpha_ndcg(["d2", "d1", "d3"], COVERAGE, k=3))
+    assert result["A"]["q1"] == pytest.approx(alpha_ndcg(["d2", "d1", "d3"], COVERAGE, k=3, alpha=0.5))
     # B stops after d1, d3; the ideal adds d2 (gain 0.5) at rank 3
     assert result["B"]["q1"] == pytest.approx((2 / L2 + 1 / L3) / (2 / L2 + 1 / L3 + 0.5 / L4))
     assert result["A"]["q2"] == pytest.approx(1.0)

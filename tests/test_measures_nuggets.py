@@ -32,7 +32,7 @@ def test_response_length_ignores_whitespace() -> None:
 
 
 def test_precision_penalised_beyond_allowance() -> None:
-    score = nugget_f(text_of(250), WEIGHTS, ["a", "b"])
+    score = nugget_f(text_of(250), WEIGHTS, ["a", "b"], beta=3.0)
     assert score.allowance == 200 and score.length == 250
     assert score.recall == pytest.approx(1.5 / 2.0)
     assert score.precision == pytest.approx(1 - 50 / 250)
@@ -40,7 +40,7 @@ def test_precision_penalised_beyond_allowance() -> None:
 
 
 def test_precision_is_one_within_allowance() -> None:
-    score = nugget_f(text_of(150), WEIGHTS, ["a", "b", "b"])  # a nugget matched twice counts once
+    score = nugget_f(text_of(150), WEIGHTS, ["a", "b", "b"], beta=3.0)  # a nugget matched twice counts once
     assert score.precision == 1.0
     assert score.f == pytest.approx(10 * 0.75 / (9 + 0.75))
     five = nugget_f(text_of(150), WEIGHTS, {"a", "b"}, beta=5.0)
@@ -48,23 +48,23 @@ def test_precision_is_one_within_allowance() -> None:
 
 
 def test_allowance_counts_nuggets_not_weight() -> None:
-    light = nugget_f(text_of(150), {"a": 1.0, "z": 0.0}, ["z"])
+    light = nugget_f(text_of(150), {"a": 1.0, "z": 0.0}, ["z"], beta=3.0)
     assert light.allowance == 100 and light.recall == 0.0
     assert light.precision == pytest.approx(1 - 50 / 150)
     assert light.f == 0.0
 
 
 def test_nothing_matched() -> None:
-    assert nugget_f(text_of(40), WEIGHTS, []).f == 0.0
-    empty = nugget_f("", WEIGHTS, [])
+    assert nugget_f(text_of(40), WEIGHTS, [], beta=3.0).f == 0.0
+    empty = nugget_f("", WEIGHTS, [], beta=3.0)
     assert (empty.recall, empty.precision, empty.f) == (0.0, 1.0, 0.0)
-    zero_bank = nugget_f("abc", {"a": 0.0}, ["a"])
+    zero_bank = nugget_f("abc", {"a": 0.0}, ["a"], beta=3.0)
     assert zero_bank.recall == 0.0 and zero_bank.f == 0.0
 
 
 def test_nugget_f_errors() -> None:
     with pytest.raises(InputError, match="not in the weights"):
-        nugget_f("text", WEIGHTS, ["a", "zz"])
+        nugget_f("text", WEIGHTS, ["a", "zz"], beta=3.0)
     with pytest.raises(InputError, match="beta"):
         nugget_f("text", WEIGHTS, ["a"], beta=0)
 
@@ -75,7 +75,7 @@ def test_nugget_f_measure_matches_the_covered_nuggets() -> None:
                         grades=grades, nuggets={"q": {"a": 1.0, "b": 1.0}}, responses={"R": {"q": "x" * 150}})
     ctx = ScoringContext(exam)
     both = NuggetF(k=2, min_grade=4, beta=3.0).compute(ctx)["R"]["q"]
-    assert both == pytest.approx(nugget_f("x" * 150, {"a": 1.0, "b": 1.0}, {"a", "b"}).f)
+    assert both == pytest.approx(nugget_f("x" * 150, {"a": 1.0, "b": 1.0}, {"a", "b"}, beta=3.0).f)
     only_a = NuggetF(k=2, min_grade=5, beta=3.0).compute(ctx)["R"]["q"]
-    assert only_a == pytest.approx(nugget_f("x" * 150, {"a": 1.0, "b": 1.0}, {"a"}).f)
+    assert only_a == pytest.approx(nugget_f("x" * 150, {"a": 1.0, "b": 1.0}, {"a"}, beta=3.0).f)
     assert NuggetF(k=1, min_grade=4, beta=3.0).compute(ctx)["R"]["q"] == only_a  # p2 is below the cut-off

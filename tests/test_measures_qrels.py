@@ -12,7 +12,7 @@ import pytrec_eval
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.io.qrels import read_qrels, write_qrels
 from exam_harness.measures import ScoringContext, ScoringInput, TrecMeasure
-from exam_harness.measures.qrels import qrels_file_name, qrels_labels, relevance_level
+from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.trec import TrecName, parse_trec_name
 from exam_harness.measures.trec import trec_eval as evaluate
 
@@ -23,29 +23,37 @@ GRADES = {
     ("c", "t1"): 1, ("c", "t2"): 0, ("c", "t3"): 2,
     ("x", "u1"): 4,
 }
-POOL = {"q1": ["a", "b", "c", "a"], "q2": ["x"], "q3": ["y"], "q9": ["z"]}
+JUDGED = {"q1": ["a", "b", "c", "a"], "q2": ["x"], "q3": ["y"], "q9": ["z"]}
+
+
+def qrels_labels(variant: str, min_grade: int, m: int = 2, judged: dict[str, list[str]] = JUDGED) -> Qrels:
+    """The labels of the judged passages (no run: the pool is the judged passages)."""
+    queries = [q for q, tps in TEST_POINTS.items() if tps]
+    ctx = ScoringContext(ScoringInput(queries=queries, test_points=TEST_POINTS, rankings={}, grades=GRADES,
+                                      judged=judged))
+    return ctx.qrels(variant, min_grade, m, "judged", 20)
 
 
 def test_label_variants() -> None:
-    assert qrels_labels(GRADES, TEST_POINTS, POOL, variant="max-grade", min_grade=3) == {
+    assert qrels_labels("max-grade", 3) == {
         "q1": {"a": 5, "b": 3, "c": 2}, "q2": {"x": 4},
     }
-    assert qrels_labels(GRADES, TEST_POINTS, POOL, variant="count", min_grade=3) == {
+    assert qrels_labels("count", 3) == {
         "q1": {"a": 2, "b": 3, "c": 0}, "q2": {"x": 1},
     }
-    assert qrels_labels(GRADES, TEST_POINTS, POOL, variant="at-least-m", min_grade=3, m=3) == {
+    assert qrels_labels("at-least-m", 3, m=3) == {
         "q1": {"a": 0, "b": 1, "c": 0}, "q2": {"x": 0},
     }
-    assert qrels_labels(GRADES, TEST_POINTS, POOL, variant="at-least-m", min_grade=3)["q1"] == {"a": 1, "b": 1, "c": 0}
+    assert qrels_labels("at-least-m", 3)["q1"] == {"a": 1, "b": 1, "c": 0}
 
 
 def test_label_errors() -> None:
     with pytest.raises(InputError, match="Did you mean 'max-grade'"):
-        qrels_labels(GRADES, TEST_POINTS, POOL, variant="max_grade", min_grade=3)
+        qrels_labels("max_grade", 3)
     with pytest.raises(InputError, match="field 'm'"):
-        qrels_labels(GRADES, TEST_POINTS, POOL, variant="at-least-m", min_grade=3, m=0)
+        qrels_labels("at-least-m", 3, m=0)
     # a passage without grades is labelled as if every grade were 0
-    assert qrels_labels(GRADES, TEST_POINTS, {"q2": ["z2"]}, variant="count", min_grade=3) == {"q2": {"z2": 0}}
+    assert qrels_labels("count", 3, judged={"q2": ["z2"]}) == {"q1": {}, "q2": {"z2": 0}}
 
 
 def test_relevance_level() -> None:
@@ -108,7 +116,7 @@ def test_parse_measure(text: str, name: str, trec: str) -> None:
      ("banana", "Available: P@k")],
 )
 def test_parse_measure_errors(text: str, hint: str) -> None:
-    with pytest.raises(ConfigError, match="unknown measure|cut-off") as info:
+    with pytest.raises(ConfigError, match=r"unknown measure|cut-off") as info:
         parse_trec_name(text)
     assert hint in str(info.value)
 

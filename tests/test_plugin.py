@@ -4,7 +4,6 @@ cache behaviour and reports, with a deterministic grader registered from a conft
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -245,7 +244,9 @@ def test_baseline_gate_names_the_significantly_worse_run(project: pytest.Pyteste
     result = project.runpytest("banks", "--exam-baseline", "good")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*FAIL run 'weak' is significantly worse than baseline 'good'*difference -1.0000*p = *"])
-    assert project.runpytest("banks", "--exam-baseline", "weak").ret == 0  # good is better, not worse
+    better = project.runpytest("banks", "--exam-baseline", "weak")
+    assert better.ret == 0  # good is better, not worse; the comparison is shown all the same
+    better.stdout.fnmatch_lines(["*EXAM-Cover@20 against baseline weak*", "*good*▲ +1.0000*"])
     unknown = project.runpytest("banks", "--exam-baseline", "goood")
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
     unknown.stderr.fnmatch_lines(["*goood*good*"])

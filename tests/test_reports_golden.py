@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-
 pytest_plugins = ["pytester"]
 GOLDEN = Path(__file__).parent / "golden"
 VOLATILE = ("created", "tool_version")

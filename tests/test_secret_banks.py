@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-
 pytest_plugins = ["pytester"]
 
 SECRET_BANK = """\

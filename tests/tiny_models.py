@@ -136,7 +136,7 @@ def apply_digit_bias(
         # both tensors and load untied, so we untie here and save both, as they do.
         out.weight = torch.nn.Parameter(embed.detach().clone())
     head = out.weight
-    vocab, d = head.shape
+    _, d = head.shape
     digit_ids = [_single_token_id(tokenizer, str(i)) for i in range(10)]
     eos_id = int(tokenizer.eos_token_id)
     c0, c1 = 0, 1

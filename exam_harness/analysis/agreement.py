@@ -86,7 +86,8 @@ def agreement_tables(
         counts = binarised(table, tau, relevance_level)
         tables.append(
             BinarisedTable(
-                name=name, min_grade=tau, relevance_level=relevance_level, counts=counts, kappa=finite(cohen_kappa(counts))
+                name=name, min_grade=tau, relevance_level=relevance_level, counts=counts,
+                kappa=finite(cohen_kappa(counts)),
             )
         )
     return AgreementResult(relevance_level=relevance_level, passages=len(labels), table=table, binarised=tables)

@@ -8,7 +8,8 @@
   grade >= tau on them (reformulate or drop them).
 
 All work on an :class:`ExamView` (built with the grades, so its pool holds every graded passage) and
-a :class:`GradingOutcome` (recorded or regraded grades, with their answers) and return pydantic models that serialise to JSON. The bank edit impact is in :mod:`.edit_impact`.
+a :class:`GradingOutcome` (recorded or regraded grades, with their answers) and return pydantic models
+that serialise to JSON. The bank edit impact is in :mod:`.edit_impact`.
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ def grade_grid(
     pids = list(passages) if passages else view.pooled.get(query, [])
     unknown = [p for p in pids if p not in view.data.passages]
     if unknown:
-        raise InputError("passage not loaded", field="--passage", value=unknown[0], expected="a passage id of the run files")
+        raise InputError("passage not loaded", field="--passage", value=unknown[0],
+                         expected="a passage id of the run files")
     rows: list[GridRow] = []
     for pid in pids:
         grades = {tid: table.grades.get((pid, tid)) for tid in tids}

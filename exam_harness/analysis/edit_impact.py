@@ -102,7 +102,8 @@ def bank_diff(old_banks: Sequence[QueryBank], new_banks: Sequence[QueryBank]) ->
     for qid in [*new, *(q for q in old if q not in new)]:
         o, n = old.get(qid, {}), new.get(qid, {})
         changed = [
-            BankChange(query_id=qid, change="changed", test_point_id=tid, old_id=tid, text=n[tid].text, old_text=o[tid].text)
+            BankChange(query_id=qid, change="changed", test_point_id=tid, old_id=tid, text=n[tid].text,
+                       old_text=o[tid].text)
             for tid in n if tid in o and (n[tid].text, n[tid].gold_answers) != (o[tid].text, o[tid].gold_answers)
         ]
         removed = [tid for tid in o if tid not in n]

@@ -50,8 +50,8 @@ def analysis_sections(
             sections.append(("exam: relevant passages missing in the bank", text))
         elif name == "spurious":
             points = analyses.spurious_test_points(view, outcome, min_grade=min_grade, relevance_level=relevance_level)
-            sections.append(("exam: spurious test points", render_text(
-                tables.spurious_table(points, min_grade=min_grade, relevance_level=relevance_level, limit=limit), width)))
+            table = tables.spurious_table(points, min_grade=min_grade, relevance_level=relevance_level, limit=limit)
+            sections.append(("exam: spurious test points", render_text(table, width)))
         else:  # agreement
             tps = {q: view.test_points[q] for q in view.queries}
             result = agreement_tables(outcome.grades, tps, view.data.judgments, relevance_level=relevance_level,

@@ -123,5 +123,5 @@ class Grader(abc.ABC):
         """Whether grades are worth caching (replaying recorded grades is not)."""
         return True
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (optional hook: most graders hold nothing to release)
         """Release models, clients or threads. Called once at the end of the grading pass."""

@@ -344,9 +344,10 @@ class LLMGrader(Grader):
             text = gen.text
             output = self.mode.output
             probabilities = None
-            if output in ("self_rating", "thomas") and gen.grade_probabilities is not None:
-                if len(gen.grade_probabilities) == self.mode.max_grade + 1:
-                    probabilities = tuple(gen.grade_probabilities)
+            grade_probabilities = gen.grade_probabilities
+            if output in ("self_rating", "thomas") and grade_probabilities is not None \
+                    and len(grade_probabilities) == self.mode.max_grade + 1:
+                probabilities = tuple(grade_probabilities)
             answer: str | None = None
             if output == "self_rating":
                 grade = parse_self_rating(text, self.mode.max_grade)

@@ -1,4 +1,4 @@
-"""The METHOD's answer-key check: is an extracted answer the same as a gold answer?
+"""The method's answer-key check (docs/method.md, "Grading"): is an extracted answer the same as a gold answer?
 
 Both strings are lower-cased, split into words, stripped of English stop words and stemmed
 (Snowball); the answer is correct when the Levenshtein distance between the two normalised strings
@@ -19,7 +19,18 @@ from exam_harness.parsing import is_ill_formed_answer, is_unanswerable
 # NLTK's English stop-word list (nltk.corpus.stopwords.words("english"), 179 words), embedded so
 # that grading needs no corpus download.
 STOP_WORDS: frozenset[str] = frozenset(
-    ["i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "you're", "you've", "you'll", "you'd", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself", "she", "she's", "her", "hers", "herself", "it", "it's", "its", "itself", "they", "them", "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "that'll", "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or", "because", "as", "until", "while", "of", "at", "by", "for", "with", "about", "against", "between", "into", "through", "during", "before", "after", "above", "below", "to", "from", "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then", "once", "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than", "too", "very", "s", "t", "can", "will", "just", "don", "don't", "should", "should've", "now", "d", "ll", "m", "o", "re", "ve", "y", "ain", "aren", "aren't", "couldn", "couldn't", "didn", "didn't", "doesn", "doesn't", "hadn", "hadn't", "hasn", "hasn't", "haven", "haven't", "isn", "isn't", "ma", "mightn", "mightn't", "mustn", "mustn't", "needn", "needn't", "shan", "shan't", "shouldn", "shouldn't", "wasn", "wasn't", "weren", "weren't", "won", "won't", "wouldn", "wouldn't"]
+    """
+    i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
+    yourselves he him his himself she she's her hers herself it it's its itself they them their
+    theirs themselves what which who whom this that that'll these those am is are was were be been
+    being have has had having do does did doing a an the and but if or because as until while of at
+    by for with about against between into through during before after above below to from up down
+    in out on off over under again further then once here there when where why how all any both
+    each few more most other some such no nor not only own same so than too very s t can will just
+    don don't should should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't
+    doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't
+    needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn wouldn't
+    """.split()  # noqa: SIM905  (the list, as NLTK prints it, is easier to check)
 )
 
 MAX_RELATIVE_DISTANCE = 0.2
@@ -46,7 +57,7 @@ def is_answer(answer: str) -> bool:
 
 
 def matches(answer: str, gold: str) -> bool:
-    """Whether ``answer`` equals ``gold`` under the METHOD's rule (see the module docstring)."""
+    """Whether ``answer`` equals ``gold`` under the method's rule (see the module docstring)."""
     if not is_answer(answer):
         return False
     a, g = normalise(answer), normalise(gold)

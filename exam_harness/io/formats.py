@@ -2,7 +2,8 @@
 
 A format says which files it *claims*, by their names, and reads them. Nothing is judged by its
 content before it is read, so a malformed bank is reported, never silently skipped: every file with
-a bank suffix under a bank folder is a bank, in pytest's collection and on the command line alike. Built-in formats are registered first; formats that
+a bank suffix under a bank folder is a bank, in pytest's collection and on the command line alike.
+Built-in formats are registered first; formats that
 plugins register (``pytest_exam_register_bank_formats`` / ``..._run_formats``) are asked before
 them, so a plugin can also take over a suffix. Every front end finds files through these registries:
 pytest's bank collection, ``exam-harness evaluate --bank`` and the run loader alike.
@@ -38,7 +39,8 @@ class RunFormat(Protocol):
     references (None: keep every passage), so a full collection can back a few runs.
     """
 
-    collection: bool
+    @property
+    def collection(self) -> bool: ...
 
     def claims(self, path: Path) -> bool: ...
 
@@ -73,7 +75,7 @@ class WorkbenchBankFormat:
 
 
 def _run_side_jsonl(name: str) -> bool:
-    return name.endswith(".responses.jsonl") or name == "collection.jsonl" or name.endswith(".collection.jsonl")
+    return name == "collection.jsonl" or name.endswith((".responses.jsonl", ".collection.jsonl"))
 
 
 # --- built-in run formats -----------------------------------------------------------------------

@@ -103,19 +103,7 @@ class _Reader:
 
     def query(self, qnode: Node) -> list[QueryBank]:
         values = expect_mapping(qnode, self.path, "a query", QUERY_KEYS)
-        qid = expect_text(
-            self._required(qnode, values, "id", "query", "a query id without spaces"), self.path, "id", word=True
-        )
-        if qid in self.query_lines:
-            raise InputError(
-                f"duplicate query id (first at line {self.query_lines[qid]})",
-                path=self.path,
-                line=values["id"].line,
-                field="id",
-                value=qid,
-                expected="each query once per file",
-            )
-        self.query_lines[qid] = values["id"].line
+        qid = self._unique_id(qnode, values, "query", self.query_lines, "each query once per file")
         qtext = expect_text(
             self._required(qnode, values, "text", f"query {qid!r}", "the query text"), self.path, "text"
         )
@@ -131,22 +119,8 @@ class _Reader:
             facet_lines: dict[str, int] = {}
             for fnode in fnodes:
                 fvalues = expect_mapping(fnode, self.path, f"a facet of query {qid!r}", FACET_KEYS)
-                fid = expect_text(
-                    self._required(fnode, fvalues, "id", "facet", "a facet id without spaces"),
-                    self.path,
-                    "id",
-                    word=True,
-                )
-                if fid in facet_lines:
-                    raise InputError(
-                        f"duplicate facet id in query {qid!r} (first at line {facet_lines[fid]})",
-                        path=self.path,
-                        line=fvalues["id"].line,
-                        field="id",
-                        value=fid,
-                        expected="each facet once per query",
-                    )
-                facet_lines[fid] = fvalues["id"].line
+                fid = self._unique_id(fnode, fvalues, "facet", facet_lines, "each facet once per query",
+                                      within=f" in query {qid!r}")
                 ftext = expect_text(
                     self._required(fnode, fvalues, "text", f"facet {fid!r}", "the facet text"), self.path, "text"
                 )
@@ -170,6 +144,19 @@ class _Reader:
                 expected="at least one question or nugget (or facets with some)",
             )
         return banks
+
+    def _unique_id(
+        self, node: Node, values: dict[str, Node], kind: str, seen: dict[str, int], expected: str, within: str = ""
+    ) -> str:
+        """The ``id`` of a query or facet, which must not repeat (``seen``: id -> its first line)."""
+        value = expect_text(self._required(node, values, "id", kind, f"a {kind} id without spaces"), self.path, "id",
+                            word=True)
+        line = values["id"].line
+        if value in seen:
+            raise InputError(f"duplicate {kind} id{within} (first at line {seen[value]})", path=self.path, line=line,
+                             field="id", value=value, expected=expected)
+        seen[value] = line
+        return value
 
     def _bank(self, query: Query, facet_id: str | None, points: list[TestPoint]) -> QueryBank:
         return QueryBank(

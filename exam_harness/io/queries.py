@@ -26,23 +26,24 @@ def _read(path: Path) -> str:
     return read_text(path)
 
 
+def _json_object(path: Path, text: str, what: str, expected: str) -> dict[str, Any]:
+    """The file's top-level JSON object; a syntax error or another top-level value names the file."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{what} must be a JSON object", path=path, line=1, value=type(data).__name__,
+                         expected=expected)
+    return data
+
+
 def load_queries(path: Path) -> list[Query]:
     """Queries from a JSON object ``{id: text}`` or a TSV file ``id<TAB>text`` (``#`` lines skipped)."""
     text = _read(path)
     pairs: list[tuple[str, str, int | None]] = []
     if _is_json(path, text):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
-        if not isinstance(data, dict):
-            raise InputError(
-                "queries must be a JSON object",
-                path=path,
-                line=1,
-                value=type(data).__name__,
-                expected='{"query_id": "query text", ...}',
-            )
+        data = _json_object(path, text, "queries", '{"query_id": "query text", ...}')
         for qid, qtext in data.items():
             if not isinstance(qtext, str):
                 raise InputError(
@@ -89,17 +90,7 @@ def load_facets(path: Path, query_ids: set[str]) -> dict[str, dict[str, str]]:
     text = _read(path)
     triples: list[tuple[str, str, Any, int | None]] = []
     if _is_json(path, text):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
-        if not isinstance(data, dict):
-            raise InputError(
-                "facets must be a JSON object",
-                path=path,
-                line=1,
-                expected='{"query_id": {"facet_id": "facet text"}}',
-            )
+        data = _json_object(path, text, "facets", '{"query_id": {"facet_id": "facet text"}}')
         for qid, query_facets in data.items():
             if not isinstance(query_facets, dict):
                 raise InputError(

@@ -182,6 +182,6 @@ def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None)
     merger.check_missing()
     passages = {pid: Passage(id=pid, text=text) for pid, (text, _path, _line) in merger.passages.items()}
     data = ExamData.model_construct(
-        banks=[], runs=merger.runs, passages=passages, judgments=merger.judgments, recorded=merger.recorded
+        runs=merger.runs, passages=passages, judgments=merger.judgments, recorded=merger.recorded
     )
     return LoadedRuns(data=data, responses=merger.responses, files=files)

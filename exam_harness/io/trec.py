@@ -69,7 +69,8 @@ def read_trec_run(path: Path) -> FilePart:
         rankings[tag].setdefault(qid, []).append(RankedPassage(passage_id=docid, rank=rank, score=score))
     if not rankings:
         # An empty run would silently vanish from the leaderboard and from --exam-fail-under.
-        raise InputError("run file is empty: it has no ranking lines", path=path, expected="lines 'qid Q0 docid rank score tag'")
+        raise InputError("run file is empty: it has no ranking lines", path=path,
+                         expected="lines 'qid Q0 docid rank score tag'")
     for tag, per_query in rankings.items():
         part.runs[tag] = Run(name=tag, rankings=per_query, source=str(path))
     return part

@@ -11,7 +11,7 @@ tools add metadata such as ``test_collection`` and ``hash``).
 An item repeated verbatim (same id, same text; generated banks contain a few) is kept once: the
 id rule makes them one test point. The same id with a different text is an error.
 
-Paragraph files: one line per query, ``[query_id, [paragraph, ...]]`` (see METHOD.md). Recorded
+Paragraph files: one line per query, ``[query_id, [paragraph, ...]]`` (see docs/method.md). Recorded
 grades go to ``ExamData.recorded[(paragraph_id, test_point_id)]``. Direct grades (the paragraph's
 ``grades`` list, graded for the query rather than for a test point) are recorded under the
 pseudo test point id :func:`direct_grade_id` (``"<query_id>/direct"``; never a real id, whose last
@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -39,6 +39,7 @@ from exam_harness.models import (
     RecordedGrade,
     Run,
     TestPoint,
+    TestPointKind,
     test_point_id,
 )
 
@@ -196,7 +197,7 @@ def _item(item: Any, where: str, qid: str, fid: str | None, fail: Any) -> TestPo
         if not isinstance(item["required"], bool):
             raise fail("must be true or false", f"{where}.required", item["required"], "true or false")
         fields["required"] = item["required"]
-    return TestPoint(id=tid, query_id=qid, kind=kind, text=text, facet_id=fid, **fields)
+    return TestPoint(id=tid, query_id=qid, kind=cast(TestPointKind, kind), text=text, facet_id=fid, **fields)
 
 
 def workbench_bank_record(bank: QueryBank) -> dict[str, Any]:

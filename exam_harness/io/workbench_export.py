@@ -105,9 +105,9 @@ def export_workbench(
         raise InputError("exporting grades needs the grader's spec (its model and prompt class name the entry)",
                          field="grader", expected="a GraderSpec")
     full_pool = known_pool(data)
-    for qid, pids in (pool or {}).items():
+    for qid, pooled in (pool or {}).items():
         target = full_pool.setdefault(qid, {})
-        for pid in pids:
+        for pid in pooled:
             target.setdefault(pid, None)
     kinds: dict[str, str] = {}
     tid_query: dict[str, str] = {}
@@ -169,7 +169,8 @@ def export_workbench(
                                  expected="every pooled passage among the loaded passages")
             para: dict[str, Any] = {"paragraph_id": pid, "text": passage.text, "paragraph": {}}
             judgments = (
-                [{"paragraphId": pid, "query": qid, "relevance": judged[pid], "titleQuery": qid}] if pid in judged else []
+                [{"paragraphId": pid, "query": qid, "relevance": judged[pid], "titleQuery": qid}]
+                if pid in judged else []
             )
             para["paragraph_data"] = {"judgments": judgments, "rankings": rankings_at.get((qid, pid), [])}
             exam_grades: list[dict[str, Any]] = []
@@ -265,7 +266,7 @@ def import_workbench_grades(
     for (llm, prompt_class), recorded in by_run.items():
         options = {k: v for k, v in (("llm", llm), ("prompt_class", prompt_class)) if v is not None}
         only_this = ExamData.model_construct(
-            banks=[], runs={}, passages=data.passages, judgments={}, recorded=recorded
+        runs={}, passages=data.passages, judgments={}, recorded=recorded
         )
         grader = registry.create("recorded", GraderConfig(options=options, data=only_this))
         fingerprint = grader.spec().fingerprint()

@@ -354,10 +354,7 @@ class OpenAIBackend:
         self.stats.prompts += len(unique)
         self.stats.truncated += sum(1 for r in unique.values() if r.truncated)
         self.stats.failures += sum(1 for a in answers.values() if isinstance(a, GradeFailure))
-        results: list[GenerationResult] = []
-        for item in built:
-            results.append(item if isinstance(item, GradeFailure) else answers[item.messages])
-        return results
+        return [item if isinstance(item, GradeFailure) else answers[item.messages] for item in built]
 
     def _where(self) -> str:
         return f"openai {self.endpoint} call (model {self.model_id!r} at {self.base_url or 'api.openai.com'})"
@@ -433,9 +430,8 @@ def _digit_probabilities(logprobs: Any, endpoint: Endpoint, scale: int) -> tuple
             elif isinstance(entry.get("token"), str) and _is_number(entry.get("logprob")):
                 positions.append({entry["token"]: float(entry["logprob"])})
     else:
-        for top in logprobs.get("top_logprobs") or []:
-            if isinstance(top, dict):
-                positions.append({str(k): float(v) for k, v in top.items() if _is_number(v)})
+        positions.extend({str(k): float(v) for k, v in top.items() if _is_number(v)}
+                         for top in logprobs.get("top_logprobs") or [] if isinstance(top, dict))
     for top in positions[:3]:
         if top and all(not token.strip() for token in top):
             continue  # a leading blank token; the grade comes next

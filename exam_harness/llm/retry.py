@@ -120,8 +120,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError):
             return None
-        if when is None:
-            return None
         seconds = when.timestamp() - (time.time() if now is None else now)
     if seconds != seconds:  # NaN
         return None

@@ -1,4 +1,4 @@
-"""Agreement of grades with human judgments (METHOD.md, Phase 3): count tables and Cohen's kappa.
+"""Agreement of grades with human judgments (docs/method.md, "Human oversight"): count tables and Cohen's kappa.
 
 Tables are nested mappings ``counts[row][column]``: for :func:`grade_judgment_table` the row is the
 passage's label from grades (e.g. the max grade) and the column the human judgment level; for
@@ -14,8 +14,8 @@ from exam_harness.measures._checks import check_min_grade
 
 Table = dict[int, dict[int, int]]
 
-LENIENT_MIN_GRADE = 1  # METHOD: lenient binarisation, grade >= 1
-STRICT_MIN_GRADE = 4  # METHOD: strict binarisation, grade >= 4
+LENIENT_MIN_GRADE = 1  # the method's lenient binarisation, grade >= 1
+STRICT_MIN_GRADE = 4  # the method's strict binarisation, grade >= 4
 
 
 def grade_judgment_table(

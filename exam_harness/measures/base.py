@@ -34,12 +34,12 @@ class Bindings:
 
     k: int
     min_grade: int
-    pool: str = "judged"
-    qrels_m: int = 2
-    label: str = "max-grade"
-    beta: float = 3.0
-    redundancy_alpha: float = 0.5
-    empty: str = "skip"
+    pool: str
+    qrels_m: int
+    label: str
+    beta: float
+    redundancy_alpha: float
+    empty: str
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,8 @@ class Measure(abc.ABC):
 
     def bind(self: M, bindings: Bindings) -> M:
         """This measure with every unset parameter taken from ``bindings``."""
-        changes = {name: getattr(bindings, attr) for name, attr in self.bound_from.items() if getattr(self, name) is None}
+        changes = {name: getattr(bindings, attr) for name, attr in self.bound_from.items()
+                   if getattr(self, name) is None}
         return replace(self, **changes) if changes else self
 
     @classmethod

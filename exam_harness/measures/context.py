@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from exam_harness.errors import InputError
 from exam_harness.measures.cover import covered_by, passage_coverage
-from exam_harness.measures.qrels import Qrels, count_label, label_of, relevance_level
+from exam_harness.measures.qrels import Qrels, check_m, check_variant, count_label, label_of, relevance_level
 
 POOLS: tuple[str, ...] = ("judged", "top-k")
 TrecValues = dict[str, dict[str, dict[str, float]]]  # run -> query -> trec name -> value
@@ -77,7 +77,8 @@ class ScoringContext:
         """run -> query -> its top-k passage ids, for every query of the exam."""
         if k not in self._top:
             self._top[k] = {
-                run: {q: list(ranking.get(q, ()))[:k] for q in self.queries} for run, ranking in self.exam.rankings.items()
+                run: {q: list(ranking.get(q, ()))[:k] for q in self.queries}
+                for run, ranking in self.exam.rankings.items()
             }
         return self._top[k]
 
@@ -125,6 +126,9 @@ class ScoringContext:
 
     def qrels(self, variant: str, min_grade: int, m: int, pool: str, k: int) -> Qrels:
         """The EXAM-Qrels of a label variant over the pool (the one qrels builder, see measures.qrels)."""
+        check_variant(variant)
+        if variant == "at-least-m":
+            check_m(m)
         key = self.qrels_key(variant, min_grade, m, pool, k)
         if key not in self._qrels:
             grades = self.exam.grades

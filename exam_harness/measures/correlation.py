@@ -2,7 +2,7 @@
 
 Our scores are "higher is better"; official ranks are "1 is best". Both become ranks with ties
 given the average rank (scipy.stats.rankdata), so a perfectly agreeing leaderboard gives +1.
-As in the reference Workbench, the coefficients are computed on those ranks with
+The coefficients are computed on those ranks with
 scipy.stats.spearmanr and scipy.stats.kendalltau (tau-b, which accounts for ties).
 """
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import AbstractSet
+from collections.abc import Set as AbstractSet
 
 from exam_harness.errors import InputError
 from exam_harness.measures._checks import check_k
@@ -40,7 +40,7 @@ def dcg(ranked: Sequence[str], coverage: Mapping[str, AbstractSet[str]], k: int,
 
 
 def ideal_dcg(
-    pool: Iterable[str], coverage: Mapping[str, AbstractSet[str]], *, k: int = 20, alpha: float = 0.5
+    pool: Iterable[str], coverage: Mapping[str, AbstractSet[str]], *, k: int, alpha: float
 ) -> float:
     """Greedy approximation of the ideal DCG@k over the pool's passages."""
     check_k(k)
@@ -70,8 +70,8 @@ def alpha_ndcg(
     ranking_for_query: Sequence[str],
     coverage: Mapping[str, AbstractSet[str]],
     *,
-    k: int = 20,
-    alpha: float = 0.5,
+    k: int,
+    alpha: float,
     pool: Iterable[str] | None = None,
 ) -> float:
     """alpha-nDCG@k of one ranked list; ``coverage``: passage -> test points it covers.

@@ -86,7 +86,7 @@ def _bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndar
     """runs x resamples means; row i equals metrics.significance._bootstrap_means(values[i], ...)
     up to rounding (a weighted sum by draw counts instead of a mean of the drawn values)."""
     n = values.shape[1]
-    return values @ _resample_counts(n, n_resamples, seed).T / n
+    return np.asarray(values @ _resample_counts(n, n_resamples, seed).T / n, dtype=float)
 
 
 def _permutation_p(d: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:

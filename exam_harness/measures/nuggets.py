@@ -53,7 +53,7 @@ def nugget_f(
     weights: Mapping[str, float],
     matched: Iterable[str],
     *,
-    beta: float = 3.0,
+    beta: float,
 ) -> NuggetScore:
     """Nugget F_beta of one response, given the ids of the nuggets it matched.
 

@@ -5,16 +5,17 @@ Label variants of the method, for passage p of query q with bank R_q and minimum
 - ``count``: |{r : grade(p, r) >= tau}| (relevance level 1);
 - ``at-least-m``: 1 if that count >= m else 0 (relevance level 1).
 
-A pair without a grade counts as grade 0. This module is the one qrels builder: the pytest
-reports, ``exam-harness evaluate`` and the bank edit impact all label passages here.
+A pair without a grade counts as grade 0. The one qrels builder is
+:meth:`exam_harness.measures.context.ScoringContext.qrels`, which labels with :func:`label_of`; the pytest
+reports, ``exam-harness evaluate`` and the bank edit impact all take their qrels from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 
 from exam_harness.errors import InputError
-from exam_harness.measures._checks import Grades, check_min_grade
+from exam_harness.measures._checks import check_min_grade
 from exam_harness.registry import unknown_name_message
 
 Qrels = dict[str, dict[str, int]]
@@ -50,35 +51,6 @@ def label_of(grades_of_passage: Sequence[int], variant: str, min_grade: int, m: 
 def count_label(count: int, variant: str, m: int) -> int:
     """The ``count`` or ``at-least-m`` label of a passage covering ``count`` test points."""
     return count if variant == "count" else int(count >= m)
-
-
-def qrels_labels(
-    grades: Grades,
-    test_points: Mapping[str, Sequence[str]],
-    passages_per_query: Mapping[str, Iterable[str]],
-    *,
-    variant: str,
-    min_grade: int,
-    m: int = 2,
-) -> Qrels:
-    """Label every passage of ``passages_per_query`` (query -> passage ids) from its grades.
-
-    Queries absent from the bank, or with an empty bank, get no labels (nothing to examine).
-    """
-    check_variant(variant)
-    check_min_grade(min_grade)
-    check_m(m)
-    qrels: Qrels = {}
-    for qid, pids in passages_per_query.items():
-        bank = list(dict.fromkeys(test_points.get(qid, ())))
-        if not bank:
-            continue
-        labels: dict[str, int] = {}
-        for pid in pids:
-            if pid not in labels:
-                labels[pid] = label_of([grades.get((pid, t), 0) for t in bank], variant, min_grade, m)
-        qrels[qid] = labels
-    return qrels
 
 
 def qrels_file_name(variant: str, min_grade: int, m: int) -> str:

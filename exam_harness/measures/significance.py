@@ -18,13 +18,13 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 import numpy as np
 
 from exam_harness.errors import InputError
 
-Scores = Union[Mapping[str, float], Sequence[float]]
+Scores = Mapping[str, float] | Sequence[float]
 Alternative = Literal["two-sided", "greater", "less"]
 Method = Literal["permutation", "bootstrap", "t-test"]
 METHODS: tuple[str, ...] = ("permutation", "bootstrap", "t-test")
@@ -85,7 +85,7 @@ def _paired(a: Scores, b: Scores) -> np.ndarray:
         raise InputError("paired scores differ in length", field="b", value=len(vb), expected=f"{len(va)} scores")
     if va.size == 0:
         raise InputError("no paired scores to test", field="a", value=[], expected="at least one query")
-    return va - vb
+    return np.asarray(va - vb, dtype=float)
 
 
 def _check_resamples(n_resamples: int) -> None:
@@ -138,18 +138,18 @@ def paired_permutation_test(
         total = 2**n
         hits = 0
         for start in range(0, total, _CHUNK):
-            rows = np.arange(start, min(start + _CHUNK, total), dtype=np.int64)
-            signs = 1.0 - 2.0 * ((rows[:, None] >> np.arange(n, dtype=np.int64)) & 1)
-            hits += count(signs @ d)
-        return hits / total
+            indices = np.arange(start, min(start + _CHUNK, total), dtype=np.int64)
+            flips = 1.0 - 2.0 * ((indices[:, None] >> np.arange(n, dtype=np.int64)) & 1)
+            hits += count(flips @ d)
+        return float(hits / total)
     rng = np.random.default_rng(seed)
     hits = 0
     done = 0
     while done < n_resamples:
-        rows = min(_CHUNK, n_resamples - done)
-        signs = rng.integers(0, 2, size=(rows, n)) * 2.0 - 1.0
+        block = min(_CHUNK, n_resamples - done)
+        signs = rng.integers(0, 2, size=(block, n)) * 2.0 - 1.0
         hits += count(signs @ d)
-        done += rows
+        done += block
     return (hits + 1) / (n_resamples + 1)
 
 

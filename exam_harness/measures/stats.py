@@ -9,7 +9,7 @@ from collections.abc import Iterable
 def mean_stderr(values: Iterable[float]) -> tuple[float, float]:
     """Mean and standard error (sample stdev / sqrt(n), stdev with n-1).
 
-    n < 2 gives a standard error of 0.0; no values give (0.0, 0.0), as the reference Workbench does,
+    n < 2 gives a standard error of 0.0; no values give (0.0, 0.0),
     so an empty selection reads as "nothing scored" rather than crashing a report.
     """
     data = [float(v) for v in values]

@@ -64,9 +64,11 @@ class QueryNode(pytest.Collector):
     def collect(self) -> Iterator[pytest.Item]:
         for test_point in self.bank.test_points:
             for run in self.runs:
-                yield ExamCase.from_parent(
-                    self, name=f"{test_point.id}[{run}]", bank=self.bank, test_point=test_point, run=run
-                )
+                name = f"{test_point.id}[{run}]"
+                # The id given as a string is parsed the way pytest parses ids it reads back (--lf, -k
+                # node ids): the run is the parameter, as for a parametrized test.
+                yield ExamCase.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", bank=self.bank,
+                                           test_point=test_point, run=run)
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,7 @@ class ExamCase(pytest.Item):
             raise cls(result.describe())
         self.user_properties.append(("exam_outcome", "answered"))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: object = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: object = None) -> str:
         if isinstance(excinfo.value, (ExamMissed, ExamRequiredMissed)):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))

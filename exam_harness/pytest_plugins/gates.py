@@ -18,6 +18,7 @@ class ExamGates:
         self.config = config
         self.reporting = reporting
         self.failures: list[str] = []
+        self.comparison: tuple[str, str] | None = None  # the baseline section (title, text)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -29,12 +30,16 @@ class ExamGates:
         cover = ExamCover().bind(graded.plan.bindings(graded.plan.min_grade))
         try:
             if options.baseline is not None:
+                from exam_harness.analysis.sections import baseline_section
                 from exam_harness.measures.intervals import baseline_gate
 
-                self.failures += baseline_gate(
-                    built.result[cover].per_query, options.baseline, options.alpha, options.significance,
-                    measure=cover.title, n_resamples=options.resamples,
-                )
+                per_query = built.result[cover].per_query
+                self.failures += baseline_gate(per_query, options.baseline, options.alpha, options.significance,
+                                               measure=cover.title, n_resamples=options.resamples)
+                # Every run's difference is shown, significant or not: silence would read as "no baseline".
+                self.comparison = baseline_section(per_query, options.baseline, alpha=options.alpha,
+                                                   method=options.significance, measure=cover.title,
+                                                   n_resamples=options.resamples)
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
         limit = options.fail_under
@@ -50,5 +55,9 @@ class ExamGates:
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if self.comparison is not None:
+            title, text = self.comparison
+            terminalreporter.write_sep("-", title)
+            terminalreporter.write(text)
         for line in self.failures:
             terminalreporter.write_line(line, red=True, bold=True)

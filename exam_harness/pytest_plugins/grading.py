@@ -62,10 +62,9 @@ class ExamGrading:
             if options.dry_run:
                 pytest.exit(dry_run_summary(grader, requests, self.cache()), returncode=0)
             with self._progress(options.grader) as progress:
-                outcome = run_grading_pass(
-                    grader, requests, self.cache(), chunk_size=int(options.batch_size or getattr(grader, "chunk_size", 256)),
-                    on_start=progress.start, on_progress=progress.advance,
-                )
+                chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
+                outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
+                                           on_start=progress.start, on_progress=progress.advance)
         finally:
             grader.close()
         graded = GradedExam(plan, outcome, tuple(banks))
@@ -85,7 +84,8 @@ class ExamGrading:
             return
         try:
             if setup_of(self.config).options.cache is None:
-                raise ConfigError("parallel runs (pytest-xdist) share grades through the cache; give --exam-cache a file")
+                raise ConfigError(
+                    "parallel runs (pytest-xdist) share grades through the cache; give --exam-cache a file")
             inputs = setup_of(self.config).exam_inputs(self.config)
             banks = [b for path in self.collector.requested_bank_files() for b in inputs.load_bank_file(path)]
             if banks:

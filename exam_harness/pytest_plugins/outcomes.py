@@ -11,6 +11,7 @@ test-report tools count misses as skipped. ``--lf`` reruns missed cases as well 
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import cast
 
 import pytest
 
@@ -35,13 +36,17 @@ class ExamOutcomes:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if isinstance(item, ExamCase) and call.when == "call" and call.excinfo is not None:
-            if call.excinfo.errisinstance(ExamMissed):
-                report.outcome = "skipped"
-                report.longrepr = (str(item.path), None, str(call.excinfo.value))
+        missed = call.excinfo is not None and call.excinfo.errisinstance(ExamMissed)
+        if isinstance(item, ExamCase) and call.when == "call" and missed:
+            assert call.excinfo is not None
+            report.outcome = "skipped"
+            # pytest's own skips carry (path, line, reason); a bank case has no line (pytest allows None)
+            report.longrepr = cast(tuple[str, int, str], (str(item.path), None, str(call.excinfo.value)))
         return report
 
-    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.when == "call" and report.skipped and exam_outcome(report) == MISSED:
             return MISSED, "m", ("MISSED", {"yellow": True})
         return None
@@ -72,4 +77,5 @@ class ExamOutcomes:
         lf = self.config.pluginmanager.get_plugin("lfplugin")
         lastfailed = getattr(lf, "lastfailed", None)
         if isinstance(lastfailed, dict):
-            lastfailed[report.nodeid] = True
+            # pytest >= 9 keys it by the report's structured id, earlier versions by the node id string
+            lastfailed[getattr(report, "id", report.nodeid)] = True

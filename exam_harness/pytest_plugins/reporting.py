@@ -56,8 +56,9 @@ class ExamReporting:
         assert self.built is not None and self.grading.graded is not None
         registries = setup_of(self.config).registries(self.config)
         written: list[Path] = []
-        for _name, reporter in registries.reporters.items():
-            for file_name, text in reporter.files(self.built.report, self.grading.graded.plan, self.built.qrels).items():
+        plan = self.grading.graded.plan
+        for reporter in registries.reporters.values():
+            for file_name, text in reporter.files(self.built.report, plan, self.built.qrels).items():
                 atomic_write_text(folder / file_name, text)
                 written.append(folder / file_name)
         return written

@@ -125,7 +125,8 @@ def spurious_table(points: Sequence[Any], *, min_grade: int, relevance_level: in
 
 
 def edit_impact_tables(impact: Any, *, limit: int | None = 20) -> list[Table]:
-    diff = Table(title=f"Bank changes ({len(impact.changes)} in {len(impact.affected_queries)} of {impact.queries} queries)",
+    title = f"Bank changes ({len(impact.changes)} in {len(impact.affected_queries)} of {impact.queries} queries)"
+    diff = Table(title=title,
                  title_justify="left", header_style="bold")
     diff.add_column("query", style="cyan", no_wrap=True)
     diff.add_column("change")

@@ -222,7 +222,7 @@ def _leaderboard(
 ) -> Leaderboard:
     per_query = {run: dict(values) for run, values in result.per_query.items()}
     label = measure.label if isinstance(measure, TrecMeasure) else None
-    tau = int(measure.min_grade)
+    tau = int(getattr(measure, "min_grade", 0))  # every measure of an exam plan is bound to a tau
     board = Leaderboard(
         measure=measure.key,
         label=label,

@@ -22,7 +22,9 @@ from exam_harness.report.tables import Leaderboard as Board
 _WITH_STDERR = ("exam-cover", "n-exam-cover")
 
 
-def system_order(systems: Sequence[str], official: Mapping[str, float] | None, scores: Mapping[str, float]) -> list[str]:
+def system_order(
+    systems: Sequence[str], official: Mapping[str, float] | None, scores: Mapping[str, float]
+) -> list[str]:
     if official:
         return sorted(systems, key=lambda r: (r not in official, official.get(r, 0.0), -scores.get(r, 0.0), r))
     return sorted(systems, key=lambda r: (-scores.get(r, 0.0), r))
@@ -42,7 +44,8 @@ def summary_line(result: EvaluationResult) -> str:
         model = g.grader.get("model")
         pc = g.grader.get("prompt_class")
         desc = who + (f" {model}" if model else "") + (f" / {pc}" if pc else "")
-        extra = f", {g.cache_hits:,} from cache, {g.graded:,} graded in {g.seconds:.1f}s" if g.source == "grader" else ""
+        graded = g.source == "grader"
+        extra = f", {g.cache_hits:,} from cache, {g.graded:,} graded in {g.seconds:.1f}s" if graded else ""
         fail = f", {g.failures:,} without grade" if g.failures else ""
         parts.append(f"grades: {desc} ({g.unique_pairs:,} pairs{extra}{fail})")
     return "; ".join(parts)
@@ -129,7 +132,9 @@ def significance_table(result: EvaluationResult, min_grade: int) -> Table | None
     return table
 
 
-def print_evaluation(result: EvaluationResult, console: Console, *, brief: bool = False, label: str = "max-grade") -> None:
+def print_evaluation(
+    result: EvaluationResult, console: Console, *, brief: bool = False, label: str = "max-grade"
+) -> None:
     console.print(summary_line(result), soft_wrap=True)
     if result.official:
         console.print(correlation_table(result))

@@ -42,7 +42,8 @@ def _pick(result: EvaluationResult, tau: int, measures: Sequence[str], label: st
         for b in result.leaderboards:
             if b.min_grade != tau:
                 continue
-            base = b.measure.split("@", 1)[0] if b.measure.startswith(("exam-cover", "n-exam-cover", "alpha-ndcg")) else b.measure
+            cut_off = b.measure.startswith(("exam-cover", "n-exam-cover", "alpha-ndcg"))
+            base = b.measure.split("@", 1)[0] if cut_off else b.measure
             if (base == wanted or b.measure == wanted) and (b.label is None or b.label == label):
                 boards.append(b)
                 break

@@ -10,7 +10,8 @@ from pathlib import Path
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser("leaderboard", help="Show the leaderboard of a saved exam-report.json.")
     parser.add_argument("report", type=Path, help="Path to exam-report.json.")
-    parser.add_argument("--label", default="max-grade", help="Qrels label variant of the measures (default: max-grade).")
+    parser.add_argument("--label", default="max-grade",
+                        help="Qrels label variant of the measures (default: max-grade).")
     parser.set_defaults(func=run)
 
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from exam_harness.commands.grades import add_input_arguments, obtain_grades, report_failures, show_progress
+from exam_harness.cli.grades import add_input_arguments, obtain_grades, report_failures, show_progress
 from exam_harness.errors import ConfigError
 from exam_harness.options import GRADING, RECORDED, SCORING, add_cli_options, options_from_cli
 
@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     inner.required = True
 
     def common(name: str, help_text: str) -> argparse.ArgumentParser:
-        sub = inner.add_parser(name, help=help_text, description=help_text)
+        sub: argparse.ArgumentParser = inner.add_parser(name, help=help_text, description=help_text)
         add_input_arguments(sub)
         add_cli_options(sub, GROUPS)
         sub.add_argument("--json", type=Path, metavar="OUT", help="Write the analysis as JSON.")
@@ -51,9 +51,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     verify.add_argument("--hide-below", type=int, default=0, metavar="GRADE",
                         help="Hide answers graded below this (default: 0).")
     grid = common("grid", "Per passage of one query: every test point's grade (and answer with --answers).")
-    grid.add_argument("--passage", action="append", default=[], help="Only these passages; repeatable (default: the pool).")
+    grid.add_argument("--passage", action="append", default=[],
+                      help="Only these passages; repeatable (default: the pool).")
     grid.add_argument("--answers", action="store_true", help="Show the extracted answers under the grades.")
-    common("missing", "Passages judged relevant that reach no grade >= TAU on any test point (the bank needs a question).")
+    common("missing", "Passages judged relevant that reach no grade >= TAU on any test point "
+                      "(the bank needs a question).")
     common("spurious", "Test points ranked by how often judged non-relevant passages reach grade >= TAU on them.")
     common("agreement", "Grade x judgment counts, lenient / strict binarisations and Cohen's kappa "
                         "(plus one binarisation per --min-grade).")
@@ -65,8 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "and added test points) and report the bank diff, label changes and score moves (first --labels variant).",
     )
     impact.add_argument("runs", nargs="+", type=Path, metavar="RUN_FILE", help="Workbench paragraph file(s) or runs.")
-    impact.add_argument("--old", type=Path, required=True, action="append", metavar="BANK", help="The bank before the edit.")
-    impact.add_argument("--new", type=Path, required=True, action="append", metavar="BANK", help="The bank after the edit.")
+    impact.add_argument("--old", type=Path, required=True, action="append", metavar="BANK",
+                        help="The bank before the edit.")
+    impact.add_argument("--new", type=Path, required=True, action="append", metavar="BANK",
+                        help="The bank after the edit.")
     add_cli_options(impact, IMPACT_GROUPS, defaults=IMPACT_DEFAULTS)
     impact.add_argument("--limit", type=int, default=20, help="Rows shown per table; 0 for all (default: 20).")
     impact.add_argument("--json", type=Path, metavar="OUT", help="Write the analysis as JSON.")

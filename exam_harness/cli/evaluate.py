@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from exam_harness.commands.grades import add_input_arguments, obtain_grades, report_failures
+from exam_harness.cli.grades import add_input_arguments, obtain_grades, report_failures
 from exam_harness.options import (
     EVALUATE,
     GRADING,
@@ -38,7 +38,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--json", type=Path, metavar="OUT", help="Write the leaderboards as JSON.")
     parser.add_argument("--qrels-dir", type=Path, metavar="DIR",
                         help="Write the EXAM-Qrels files (one per label variant and minimum grade) here.")
-    parser.add_argument("--plot", type=Path, metavar="DIR", help="Draw the leaderboards (PNG and SVG) into this folder.")
+    parser.add_argument("--plot", type=Path, metavar="DIR",
+                        help="Draw the leaderboards (PNG and SVG) into this folder.")
     parser.add_argument("--export-workbench", type=Path, metavar="FILE",
                         help="Write passages, runs, judgments and grades as a Workbench paragraph file (.jsonl[.gz]).")
     parser.add_argument("--brief", action="store_true", help="Print only the correlations and agreement tables.")

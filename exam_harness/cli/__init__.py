@@ -1,4 +1,4 @@
-"""``exam-harness`` command line: one subcommand per module in exam_harness.commands.
+"""``exam-harness`` command line: one subcommand per module of this package.
 
 Subcommand modules expose ``add_parser(subparsers)`` and ``run(args) -> int`` and are imported
 only when listed here, so ``exam-harness --help`` stays fast.
@@ -28,9 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f"exam_harness.commands.{name}")
+            module = importlib.import_module(f"exam_harness.cli.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name == f"exam_harness.commands.{name}":
+            if exc.name == f"exam_harness.cli.{name}":
                 continue  # a subcommand not shipped in this build
             raise
         module.add_parser(subparsers)

@@ -1,1 +1,0 @@
-"""Subcommands of the exam-harness CLI, one module each (add_parser + run)."""

@@ -1,0 +1,31 @@
+"""The README's option table and extension-point table stay in step with the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from exam_harness import hookspecs
+from exam_harness.options import default_of, specs
+from exam_harness.plugin import PYTEST_GROUPS
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+@pytest.mark.parametrize(("name", "option"), specs(PYTEST_GROUPS, "pytest"), ids=lambda x: str(x))
+def test_every_pytest_option_is_in_the_readme_table(name: str, option: object) -> None:
+    flag = f"--exam-{option.name}"
+    rows = [line for line in README.splitlines() if line.startswith(f"| `{flag}")]
+    assert rows, f"README's option table lacks {flag}"
+    assert f"`{option.ini_name}`" in rows[0]
+    default = default_of(name)
+    if isinstance(default, (int, float, str)) and not isinstance(default, bool) and default != "":
+        assert str(default) in rows[0], f"README shows another default for {flag}"
+
+
+def test_every_hook_is_documented() -> None:
+    hooks = [name for name in dir(hookspecs) if name.startswith("pytest_exam_")]
+    assert len(hooks) == 7
+    for hook in hooks:
+        assert f"`{hook}(" in README, hook
