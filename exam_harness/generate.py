@@ -33,8 +33,9 @@ from typing import Any, Literal
 
 from exam_harness.errors import GradingError, InputError
 from exam_harness.graders.base import GradeFailure
+from exam_harness.io.banks import load_bank
+from exam_harness.io.generated_banks import check_bank_path, read_generated_ids, write_bank, write_generated_ids
 from exam_harness.io.handbank import facet_query_text
-from exam_harness.io.textio import atomic_write_text
 from exam_harness.llm.backend import PromptParts, TextBackend
 from exam_harness.llm.prompts import (
     NUGGET_GENERATION,
@@ -48,7 +49,6 @@ from exam_harness.models import Query, QueryBank, TestPoint, TestPointKind, test
 
 BankKind = Literal["questions", "nuggets"]
 BANK_KINDS: tuple[BankKind, ...] = ("questions", "nuggets")
-SIDECAR_SUFFIX = ".generated-ids"
 DEFAULT_MAX_NEW_TOKENS = 1024
 
 
@@ -385,74 +385,6 @@ def merge_banks(
     return result
 
 
-def sidecar_path(bank_path: Path) -> Path:
-    return bank_path.with_name(bank_path.name + SIDECAR_SUFFIX)
-
-
-def read_generated_ids(bank_path: Path) -> set[str]:
-    """Ids listed in the bank's sidecar (empty when there is none)."""
-    path = sidecar_path(Path(bank_path))
-    if not path.exists():
-        return set()
-    ids: set[str] = set()
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if any(ch.isspace() for ch in line):
-            raise InputError(
-                "a generated id must not contain spaces", path=path, line=lineno, value=line, expected="one id per line"
-            )
-        ids.add(line)
-    return ids
-
-
-def write_generated_ids(bank_path: Path, ids: set[str]) -> None:
-    path = sidecar_path(Path(bank_path))
-    header = (
-        f"# exam-harness: every generated test point id ever written to {Path(bank_path).name}.\n"
-        "# An id listed here but missing from the bank was deleted by a person: 'exam-harness generate'\n"
-        "# never adds it again. Delete a line to let generation add that item back.\n"
-    )
-    atomic_write_text(path, header + "".join(f"{i}\n" for i in sorted(ids)))
-
-
-def _is_workbench(path: Path) -> bool:
-    return path.name.endswith((".jsonl", ".jsonl.gz"))
-
-
-def load_bank_file(path: Path) -> list[QueryBank]:
-    if _is_workbench(path):
-        from exam_harness.io.workbench import load_workbench_bank
-
-        return load_workbench_bank(path)
-    from exam_harness.io.handbank import load_hand_bank
-
-    return load_hand_bank(path)
-
-
-def write_bank_file(path: Path, banks: Sequence[QueryBank]) -> None:
-    if _is_workbench(path):
-        from exam_harness.io.workbench import write_workbench_bank
-
-        write_workbench_bank(path, banks)
-    else:
-        from exam_harness.io.handbank import write_bank_yaml
-
-        write_bank_yaml(path, banks)
-
-
-def check_bank_path(path: Path) -> None:
-    if not path.name.endswith((".yaml", ".yml", ".json", ".jsonl", ".jsonl.gz")):
-        raise InputError(
-            "unknown bank file type",
-            path=path,
-            field="--out",
-            value=path.name,
-            expected="a .yaml/.yml/.json hand-editable bank or a .jsonl/.jsonl.gz Workbench bank",
-        )
-
-
 @dataclass
 class BankFileUpdate:
     path: Path
@@ -475,7 +407,7 @@ def generate_into_file(
     path = Path(path)
     kind = _check_kind(kind)
     check_bank_path(path)
-    existing = load_bank_file(path) if path.exists() else []
+    existing = load_bank(path) if path.exists() else []
     before = read_generated_ids(path)
     skipped: list[str] = []
     if not refresh:
@@ -485,6 +417,6 @@ def generate_into_file(
     outcome = run_generation(queries, kind=kind, backend=backend, max_new_tokens=max_new_tokens, skip_keys=set(skipped))
     merge = merge_banks(existing, outcome.banks, before)
     if merge.new_ids:
-        write_bank_file(path, merge.banks)
+        write_bank(path, merge.banks)
         write_generated_ids(path, before | merge.new_ids)
     return BankFileUpdate(path, outcome, merge, skipped)

@@ -18,11 +18,10 @@ from exam_harness.generate import (
     generation_targets,
     merge_banks,
     parse_generated_items,
-    read_generated_ids,
     run_generation,
-    sidecar_path,
 )
 from exam_harness.graders.base import GradeFailure
+from exam_harness.io.generated_banks import read_generated_ids, sidecar_path
 from exam_harness.io.handbank import load_hand_bank
 from exam_harness.io.workbench import load_workbench_bank
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts

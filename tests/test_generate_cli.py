@@ -11,7 +11,7 @@ import pytest
 
 from exam_harness.cli import generate as command
 from exam_harness.errors import InputError
-from exam_harness.generate import read_generated_ids, sidecar_path
+from exam_harness.io.generated_banks import read_generated_ids, sidecar_path
 from exam_harness.io.handbank import load_hand_bank
 from exam_harness.io.queries import load_queries
 from exam_harness.io.workbench import load_workbench_bank

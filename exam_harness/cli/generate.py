@@ -82,14 +82,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    from exam_harness.generate import (
-        check_bank_path,
-        generate_into_file,
-        generation_prompt,
-        generation_targets,
-        load_bank_file,
-        point_kind,
-    )
+    from exam_harness.generate import generate_into_file, generation_prompt, generation_targets, point_kind
+    from exam_harness.io.banks import load_bank
+    from exam_harness.io.generated_banks import check_bank_path
     from exam_harness.llm.estimate import estimate_prompts
 
     check_bank_path(args.out)
@@ -104,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         targets = generation_targets(queries)
         if not args.refresh and args.out.exists():
             wanted = point_kind(args.kind)
-            done = {b.key for b in load_bank_file(args.out) if any(tp.kind == wanted for tp in b.test_points)}
+            done = {b.key for b in load_bank(args.out) if any(tp.kind == wanted for tp in b.test_points)}
             targets = [t for t in targets if t.key not in done]
         prompts = [PromptParts(generation_prompt(args.kind, t.query_text, t.facet_text), "") for t in targets]
         if args.backend == "openai":
