@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.answer_key import AnswerKeyGrader, best_span
+from exam_harness.graders.answer_key import AnswerKeyGrader, best_span, gold_fingerprint
 from exam_harness.graders.base import GraderConfig, GradingRequest
-from exam_harness.models import Passage, Query, TestPoint
+from exam_harness.models import Grade, Passage, Query, TestPoint
 
 
 def grade(passage: str, *answers: str) -> tuple[int, str | None]:
@@ -34,9 +34,25 @@ def test_answer_check_table(passage: str, answers: tuple[str, ...], expected: in
     assert grade(passage, *answers)[0] == expected
 
 
-def test_best_span_is_reported_for_verification() -> None:
-    assert grade("Most coasts see two high tides each day.", "two")[1] == "two"
+def test_best_span_is_found() -> None:
     assert best_span(["sky", "blue", "rayleigh", "scatter"], "rayleigh scatter") == ("rayleigh scatter", 0.0)
+
+
+def test_no_gold_answer_is_kept_in_clear() -> None:
+    """Grades go to the grade cache: the matched gold answer is a fingerprint, and the matching span
+    (a near copy of it) is not kept."""
+    tp = TestPoint(id="q/1", query_id="q", kind="question", text="Which gas makes up most of the air?",
+                   gold_answers=("argon", "nitrogen gas"))
+    passage = Passage(id="p", text="Most of the air we breathe is nitrogen gas, with some oxygen.")
+    result = AnswerKeyGrader(GraderConfig()).grade_batch([GradingRequest(Query(id="q", text="q"), tp, passage)])[0]
+    assert isinstance(result, Grade) and result.grade == 1
+    assert result.extracted_answer is None and result.raw_response is None
+    assert result.details == {"gold_fingerprint": gold_fingerprint(tp.text, "nitrogen gas"), "relative_distance": 0.0}
+    stored = result.model_dump_json().lower()
+    assert "nitrogen" not in stored and "argon" not in stored
+    # Anyone holding the bank can tell which answer matched; the fingerprint depends on the question.
+    assert gold_fingerprint(tp.text, "nitrogen gas") != gold_fingerprint(tp.text, "argon")
+    assert gold_fingerprint("another question", "nitrogen gas") != gold_fingerprint(tp.text, "nitrogen gas")
 
 
 def test_test_points_without_gold_answers_are_not_supported() -> None:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import re
+import time
+from pathlib import Path
 
 import pytest
 
+from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, GradingRequest
-from exam_harness.graders.embedding import CUT_POINTS, EmbeddingGrader
+from exam_harness.graders.embedding import CUT_POINTS, MAX_SENTENCE_SCAN_CHARS, EmbeddingGrader
 from exam_harness.graders.registry import default_registry
-from exam_harness.models import Passage, Query, TestPoint
+from exam_harness.grading import run_grading_pass
+from exam_harness.models import Grade, Passage, Query, TestPoint
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +69,103 @@ def test_bad_options_are_config_errors(options: dict[str, str], message: str) ->
         EmbeddingGrader(GraderConfig(options=options))
     with pytest.raises(ConfigError, match=re.escape(message)):
         default_registry().create("embedding", GraderConfig(options=options))
+
+
+# -- the model's identity in the cache key ---------------------------------------------------------
+
+
+def linked_model(folder: Path) -> Path:
+    """A copy of the bundled model made of links to its files (subfolders included)."""
+    source = Path(EmbeddingGrader(GraderConfig()).model_path)
+    for path in source.rglob("*"):
+        if path.is_file():
+            target = folder / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(path)
+    return folder
+
+
+def test_a_model_option_is_named_and_fingerprinted_in_the_spec(tmp_path: Path) -> None:
+    default = EmbeddingGrader(GraderConfig()).spec()
+    folder = linked_model(tmp_path / "my-model")
+    by_option = EmbeddingGrader(GraderConfig(options={"model": str(folder)})).spec()
+    assert by_option.model == str(folder) and (by_option.revision or "").startswith("local-")
+    assert by_option.fingerprint() != default.fingerprint()
+    # --exam-model names the same model the same way.
+    assert EmbeddingGrader(GraderConfig(model=str(folder))).spec() == by_option
+    # Another pooling configuration in the same folder is another model.
+    pooling = folder / "1_Pooling" / "config.json"
+    settings = json.loads(pooling.read_text())
+    pooling.unlink()
+    pooling.write_text(json.dumps({**settings, "pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True}))
+    changed = EmbeddingGrader(GraderConfig(options={"model": str(folder)})).spec()
+    assert changed.model == by_option.model and changed.revision != by_option.revision
+    # The bundled model named by its path is the default model, whose cached grades stay valid.
+    bundled = EmbeddingGrader(GraderConfig()).model_path
+    assert EmbeddingGrader(GraderConfig(options={"model": bundled})).spec() == default
+
+
+def test_grades_of_one_model_are_no_hits_for_another(grader: EmbeddingGrader, tmp_path: Path) -> None:
+    requests = [request("What pulls the oceans?", "The moon's gravity pulls the oceans.")]
+    cache = GradeCache(None)
+    assert run_grading_pass(grader, requests, cache).graded == 1
+    other = EmbeddingGrader(GraderConfig(options={"model": str(linked_model(tmp_path / "other"))}))
+    outcome = run_grading_pass(other, requests, cache)
+    assert outcome.cache_hits == 0 and outcome.graded == 1
+    assert run_grading_pass(grader, requests, cache).cache_hits == 1
+
+
+# -- bounded work per pair ---------------------------------------------------------------------------
+
+SENTENCES = (
+    "The moon's gravitational pull draws the oceans into a bulge, which causes the tides. ",
+    "Sea levels rise and fall twice a day along most coasts of the world. ",
+    "Internationalization of tidal predictions requires harmonic constituents measured over decades. ",
+)
+
+
+def long_text(characters: int) -> str:
+    text = "".join(SENTENCES[i % 3] for i in range(characters // 60 + 1))
+    return text[:characters]
+
+
+def test_a_huge_passage_costs_what_a_long_one_does(grader: EmbeddingGrader) -> None:
+    huge = long_text(50_000_000)
+    question = "What pulls the oceans toward the moon to make tides?"
+    grader.grade_batch([request(question, "warm-up")])
+    started = time.perf_counter()
+    (result,) = grader.grade_batch([request(question, huge)])
+    seconds = time.perf_counter() - started
+    assert seconds < 10, f"a 50 MB passage took {seconds:.1f}s"  # 143 s (and 7.7 GB) before it was cut
+    (same,) = grader.grade_batch([request(question, long_text(20_000))])
+    assert isinstance(result, Grade) and isinstance(same, Grade) and result.raw_response == same.raw_response
+
+
+def test_sentence_mode_looks_for_sentences_in_a_bounded_beginning() -> None:
+    sentences = EmbeddingGrader(GraderConfig(options={"span": "sentence"}))
+    spans = sentences.spans_of(long_text(50_000_000))
+    assert 1 < len(spans) <= MAX_SENTENCE_SCAN_CHARS // 60
+    assert sum(len(s) for s in spans) < 2 * MAX_SENTENCE_SCAN_CHARS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        long_text(30_000),  # a long passage of ordinary prose
+        "tide " * 300 + " " * 20_000 + "moon " * 2000,  # a run of spaces inside the part the model reads
+        "Supercalifragilistic" * 300 + " and tides " * 1000,  # one word longer than the first cut
+        "潮汐是由月球引力引起的。" * 2000,  # no spaces at all: word pieces of a few characters each
+    ],
+    ids=["prose", "space-run", "long-word", "no-spaces"],
+)
+def test_cutting_a_text_never_changes_what_the_model_reads(grader: EmbeddingGrader, text: str) -> None:
+    cut = grader.readable(text)
+    assert len(cut) < len(text)
+    model = grader._load()
+    features = [model.tokenize([t])["input_ids"][0].tolist() for t in (text, cut)]
+    assert features[0] == features[1]
+
+
+def test_short_texts_are_not_cut(grader: EmbeddingGrader) -> None:
+    text = long_text(4000)
+    assert grader.readable(text) is text

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.base import GraderConfig, GraderOption, declared_options, read_grader_options
+from exam_harness.graders.base import GraderConfig, GraderOption, GradingRequest, declared_options, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS
 from exam_harness.graders.registry import BUILTIN_GRADERS, default_registry
 from exam_harness.llm.hf import HF_OPTIONS, HFBackend
@@ -111,3 +113,178 @@ def test_reading_grader_options_imports_no_model_library() -> None:
         "assert not {'torch', 'transformers', 'openai'} & set(sys.modules), sorted(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- every option that shapes grades is part of the grader's cache identity -----------------------------
+
+# Options that by design do not shape grades, with the reason, and a value to show it leaves the
+# cache identity alone. Every other declared option must change it (SHAPING below).
+NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
+    "hf": {
+        "revision": ("main", "for a local folder the content fingerprint is the revision; a hub revision is "
+                     "resolved to the commit hash the spec holds"),
+        "device": ("cpu", "where the model runs; the dtype it runs in is in the spec"),
+        "batch_size": ("3", "how many prompts share a forward pass; padding is masked"),
+        "local_files_only": ("true", "where the files are looked for, not which files"),
+        "fast_path_tokens": ("0", "exact by construction: a greedy decode is a prefix of any longer one"),
+        "trust_remote_code": ("true", "permission to run the model's code; the model itself is in the spec"),
+    },
+    "qa": {
+        "revision": ("main", "for a local folder the content fingerprint is the revision; a hub revision is "
+                     "resolved to the commit hash the spec holds"),
+        "device": ("cpu", "where the model runs"),
+        "batch_size": ("3", "windows per forward pass; every window is padded alike"),
+        "local_files_only": ("true", "where the files are looked for, not which files"),
+    },
+    "openai": {
+        "base_url": ("http://elsewhere:9/v1", "where the server is: the same model elsewhere grades alike"),
+        "api_key": ("sk-other", "a credential"),
+        "max_tokens_field": ("max_completion_tokens", "the request field's name; the limit itself is in the spec"),
+        "concurrency": ("2", "requests in flight"),
+        "max_retries": ("1", "retries of failed requests"),
+        "timeout": ("5", "how long to wait"),
+        "backoff_base": ("2", "how long to wait between retries"),
+        "backoff_max": ("2", "how long to wait between retries"),
+        "retry_after_max": ("2", "how long to wait between retries"),
+        "max_consecutive_failures": ("2", "when to stop asking a server that does not answer"),
+    },
+}
+
+# Per grader and shaping option: another value (placeholders name the model folders and files of the
+# `places` fixture) and the options it needs to matter (a custom prompt for custom_output, ...).
+SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
+    "embedding": {"model": ("{embedding}", {}), "cut_points": ("0.1,0.2,0.3,0.4,0.5", {}), "span": ("sentence", {})},
+    "answer-key": {},
+    "recorded": {"llm": ("other-llm", {}), "prompt_class": ("OtherPrompt", {})},
+    "hf": {
+        "model": ("{t5}", {}),
+        "dtype": ("bfloat16", {}),
+        "num_beams": ("2", {}),
+        "max_input_tokens": ("64", {}),
+        "quantize": ("int8", {}),
+        "chat": ("false", {}),
+        "prompt": ("answer-extraction", {}),
+        "max_new_tokens": ("7", {}),
+        "custom_output": ("yes-no", {"prompt": "custom:{prompt}"}),
+    },
+    "qa": {
+        "model": ("{qa_other}", {}),
+        "max_seq_len": ("64", {}),
+        "doc_stride": ("32", {}),
+        "max_answer_len": ("5", {}),
+        "answer_key": ("off", {}),
+    },
+    "openai": {
+        "model": ("other-model", {}),
+        "endpoint": ("completions", {}),
+        "temperature": ("0.5", {}),
+        "max_tokens": ("9", {}),
+        "seed": ("3", {}),
+        "system_prompt": ("Be terse.", {}),
+        "fence_context": ("false", {}),
+        "logprobs": ("true", {}),
+        "top_logprobs": ("5", {"logprobs": "true"}),
+        "max_context_tokens": ("2048", {}),
+        "chars_per_token": ("3", {"max_context_tokens": "2048"}),
+        "revision": ("v2", {}),
+        "prompt": ("answer-extraction", {}),
+        "max_new_tokens": ("7", {}),
+        "custom_output": ("yes-no", {"prompt": "custom:{prompt}"}),
+    },
+}
+
+# The options each grader is built with before one is changed.
+BASE: dict[str, dict[str, str]] = {
+    "embedding": {},
+    "answer-key": {},
+    "recorded": {"llm": "flan-t5-large", "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"},
+    "hf": {"model": "{causal}", "device": "cpu"},
+    "qa": {"model": "{qa}", "device": "cpu"},
+    "openai": {"model": "gpt-test", "base_url": "http://localhost:9/v1"},
+}
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Local models (tiny, random) and a custom prompt file the option values name."""
+    pytest.importorskip("transformers")
+    from exam_harness.graders.embedding import EmbeddingGrader
+    from tests.tiny_models import (
+        build_causal_lm,
+        build_extractive_qa,
+        build_t5,
+        save_model,
+        train_qa_tokenizer,
+        train_tokenizer,
+    )
+
+    root = tmp_path_factory.mktemp("models")
+    t5_tok = train_tokenizer()
+    causal_tok = train_tokenizer(causal=True)
+    causal_tok.chat_template = "{% for m in messages %}USER: {{ m['content'] }}\n{% endfor %}ASSISTANT:"
+    qa_tok = train_qa_tokenizer()
+    embedding = root / "embedding"
+    bundled = Path(EmbeddingGrader(GraderConfig()).model_path)
+    for path in bundled.rglob("*"):
+        if path.is_file():
+            (embedding / path.relative_to(bundled)).parent.mkdir(parents=True, exist_ok=True)
+            (embedding / path.relative_to(bundled)).symlink_to(path)
+    prompt = root / "rate.txt"
+    prompt.write_text("Question: {question}\nPassage: {context}\nAnswer yes or no:")
+    return {
+        "t5": str(save_model(build_t5(t5_tok), t5_tok, root / "t5")),
+        "causal": str(save_model(build_causal_lm(causal_tok), causal_tok, root / "causal")),
+        "qa": str(save_model(build_extractive_qa(qa_tok, " Paris"), qa_tok, root / "qa")),
+        "qa_other": str(save_model(build_extractive_qa(qa_tok, " France"), qa_tok, root / "qa-other")),
+        "embedding": str(embedding),
+        "prompt": str(prompt),
+    }
+
+
+def cache_identity(name: str, options: dict[str, str], places: dict[str, str]) -> tuple[str, str]:
+    """What a grader's grades are keyed on: its spec's fingerprint and its payload of a sample pair."""
+    from exam_harness.models import Passage, Query, TestPoint
+
+    given = {key: value.format(**places) for key, value in options.items()}
+    grader = default_registry().create(name, GraderConfig(options=given))
+    try:
+        sample = GradingRequest(
+            Query(id="q", text="eiffel tower"),
+            TestPoint(id="q/1", query_id="q", kind="question", text="Where is the Eiffel Tower?", gold_answers=("Paris",)),
+            Passage(id="p", text="The Eiffel Tower is in Paris."),
+        )
+        return grader.spec().fingerprint(), json.dumps(grader.cache_payload(sample), sort_keys=True)
+    finally:
+        grader.close()
+
+
+def test_every_declared_option_is_either_shaping_or_excused() -> None:
+    for name in BUILTIN_GRADERS:
+        declared = {option.name for option in declared_options(factory(name))}
+        shaping, excused = set(SHAPING[name]), set(NOT_SHAPING.get(name, {}))
+        assert not shaping & excused, name
+        assert declared == shaping | excused, f"{name}: decide whether {sorted(declared ^ (shaping | excused))} shape grades"
+
+
+@pytest.mark.parametrize(
+    ("name", "option"), [(name, option) for name in sorted(SHAPING) for option in SHAPING[name]],
+    ids=[f"{name}-{option}" for name in sorted(SHAPING) for option in SHAPING[name]],
+)
+def test_changing_an_option_that_shapes_grades_changes_the_cache_identity(
+    name: str, option: str, places: dict[str, str]
+) -> None:
+    value, needs = SHAPING[name][option]
+    base = {**BASE[name], **needs}
+    assert cache_identity(name, base, places) != cache_identity(name, {**base, option: value}, places)
+
+
+@pytest.mark.parametrize(
+    ("name", "option"), [(name, option) for name in sorted(NOT_SHAPING) for option in NOT_SHAPING[name]],
+    ids=[f"{name}-{option}" for name in sorted(NOT_SHAPING) for option in NOT_SHAPING[name]],
+)
+def test_an_option_that_does_not_shape_grades_leaves_the_cache_identity(
+    name: str, option: str, places: dict[str, str]
+) -> None:
+    value, _reason = NOT_SHAPING[name][option]
+    base = BASE[name]
+    assert cache_identity(name, base, places) == cache_identity(name, {**base, option: value}, places)

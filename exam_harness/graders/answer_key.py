@@ -4,12 +4,19 @@ For test points with gold answers. The passage is normalised like the answers (l
 words removed, Snowball stems, see matching.py); every window of the passage's normalised words
 with about the gold answer's length is a candidate span, and the passage is correct (grade 1) when
 some span is within the method's edit distance of some gold answer (< 20% of the longer string).
-The best-matching span is stored as the extracted answer, so a human can check the grade.
+
+Gold answers are secrets of the bank (a secret bank's must never reach a developer), and grades are
+stored in the grade cache, so a grade holds no gold answer in clear: not the matched answer, whose
+:func:`gold_fingerprint` stands in for it in the details (with the relative edit distance), and not
+the matching passage span, which is a near copy of it (no extracted answer). The gold answers shape
+grades through the cache key only, which is a hash.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
@@ -18,6 +25,14 @@ from exam_harness.graders.matching import MAX_RELATIVE_DISTANCE, normalise
 from exam_harness.models import Grade, GraderSpec, TestPoint
 
 VERSION = "1"
+
+
+def gold_fingerprint(test_point_text: str, gold: str) -> str:
+    """A stored stand-in for a gold answer: the first 16 hex digits of the SHA-256 of the test point's
+    text and the answer. Keyed by the test point's text (as secret as its answers), so that hashing the
+    phrases of a passage does not tell which one answers the question; anyone with the bank can check
+    which answer matched."""
+    return hashlib.sha256(f"{test_point_text}\0{gold}".encode()).hexdigest()[:16]
 
 
 def best_span(passage_words: Sequence[str], gold: str) -> tuple[str, float] | None:
@@ -63,12 +78,9 @@ class AnswerKeyGrader(Grader):
                 if span is not None and (found is None or span[1] < found[2]):
                     found = (gold, span[0], span[1])
             correct = found is not None and found[2] < MAX_RELATIVE_DISTANCE
-            results.append(
-                Grade(
-                    grade=int(correct),
-                    grader=self.name,
-                    extracted_answer=found[1] if found else None,
-                    details={"gold": found[0], "relative_distance": round(found[2], 4)} if found else {},
-                )
-            )
+            details: dict[str, Any] = {}
+            if found is not None:
+                fingerprint = gold_fingerprint(request.test_point.text, found[0])
+                details = {"gold_fingerprint": fingerprint, "relative_distance": round(found[2], 4)}
+            results.append(Grade(grade=int(correct), grader=self.name, details=details))
         return results

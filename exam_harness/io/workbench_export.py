@@ -290,8 +290,8 @@ def import_workbench_grades(
                 if isinstance(result, Grade)
             }
             skipped += len(batch) - len(new)
-            cache.put_many(new)
-            stored += len(new)
+            if cache.put_many(new):  # False: the cache cannot store (it said why); nothing counts as imported
+                stored += len(new)
         grader.close()
         imported.append(ImportedRun(llm, prompt_class, fingerprint, stored, skipped))
     return imported

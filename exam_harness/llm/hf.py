@@ -98,20 +98,33 @@ def model_load_error(name: str, exc: BaseException) -> ConfigError:
     return ConfigError(f"cannot load model {name!r}: {reason}. {hint}.")
 
 
-def local_fingerprint(folder: Path) -> str:
-    """A cheap content fingerprint of a local model folder (names, sizes, first and last 64 KiB of each
-    file), standing in for a hub revision so that a retrained model in the same folder is not
-    mistaken for the old one by the grade cache."""
+def local_fingerprint(location: Path) -> str:
+    """A cheap content fingerprint of a local model folder or file (names, sizes, first and last 64 KiB
+    of each file, files of subfolders included, hidden ones left out), standing in for a hub revision
+    so that a retrained model in the same place is not mistaken for the old one by the grade cache.
+    A flat folder keeps the fingerprint it had when subfolders were not read."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+    for name, path in _model_files(location):
         size = path.stat().st_size
-        digest.update(f"{path.name}\0{size}\0".encode())
+        digest.update(f"{name}\0{size}\0".encode())
         with path.open("rb") as fh:
             digest.update(fh.read(65536))
             if size > 65536:
                 fh.seek(max(65536, size - 65536))
                 digest.update(fh.read(65536))
     return "local-" + digest.hexdigest()[:16]
+
+
+def _model_files(location: Path) -> list[tuple[str, Path]]:
+    """(name relative to ``location``, path) of the files a model at ``location`` consists of, in name order."""
+    if location.is_file():
+        return [(location.name, location)]
+    files = []
+    for path in location.rglob("*"):
+        name = path.relative_to(location).as_posix()
+        if path.is_file() and not any(part.startswith(".") for part in name.split("/")):
+            files.append((name, path))
+    return sorted(files)
 
 
 def _is_out_of_memory(exc: BaseException) -> bool:
