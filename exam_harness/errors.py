@@ -65,3 +65,18 @@ class GradingError(ExamError):
 
 class ConfigError(ExamError):
     """An option, ini setting or registry name is invalid."""
+
+
+class GradingAborted(ExamError):
+    """Grading stopped early because it cannot go on (e.g. the grading server stopped answering).
+
+    The grades made before the stop are in the cache; ``graded`` and ``remaining`` say how far it got.
+    """
+
+    def __init__(self, reason: str, *, graded: int, remaining: int) -> None:
+        super().__init__(
+            f"grading stopped: {reason}; {graded} grades made before the stop are kept in the cache, "
+            f"{remaining} pairs were not graded (rerun once the cause is fixed: only those are graded)")
+        self.reason = reason
+        self.graded = graded
+        self.remaining = remaining

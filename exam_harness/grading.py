@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from exam_harness.cache import GradeCache, cache_key
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
 from exam_harness.inputs import ExamView, Pair, is_direct_id, view_from_banks, view_from_recorded
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
@@ -40,6 +40,10 @@ class GradingOutcome:
     graded: int = 0
     seconds: float = 0.0
     source: str = "grader"  # or "recorded"
+    # cached rows that were not sound grades (regraded as misses), and what the cache said (damage,
+    # read-only, a failed write): for the report
+    cache_damaged: int = 0
+    cache_notices: list[str] = field(default_factory=list)
 
     @property
     def cache_misses(self) -> int:
@@ -134,7 +138,8 @@ def group_by_key(
 def pending_requests(grader: Grader, requests: Sequence[GradingRequest], cache: GradeCache) -> list[GradingRequest]:
     """One request per distinct pair the grader would be asked about (what a dry run counts)."""
     by_key = group_by_key(grader, requests, {})
-    found = cache.get_many(by_key) if grader.uses_cache() else {}
+    max_grade = grader.spec().max_grade
+    found = cache.get_grades(by_key, max_grade=max_grade, answers=False) if grader.uses_cache() else {}
     return [group[0] for key, group in by_key.items() if key not in found]
 
 
@@ -152,6 +157,28 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
     return text + f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens; nothing was sent"
 
 
+def _use_cached_grades(
+    grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], cache: GradeCache, outcome: GradingOutcome
+) -> set[str]:
+    """Record the cached grades of ``by_key`` in ``outcome`` and return their keys. Damaged rows are
+    misses: counted in ``outcome.cache_damaged`` and said through the cache."""
+    damaged_before = cache.damaged
+    # Integers and answer texts are all a pass needs: the lean lookup builds no Grade objects.
+    found = cache.get_grades(by_key, max_grade=grader.spec().max_grade)
+    outcome.cache_hits = len(found)
+    for key, hit in found.items():
+        for request in by_key[key]:
+            pair = (request.passage.id, request.test_point.id)
+            outcome.grades[pair] = hit.grade
+            outcome.answers[pair] = hit.answer
+    outcome.cache_damaged = damaged = cache.damaged - damaged_before
+    if damaged:
+        count, were = (f"{damaged} cached grades", "were") if damaged > 1 else ("1 cached grade", "was")
+        cache.note(f"{count} of grader {grader.name!r} in {cache.path or 'the cache'} {were} damaged (not a valid "
+                   "grade of this grader) and graded again")
+    return set(found)
+
+
 def run_grading_pass(
     grader: Grader,
     requests: Sequence[GradingRequest],
@@ -161,18 +188,19 @@ def run_grading_pass(
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> GradingOutcome:
+    """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``,
+    storing each batch before the next. A cache that cannot store (read-only, damaged, a full disk) says
+    so once; the grades are kept in the outcome all the same."""
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
     by_key = group_by_key(grader, requests, outcome.unsupported)
     outcome.unique = len(by_key)
 
-    found = cache.get_many(by_key) if grader.uses_cache() else {}
-    outcome.cache_hits = len(found)
-    for key, grade in found.items():
-        for request in by_key[key]:
-            outcome.record((request.passage.id, request.test_point.id), grade)
+    found = _use_cached_grades(grader, by_key, cache, outcome) if grader.uses_cache() else set()
 
     todo = [key for key in by_key if key not in found]
+    if todo:
+        grader.probe()  # one call that fails fast (server down, model missing) before any pair is spent
     if on_start is not None:
         on_start(len(todo))
     for start in range(0, len(todo), chunk_size):
@@ -197,10 +225,16 @@ def run_grading_pass(
             if isinstance(result, Grade):
                 new[key] = result
         if grader.uses_cache():
-            cache.put_many(new)
+            cache.put_many(new)  # False when not stored: the cache said why, and the outcome keeps the grades
         outcome.graded += len(new)
         if on_progress is not None:
             on_progress(len(keys))
+        stop = grader.stop_reason()
+        if stop is not None:
+            # the batch's grades are stored above; pairs after it would only fail the same way
+            raise GradingAborted(stop, graded=outcome.graded, remaining=len(todo) - start - len(keys)
+                                 + sum(1 for r in results if not isinstance(r, Grade)))
+    outcome.cache_notices = list(cache.notices)
     outcome.seconds = time.perf_counter() - started
     return outcome
 

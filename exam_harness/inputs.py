@@ -9,8 +9,8 @@ the recorded grades of a Workbench file), the judged passages that join the pool
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from exam_harness.errors import ConfigError, InputError
@@ -18,6 +18,7 @@ from exam_harness.io.formats import BankFormat, RunFormat
 from exam_harness.io.workbench import DIRECT_GRADE_SUFFIX
 from exam_harness.measures.context import ScoringInput
 from exam_harness.models import ExamData, QueryBank, TestPoint
+from exam_harness.redaction import Redactor
 from exam_harness.registry import Registry
 
 Pair = tuple[str, str]  # (passage id, test point id)
@@ -34,6 +35,7 @@ class ExamInputs:
         self.redact_all = redact
         self.banks: dict[Path, list[QueryBank]] = {}
         self._sources: dict[str, tuple[str, Path]] = {}  # test point id -> (text, first file)
+        self._redactor: tuple[int, Redactor] | None = None
         self._data: ExamData | None = None
         self.responses: dict[str, dict[str, str]] = {}
         self.run_files: list[Path] = []
@@ -101,16 +103,16 @@ class ExamInputs:
         return self.redact_all or any(b.secret for banks in self.banks.values() for b in banks)
 
     def redact(self, text: str) -> str:
-        """``text`` with every test point text, gold answer and choice of the banks replaced."""
+        """``text`` with every test point text, gold answer and choice of the banks replaced, in any of
+        the forms a message may echo them in (see :mod:`exam_harness.redaction`)."""
         if not self.redacted:
             return text
-        for banks in self.banks.values():
-            for bank in banks:
-                for tp in bank.test_points:
-                    for secret in (tp.text, *tp.gold_answers, *tp.choices):
-                        if secret.strip():
-                            text = text.replace(secret, "[redacted]")
-        return text
+        secrets = tuple(secret for banks in self.banks.values() for bank in banks for tp in bank.test_points
+                        for secret in (tp.text, *tp.gold_answers, *tp.choices))
+        key = hash(secrets)  # banks load lazily: rebuild when they changed
+        if self._redactor is None or self._redactor[0] != key:
+            self._redactor = (key, Redactor(secrets))
+        return self._redactor[1](text)
 
 
 def _shown(path: Path) -> str:
@@ -169,6 +171,13 @@ class ExamView:
         point = self.points.get(test_point_id)
         return point.text if point is not None else ""
 
+    def without_secrets(self, secret: Callable[[str], bool]) -> ExamView:
+        """The view with the text, gold answers and choices of each test point ``secret`` picks replaced
+        (text: ``[secret test point]``), for outputs that quote test points."""
+        points = {tid: tp.model_copy(update={"text": "[secret test point]", "gold_answers": (), "choices": ()})
+                  if secret(tid) else tp for tid, tp in self.points.items()}
+        return replace(self, points=points, banks=[])
+
     def scoring_input(
         self,
         grades: Mapping[Pair, int],
@@ -177,6 +186,7 @@ class ExamView:
         sort_queries: bool = False,
         all_nuggets: bool = False,
         only: Iterable[str] | None = None,
+        failed: Collection[Pair] = frozenset(),
     ) -> ScoringInput:
         """The measures' input (``only``: those queries). Nuggets are the bank's nugget test points; with
         ``all_nuggets`` (nugget F asked for a bank without nuggets) every test point counts as a nugget."""
@@ -203,6 +213,7 @@ class ExamView:
             judged={q: self.pooled.get(q, []) for q in queries},
             responses=responses or {},
             passage_text=lambda pid: passages[pid].text if pid in passages else None,
+            failed=failed,
         )
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from exam_harness.display import is_hidden_char
 
 TestPointKind = Literal["question", "nugget"]
 
@@ -28,9 +30,14 @@ def test_point_id(query_id: str, text: str, facet_id: str | None = None) -> str:
     return f"{prefix}/{md5_hex(text)}"
 
 
-def _no_whitespace(value: str, what: str) -> str:
+def check_id(value: str, what: str) -> str:
+    """Ids and run names are non-empty, without whitespace, control or format (zero-width, bidi)
+    characters: they are printed and compared, and such characters make two ids look alike or rewrite
+    the terminal. The message shows the value with those characters escaped (``ascii``)."""
     if not value or any(ch.isspace() for ch in value):
-        raise ValueError(f"{what} must be non-empty and contain no whitespace, got {value!r}")
+        raise ValueError(f"{what} must be non-empty and contain no whitespace, got {value!a}")
+    if any(is_hidden_char(ch) for ch in value):
+        raise ValueError(f"{what} must not contain control or invisible characters, got {value!a}")
     return value
 
 
@@ -48,7 +55,7 @@ class Query(_Frozen):
     @field_validator("id")
     @classmethod
     def _id_ok(cls, v: str) -> str:
-        return _no_whitespace(v, "query id")
+        return check_id(v, "query id")
 
 
 class TestPoint(_Frozen):
@@ -69,7 +76,7 @@ class TestPoint(_Frozen):
     @field_validator("id")
     @classmethod
     def _id_ok(cls, v: str) -> str:
-        return _no_whitespace(v, "test point id")
+        return check_id(v, "test point id")
 
     @field_validator("text")
     @classmethod
@@ -102,7 +109,7 @@ class Passage(_Frozen):
     @field_validator("id")
     @classmethod
     def _id_ok(cls, v: str) -> str:
-        return _no_whitespace(v, "passage id")
+        return check_id(v, "passage id")
 
 
 class RankedPassage(_Frozen):
@@ -124,7 +131,7 @@ class Run(BaseModel):
     @field_validator("name")
     @classmethod
     def _name_ok(cls, v: str) -> str:
-        return _no_whitespace(v, "run name")
+        return check_id(v, "run name")
 
     def top_k(self, query_id: str, k: int) -> list[str]:
         """Passage ids of the top k, ordered by rank then by descending score (trec_eval's tie rule)."""
@@ -151,9 +158,16 @@ class GraderSpec(_Frozen):
 
 
 class Grade(BaseModel):
-    """One grade of one (passage, test point) pair, with its provenance."""
+    """One grade of one (passage, test point) pair, with its provenance.
+
+    ``raw_response`` and ``extracted_answer`` keep at most :attr:`MAX_TEXT_CHARS` (4,096) characters:
+    a longer text (a runaway model answer, a server's error page) is cut to its beginning when the
+    grade is made, so a fresh grade and its cached copy are equal and the cache never holds a reply whole.
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    MAX_TEXT_CHARS: ClassVar[int] = 4096
 
     grade: int = Field(ge=MIN_GRADE, le=MAX_GRADE)
     grader: str
@@ -161,6 +175,13 @@ class Grade(BaseModel):
     extracted_answer: str | None = None
     probabilities: tuple[float, ...] | None = None
     details: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("raw_response", "extracted_answer")
+    @classmethod
+    def _cut_long_text(cls, value: str | None) -> str | None:
+        if value is not None and len(value) > cls.MAX_TEXT_CHARS:
+            return value[: cls.MAX_TEXT_CHARS]
+        return value
 
     @property
     def expected_grade(self) -> float | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from exam_harness.errors import ConfigError
+from exam_harness.gates import Allowance, Threshold, parse_allowance, parse_threshold
 
 Converter = Callable[[str], Any]
 T = TypeVar("T")
@@ -125,6 +126,13 @@ def optional(convert: Callable[[str], T], *, unset: tuple[str, ...] = ("", "none
     return convert_optional
 
 
+def _word(raw: str) -> str:
+    value = raw.strip()
+    if not value or any(ch.isspace() or ch in "/\\" for ch in value):
+        raise ValueError("must be a name without spaces or slashes")
+    return value
+
+
 def path_or_none(raw: str) -> Path | None:
     value = raw.strip()
     if not value:
@@ -170,6 +178,7 @@ class OptionSpec:
     ini: str | None = None  # ini key override (default exam_NAME with underscores)
     fronts: tuple[Front, ...] = ("pytest", "cli")
     cli_default: Any = None  # a subcommand's own default where it differs (see the field's help)
+    const: str | None = None  # the value of the bare flag when the option's value is optional
 
     @property
     def dest(self) -> str:
@@ -196,8 +205,8 @@ class ExamOptions:
 
     # grading
     grader: str = declare(
-        "grader", "embedding", "Grader that grades passages; 'exam-harness graders' lists them. "
-        "exam-harness evaluate/analyze replay the recorded grades of their files unless told otherwise",
+        "grader", "embedding", "Grader that grades passages; 'exam-harness graders' lists them, 'exam-harness "
+        "graders NAME' its options (exam-harness evaluate/analyze replay recorded grades unless told otherwise)",
         group=GRADING, cli_default="recorded")
     model: str | None = declare("model", None, "Model name or local path for the grader (default: the grader's own)",
                                 group=GRADING)
@@ -216,8 +225,8 @@ class ExamOptions:
 
     # scoring
     min_grade: tuple[int, ...] = declare(
-        "min-grade", (), "Minimum grade tau that counts a test point as answered (default: the grader's own, "
-        "4 for 0..5 graders, 1 for binary ones); subcommands take several", integer(1, 5), group=SCORING,
+        "min-grade", (), "Minimum grade tau that counts a test point as answered; subcommands take several "
+        "(default: the grader's own: 4 for 0..5 graders, 1 for binary ones)", integer(1, 5), group=SCORING,
         nargs="+", metavar="TAU")
     k: int = declare("k", 20, "Rank cut-off: only each run's top-k passages take the exam", integer(1), group=SCORING)
     qrels_m: int = declare("qrels-m", 2, "m of the 'at least m test points >= tau' qrels label", integer(1),
@@ -229,7 +238,7 @@ class ExamOptions:
     n_exam_empty: str = declare(
         "n-exam-empty", "skip", "n-EXAM on a query whose pool covers no test point: 'skip' leaves the query out of "
         "the mean, 'zero' scores it 0 (as the reference implementation of the method does)",
-        choice("skip", "zero"), group=SCORING)
+        choice("skip", "zero"), group=SCORING, metavar="EMPTY")
     labels: tuple[str, ...] = declare(
         "labels", LABEL_VARIANTS, "EXAM-Qrels label variants", choice(*LABEL_VARIANTS), group=SCORING, nargs="+",
         many=True, metavar="VARIANT", ini="exam_labels")
@@ -252,9 +261,33 @@ class ExamOptions:
                              metavar="N")
 
     # gates and reports of the pytest session
-    fail_under: float | None = declare(
-        "fail-under", None, "Fail the session when any run's EXAM-Cover is below this value (default: no gate)",
-        number(), group=GATES, fronts=("pytest",), metavar="X")
+    fail_under: tuple[Threshold, ...] = declare(
+        "fail-under", (), "Fail the session when a run's score is below a threshold: [RUN=][MEASURE:]VALUE, "
+        "e.g. 0.5 (every run's EXAM-Cover), my-rag=0.6 (one run), nugget-f:0.3 (another measure); repeatable, "
+        "a run's own threshold replaces the default for that measure (default: no gate)",
+        parse_threshold, group=GATES, fronts=("pytest",), metavar="[RUN=][MEASURE:]X", many=True)
+    save: str | None = declare(
+        "save", None, "Keep this session's report in the history folder as NNNN_NAME.json (default: not kept)",
+        _word, group=GATES, fronts=("pytest",), metavar="NAME")
+    autosave: bool = declare("autosave", False, "Keep every session's report in the history folder "
+                             "(named by date and time)", group=GATES, flag=True, fronts=("pytest",))
+    history_dir: Path = declare("history-dir", Path(".exam-history"), "Folder of kept reports (plain JSON, for git)",
+                                Path, group=GATES, path=True, fronts=("pytest",), metavar="DIR")
+    compare: str | None = declare(
+        "compare", None, "Compare every run with a kept report: latest (the bare flag), a number NNNN, a name, or a "
+        "report file (default: no comparison)", text, group=GATES, fronts=("pytest",), metavar="REF", const="latest")
+    compare_fail: tuple[Allowance, ...] = declare(
+        "compare-fail", (), "Fail a run that dropped against the compared report: MEASURE:DROP (absolute) or "
+        "MEASURE:PCT% (relative), e.g. exam-cover:0.05 or exam-cover:5%; repeatable (default: report only)",
+        parse_allowance, group=GATES, fronts=("pytest",), metavar="MEASURE:DROP", many=True)
+    markdown: Path | None = declare(
+        "markdown", None, "Write a markdown summary (leaderboard, gates, regressions, missed required test points) "
+        "here, e.g. for a PR comment; also appended to $GITHUB_STEP_SUMMARY when that is set (default: none)",
+        Path, group=REPORTS, path=True, fronts=("pytest",), metavar="FILE")
+    html: Path | None = declare(
+        "html", None, "Write a self-contained HTML report (leaderboard, per-query heatmap, grade distributions, "
+        "drill-down to missed test points) into this folder (default: none)", Path, group=REPORTS, path=True,
+        fronts=("pytest",), metavar="DIR")
     report_dir: Path | None = declare(
         "report-dir", Path("reports"), "Folder for qrels and the JSON report; 'none' writes none", path_or_none,
         group=REPORTS, path=True, fronts=("pytest",), metavar="DIR")
@@ -362,8 +395,9 @@ def add_pytest_options(parser: Any, groups: Iterable[str] | None = None) -> None
                             help=help_)
             parser.addini(spec.ini_name, help_, type="bool", default=None)
         else:
+            optional: dict[str, Any] = {"nargs": "?", "const": spec.const} if spec.const is not None else {}
             group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="append" if spec.many else None,
-                            default=None, metavar=spec.metavar, help=help_)
+                            default=None, metavar=spec.metavar, help=help_, **optional)
             parser.addini(spec.ini_name, help_, type="linelist" if spec.many else "string", default=None)
 
 
@@ -420,8 +454,9 @@ def add_cli_options(parser: argparse.ArgumentParser, groups: Iterable[str], *,
             parser.add_argument(f"--{spec.name}", dest=spec.dest, nargs=spec.nargs, default=None,
                                 metavar=spec.metavar, help=help_)
         else:
+            optional: dict[str, Any] = {"nargs": "?", "const": spec.const} if spec.const is not None else {}
             parser.add_argument(f"--{spec.name}", dest=spec.dest, action="append" if spec.many else "store",
-                                default=None, metavar=spec.metavar, help=help_)
+                                default=None, metavar=spec.metavar, help=help_, **optional)
 
 
 def options_from_cli(args: argparse.Namespace, groups: Iterable[str], *,
@@ -438,3 +473,32 @@ def options_from_cli(args: argparse.Namespace, groups: Iterable[str], *,
             values[name] = _resolve(_value(spec, raw, f"--{spec.name}"), spec, base)
     return ExamOptions(**values)
 
+
+
+def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
+    """The README's option table (markdown), made from the schema so the two cannot drift apart
+    (``tests/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
+    rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
+    for name, spec in specs(groups, front):
+        flag = f"--exam-{spec.name}" + ("" if spec.flag else f" {spec.metavar or spec.dest.upper()}")
+        if spec.const is not None:
+            flag = f"--exam-{spec.name} [{spec.metavar or spec.dest.upper()}]"
+        meaning, sep, shown = spec.help.rpartition(" (default: ")
+        if sep:
+            default = shown.removesuffix(")")
+        else:
+            meaning, value = spec.help, default_of(name, front)
+            if spec.flag:
+                default = "off"
+            elif isinstance(value, tuple):
+                default = " ".join(str(v) for v in value) if value else "–"
+            else:
+                default = "–" if value is None else str(value)
+        rows.append(f"| `{flag}` | `{spec.ini_name}` | {default} | {meaning.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    from exam_harness.plugin import PYTEST_GROUPS
+
+    print(readme_table(PYTEST_GROUPS), end="")

@@ -36,6 +36,23 @@ def single_digit_grade(response: str, max_grade: int = 5) -> int | None:
     return None
 
 
+# A number, signed or not, with at most brackets, quotes and end punctuation around it.
+_NUMBER = re.compile(r"^[\s\"'(\[*`]*(?P<number>[+-]?(\d+([.,]\d+)?|[.,]\d+))[\s\"')\]*`.,;:!?]*$")
+
+
+def is_malformed_rating(response: str, max_grade: int = 5) -> bool:
+    """An answer to a rating prompt that is no answer at all: empty, or a number off the 0..max_grade
+    scale ("7", "-1", "4.5"). Such an answer is asked again and finally reported as a failure, never
+    read as grade 1 (the method's fallback for other text)."""
+    if not response.strip().strip(_SURROUNDING):
+        return True
+    match = _NUMBER.match(response)
+    if match is None:
+        return False
+    number = match.group("number")
+    return not (number.isdigit() and len(number) == 1 and int(number) <= max_grade)
+
+
 def is_unanswerable(response: str) -> bool:
     return _normalise(response) in UNANSWERABLE_EXPRESSIONS
 

@@ -41,8 +41,13 @@ class GradingProgress:
             self._suspended = self.capman.global_and_fixture_disabled()
             self._suspended.__enter__()
         self._bar = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("pairs"),
-            TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=sys.stderr),
+            TextColumn("{task.description}", style="bold", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pairs"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(file=sys.stderr),
         )
         self._bar.start()
         self._task = self._bar.add_task(self.label, total=total)

@@ -76,6 +76,7 @@ class FakeOpenAIServer:
     def __init__(self, responder: Responder = grade_marker_responder, *, model: str = "fake-model") -> None:
         self.responder = responder
         self.model = model
+        self.model_listings = 0  # GET /v1/models calls (probes)
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._prompt_faults: list[tuple[str, list[Fault]]] = []
@@ -197,6 +198,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
+
+    def do_GET(self) -> None:
+        """``GET /v1/models``: the one model this server serves (what a grader's probe asks first)."""
+        if self.path != "/v1/models":
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+            return
+        self.owner.model_listings += 1
+        self._send(200, {"object": "list", "data": [{"id": self.owner.model, "object": "model", "created": 0,
+                                                     "owned_by": "fake"}]})
 
     def do_POST(self) -> None:
         server = self.owner

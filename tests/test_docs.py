@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.options import default_of, specs
+from exam_harness.options import default_of, readme_table, specs
 from exam_harness.plugin import PYTEST_GROUPS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 
-@pytest.mark.parametrize(("name", "option"), specs(PYTEST_GROUPS, "pytest"), ids=lambda x: str(x))
+@pytest.mark.parametrize(("name", "option"), specs(PYTEST_GROUPS, "pytest"),
+                         ids=[name for name, _ in specs(PYTEST_GROUPS, "pytest")])
 def test_every_pytest_option_is_in_the_readme_table(name: str, option: object) -> None:
     flag = f"--exam-{option.name}"
     rows = [line for line in README.splitlines() if line.startswith(f"| `{flag}")]
@@ -22,6 +23,11 @@ def test_every_pytest_option_is_in_the_readme_table(name: str, option: object) -
     default = default_of(name)
     if isinstance(default, (int, float, str)) and not isinstance(default, bool) and default != "":
         assert str(default) in rows[0], f"README shows another default for {flag}"
+
+
+def test_readme_option_table_is_the_schema_s() -> None:
+    """The whole table, row for row (regenerate with ``python -m exam_harness.options``)."""
+    assert readme_table(PYTEST_GROUPS) in README, "README's option table differs: python -m exam_harness.options"
 
 
 def test_every_hook_is_documented() -> None:

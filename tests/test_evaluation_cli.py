@@ -81,7 +81,7 @@ def test_evaluate_regrades_with_a_grader_through_the_cache(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--baseline", "Q"], "baseline run not found"),
+        (["--baseline", "Q"], "--baseline: no run named 'Q'. Runs: A, B, C"),
         (["--min-grade", "6"], "--min-grade must be an integer in 1..5, got '6'"),
         (["--min-grade", "0"], "--min-grade must be an integer in 1..5, got '0'"),
         (["--grader", "embedding"], "needs --bank"),

@@ -77,7 +77,7 @@ def test_backend_protocol_is_satisfied_by_the_fake() -> None:
 # -- self-rating --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("response", "grade"), [("4", 4), (" 5.", 5), ("0", 0), ("no answer", 0), ("Paris", 1), ("7", 1)])
+@pytest.mark.parametrize(("response", "grade"), [("4", 4), (" 5.", 5), ("0", 0), ("no answer", 0), ("Paris", 1)])
 def test_self_rating_parses_the_method_rule(response: str, grade: int) -> None:
     grader = LLMGrader(ScriptedBackend(constant(response)))
     [result] = grader.grade_batch([req(question())])
@@ -85,6 +85,16 @@ def test_self_rating_parses_the_method_rule(response: str, grade: int) -> None:
     assert result.grade == grade
     assert result.raw_response == response
     assert result.extracted_answer is None
+
+
+@pytest.mark.parametrize("response", ["", "   ", "7", "-1", "4.5", "10"])
+def test_answers_off_the_scale_are_failures_never_grades(response: str) -> None:
+    """Empty answers and numbers off 0..5 are malformed: a failure (which the cache never stores), not the
+    method's fallback grade 1 for other text. (The OpenAI backend asks the server again first.)"""
+    grader = LLMGrader(ScriptedBackend(constant(response)))
+    [result] = grader.grade_batch([req(question())])
+    assert isinstance(result, GradeFailure)
+    assert result.message.startswith("malformed response")
 
 
 def test_self_rating_picks_the_prompt_by_test_point_kind_and_records_provenance() -> None:
@@ -267,7 +277,8 @@ def test_direct_baselines_key_the_cache_on_query_and_passage_only() -> None:
     assert grader.cache_payload(req(question(), query=other_query)) != grader.cache_payload(req(question()))
 
 
-@pytest.mark.parametrize(("response", "grade", "flag"), [("2", 2, False), ("0", 0, False), ("1.", 1, False), ("3", 0, True), ("relevant", 0, True)])
+@pytest.mark.parametrize(("response", "grade", "flag"), [("2", 2, False), ("0", 0, False), ("1.", 1, False),
+                                                         ("relevant", 0, True)])
 def test_thomas_grades_zero_to_two(response: str, grade: int, flag: bool) -> None:
     backend = ScriptedBackend(constant(response))
     grader = LLMGrader(backend, prompt="thomas")
@@ -276,6 +287,11 @@ def test_thomas_grades_zero_to_two(response: str, grade: int, flag: bool) -> Non
     assert result.details.get("not_a_grade", False) is flag
     assert backend.calls[0]["rating_scale"] == 2
     assert (grader.spec().max_grade, grader.spec().default_min_grade) == (2, 1)
+
+
+def test_thomas_answers_off_its_scale_are_failures() -> None:
+    [result] = LLMGrader(ScriptedBackend(constant("3")), prompt="thomas").grade_batch([req(question())])
+    assert isinstance(result, GradeFailure) and result.message == "malformed response '3': not a grade on 0..2"
 
 
 def test_few_shot_prompts_have_four_examples_before_the_instruction() -> None:

@@ -39,7 +39,7 @@ def test_junit_counts_every_case_and_marks_misses_skipped(project: pytest.Pytest
     (missed,) = skipped
     assert missed.get("name") == "q1/b[weak]"
     message = missed.find("skipped").get("message", "")  # type: ignore[union-attr]
-    assert message.startswith("missed: best grade 0 (passage p3) < min grade 4")
+    assert message == "missed 'question b': best grade 0 (passage p3, answer '0') < min grade 4 in the run's top 20"
     assert properties(missed)["exam_outcome"] == "missed" and properties(missed)["exam_min_grade"] == "4"
     assert properties(failed[0])["exam_outcome"] == "required-missed"
     answered = [c for c in cases if c not in skipped and c not in failed]
@@ -57,6 +57,6 @@ def test_last_failed_reruns_missed_and_failed_cases(project: pytest.Pytester) ->
 def test_report_files_are_ordinary_0644_files(project: pytest.Pytester) -> None:
     project.runpytest("banks")
     files = sorted((project.path / "reports").iterdir())
-    assert [f.name for f in files] == ["exam-at-least-2-min4.qrels", "exam-count-min4.qrels", "exam-max-grade.qrels",
-                                       "exam-report.json"]
+    assert [f.name for f in files] == [".exam-report-set.json", "exam-at-least-2-min4.qrels", "exam-count-min4.qrels",
+                                       "exam-max-grade.qrels", "exam-report.json"]
     assert {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o644}

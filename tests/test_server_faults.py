@@ -196,6 +196,7 @@ def reference(project: pytest.Pytester) -> Path:
         result = project.runpytest(*openai_args(server.base_url, "clean.sqlite", "clean"))
         assert result.ret == 0, result.stdout.str()
         assert server.count() == PAIRS
+        assert server.model_listings == 1  # one probe before grading
     return project.path / "clean"
 
 
@@ -243,9 +244,10 @@ def test_thirty_percent_faults_give_the_fault_free_grades(
     # Bounded time: a timeout costs 0.25 s, a backoff at most 0.05 s (generous bound, shared machine).
     assert elapsed < 30
 
-    # Everything is cached: a second session sends nothing.
+    # Everything is cached: a second session sends nothing, not even the probe.
+    listings = faulty.model_listings
     project.runpytest(*openai_args(faulty.base_url, "faulty.sqlite", "faulty", "max_retries=5"))
-    assert faulty.count() == total
+    assert faulty.count() == total and faulty.model_listings == listings
 
 
 def test_retries_are_bounded_when_faults_persist(project: pytest.Pytester) -> None:
@@ -262,32 +264,61 @@ def test_retries_are_bounded_when_faults_persist(project: pytest.Pytester) -> No
 
 # ---------------------------------------------------------------------------- dead server
 def test_nothing_listening_is_a_clear_error(project: pytest.Pytester) -> None:
+    """One probe before the first pair: the server is not there, so nothing is graded or retried."""
     url = f"http://127.0.0.1:{free_port()}/v1"
     started = time.perf_counter()
     result = project.runpytest(*openai_args(url, "dead.sqlite", "dead", "max_retries=2"))
     assert time.perf_counter() - started < 30
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     text = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in text and "INTERNALERROR" not in text
-    result.stdout.fnmatch_lines([f"*at {url}) failed: connection error*after 3 attempts*"])
-    result.assert_outcomes(errors=len(RUNS) * QUERIES * QUESTIONS)
+    result.stderr.fnmatch_lines([f"ERROR: the OpenAI-compatible server at {url} cannot be reached (*Connection "
+                                 "refused); check base_url and that the server is up (nothing was graded)"])
     assert cached_grades(project.path / "dead.sqlite") == 0
 
 
-def test_server_dying_mid_run_keeps_the_grades_it_gave(project: pytest.Pytester, reference: Path) -> None:
+def test_a_model_the_server_does_not_serve_is_named_before_grading(project: pytest.Pytester) -> None:
+    with FakeOpenAIServer(responder) as server:
+        args = openai_args(server.base_url, "c.sqlite", "r")
+        args[args.index("model=fake-model")] = "model=fake-modle"
+        result = project.runpytest(*args)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*does not serve model 'fake-modle'. Did you mean 'fake-model'?*"])
+        assert server.count() == 0
+
+
+@pytest.mark.parametrize("url", ["localhost:8000/v1", "ftp://host/v1", "http://"])
+def test_base_url_is_validated_before_anything_runs(project: pytest.Pytester, url: str) -> None:
+    result = project.runpytest(*openai_args(url, "c.sqlite", "r"), "--exam-dry-run")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*base_url*"])
+
+
+def test_server_dying_mid_run_stops_grading_and_keeps_the_grades_it_gave(
+    project: pytest.Pytester, reference: Path
+) -> None:
+    """The server answers 12 requests, then nothing listens: after max_consecutive_failures connection
+    failures in a row grading stops with one error, within seconds (not every pair retried to exhaustion),
+    and the next session with a live server asks only for the missing pairs."""
     dying = DyingServer(lives=12)
     dying.start()
+    started = time.perf_counter()
     try:
-        result = project.runpytest(*openai_args(dying.base_url, "shared.sqlite", "r1", "max_retries=2"))
+        result = project.runpytest(*openai_args(dying.base_url, "shared.sqlite", "r1", "max_retries=2",
+                                                "max_consecutive_failures=3"))
     finally:
         dying.stop()
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert time.perf_counter() - started < 20
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     text = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in text and "INTERNALERROR" not in text
-    result.stdout.fnmatch_lines(["*connection error*retries exhausted*"])
+    result.stderr.fnmatch_lines(["ERROR: grading stopped: * connection failures in a row to openai chat call (model "
+                                 f"'fake-model' at {dying.base_url})*is the server up?; * grades made before the "
+                                 "stop are kept in the cache, * pairs were not graded*"])
     obtained = dying.answered
     assert 12 <= obtained < PAIRS
     assert cached_grades(project.path / "shared.sqlite") == obtained  # every grade it gave is kept
+    assert not (project.path / "r1" / "exam-report.json").exists()  # no report from a stopped exam
 
     with FakeOpenAIServer(responder) as live:  # another address: the cache key ignores base_url
         result = project.runpytest(*openai_args(live.base_url, "shared.sqlite", "r2", "max_retries=2"))

@@ -15,7 +15,7 @@ from exam_harness import __version__
 from exam_harness.errors import ExamError
 
 COMMANDS: tuple[str, ...] = (
-    "exam", "graders", "leaderboard", "schema", "generate", "evaluate", "analyze", "import_grades",
+    "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
 )
 
 

@@ -11,13 +11,16 @@ writes ``--json``. Grading and scoring options come from the one schema (``exam_
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from exam_harness.cli.grades import add_input_arguments, obtain_grades, report_failures, show_progress
+from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, report_failures, show_progress
 from exam_harness.errors import ConfigError
+from exam_harness.grading import GradingOutcome
+from exam_harness.inputs import ExamView
 from exam_harness.options import GRADING, RECORDED, SCORING, add_cli_options, options_from_cli
 
 GROUPS = (GRADING, SCORING, RECORDED)
@@ -43,6 +46,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         sub.add_argument("--json", type=Path, metavar="OUT", help="Write the analysis as JSON.")
         sub.add_argument("--limit", type=int, default=20, help="Rows shown per table; 0 for all (default: 20).")
         sub.add_argument("--query", help="Only this query (default: all).")
+        sub.add_argument("--reveal", action="store_true",
+                         help="Show the text of secret banks' test points and the answers graded on them "
+                              "(for the bank's owner; default: ids only).")
         sub.set_defaults(func=run)
         return sub
 
@@ -102,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_cli(args, GROUPS)
     graded = obtain_grades(args, options)
     view, outcome, plan = graded.view, graded.outcome, graded.plan
-    console = Console(highlight=False)
+    if graded.inputs.redacted and not args.reveal:
+        view, outcome = _without_secrets(graded)
+    console = Console(highlight=False, markup=False)  # names in the output are data, not markup
     payload: Any
     if args.analysis == "verify":
         reports = analyses.verify_grading(view, outcome, query=args.query, test_point=args.test_point,
@@ -141,7 +149,18 @@ def run(args: argparse.Namespace) -> int:
             console.print(t)
         payload = result_a.model_dump(mode="json")
     _write_json(args.json, payload)
-    return report_failures("analyze", outcome)
+    return report_failures("analyze", outcome, graded.inputs.redact)
+
+
+def _without_secrets(graded: Graded) -> tuple[ExamView, GradingOutcome]:
+    """The view and outcome of a secret exam as analyses may quote them: secret test points' texts,
+    gold answers and the answers graded on them left out (the ids stay, so the bank owner can look up)."""
+    secret = {tp.id for banks in graded.inputs.banks.values() for b in banks for tp in b.test_points
+              if b.secret or graded.inputs.redact_all}
+    print(f"exam-harness analyze: {len(secret):,} test points of secret banks are shown by id only "
+          "(--reveal shows their text, for the bank's owner)", file=sys.stderr)
+    answers = {pair: None if pair[1] in secret else answer for pair, answer in graded.outcome.answers.items()}
+    return graded.view.without_secrets(secret.__contains__), dataclasses.replace(graded.outcome, answers=answers)
 
 
 def run_edit_impact(args: argparse.Namespace) -> int:
@@ -175,7 +194,7 @@ def run_edit_impact(args: argparse.Namespace) -> int:
     finally:
         grader.close()
         cache.close()
-    console = Console(highlight=False)
+    console = Console(highlight=False, markup=False)  # names in the output are data, not markup
     for t in tables.edit_impact_tables(impact, limit=limit):
         console.print(t)
     console.print(tables.grading_line(impact.old_grading, "old bank"), soft_wrap=True)

@@ -21,6 +21,7 @@ from exam_harness.options import (
     add_cli_options,
     options_from_cli,
 )
+from exam_harness.preflight import check_writable
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
 
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.report.evaluation_tables import print_evaluation
 
     options = options_from_cli(args, GROUPS)
+    check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
+                    ("--export-workbench", args.export_workbench, False)])
     official = load_leaderboard(options.official) if options.official else None
     graded = obtain_grades(args, options)
     plan = graded.plan
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if options.official:
         result.settings["official"] = str(args.official)
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, markup=False)  # names in the output are data, not markup
     print_evaluation(result, console, brief=args.brief, label=plan.labels[0])
     written: list[Path] = []
     if args.json:
@@ -86,4 +89,4 @@ def run(args: argparse.Namespace) -> int:
         written.append(args.export_workbench)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
-    return report_failures("evaluate", graded.outcome)
+    return report_failures("evaluate", graded.outcome, graded.inputs.redact)

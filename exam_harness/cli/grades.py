@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from exam_harness.inputs import ExamInputs, ExamView
 from exam_harness.models import GraderSpec, QueryBank
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan, make_plan
+from exam_harness.preflight import check_overlap, check_run_name
 from exam_harness.progress import GradingProgress
 
 
@@ -58,6 +60,10 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
     registries = cli_registries()
     inputs, banks = load_inputs(args, options, registries)
     data = inputs.data
+    if options.baseline is not None:
+        check_run_name(options.baseline, data.runs, "--baseline")
+    if banks:
+        check_overlap(banks, data)
     if options.grader == "recorded" and data.recorded:
         if options.grader_options or options.model:
             raise ConfigError("--grader-option and --model need --grader NAME (without it the recorded grades "
@@ -84,11 +90,12 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
     return Graded(inputs, view, outcome, spec, plan)
 
 
-def report_failures(command: str, outcome: GradingOutcome) -> int:
-    """Exit code 1 with a note when pairs have no grade (they count as uncovered), else 0."""
+def report_failures(command: str, outcome: GradingOutcome, redact: Callable[[str], str] = str) -> int:
+    """Exit code 1 with a note when pairs have no grade (they count as uncovered), else 0. ``redact``
+    hides secret bank text a grader's error message may echo."""
     if not outcome.failures:
         return 0
-    examples = "; ".join(f"{p} on {t}: {m}" for (p, t), m in list(outcome.failures.items())[:3])
+    examples = "; ".join(f"{p} on {t}: {redact(m)}" for (p, t), m in list(outcome.failures.items())[:3])
     print(f"exam-harness {command}: {len(outcome.failures):,} pool pairs have no grade and count as uncovered "
           f"(e.g. {examples})", file=sys.stderr)
     return 1

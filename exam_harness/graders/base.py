@@ -123,5 +123,14 @@ class Grader(abc.ABC):
         """Whether grades are worth caching (replaying recorded grades is not)."""
         return True
 
+    def probe(self) -> None:  # noqa: B027  (optional hook: only graders behind a server need it)
+        """Check, before the first pair is graded, that grading can work at all (e.g. a server is
+        reachable and serves the model); raise ConfigError naming what is wrong. Called only when some
+        pair misses the cache."""
+
+    def stop_reason(self) -> str | None:
+        """Why the grading pass must stop after the current batch (e.g. the server went away), or None."""
+        return None
+
     def close(self) -> None:  # noqa: B027  (optional hook: most graders hold nothing to release)
         """Release models, clients or threads. Called once at the end of the grading pass."""

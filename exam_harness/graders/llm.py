@@ -55,7 +55,7 @@ from exam_harness.llm.backend import Generation, PromptParts, TextBackend
 from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
 from exam_harness.models import Grade, GraderSpec, TestPoint
 from exam_harness.options import choice, integer, optional, text
-from exam_harness.parsing import parse_self_rating, parse_yes_no, single_digit_grade
+from exam_harness.parsing import is_malformed_rating, parse_self_rating, parse_yes_no, single_digit_grade
 
 VERSION = "1"
 
@@ -349,6 +349,11 @@ class LLMGrader(Grader):
                     and len(grade_probabilities) == self.mode.max_grade + 1:
                 probabilities = tuple(grade_probabilities)
             answer: str | None = None
+            if output in ("self_rating", "thomas") and is_malformed_rating(text, self.mode.max_grade):
+                # Empty or off the scale: no grade (a backend that can ask again already did).
+                out.append(GradeFailure(f"malformed response {text.strip()[:80]!r}: not a grade on "
+                                        f"0..{self.mode.max_grade}"))
+                continue
             if output == "self_rating":
                 grade = parse_self_rating(text, self.mode.max_grade)
             elif output == "thomas":
@@ -418,6 +423,17 @@ class LLMGrader(Grader):
                 continue
             details = dict(grade.details, verifications=checks)
             out[index] = grade.model_copy(update={"grade": 1 if correct else 0, "details": details})
+
+    def probe(self) -> None:
+        """Ask the backend whether it can answer at all (a server reachable, the model served)."""
+        probe = getattr(self.backend, "probe", None)
+        if callable(probe):
+            probe()
+
+    def stop_reason(self) -> str | None:
+        """Why grading must stop (the backend's server stopped answering), or None."""
+        stopped = getattr(self.backend, "stopped", None)
+        return stopped if isinstance(stopped, str) else None
 
     def close(self) -> None:
         self.backend.close()

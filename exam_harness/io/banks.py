@@ -33,23 +33,61 @@ def is_bank_file(path: Path, formats: Registry[BankFormat] | None = None) -> boo
 
 
 def iter_bank_files(paths: Iterable[Path], formats: Registry[BankFormat] | None = None) -> list[Path]:
-    """The bank files named by ``paths``: files as given, folders searched recursively (sorted,
-    skipping hidden files and folders). A named file that is not a bank is an InputError."""
+    """The bank files named by ``paths``: files as given, folders searched recursively (sorted, hidden
+    files and folders skipped) by :func:`walk_bank_folder`. A named file that is not a bank is an InputError."""
     formats = formats or builtin_bank_formats()
-    found: list[Path] = []
+    found: dict[Path, Path] = {}  # resolved -> as found: a file reached twice is one bank file
     for path in map(Path, paths):
         if path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                rel = candidate.relative_to(path)
-                if any(part.startswith(".") for part in rel.parts):
-                    continue
-                if is_bank_file(candidate, formats):
-                    found.append(candidate)
+            for candidate in walk_bank_folder(path, formats):
+                found.setdefault(candidate.resolve(), candidate)
         elif path.is_file():
             if not is_bank_file(path, formats):
                 raise InputError("not a bank file name", path=path, field="file name", value=path.name,
                                  expected=BANK_FORMS)
-            found.append(path)
+            found.setdefault(path.resolve(), path)
+        elif path.is_symlink():
+            raise _dangling(path)
         else:
             raise InputError("bank path not found", path=path, expected="an existing bank file or folder")
+    return list(found.values())
+
+
+def walk_bank_folder(root: Path, formats: Registry[BankFormat] | None = None) -> list[Path]:
+    """Bank files under ``root`` by the paths found (symlinks followed), sorted.
+
+    A symlinked folder that leads to a folder on its own way down from ``/`` (``banks/up -> ..``) is a loop
+    and is not entered (pytest's collection applies the same rule);
+    a file reached through two paths is listed under the first; a symlink whose target is missing is an
+    InputError (a bank that silently drops out of an exam would make the exam pass without it).
+    """
+    formats = formats or builtin_bank_formats()
+    found: list[Path] = []
+    seen_files: set[Path] = set()
+
+    # depth-first in sorted order, with an explicit stack: a deep folder tree cannot exhaust the recursion limit
+    top = Path(root).resolve()
+    stack: list[tuple[Path, frozenset[Path]]] = [(Path(root), frozenset({top, *top.parents}))]
+    while stack:
+        entry, ancestors = stack.pop()
+        if entry.is_dir() and entry.resolve() in ancestors and entry != Path(root):
+            continue  # a loop back up the tree: its banks are found on the way down already
+        if entry.is_dir():
+            children = [c for c in sorted(entry.iterdir()) if not is_hidden(c)]
+            inner = ancestors | {entry.resolve()}
+            stack.extend((child, inner) for child in reversed(children))
+        elif entry.is_symlink() and not entry.exists():
+            if claiming(formats, entry) is not None or not entry.suffix:
+                raise _dangling(entry)
+        elif entry.is_file() and claiming(formats, entry) is not None:
+            real = entry.resolve()
+            if real not in seen_files:
+                seen_files.add(real)
+                found.append(entry)
     return found
+
+
+def _dangling(path: Path) -> InputError:
+    return InputError("the symlink's target does not exist, so this bank would silently drop out of the exam",
+                      path=path, field="symlink", value=str(path.readlink()),
+                      expected="a link to an existing bank file or folder (or remove the link)")

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import difflib
 import json
 import math
 import os
@@ -51,13 +52,16 @@ from exam_harness.graders.base import GradeFailure, GraderOption, read_grader_op
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.llm.retry import (
     AsyncRetrier,
+    Breaker,
     RetryCounter,
     RetryDecision,
     RetryExhausted,
     RetryPolicy,
+    ServerUnreachable,
     parse_retry_after,
 )
 from exam_harness.options import boolean, choice, integer, number, optional, text
+from exam_harness.parsing import is_malformed_rating
 
 Endpoint = Literal["chat", "completions"]
 
@@ -136,6 +140,7 @@ class OpenAIBackend:
         backoff_max: float = 30.0,
         retry_after_max: float = 120.0,
         revision: str | None = None,
+        max_consecutive_failures: int = 5,
     ) -> None:
         if not model or not model.strip():
             raise ConfigError("the openai backend needs a model name (option model=NAME)")
@@ -166,6 +171,13 @@ class OpenAIBackend:
         self.model_id = model
         self.revision = revision
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if self.base_url is not None and base_url is None:
+            try:
+                self.base_url = http_url(self.base_url)
+            except ValueError as exc:
+                raise ConfigError(f"OPENAI_BASE_URL={self.base_url!r} {exc}") from None
+        self.max_consecutive_failures = max_consecutive_failures
+        self.stopped: str | None = None  # why grading stopped (a dead server), once it has
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if self.base_url is None:
@@ -237,6 +249,38 @@ class OpenAIBackend:
 
     def close(self) -> None:
         """Nothing to release: each :meth:`generate` opens and closes its own client."""
+
+    def probe(self) -> None:
+        """One call before grading: the server answers and serves the model (listed by ``/models``).
+
+        A server that cannot list models (404, 405, 501) is taken at its word; one that cannot be
+        reached, refuses the key or does not serve the model is a ConfigError naming the URL.
+        """
+        openai = _import_openai()
+        where = self.base_url or "https://api.openai.com/v1"
+        client = openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=min(self.timeout, 30.0),
+                               max_retries=1)
+        try:
+            served = [m.id for m in client.models.list()]
+        except openai.APIConnectionError as exc:
+            cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+            raise ConfigError(f"the OpenAI-compatible server at {where} cannot be reached{cause}; check base_url "
+                              "and that the server is up (nothing was graded)") from None
+        except openai.AuthenticationError:
+            raise ConfigError(f"the server at {where} refused the API key (HTTP 401); set OPENAI_API_KEY or the "
+                              "api_key option") from None
+        except openai.APIStatusError as exc:
+            if exc.status_code in (404, 405, 501):
+                return
+            raise ConfigError(f"the server at {where} answered HTTP {exc.status_code} to a list of its models: "
+                              f"{_status_message(exc)}") from None
+        finally:
+            client.close()
+        if served and self.model_id not in served:
+            close = difflib.get_close_matches(self.model_id, served, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"the server at {where} does not serve model {self.model_id!r}.{hint} "
+                              f"It serves: {', '.join(served[:10])}")
 
     # -- planning ------------------------------------------------------------------------------
     def estimate(self, prompts: Sequence[PromptParts | str], *, max_new_tokens: int = 1) -> tuple[int, int]:
@@ -327,7 +371,8 @@ class OpenAIBackend:
             if isinstance(item, _Request):
                 unique.setdefault(item.messages, item)
         counter = RetryCounter()
-        retrier: AsyncRetrier[Generation] = AsyncRetrier(self.policy, _classify, counter)
+        breaker = Breaker(self.max_consecutive_failures, self._where())
+        retrier: AsyncRetrier[Generation] = AsyncRetrier(self.policy, breaker.watch(_classify), counter)
         semaphore = asyncio.Semaphore(self.concurrency)
         answers: dict[tuple[tuple[str, str], ...], GenerationResult] = {}
 
@@ -338,12 +383,18 @@ class OpenAIBackend:
             async def one(request: _Request) -> None:
                 payload = self._payload(request, max_tokens, want_logprobs)
                 async with semaphore:
+                    if self.stopped:
+                        answers[request.messages] = GradeFailure(f"not sent: {self.stopped}")
+                        return
                     try:
                         answers[request.messages] = await retrier.run(
-                            lambda: self._call(client, payload, request, rating_scale if want_logprobs else None)
+                            lambda: breaker.passed(self._call(client, payload, request, rating_scale, want_logprobs))
                         )
                     except RetryExhausted as exc:
                         answers[request.messages] = GradeFailure(f"{self._where()} failed: {exc}")
+                    except ServerUnreachable as exc:
+                        self.stopped = str(exc)
+                        answers[request.messages] = GradeFailure(str(exc))
 
             try:
                 await asyncio.gather(*(one(r) for r in unique.values()))
@@ -360,14 +411,17 @@ class OpenAIBackend:
         return f"openai {self.endpoint} call (model {self.model_id!r} at {self.base_url or 'api.openai.com'})"
 
     async def _call(
-        self, client: Any, payload: dict[str, Any], request: _Request, rating_scale: int | None
+        self, client: Any, payload: dict[str, Any], request: _Request, rating_scale: int | None, logprobs: bool
     ) -> Generation:
         # Raw responses: we parse the body ourselves so that a non-JSON or truncated body is a
         # retryable MalformedResponse rather than a string or a half-built model object.
         resource = client.chat.completions if self.endpoint == "chat" else client.completions
         raw = await resource.with_raw_response.create(**payload)
         body = _decode_body(raw.text)
-        text, probabilities = _extract(body, self.endpoint, rating_scale)
+        text, probabilities = _extract(body, self.endpoint, rating_scale if logprobs else None)
+        if rating_scale is not None and is_malformed_rating(text, rating_scale):
+            # An empty answer or a number off the scale is not a grade: ask again, then report it.
+            raise MalformedResponse(f"the answer {_snippet(text)} is not a grade on 0..{rating_scale}")
         reported = body.get("usage")
         usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
         prompt_tokens = usage.get("prompt_tokens")
@@ -509,12 +563,23 @@ def _import_openai() -> Any:
     return openai
 
 
+def http_url(raw: str) -> str:
+    """An http(s) URL with a host: anything else would fail pair by pair, so it fails here."""
+    from urllib.parse import urlsplit
+
+    value = raw.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http:// or https:// URL with a host, e.g. http://localhost:8000/v1")
+    return value
+
+
 # -- options ---------------------------------------------------------------------------------------
 OPENAI_OPTIONS: tuple[GraderOption, ...] = (
     GraderOption("model", None, "the served model's name (default: --exam-model; this option wins over it)",
                  optional(text)),
     GraderOption("base_url", None, "server URL such as http://localhost:8000/v1 (default: OPENAI_BASE_URL, else "
-                 "api.openai.com)"),
+                 "api.openai.com)", optional(http_url)),
     GraderOption("api_key", None, "API key (default: OPENAI_API_KEY; none needed for a local server)"),
     GraderOption("endpoint", "chat", "chat or completions (default: chat)", choice("chat", "completions")),
     GraderOption("temperature", 0.0, "sampling temperature in 0..2 (default: 0)", number(0, 2)),
@@ -536,6 +601,9 @@ OPENAI_OPTIONS: tuple[GraderOption, ...] = (
                  f"{CHARS_PER_TOKEN:g})", number(0, open_low=True)),
     GraderOption("concurrency", 8, "requests in flight at once (default: 8)", integer(1)),
     GraderOption("max_retries", 5, "retries of a failed request (default: 5)", integer(0)),
+    GraderOption("max_consecutive_failures", 5, "connection failures in a row (no answer in between) after which "
+                 "grading stops with one error instead of retrying every pair; 0 never stops (default: 5)",
+                 integer(0)),
     GraderOption("timeout", 60.0, "seconds to wait for one answer (default: 60)", number(0, open_low=True)),
     GraderOption("backoff_base", 0.5, "seconds of the first retry's backoff ceiling, doubled per retry "
                  "(default: 0.5)", number(0)),

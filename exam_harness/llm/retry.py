@@ -124,3 +124,41 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if seconds != seconds:  # NaN
         return None
     return max(0.0, seconds)
+
+
+class ServerUnreachable(Exception):
+    """Too many connection failures in a row: the server is down, so no more requests are sent."""
+
+
+@dataclass
+class Breaker:
+    """Counts connection failures with no answer in between, over every request of a batch; at ``limit``
+    it raises :class:`ServerUnreachable` instead of letting each pending request retry to exhaustion."""
+
+    limit: int  # 0: never
+    where: str
+    failures: int = 0
+
+    def watch(
+        self, classify: Callable[[BaseException], RetryDecision | None]
+    ) -> Callable[[BaseException], RetryDecision | None]:
+        def classify_and_count(exc: BaseException) -> RetryDecision | None:
+            decision = classify(exc)
+            if decision is not None and decision.description.startswith(CONNECTION_FAILURES):
+                self.failures += 1
+                if self.limit and self.failures >= self.limit:
+                    raise ServerUnreachable(
+                        f"{self.failures} connection failures in a row to {self.where} "
+                        f"(last: {decision.description}); is the server up?"
+                    ) from exc
+            return decision
+
+        return classify_and_count
+
+    async def passed(self, call: Awaitable[T]) -> T:
+        result = await call
+        self.failures = 0
+        return result
+
+
+CONNECTION_FAILURES = ("connection error", "request timed out")

@@ -72,6 +72,15 @@ class Measure(abc.ABC):
         if tau is not None and (isinstance(tau, bool) or not isinstance(tau, int) or tau < 1):
             raise ValueError(f"tau={tau!r} must be an integer >= 1 (tau 0 would count ungraded pairs as covered)")
 
+    def pool_read(self) -> str | None:
+        """The pool policy whose passages this measure's values depend on beyond each run's top-k, or
+        None (a failed pair there makes the value incomplete; see ScoringContext.rests_on_failures)."""
+        return None
+
+    def depth(self) -> int:
+        """The cut-off of the runs this measure reads."""
+        return int(getattr(self, "k", 0) or 0)
+
     @abc.abstractmethod
     def compute(self, ctx: ScoringContext) -> PerQuery:
         """Per run, the value on every query this measure scores (queries it leaves out are absent)."""

@@ -14,7 +14,7 @@ Pools (the ``pool`` parameter of n-EXAM, alpha-nDCG and the trec measures):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from exam_harness.errors import InputError
@@ -42,6 +42,9 @@ class ScoringInput:
     judged: Mapping[str, Sequence[str]] = field(default_factory=dict)  # query -> judged / recorded passages
     responses: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # run -> query -> generated text
     passage_text: Callable[[str], str | None] = lambda _pid: None
+    # pairs that could not be graded: they count as uncovered, and every value resting on one is
+    # marked incomplete; a passage with one gets no qrels label
+    failed: Collection[tuple[str, str]] = frozenset()
 
     @property
     def runs(self) -> list[str]:
@@ -54,6 +57,11 @@ class ScoringContext:
     def __init__(self, exam: ScoringInput) -> None:
         self.exam = exam
         self._banks = {q: list(dict.fromkeys(tps)) for q, tps in exam.test_points.items()}  # an id counts once
+        query_of = {t: q for q, tps in self._banks.items() for t in tps}
+        self._failed: dict[str, set[str]] = {}  # query -> passages with a pair that could not be graded
+        for pid, tid in exam.failed:
+            if tid in query_of:
+                self._failed.setdefault(query_of[tid], set()).add(pid)
         self._top: dict[int, dict[str, dict[str, list[str]]]] = {}
         self._coverage: dict[tuple[int, str], dict[str, frozenset[str]]] = {}
         self._pools: dict[tuple[str, int], dict[str, list[str]]] = {}
@@ -94,6 +102,19 @@ class ScoringContext:
         top = self.top_k(k)[run][query]
         return covered_by(self.coverage(query, min_grade, top), top)
 
+    def failed_passages(self, query: str) -> set[str]:
+        """Passages of ``query`` with a pair that could not be graded."""
+        return self._failed.get(query, set())
+
+    def rests_on_failures(self, run: str, query: str, k: int, pool: str | None) -> bool:
+        """Whether a run's value on a query rests on a failed pair: in its top-k, or in the pool when the
+        measure reads the pool (n-EXAM's normaliser, the qrels' recall base, alpha-nDCG's ideal)."""
+        failed = self._failed.get(query)
+        if not failed:
+            return False
+        passages = self.pool(pool, k)[query] if pool is not None else self.top_k(k)[run][query]
+        return any(p in failed for p in passages)
+
     def pool(self, pool: str, k: int) -> dict[str, list[str]]:
         """query -> the pool's passage ids (judged ones first, then each run's top-k in run order)."""
         check_pool(pool)
@@ -133,10 +154,12 @@ class ScoringContext:
         if key not in self._qrels:
             grades = self.exam.grades
             qrels: Qrels = {}
-            for q, pids in self.pool(pool, k).items():
+            for q, pooled in self.pool(pool, k).items():
                 bank = self.bank(q)
                 if not bank:
                     continue
+                failed = self._failed.get(q, set())
+                pids = [p for p in pooled if p not in failed]  # no label rests on a grade that failed
                 if variant == "max-grade":
                     qrels[q] = {p: label_of([grades.get((p, t), 0) for t in bank], variant, min_grade, m) for p in pids}
                 else:  # count and at-least-m read the coverage every other measure shares

@@ -70,6 +70,9 @@ class NExam(Measure):
     def title(self) -> str:
         return f"n-EXAM@{self.k}"
 
+    def pool_read(self) -> str | None:
+        return str(bound(self, "pool"))
+
     def compute(self, ctx: ScoringContext) -> PerQuery:
         k, tau = bound(self, "k"), bound(self, "min_grade")
         overall = ctx.overall(tau, bound(self, "pool"), k)
@@ -136,6 +139,9 @@ class AlphaNDCG(Measure):
     @property
     def title(self) -> str:
         return f"α-nDCG@{self.k}"
+
+    def pool_read(self) -> str | None:
+        return str(bound(self, "pool"))
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
         k, tau, alpha = bound(self, "k"), bound(self, "min_grade"), bound(self, "alpha")

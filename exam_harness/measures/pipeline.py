@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from exam_harness.measures.base import Measure
+from exam_harness.measures.base import Measure, PerQuery
 from exam_harness.measures.context import ScoringContext, ScoringInput
 from exam_harness.measures.result import ExamResult, MeasureResult
 from exam_harness.measures.trec import TrecMeasure
+
+
+def _incomplete(ctx: ScoringContext, measure: Measure, per_query: PerQuery) -> dict[str, tuple[str, ...]]:
+    if not ctx.exam.failed:
+        return {}
+    pool, k = measure.pool_read(), measure.depth()
+    found = {run: tuple(q for q in values if ctx.rests_on_failures(run, q, k, pool))
+             for run, values in per_query.items()}
+    return {run: queries for run, queries in found.items() if queries}
 
 
 def score(exam: ScoringInput | ScoringContext, measures: Sequence[Measure]) -> ExamResult:
@@ -25,6 +34,6 @@ def score(exam: ScoringInput | ScoringContext, measures: Sequence[Measure]) -> E
             continue
         per_query = measure.compute(ctx)
         scores = {run: measure.aggregate(per_query.get(run, {})) for run in ctx.runs}
-        results[str(measure)] = MeasureResult(measure, per_query, scores)
+        results[str(measure)] = MeasureResult(measure, per_query, scores, _incomplete(ctx, measure, per_query))
     return ExamResult(runs=list(ctx.runs), queries=list(ctx.queries), test_points=ctx.exam.test_points,
                       results=results)

@@ -19,6 +19,8 @@ class MeasureResult:
     measure: Measure
     per_query: Mapping[str, Mapping[str, float]]  # run -> query -> value (exam query order)
     scores: Mapping[str, Score]  # run -> mean and standard error
+    # run -> queries whose value rests on a pair that could not be graded (a lower bound, not a score)
+    incomplete: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def means(self) -> dict[str, float]:

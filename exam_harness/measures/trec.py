@@ -208,6 +208,11 @@ class TrecMeasure(Measure):
         except InputError as exc:
             raise ConfigError(f"measure {text!r}: {exc}") from None
 
+    def pool_read(self) -> str | None:
+        from exam_harness.measures.exam import bound
+
+        return str(bound(self, "pool"))
+
     def compute(self, ctx: ScoringContext) -> PerQuery:
         values = ctx.trec(*self._qrels_args(), self.name)
         return {run: {q: values.get(run, {}).get(q, {}).get(self.name, 0.0) for q in ctx.queries} for run in ctx.runs}

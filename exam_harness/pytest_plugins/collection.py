@@ -8,8 +8,8 @@ before the first case runs, and a case reads its verdict from the graded exam.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,8 +17,9 @@ import pytest
 from exam_harness.errors import ConfigError, ExamError, InputError
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
-from exam_harness.models import QueryBank, TestPoint
+from exam_harness.models import QueryBank, TestPoint, test_point_id
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, setup_of
+from exam_harness.verdicts import Verdict, describe, verdict
 
 
 class ExamMissed(Exception):
@@ -51,44 +52,47 @@ class BankFile(pytest.File):
                 exc = exc.relative_to(self.config.invocation_params.dir)
             setup.input_errors.append(str(exc))
             return
+        except Exception as exc:
+            if not inputs.redacted:
+                raise  # a bug: the traceback helps, and no bank is secret
+            setup.input_errors.append(withheld(exc, inputs.redact, f"collecting {self.path.name}"))
+            return
         for bank in banks:
-            yield QueryNode.from_parent(self, name=bank.key, bank=bank, runs=runs)
+            yield QueryNode.from_parent(self, name=bank.key, bank=bank, runs=runs,
+                                        secret=bank.secret or inputs.redact_all)
 
 
 class QueryNode(pytest.Collector):
-    def __init__(self, *, bank: QueryBank, runs: list[str], **kwargs: object) -> None:
+    def __init__(self, *, bank: QueryBank, runs: list[str], secret: bool, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.bank = bank
         self.runs = runs
+        self.secret = secret
 
     def collect(self) -> Iterator[pytest.Item]:
         for test_point in self.bank.test_points:
             for run in self.runs:
-                name = f"{test_point.id}[{run}]"
+                name = f"{point_label(test_point, self.secret)}[{run}]"
                 # The id given as a string is parsed the way pytest parses ids it reads back (--lf, -k
                 # node ids): the run is the parameter, as for a parametrized test.
                 yield ExamCase.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", bank=self.bank,
                                            test_point=test_point, run=run)
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """How one run did on one test point: its best grade in the top-k against tau."""
+def point_label(test_point: TestPoint, secret: bool) -> str:
+    """How a test point reads in node ids: an id written in the bank as it is; a generated id
+    (``query/md5(text)``) as ``query/a-slug-of-its-text-3f2a9c``, so ``-v`` output and ``-k`` speak
+    the question's words. Secret banks show generated ids only."""
+    prefix, _, digest = test_point.id.rpartition("/")
+    if secret or test_point.id != test_point_id(test_point.query_id, test_point.text, test_point.facet_id):
+        return test_point.id
+    return f"{prefix}/{slug(test_point.text)}-{digest[:6]}"
 
-    answered: bool
-    best_grade: int | None
-    best_passage: str | None
-    min_grade: int
-    k: int
-    retrieved: int
 
-    def describe(self) -> str:
-        if self.retrieved == 0:
-            return "missed: the run returned no passage for this query"
-        return (
-            f"missed: best grade {self.best_grade} (passage {self.best_passage}) < min grade {self.min_grade} "
-            f"in the run's top {self.k}"
-        )
+def slug(text: str, limit: int = 48) -> str:
+    words = "".join(ch.lower() if ch.isalnum() else " " for ch in text).split()
+    joined = "-".join(words)
+    return joined[:limit].rstrip("-") or "test-point"
 
 
 class ExamCase(pytest.Item):
@@ -103,6 +107,7 @@ class ExamCase(pytest.Item):
         self.user_properties.append(("exam_test_point", test_point.id))
         if test_point.required:
             self.add_marker("exam_required")
+        self._verdict: Verdict | None = None
 
     def _graded(self) -> GradedExam:
         graded = self.config.stash.get(GRADED_KEY, None)
@@ -110,59 +115,72 @@ class ExamCase(pytest.Item):
             raise ConfigError("exam cases ran before the grading pass; is another plugin reordering the session?")
         return graded
 
-    def _top_k(self, graded: GradedExam) -> list[str]:
-        return setup_of(self.config).exam_inputs(self.config).data.runs[self.run].top_k(
-            self.bank.query.id, graded.plan.k)
+    def verdict(self) -> Verdict:
+        if self._verdict is None:
+            graded = self._graded()
+            inputs = setup_of(self.config).exam_inputs(self.config)
+            top = inputs.data.runs[self.run].top_k(self.bank.query.id, graded.plan.k)
+            outcome = graded.grading
+            self._verdict = verdict(self.test_point, top, outcome.grades, outcome.failures, outcome.unsupported,
+                                    min_grade=graded.plan.min_grade, k=graded.plan.k)
+        return self._verdict
+
+    def message(self, result: Verdict) -> str:
+        """The verdict in words; a secret bank's text and the answers graded on it stay out."""
+        inputs = setup_of(self.config).exam_inputs(self.config)
+        secret = self.bank.secret or inputs.redact_all
+        answer = None
+        if result.best_passage is not None and not secret:
+            answer = self._graded().grading.answers.get((result.best_passage, self.test_point.id))
+        text = None if secret else self.test_point.text
+        return inputs.redact(describe(result, text=text, answer=answer))
 
     def setup(self) -> None:
-        graded = self._graded()
-        reason = graded.grading.unsupported.get(self.test_point.id)
-        if reason is not None:
-            pytest.skip(f"grader {graded.plan.grader.name!r} cannot grade this test point: {reason}")
-        failures = graded.grading.failures
-        errors = [f"{pid}: {failures[(pid, self.test_point.id)]}" for pid in self._top_k(graded)
-                  if (pid, self.test_point.id) in failures]
-        if errors:
-            shown = "; ".join(errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
-            message = f"grading failed for {len(errors)} passage(s) of this run: {shown}"
+        result = self.verdict()
+        if result.outcome == "skipped":
+            pytest.skip(self.message(result))
+        if result.outcome == "error":
             # No traceback: formatting one per case would cost minutes when a server is down.
-            pytest.fail(setup_of(self.config).exam_inputs(self.config).redact(message), pytrace=False)
-
-    def verdict(self) -> Verdict:
-        graded = self._graded()
-        top = self._top_k(graded)
-        best_grade: int | None = None
-        best_passage: str | None = None
-        for pid in top:
-            grade = graded.grading.grades.get((pid, self.test_point.id))
-            if grade is not None and (best_grade is None or grade > best_grade):
-                best_grade, best_passage = grade, pid
-        tau = graded.plan.min_grade
-        answered = best_grade is not None and best_grade >= tau
-        return Verdict(answered, best_grade, best_passage, tau, graded.plan.k, len(top))
+            pytest.fail(self.message(result), pytrace=False)
 
     def runtest(self) -> None:
         result = self.verdict()
         self.user_properties.append(("exam_best_grade", result.best_grade))
         self.user_properties.append(("exam_passage", result.best_passage))
         self.user_properties.append(("exam_min_grade", result.min_grade))
-        if not result.answered:
-            self.user_properties.append(("exam_outcome", "required-missed" if self.test_point.required else "missed"))
-            cls = ExamRequiredMissed if self.test_point.required else ExamMissed
-            raise cls(result.describe())
-        self.user_properties.append(("exam_outcome", "answered"))
+        self.user_properties.append(("exam_outcome", result.outcome))
+        if result.outcome == "missed":
+            raise ExamMissed(self.message(result))
+        if result.outcome == "required-missed":
+            raise ExamRequiredMissed(self.message(result))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: object = None) -> str:
         if isinstance(excinfo.value, (ExamMissed, ExamRequiredMissed)):
             return str(excinfo.value)
+        inputs = setup_of(self.config).exam_inputs(self.config)
+        if self.bank.secret or inputs.redact_all:
+            # a traceback (with -l, its locals) would show the secret test point
+            return withheld(excinfo.value, inputs.redact, f"case {self.test_point.id} [{self.run}]")
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return str(self.path), None, f"{self.test_point.kind} {self.test_point.id} [{self.run}]"
 
 
+def withheld(exc: BaseException, redact: Callable[[str], str], where: str) -> str:
+    """An unexpected error of a secret exam in one line: its type and redacted message, no traceback
+    (pytest's traceback, and with ``-l`` its local variables, would print the secret bank)."""
+    return (f"{type(exc).__name__} while {where}: {redact(str(exc))} (traceback withheld: the exam has secret "
+            "banks; reproduce without them, or with copies marked secret: false, to see it)")
+
+
 def _under(path: Path, roots: list[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
+
+
+def _absolute(path: Path) -> Path:
+    """The path found, made absolute without following symlinks."""
+    return Path(os.path.normpath(Path(path).absolute()))
 
 
 class ExamCollector:
@@ -171,17 +189,49 @@ class ExamCollector:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.cases: list[ExamCase] = []
+        self._files: set[Path] = set()  # resolved paths of the bank files collected
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> None:
+        # pytest's own walk passes over a dangling symlink without a word; a bank that drops out of the
+        # exam that way would let it pass without its questions, so the bank folders are checked first.
+        from exam_harness.io.banks import walk_bank_folder
+
+        setup = setup_of(self.config)
+        formats = setup.exam_inputs(self.config).bank_formats
+        try:
+            for root in setup.bank_roots:
+                if root.is_dir():
+                    walk_bank_folder(root, formats)
+        except InputError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        """A folder under a bank folder that is a symlink back up its own path is a loop: walked once."""
+        if not collection_path.is_dir() or not collection_path.is_symlink():
+            return None
+        roots = [_absolute(p) for p in setup_of(config).bank_roots]
+        path = _absolute(collection_path)
+        if not _under(path, roots):
+            return None
+        real = path.resolve()
+        return True if any(real == parent.resolve() for parent in path.parents) else None
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         config = self.config
         setup = setup_of(config)
-        resolved = file_path.resolve()
+        found = _absolute(file_path)
+        resolved = found.resolve()
         named = [Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args]
-        # A bank file is collected when it lies in a configured bank folder or is named on the command line.
-        if not (_under(resolved, [p.resolve() for p in setup.bank_roots]) or resolved in named):
+        # A bank file is collected when the path found lies in a configured bank folder (a symlink there
+        # may point anywhere) or the file is named on the command line.
+        if not (_under(found, [_absolute(p) for p in setup.bank_roots]) or resolved in named):
             return None
         if is_hidden(file_path) or claiming(setup.exam_inputs(config).bank_formats, file_path) is None:
             return None
+        if resolved in self._files:
+            return None  # the same file reached by a second path (a symlink): one bank file, collected once
+        self._files.add(resolved)
         return BankFile.from_parent(parent, path=file_path)
 
     @pytest.hookimpl(trylast=True)
@@ -198,30 +248,38 @@ class ExamCollector:
             raise pytest.UsageError("\n".join(errors))
 
     def collected_banks(self) -> list[QueryBank]:
-        """Banks of the collected (and not deselected) cases, each query's test points in bank order."""
-        wanted: dict[str, set[str]] = {}
+        """Banks of the collected (and not deselected) cases, each query's test points in bank order.
+
+        A query whose test points are spread over several bank files is one bank here: its test points
+        are gathered from each file in collection order (the first file's query text and secrecy lead,
+        and a test point shared by two files counts once).
+        """
+        points: dict[str, dict[str, TestPoint]] = {}
         banks: dict[str, QueryBank] = {}
+        secret: dict[str, bool] = {}
         for case in self.cases:
-            wanted.setdefault(case.bank.key, set()).add(case.test_point.id)
-            banks.setdefault(case.bank.key, case.bank)
-        return [
-            bank.model_copy(update={"test_points": tuple(tp for tp in bank.test_points if tp.id in wanted[key])})
-            for key, bank in banks.items()
-        ]
+            key = case.bank.key
+            banks.setdefault(key, case.bank)
+            secret[key] = secret.get(key, False) or case.bank.secret
+            points.setdefault(key, {}).setdefault(case.test_point.id, case.test_point)
+        return [bank.model_copy(update={"test_points": tuple(points[key].values()), "secret": secret[key]})
+                for key, bank in banks.items()]
 
     def requested_bank_files(self) -> list[Path]:
         """Bank files the command line asks for, found the way the collector finds them (for the xdist
         controller, which grades before the workers collect)."""
         setup = setup_of(self.config)
         formats = setup.exam_inputs(self.config).bank_formats
-        roots = [p.resolve() for p in setup.bank_roots]
+        from exam_harness.io.banks import walk_bank_folder
+
+        roots = [_absolute(p) for p in setup.bank_roots]
         found: dict[Path, None] = {}
         for arg in self.config.args:
-            path = Path(self.config.invocation_params.dir, arg.split("::")[0]).resolve()
+            path = _absolute(Path(self.config.invocation_params.dir, arg.split("::")[0]))
             if path.is_file() and claiming(formats, path) is not None:
-                found[path] = None
+                found[path.resolve()] = None
             elif path.is_dir():
-                for file in sorted(path.rglob("*")):
-                    if file.is_file() and not is_hidden(file) and _under(file, roots) and claiming(formats, file):
+                for file in walk_bank_folder(path, formats):
+                    if _under(_absolute(file), roots):
                         found[file.resolve()] = None
         return list(found)

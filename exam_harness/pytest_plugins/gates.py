@@ -1,16 +1,32 @@
-"""CI gates, registered only when asked for: ``--exam-fail-under`` (every run's EXAM-Cover at least X)
-and ``--exam-baseline`` (no run significantly worse than the baseline run, paired test over queries)."""
+"""CI gates, registered only when asked for: thresholds (``--exam-fail-under``), the baseline run
+(``--exam-baseline``: no run significantly worse, paired test over queries) and regressions against a
+kept report (``--exam-compare`` with ``--exam-compare-fail``). Every comparison is printed, significant
+or not; the FAIL lines name the run, the measure, the values and the limit."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from exam_harness.errors import ExamError
+from exam_harness.gates import (
+    REPORT_MEASURES,
+    Change,
+    GateCheck,
+    Verdicts,
+    compare,
+    regression_failures,
+    threshold_checks,
+    threshold_failures,
+    title,
+)
 from exam_harness.measures.exam import ExamCover
+from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
+from exam_harness.report.schema import ExamReport
 
 
 class ExamGates:
@@ -18,7 +34,18 @@ class ExamGates:
         self.config = config
         self.reporting = reporting
         self.failures: list[str] = []
-        self.comparison: tuple[str, str] | None = None  # the baseline section (title, text)
+        self.sections: list[tuple[str, str]] = []  # (title, text) printed before the FAIL lines
+        self.reference: tuple[str, ExamReport] | None = None
+        self.changes: list[Change] = []
+        self.checks: list[GateCheck] = []
+        self.baseline_failures: list[str] = []
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # The reference is read at start-up: a missing one stops the session before any grading.
+        try:
+            self.reference = load_reference(setup_of(config).options, Path(config.invocation_params.dir))
+        except ExamError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -27,37 +54,58 @@ class ExamGates:
         if built is None or graded is None:
             return
         options = setup_of(self.config).options
-        cover = ExamCover().bind(graded.plan.bindings(graded.plan.min_grade))
+        report = built.report
         try:
             if options.baseline is not None:
                 from exam_harness.analysis.sections import baseline_section
                 from exam_harness.measures.intervals import baseline_gate
 
+                cover = ExamCover().bind(graded.plan.bindings(graded.plan.min_grade))
                 per_query = built.result[cover].per_query
-                self.failures += baseline_gate(per_query, options.baseline, options.alpha, options.significance,
-                                               measure=cover.title, n_resamples=options.resamples)
+                self.baseline_failures = baseline_gate(per_query, options.baseline, options.alpha,
+                                                       options.significance, measure=cover.title,
+                                                       n_resamples=options.resamples)
+                self.failures += self.baseline_failures
                 # Every run's difference is shown, significant or not: silence would read as "no baseline".
-                self.comparison = baseline_section(per_query, options.baseline, alpha=options.alpha,
-                                                   method=options.significance, measure=cover.title,
-                                                   n_resamples=options.resamples)
+                self.sections.append(baseline_section(per_query, options.baseline, alpha=options.alpha,
+                                                      method=options.significance, measure=cover.title,
+                                                      n_resamples=options.resamples))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
-        limit = options.fail_under
-        if limit is not None:
-            for system in built.report.systems:
-                if system.exam_cover < limit:
-                    self.failures.append(
-                        f"FAIL Required {cover.title} of {limit:g} not reached by run {system.run!r}: "
-                        f"{system.exam_cover:.4f}"
-                    )
+        self.checks = threshold_checks(report, options.fail_under)
+        self.failures += threshold_failures(report, options.fail_under)
+        if self.reference is not None:
+            name, reference = self.reference
+            measures = list(dict.fromkeys([*REPORT_MEASURES[:2], *(a.measure for a in options.compare_fail)]))
+            self.changes = compare(reference, report, measures, options.compare_fail)
+            self.sections.append(_comparison_section(self.changes, reference, report, name))
+            self.failures += regression_failures(self.changes, options.compare_fail, report, name, options.alpha)
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def verdicts(self) -> Verdicts:
+        """The gates' decisions for the markdown summary and the HTML report."""
+        options = setup_of(self.config).options
+        return Verdicts(checks=self.checks, changes=self.changes,
+                        reference=self.reference[0] if self.reference else None, alpha=options.alpha,
+                        failures=self.baseline_failures)
+
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if self.comparison is not None:
-            title, text = self.comparison
-            terminalreporter.write_sep("-", title)
+        for heading, text in self.sections:
+            terminalreporter.write_sep("-", heading)
             terminalreporter.write(text)
         for line in self.failures:
             terminalreporter.write_line(line, red=True, bold=True)
+
+
+def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str) -> tuple[str, str]:
+    from exam_harness.report.compare import changes_table
+    from exam_harness.report.tables import render_text
+
+    table = changes_table(changes, new, title_suffix=f"against {name}")
+    note = "" if old.settings.k == new.settings.k and old.settings.min_grade == new.settings.min_grade else (
+        f"note: the reference was scored at k={old.settings.k}, tau={old.settings.min_grade}; this exam at "
+        f"k={new.settings.k}, tau={new.settings.min_grade}\n")
+    measures = ", ".join(dict.fromkeys(title(c.measure, new) for c in changes))
+    return f"exam: {measures or 'scores'} against {name}", render_text(table, 120) + note

@@ -20,8 +20,9 @@ from exam_harness.grading import dry_run_summary, pool_pairs, run_grading_pass
 from exam_harness.inputs import view_from_banks
 from exam_harness.models import QueryBank
 from exam_harness.plan import make_plan
+from exam_harness.preflight import check_gate_runs, check_overlap, check_writable, output_targets
 from exam_harness.progress import GradingProgress
-from exam_harness.pytest_plugins.collection import ExamCollector
+from exam_harness.pytest_plugins.collection import ExamCollector, withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_xdist_controller, setup_of
 
 
@@ -49,6 +50,10 @@ class ExamGrading:
         options = setup.options
         inputs = setup.exam_inputs(config)
         data = inputs.load_runs(list(options.runs))
+        # Everything that needs only the inputs is checked before a grader loads or a pair is graded.
+        check_overlap([b for loaded in inputs.banks.values() for b in loaded] or list(banks), data)
+        check_gate_runs(options, data.runs)
+        check_writable(output_targets(options))
         grader = setup.registries(config).graders.create(
             options.grader,
             GraderConfig(model=options.model, options=options.grader_options, data=data,
@@ -59,6 +64,10 @@ class ExamGrading:
             plan = make_plan(options, grader.spec(), alpha_ndcg=False)
             judged = view_from_banks(data, banks).pooled if plan.pool == "judged" else None
             requests = pool_pairs(banks, data.runs.values(), data.passages, k=plan.k, extra=judged)
+            if not requests:
+                raise ConfigError(
+                    "nothing to grade: no run ranks a passage for the queries of the collected cases "
+                    f"({', '.join(sorted({b.query.id for b in banks})[:6])}); check the run files and -k")
             if options.dry_run:
                 pytest.exit(dry_run_summary(grader, requests, self.cache()), returncode=0)
             with self._progress(options.grader) as progress:
@@ -100,6 +109,11 @@ class ExamGrading:
                 self.grade(self.collector.collected_banks())
             except ExamError as exc:
                 raise pytest.UsageError(str(exc)) from None
+            except Exception as exc:
+                inputs = setup_of(self.config).exam_inputs(self.config)
+                if not inputs.redacted:
+                    raise
+                raise pytest.UsageError(withheld(exc, inputs.redact, "grading")) from None
         return (yield)
 
     def scored_banks(self, seen_test_points: set[str] | None) -> tuple[QueryBank, ...]:

@@ -11,10 +11,11 @@ test-report tools count misses as skipped. ``--lf`` reruns missed cases as well 
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
+from exam_harness.display import visible
 from exam_harness.pytest_plugins.collection import ExamCase, ExamMissed
 from exam_harness.report.schema import Outcomes
 
@@ -30,6 +31,7 @@ class ExamOutcomes:
         self.config = config
         self.tallies: dict[str, Outcomes] = {}
         self.seen_test_points: set[str] = set()
+        self.missed: list[tuple[str, str]] = []  # (node id, message) of missed cases, for -rs / -ra
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -63,6 +65,9 @@ class ExamOutcomes:
             if report.skipped and properties.get("exam_outcome") == MISSED:
                 tally.missed += 1
                 self._remember_for_last_failed(report)
+                longrepr = report.longrepr
+                message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+                self.missed.append((report.nodeid, message))
             elif report.passed:
                 tally.answered += 1
             elif report.failed:
@@ -71,6 +76,16 @@ class ExamOutcomes:
             tally.errors += 1
         elif report.skipped and report.when == "setup":
             tally.skipped += 1
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        """With ``-rs`` (pytest's skip character) or ``-ra``/``-rA``: every missed case and its message,
+        whole (what the run missed, its best passage and grade), before pytest's short summary."""
+        chars = str(getattr(config.option, "reportchars", "") or "")
+        if not self.missed or not set(chars) & set("saA"):
+            return
+        terminalreporter.write_sep("=", f"missed test points ({len(self.missed)})", yellow=True)
+        for nodeid, message in self.missed:
+            terminalreporter.write_line(f"MISSED {visible(nodeid)} - {message}")
 
     def _remember_for_last_failed(self, report: pytest.TestReport) -> None:
         # pytest's --lf forgets skipped cases; a missed case is one to rerun after fixing a system.

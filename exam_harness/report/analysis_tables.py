@@ -10,14 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from exam_harness.analysis.agreement import AgreementResult
+from exam_harness.display import shorten, visible
 from exam_harness.report.tables import fmt, title_of
 
 
 def _short(text: str | None, limit: int = 70) -> str:
-    if text is None:
-        return "–"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A text for a table cell: one line, control characters shown escaped, cut to ``limit``."""
+    return "–" if text is None else visible(shorten(text, limit))
 
 
 def _judged(level: int | None) -> str:

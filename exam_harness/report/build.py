@@ -8,11 +8,13 @@ qrels label variant, per query and aggregated.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from exam_harness import __version__
+from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, view_from_banks
 from exam_harness.measures.base import Score as MeasureScore
@@ -33,7 +35,9 @@ from exam_harness.report.schema import (
     Score,
     Settings,
     SystemScore,
+    TestPointOutcome,
 )
+from exam_harness.verdicts import verdict
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class SessionOutcome:
     banks: Sequence[QueryBank]
     tallies: Mapping[str, Outcomes] = field(default_factory=dict)
     cache_path: str | None = None
+    partial: str | None = None  # why the session covered part of the exam only
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,8 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
     grading = outcome.grading
     view = view_from_banks(inputs.data, outcome.banks, exclude=grading.unsupported)
     tau = plan.min_grade
-    ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True))
+    ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
+                                            failed=grading.failures.keys()))
     bindings = plan.bindings(tau)
     cover, n_exam = ExamCover().bind(bindings), NExam().bind(bindings)
     nugget = NuggetF().bind(bindings) if any(ctx.exam.nuggets.values()) else None
@@ -73,6 +79,7 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
     measures = [cover, n_exam, *([nugget] if nugget else []), *(m for ms in trec.values() for m in ms)]
     result = score(ctx, measures)
 
+    incomplete = {run: set().union(*(set(result[m].incomplete.get(run, ())) for m in measures)) for run in result.runs}
     systems: list[SystemScore] = []
     per_query: list[QueryScore] = []
     for run in result.runs:
@@ -86,6 +93,8 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
             nugget_f=_score(result[nugget].scores[run]) if nugget else None,
             qrels_measures={label: {m.key: _score(result[m].scores[run]) for m in ms} for label, ms in trec.items()},
             outcomes=outcome.tallies.get(run, Outcomes()),
+            incomplete_queries=[q for q in result.queries if q in incomplete[run]],
+            grade_counts=grade_counts(inputs.data.runs[run].top_k, outcome, plan.k),
         ))
         for q in result.queries:
             exam = result[cover].per_query[run][q]
@@ -95,6 +104,7 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
                 covered=round(exam * bank), test_points=bank,
                 nugget_f=result[nugget].per_query[run].get(q) if nugget else None,
                 qrels_measures={label: {m.key: result[m].per_query[run][q] for m in ms} for label, ms in trec.items()},
+                incomplete=q in incomplete[run],
             ))
     qrels = exam_qrels(ctx, plan, [tau])
     report = ExamReport(
@@ -117,8 +127,51 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
         per_query=per_query,
         qrels=[QrelsFile(label=label, file=qrels_file_name(label, tau, plan.qrels_m),
                          relevance_level=relevance_level(label, tau)) for label in plan.labels],
+        partial=outcome.partial,
+        outcomes=test_point_outcomes(inputs, outcome, plan),
     )
     return BuiltReport(report, qrels, result)
+
+
+def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan) -> list[TestPointOutcome]:
+    """Every run's verdict on every test point of the scored banks (texts left out for secret banks)."""
+    grading = outcome.grading
+    found: list[TestPointOutcome] = []
+    for bank in outcome.banks:
+        secret = bank.secret or inputs.redact_all
+        for name in sorted(inputs.data.runs):
+            top = inputs.data.runs[name].top_k(bank.query.id, plan.k)
+            for tp in bank.test_points:
+                result = verdict(tp, top, grading.grades, grading.failures, grading.unsupported,
+                                 min_grade=plan.min_grade, k=plan.k)
+                answer = None
+                if result.best_passage is not None and not secret:
+                    answer = grading.answers.get((result.best_passage, tp.id))
+                found.append(TestPointOutcome(
+                    run=name, query_id=bank.query.id, test_point_id=tp.id, kind=tp.kind, required=tp.required,
+                    text=None if secret else tp.text, outcome=result.outcome, best_grade=result.best_grade,
+                    best_passage=result.best_passage, answer=shorten(answer, 500) if answer is not None else None,
+                ))
+    return found
+
+
+def grade_counts(top_k: Callable[[str, int], Sequence[str]], outcome: SessionOutcome, k: int) -> dict[str, int]:
+    """How often each grade occurs over a run's top-k passages and the scored test points of their
+    queries (``"failed"``: pairs that could not be graded; test points the grader cannot grade are left out)."""
+    grading = outcome.grading
+    counts: Counter[str] = Counter()
+    for bank in outcome.banks:
+        top = top_k(bank.query.id, k)
+        for tp in bank.test_points:
+            if tp.id in grading.unsupported:
+                continue
+            for pid in top:
+                grade = grading.grades.get((pid, tp.id))
+                if grade is not None:
+                    counts[str(grade)] += 1
+                elif (pid, tp.id) in grading.failures:
+                    counts["failed"] += 1
+    return dict(sorted(counts.items()))
 
 
 def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -> dict[str, Qrels]:

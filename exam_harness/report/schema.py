@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from exam_harness.models import GraderSpec
 
 SCHEMA_VERSION = "2.0"
-# 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels)
+# 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
+#      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes
 
 
 class _Model(BaseModel):
@@ -44,6 +45,10 @@ class SystemScore(_Model):
     # label variant -> measure -> score
     qrels_measures: dict[str, dict[str, Score]] = Field(default_factory=dict)
     outcomes: Outcomes = Field(default_factory=Outcomes)
+    # queries where a score rests on a pair that could not be graded: those scores are lower bounds
+    incomplete_queries: list[str] = Field(default_factory=list)
+    # grade -> number of (top-k passage, test point) pairs with that grade; "failed" counts pairs not graded
+    grade_counts: dict[str, int] = Field(default_factory=dict)
 
 
 class QueryScore(_Model):
@@ -55,6 +60,7 @@ class QueryScore(_Model):
     test_points: int
     nugget_f: float | None = None
     qrels_measures: dict[str, dict[str, float]] = Field(default_factory=dict)
+    incomplete: bool = False
 
 
 class CacheSummary(_Model):
@@ -92,6 +98,23 @@ class Settings(_Model):
     runs: list[str]
 
 
+class TestPointOutcome(_Model):
+    """How one run did on one test point (the verdict its pytest case reports)."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    run: str
+    query_id: str
+    test_point_id: str
+    kind: str
+    required: bool = False
+    text: str | None = None  # None for secret banks
+    outcome: str  # answered, missed, required-missed, error, skipped
+    best_grade: int | None = None
+    best_passage: str | None = None
+    answer: str | None = None  # the best passage's extracted answer or raw response; None for secret banks
+
+
 class ExamReport(_Model):
     schema_version: str = SCHEMA_VERSION
     tool_version: str
@@ -103,3 +126,10 @@ class ExamReport(_Model):
     systems: list[SystemScore]
     per_query: list[QueryScore]
     qrels: list[QrelsFile] = Field(default_factory=list)
+    # why this report covers part of the exam only (e.g. '-k' deselected cases); None for a full exam
+    partial: str | None = None
+    outcomes: list[TestPointOutcome] = Field(default_factory=list)
+
+    @property
+    def incomplete_runs(self) -> list[str]:
+        return [s.run for s in self.systems if s.incomplete_queries]

@@ -87,8 +87,9 @@ def render_table(board: Leaderboard, layout: StderrLayout = "inline") -> Table:
 def render_text(renderable: Any, width: int = 100, *, color: bool = False) -> str:
     """A renderable as text at ``width`` columns (for pytest's terminal reporter, files and tests)."""
     buffer = io.StringIO()
+    # markup=False: names and texts in the tables are data; "[/]" in a run name is not rich markup
     console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
-                      color_system="auto" if color else None)
+                      markup=False, color_system="auto" if color else None)
     console.print(renderable)
     return buffer.getvalue()
 

@@ -27,6 +27,22 @@ def _tally(system: SystemScore) -> str:
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
+def _label(system: SystemScore, *, generated: bool) -> str:
+    """The run's name, `(gen)` for generated answers, `!` when a score rests on pairs that failed."""
+    gen = " (gen)" if generated and system.generated else ""
+    return system.run + gen + (" !" if system.incomplete_queries else "")
+
+
+def incomplete_line(report: ExamReport) -> str | None:
+    """The footnote of `!`: whose scores are lower bounds, over how many queries and failed pairs."""
+    runs = [s for s in report.systems if s.incomplete_queries]
+    if not runs:
+        return None
+    shown = ", ".join(f"{s.run!r} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in runs)
+    return (f"! incomplete: {report.cache.failures} pairs could not be graded; the scores of {shown} count them as "
+            "not covered (lower bounds, not scores)")
+
+
 def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WIDE) -> Group:
     """Systems ordered by EXAM-Cover (ties by name), as two rich tables."""
     k, tau = report.settings.k, report.settings.min_grade
@@ -42,7 +58,7 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
             s.run: (s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else None for s in systems}))
     exam_table = Leaderboard(
         f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})", runs, exam_columns,
-        labels={s.run: s.run + (" (gen)" if s.generated else "") for s in systems},
+        labels={s.run: _label(s, generated=True) for s in systems},
         after=[("answered", {s.run: _tally(s) for s in systems})],
     )
     measure_columns = []
@@ -56,7 +72,7 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
     level_text = f" ≥ {level}" if level is not None else ""
     qrels_table = Leaderboard(
         f"EXAM-Qrels measures ({label}{level_text} relevant{'' if wide else '; ± in JSON'})", runs, measure_columns,
-        labels={s.run: s.run + (" (gen)" if s.generated and wide else "") for s in systems},
+        labels={s.run: _label(s, generated=wide) for s in systems},
     )
     return Group(render_table(exam_table, "inline" if wide else "below"),
                  render_table(qrels_table, "inline" if wide else "hidden"))
@@ -77,8 +93,15 @@ def cache_line(report: ExamReport) -> str:
 
 def render_to_text(report: ExamReport, *, color: bool, width: int | None = None, label: str = "max-grade") -> str:
     width = width or shutil.get_terminal_size((120, 24)).columns
-    # The summary line is never wrapped: CI logs grep it whole.
-    return render_text(leaderboard(report, label=label, width=width), width, color=color) + cache_line(report) + "\n"
+    # The summary lines are never wrapped: CI logs grep them whole.
+    lines = [cache_line(report)]
+    note = incomplete_line(report)
+    if note:
+        lines.append(note)
+    if report.partial:
+        lines.append(f"partial exam: {report.partial}")
+    table = render_text(leaderboard(report, label=label, width=width), width, color=color)
+    return table + "".join(line + "\n" for line in lines)
 
 
 def render_summary(terminalreporter: Any, report: ExamReport, written: Sequence[str]) -> None:

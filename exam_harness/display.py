@@ -1,0 +1,31 @@
+"""Text from users' files, made safe to show: on one line, control characters made visible.
+
+Run names, ids and texts come from files a system developer or bank owner writes. Shown raw, an
+escape sequence would reach the terminal (recolouring or hiding what follows) and a newline would
+forge a line of output; so every text the harness prints passes through :func:`visible`, and ids
+with such characters are refused when read (``exam_harness.models.check_id``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def is_hidden_char(ch: str) -> bool:
+    """Control (Cc) and format (Cf: zero-width, bidirectional overrides) characters."""
+    return unicodedata.category(ch) in ("Cc", "Cf")
+
+
+def visible(text: str) -> str:
+    """``text`` with every control or format character other than tab and newline shown as its
+    Python escape (``\\x1b``, ``\\u200b``)."""
+    if not any(is_hidden_char(ch) for ch in text):
+        return text
+    return "".join(ascii(ch)[1:-1] if is_hidden_char(ch) and ch not in "\t\n" else ch for ch in text)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis (still raw: show it with
+    ``repr``, which escapes control characters, or through :func:`visible`)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,122 @@
+"""Checks of everything that needs only the inputs, run before any grading is spent (pytest and the CLI).
+
+A misspelt baseline or threshold run, a run that shares no query with the banks, a reference report
+that cannot be found: each is a usage error now rather than after an hour of grading.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from exam_harness.display import is_hidden_char
+from exam_harness.errors import ConfigError
+from exam_harness.models import ExamData, QueryBank
+from exam_harness.options import ExamOptions
+from exam_harness.report.schema import ExamReport
+
+
+def folded(name: str) -> str:
+    """``name`` as a reader sees it: Unicode compatibility form (fullwidth 'Ｑ１' is 'Q1'), case folded,
+    invisible characters dropped. Two ids with the same folded form look alike on screen."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", name).casefold() if not is_hidden_char(ch))
+
+
+def near_match(name: str, known: Sequence[str]) -> str | None:
+    """The known id ``name`` was probably meant as, explained: a look-alike (same folded form), else the
+    closest spelling; None when nothing is close."""
+    alike = [k for k in known if k != name and folded(k) == folded(name)]
+    if alike:
+        return f"{alike[0]!r} (they differ only in case or Unicode form: {name!a} vs {alike[0]!a})"
+    by_fold = {folded(k): k for k in known}
+    close = difflib.get_close_matches(folded(name), list(by_fold), n=1, cutoff=0.6)
+    return repr(by_fold[close[0]]) if close else None
+
+
+def check_run_name(name: str, runs: Iterable[str], option: str) -> None:
+    known = sorted(runs)
+    if name not in known:
+        close = near_match(name, known)
+        hint = f" Did you mean {close}?" if close else ""
+        raise ConfigError(f"{option}: no run named {name!r}.{hint} Runs: {', '.join(known)}")
+
+
+def check_overlap(banks: Sequence[QueryBank], data: ExamData) -> None:
+    """Every run answers some query of the banks; an exam where a run shares none is a usage error
+    that shows the ids on both sides and the nearest matches (ids that differ in form, e.g. 19335 vs q19335)."""
+    asked = sorted({b.query.id for b in banks})
+    strangers = [name for name, run in sorted(data.runs.items()) if not set(run.rankings) & set(asked)]
+    if not strangers:
+        return
+    lines = []
+    for name in strangers:
+        answered = sorted(data.runs[name].rankings)
+        hints = [f"{q!r} ~ {m}" for q in answered if (m := near_match(q, asked))]
+        lines.append(f"run {name!r} answers {_listed(answered)}" + (f" (near matches: {', '.join(hints[:3])})"
+                                                                   if hints else ""))
+    raise ConfigError(
+        f"{len(strangers)} of {len(data.runs)} runs share no query with the banks, so their exam would be empty: "
+        + "; ".join(lines) + f". The banks ask {_listed(asked)}."
+    )
+
+
+def _listed(ids: Sequence[str], limit: int = 6) -> str:
+    shown = ", ".join(repr(i) for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "") if ids else "no query"
+
+
+def check_gate_runs(options: ExamOptions, runs: Iterable[str]) -> None:
+    names = list(runs)
+    if options.baseline is not None:
+        check_run_name(options.baseline, names, "--exam-baseline")
+    for threshold in options.fail_under:
+        if threshold.run is not None:
+            check_run_name(threshold.run, names, f"--exam-fail-under {threshold}")
+
+
+def load_reference(options: ExamOptions, base: Path) -> tuple[str, ExamReport] | None:
+    """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading)."""
+    if options.compare is None:
+        if options.compare_fail:
+            raise ConfigError("--exam-compare-fail needs --exam-compare [REF]: the report to compare with")
+        return None
+    from exam_harness.io import history
+
+    path = history.resolve(options.history_dir, options.compare, base)
+    return path.name, history.load(path)
+
+
+def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
+    """Each ``(option, path, is_folder)`` can be written, checked before grading: a folder is created
+    when missing and a probe file is made and removed in it; a file's folder is checked the same way.
+    A path that is the wrong kind (a file where a folder is wanted, or the other way round) is an error."""
+    import tempfile
+
+    for option, path, is_folder in targets:
+        if path is None:
+            continue
+        folder = path if is_folder else path.parent
+        if is_folder and path.exists() and not path.is_dir():
+            raise ConfigError(f"{option} {path}: exists and is not a folder")
+        if not is_folder and path.is_dir():
+            raise ConfigError(f"{option} {path}: is a folder; give a file name")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=folder, prefix=".exam-harness-probe-"):
+                pass
+        except OSError as exc:
+            raise ConfigError(f"{option} {path}: cannot write there ({exc.strerror or exc}); nothing was graded "
+                              "yet") from None
+
+
+def output_targets(options: ExamOptions) -> list[tuple[str, Path | None, bool]]:
+    """The pytest session's outputs: report folder, summaries and the history folder when reports are kept."""
+    keep = options.save is not None or options.autosave
+    return [
+        ("--exam-report-dir", options.report_dir, True),
+        ("--exam-markdown", options.markdown, False),
+        ("--exam-html", options.html, True),
+        ("--exam-history-dir", options.history_dir if keep else None, True),
+    ]

@@ -1,0 +1,76 @@
+"""Keeping secret bank text out of outputs that may echo it (grader errors, messages, reports).
+
+A secret can come back re-encoded: a server's JSON error escapes quotes and non-ASCII characters, a
+Python repr escapes differently, an HTML page or URL encodes it, a message flattens its line breaks
+or cuts it short. :class:`Redactor` replaces every such form, case-insensitively, and any echo of a
+secret's beginning of at least :data:`MIN_ECHO` characters (a cut-off quote of a question).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import urllib.parse
+from collections.abc import Iterable
+
+MARK = "[redacted]"
+MIN_ECHO = 16  # characters of a secret's beginning that count as an echo of it
+
+
+def encodings(secret: str) -> set[str]:
+    """The forms in which ``secret`` may come back in a message."""
+    flat = " ".join(secret.split())
+    forms: set[str] = set()
+    for text in {secret, flat}:
+        forms |= {
+            text,
+            json.dumps(text)[1:-1],
+            json.dumps(text, ensure_ascii=False)[1:-1],
+            repr(text)[1:-1],
+            ascii(text)[1:-1],
+            html.escape(text),
+            html.escape(text, quote=False),
+            urllib.parse.quote(text),
+            urllib.parse.quote_plus(text),
+        }
+    return {f for f in forms if f.strip()}
+
+
+class Redactor:
+    """Replaces the secrets it was built with, in any of their :func:`encodings`, with ``[redacted]``."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms = sorted({form for s in secrets if s.strip() for form in encodings(s)}, key=len, reverse=True)
+        self._whole = re.compile("|".join(re.escape(f) for f in forms), re.IGNORECASE) if forms else None
+        # beginnings of the longer forms, for echoes cut short ("What force pulls the oce…")
+        self._beginnings = [f for f in forms if len(f) >= MIN_ECHO]
+        prefixes = sorted({f[:MIN_ECHO] for f in self._beginnings})
+        self._prefix = re.compile("|".join(re.escape(p) for p in prefixes), re.IGNORECASE) if prefixes else None
+
+    def __bool__(self) -> bool:
+        return self._whole is not None
+
+    def __call__(self, text: str) -> str:
+        if self._whole is None:
+            return text
+        text = self._whole.sub(MARK, text)
+        if self._prefix is None or not self._prefix.search(text):
+            return text
+        out: list[str] = []
+        at = 0
+        while (match := self._prefix.search(text, at)) is not None:
+            end = max(self._echo_end(text, match.start(), form) for form in self._beginnings)
+            if end <= match.start():
+                end = match.end()
+            out += [text[at:match.start()], MARK]
+            at = end
+        return "".join(out) + text[at:]
+
+    @staticmethod
+    def _echo_end(text: str, start: int, form: str) -> int:
+        """Where an echo of ``form``'s beginning that starts at ``start`` ends (``start``: no echo)."""
+        n = 0
+        while n < len(form) and start + n < len(text) and text[start + n].lower() == form[n].lower():
+            n += 1
+        return start + n if n >= MIN_ECHO else start

@@ -1,0 +1,186 @@
+"""The markdown summary of an exam, made for a pull request comment or ``$GITHUB_STEP_SUMMARY``.
+
+It says, in this order: the verdict, why the scores may not be the whole truth (a partial exam,
+pairs that could not be graded), the leaderboard, every gate check, the changes against a kept
+reference, and each run's missed required test points with the best passage the run offered.
+Every name and text in it comes from users' files, so all of it is escaped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from exam_harness.display import visible
+from exam_harness.gates import GateCheck, Verdicts, title
+from exam_harness.report.schema import ExamReport, SystemScore, TestPointOutcome
+
+# Characters that start markdown syntax anywhere in a line (a table cell included); '<', '>' and '&'
+# become entities so that GitHub never reads a run name as HTML.
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]|#~"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
+MISSED_SHOWN = 20  # per run; the JSON report has them all
+
+
+def escape(text: str) -> str:
+    """Markdown-inert text on one line."""
+    return visible(" ".join(text.split())).translate(_MARKDOWN)
+
+
+def code(text: str) -> str:
+    """An inline code span that survives backticks in ``text`` (CommonMark: a longer fence; code spans
+    take their content literally, so nothing else needs escaping)."""
+    flat = visible(" ".join(text.split()))
+    longest = current = 0
+    for ch in flat:
+        current = current + 1 if ch == "`" else 0
+        longest = max(longest, current)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str:
+    """The whole summary as GitHub-flavoured markdown (ends with a newline)."""
+    verdicts = verdicts or Verdicts()
+    parts = [_heading(report, verdicts), *_warnings(report), _leaderboard(report), _context(report)]
+    if verdicts.checks:
+        parts.append(_gates(report, verdicts.checks))
+    if verdicts.reference is not None:
+        parts.append(_changes(report, verdicts))
+    if verdicts.failures:
+        parts.append("### Other failures\n\n" + "\n".join(f"- {escape(line)}" for line in verdicts.failures))
+    parts.append(_missed(report))
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _heading(report: ExamReport, verdicts: Verdicts) -> str:
+    """The session's verdict: what failed (gates, regressions, required test points, grading) or that all passed."""
+    gates = sum(not c.passed for c in verdicts.checks) + len(verdicts.failures)
+    regressions = sum(c.regressed for c in verdicts.changes)
+    required = sum(s.outcomes.required_missed for s in report.systems)
+    reasons = [text for n, text in (
+        (gates, f"{gates} gate{'s' if gates != 1 else ''} failed"),
+        (regressions, f"{regressions} regression{'s' if regressions != 1 else ''}"),
+        (required, f"{required} required test point{'s' if required != 1 else ''} missed"),
+        (len(report.incomplete_runs), "incomplete grading"),
+    ) if n]
+    status = "❌ " + ", ".join(reasons) if reasons else "✅ passed"
+    return f"## Exam results: EXAM-Cover@{report.settings.k} at τ={report.settings.min_grade} — {status}"
+
+
+def _warnings(report: ExamReport) -> list[str]:
+    lines = []
+    if report.partial:
+        lines.append(f"> **Partial exam:** {escape(report.partial)}. These scores cover part of the exam only.")
+    incomplete = [s for s in report.systems if s.incomplete_queries]
+    if incomplete:
+        runs = ", ".join(f"{escape(s.run)} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in incomplete)
+        lines.append(f"> **Incomplete:** {report.cache.failures} pairs could not be graded; the scores of {runs} "
+                     "count them as not covered (lower bounds, not scores).")
+    return lines
+
+
+def _number(value: float | None, stderr: float | None = None) -> str:
+    if value is None or math.isnan(value):
+        return "–"
+    return f"{value:.4f}" + (f" ± {stderr:.4f}" if stderr is not None else "")
+
+
+def _cases(system: SystemScore) -> int:
+    o = system.outcomes
+    return o.answered + o.missed + o.required_missed + o.errors + o.skipped
+
+
+def _leaderboard(report: ExamReport) -> str:
+    k = report.settings.k
+    nuggets = any(s.nugget_f is not None for s in report.systems)
+    head = ["#", "run", f"EXAM-Cover@{k}", f"n-EXAM@{k}", *(["nugget-F"] if nuggets else []),
+            "answered", "missed", "required missed", "errors"]
+    align = ["--:", ":--", "--:", "--:", *(["--:"] if nuggets else []), "--:", "--:", "--:", "--:"]
+    rows = []
+    systems = sorted(report.systems, key=lambda s: (-s.exam_cover, s.run))
+    for rank, s in enumerate(systems, 1):
+        o = s.outcomes
+        name = escape(s.run) + (" (generated)" if s.generated else "") + (" **!**" if s.incomplete_queries else "")
+        cells = [str(rank), name, _number(s.exam_cover, s.exam_cover_stderr),
+                 _number(s.n_exam_cover, s.n_exam_cover_stderr),
+                 *([_number(s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else "–"] if nuggets else []),
+                 f"{o.answered}/{_cases(s)}", str(o.missed), str(o.required_missed), str(o.errors)]
+        rows.append(cells)
+    return _table(head, align, rows)
+
+
+def _context(report: ExamReport) -> str:
+    st, cache = report.settings, report.cache
+    grader = code(st.grader.name) + (f" ({code(st.grader.model)})" if st.grader.model else "")
+    decided = report.settings.grader.options.get("decided_by")
+    return (f"{report.queries} queries · {report.test_points} test points · {len(report.systems)} runs · grader "
+            f"{grader}{f' {escape(str(decided))}' if decided else ''} · k={st.k} · τ={st.min_grade} · "
+            f"{cache.unique_pairs} pairs ({cache.hits} cached, {cache.graded} graded, {cache.failures} failed)")
+
+
+def _gates(report: ExamReport, checks: Sequence[GateCheck]) -> str:
+    rows = [[escape(c.run), title(c.measure, report), _number(c.value), f"{c.limit:g}",
+             "✅" if c.passed else "❌"] for c in checks]
+    failed = sum(not c.passed for c in checks)
+    head = f"### Gates: {len(checks) - failed} of {len(checks)} passed"
+    return head + "\n\n" + _table(["run", "measure", "value", "threshold", ""], [":--", ":--", "--:", "--:", ":-:"],
+                                  rows)
+
+
+def _changes(report: ExamReport, verdicts: Verdicts) -> str:
+    heading = f"### Against {code(verdicts.reference or '')}"
+    if not verdicts.changes:
+        return heading + "\n\nNo run of this exam is in the reference."
+    rows = []
+    for c in verdicts.changes:
+        p = "–" if math.isnan(c.p) else f"{c.p:.3g}"
+        significance = "" if math.isnan(c.p) else (" (significant)" if c.p < verdicts.alpha else "")
+        rows.append([escape(c.run), title(c.measure, report), f"{c.old:.4f}", f"{c.new:.4f}", f"{c.delta:+.4f}",
+                     f"{p}{significance}", str(c.queries), "❌ regressed" if c.regressed else ""])
+    note = (f"p: paired permutation test over the queries both reports scored; significant at α={verdicts.alpha:g}. "
+            "A run fails when it drops by more than its allowance, significant or not.")
+    return (heading + "\n\n" + _table(["run", "measure", "reference", "now", "Δ", "p", "queries", ""],
+                                      [":--", ":--", "--:", "--:", "--:", "--:", "--:", ":--"], rows)
+            + "\n\n" + note)
+
+
+def _missed(report: ExamReport) -> str:
+    """Each run's missed required test points; every missed test point when the banks mark none required."""
+    required = {(o.query_id, o.test_point_id) for o in report.outcomes if o.required}
+    points = len(required) or len({(o.query_id, o.test_point_id) for o in report.outcomes})
+    if not points:
+        return ""
+    wanted = ("required-missed", "error") if required else ("missed", "error")
+    by_run: dict[str, list[TestPointOutcome]] = {}
+    for o in report.outcomes:
+        if o.outcome in wanted and (o.required or not required):
+            by_run.setdefault(o.run, []).append(o)
+    what = "required test points" if required else "test points"
+    if not by_run:
+        return f"### Missed {what}\n\nEvery run answered all {points} {what}."
+    blocks = [f"### Missed {what} ({points} per run)"]
+    for run in sorted(by_run):
+        missed = by_run[run]
+        items = [_missed_item(o) for o in missed[:MISSED_SHOWN]]
+        if len(missed) > MISSED_SHOWN:
+            items.append(f"- … and {len(missed) - MISSED_SHOWN} more (see the JSON report's `outcomes`)")
+        blocks.append(f"<details><summary><b>{escape(run)}</b>: {len(missed)} of {points} missed</summary>\n\n"
+                      + "\n".join(items) + "\n\n</details>")
+    return "\n\n".join(blocks)
+
+
+def _missed_item(o: TestPointOutcome) -> str:
+    what = f"*{escape(o.text)}*" if o.text else code(o.test_point_id)
+    if o.outcome == "error":
+        return f"- {code(o.query_id)} {what}: could not be graded"
+    if o.best_passage is None:
+        return f"- {code(o.query_id)} {what}: no graded passage in the top k"
+    answer = f", answer {code(o.answer)}" if o.answer else ""
+    return f"- {code(o.query_id)} {what}: best grade {o.best_grade} (passage {code(o.best_passage)}{answer})"
+
+
+def _table(head: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)

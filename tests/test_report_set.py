@@ -1,0 +1,127 @@
+"""The report folder is written as one unit: a SIGKILL at any moment leaves the old set or the new set,
+entries that are not report files survive, and the leftovers of killed writers are cleaned up."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from exam_harness.io import report_set
+from exam_harness.io.report_set import MANIFEST, recover, set_files, write_report_set
+
+NAMES = ("exam-report.json", "exam-max-grade.qrels", "exam-count-min4.qrels", "exam-at-least-2-min4.qrels")
+
+
+def _set(tag: str, size: int = 1) -> dict[str, bytes]:
+    return {name: f"{tag} {name}\n".encode() * size for name in NAMES}
+
+
+def _tags(folder: Path) -> set[str]:
+    """Which set each report file of ``folder`` belongs to."""
+    return {(folder / name).read_text().split(" ", 1)[0] for name in NAMES}
+
+
+def test_writes_a_new_folder_with_a_manifest(tmp_path: Path) -> None:
+    paths = write_report_set(tmp_path / "reports", _set("A"))
+    assert sorted(p.name for p in paths) == sorted(NAMES)
+    assert set_files(tmp_path / "reports") == sorted(NAMES)
+    assert oct((tmp_path / "reports").stat().st_mode & 0o777) == "0o755"
+    assert all(oct(p.stat().st_mode & 0o777) == "0o644" for p in paths)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]  # no staging folder left
+
+
+def test_replaces_the_set_and_keeps_other_entries(tmp_path: Path) -> None:
+    folder = tmp_path / "reports"
+    write_report_set(folder, {**_set("A"), "dropped-later.qrels": b"A\n"})
+    (folder / ".gitkeep").write_text("")
+    (folder / "partial").mkdir()
+    (folder / "partial" / "exam-report.json").write_text("{}")
+    (folder / "notes.txt").write_text("mine")
+    write_report_set(folder, _set("B"))
+    assert _tags(folder) == {"B"}
+    assert not (folder / "dropped-later.qrels").exists()  # a file of the old set, not carried over
+    assert (folder / ".gitkeep").exists() and (folder / "notes.txt").read_text() == "mine"
+    assert (folder / "partial" / "exam-report.json").read_text() == "{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
+
+
+def test_a_symlinked_folder_is_written_at_its_target(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "reports").symlink_to(tmp_path / "real")
+    write_report_set(tmp_path / "reports", _set("A"))
+    assert (tmp_path / "reports").is_symlink() and _tags(tmp_path / "real") == {"A"}
+
+
+@pytest.mark.parametrize("name", ["../escape.json", ".hidden", MANIFEST, ""])
+def test_file_names_must_be_plain(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ValueError, match="plain visible file names"):
+        write_report_set(tmp_path / "reports", {name: b""})
+
+
+def test_the_two_rename_fallback_is_recovered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without renameat2 the old folder is renamed aside first; a kill right then leaves no folder, and
+    recover() (run by the next write) puts the old set back."""
+    folder = tmp_path / "reports"
+    write_report_set(folder, _set("A"))
+    monkeypatch.setattr(report_set, "_exchange", lambda a, b: False)
+    write_report_set(folder, _set("B"))
+    assert _tags(folder) == {"B"}
+    # the state a kill between the two renames leaves: the folder aside under a dead writer's pid
+    os.rename(folder, tmp_path / ".reports.old-999999999-x")
+    recover(folder)
+    assert _tags(folder) == {"B"} and sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from exam_harness.io.report_set import write_report_set
+    folder, size = Path(sys.argv[1]), int(sys.argv[2])
+    names = {names!r}
+    print("ready", flush=True)
+    n = 0
+    while True:
+        tag = "AB"[n % 2]
+        write_report_set(folder, {{name: f"{{tag}} {{name}}\\n".encode() * size for name in names}})
+        n += 1
+""")
+
+
+@pytest.mark.parametrize("fallback", [False, True], ids=["exchange", "two-renames"])
+def test_sigkill_at_any_moment_leaves_the_old_or_the_new_set(tmp_path: Path, fallback: bool) -> None:
+    """25 writers per install method (50 in all), killed at random moments of a loop that rewrites a set of
+    four 200 KB files: each time the folder holds one whole set, and the next write leaves no staging or
+    aside folder behind. (A file-by-file writer leaves a mixed set in about two kills of three.)"""
+    rng = random.Random(20261123)
+    folder = tmp_path / "reports"
+    write_report_set(folder, _set("A"))
+    code = WRITER.format(names=NAMES)
+    if fallback:
+        code = "import exam_harness.io.report_set as r; r._exchange = lambda a, b: False\n" + code
+    seen: set[str] = set()
+    leftovers = 0
+    for _ in range(25):
+        with subprocess.Popen([sys.executable, "-c", code, str(folder), "20000"], stdout=subprocess.PIPE) as child:
+            assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+            time.sleep(rng.uniform(0.0, 0.05))
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+        recover(folder)  # what the next session's write does first
+        tags = _tags(folder)
+        assert len(tags) == 1, f"mixed report set after a kill: {tags}"
+        assert set_files(folder) == sorted(NAMES)
+        seen |= tags
+        leftovers += sum(1 for p in tmp_path.iterdir() if p.name != "reports")
+        assert not list(folder.glob(".*.tmp"))
+    assert leftovers == 0
+    assert seen == {"A", "B"}  # the kills landed on both sides of a swap
+    assert json.loads((folder / MANIFEST).read_text())["files"] == sorted(NAMES)
