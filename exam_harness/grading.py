@@ -44,6 +44,8 @@ class GradingOutcome:
     # read-only, a failed write): for the report
     cache_damaged: int = 0
     cache_notices: list[str] = field(default_factory=list)
+    # for a grader of several parts: which part decided how many graded pairs (e.g. answer-key: 12)
+    decided_by: dict[str, int] = field(default_factory=dict)
 
     @property
     def cache_misses(self) -> int:
@@ -235,6 +237,8 @@ def run_grading_pass(
             raise GradingAborted(stop, graded=outcome.graded, remaining=len(todo) - start - len(keys)
                                  + sum(1 for r in results if not isinstance(r, Grade)))
     outcome.cache_notices = list(cache.notices)
+    decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
+    outcome.decided_by = dict(sorted(decided.items()))
     outcome.seconds = time.perf_counter() - started
     return outcome
 

@@ -169,3 +169,43 @@ def test_cutting_a_text_never_changes_what_the_model_reads(grader: EmbeddingGrad
 def test_short_texts_are_not_cut(grader: EmbeddingGrader) -> None:
     text = long_text(4000)
     assert grader.readable(text) is text
+
+
+# --- the answer key decides test points with gold answers --------------------------------------
+
+VENV_Q = "How do I create an isolated Python environment for a project?"  # cosine 0.36: grade 1
+VENV_PASSAGE = "The venv module in the standard library creates virtual environments."
+
+
+def keyed_request(question: str, passage: str, answers: tuple[str, ...]) -> GradingRequest:
+    return GradingRequest(Query(id="q", text="q"), TestPoint(id="q/1", query_id="q", kind="question", text=question,
+                                                             gold_answers=answers), Passage(id="p", text=passage))
+
+
+def test_a_passage_stating_the_gold_answer_gets_the_top_grade(grader: EmbeddingGrader) -> None:
+    """The new user's first required question: the passage states the answer outright, yet its cosine
+    with the question sits below grade 4; with the answer key it is answered, and the grade says so."""
+    [plain] = EmbeddingGrader(GraderConfig(options={"answer_key": "false"})).grade_batch(
+        [keyed_request(VENV_Q, VENV_PASSAGE, ("venv",))])
+    [keyed] = grader.grade_batch([keyed_request(VENV_Q, VENV_PASSAGE, ("venv",))])
+    assert isinstance(plain, Grade) and isinstance(keyed, Grade)
+    assert plain.grade < 4 and plain.details["decided_by"] == "embedding"
+    assert keyed.grade == 5 and keyed.details["decided_by"] == "answer-key"
+    assert keyed.raw_response is not None and keyed.raw_response.startswith("gold answer found")
+    assert "venv" not in json.dumps(keyed.details) and "gold_fingerprint" in keyed.details  # no gold in clear
+    assert grader.decided_by(keyed.raw_response) == "answer-key"
+
+
+def test_without_a_gold_match_the_embedding_grade_stands(grader: EmbeddingGrader) -> None:
+    keyed = keyed_request(VENV_Q, VENV_PASSAGE, ("virtualenv wrapper",))
+    unkeyed = request(VENV_Q, VENV_PASSAGE)
+    [with_key], [without] = grader.grade_batch([keyed]), grader.grade_batch([unkeyed])
+    assert isinstance(with_key, Grade) and isinstance(without, Grade)
+    assert with_key.grade == without.grade and with_key.details["decided_by"] == "embedding"
+    assert grader.decided_by(with_key.raw_response) == "embedding"
+
+
+def test_the_answer_key_is_part_of_the_spec(grader: EmbeddingGrader) -> None:
+    off = EmbeddingGrader(GraderConfig(options={"answer_key": "false"})).spec()
+    assert off.options["answer_key"] is False and grader.spec().options["answer_key"]
+    assert off.fingerprint() != grader.spec().fingerprint()  # no cached grade crosses the switch

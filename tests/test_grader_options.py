@@ -153,7 +153,8 @@ NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
 # Per grader and shaping option: another value (placeholders name the model folders and files of the
 # `places` fixture) and the options it needs to matter (a custom prompt for custom_output, ...).
 SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
-    "embedding": {"model": ("{embedding}", {}), "cut_points": ("0.1,0.2,0.3,0.4,0.5", {}), "span": ("sentence", {})},
+    "embedding": {"model": ("{embedding}", {}), "cut_points": ("0.1,0.2,0.3,0.4,0.5", {}), "span": ("sentence", {}),
+                  "answer_key": ("false", {})},
     "answer-key": {},
     "recorded": {"llm": ("other-llm", {}), "prompt_class": ("OtherPrompt", {})},
     "hf": {

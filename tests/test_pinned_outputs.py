@@ -5,7 +5,10 @@
 * the example exam's JSON report and qrels files (``banks/`` x ``runs/`` with the embedding grader).
 
 Regenerate only after an intended change: ``UPDATE_GOLDEN=1 pytest tests/test_pinned_outputs.py``,
-and review the diff like code.
+and review the diff like code. Intended changes so far: the example report gained keys (schema 2.0:
+outcomes, grade_counts, incomplete markers, decided_by; every earlier value equal), and the default
+embedding grader decides test points with gold answers by the answer key (8 of 210 pairs: 6 outcomes
+move to grade 5, 2 of them from missed to answered; 3 qrels lines per file change accordingly).
 """
 
 from __future__ import annotations

@@ -128,6 +128,12 @@ class Grader(abc.ABC):
         reachable and serves the model); raise ConfigError naming what is wrong. Called only when some
         pair misses the cache."""
 
+    def decided_by(self, answer: str | None) -> str | None:
+        """For a grader made of parts (the default ``embedding`` grader decides test points with gold
+        answers by the answer key): which part decided the grade whose stored answer is ``answer``.
+        None for a grader of one part."""
+        return None
+
     def stop_reason(self) -> str | None:
         """Why the grading pass must stop after the current batch (e.g. the server went away), or None."""
         return None

@@ -12,6 +12,15 @@ model), so a longer text is cut, after a whole word, to a beginning that still h
 grade never changes by the cut. In ``span=sentence`` mode the sentences are looked for in the first
 ``MAX_SENTENCE_SCAN_CHARS`` characters of a passage.
 
+Test points with gold answers (``answers:`` in a bank) are also checked with the answer key (option
+``answer_key``, on by default): a passage that contains a gold answer by the method's answer check
+(:class:`~exam_harness.graders.answer_key.AnswerKeyGrader`) gets the top grade, 5, whatever its
+cosine; otherwise the embedding grade stands. A passage that states the answer outright ("The venv
+module creates virtual environments") can have a middling cosine with the question, and a new user's
+first required question would fail a perfect retriever. Each grade says which part decided it:
+``details["decided_by"]`` is ``answer-key`` or ``embedding``, and the raw response of an answer-key
+decision starts with :data:`ANSWER_KEY_DECIDED` (no gold answer is stored, only its fingerprint).
+
 Grade = number of cut points the similarity reaches (``CUT_POINTS``). The cut points come from
 TREC DL 2019 (benchmarks/calibrate_embedding.py): a passage's best cosine with its query's generated
 questions has median 0.45 for passages NIST judged non-relevant and 0.62 for those judged 2 or 3, and
@@ -33,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from exam_harness.errors import ConfigError
+from exam_harness.graders.answer_key import AnswerKeyGrader
 from exam_harness.graders.base import (
     Grader,
     GraderConfig,
@@ -42,11 +52,12 @@ from exam_harness.graders.base import (
     read_grader_options,
 )
 from exam_harness.llm.hf import local_fingerprint
-from exam_harness.models import Grade, GraderSpec
-from exam_harness.options import choice, optional, text
+from exam_harness.models import MAX_GRADE, Grade, GraderSpec
+from exam_harness.options import boolean, choice, optional, text
 
 CUT_POINTS: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
-VERSION = "2"
+VERSION = "3"  # 3: the answer key decides test points with gold answers
+ANSWER_KEY_DECIDED = "gold answer found"
 SPANS = ("passage", "sentence")
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # English text averages about 4 characters per word piece; a text this many characters per piece long
@@ -139,6 +150,9 @@ class EmbeddingGrader(Grader):
                      + ",".join(f"{c:g}" for c in CUT_POINTS) + ")", parse_cut_points),
         GraderOption("span", "passage", "compare with the whole passage, or also with each of its sentences: "
                      "passage or sentence (default: passage)", choice(*SPANS)),
+        GraderOption("answer_key", True, "test points with gold answers: a passage containing a gold answer "
+                     "(the answer-key check) gets grade 5, else the embedding grade stands (default: true)",
+                     boolean),
     )
 
     def __init__(self, config: GraderConfig) -> None:
@@ -149,6 +163,7 @@ class EmbeddingGrader(Grader):
         self.model_name, self.model_revision = model_identity(chosen)
         self.cut_points: tuple[float, ...] = tuple(float(c) for c in values["cut_points"])
         self.span: str = values["span"]
+        self.answer_key: AnswerKeyGrader | None = AnswerKeyGrader(GraderConfig()) if values["answer_key"] else None
         self.batch_size = config.batch_size or 64
         self.device = config.device
         self._model: Any = None
@@ -159,7 +174,8 @@ class EmbeddingGrader(Grader):
             version=VERSION,
             model=self.model_name,
             revision=self.model_revision,
-            options={"cut_points": list(self.cut_points), "normalize": True, "span": self.span},
+            options={"cut_points": list(self.cut_points), "normalize": True, "span": self.span,
+                     "answer_key": self.answer_key.spec().fingerprint()[:16] if self.answer_key else False},
             default_min_grade=4,
         )
 
@@ -214,7 +230,23 @@ class EmbeddingGrader(Grader):
 
     def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
         sims = self.similarities([r.test_point.text for r in requests], [r.passage.text for r in requests])
-        return [
-            Grade(grade=self.grade_of(s), grader=self.name, raw_response=f"{s:.4f}", details={"cosine": round(s, 6)})
-            for s in sims
-        ]
+        keyed = [i for i, r in enumerate(requests) if self.answer_key is not None and r.test_point.gold_answers]
+        checks: dict[int, GradeResult] = {}
+        if self.answer_key is not None and keyed:
+            checks = dict(zip(keyed, self.answer_key.grade_batch([requests[i] for i in keyed])))
+        results: list[GradeResult] = []
+        for i, s in enumerate(sims):
+            details: dict[str, Any] = {"cosine": round(s, 6), "decided_by": "embedding"}
+            check = checks.get(i)
+            if isinstance(check, Grade) and check.grade == 1:
+                details.update(check.details, decided_by="answer-key")
+                results.append(Grade(grade=MAX_GRADE, grader=self.name, details=details,
+                                     raw_response=f"{ANSWER_KEY_DECIDED} (answer key); cosine {s:.4f}"))
+            else:
+                results.append(Grade(grade=self.grade_of(s), grader=self.name, raw_response=f"{s:.4f}",
+                                     details=details))
+        return results
+
+    def decided_by(self, answer: str | None) -> str | None:
+        """Which part of the grader decided a grade, read from its stored raw response."""
+        return "answer-key" if answer is not None and answer.startswith(ANSWER_KEY_DECIDED) else "embedding"

@@ -129,6 +129,7 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
                          relevance_level=relevance_level(label, tau)) for label in plan.labels],
         partial=outcome.partial,
         outcomes=test_point_outcomes(inputs, outcome, plan),
+        decided_by=dict(grading.decided_by),
     )
     return BuiltReport(report, qrels, result)
 

@@ -113,9 +113,10 @@ def _leaderboard(report: ExamReport) -> str:
 def _context(report: ExamReport) -> str:
     st, cache = report.settings, report.cache
     grader = code(st.grader.name) + (f" ({code(st.grader.model)})" if st.grader.model else "")
-    decided = report.settings.grader.options.get("decided_by")
+    decided = (" (decided by " + ", ".join(f"{escape(part)} {n}" for part, n in report.decided_by.items()) + ")"
+               if report.decided_by else "")
     return (f"{report.queries} queries · {report.test_points} test points · {len(report.systems)} runs · grader "
-            f"{grader}{f' {escape(str(decided))}' if decided else ''} · k={st.k} · τ={st.min_grade} · "
+            f"{grader}{decided} · k={st.k} · τ={st.min_grade} · "
             f"{cache.unique_pairs} pairs ({cache.hits} cached, {cache.graded} graded, {cache.failures} failed)")
 
 

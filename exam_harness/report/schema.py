@@ -11,7 +11,7 @@ from exam_harness.models import GraderSpec
 
 SCHEMA_VERSION = "2.0"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
-#      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes
+#      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 
 
 class _Model(BaseModel):
@@ -129,6 +129,8 @@ class ExamReport(_Model):
     # why this report covers part of the exam only (e.g. '-k' deselected cases); None for a full exam
     partial: str | None = None
     outcomes: list[TestPointOutcome] = Field(default_factory=list)
+    # a grader of several parts: graded pairs per deciding part (embedding grader: answer-key, embedding)
+    decided_by: dict[str, int] = Field(default_factory=dict)
 
     @property
     def incomplete_runs(self) -> list[str]:

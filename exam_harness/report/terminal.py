@@ -88,7 +88,15 @@ def cache_line(report: ExamReport) -> str:
     )
     if c.failures:
         line += f"; {c.failures} FAILED (not scored)"
-    return line
+    return line + decided_line(report)
+
+
+def decided_line(report: ExamReport) -> str:
+    """Which part of a composite grader decided how many grades ("; decided by answer-key 12, embedding
+    198"), so a reader knows why a passage stating the answer got the top grade."""
+    if not report.decided_by:
+        return ""
+    return "; decided by " + ", ".join(f"{part} {n}" for part, n in report.decided_by.items())
 
 
 def render_to_text(report: ExamReport, *, color: bool, width: int | None = None, label: str = "max-grade") -> str:
