@@ -374,6 +374,13 @@ def test_settings_summary(dom: Node) -> None:
     assert settings["tool version"] == "9.9.9" and settings["created"] == "2024-05-01T12:00:00+00:00"
 
 
+def test_header_counts_runs_taken_not_run_files() -> None:
+    """One run folder can hold many runs: the header counts the runs that took the exam."""
+    report = make_report()
+    report = report.model_copy(update={"settings": report.settings.model_copy(update={"runs": ["runs"]})})
+    assert f"{len(report.systems)} runs · " in render_html(report)
+
+
 def test_self_contained(page: str, dom: Node) -> None:
     for node in dom.iter():
         for name in ("src", "href", "action", "data", "xlink:href"):

@@ -85,7 +85,7 @@ def _ordered(preferred: Sequence[str], seen: Iterable[str]) -> list[str]:
 def _header(report: ExamReport, title: str) -> str:
     s = report.settings
     parts = [
-        f'<header><h1>{_e(title)}</h1><p class="meta">{_e(len(s.runs))} runs · {_e(report.queries)} queries · '
+        f'<header><h1>{_e(title)}</h1><p class="meta">{_e(len(report.systems))} runs · {_e(report.queries)} queries · '
         f"{_e(report.test_points)} test points · grader {_e(s.grader.name)}"
         + (f" ({_e(s.grader.model)})" if s.grader.model else "")
         + f" · k={_e(s.k)} · τ={_e(s.min_grade)} · created {_e(report.created)}</p></header>",
@@ -332,6 +332,7 @@ def _settings(report: ExamReport) -> str:
     items: list[tuple[str, str]] = [
         ("grader", grader),
         ("grader options", json.dumps(g.options, sort_keys=True) if g.options else "–"),
+        ("decided by", ", ".join(f"{part} {n}" for part, n in report.decided_by.items()) or "–"),
         ("k (top passages graded)", str(s.k)),
         ("min grade τ", f"{s.min_grade} (of 0–{g.max_grade})"),
         ("qrels m", str(s.qrels_m)),
@@ -339,7 +340,7 @@ def _settings(report: ExamReport) -> str:
         ("measures", ", ".join(s.measures) or "–"),
         ("label variants", ", ".join(s.label_variants) or "–"),
         ("banks", ", ".join(s.banks) or "–"),
-        ("runs", ", ".join(s.runs) or "–"),
+        ("run files", ", ".join(s.runs) or "–"),
         ("cache", f"{c.path or 'none'}: {c.hits} hits, {c.misses} misses ({c.hit_rate:.1%} hit rate), "
                   f"{c.graded} graded, {c.failures} failures; {c.pairs} pairs ({c.unique_pairs} unique); "
                   f"{c.grading_seconds:.1f} s grading"),

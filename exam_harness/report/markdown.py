@@ -112,11 +112,12 @@ def _leaderboard(report: ExamReport) -> str:
 
 def _context(report: ExamReport) -> str:
     st, cache = report.settings, report.cache
-    grader = code(st.grader.name) + (f" ({code(st.grader.model)})" if st.grader.model else "")
-    decided = (" (decided by " + ", ".join(f"{escape(part)} {n}" for part, n in report.decided_by.items()) + ")"
-               if report.decided_by else "")
+    about = [code(st.grader.model)] if st.grader.model else []
+    if report.decided_by:
+        about.append("decided by " + ", ".join(f"{escape(part)} {n}" for part, n in report.decided_by.items()))
+    grader = code(st.grader.name) + (f" ({'; '.join(about)})" if about else "")
     return (f"{report.queries} queries · {report.test_points} test points · {len(report.systems)} runs · grader "
-            f"{grader}{decided} · k={st.k} · τ={st.min_grade} · "
+            f"{grader} · k={st.k} · τ={st.min_grade} · "
             f"{cache.unique_pairs} pairs ({cache.hits} cached, {cache.graded} graded, {cache.failures} failed)")
 
 
