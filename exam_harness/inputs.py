@@ -187,9 +187,12 @@ class ExamView:
         all_nuggets: bool = False,
         only: Iterable[str] | None = None,
         failed: Collection[Pair] = frozenset(),
+        tie_order: str = "score",
     ) -> ScoringInput:
         """The measures' input (``only``: those queries). Nuggets are the bank's nugget test points; with
-        ``all_nuggets`` (nugget F asked for a bank without nuggets) every test point counts as a nugget."""
+        ``all_nuggets`` (nugget F asked for a bank without nuggets) every test point counts as a nugget.
+        ``tie_order`` orders the runs for trec_eval measures: ``score`` as trec_eval does
+        (:meth:`Run.trec_order`), ``rank`` by the rank column."""
         queries = sorted(self.queries) if sort_queries else self.queries
         if only is not None:
             wanted = set(only)
@@ -208,6 +211,8 @@ class ExamView:
             test_points={q: self.test_points[q] for q in queries},
             rankings={name: {q: run.top_k(q, len(run.rankings.get(q, ()))) for q in queries}
                       for name, run in sorted(self.data.runs.items())},
+            trec_rankings={name: {q: run.trec_order(q, scored=run.has_scores()) for q in queries}
+                           for name, run in sorted(self.data.runs.items())} if tie_order == "score" else None,
             grades=grades,
             nuggets=nuggets,
             judged={q: self.pooled.get(q, []) for q in queries},

@@ -134,9 +134,30 @@ class Run(BaseModel):
         return check_id(v, "run name")
 
     def top_k(self, query_id: str, k: int) -> list[str]:
-        """Passage ids of the top k, ordered by rank then by descending score (trec_eval's tie rule)."""
+        """Passage ids of the top k by the rank column (ties in rank by descending score, then id)."""
         ranked = sorted(self.rankings.get(query_id, []), key=lambda r: (r.rank, -r.score, r.passage_id))
         return [r.passage_id for r in ranked[:k]]
+
+    def has_scores(self) -> bool:
+        """Whether the run's scores say anything: not all equal (generated answers carry none)."""
+        first: float | None = None
+        for ranked in self.rankings.values():
+            for r in ranked:
+                if first is None:
+                    first = r.score
+                elif r.score != first:
+                    return True
+        return False
+
+    def trec_order(self, query_id: str, *, scored: bool | None = None) -> list[str]:
+        """Passage ids the way trec_eval orders a run: by score descending, ties by passage id descending
+        (trec_eval ignores the rank column). A run without scores (:meth:`has_scores`; pass ``scored`` when
+        it is known) keeps the rank column's order instead."""
+        ranked = self.rankings.get(query_id, [])
+        if not (self.has_scores() if scored is None else scored):
+            return self.top_k(query_id, len(ranked))
+        by_id = sorted(ranked, key=lambda r: r.passage_id, reverse=True)
+        return [r.passage_id for r in sorted(by_id, key=lambda r: -r.score)]  # stable: ties keep id order
 
 
 class GraderSpec(_Frozen):

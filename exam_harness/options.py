@@ -235,6 +235,11 @@ class ExamOptions:
         "pool", "judged", "Pool of n-EXAM's normaliser and of the qrels: 'judged' (every run's top-k plus the judged "
         "and recorded-graded passages, as the method defines it) or 'top-k' (every run's top-k only)",
         choice(*POOLS), group=SCORING)
+    tie_order: str = declare(
+        "tie-order", "score", "Order of a run's passages for trec_eval measures: 'score' as trec_eval orders a run "
+        "(score descending, ties by passage id descending; a run without distinct scores keeps its rank column), "
+        "so the figures equal trec_eval's, or 'rank' (the rank column); EXAM-Cover always reads the rank column",
+        choice("score", "rank"), group=SCORING, metavar="ORDER")
     n_exam_empty: str = declare(
         "n-exam-empty", "skip", "n-EXAM on a query whose pool covers no test point: 'skip' leaves the query out of "
         "the mean, 'zero' scores it 0 (as the reference implementation of the method does)",
@@ -300,6 +305,11 @@ class ExamOptions:
     dry_run: bool = declare(
         "dry-run", False, "Print how many grader calls and prompt tokens the session would spend, then stop "
         "without grading", group=GRADING, flag=True, fronts=("pytest",))
+    cases: str = declare(
+        "cases", "test-point", "One pytest case per test point and run ('test-point'), or per query and run "
+        "('query': its outcome lists the test points answered and missed; for exams past ~100k cases); reports "
+        "and scores are the same either way", choice("test-point", "query"), group=INPUTS, fronts=("pytest",),
+        metavar="CASE")
     runs: tuple[Path, ...] = declare(
         "runs", (Path("runs"),), "Run file or folder of systems taking the exam; repeatable", Path, group=INPUTS,
         many=True, path=True, fronts=("pytest",), metavar="PATH")

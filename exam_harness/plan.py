@@ -35,6 +35,7 @@ class ExamPlan:
     empty: str
     alpha_ndcg: bool
     nugget_f: bool  # also for banks without nuggets (their test points count as nuggets)
+    tie_order: str = "score"  # how trec_eval measures order a run: score (as trec_eval) or rank
 
     @property
     def min_grade(self) -> int:
@@ -95,4 +96,5 @@ def make_plan(
         empty=options.n_exam_empty,
         alpha_ndcg=(not options.no_alpha_ndcg) if alpha_ndcg is None else alpha_ndcg,
         nugget_f=options.nugget_f,
+        tie_order=options.tie_order,
     )

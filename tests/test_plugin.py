@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import BANK, COLLECTION
+from tests.helpers import BANK, COLLECTION, CONFTEST
 
 pytest_plugins = ["pytester"]
 
@@ -230,6 +230,34 @@ def test_xdist_reports_equal_single_process(project: pytest.Pytester, workers: s
     assert a == b
     # The controller graded every pair once; the workers only read the cache.
     assert len(graded(project)) == 2 * 11
+
+
+WORKER_SHARE = """
+import os
+from exam_harness.pytest_plugins.state import GRADED_KEY
+
+def pytest_runtest_teardown(item):
+    graded = item.config.stash.get(GRADED_KEY, None)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    if graded is not None:
+        with open(f"share-{worker}.txt", "w") as out:
+            out.write(" ".join(sorted(b.query.id for b in graded.banks)) + f" {len(graded.grading.grades)}")
+"""
+
+
+def test_xdist_workers_take_only_the_grades_of_their_own_cases(project: pytest.Pytester) -> None:
+    """With --dist loadfile each worker runs one bank file: it holds that file's grades, not the exam's."""
+    (project.path / "banks" / "other.yaml").write_text(BANK.replace("q1", "q3").replace("q2", "q4"))
+    for name in ("good.run", "weak.run"):
+        run = project.path / "runs" / name
+        run.write_text(run.read_text() + run.read_text().replace("q1 ", "q3 ").replace("q2 ", "q4 "))
+    project.makeconftest(CONFTEST + WORKER_SHARE)
+    result = project.runpytest_subprocess("banks", "-n", "2", "--dist", "loadfile", "--exam-cache", "c.sqlite")
+    assert result.ret == 0, result.stdout.str()
+    shares = sorted((project.path / f"share-gw{i}.txt").read_text() for i in range(2))
+    assert shares == ["q1 q2 11", "q3 q4 11"]  # 11 of the exam's 22 pairs each
+    # graded once, by the controller: other.yaml repeats exam.yaml's texts, and ids are no part of a key
+    assert len(graded(project)) == 11
 
 
 def test_baseline_gate_names_the_significantly_worse_run(project: pytest.Pytester) -> None:

@@ -137,7 +137,7 @@ def _scored(
     view: ExamView, outcome: GradingOutcome, queries: Sequence[str], plan: ExamPlan, measures: Sequence[Measure]
 ) -> tuple[ExamResult, dict[str, dict[str, int]], str]:
     """One side of the edit: the measures and the plan's label over ``queries``; the label's name."""
-    ctx = ScoringContext(view.scoring_input(outcome.grades, only=queries))
+    ctx = ScoringContext(view.scoring_input(outcome.grades, only=queries, tie_order=plan.tie_order))
     label = plan.labels[0]
     result = score(ctx, measures)
     return result, ctx.qrels(label, plan.min_grade, plan.qrels_m, plan.pool, plan.k), label

@@ -45,6 +45,9 @@ class ScoringInput:
     # pairs that could not be graded: they count as uncovered, and every value resting on one is
     # marked incomplete; a passage with one gets no qrels label
     failed: Collection[tuple[str, str]] = frozenset()
+    # run -> query -> passage ids in trec_eval's order (score descending, ties by id descending), for
+    # trec_eval measures; None: ``rankings`` (the rank column's order) serves them too
+    trec_rankings: Mapping[str, Mapping[str, Sequence[str]]] | None = None
 
     @property
     def runs(self) -> list[str]:
@@ -63,6 +66,7 @@ class ScoringContext:
             if tid in query_of:
                 self._failed.setdefault(query_of[tid], set()).add(pid)
         self._top: dict[int, dict[str, dict[str, list[str]]]] = {}
+        self._trec_top: dict[int, dict[str, dict[str, list[str]]]] = {}
         self._coverage: dict[tuple[int, str], dict[str, frozenset[str]]] = {}
         self._pools: dict[tuple[str, int], dict[str, list[str]]] = {}
         self._overall: dict[tuple[int, str, int], dict[str, frozenset[str]]] = {}
@@ -89,6 +93,16 @@ class ScoringContext:
                 for run, ranking in self.exam.rankings.items()
             }
         return self._top[k]
+
+    def trec_top_k(self, k: int) -> dict[str, dict[str, list[str]]]:
+        """run -> query -> the top-k passage ids as trec_eval measures read them (see ``trec_rankings``)."""
+        order = self.exam.trec_rankings
+        if order is None:
+            return self.top_k(k)
+        if k not in self._trec_top:
+            self._trec_top[k] = {run: {q: list(ranking.get(q, ()))[:k] for q in self.queries}
+                                 for run, ranking in order.items()}
+        return self._trec_top[k]
 
     def coverage(self, query: str, min_grade: int, passages: Sequence[str]) -> dict[str, frozenset[str]]:
         """Per passage, the test points of the query it covers at ``min_grade`` (memoised per passage)."""
@@ -187,7 +201,7 @@ class ScoringContext:
         if done is None or trec_name not in done[0]:
             qrels = self.qrels(variant, min_grade, m, pool, k)
             level = relevance_level(variant, min_grade)
-            done = (frozenset(names), trec_eval(qrels, self.top_k(k), sorted(names), relevance_level=level))
+            done = (frozenset(names), trec_eval(qrels, self.trec_top_k(k), sorted(names), relevance_level=level))
             self._trec[key] = done
         return done[1]
 

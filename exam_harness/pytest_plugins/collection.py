@@ -11,14 +11,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from exam_harness.errors import ConfigError, ExamError, InputError
+from exam_harness.errors import ExamError, InputError
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
 from exam_harness.models import QueryBank, TestPoint, test_point_id
-from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, setup_of
+from exam_harness.pytest_plugins.state import GradedExam, setup_of
 from exam_harness.verdicts import Verdict, describe, verdict
 
 
@@ -56,6 +57,14 @@ class BankFile(pytest.File):
             if not inputs.redacted:
                 raise  # a bug: the traceback helps, and no bank is secret
             setup.input_errors.append(withheld(exc, inputs.redact, f"collecting {self.path.name}"))
+            return
+        if setup.options.cases == "query":
+            from exam_harness.pytest_plugins.query_cases import QueryCase
+
+            for bank in banks:
+                for run in runs:
+                    name = f"{bank.key}[{run}]"
+                    yield QueryCase.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", bank=bank, run=run)
             return
         for bank in banks:
             yield QueryNode.from_parent(self, name=bank.key, bank=bank, runs=runs,
@@ -95,7 +104,14 @@ def slug(text: str, limit: int = 48) -> str:
     return joined[:limit].rstrip("-") or "test-point"
 
 
-class ExamCase(pytest.Item):
+class ExamItem(pytest.Item):
+    """An exam case: a bank's test point(s) put to one run (:class:`ExamCase`, or a query case)."""
+
+    bank: QueryBank
+    run: str
+
+
+class ExamCase(ExamItem):
     """One test point put to one run."""
 
     def __init__(self, *, bank: QueryBank, test_point: TestPoint, run: str, **kwargs: object) -> None:
@@ -110,9 +126,8 @@ class ExamCase(pytest.Item):
         self._verdict: Verdict | None = None
 
     def _graded(self) -> GradedExam:
-        graded = self.config.stash.get(GRADED_KEY, None)
-        if graded is None:
-            raise ConfigError("exam cases ran before the grading pass; is another plugin reordering the session?")
+        grading: Any = self.config.pluginmanager.get_plugin("exam-grading")
+        graded: GradedExam = grading.graded_for(self.bank)
         return graded
 
     def verdict(self) -> Verdict:
@@ -188,7 +203,7 @@ class ExamCollector:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.cases: list[ExamCase] = []
+        self.cases: list[ExamItem] = []  # ExamCase, or QueryCase with --exam-cases query
         self._files: set[Path] = set()  # resolved paths of the bank files collected
 
     @pytest.hookimpl(tryfirst=True)
@@ -236,7 +251,7 @@ class ExamCollector:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.cases = [item for item in items if isinstance(item, ExamCase)]
+        self.cases = [item for item in items if isinstance(item, ExamItem)]
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         gone = {id(item) for item in items}
@@ -258,10 +273,13 @@ class ExamCollector:
         banks: dict[str, QueryBank] = {}
         secret: dict[str, bool] = {}
         for case in self.cases:
-            key = case.bank.key
-            banks.setdefault(key, case.bank)
-            secret[key] = secret.get(key, False) or case.bank.secret
-            points.setdefault(key, {}).setdefault(case.test_point.id, case.test_point)
+            bank = case.bank
+            key = bank.key
+            banks.setdefault(key, bank)
+            secret[key] = secret.get(key, False) or bank.secret
+            own = points.setdefault(key, {})
+            for tp in (case.test_point,) if isinstance(case, ExamCase) else bank.test_points:
+                own.setdefault(tp.id, tp)
         return [bank.model_copy(update={"test_points": tuple(points[key].values()), "secret": secret[key]})
                 for key, bank in banks.items()]
 

@@ -15,15 +15,15 @@ import pytest
 
 from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError, ExamError
-from exam_harness.graders.base import GraderConfig
-from exam_harness.grading import dry_run_summary, pool_pairs, run_grading_pass
+from exam_harness.graders.base import Grader, GraderConfig
+from exam_harness.grading import GradingOutcome, dry_run_summary, pool_pairs, run_grading_pass
 from exam_harness.inputs import view_from_banks
 from exam_harness.models import QueryBank
-from exam_harness.plan import make_plan
+from exam_harness.plan import ExamPlan, make_plan
 from exam_harness.preflight import check_gate_runs, check_overlap, check_writable, output_targets
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.collection import ExamCollector, withheld
-from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_xdist_controller, setup_of
+from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
 
 
 class ExamGrading:
@@ -33,6 +33,8 @@ class ExamGrading:
         self.config = config
         self.collector = collector
         self._cache: GradeCache | None = None
+        self._worker_grader: tuple[Grader, ExamPlan] | None = None  # an xdist worker's, made on first use
+        self._worker_banks: set[str] = set()  # keys of the banks a worker has taken grades for
 
     @property
     def graded(self) -> GradedExam | None:
@@ -81,6 +83,40 @@ class ExamGrading:
         config.hook.pytest_exam_grading_finished(plan=plan, outcome=outcome)
         return graded
 
+    def graded_for(self, bank: QueryBank) -> GradedExam:
+        """The grades a case of ``bank`` reads. A single process graded every collected bank before the
+        first case; an xdist worker takes the grades of the banks of the cases it is given, one bank at a
+        time, from the cache the controller filled (grading only what it finds missing), so a worker's
+        time and memory follow its share of the cases."""
+        graded = self.graded
+        if is_worker(self.config) and (graded is None or bank.key not in self._worker_banks):
+            graded = self._grade_on_worker(bank)
+        if graded is None:
+            raise ConfigError("exam cases ran before the grading pass; is another plugin reordering the session?")
+        return graded
+
+    def _grade_on_worker(self, bank: QueryBank) -> GradedExam:
+        setup = setup_of(self.config)
+        options = setup.options
+        data = setup.exam_inputs(self.config).load_runs(list(options.runs))
+        if self._worker_grader is None:
+            grader = setup.registries(self.config).graders.create(
+                options.grader, GraderConfig(model=options.model, options=options.grader_options, data=data,
+                                             batch_size=options.batch_size, device=options.device))
+            self._worker_grader = (grader, make_plan(options, grader.spec(), alpha_ndcg=False))
+        grader, plan = self._worker_grader
+        judged = view_from_banks(data, [bank]).pooled if plan.pool == "judged" else None
+        requests = pool_pairs([bank], data.runs.values(), data.passages, k=plan.k, extra=judged)
+        chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
+        outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size)
+        before = self.graded
+        if before is not None:
+            outcome = merged(before.grading, outcome)
+        self._worker_banks.add(bank.key)
+        graded = GradedExam(plan, outcome, (*(before.banks if before else ()), bank))
+        self.config.stash[GRADED_KEY] = graded
+        return graded
+
     def _progress(self, grader: str) -> GradingProgress:
         capman = self.config.pluginmanager.getplugin("capturemanager")
         enabled = not setup_of(self.config).options.no_progress and self.config.get_verbosity() >= 0
@@ -104,7 +140,8 @@ class ExamGrading:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        if self.collector.cases and not session.config.option.collectonly:
+        # An xdist worker grades lazily, bank by bank, as its cases arrive (graded_for).
+        if self.collector.cases and not session.config.option.collectonly and not is_worker(self.config):
             try:
                 self.grade(self.collector.collected_banks())
             except ExamError as exc:
@@ -127,8 +164,28 @@ class ExamGrading:
         return tuple(b for b in banks if b.test_points)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self._worker_grader is not None:
+            self._worker_grader[0].close()
         if self._cache is not None:
             self._cache.close()
+
+
+def merged(first: GradingOutcome, second: GradingOutcome) -> GradingOutcome:
+    """Two grading passes over different pairs as one outcome (an xdist worker's banks)."""
+    out = GradingOutcome(
+        grades={**first.grades, **second.grades}, answers={**first.answers, **second.answers},
+        failures={**first.failures, **second.failures}, unsupported={**first.unsupported, **second.unsupported},
+        pairs=first.pairs + second.pairs, unique=first.unique + second.unique,
+        cache_hits=first.cache_hits + second.cache_hits, graded=first.graded + second.graded,
+        seconds=first.seconds + second.seconds, source=second.source,
+        cache_damaged=first.cache_damaged + second.cache_damaged,
+        cache_notices=list(dict.fromkeys([*first.cache_notices, *second.cache_notices])),
+    )
+    for part, n in second.decided_by.items():
+        out.decided_by[part] = first.decided_by.get(part, 0) + n
+    for part, n in first.decided_by.items():
+        out.decided_by.setdefault(part, n)
+    return out
 
 
 def replace_points(bank: QueryBank, keep: set[str]) -> QueryBank:

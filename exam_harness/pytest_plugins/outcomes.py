@@ -16,7 +16,7 @@ from typing import Any, cast
 import pytest
 
 from exam_harness.display import visible
-from exam_harness.pytest_plugins.collection import ExamCase, ExamMissed
+from exam_harness.pytest_plugins.collection import ExamItem, ExamMissed
 from exam_harness.report.schema import Outcomes
 
 MISSED = "missed"
@@ -39,7 +39,7 @@ class ExamOutcomes:
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         missed = call.excinfo is not None and call.excinfo.errisinstance(ExamMissed)
-        if isinstance(item, ExamCase) and call.when == "call" and missed:
+        if isinstance(item, ExamItem) and call.when == "call" and missed:
             assert call.excinfo is not None
             report.outcome = "skipped"
             # pytest's own skips carry (path, line, reason); a bank case has no line (pytest allows None)
@@ -59,8 +59,12 @@ class ExamOutcomes:
         run = properties.get("exam_run")
         if run is None:
             return
-        self.seen_test_points.add(str(properties.get("exam_test_point")))
         tally = self.tallies.setdefault(str(run), Outcomes())
+        counts = properties.get("exam_counts")
+        if isinstance(counts, dict):  # a query case: it counts its test points
+            self._count_query_case(report, tally, counts, properties)
+            return
+        self.seen_test_points.add(str(properties.get("exam_test_point")))
         if report.when == "call":
             if report.skipped and properties.get("exam_outcome") == MISSED:
                 tally.missed += 1
@@ -86,6 +90,24 @@ class ExamOutcomes:
         terminalreporter.write_sep("=", f"missed test points ({len(self.missed)})", yellow=True)
         for nodeid, message in self.missed:
             terminalreporter.write_line(f"MISSED {visible(nodeid)} - {message}")
+
+    def _count_query_case(self, report: pytest.TestReport, tally: Outcomes, counts: dict[str, int],
+                          properties: dict[str, object]) -> None:
+        """A query case's tally: its test points' verdicts, counted once (at the call, or at a setup error)."""
+        if not (report.when == "call" or (report.when == "setup" and report.failed)):
+            return
+        points = properties.get("exam_test_points")
+        if isinstance(points, list):
+            self.seen_test_points.update(str(p) for p in points)
+        tally.answered += counts.get("answered", 0)
+        tally.missed += counts.get("missed", 0)
+        tally.required_missed += counts.get("required-missed", 0)
+        tally.errors += counts.get("error", 0)
+        tally.skipped += counts.get("skipped", 0)
+        if report.skipped and properties.get("exam_outcome") == MISSED:
+            self._remember_for_last_failed(report)
+            longrepr = report.longrepr
+            self.missed.append((report.nodeid, longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)))
 
     def _remember_for_last_failed(self, report: pytest.TestReport) -> None:
         # pytest's --lf forgets skipped cases; a missed case is one to rerun after fixing a system.

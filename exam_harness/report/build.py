@@ -70,7 +70,7 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
     view = view_from_banks(inputs.data, outcome.banks, exclude=grading.unsupported)
     tau = plan.min_grade
     ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
-                                            failed=grading.failures.keys()))
+                                            failed=grading.failures.keys(), tie_order=plan.tie_order))
     bindings = plan.bindings(tau)
     cover, n_exam = ExamCover().bind(bindings), NExam().bind(bindings)
     nugget = NuggetF().bind(bindings) if any(ctx.exam.nuggets.values()) else None

@@ -99,6 +99,17 @@ def decided_line(report: ExamReport) -> str:
     return "; decided by " + ", ".join(f"{part} {n}" for part, n in report.decided_by.items())
 
 
+def n_exam_dropped_line(report: ExamReport) -> str | None:
+    """The note that n-EXAM's mean leaves out queries whose pool covers no test point (``--exam-n-exam-empty
+    skip``), naming them: a mean over fewer queries is not comparable with one over all of them."""
+    dropped = sorted({r.query_id for r in report.per_query if r.n_exam_cover is None})
+    if not dropped:
+        return None
+    shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+    return (f"note: n-EXAM@{report.settings.k} leaves out {len(dropped)} of {report.queries} queries whose pool covers "
+            f"no test point at τ={report.settings.min_grade} ({shown}); --exam-n-exam-empty zero scores them 0")
+
+
 def render_to_text(report: ExamReport, *, color: bool, width: int | None = None, label: str = "max-grade") -> str:
     width = width or shutil.get_terminal_size((120, 24)).columns
     # The summary lines are never wrapped: CI logs grep them whole.
@@ -108,6 +119,9 @@ def render_to_text(report: ExamReport, *, color: bool, width: int | None = None,
         lines.append(note)
     if report.partial:
         lines.append(f"partial exam: {report.partial}")
+    dropped = n_exam_dropped_line(report)
+    if dropped:
+        lines.append(dropped)
     table = render_text(leaderboard(report, label=label, width=width), width, color=color)
     return table + "".join(line + "\n" for line in lines)
 
