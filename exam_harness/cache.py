@@ -105,7 +105,15 @@ _SOUND_ROW = """CASE WHEN typeof(grade) = 'integer' AND grade BETWEEN 0 AND ?
 
 # Schema 1 stored the answer-key grader's matched gold answer in clear (details "gold", and its
 # near copy as the extracted answer); migration drops both so that no gold answer stays in the file.
-_SCHEMA1_SECRETS = {"answer-key": ("gold",)}
+# Gold answers that graders of schema 1 stored in clear, by grader: detail keys dropped on migration,
+# and whether the extracted answer goes too (the answer-key grader's was a near copy of a gold answer;
+# an LLM's or QA model's extracted answer is the passage's own words and stays).
+_SCHEMA1_SECRETS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "answer-key": (("gold",), True),
+    "hf": (("matched_gold_answer", "verifications"), False),
+    "openai": (("matched_gold_answer", "verifications"), False),
+    "qa": (("matched_gold_answer",), False),
+}
 
 Row = tuple[bytes, int, str | None, str | None, str]
 
@@ -559,8 +567,12 @@ def _grade_from_schema1(payload: Any) -> Grade | None:
         return None
     secrets = _SCHEMA1_SECRETS.get(grade.grader)
     if secrets:
-        details = {k: v for k, v in grade.details.items() if k not in secrets}
-        grade = grade.model_copy(update={"extracted_answer": None, "details": details})
+        keys, drop_answer = secrets
+        details = {k: v for k, v in grade.details.items() if k not in keys}
+        update: dict[str, Any] = {"details": details}
+        if drop_answer:
+            update["extracted_answer"] = None
+        grade = grade.model_copy(update=update)
     return grade
 
 

@@ -59,7 +59,7 @@ def varied_grades() -> dict[str, Grade]:
     return {
         cache_key("f", {"i": 0}): Grade(grade=3, grader="embedding", raw_response="0.5907", details={"cosine": 0.59}),
         cache_key("f", {"i": 1}): Grade(grade=1, grader="qa", raw_response="Paris", extracted_answer="Paris",
-                                        details={"score": 0.9, "matched_gold_answer": "paris"}),
+                                        details={"score": 0.9, "gold_fingerprint": "0123456789abcdef"}),
         cache_key("f", {"i": 2}): Grade(grade=4, grader="hf", raw_response="4", probabilities=(0.0, 0.1, 0.1, 0.1, 0.6, 0.1),
                                         details={"prompt_class": "QuestionSelfRated", "fast_path": True}),
         cache_key("f", {"i": 3}): Grade(grade=0, grader="recorded"),
@@ -121,6 +121,23 @@ def test_migration_drops_damaged_rows_and_gold_answers_in_clear(tmp_path: Path) 
     assert found == {keys[0]: Grade(grade=1, grader="answer-key", details={"relative_distance": 0.0}), keys[1]: good}
     cache.close()
     assert b"nitrogen" not in path.read_bytes()
+
+
+def test_migration_drops_llm_and_qa_gold_answers_but_keeps_their_extracted_answers(tmp_path: Path) -> None:
+    """Schema 1 LLM and QA graders kept the matched gold answer (and llm-verify's checks) in clear."""
+    path = tmp_path / "grades.sqlite"
+    qa = Grade(grade=1, grader="qa", raw_response="Paris", extracted_answer="Paris",
+               details={"score": 0.9, "matched_gold_answer": "Paris, France"})
+    llm = Grade(grade=1, grader="openai", raw_response="the French capital", extracted_answer="the French capital",
+                details={"verifications": [["Lutetia Parisiorum", "yes", True]]})
+    keys = [cache_key("f", {"i": i}) for i in range(2)]
+    write_schema1_cache(path, {keys[0]: qa, keys[1]: llm})
+    cache = GradeCache(path, notify=lambda _message: None)
+    found = cache.get_many(keys)
+    cache.close()
+    assert found[keys[0]] == qa.model_copy(update={"details": {"score": 0.9}})
+    assert found[keys[1]] == llm.model_copy(update={"details": {}})
+    assert b"France" not in path.read_bytes() and b"Lutetia" not in path.read_bytes()
 
 
 def _open_and_count(path: str) -> int:

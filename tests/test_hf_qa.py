@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from exam_harness.errors import ConfigError
+from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
 from exam_harness.graders.qa import QAGrader
 from exam_harness.graders.registry import default_registry
@@ -64,10 +66,11 @@ def test_grades_answer_or_not(grader: QAGrader) -> None:
 
 
 def test_gold_answers_are_checked_with_the_answer_key_rule(grader: QAGrader) -> None:
-    right, wrong = grader.grade_batch(
-        [req(question(gold=("paris",)), WITH_ANSWER), req(question(gold=("Lyon",)), WITH_ANSWER)]
-    )
-    assert isinstance(right, Grade) and right.grade == 1 and right.details["matched_gold_answer"] == "paris"
+    keyed = question(gold=("paris",))
+    right, wrong = grader.grade_batch([req(keyed, WITH_ANSWER), req(question(gold=("Lyon",)), WITH_ANSWER)])
+    assert isinstance(right, Grade) and right.grade == 1
+    assert right.details["gold_fingerprint"] == gold_fingerprint(keyed.text, "paris")  # never the answer itself
+    assert "paris" not in json.dumps(right.details)
     assert isinstance(wrong, Grade) and wrong.grade == 0 and wrong.extracted_answer == "Paris"
 
 

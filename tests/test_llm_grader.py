@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from exam_harness.errors import ConfigError
+from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, GradingRequest, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS, MODES, LLMGrader, resolve_mode
 from exam_harness.llm import prompts
@@ -191,8 +193,9 @@ def test_answer_key_checks_gold_answers(response: str, grade: int) -> None:
     [result] = grader.grade_batch([req(tp)])
     assert isinstance(result, Grade) and result.grade == grade
     assert result.extracted_answer == response
-    if grade:
-        assert result.details["matched_gold_answer"] in tp.gold_answers
+    if grade:  # which gold answer matched, as a fingerprint: gold answers are secrets and grades are cached
+        assert result.details["gold_fingerprint"] in {gold_fingerprint(tp.text, g) for g in tp.gold_answers}
+        assert "Paris" not in json.dumps(result.details)
 
 
 def test_answer_key_payload_covers_gold_answers() -> None:
@@ -227,7 +230,7 @@ def test_llm_verify_asks_once_per_gold_answer(yes_for: str, grade: int) -> None:
     assert verification["prompts"][0].text == prompts.ANSWER_VERIFICATION.format(
         question=tp.text, correct_answer="Paris", answer="the French capital"
     )
-    assert [v[0] for v in result.details["verifications"]] == ["Paris", "Lyon"]
+    assert [v[0] for v in result.details["verifications"]] == [gold_fingerprint(tp.text, g) for g in ("Paris", "Lyon")]
     assert prompts.ANSWER_VERIFICATION in grader.spec().prompt_text  # type: ignore[operator]
 
 

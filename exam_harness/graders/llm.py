@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from exam_harness.errors import ConfigError
+from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GraderOption, GradingRequest
 from exam_harness.graders.matching import is_answer, matching_gold_answer
 from exam_harness.llm import prompts
@@ -370,8 +371,10 @@ class LLMGrader(Grader):
                 answer = text.strip()
                 grade = 1 if is_answer(answer) else 0
                 if output == "answer_key" and grade:
-                    gold = matching_gold_answer(answer, requests[item.requests[0]].test_point.gold_answers)
-                    details["matched_gold_answer"] = gold
+                    tp = requests[item.requests[0]].test_point
+                    gold = matching_gold_answer(answer, tp.gold_answers)
+                    # gold answers are bank secrets and grades are cached: a fingerprint stands in for one
+                    details["gold_fingerprint"] = gold_fingerprint(tp.text, gold) if gold is not None else None
                     grade = 1 if gold is not None else 0
                 elif output == "verify" and grade:
                     verify.append((index, answer))
@@ -412,7 +415,9 @@ class LLMGrader(Grader):
             if isinstance(gen, GradeFailure):
                 failures[index] = gen.message
                 continue
-            verdicts.setdefault(index, []).append([gold, gen.text, parse_yes_no(gen.text) == 1])
+            tp = requests[items[index].requests[0]].test_point
+            verdicts.setdefault(index, []).append([gold_fingerprint(tp.text, gold), gen.text,
+                                                   parse_yes_no(gen.text) == 1])
         for index, _ in pending:
             grade = out[index]
             assert isinstance(grade, Grade)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import (
     GradeFailure,
     Grader,
@@ -142,7 +143,8 @@ class QAGrader(Grader):
             grade = 1 if answer and is_answer(answer) else 0
             if grade and self.answer_key and tp.gold_answers:
                 gold = matching_gold_answer(answer, tp.gold_answers)
-                details["matched_gold_answer"] = gold
+                # gold answers are bank secrets and grades are cached: a fingerprint stands in for one
+                details["gold_fingerprint"] = gold_fingerprint(tp.text, gold) if gold is not None else None
                 grade = 1 if gold is not None else 0
             results[i] = Grade(
                 grade=grade, grader=self.name, raw_response=answer, extracted_answer=answer or None, details=details
