@@ -14,14 +14,20 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, report_failures, show_progress
 from exam_harness.errors import ConfigError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
 from exam_harness.options import GRADING, RECORDED, SCORING, add_cli_options, options_from_cli
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from exam_harness.plan import ExamPlan
 
 GROUPS = (GRADING, SCORING, RECORDED)
 IMPACT_GROUPS = (GRADING, SCORING)
@@ -63,8 +69,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     common("missing", "Passages judged relevant that reach no grade >= TAU on any test point "
                       "(the bank needs a question).")
     common("spurious", "Test points ranked by how often judged non-relevant passages reach grade >= TAU on them.")
-    common("agreement", "Grade x judgment counts, lenient / strict binarisations and Cohen's kappa "
-                        "(plus one binarisation per --min-grade).")
+    agreement = common("agreement", "Grade x judgment counts, lenient / strict binarisations and Cohen's kappa "
+                                    "(plus one binarisation per --min-grade); the 'min answers = m' views with "
+                                    "per-row kappa and the merged 3-way table; the recorded direct grades' tables.")
+    from exam_harness.cli.evaluate import DEFAULT_MIN_ANSWERS, add_min_answers_argument
+
+    add_min_answers_argument(agreement, default=DEFAULT_MIN_ANSWERS)
 
     impact = inner.add_parser(
         "edit-impact",
@@ -138,18 +148,39 @@ def run(args: argparse.Namespace) -> int:
         payload = {"min_grade": plan.min_grade, "relevance_level": plan.relevance_level,
                    "test_points": [p.model_dump(mode="json") for p in points]}
     else:  # agreement
-        from exam_harness.analysis.agreement import agreement_tables
-
-        if not view.data.judgments:
-            raise ConfigError("the run files hold no human judgments to agree with")
-        tps = {q: view.test_points[q] for q in view.queries}
-        result_a = agreement_tables(outcome.grades, tps, view.data.judgments, relevance_level=plan.relevance_level,
-                                    min_grades=options.min_grade)
-        for t in tables.agreement_renderables(result_a):
-            console.print(t)
-        payload = result_a.model_dump(mode="json")
+        payload = _agreement(args, view, outcome, plan, options.min_grade, console)
     _write_json(args.json, payload)
     return report_failures("analyze", outcome, graded.inputs.redact)
+
+
+def _agreement(
+    args: argparse.Namespace, view: ExamView, outcome: GradingOutcome, plan: ExamPlan, min_grades: Sequence[int],
+    console: Console,
+) -> dict[str, Any]:
+    """The agreement tables; the min-answers views (``--min-answers``, default 1 2 5) and, when the files
+    hold recorded direct grades, one view per direct grading run. JSON: the max-grade tables' keys, plus
+    ``min_answers`` and ``direct_agreement`` (present only when the files hold direct grades)."""
+    from exam_harness.analysis.agreement import agreement_tables, direct_agreement, min_answers_agreement
+    from exam_harness.cli.evaluate import min_answers_of
+    from exam_harness.report import analysis_tables as tables
+    from exam_harness.report.evaluation_tables import agreement_view_tables
+
+    judgments = view.data.judgments
+    if not judgments:
+        raise ConfigError("the run files hold no human judgments to agree with")
+    tps = {q: view.test_points[q] for q in view.queries}
+    result = agreement_tables(outcome.grades, tps, judgments, relevance_level=plan.relevance_level,
+                              min_grades=min_grades)
+    views = min_answers_agreement(outcome.grades, tps, judgments, min_answers_of(args.min_answers),
+                                  relevance_level=plan.relevance_level, min_grades=min_grades)
+    direct = direct_agreement(view.data.recorded, judgments, relevance_level=plan.relevance_level)
+    for t in [*tables.agreement_renderables(result), *agreement_view_tables(views, direct)]:
+        console.print(t)
+    payload: dict[str, Any] = result.model_dump(mode="json")
+    payload["min_answers"] = [v.model_dump(mode="json") for v in views]
+    if direct:
+        payload["direct_agreement"] = [v.model_dump(mode="json") for v in direct]
+    return payload
 
 
 def _without_secrets(graded: Graded) -> tuple[ExamView, GradingOutcome]:

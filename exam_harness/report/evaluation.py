@@ -12,31 +12,47 @@ JSON shape (``--json``)::
                       {"measure": "P@20", "label": "max-grade", "min_grade": 3, ...}, ...],
      "agreement": {...}, "settings": {...}, "grading": {...}, "collection": {...}}
 
+Keys present only when their analysis ran (so a plain evaluation's document keeps its shape):
+``min_answers`` (``--min-answers``: one "min answers = m" agreement view per m, see
+analysis/agreement.py), ``direct_agreement`` (the files hold recorded direct grades and judgments:
+one view per direct grading run) and ``external_qrels`` (``--qrels`` / ``--official-qrels``, see
+:func:`external_qrels_evaluation`).
+
 Undefined numbers (a correlation over tied scores) are ``null``, never NaN, so the file is strict JSON.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from exam_harness.analysis.agreement import AgreementResult, agreement_tables, finite
+from exam_harness.analysis.agreement import (
+    AgreementResult,
+    DirectAgreement,
+    MinAnswersAgreement,
+    agreement_tables,
+    direct_agreement,
+    finite,
+    min_answers_agreement,
+)
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext
-from exam_harness.measures.correlation import leaderboard_correlation
+from exam_harness.measures.correlation import Correlation, leaderboard_correlation
 from exam_harness.measures.intervals import bootstrap_cis, compare_runs
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
 from exam_harness.measures.result import MeasureResult
-from exam_harness.measures.trec import TrecMeasure
+from exam_harness.measures.stats import mean_stderr
+from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
@@ -90,6 +106,56 @@ class Leaderboard(BaseModel):
         return f"{self.measure}[{self.label}]" if self.label else self.measure
 
 
+class ExternalLeaderboard(BaseModel):
+    """One trec_eval measure of every run over one given qrels file at one relevance level."""
+
+    qrels: str  # the file, or OFFICIAL_QRELS_SOURCE for the judgments of the run files
+    measure: str
+    relevance_level: int
+    queries: int
+    systems: dict[str, float]
+    stderr: dict[str, float] = Field(default_factory=dict)
+    correlation: CorrelationResult | None = None
+    per_query: dict[str, dict[str, float]] | None = None
+
+
+class QueryCorrelation(BaseModel):
+    spearman: float | None
+    kendall: float | None
+    n: int
+
+
+class PerQueryCorrelation(BaseModel):
+    """A leaderboard's per-query values against the official qrels' values of ``official_measure``:
+    per query, Spearman's rho and Kendall's tau over the runs (null where undefined, e.g. every run
+    scores 0 on the query); their means over the queries where defined; ``pooled``: the coefficients
+    over every (run, query) point, the points of the scatter plot."""
+
+    source: str  # a qrels file (with ``relevance_level``), or an EXAM leaderboard such as "exam-cover@20"
+    measure: str
+    min_grade: int | None = None  # of an EXAM leaderboard
+    relevance_level: int | None = None  # of a qrels file
+    official_measure: str
+    queries: dict[str, QueryCorrelation]
+    mean_spearman: float | None
+    mean_kendall: float | None
+    undefined: int
+    pooled: CorrelationResult
+    # (run, query, official value, this leaderboard's value): drawn by ``--plot``, not written to JSON
+    points: list[tuple[str, str, float, float]] = Field(default_factory=list, exclude=True)
+
+
+class ExternalQrelsResult(BaseModel):
+    """``--qrels``: every run scored over given qrels files; the official qrels' leaderboards come first."""
+
+    official_qrels: str | None
+    official_relevance_level: int
+    relevance_levels: list[int]
+    measures: list[str]
+    leaderboards: list[ExternalLeaderboard]
+    per_query: list[PerQueryCorrelation] = Field(default_factory=list)
+
+
 class CollectionSummary(BaseModel):
     queries: int
     passages: int
@@ -119,6 +185,9 @@ _OPTIONAL_BOARD_KEYS = ("label", "relevance_level", "correlation", "significance
 class EvaluationResult(BaseModel):
     leaderboards: list[Leaderboard]
     agreement: AgreementResult | None = None
+    min_answers: list[MinAnswersAgreement] | None = None
+    direct_agreement: list[DirectAgreement] | None = None
+    external_qrels: ExternalQrelsResult | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
     grading: GradingSummary | None = None
     collection: CollectionSummary | None = None
@@ -134,7 +203,8 @@ class EvaluationResult(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The JSON document: optional parts that are absent are left out rather than null."""
         doc = self.model_dump(mode="json")
-        for board in doc["leaderboards"]:
+        external = doc.get("external_qrels") or {}
+        for board in doc["leaderboards"] + external.get("leaderboards", []):
             for key in _OPTIONAL_BOARD_KEYS:
                 if board.get(key) is None:
                     board.pop(key, None)
@@ -174,7 +244,8 @@ def scoring_context(
     view: ExamView, outcome: GradingOutcome, plan: ExamPlan, responses: Mapping[str, Mapping[str, str]] | None = None
 ) -> ScoringContext:
     """The measures' context over the view's queries in exam order (the order decides bootstrap draws)."""
-    return ScoringContext(view.scoring_input(outcome.grades, responses=responses, all_nuggets=plan.nugget_f))
+    return ScoringContext(view.scoring_input(outcome.grades, responses=responses, all_nuggets=plan.nugget_f,
+                                             tie_order=plan.tie_order))
 
 
 def evaluate_exam(
@@ -186,24 +257,41 @@ def evaluate_exam(
     options: ExamOptions,
     *,
     official: Mapping[str, float] | None = None,
+    min_answers: Sequence[int] = (),
+    external: ExternalQrels | None = None,
 ) -> EvaluationResult:
-    """Every leaderboard of the plan at each of its tau values, plus the agreement tables."""
+    """Every leaderboard of the plan at each of its tau values, plus the agreement tables; the
+    "min answers = m" views for each m of ``min_answers``, the direct-grade views when the files hold
+    recorded direct grades, and the runs scored over ``external`` qrels when given."""
     data = view.data
     check_baseline(options.baseline, data.runs)
     nuggets = bool(ctx.exam.nuggets)
     measures = [m for tau in plan.min_grades for m in plan.measures(tau, nuggets=nuggets)]
     result = score(ctx, measures)
     boards = [_leaderboard(result[m], m, ctx, options, official) for m in measures]
-    agreement = None
+    agreement = views = direct = None
     if data.judgments:
         tps = {q: view.test_points[q] for q in view.queries}
         agreement = agreement_tables(outcome.grades, tps, data.judgments, relevance_level=plan.relevance_level,
                                      min_grades=plan.min_grades)
+        if min_answers:
+            views = min_answers_agreement(outcome.grades, tps, data.judgments, min_answers,
+                                          relevance_level=plan.relevance_level, min_grades=plan.min_grades)
+        direct = direct_agreement(data.recorded, data.judgments, relevance_level=plan.relevance_level) or None
+    external_result = None
+    if external is not None:
+        exam_sources = {(m.key, int(getattr(m, "min_grade", 0))): result[m].per_query for m in measures
+                        if m.family == "exam-cover"}
+        external_result = external_qrels_evaluation(external, official=official, exam_sources=exam_sources,
+                                                    keep_per_query=options.per_query)
     pool = ctx.pool(plan.pool, plan.k)
     queries = list(ctx.queries)
     return EvaluationResult(
         leaderboards=boards,
         agreement=agreement,
+        min_answers=views,
+        direct_agreement=direct,
+        external_qrels=external_result,
         settings=_settings(plan, options),
         grading=grading_summary(outcome, spec),
         collection=CollectionSummary(
@@ -265,3 +353,154 @@ def _settings(plan: ExamPlan, options: ExamOptions) -> dict[str, Any]:
         "baseline": options.baseline, "significance": options.significance, "alpha": options.alpha,
         "resamples": options.resamples, "per_query": options.per_query,
     }
+
+
+# --- external qrels (``--qrels``) ---------------------------------------------------------------
+
+OFFICIAL_QRELS_SOURCE = "official qrels"
+Rankings = Mapping[str, Mapping[str, Sequence[str]]]  # run -> query -> passage ids, best first
+QrelsMap = Mapping[str, Mapping[str, int]]
+
+
+@dataclass(frozen=True)
+class ExternalQrels:
+    """What ``--qrels`` scores: the runs' rankings (in the order trec_eval reads them), the given qrels
+    files (name -> qrels) at each relevance level, the trec_eval measures, and the official qrels
+    (``--official-qrels``, else the judgments of the run files; None when there are none) at the
+    judgment relevance level."""
+
+    rankings: Rankings
+    qrels: Mapping[str, QrelsMap]
+    measures: Sequence[str]
+    relevance_levels: Sequence[int] = (1,)
+    official_qrels: QrelsMap | None = None
+    official_name: str | None = None
+    official_relevance_level: int = 2
+
+
+def _correlation(c: Correlation) -> CorrelationResult:
+    return CorrelationResult(spearman=finite(c.spearman), kendall=finite(c.kendall), n=c.n,
+                             spearman_p=finite(c.spearman_p), kendall_p=finite(c.kendall_p),
+                             missing=c.missing, extra=c.extra)
+
+
+def _score_correlation(ours: Mapping[str, float], theirs: Mapping[str, float]) -> Correlation:
+    """Correlation of two score maps, both higher-is-better (the official side negated into "ranks")."""
+    return leaderboard_correlation(ours, {key: -value for key, value in theirs.items()})
+
+
+def scored_queries(name: str, qrels: QrelsMap, rankings: Rankings) -> list[str]:
+    """The qrels' queries some run ranks passages for (qrels order). No such query is an InputError that
+    shows both sides' ids, since a leaderboard over nothing would read as every run scoring 0."""
+    ranked = {q for ranking in rankings.values() for q, pids in ranking.items() if pids}
+    queries = [q for q in qrels if q in ranked]
+    if not queries:
+        from exam_harness.preflight import near_match
+
+        have = sorted(ranked)
+        hints = [f"{q!r} ~ {m}" for q in sorted(qrels)[:50] if (m := near_match(q, have))]
+        raise InputError(
+            f"no query of the qrels is ranked by any run: qrels {sorted(qrels)[:5]}, runs {have[:5]}"
+            + (f" (near matches: {', '.join(hints[:3])})" if hints else ""),
+            path=name, field="query_id", expected="qrels for the queries the runs answer")
+    return queries
+
+
+def qrels_leaderboards(
+    name: str, qrels: QrelsMap, rankings: Rankings, measures: Sequence[str], relevance_level: int
+) -> list[ExternalLeaderboard]:
+    """One leaderboard per measure: trec_eval over the qrels' queries some run ranks; a run that does
+    not rank one of them scores 0 on it (trec_eval -c), so every run averages over the same queries.
+    Runs are scored at the depth they were given (no cut at --k), as trec_eval scores a run file."""
+    queries = scored_queries(name, qrels, rankings)
+    subset = {run: {q: ranking[q] for q in queries if ranking.get(q)} for run, ranking in rankings.items()}
+    values = trec_eval({q: qrels[q] for q in queries}, subset, measures, relevance_level=relevance_level)
+    boards = []
+    for measure in (parse_trec_name(m).name for m in measures):
+        per_query = {run: {q: values.get(run, {}).get(q, {}).get(measure, 0.0) for q in queries} for run in rankings}
+        stats = {run: mean_stderr(v.values()) for run, v in per_query.items()}
+        boards.append(ExternalLeaderboard(
+            qrels=name, measure=measure, relevance_level=relevance_level, queries=len(queries),
+            systems={run: m for run, (m, _) in stats.items()}, stderr={run: e for run, (_, e) in stats.items()},
+            per_query=per_query,
+        ))
+    return boards
+
+
+def per_query_correlation(
+    source: Mapping[str, Mapping[str, float]], official: Mapping[str, Mapping[str, float]]
+) -> tuple[dict[str, QueryCorrelation], CorrelationResult, list[tuple[str, str, float, float]]]:
+    """Per query both sides score, the correlation over the runs both score; then the pooled
+    correlation over every (run, query) point and the points themselves."""
+    queries = [q for q in dict.fromkeys(q for values in official.values() for q in values)
+               if any(q in values for values in source.values())]
+    per_query: dict[str, QueryCorrelation] = {}
+    points: list[tuple[str, str, float, float]] = []
+    for q in queries:
+        ours = {run: v[q] for run, v in source.items() if q in v and run in official and q in official[run]}
+        theirs = {run: official[run][q] for run in ours}
+        c = _score_correlation(ours, theirs)
+        per_query[q] = QueryCorrelation(spearman=finite(c.spearman), kendall=finite(c.kendall), n=c.n)
+        points.extend((run, q, theirs[run], ours[run]) for run in ours)
+    keys = {f"{run}\t{q}": (o, s) for run, q, o, s in points}
+    pooled = _correlation(_score_correlation({k: s for k, (_, s) in keys.items()},
+                                             {k: o for k, (o, _) in keys.items()}))
+    return per_query, pooled, points
+
+
+def _per_query_result(
+    values: Mapping[str, Mapping[str, float]], official: ExternalLeaderboard, *, source: str, measure: str,
+    min_grade: int | None = None, relevance_level: int | None = None,
+) -> PerQueryCorrelation:
+    assert official.per_query is not None  # official boards keep theirs until every correlation is made
+    per_query, pooled, points = per_query_correlation(values, official.per_query)
+    rhos = [c.spearman for c in per_query.values() if c.spearman is not None]
+    taus = [c.kendall for c in per_query.values() if c.kendall is not None]
+    return PerQueryCorrelation(
+        source=source, measure=measure, min_grade=min_grade, relevance_level=relevance_level,
+        official_measure=official.measure, queries=per_query,
+        mean_spearman=sum(rhos) / len(rhos) if rhos else None, mean_kendall=sum(taus) / len(taus) if taus else None,
+        undefined=sum(1 for c in per_query.values() if c.kendall is None), pooled=pooled, points=points,
+    )
+
+
+def external_qrels_evaluation(
+    request: ExternalQrels,
+    *,
+    official: Mapping[str, float] | None = None,
+    exam_sources: Mapping[tuple[str, int], Mapping[str, Mapping[str, float]]] | None = None,
+    keep_per_query: bool = False,
+) -> ExternalQrelsResult:
+    """Every run over the official qrels and over each given qrels file at each relevance level, one
+    leaderboard per measure, correlated with the official leaderboard when given. With official qrels,
+    the per-query correlation of each given file's leaderboard with the official qrels' leaderboard of
+    the same measure, and of each EXAM leaderboard in ``exam_sources`` ((measure key, tau) -> run ->
+    query -> value) with the official qrels' leaderboard of every measure."""
+    boards: list[ExternalLeaderboard] = []
+    if request.official_qrels is not None:
+        boards += qrels_leaderboards(OFFICIAL_QRELS_SOURCE, request.official_qrels, request.rankings,
+                                     request.measures, request.official_relevance_level)
+    for name, qrels in request.qrels.items():
+        for level in request.relevance_levels:
+            boards += qrels_leaderboards(name, qrels, request.rankings, request.measures, level)
+    official_boards = {b.measure: b for b in boards if b.qrels == OFFICIAL_QRELS_SOURCE}
+    correlations: list[PerQueryCorrelation] = []
+    for (key, tau), values in (exam_sources or {}).items() if official_boards else ():
+        correlations += [_per_query_result(values, ob, source=key, measure=key, min_grade=tau)
+                         for ob in official_boards.values()]
+    for board in boards:
+        ob = official_boards.get(board.measure)
+        if ob is not None and board.qrels != OFFICIAL_QRELS_SOURCE and board.per_query is not None:
+            correlations.append(_per_query_result(board.per_query, ob, source=board.qrels, measure=board.measure,
+                                                  relevance_level=board.relevance_level))
+    for board in boards:
+        if official:
+            board.correlation = _correlation(leaderboard_correlation(board.systems, official))
+        if not keep_per_query:
+            board.per_query = None
+    return ExternalQrelsResult(
+        official_qrels=request.official_name if request.official_qrels is not None else None,
+        official_relevance_level=request.official_relevance_level,
+        relevance_levels=list(request.relevance_levels), measures=[parse_trec_name(m).name for m in request.measures],
+        leaderboards=boards, per_query=correlations,
+    )

@@ -1,5 +1,7 @@
 """Rich tables of ``exam-harness evaluate``: the summary line, correlations with the official
-leaderboard, one leaderboard per tau (drawn by the one renderer), baseline comparisons, agreement.
+leaderboard, one leaderboard per tau (drawn by the one renderer), baseline comparisons, agreement;
+the "min answers = m" and direct-grade agreement views (also drawn by ``analyze agreement``) and the
+leaderboards over external qrels with their per-query correlations.
 
 Systems are listed in official order when an official leaderboard is known (runs it lacks last),
 else by score.
@@ -14,8 +16,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.report.analysis_tables import agreement_renderables
-from exam_harness.report.evaluation import EvaluationResult, Leaderboard
+from exam_harness.report.evaluation import (
+    OFFICIAL_QRELS_SOURCE,
+    EvaluationResult,
+    ExternalLeaderboard,
+    ExternalQrelsResult,
+    Leaderboard,
+    PerQueryCorrelation,
+)
 from exam_harness.report.tables import Column, fmt, render_table, title_of
 from exam_harness.report.tables import Leaderboard as Board
 
@@ -149,3 +159,211 @@ def print_evaluation(
     if result.agreement is not None:
         for table in agreement_renderables(result.agreement):
             console.print(table)
+    for table in agreement_view_tables(result.min_answers or [], result.direct_agreement or []):
+        console.print(table)
+    if result.external_qrels is not None:
+        for table in external_qrels_tables(result.external_qrels, result.official, brief=brief):
+            console.print(table)
+
+
+# --- agreement views ---------------------------------------------------------------------------
+
+
+def _levels(table: Mapping[int, Mapping[int, int]]) -> list[int]:
+    return sorted({lvl for row in table.values() for lvl in row})
+
+
+def _group(values: Sequence[int]) -> str:
+    """A group of grades or levels as text: ``4–5``, ``0``, ``0–1``."""
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low}–{high}" if len(values) == high - low + 1 else "+".join(map(str, values))
+
+
+def min_answers_summary(views: Sequence[MinAnswersAgreement]) -> Table:
+    """One row per m: Cohen's kappa of each binarisation and of the merged 3-way table."""
+    cuts = [(b.name, b.min_grade) for b in views[0].binarised]
+    level = views[0].relevance_level
+    table = Table(title=f"Min answers = m: label = the m-th highest grade (relevant at τ when ≥ m test points "
+                  f"reach τ); Cohen's κ against judgment ≥ {level}", title_justify="left", header_style="bold")
+    table.add_column("m", justify="right")
+    table.add_column("passages", justify="right")
+    for name, tau in cuts:
+        table.add_column(f"{name} (≥ {tau})", justify="right")
+    table.add_column("merged 3-way", justify="right")
+    for view in views:
+        kappas = {b.name: b.kappa for b in view.binarised}
+        merged_kappa = view.merged.kappa if view.merged is not None else None
+        table.add_row(str(view.min_answers), f"{view.passages:,}", *(fmt(kappas.get(n)) for n, _ in cuts),
+                      fmt(merged_kappa))
+    return table
+
+
+def graded_table(view: MinAnswersAgreement) -> Table:
+    """The label x judgment counts with, per row, the paired judgment level and the row's kappa."""
+    levels = _levels(view.table)
+    table = Table(title=f"Min answers = {view.min_answers}: grade × judgment ({view.passages:,} judged passages); "
+                  "row κ: the grade vs its paired judgment level",
+                  title_justify="left", header_style="bold")
+    table.add_column("grade", justify="right")
+    for lvl in levels:
+        table.add_column(f"judged {lvl}", justify="right")
+    table.add_column("total", justify="right")
+    table.add_column("paired", justify="right")
+    table.add_column("row κ", justify="right")
+    rows = {r.label: r for r in view.row_kappas}
+    for grade in sorted(view.table, reverse=True):
+        counts = view.table[grade]
+        paired = rows.get(grade)
+        table.add_row(str(grade), *(f"{counts.get(lvl, 0):,}" for lvl in levels), f"{sum(counts.values()):,}",
+                      _group(paired.judgments) if paired else "–", fmt(paired.kappa) if paired else "–")
+    return table
+
+
+def merged_3way_table(view: MinAnswersAgreement) -> Table | None:
+    merged = view.merged
+    if merged is None:
+        return None
+    n = len(merged.grades)
+    table = Table(title=f"Min answers = {view.min_answers}, merged 3-way: κ = {fmt(merged.kappa)}",
+                  title_justify="left", header_style="bold")
+    table.add_column("grade", justify="right")
+    for group in merged.judgments:
+        table.add_column(f"judged {_group(group) if group else '–'}", justify="right")
+    table.add_column("row κ", justify="right")
+    for i, group in enumerate(merged.grades):
+        row = merged.counts[n - 1 - i]
+        table.add_row(_group(group), *(f"{row[n - 1 - j]:,}" for j in range(n)), fmt(merged.row_kappas[i]))
+    return table
+
+
+def direct_table(view: DirectAgreement) -> Table:
+    """A direct grading run's grade x judgment counts; per grade g >= 1, Cohen's kappa of the cut
+    "grade >= g" against "judgment >= relevance level"."""
+    levels = _levels(view.table)
+    kappas = {b.min_grade: b.kappa for b in view.binarised}
+    who = " / ".join(x for x in (view.llm, view.prompt_class) if x) or "(unnamed)"
+    table = Table(title=f"Direct grades {who} × human judgments ({view.passages:,} judged passages)",
+                  title_justify="left", header_style="bold")
+    table.add_column("grade", justify="right")
+    for lvl in levels:
+        table.add_column(f"judged {lvl}", justify="right")
+    table.add_column("total", justify="right")
+    table.add_column(f"κ of grade ≥ g vs judged ≥ {view.relevance_level}", justify="right")
+    for grade in sorted(view.table, reverse=True):
+        counts = view.table[grade]
+        kappa = f"≥ {grade}: {fmt(kappas[grade])}" if grade in kappas else "–"
+        table.add_row(str(grade), *(f"{counts.get(lvl, 0):,}" for lvl in levels), f"{sum(counts.values()):,}", kappa)
+    return table
+
+
+def agreement_view_tables(
+    min_answers: Sequence[MinAnswersAgreement], direct: Sequence[DirectAgreement]
+) -> list[Table]:
+    """The min-answers summary, each m's graded and merged tables, then each direct grading run's table."""
+    tables: list[Table] = [min_answers_summary(min_answers)] if min_answers else []
+    for view in min_answers:
+        tables.append(graded_table(view))
+        merged = merged_3way_table(view)
+        if merged is not None:
+            tables.append(merged)
+    tables.extend(direct_table(view) for view in direct)
+    return tables
+
+
+# --- external qrels ----------------------------------------------------------------------------
+
+
+def _source_name(qrels: str, level: int | None) -> str:
+    from pathlib import Path
+
+    name = qrels if qrels == OFFICIAL_QRELS_SOURCE else Path(qrels).name
+    return name if level is None else f"{name} (level {level})"
+
+
+def _by_source(boards: Sequence[ExternalLeaderboard]) -> dict[tuple[str, int], list[ExternalLeaderboard]]:
+    grouped: dict[tuple[str, int], list[ExternalLeaderboard]] = {}
+    for b in boards:
+        grouped.setdefault((b.qrels, b.relevance_level), []).append(b)
+    return grouped
+
+
+def external_correlation_table(ext: ExternalQrelsResult) -> Table:
+    """Spearman's rho / Kendall's tau of each qrels leaderboard against the official leaderboard: a row
+    per measure, a section per qrels file and relevance level."""
+    table = Table(title="Leaderboards over qrels files: correlation with the official leaderboard",
+                  title_justify="left", header_style="bold")
+    table.add_column("qrels", style="cyan")
+    table.add_column("measure", no_wrap=True)
+    table.add_column("Spearman ρ", justify="right", no_wrap=True)
+    table.add_column("Kendall τ", justify="right", no_wrap=True)
+    table.add_column("runs", justify="right", no_wrap=True)
+    table.add_column("queries", justify="right", no_wrap=True)
+    for i, ((qrels, level), boards) in enumerate(_by_source(ext.leaderboards).items()):
+        if i:
+            table.add_section()
+        for j, b in enumerate(boards):
+            c = b.correlation
+            table.add_row(_source_name(qrels, level) if j == 0 else "", title_of(b.measure),
+                          fmt(c.spearman if c else None), fmt(c.kendall if c else None),
+                          str(c.n) if c else "–", str(b.queries))
+    return table
+
+
+def external_system_table(boards: Sequence[ExternalLeaderboard], official: Mapping[str, float] | None) -> Table:
+    """One qrels file at one relevance level: runs x measures (± standard error)."""
+    first = boards[0]
+    order = system_order(list(first.systems), official, first.systems)
+    columns = [Column(title_of(b.measure), {r: (v, b.stderr.get(r)) for r, v in b.systems.items()}) for b in boards]
+    before = [("official", {r: "–" if r not in official else f"{official[r]:g}" for r in order})] if official else []
+    title = f"Qrels {_source_name(first.qrels, first.relevance_level)}, {first.queries} queries, ± stderr"
+    return render_table(Board(title, order, columns, before=before), "inline")
+
+
+def _per_query_name(c: PerQueryCorrelation) -> str:
+    if c.min_grade is not None:
+        return f"{title_of(c.measure)} (grade ≥ {c.min_grade})"
+    return _source_name(c.source, c.relevance_level)
+
+
+def per_query_table(ext: ExternalQrelsResult) -> Table | None:
+    """Per-query correlation with the official qrels: per query rho / tau over the runs, their means over
+    the queries where defined, and tau pooled over every (run, query) point."""
+    if not ext.per_query:
+        return None
+    table = Table(
+        title=f"Per-query correlation with the {ext.official_qrels or OFFICIAL_QRELS_SOURCE} (relevance level "
+        f"{ext.official_relevance_level}): per query, ρ / τ over the runs; mean over the queries; τ pooled over "
+        "every (run, query)", title_justify="left", header_style="bold",
+    )
+    table.add_column("leaderboard", style="cyan")
+    table.add_column("vs official", no_wrap=True)
+    table.add_column("mean ρ", justify="right", no_wrap=True)
+    table.add_column("mean τ", justify="right", no_wrap=True)
+    table.add_column("pooled τ", justify="right", no_wrap=True)
+    table.add_column("queries", justify="right", no_wrap=True)
+    previous = None
+    for c in ext.per_query:
+        name = _per_query_name(c)
+        if previous is not None and name != previous:
+            table.add_section()
+        undefined = f" ({c.undefined} undefined)" if c.undefined else ""
+        table.add_row(name if name != previous else "", title_of(c.official_measure), fmt(c.mean_spearman),
+                      fmt(c.mean_kendall), fmt(c.pooled.kendall), f"{len(c.queries)}{undefined}")
+        previous = name
+    return table
+
+
+def external_qrels_tables(
+    ext: ExternalQrelsResult, official: Mapping[str, float] | None, *, brief: bool = False
+) -> list[Table]:
+    """Each qrels leaderboard (unless ``brief``), their correlations with the official leaderboard, and
+    the per-query correlations."""
+    tables: list[Table] = []
+    if not brief:
+        tables += [external_system_table(boards, official) for boards in _by_source(ext.leaderboards).values()]
+    if official:
+        tables.append(external_correlation_table(ext))
+    per_query = per_query_table(ext)
+    if per_query is not None:
+        tables.append(per_query)
+    return tables
