@@ -15,7 +15,7 @@ from exam_harness.extensions import Registries, cli_registries
 from exam_harness.graders.base import GraderConfig
 from exam_harness.grading import GradingOutcome, grade_banks, replay
 from exam_harness.inputs import ExamInputs, ExamView
-from exam_harness.models import GraderSpec, QueryBank
+from exam_harness.models import ExamData, GraderSpec, QueryBank
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan, make_plan
 from exam_harness.preflight import check_overlap, check_run_name
@@ -54,12 +54,16 @@ def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Regi
     return inputs, banks
 
 
-def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True) -> Graded:
+def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True,
+                  adjust: Callable[[ExamData], None] | None = None) -> Graded:
     """Replay the recorded grades (``--grader recorded``, the default, on files that hold some) or grade
-    the pool with ``--grader NAME`` through the cache; the plan is made before any grading starts."""
+    the pool with ``--grader NAME`` through the cache; the plan is made before any grading starts.
+    ``adjust`` may change the loaded data before the pool is made (calibrate swaps in other judgments)."""
     registries = cli_registries()
     inputs, banks = load_inputs(args, options, registries)
     data = inputs.data
+    if adjust is not None:
+        adjust(data)
     if options.baseline is not None:
         check_run_name(options.baseline, data.runs, "--baseline")
     if banks:
