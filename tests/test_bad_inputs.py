@@ -15,6 +15,8 @@ import json
 import shutil
 import sqlite3
 import traceback
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -133,10 +135,9 @@ def make_project(pytester: pytest.Pytester, case: Case) -> Path:
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(case.folder / rel, target)
-    if case.generate == "big-passage":
-        write_big_passage(root)
-    elif case.generate is not None:
-        raise AssertionError(f"unknown generator {case.generate!r}")
+    if case.generate is not None:
+        assert case.generate in GENERATORS, f"unknown generator {case.generate!r}"
+        GENERATORS[case.generate](root)
     (root / "reports").mkdir()
     (root / "reports" / "exam-report.json").write_text(PREVIOUS_REPORT)
     return root
@@ -148,6 +149,65 @@ def write_big_passage(root: Path) -> None:
     with (root / "runs" / "collection.tsv").open("a", encoding="utf-8") as out:
         out.write("pbig\t" + filler[:BIG_PASSAGE_BYTES] + " answers [a]\n")
     (root / "runs" / "big.run").write_text("q1 Q0 pbig 1 1.0 big\n")
+
+
+# ---------------------------------------------------------------------------- hostile inputs past the limits
+# (exam_harness/io/limits.py), written by the test so that no large file is committed
+DEEP = "[" * 100_000 + "]" * 100_000  # nested far past MAX_NESTING_DEPTH (64)
+VALID_BANK_LINE = '{"query_id": "q3", "query_text": "third query", "items": [{"nugget_text": "x"}]}\n'
+VALID_RESPONSE = '{"query_id": "q1", "run": "gen", "response": "It answers [a]."}\n'
+VALID_PARAGRAPHS = '["q1", [{"paragraph_id": "p7", "text": "t", "paragraph_data": {"rankings": [{"method": "wb", "rank": 1}]}}]]\n'
+
+
+def write(root: Path, rel: str, data: str | bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+
+def gzip_of(unit: bytes, size: int) -> bytes:
+    """``size`` bytes of ``unit`` repeated, gzipped in blocks (never all in memory): a gzip bomb."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+    block = unit * ((1 << 20) // len(unit))
+    return b"".join([*(packer.compress(block) for _ in range(size // len(block))), packer.flush()])
+
+
+def yaml_block_nesting(levels: int) -> str:
+    return "queries:\n" + "".join("  " * depth + "- \n" for depth in range(1, levels))
+
+
+GENERATORS: dict[str, Callable[[Path], None]] = {
+    "big-passage": write_big_passage,
+    "deep-yaml-bank": lambda root: write(root, "banks/deep.yaml", "queries: " + DEEP + "\n"),
+    "deep-yaml-block-bank": lambda root: write(root, "banks/deep.yaml", yaml_block_nesting(200)),
+    "deep-json-bank": lambda root: write(root, "banks/deep.json", '{"queries": ' + DEEP + "}\n"),
+    "many-values-json-bank": lambda root: write(root, "banks/many.json", '{"queries": [' + "0, " * 1_000_000 + "0]}\n"),
+    "many-test-points-yaml-bank": lambda root: write(
+        root, "banks/many.yaml", "queries:\n  - id: q3\n    text: third query\n    questions:\n"
+        + "".join(f"      - question {i}\n" for i in range(10_001))),
+    "deep-workbench-bank": lambda root: write(root, "banks/deep.jsonl", VALID_BANK_LINE + DEEP + "\n"),
+    "many-test-points-workbench-bank": lambda root: write(
+        root, "banks/many.jsonl", '{"query_id": "q3", "query_text": "third query", "items": ['
+        + ", ".join(f'{{"nugget_text": "nugget {i}"}}' for i in range(10_001)) + "]}\n"),
+    "gzip-bomb-workbench-bank": lambda root: write(root, "banks/bomb.jsonl.gz", gzip_of(b"\n", 64 << 20)),
+    "long-run-line": lambda root: write(root, "runs/long.run", "q1 Q0 p1 1 1.0 long\nq1 Q0 p2 2 1.0 long" + " " * (65 << 10) + "\n"),
+    "gzip-bomb-run": lambda root: write(root, "runs/bomb.run.gz", gzip_of(b"x", 64 << 20)),
+    "long-collection-line": lambda root: write(root, "runs/collection.tsv", (BASE / "runs/collection.tsv").read_bytes()
+                                               + b"p9\t" + b"x" * (32 << 20) + b"\n"),
+    "long-passage-collection": lambda root: write(root, "runs/collection.tsv", (BASE / "runs/collection.tsv").read_bytes()
+                                                  + b"p9\t" + b"a" * ((16 << 20) + 1) + b"\n"),
+    "deep-collection-jsonl": lambda root: write(root, "runs/extra.collection.jsonl", '{"id": "p6", "text": ' + DEEP + "}\n"),
+    "long-response": lambda root: write(root, "runs/gen.responses.jsonl",
+                                        '{"query_id": "q1", "run": "gen", "response": "' + "a " * (1 << 19) + 'x"}\n'),
+    "deep-responses": lambda root: write(root, "runs/gen.responses.jsonl", VALID_RESPONSE + DEEP + "\n"),
+    "deep-paragraphs": lambda root: write(root, "runs/wb.jsonl", VALID_PARAGRAPHS + '["q1", ' + DEEP + "]\n"),
+    "long-passage-paragraphs": lambda root: write(root, "runs/wb.jsonl", '["q1", [{"paragraph_id": "p7", "text": "'
+                                                  + "a" * ((16 << 20) + 1) + '"}]]\n'),
+    "deep-official": lambda root: write(root, "official.json", '{"good": ' + DEEP + "}\n"),
+    "big-official": lambda root: write(root, "official.json", b'{"good": 1, "weak": 2, "x": "' + b"x" * (32 << 20) + b'"}'),
+    "deep-evaluate-paragraphs": lambda root: write(root, "eval/paragraphs.jsonl", (BASE / "eval/paragraphs.jsonl").read_text()
+                                                   + '["q2", ' + DEEP + "]\n"),
+}
 
 
 @dataclass
@@ -257,11 +317,15 @@ def test_manifest_matches_the_corpus_folders() -> None:
 
 def test_corpus_is_large_and_varied() -> None:
     bad = [case for case in CASES if case.use != "control"]
-    assert len(bad) >= 40
+    assert len(bad) >= 200
     kinds = {case.use for case in bad}
     assert kinds == USES - {"control"}, f"missing kinds: {USES - {'control'} - kinds}"
     names = " ".join(case.id for case in bad)
     for topic in ("truncated-gzip", "latin1", "duplicate", "missing-from-collection", "negative-rank",
                    "non-numeric-rank", "empty-file", "no-test-points", "whitespace", "big-passage",
-                   "query-not-in-bank"):
+                   "query-not-in-bank", "alias-bomb", "deep-nesting", "deep-flow-nesting", "deep-block-nesting",
+                   "too-many-test-points", "too-many-values", "line-too-long", "passage-too-long", "too-long",
+                   "gzip-bomb", "corrupt-gzip", "nul", "control-character", "bom-on-line", "utf8-bom", "number-too-long"):
         assert topic in names, topic
+    generated = {case.generate for case in CASES if case.generate}
+    assert generated == set(GENERATORS), f"generators without a case: {set(GENERATORS) - generated}"

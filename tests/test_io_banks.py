@@ -280,3 +280,85 @@ def test_writers_replace_files_atomically(tmp_path: Path, tides: Path) -> None:
     assert out.read_text().startswith("queries:")
     assert [p.name for p in out.parent.iterdir()] == ["bank.yaml"]
     assert out.stat().st_mode & 0o444 == 0o444
+
+
+# --- the located YAML tree is built from PyYAML's events: the same values and lines as its composed graph
+YAML_DOCUMENTS = [
+    TIDES_YAML,
+    "a: 2001-12-14\nb: 0x1F\nc: 1_000\nd: .inf\ne: yes\nf: ~\ng: null\nh: !!str 12\ni: '007'\nj: 1:20\n",
+    "list:\n  - [1, 2, {a: b}]\n  - |\n    block text\n  - >\n    folded\n    text\n  - ''\n? k\n: v\n",
+    "--- {a: [b, c], 'd e': \"f\\tg\"}\n...\n",
+    "",
+    "# only a comment\n",
+    "---\n",
+    "plain scalar document\n",
+    "%YAML 1.1\n---\nx: &anchor 1\n",
+]
+
+
+def _composed(node: object) -> object:
+    """(kind, line, content) of PyYAML's composed node graph, the reference for the located tree."""
+    import yaml
+
+    if node is None:
+        return None
+    assert isinstance(node, yaml.Node)
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        return ("mapping", line, {str(k.value): _composed(v) for k, v in node.value})
+    if isinstance(node, yaml.SequenceNode):
+        return ("list", line, [_composed(item) for item in node.value])
+    value = yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+    return ("scalar", line, value, node.value if node.tag != "tag:yaml.org,2002:null" else None)
+
+
+def _located(node: object) -> object:
+    from exam_harness.io.located import MAP, SEQ, Node
+
+    if node is None:
+        return None
+    assert isinstance(node, Node)
+    if node.kind == MAP:
+        return ("mapping", node.line, {k: _located(v) for k, v in node.value.items()})
+    if node.kind == SEQ:
+        return ("list", node.line, [_located(item) for item in node.value])
+    return ("scalar", node.line, node.value, node.raw)
+
+
+@pytest.mark.parametrize("text", YAML_DOCUMENTS)
+def test_yaml_tree_matches_the_composed_graph(text: str) -> None:
+    import yaml
+
+    from exam_harness.io.located import parse_yaml
+
+    assert _located(parse_yaml(text, Path("b.yaml"))) == _composed(yaml.compose(text, Loader=yaml.SafeLoader))
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("a: &x [1]\nb: *x\n", 2, "YAML aliases are not allowed (found '*x')"),
+        ("queries: " + "[" * 65 + "]" * 65 + "\n", 1, "nesting deeper than 64 levels"),
+        ("a: 1\n---\nb: 2\n", 2, "single document"),
+        ("a: 1\nb: 2001-02-30\n", 2, "invalid value '2001-02-30'"),
+        ("a: 1\na: 2\n", 2, "duplicate key 'a' (first at line 1)"),
+        ("a: 1\nb: x\x00\n", 2, "unacceptable character #x0000"),
+    ],
+)
+def test_yaml_refusals_name_the_line(tmp_path: Path, text: str, line: int, message: str) -> None:
+    from exam_harness.io.located import load_located
+
+    path = tmp_path / "b.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_located(path)
+    assert info.value.line == line and message in str(info.value), str(info.value)
+
+
+def test_nesting_of_64_levels_is_allowed(tmp_path: Path) -> None:
+    from exam_harness.io.located import load_located
+
+    for name, text in (("b.yaml", "[" * 64 + "]" * 64), ("b.json", "[" * 64 + "]" * 64)):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        assert load_located(path) is not None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -484,3 +486,126 @@ def test_bad_utf8(tmp_path: Path) -> None:
     path.write_bytes(b"q1 Q0 D1 1 1 bm25\nq1 Q0 D\xff 2 1 bm25\n")
     with pytest.raises(InputError, match="UTF-8"):
         load_runs([path])
+
+
+# --- limits (exam_harness/io/limits.py), lowered so that small files cross them -------------------
+def _many_queries(count: int) -> str:
+    return "queries:\n" + "".join(f"  - {{id: q{i}, text: t, nuggets: [n{i}]}}\n" for i in range(count))
+
+
+def _wb_lines(count: int, items: int = 1) -> str:
+    return "".join(
+        json.dumps({"query_id": f"q{i}", "query_text": "t", "items": [{"nugget_text": f"n{j}"} for j in range(items)]})
+        + "\n" for i in range(count)
+    )
+
+
+# (case, file name, content, loader, {limit: lowered value}, line, substrings of the message)
+LIMIT_CASES: list[tuple[str, str, str, str, dict[str, int], int | None, tuple[str, ...]]] = [
+    ("hand-queries-per-file", "b.yaml", _many_queries(3), "bank", {"MAX_QUERIES_PER_FILE": 2}, 2,
+     ("more than 2 queries in one file", "MAX_QUERIES_PER_FILE")),
+    ("hand-test-points-per-file", "b.yaml", _many_queries(3), "bank", {"MAX_TEST_POINTS_PER_FILE": 2}, 4,
+     ("more than 2 test points in one file", "MAX_TEST_POINTS_PER_FILE")),
+    ("hand-test-points-per-bank", "b.yaml", "queries:\n  - {id: q, text: t, nuggets: [a, b], questions: [c]}\n",
+     "bank", {"MAX_TEST_POINTS_PER_BANK": 2}, 2, ("more than 2 test points in one bank",)),
+    ("hand-values", "b.json", '{"queries": [\n1, 2, 3, 4]}', "bank", {"MAX_DOCUMENT_VALUES": 3}, None,
+     ("more than 3 values in one document", "MAX_DOCUMENT_VALUES")),
+    ("hand-values-while-parsing", "b.json", '{"queries": [\n[[[1]]]]}', "bank", {"MAX_DOCUMENT_VALUES": 3}, 2,
+     ("more than 3 values in one document",)),
+    ("yaml-values", "b.yaml", "queries:\n  - 1\n  - 2\n", "bank", {"MAX_DOCUMENT_VALUES": 3}, 2,
+     ("more than 3 values",)),
+    ("wb-queries-per-file", "b.jsonl", _wb_lines(3), "bank", {"MAX_QUERIES_PER_FILE": 2}, 3,
+     ("more than 2 queries in one file",)),
+    ("wb-test-points-per-file", "b.jsonl", _wb_lines(3, 2), "bank", {"MAX_TEST_POINTS_PER_FILE": 5}, 3,
+     ("more than 5 test points in one file",)),
+    ("wb-test-points-per-bank", "b.jsonl", _wb_lines(1, 3), "bank", {"MAX_TEST_POINTS_PER_BANK": 2}, 1,
+     ("more than 2 test points in one bank", "'items'")),
+    ("file-size", "lb.json", '{"a": 1, "b": 2}', "leaderboard", {"MAX_FILE_BYTES": 8}, None,
+     ("file is more than 8 bytes", "MAX_FILE_BYTES")),
+    ("gz-file-size", "b.jsonl.gz", _wb_lines(1), "bank", {"MAX_LINE_BYTES": 16}, 1,
+     ("line longer than 16 bytes",)),
+    ("json-line", "a.responses.jsonl", '{"query_id": "q1", "run": "r", "response": "ok"}\n' * 2, "runs",
+     {"MAX_LINE_BYTES": 20}, 1, ("line longer than 20 bytes", "MAX_LINE_BYTES")),
+    ("run-line", "a.run", "q1 Q0 D1 1 1 bm25\nq1 Q0 D2 2 1 bm25" + " " * 100 + "\n", "runs",
+     {"MAX_FIELDS_LINE_BYTES": 64}, 2, ("line longer than 64 bytes", "MAX_FIELDS_LINE_BYTES")),
+    ("passage", "collection.tsv", "D1\t" + "x" * 11 + "\n", "runs", {"MAX_PASSAGE_CHARS": 10}, 1,
+     ("passage text longer than 10 characters", "MAX_PASSAGE_CHARS")),
+    ("response", "a.responses.jsonl", '{"query_id": "q1", "run": "r", "response": "' + "w " * 6 + '"}\n', "runs",
+     {"MAX_RESPONSE_CHARS": 10}, 1, ("response longer than 10 characters", "MAX_RESPONSE_CHARS")),
+    ("paragraph-passage", "p.jsonl", PARA.format(rk="", eg="").replace('"text": "t"', '"text": "' + "x" * 11 + '"'),
+     "runs", {"MAX_PASSAGE_CHARS": 10}, 1, ("passage text longer than 10 characters", "[1][0].text")),
+    ("gzip-ratio", "a.run.gz", "\n" * 3_000_000 + "q1 Q0 D1 1 1 bm25\n", "runs", {"MAX_GZIP_RATIO": 10}, None,
+     ("decompresses to more than 10 times its size", "MAX_GZIP_RATIO")),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "loader", "lowered", "line", "parts"), [c[1:] for c in LIMIT_CASES], ids=[c[0] for c in LIMIT_CASES]
+)
+def test_limits_are_enforced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: str, loader: str, lowered: dict[str, int],
+    line: int | None, parts: tuple[str, ...],
+) -> None:
+    from exam_harness.io import limits
+
+    for limit, value in lowered.items():
+        monkeypatch.setattr(limits, limit, value)
+    path = _write(tmp_path, name, content)
+    if name.endswith(".tsv"):
+        _write(tmp_path, "a.run", "q1 Q0 D1 1 1 bm25\n")
+    loaders = {"bank": lambda: load_bank(path), "leaderboard": lambda: load_leaderboard(path)}
+    with pytest.raises(InputError) as info:
+        loaders.get(loader, lambda: load_runs([tmp_path]))()
+    message = str(info.value)
+    assert Path(info.value.path or "").name == name, message
+    if line is not None:
+        assert info.value.line == line, message
+    assert all(part in message for part in parts), message
+
+
+def test_other_readers_refuse_hostile_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from exam_harness.io import limits
+    from exam_harness.io.qrels import read_qrels
+    from exam_harness.io.queries import load_facets, load_queries
+    from exam_harness.io.report import read_report
+
+    cases: list[tuple[str, str, Any, str]] = [
+        ("deep.json", '{"q1": ' + "[" * 70 + "]" * 70 + "}", load_queries, "nesting deeper than 64 levels"),
+        ("dup.json", '{"q1": "a", "q1": "b"}', load_queries, "duplicate key 'q1'"),
+        ("ctl.tsv", "q\x001\ttext\n", load_queries, "bad query id"),
+        ("many.tsv", "q1\ta\nq2\tb\nq3\tc\n", load_queries, "more than 2 queries in one file"),
+        ("long.tsv", "q1\t" + "word " * 20_000 + "\n", load_queries, "line longer than 64 KiB"),
+        ("digits.json", '{"q1": 1' + "0" * 5000 + "}", load_queries, "more digits than can be read"),
+        ("facets.json", '{"q1": {"f1": "x", "f1": "y"}}', lambda p: load_facets(p, {"q1"}), "duplicate key 'f1'"),
+        ("facets.tsv", "q1\tf\x1b1\ttext\n", lambda p: load_facets(p, {"q1"}), "bad facet id"),
+        ("a.qrels", "q1 0 D1 1\nq1 0 D\x002 0\n", read_qrels, "control character (U+0000)"),
+        ("b.qrels", "q1 0 D1 1" + "0" * 5000 + "\n", read_qrels, "relevance label is not an integer"),
+        ("c.qrels", "q1 0 D1 1 " + "x" * 70_000 + "\n", read_qrels, "line longer than 64 KiB"),
+        ("report.json", "[" * 100_000, read_report, "nesting deeper than 64 levels"),
+        ("report2.json", '{"schema_version": 1' + "0" * 5000 + "}", read_report, "more digits than can be read"),
+    ]
+    monkeypatch.setattr(limits, "MAX_QUERIES_PER_FILE", 2)
+    for name, content, load, part in cases:
+        path = _write(tmp_path, name, content)
+        with pytest.raises(InputError) as info:
+            load(path)
+        assert part in str(info.value) and name in str(info.value), (name, str(info.value))
+
+
+HUGE = "x" * 100_000
+HUGE_VALUE_FILES = {
+    "a.responses.jsonl": json.dumps({"query_id": "q1", "run": HUGE + " y", "response": "r"}) + "\n",
+    "b.jsonl": json.dumps({"query_id": "q1", "query_text": "t", "items": [{"nugget_id": HUGE, "nugget_text": "a"},
+                                                                           {"nugget_id": HUGE, "nugget_text": "b"}]}),
+    "c.yaml": f"queries:\n  - id: {HUGE}\n    text: t\n  - id: {HUGE}\n    text: t\n    nuggets: [x]\n",
+    "lb.json": json.dumps({HUGE: "first"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUGE_VALUE_FILES))
+def test_messages_quote_at_most_80_characters_of_input(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path, name, HUGE_VALUE_FILES[name])
+    loaders = {"a": lambda: load_runs([path]), "l": lambda: load_leaderboard(path)}
+    with pytest.raises(InputError) as info:
+        loaders.get(name[0], lambda: load_bank(path))()
+    assert len(str(info.value)) < 600, str(info.value)[:700]

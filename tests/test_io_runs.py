@@ -333,3 +333,38 @@ def test_empty_jsonl_in_run_folder(tmp_path: Path) -> None:
 def test_empty_run_folder_gives_empty_data(tmp_path: Path) -> None:
     loaded = load_runs([tmp_path])
     assert loaded.data.runs == {} and loaded.data.passages == {} and loaded.files == []
+
+
+# --- the line reader under every loader ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 1 << 20])
+@pytest.mark.parametrize("name", ["lines.txt", "lines.txt.gz"])
+def test_lines_are_read_whole_across_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, name: str
+) -> None:
+    from exam_harness.io import textio
+
+    monkeypatch.setattr(textio, "_CHUNK", chunk)
+    text = "\ufeffq1 first\r\n\n\r\nsecond line\n   \nthird, no line end"
+    path = _write(tmp_path / name, text)
+    # empty lines (also "\r\n") are skipped, as every line format skips blank lines; the numbers stay true
+    assert list(textio.iter_lines(path)) == [(1, "q1 first"), (4, "second line"), (5, "   "), (6, "third, no line end")]
+
+
+def test_blank_lines_are_skipped_quickly(tmp_path: Path) -> None:
+    from exam_harness.io import textio
+
+    path = tmp_path / "blank.run"
+    path.write_bytes(b"\n" * 3_000_000 + b"q1 Q0 D1 1 1 bm25\n")
+    assert list(textio.iter_lines(path)) == [(3_000_001, "q1 Q0 D1 1 1 bm25")]
+
+
+def test_json_depth_prescan_ignores_brackets_in_strings() -> None:
+    from exam_harness.io.textio import json_too_deep
+
+    deep_in_string = json.dumps({"text": "[" * 500 + '\\"' + "{" * 500}).encode()
+    assert not json_too_deep(deep_in_string, 2)
+    assert json_too_deep(b"[" * 3 + b"]" * 3, 2)
+    assert not json_too_deep(b'[["]]]]]]"], [[]]]', 3)
+    assert json_too_deep(b'[["\\\\"], [[[]]]]', 3)  # an escaped backslash ends the string before ']'

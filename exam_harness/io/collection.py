@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from exam_harness.errors import InputError
-from exam_harness.io.parts import FilePart, check_word
+from exam_harness.io import limits
+from exam_harness.io.limits import quoted
+from exam_harness.io.parts import FilePart, check_word, passage_too_long
 from exam_harness.io.textio import iter_json_lines, iter_lines
 
 TSV_HEADERS = {("id", "text"), ("docid", "text"), ("passage_id", "text"), ("pid", "text")}
@@ -15,6 +17,8 @@ JSON_TEXT_KEYS = ("text", "contents")
 
 
 def _add(part: FilePart, pid: str, text: str, lineno: int, field: str, keep: set[str] | None) -> None:
+    if len(text) > limits.MAX_PASSAGE_CHARS:
+        raise passage_too_long(part.path, lineno, "text")
     if keep is not None and pid not in keep:
         return
     known = part.passages.get(pid)
@@ -22,7 +26,7 @@ def _add(part: FilePart, pid: str, text: str, lineno: int, field: str, keep: set
         part.passages[pid] = (text, lineno)
     elif known[0] != text:
         raise InputError(
-            f"passage {pid!r} is defined again with another text (first at line {known[1]})",
+            f"passage {quoted(pid)} is defined again with another text (first at line {known[1]})",
             path=part.path,
             line=lineno,
             field=field,

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from exam_harness.errors import InputError
-from exam_harness.io.parts import FilePart, check_word
+from exam_harness.io import limits
+from exam_harness.io.limits import quoted
+from exam_harness.io.parts import FilePart, check_word, model_errors
 from exam_harness.io.textio import iter_json_lines
 from exam_harness.models import RankedPassage, Run
 
@@ -123,9 +125,14 @@ def read_responses(path: Path) -> FilePart:
         response = record.get("response")
         if not isinstance(response, str):
             raise fail("missing or non-text response", "response", response, "the generated text as a string")
+        if len(response) > limits.MAX_RESPONSE_CHARS:  # checked before segmenting: tokens cost memory
+            most = limits.count_text(limits.MAX_RESPONSE_CHARS)
+            raise limits.over_limit(f"response longer than {most} characters", "MAX_RESPONSE_CHARS",
+                                    f"responses of at most {most} characters", path=path, line=lineno,
+                                    field="response")
         if (run, qid) in seen:
             raise fail(
-                f"run {run!r} has a second response for query {qid!r} (first at line {seen[run, qid]})",
+                f"run {quoted(run)} has a second response for query {quoted(qid)} (first at line {seen[run, qid]})",
                 "query_id",
                 qid,
                 "one response per query and run",
@@ -142,7 +149,7 @@ def read_responses(path: Path) -> FilePart:
             ids.add(pid)
             known = part.passages.get(pid)
             if known is not None and known[0] != segment:  # pragma: no cover - an md5 prefix collision
-                raise fail(f"segment id {pid!r} collides with line {known[1]}", "response", pid)
+                raise fail(f"segment id {quoted(pid)} collides with line {known[1]}", "response", pid)
             part.passages.setdefault(pid, (segment, lineno))
             ranked.append(RankedPassage(passage_id=pid, rank=len(ranked) + 1, score=0.0))
         rankings.setdefault(run, {})[qid] = ranked
@@ -153,5 +160,6 @@ def read_responses(path: Path) -> FilePart:
             expected='one JSON object per line: {"query_id": ..., "run": ..., "response": ...}',
         )
     for run, per_query in rankings.items():
-        part.runs[run] = Run(name=run, rankings=per_query, generated=True, source=str(path))
+        with model_errors(path, part.run_lines[run], "run"):
+            part.runs[run] = Run(name=run, rankings=per_query, generated=True, source=str(path))
     return part

@@ -38,6 +38,8 @@ import yaml
 from pydantic import ValidationError
 
 from exam_harness.errors import InputError
+from exam_harness.io import limits
+from exam_harness.io.limits import quoted
 from exam_harness.io.located import (
     MAP,
     SCALAR,
@@ -49,6 +51,7 @@ from exam_harness.io.located import (
     expect_text,
     load_located,
 )
+from exam_harness.io.parts import model_errors
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
 
@@ -58,6 +61,7 @@ FACET_KEYS = ("id", "text", "questions", "nuggets")
 QUESTION_KEYS = ("text", "answers", "choices", "required", "weight", "id")
 NUGGET_KEYS = ("text", "weight", "required", "id")
 FACET_SEPARATOR = " / "
+POINT_LISTS: tuple[tuple[str, TestPointKind], ...] = (("questions", "question"), ("nuggets", "nugget"))
 
 
 def facet_query_text(query_text: str, facet_text: str) -> str:
@@ -81,11 +85,17 @@ def load_hand_bank(path: Path) -> list[QueryBank]:
         raise InputError(
             "no queries", path=path, line=top["queries"].line, field="queries", expected="at least one query"
         )
+    if len(queries) > limits.MAX_QUERIES_PER_FILE:
+        count = limits.count_text(limits.MAX_QUERIES_PER_FILE)
+        raise limits.over_limit(f"more than {count} queries in one file", "MAX_QUERIES_PER_FILE",
+                                f"at most {count} queries per file", path=path, line=top["queries"].line,
+                                field="queries")
 
     reader = _Reader(path, secret)
     banks: list[QueryBank] = []
     for qnode in queries:
-        banks.extend(reader.query(qnode))
+        with model_errors(path, qnode.line, "query"):
+            banks.extend(reader.query(qnode))
     return banks
 
 
@@ -95,21 +105,23 @@ class _Reader:
         self.secret = secret
         self.query_lines: dict[str, int] = {}
         self.test_point_lines: dict[str, int] = {}
+        self.test_point_count = 0
 
     def _required(self, node: Node, values: dict[str, Node], key: str, what: str, expected: str) -> Node:
         if key not in values:
-            raise InputError(f"{what} has no {key!r}", path=self.path, line=node.line, field=key, expected=expected)
+            raise InputError(f"{what} has no {quoted(key)}", path=self.path, line=node.line, field=key,
+                             expected=expected)
         return values[key]
 
     def query(self, qnode: Node) -> list[QueryBank]:
         values = expect_mapping(qnode, self.path, "a query", QUERY_KEYS)
         qid = self._unique_id(qnode, values, "query", self.query_lines, "each query once per file")
         qtext = expect_text(
-            self._required(qnode, values, "text", f"query {qid!r}", "the query text"), self.path, "text"
+            self._required(qnode, values, "text", f"query {quoted(qid)}", "the query text"), self.path, "text"
         )
 
         banks: list[QueryBank] = []
-        own = self.test_points(values, qid, None)
+        own = self.test_points(qnode, values, qid, None)
         if own:
             banks.append(self._bank(Query(id=qid, text=qtext), None, own))
         if "facets" in values:
@@ -118,16 +130,16 @@ class _Reader:
             )
             facet_lines: dict[str, int] = {}
             for fnode in fnodes:
-                fvalues = expect_mapping(fnode, self.path, f"a facet of query {qid!r}", FACET_KEYS)
+                fvalues = expect_mapping(fnode, self.path, f"a facet of query {quoted(qid)}", FACET_KEYS)
                 fid = self._unique_id(fnode, fvalues, "facet", facet_lines, "each facet once per query",
-                                      within=f" in query {qid!r}")
+                                      within=f" in query {quoted(qid)}")
                 ftext = expect_text(
-                    self._required(fnode, fvalues, "text", f"facet {fid!r}", "the facet text"), self.path, "text"
+                    self._required(fnode, fvalues, "text", f"facet {quoted(fid)}", "the facet text"), self.path, "text"
                 )
-                points = self.test_points(fvalues, qid, fid)
+                points = self.test_points(fnode, fvalues, qid, fid)
                 if not points:
                     raise InputError(
-                        f"facet {fid!r} of query {qid!r} has no test points",
+                        f"facet {quoted(fid)} of query {quoted(qid)} has no test points",
                         path=self.path,
                         line=fnode.line,
                         field="questions",
@@ -137,7 +149,7 @@ class _Reader:
                 banks.append(self._bank(query, fid, points))
         if not banks:
             raise InputError(
-                f"query {qid!r} has no test points",
+                f"query {quoted(qid)} has no test points",
                 path=self.path,
                 line=qnode.line,
                 field="questions",
@@ -163,13 +175,28 @@ class _Reader:
             query=query, facet_id=facet_id, test_points=tuple(points), source=str(self.path), secret=self.secret
         )
 
-    def test_points(self, values: dict[str, Node], qid: str, fid: str | None) -> list[TestPoint]:
-        points: list[TestPoint] = []
-        for key, kind in (("questions", "question"), ("nuggets", "nugget")):
+    def test_points(self, node: Node, values: dict[str, Node], qid: str, fid: str | None) -> list[TestPoint]:
+        """The questions, then the nuggets, of a query or facet (``node``), counted before they are built."""
+        lists: list[tuple[list[Node], TestPointKind]] = []
+        for key, kind in POINT_LISTS:
             if key in values:
-                items = expect_list(values[key], self.path, key, f"a list of {key} (text or mappings)")
-                points.extend(self.test_point(item, kind, qid, fid) for item in items)  # type: ignore[arg-type]
-        return points
+                lists.append((expect_list(values[key], self.path, key, f"a list of {key} (text or mappings)"), kind))
+        self._count(node, sum(len(items) for items, _kind in lists))
+        return [self.test_point(item, kind, qid, fid) for items, kind in lists for item in items]
+
+    def _count(self, node: Node, count: int) -> None:
+        """Test points within :data:`~exam_harness.io.limits.MAX_TEST_POINTS_PER_BANK` per bank and
+        ``MAX_TEST_POINTS_PER_FILE`` per file."""
+        self.test_point_count += count
+        for total, limit in ((count, "MAX_TEST_POINTS_PER_BANK"), (self.test_point_count, "MAX_TEST_POINTS_PER_FILE")):
+            most: int = getattr(limits, limit)
+            if total > most:
+                where = "bank" if limit.endswith("BANK") else "file"
+                raise limits.over_limit(
+                    f"more than {limits.count_text(most)} test points in one {where}", limit,
+                    f"at most {limits.count_text(most)} test points per {where}", path=self.path, line=node.line,
+                    field="questions",
+                )
 
     def test_point(self, node: Node, kind: TestPointKind, qid: str, fid: str | None) -> TestPoint:
         path = self.path

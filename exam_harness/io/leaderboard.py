@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from exam_harness.errors import InputError
-from exam_harness.io.located import MAP, SCALAR, describe, load_located
+from exam_harness.io import limits
+from exam_harness.io.limits import quoted
+from exam_harness.io.located import MAP, SCALAR, Node, describe, finite_number, load_located
 
 
 def load_leaderboard(path: Path) -> dict[str, float]:
@@ -24,15 +25,14 @@ def load_leaderboard(path: Path) -> dict[str, float]:
         raise InputError("empty leaderboard", path=path, line=root.line, expected="at least one run")
     ranks: dict[str, float] = {}
     for name, node in root.value.items():
-        value = node.value
-        ok = node.kind == SCALAR and isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or value < 0:
+        rank = finite_number(node.value) if node.kind == SCALAR else None
+        if rank is None or rank < 0:
             raise InputError(
-                f"rank of run {name!r} is not a number",
+                f"rank of run {quoted(name)} is not a number",
                 path=path,
                 line=node.line,
-                field=name,
-                value=value if node.kind == SCALAR else describe(node),
+                field=limits.cut(name),
+                value=_shown(node),
                 expected="a rank number >= 0 (1 = best; ties as averaged ranks)",
             )
         if not name or any(ch.isspace() for ch in name):
@@ -40,8 +40,15 @@ def load_leaderboard(path: Path) -> dict[str, float]:
                 "run name must be non-empty and without whitespace",
                 path=path,
                 line=node.line,
-                field=name,
+                field=limits.cut(name),
                 expected="a run name",
             )
-        ranks[name] = float(value)
+        ranks[name] = rank
     return ranks
+
+
+def _shown(node: Node) -> object:
+    """The bad rank as the file has it (a YAML scalar as written: it may be an integer too long to print)."""
+    if node.kind != SCALAR:
+        return describe(node)
+    return node.raw if node.raw is not None and not isinstance(node.value, str) else node.value

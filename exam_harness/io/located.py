@@ -1,9 +1,14 @@
 """YAML and JSON documents as trees of nodes that remember their line, for precise error messages.
 
 Hand-written files (banks, leaderboards) are small, so we can afford a line-tracking parse: YAML
-through PyYAML's composed node graph (``node.start_mark.line + 1``), JSON through the pure-Python
-scanner of the standard library with its object/array parsers wrapped to record where each value
-starts. Both give the same :class:`Node` tree, so one validator serves both formats.
+from PyYAML's event stream (``event.start_mark.line + 1``), JSON through the pure-Python scanner of
+the standard library with its object/array parsers wrapped to record where each value starts. Both
+give the same :class:`Node` tree, so one validator serves both formats.
+
+Both parses are bounded before they spend memory or recursion (see :mod:`exam_harness.io.limits`):
+the file's size, the nesting depth (YAML: counted on the event stream, which is built without
+recursion; JSON: measured on the text before the recursive parser runs) and the number of values.
+YAML aliases are refused, so no small file can expand into a huge tree.
 """
 
 from __future__ import annotations
@@ -12,19 +17,33 @@ import bisect
 import json
 import json.decoder
 import json.scanner
-from collections.abc import Callable
+import math
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
 
 from exam_harness.errors import InputError
-from exam_harness.io.textio import read_text
+from exam_harness.io import limits
+from exam_harness.io.parts import invisible_char
+from exam_harness.io.textio import (
+    check_json_document,
+    decode_text,
+    number_too_long,
+    read_bytes,
+    too_deep,
+    too_many_values,
+)
 
 MAP = "mapping"
 SEQ = "list"
 SCALAR = "scalar"
+
+_NO_KEYS: Mapping[str, int] = MappingProxyType({})
 
 
 @dataclass(slots=True)
@@ -33,70 +52,169 @@ class Node:
 
     ``value`` is ``dict[str, Node]`` for mappings, ``list[Node]`` for lists and a Python scalar
     otherwise. ``raw`` keeps a YAML plain scalar as written (so ``no`` stays the text "no" where a
-    text is expected); ``key_lines`` holds the line of each mapping key.
+    text is expected); ``key_lines`` holds the line of each mapping key (shared and empty otherwise).
     """
 
     kind: str
     value: Any
     line: int
     raw: str | None = None
-    key_lines: dict[str, int] = field(default_factory=dict)
+    key_lines: Mapping[str, int] = field(default_factory=lambda: _NO_KEYS)
 
 
 # --- YAML -------------------------------------------------------------------------------------
 
+# libyaml's parser when present: it builds events without recursion, and the tree is built here.
 _YamlLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR_TAG = "tag:yaml.org,2002:str"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_BAD_KEY = object()  # a mapping key that was refused: its value is dropped
 
 
-def _yaml_scalar(node: yaml.ScalarNode) -> Any:
-    # A throwaway constructor resolves the scalar's tag (bool, int, float, null, str, timestamp).
-    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+@dataclass(slots=True)
+class _Open:
+    """A list or mapping whose end event has not come yet; for a mapping, the key awaiting its value."""
+
+    node: Node
+    key: object = None
 
 
-def _from_yaml(node: yaml.Node, path: Path) -> Node:
-    line = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        values: dict[str, Node] = {}
-        key_lines: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            kline = key_node.start_mark.line + 1
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise InputError("a mapping key must be a plain word", path=path, line=kline, expected="key: value")
-            key = str(key_node.value)
-            if key in values:
-                raise InputError(
-                    f"duplicate key {key!r} (first at line {key_lines[key]})", path=path, line=kline, field=key
-                )
-            key_lines[key] = kline
-            values[key] = _from_yaml(value_node, path)
-        return Node(MAP, values, line, key_lines=key_lines)
-    if isinstance(node, yaml.SequenceNode):
-        return Node(SEQ, [_from_yaml(item, path) for item in node.value], line)
-    assert isinstance(node, yaml.ScalarNode)
-    try:
-        value = _yaml_scalar(node)
-    except yaml.YAMLError as exc:
-        raise InputError(f"invalid value: {exc}", path=path, line=line) from None
-    raw = node.value if node.tag != "tag:yaml.org,2002:null" else None
-    return Node(SCALAR, value, line, raw=raw)
+class _YamlBuilder:
+    """Builds the located tree from PyYAML's events with an explicit stack: no recursion, the depth
+    and the number of values counted as they come. Errors in the content (duplicate keys, bad
+    values) are raised once the whole document parsed, so a syntax error anywhere is reported first,
+    as with a composed document."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.stack: list[_Open] = []
+        self.root: Node | None = None
+        self.documents = 0
+        self.values = 0
+        self.error: InputError | None = None
+        self.resolve: Any = yaml.resolver.Resolver().resolve  # the implicit tags of the safe loader
+
+    def defer(self, error: InputError) -> None:
+        if self.error is None:
+            self.error = error
+
+    def event(self, event: yaml.Event) -> None:
+        if isinstance(event, yaml.ScalarEvent):
+            self.count(event)
+            self.add(self.scalar(event), event.value)
+        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            self.count(event)
+            if len(self.stack) >= limits.MAX_NESTING_DEPTH:
+                raise too_deep(self.path, _line(event))
+            if isinstance(event, yaml.SequenceStartEvent):
+                node = Node(SEQ, [], _line(event))
+            else:
+                node = Node(MAP, {}, _line(event), key_lines={})
+            self.stack.append(_Open(node))
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            self.add(self.stack.pop().node, None)
+        elif isinstance(event, yaml.AliasEvent):
+            raise InputError(
+                f"YAML aliases are not allowed (found {limits.quoted('*' + str(event.anchor))})", path=self.path,
+                line=_line(event), expected="the value written out in full (limit YAML_ALIASES_ALLOWED)",
+            )
+        elif isinstance(event, yaml.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                raise InputError("invalid YAML: expected a single document in the stream, but found another "
+                                 "document", path=self.path, line=_line(event))
+
+    def count(self, event: yaml.Event) -> None:
+        self.values += 1
+        if self.values > limits.MAX_DOCUMENT_VALUES:
+            raise too_many_values(self.path, _line(event))
+
+    def scalar(self, event: yaml.ScalarEvent) -> Node:
+        line = _line(event)
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.resolve(yaml.ScalarNode, event.value, event.implicit)
+        value: Any = event.value
+        if tag != _STR_TAG:
+            node = yaml.ScalarNode(tag, event.value, style=event.style)
+            try:  # a throwaway constructor resolves the scalar's tag (bool, int, float, null, timestamp)
+                value = yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+                if type(value) is int:
+                    str(value)  # hex, octal and binary ints escape Python's limit on digits: refuse them here
+            except Exception as exc:  # any tag's constructor: a bad date, a bool 'maybe', an int too long
+                reason = exc.problem if isinstance(exc, yaml.MarkedYAMLError) else exc
+                if isinstance(exc, ValueError) and "digits" in str(exc):
+                    reason = "a number with more digits than can be read"
+                self.defer(InputError(f"invalid value {limits.quoted(event.value)}: {reason}", path=self.path,
+                                      line=line, expected=f"a valid {tag.rsplit(':', 1)[-1]}"))
+                value = None
+        return Node(SCALAR, value, line, raw=event.value if tag != _NULL_TAG else None)
+
+    def add(self, node: Node, text: str | None) -> None:
+        """Attach a finished value to the open list or mapping (``text``: a scalar as written)."""
+        if not self.stack:
+            self.root = node
+            return
+        top = self.stack[-1]
+        if top.node.kind == SEQ:
+            top.node.value.append(node)
+        elif top.key is None:
+            top.key = self.key(top.node, node, text)
+        else:
+            if top.key is not _BAD_KEY:
+                assert isinstance(top.key, str)
+                top.node.value[top.key] = node
+            top.key = None
+
+    def key(self, mapping: Node, node: Node, text: str | None) -> object:
+        if text is None:
+            self.defer(InputError("a mapping key must be a plain word", path=self.path, line=node.line,
+                                  expected="key: value"))
+            return _BAD_KEY
+        key_lines = mapping.key_lines
+        assert isinstance(key_lines, dict)
+        if text in key_lines:
+            self.defer(InputError(f"duplicate key {limits.quoted(text)} (first at line {key_lines[text]})",
+                                  path=self.path, line=node.line, field=limits.cut(text)))
+            return _BAD_KEY
+        key_lines[text] = node.line
+        return text
+
+
+def _line(event: yaml.Event) -> int:
+    mark = event.start_mark
+    assert mark is not None  # the parsers mark every event
+    return mark.line + 1
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str, path: Path) -> InputError:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        return InputError(f"invalid YAML: {exc.problem or exc.context}", path=path,
+                          line=mark.line + 1 if mark is not None else None)
+    line = None
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML refuses; libyaml counts UTF-8 bytes
+        line = text.encode("utf-8", "surrogatepass")[: exc.position].count(b"\n") + 1
+    return InputError(f"invalid YAML: {str(exc).splitlines()[0]}", path=path, line=line)
 
 
 def parse_yaml(text: str, path: Path) -> Node | None:
     """Parse a YAML document into a :class:`Node` tree; ``None`` for an empty document."""
+    builder = _YamlBuilder(path)
     try:
-        root = yaml.compose(text, Loader=_YamlLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise InputError(
-            f"invalid YAML: {exc.problem or exc.context}",
-            path=path,
-            line=mark.line + 1 if mark is not None else None,
-        ) from None
+        loader = _YamlLoader(text)
+    except UnicodeEncodeError:  # a lone surrogate: only a caller's text, never a decoded file, has one
+        raise InputError("invalid YAML: text that is not Unicode", path=path) from None
+    try:
+        while loader.check_event():
+            builder.event(loader.get_event())
     except yaml.YAMLError as exc:
-        raise InputError(f"invalid YAML: {exc}", path=path) from None
-    if root is None:
-        return None
-    return _from_yaml(root, path)
+        raise _yaml_error(exc, text, path) from None
+    finally:
+        loader.dispose()
+    if builder.error is not None:
+        raise builder.error
+    return builder.root
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -107,15 +225,20 @@ class _Pairs(list):  # type: ignore[type-arg]
 
 
 class _LocatingDecoder(json.JSONDecoder):
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, path: Path) -> None:
         super().__init__(object_pairs_hook=_Pairs)
-        newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+        newlines = [match.start() for match in re.finditer("\n", text)]
+        values = 0
 
         def line_of(idx: int) -> int:
             return bisect.bisect_left(newlines, idx) + 1
 
         def locate(scan_once: Callable[[str, int], tuple[Any, int]]) -> Callable[[str, int], tuple[Any, int]]:
             def scan(s: str, idx: int) -> tuple[Any, int]:
+                nonlocal values
+                values += 1
+                if values > limits.MAX_DOCUMENT_VALUES:
+                    raise too_many_values(path, line_of(idx))
                 value, end = scan_once(s, idx)
                 return _to_node(value, line_of(idx)), end
 
@@ -154,7 +277,8 @@ class _DuplicateKey(Exception):
 
 def parse_json(text: str, path: Path) -> Node:
     """Parse a JSON document into a :class:`Node` tree with line numbers."""
-    decoder = _LocatingDecoder(text)
+    check_json_document(text, path)  # depth and values, before a node is built
+    decoder = _LocatingDecoder(text, path)
     try:
         node, end = decoder.raw_decode(text, _skip_ws(text, 0))
         rest = _skip_ws(text, end)
@@ -164,8 +288,13 @@ def parse_json(text: str, path: Path) -> Node:
         raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", path=path, line=exc.lineno) from None
     except _DuplicateKey as dup:
         raise InputError(
-            f"duplicate key {dup.key!r} (first at line {dup.first})", path=path, line=dup.line, field=dup.key
+            f"duplicate key {limits.quoted(dup.key)} (first at line {dup.first})", path=path, line=dup.line,
+            field=limits.cut(dup.key),
         ) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise number_too_long(path, None) from None
+    except RecursionError:  # pragma: no cover - the depth is checked before parsing
+        raise too_deep(path, None) from None
     assert isinstance(node, Node)
     return node
 
@@ -178,7 +307,7 @@ def _skip_ws(text: str, idx: int) -> int:
 
 def load_located(path: Path) -> Node | None:
     """Read a ``.yaml``/``.yml``/``.json`` file into a located tree (``None``: empty YAML file)."""
-    text = read_text(path)
+    text = decode_text(read_bytes(path), path)
     if path.suffix.lower() == ".json":
         if not text.strip():
             raise InputError("empty JSON file", path=path, line=1)
@@ -195,7 +324,7 @@ def describe(node: Node) -> str:
     value = node.value
     if value is None:
         return "nothing (null)"
-    return f"{type(value).__name__} {value!r}"
+    return f"{type(value).__name__} {limits.quoted(value)}"
 
 
 def expect_mapping(node: Node, path: Path, what: str, valid_keys: tuple[str, ...]) -> dict[str, Node]:
@@ -213,7 +342,7 @@ def expect_mapping(node: Node, path: Path, what: str, valid_keys: tuple[str, ...
                 f"unknown key in {what}",
                 path=path,
                 line=node.key_lines.get(key, node.line),
-                field=key,
+                field=limits.cut(key),
                 expected="one of " + ", ".join(valid_keys),
             )
     return node.value  # type: ignore[no-any-return]
@@ -262,6 +391,10 @@ def expect_text(node: Node, path: Path, field_name: str, *, word: bool = False) 
         raise InputError(
             "must not contain whitespace", path=path, line=node.line, field=field_name, value=value, expected=expected
         )
+    if word and (invisible := invisible_char(value)) is not None:
+        raise InputError(
+            f"must not contain {invisible}", path=path, line=node.line, field=field_name, value=value, expected=expected
+        )
     return value
 
 
@@ -278,11 +411,23 @@ def expect_bool(node: Node, path: Path, field_name: str) -> bool:
     return node.value
 
 
+def finite_number(value: Any) -> float | None:
+    """``value`` as a finite float, or ``None`` for anything else (bools, texts, NaN, infinities and
+    integers too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def expect_number(node: Node, path: Path, field_name: str, *, minimum: float | None = None) -> float:
     value = node.value
-    ok = node.kind == SCALAR and isinstance(value, (int, float)) and not isinstance(value, bool)
+    number = finite_number(value) if node.kind == SCALAR else None
     expected = "a number" + (f" >= {minimum:g}" if minimum is not None else "")
-    if not ok or value != value or value in (float("inf"), float("-inf")):
+    if number is None:
         raise InputError(
             "must be a finite number",
             path=path,
@@ -291,8 +436,8 @@ def expect_number(node: Node, path: Path, field_name: str, *, minimum: float | N
             value=node.raw if node.raw is not None else value,
             expected=expected,
         )
-    if minimum is not None and value < minimum:
+    if minimum is not None and number < minimum:
         raise InputError(
             f"must be at least {minimum:g}", path=path, line=node.line, field=field_name, value=value, expected=expected
         )
-    return float(value)
+    return number

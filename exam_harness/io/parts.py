@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from exam_harness.errors import InputError
+from exam_harness.io import limits
 from exam_harness.models import RecordedGrade, Run
 
 
@@ -29,10 +36,26 @@ class FilePart:
 
 
 _WHITESPACE = re.compile(r"\s")
+_HIDDEN = ("Cc", "Cf")  # control characters (a NUL byte, an escape) and format ones (zero-width, bidi)
+
+
+def invisible_char(value: str) -> str | None:
+    """Why ``value`` cannot be an id because of a character invisible in every message and report: a
+    control or format character other than whitespace (the same rule as the models' ids), e.g. the
+    byte-order mark a concatenated file leaves at the start of a line. ``None`` if there is none."""
+    if value.isprintable():  # the common case at C speed: no control or format character at all
+        return None
+    for char in value:
+        category = unicodedata.category(char)
+        if category in _HIDDEN and not char.isspace():
+            kind = "byte-order mark" if char == "\ufeff" else "control character" if category == "Cc" else \
+                "format character"
+            return f"a {kind} (U+{ord(char):04X})"
+    return None
 
 
 def check_word(value: object, what: str) -> str | None:
-    """``None`` if ``value`` is a non-empty string without whitespace, else why not."""
+    """``None`` if ``value`` is a non-empty string without whitespace or invisible characters, else why not."""
     if value is None:
         return f"{what} is missing"
     if not isinstance(value, str):
@@ -41,4 +64,25 @@ def check_word(value: object, what: str) -> str | None:
         return f"{what} must not be empty"
     if _WHITESPACE.search(value):
         return f"{what} must not contain whitespace"
+    if (invisible := invisible_char(value)) is not None:
+        return f"{what} must not contain {invisible}"
     return None
+
+
+@contextlib.contextmanager
+def model_errors(path: Path, line: int | None, what: str) -> Iterator[None]:
+    """An InputError naming the place for a rule of :mod:`exam_harness.models` that the loader did not
+    check first (the models validate on their own, so no loader passes a ValidationError on)."""
+    try:
+        yield
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise InputError(f"invalid {what}: {first['msg']}", path=path, line=line,
+                         field=".".join(str(part) for part in first["loc"]) or None) from None
+
+
+def passage_too_long(path: Path, line: int, field: str) -> InputError:
+    """The error for a passage text past :data:`~exam_harness.io.limits.MAX_PASSAGE_CHARS`."""
+    most = limits.count_text(limits.MAX_PASSAGE_CHARS)
+    return limits.over_limit(f"passage text longer than {most} characters", "MAX_PASSAGE_CHARS",
+                             f"passages of at most {most} characters", path=path, line=line, field=field)

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from exam_harness.errors import InputError
+from exam_harness.io.limits import quoted
+from exam_harness.io.parts import invisible_char
 from exam_harness.io.textio import atomic_write_text, iter_lines
 
 Qrels = dict[str, dict[str, int]]
@@ -47,14 +49,17 @@ def read_qrels(path: str | Path) -> Qrels:
     """Read a trec qrels file (``qid iteration pid label``); blank lines are skipped."""
     path = Path(path)
     qrels: Qrels = {}
-    for lineno, line in iter_lines(path):
+    for lineno, line in iter_lines(path, "MAX_FIELDS_LINE_BYTES"):
         fields = line.split()
         if not fields:
             continue
         if len(fields) != 4:
             raise InputError(f"expected 4 fields, found {len(fields)}", path=path, line=lineno, field="line",
-                             value=line, expected="'query_id iteration passage_id label'")
+                             value=line[:80], expected="'query_id iteration passage_id label'")
         qid, _, pid, label_text = fields
+        if (invisible := invisible_char("".join(fields))) is not None:
+            raise InputError(f"a field contains {invisible}", path=path, line=lineno, field="line", value=line[:80],
+                             expected="ids of visible characters (a damaged or concatenated file?)")
         try:
             label = int(label_text)
         except ValueError:
@@ -62,7 +67,7 @@ def read_qrels(path: str | Path) -> Qrels:
                              value=label_text, expected="an integer such as 0, 1, 2") from None
         labels = qrels.setdefault(qid, {})
         if pid in labels:
-            raise InputError(f"passage judged twice for query {qid!r}", path=path, line=lineno, field="passage_id",
-                             value=pid, expected="one line per (query, passage)")
+            raise InputError(f"passage judged twice for query {quoted(qid)}", path=path, line=lineno,
+                             field="passage_id", value=pid, expected="one line per (query, passage)")
         labels[pid] = label
     return qrels

@@ -8,16 +8,24 @@ JSON ``{query_id: {facet_id: text}}`` or TSV ``query_id<TAB>facet_id<TAB>text``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from exam_harness.errors import InputError
-from exam_harness.io.textio import read_text
+from exam_harness.io import limits
+from exam_harness.io.limits import quoted
+from exam_harness.io.parts import invisible_char, model_errors
+from exam_harness.io.textio import check_json_document, number_too_long, read_text
 from exam_harness.models import Query
 
 
 def _is_json(path: Path, text: str) -> bool:
     return path.suffix.lower() == ".json" or text.lstrip().startswith("{")
+
+
+def _is_id(value: str) -> bool:
+    return bool(value) and not any(ch.isspace() for ch in value) and invisible_char(value) is None
 
 
 def _read(path: Path) -> str:
@@ -26,12 +34,46 @@ def _read(path: Path) -> str:
     return read_text(path)
 
 
+def _tsv_lines(text: str, path: Path) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a TSV query or facet file, each within
+    :data:`~exam_harness.io.limits.MAX_FIELDS_LINE_BYTES`."""
+    most = limits.MAX_FIELDS_LINE_BYTES
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if len(line) > most // 4 and len(line.encode("utf-8")) > most:
+            size = limits.size_text(most)
+            raise limits.over_limit(f"line longer than {size}", "MAX_FIELDS_LINE_BYTES", f"lines of at most {size}",
+                                    path=path, line=lineno)
+        yield lineno, line
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object hook that refuses a key given twice (``json.loads`` would keep the last silently)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
 def _json_object(path: Path, text: str, what: str, expected: str) -> dict[str, Any]:
     """The file's top-level JSON object; a syntax error or another top-level value names the file."""
+    check_json_document(text, path)
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except _DuplicateKey as dup:
+        raise InputError(f"duplicate key {quoted(dup.args[0])}", path=path, field=limits.cut(dup.args[0]),
+                         expected="each id once per object") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise number_too_long(path, None) from None
     if not isinstance(data, dict):
         raise InputError(f"{what} must be a JSON object", path=path, line=1, value=type(data).__name__,
                          expected=expected)
@@ -49,13 +91,13 @@ def load_queries(path: Path) -> list[Query]:
                 raise InputError(
                     "query text must be a string",
                     path=path,
-                    field=qid,
+                    field=limits.cut(qid),
                     value=qtext,
                     expected='{"query_id": "query text"}',
                 )
             pairs.append((qid, qtext, None))
     else:
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        for lineno, line in _tsv_lines(text, path):
             if not line.strip() or line.startswith("#"):
                 continue
             qid, sep, qtext = line.partition("\t")
@@ -68,18 +110,24 @@ def load_queries(path: Path) -> list[Query]:
                     expected="id<TAB>text",
                 )
             pairs.append((qid.strip(), qtext.strip(), lineno))
+    if len(pairs) > limits.MAX_QUERIES_PER_FILE:
+        count = limits.count_text(limits.MAX_QUERIES_PER_FILE)
+        raise limits.over_limit(f"more than {count} queries in one file", "MAX_QUERIES_PER_FILE",
+                                f"at most {count} queries per file", path=path, line=pairs[-1][2])
     queries: list[Query] = []
     seen: set[str] = set()
     for qid, qtext, line_of_query in pairs:
         where: dict[str, Any] = {"path": path, "line": line_of_query}
-        if not qid or any(ch.isspace() for ch in qid):
-            raise InputError("bad query id", **where, field="id", value=qid, expected="an id without whitespace")
+        if not _is_id(qid):
+            raise InputError("bad query id", **where, field="id", value=qid,
+                             expected="an id without whitespace or control characters")
         if not qtext.strip():
-            raise InputError("empty query text", **where, field=qid, expected="the query text")
+            raise InputError("empty query text", **where, field=limits.cut(qid), expected="the query text")
         if qid in seen:
             raise InputError("duplicate query id", **where, field="id", value=qid, expected="each query once")
         seen.add(qid)
-        queries.append(Query(id=qid, text=qtext.strip()))
+        with model_errors(path, line_of_query, "query"):
+            queries.append(Query(id=qid, text=qtext.strip()))
     if not queries:
         raise InputError("no queries", path=path, expected='a JSON object {"id": "text"} or lines id<TAB>text')
     return queries
@@ -96,13 +144,13 @@ def load_facets(path: Path, query_ids: set[str]) -> dict[str, dict[str, str]]:
                 raise InputError(
                     "facets of a query must be an object",
                     path=path,
-                    field=qid,
+                    field=limits.cut(qid),
                     value=query_facets,
                     expected='{"facet_id": "facet text"}',
                 )
             triples.extend((qid, fid, ftext, None) for fid, ftext in query_facets.items())
     else:
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        for lineno, line in _tsv_lines(text, path):
             if not line.strip() or line.startswith("#"):
                 continue
             parts = line.split("\t", 2)
@@ -126,21 +174,21 @@ def load_facets(path: Path, query_ids: set[str]) -> dict[str, dict[str, str]]:
                 value=qid,
                 expected="a query id of the queries file",
             )
-        if not fid or any(ch.isspace() for ch in fid):
+        if not _is_id(fid):
             raise InputError(
                 "bad facet id",
                 path=path,
                 line=line_of_facet,
                 field="facet_id",
                 value=fid,
-                expected="an id without whitespace",
+                expected="an id without whitespace or control characters",
             )
         if not isinstance(ftext, str) or not ftext.strip():
             raise InputError(
                 "empty facet text",
                 path=path,
                 line=line_of_facet,
-                field=fid,
+                field=limits.cut(fid),
                 value=ftext,
                 expected="the facet text",
             )

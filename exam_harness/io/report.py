@@ -2,22 +2,67 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import SchemaValidator
 
 from exam_harness.errors import InputError
-from exam_harness.io.textio import read_text
+from exam_harness.io.textio import check_json_document, decode_text, number_too_long, read_bytes
 from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
+
+_COLLECTIONS = {"list", "dict", "tuple", "set", "frozenset"}
+
+
+class _StandIn:
+    """Takes the place of each model class in the fail-fast schema (see :func:`_fail_fast_validator`)."""
+
+
+@functools.cache
+def _fail_fast_validator() -> SchemaValidator:
+    """The report schema's validator with every list and dict stopping at its first bad item.
+
+    Pydantic collects every error of a document, ~400 bytes each: a 32 MiB report of bad entries would
+    hold gigabytes of them. This validator finds the same first error with a handful. Model classes
+    are replaced by a stand-in, or pydantic-core would reuse each model's own (collecting) validator.
+    """
+    schema = copy.deepcopy(ExamReport.__pydantic_core_schema__)
+    todo: list[Any] = [schema]
+    while todo:  # the schema as a tree of dicts and lists, walked without recursion
+        node = todo.pop()
+        if isinstance(node, dict):
+            if node.get("type") in _COLLECTIONS:
+                node["fail_fast"] = True
+            if node.get("type") == "model":
+                node["cls"] = _StandIn
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return SchemaValidator(schema)
+
+
+def _schema_error(exc: ValidationError, path: Path) -> InputError:
+    first = exc.errors(include_url=False)[0]
+    return InputError(
+        f"does not match the report schema: {first['msg']}", path=path,
+        field=".".join(str(x) for x in first["loc"]), value=first.get("input"),
+    )
 
 
 def read_report(path: Path) -> ExamReport:
-    text = read_text(path)
+    data = read_bytes(path)
+    check_json_document(data, path)
+    text = decode_text(data, path)
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise number_too_long(path, None) from None
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError(
@@ -25,10 +70,7 @@ def read_report(path: Path) -> ExamReport:
             value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x",
         )
     try:
-        return ExamReport.model_validate(raw)
+        _fail_fast_validator().validate_python(raw)
+        return ExamReport.model_validate(raw)  # valid, so no flood of errors
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(
-            f"does not match the report schema: {first['msg']}", path=path,
-            field=".".join(str(x) for x in first["loc"]), value=first.get("input"),
-        ) from None
+        raise _schema_error(exc, path) from None

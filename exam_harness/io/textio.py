@@ -7,15 +7,21 @@ an :class:`~exam_harness.errors.InputError` that names the file and, where known
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
+import itertools
 import json
 import os
+import re
+import sys
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
 from exam_harness.errors import InputError
+from exam_harness.io import limits
 
 
 def is_gz(path: Path) -> bool:
@@ -50,40 +56,227 @@ def _decode(data: bytes, path: Path, first_line: int, *, strip_bom: bool) -> str
         ) from None
 
 
+# What reading a damaged file raises: gzip.BadGzipFile is an OSError, a cut stream an EOFError, a
+# corrupt deflate block a zlib.error.
+_READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
 def _read_error(exc: BaseException, path: Path, line: int | None) -> InputError:
     hint = "a complete gzip file" if is_gz(path) else None
     return InputError(f"cannot read: {exc}", path=path, line=line, expected=hint)
 
 
-def read_text(path: Path) -> str:
-    """The whole file as text (``.gz`` decompressed, a byte-order mark dropped); decode errors name
-    the line."""
+def read_bytes(path: Path) -> bytes:
+    """The whole file (``.gz`` decompressed), at most :data:`~exam_harness.io.limits.MAX_FILE_BYTES`:
+    a larger file is an InputError before more of it is read."""
+    max_bytes = limits.MAX_FILE_BYTES
     with open_binary(path) as fh:
         try:
-            data = fh.read()
-        except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+            data = fh.read(max_bytes + 1)
+        except _READ_ERRORS as exc:
             raise _read_error(exc, path, None) from None
+    if len(data) > max_bytes:
+        size = limits.size_text(max_bytes)
+        raise limits.over_limit(
+            f"file {'decompresses to' if is_gz(path) else 'is'} more than {size}", "MAX_FILE_BYTES",
+            f"a file of at most {size}", path=path,
+        )
+    return data
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """``data`` of a whole file as text (a byte-order mark dropped); a decoding error names the line."""
     return _decode(data, path, 1, strip_bom=True)
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` (1-based, without the line end); each line is decoded on its own
-    so a decoding error names its true line."""
+def read_text(path: Path) -> str:
+    """The whole file as text (``.gz`` decompressed, a byte-order mark dropped, size bounded as by
+    :func:`read_bytes`); decode errors name the line."""
+    return decode_text(read_bytes(path), path)
+
+
+class _GzipGuard:
+    """Stops a gzip bomb: once a MiB came out, the decompressed size so far must stay within
+    :data:`~exam_harness.io.limits.MAX_GZIP_RATIO` times the compressed bytes read so far (the gzip
+    reader takes them in steps of 8 to 128 KiB)."""
+
+    def __init__(self, fh: IO[bytes], path: Path) -> None:
+        self.compressed = cast(IO[bytes], getattr(fh, "fileobj", fh))
+        self.path = path
+        self.decompressed = 0
+
+    def check(self, size: int, lineno: int) -> None:
+        self.decompressed += size
+        ratio = limits.MAX_GZIP_RATIO
+        if self.decompressed > max(limits.MIB, ratio * self.compressed.tell()):
+            raise limits.over_limit(
+                f"gzip file decompresses to more than {ratio} times its size (a gzip bomb?)", "MAX_GZIP_RATIO",
+                f"at most {ratio} decompressed bytes per compressed byte", path=self.path, line=lineno,
+            )
+
+
+_CHUNK = limits.MIB
+
+
+def iter_raw_lines(path: Path, limit: str = "MAX_LINE_BYTES") -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, line bytes)`` (1-based, without the ``\\n``) of every line that is not
+    empty: every line format skips blank lines, and a run of empty lines (a gzip bomb of newlines)
+    passes at C speed. A line longer than the limit named ``limit`` (a constant of
+    :mod:`exam_harness.io.limits`) is an InputError before more of it is read."""
+    max_bytes: int = getattr(limits, limit)
     lineno = 0
+    pending: list[bytes] = []  # the start of a line that continues in the next chunk
+    pending_size = 0
+
+    def too_long(line: int) -> InputError:
+        size = limits.size_text(max_bytes)
+        return limits.over_limit(f"line longer than {size}", limit, f"lines of at most {size}", path=path, line=line)
+
     with open_binary(path) as fh:
+        guard = _GzipGuard(fh, path) if is_gz(path) else None
         while True:
             try:
-                raw = fh.readline()
-            except (OSError, EOFError) as exc:
+                chunk = fh.read(_CHUNK)
+            except _READ_ERRORS as exc:
                 raise _read_error(exc, path, lineno + 1) from None
-            if not raw:
-                return
-            lineno += 1
-            yield lineno, _decode(raw, path, lineno, strip_bom=lineno == 1).rstrip("\r\n")
+            if not chunk:
+                break
+            if guard is not None:
+                guard.check(len(chunk), lineno + 1)
+            pieces = chunk.split(b"\n")
+            rest = pieces.pop()  # no line end after it in this chunk
+            if pending and pieces:
+                pending.append(pieces[0])
+                pieces[0] = b"".join(pending)
+                pending, pending_size = [], 0
+            for index in itertools.compress(range(len(pieces)), pieces):  # the non-empty lines
+                line = pieces[index]
+                if len(line) > max_bytes:
+                    raise too_long(lineno + index + 1)
+                if line != b"\r":
+                    yield lineno + index + 1, line
+            lineno += len(pieces)
+            if rest:
+                pending.append(rest)
+                pending_size += len(rest)
+                if pending_size > max_bytes:
+                    raise too_long(lineno + 1)
+    last = b"".join(pending)
+    if last and last != b"\r":
+        yield lineno + 1, last
+
+
+def iter_lines(path: Path, limit: str = "MAX_LINE_BYTES") -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` (1-based, without the line end); each line is decoded on its own
+    so a decoding error names its true line. ``limit``: as for :func:`iter_raw_lines`."""
+    for lineno, raw in iter_raw_lines(path, limit):
+        yield lineno, _decode(raw, path, lineno, strip_bom=lineno == 1).rstrip("\r\n")
+
+
+# --- JSON nesting, measured without parsing ---------------------------------------------------
+
+# Structure, quotes and every character that may follow a backslash in a JSON string: keeping the
+# escape letters keeps each escape sequence whole, so \\ and \" can be told from a closing quote.
+_ESCAPE_LETTERS = b'\\/bfnrtu'
+_JSON_TOKEN = re.compile(rb'(?P<s>"(?:[^"\\]|\\.)*")|(?P<open>[\[{])|(?P<close>[\]}])', re.S)
+_QUOTE = ord('"')
+
+
+@functools.cache
+def _dropped(keep: bytes) -> bytes:
+    """The bytes other than ``keep``, for ``bytes.translate(None, delete)``."""
+    return bytes(c for c in range(256) if c not in keep)
+
+
+@functools.cache
+def _bracket_steps() -> Any:
+    import numpy as np
+
+    steps = np.zeros(256, dtype=np.int64)
+    steps[[ord("["), ord("{")]] = 1
+    steps[[ord("]"), ord("}")]] = -1
+    return steps
+
+
+def _structure(data: bytes, keep: bytes) -> Any:
+    """The bytes of ``keep`` (some of ``[]{},``) that lie outside the strings of the JSON text ``data``,
+    as a numpy array: the text is cut down to structure and quotes at C speed (escaped quotes
+    removed first), then the quotes' running parity marks what lies inside strings."""
+    import numpy as np
+
+    small = data.translate(None, _dropped(keep + b'"' + _ESCAPE_LETTERS))
+    if b"\\" in small:
+        small = small.replace(b"\\\\", b"").replace(b'\\"', b"")
+    codes = np.frombuffer(small.translate(None, _dropped(keep + b'"')), dtype=np.uint8)
+    outside = (np.cumsum(codes == _QUOTE) & 1) == 0
+    return codes[outside & (codes != _QUOTE)]
+
+
+def json_too_deep(data: bytes, limit: int) -> bool:
+    """Whether the lists and objects of the JSON text ``data`` nest deeper than ``limit``.
+
+    Linear, without recursion (see :func:`_structure`), so the parser that runs next never recurses
+    deeper than ``limit``. For invalid JSON the count is exact up to the first error, which is as far
+    as a parser gets.
+    """
+    if len(data) < 65536 and data.count(b"[") + data.count(b"{") <= limit:
+        return False  # the common short line: too few brackets to nest that deep
+    brackets = _structure(data, b"[]{}")
+    return len(brackets) > limit and bool(_bracket_steps()[brackets].cumsum().max() > limit)
+
+
+def json_values_at_least(data: bytes) -> int:
+    """A lower bound of the values in the JSON text ``data``: one more than its commas outside strings
+    (each separates two values), counted without parsing."""
+    return len(_structure(data, b",")) + 1
+
+
+def _too_deep_line(data: bytes, limit: int) -> int | None:
+    """The line where ``data`` first nests deeper than ``limit`` (a slower exact scan, for the message)."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(data):
+        if match.lastgroup == "open":
+            depth += 1
+            if depth > limit:
+                return data.count(b"\n", 0, match.start()) + 1
+        elif match.lastgroup == "close":
+            depth -= 1
+    return None
+
+
+def check_json_depth(data: bytes | str, path: Path, line: int | None = None) -> None:
+    """InputError if the JSON text ``data`` (one line ``line``, or a whole file) nests deeper than
+    :data:`~exam_harness.io.limits.MAX_NESTING_DEPTH`."""
+    limit = limits.MAX_NESTING_DEPTH
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if json_too_deep(raw, limit):
+        raise too_deep(path, line if line is not None else _too_deep_line(raw, limit))
+
+
+def check_json_document(data: bytes | str, path: Path) -> None:
+    """InputError if a whole JSON file nests deeper than
+    :data:`~exam_harness.io.limits.MAX_NESTING_DEPTH` or holds more than ``MAX_DOCUMENT_VALUES``
+    values: both measured before the parser spends recursion or memory (~100 bytes a value)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    check_json_depth(raw, path)
+    if json_values_at_least(raw) > limits.MAX_DOCUMENT_VALUES:
+        raise too_many_values(path, None)
+
+
+def too_many_values(path: Path, line: int | None) -> InputError:
+    count = limits.count_text(limits.MAX_DOCUMENT_VALUES)
+    return limits.over_limit(f"more than {count} values in one document", "MAX_DOCUMENT_VALUES",
+                             f"at most {count} values", path=path, line=line)
+
+
+def too_deep(path: Path, line: int | None) -> InputError:
+    limit = limits.MAX_NESTING_DEPTH
+    return limits.over_limit(f"nesting deeper than {limit} levels", "MAX_NESTING_DEPTH",
+                             f"lists and objects nested at most {limit} deep", path=path, line=line)
 
 
 def parse_json_line(text: str, path: Path, lineno: int) -> Any:
-    """Parse one JSON line; a syntax error names the file, line and column."""
+    """Parse one JSON line whose depth was checked; a syntax error names the file, line and column."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -93,13 +286,32 @@ def parse_json_line(text: str, path: Path, lineno: int) -> Any:
             line=lineno + exc.lineno - 1,
             expected="one JSON value per line",
         ) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise number_too_long(path, lineno) from None
+    except RecursionError:  # pragma: no cover - the depth is checked before parsing
+        raise too_deep(path, lineno) from None
+
+
+# Python refuses to read integers of more decimal digits than this (sys.set_int_max_str_digits)
+_MAX_DIGITS: int = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+
+
+def number_too_long(path: Path, line: int | None) -> InputError:
+    return InputError("invalid JSON: a number with more digits than can be read", path=path, line=line,
+                      expected=f"numbers of at most {_MAX_DIGITS} digits")
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for every non-blank line of a JSON-lines file."""
-    for lineno, line in iter_lines(path):
-        if line.strip():
-            yield lineno, parse_json_line(line, path, lineno)
+    """Yield ``(line_number, value)`` for every non-blank line of a JSON-lines file (lines and their
+    nesting bounded by :data:`~exam_harness.io.limits.MAX_LINE_BYTES` and ``MAX_NESTING_DEPTH``)."""
+    limit = limits.MAX_NESTING_DEPTH
+    for lineno, raw in iter_raw_lines(path):
+        line = _decode(raw, path, lineno, strip_bom=lineno == 1).rstrip("\r\n")
+        if not line.strip():
+            continue
+        if json_too_deep(raw, limit):
+            raise too_deep(path, lineno)
+        yield lineno, parse_json_line(line, path, lineno)
 
 
 def first_json_line(path: Path) -> Any:

@@ -10,7 +10,8 @@ import math
 from pathlib import Path
 
 from exam_harness.errors import InputError
-from exam_harness.io.parts import FilePart
+from exam_harness.io.limits import quoted
+from exam_harness.io.parts import FilePart, invisible_char, model_errors
 from exam_harness.io.textio import iter_lines
 from exam_harness.models import RankedPassage, Run
 
@@ -22,7 +23,7 @@ def read_trec_run(path: Path) -> FilePart:
     rankings: dict[str, dict[str, list[RankedPassage]]] = {}
     # (run, query) -> docid -> line, to name both lines of a duplicate
     seen: dict[tuple[str, str], dict[str, int]] = {}
-    for lineno, line in iter_lines(path):
+    for lineno, line in iter_lines(path, "MAX_FIELDS_LINE_BYTES"):
         cols = line.split()
         if not cols:
             continue
@@ -36,6 +37,9 @@ def read_trec_run(path: Path) -> FilePart:
                 expected=f"6 whitespace-separated columns: {COLUMNS}",
             )
         qid, _q0, docid, rank_text, score_text, tag = cols
+        if (invisible := invisible_char("".join(cols))) is not None:
+            raise InputError(f"a column contains {invisible}", path=path, line=lineno, field="line", value=line[:80],
+                             expected="ids of visible characters (a damaged or concatenated file?)")
         try:
             rank = int(rank_text)
         except ValueError:
@@ -55,7 +59,8 @@ def read_trec_run(path: Path) -> FilePart:
         docs = seen.setdefault((tag, qid), {})
         if docid in docs:
             raise InputError(
-                f"run {tag!r} lists docid {docid!r} twice for query {qid!r} (first at line {docs[docid]})",
+                f"run {quoted(tag)} lists docid {quoted(docid)} twice for query {quoted(qid)} "
+                f"(first at line {docs[docid]})",
                 path=path,
                 line=lineno,
                 field="docid",
@@ -72,13 +77,14 @@ def read_trec_run(path: Path) -> FilePart:
         raise InputError("run file is empty: it has no ranking lines", path=path,
                          expected="lines 'qid Q0 docid rank score tag'")
     for tag, per_query in rankings.items():
-        part.runs[tag] = Run(name=tag, rankings=per_query, source=str(path))
+        with model_errors(path, part.run_lines[tag], "run"):
+            part.runs[tag] = Run(name=tag, rankings=per_query, source=str(path))
     return part
 
 
 def find_run_line(path: Path, run: str, query_id: str, docid: str) -> int | None:
     """The line of ``path`` where ``run`` ranks ``docid`` for ``query_id`` (for error messages)."""
-    for lineno, line in iter_lines(path):
+    for lineno, line in iter_lines(path, "MAX_FIELDS_LINE_BYTES"):
         cols = line.split()
         if len(cols) == 6 and cols[0] == query_id and cols[2] == docid and cols[5] == run:
             return lineno

@@ -28,8 +28,11 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from exam_harness.errors import InputError
+from exam_harness.io import limits
 from exam_harness.io.handbank import FACET_SEPARATOR
-from exam_harness.io.parts import FilePart, check_word
+from exam_harness.io.limits import quoted
+from exam_harness.io.located import finite_number
+from exam_harness.io.parts import FilePart, check_word, model_errors, passage_too_long
 from exam_harness.io.textio import atomic_write_text, first_json_line, iter_json_lines
 from exam_harness.models import (
     MAX_GRADE,
@@ -75,12 +78,18 @@ def load_workbench_bank(path: Path) -> list[QueryBank]:
     banks: list[QueryBank] = []
     bank_lines: dict[tuple[str, str | None], int] = {}
     id_lines: dict[str, tuple[int, str]] = {}
+    query_ids: set[str] = set()
     for lineno, record in iter_json_lines(path):
         bank = _bank_record(record, path, lineno, id_lines)
+        query_ids.add(bank.query.id)
+        if len(query_ids) > limits.MAX_QUERIES_PER_FILE:
+            count = limits.count_text(limits.MAX_QUERIES_PER_FILE)
+            raise limits.over_limit(f"more than {count} queries in one file", "MAX_QUERIES_PER_FILE",
+                                    f"at most {count} queries per file", path=path, line=lineno, field="query_id")
         key = (bank.query.id, bank.facet_id)
         if key in bank_lines:
             raise InputError(
-                f"bank {bank.key!r} appears twice (first at line {bank_lines[key]})",
+                f"bank {quoted(bank.key)} appears twice (first at line {bank_lines[key]})",
                 path=path,
                 line=lineno,
                 field="query_id",
@@ -118,7 +127,8 @@ def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple
     if not isinstance(items, list):
         raise fail("missing test point list", list_key, items, f"a list of items, each {ITEM_FORMS}")
     if not items:
-        raise fail(f"bank {qid!r} has no test points", list_key, expected="at least one question or nugget")
+        raise fail(f"bank {quoted(qid)} has no test points", list_key, expected="at least one question or nugget")
+    _check_counts(len(items), len(id_lines) + len(items), list_key, fail)
     facets: dict[str, str] = {}
     if fid is not None:
         ftext = record.get("facet_text", facet_text_of(qtext))
@@ -137,7 +147,7 @@ def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple
             if seen[0] == lineno and seen[1] == tp.text:
                 continue  # verbatim repeat of an item: one test point
             raise fail(
-                f"duplicate test point id (first at line {seen[0]} with text {seen[1]!r})",
+                f"duplicate test point id (first at line {seen[0]} with text {quoted(seen[1])})",
                 f"{list_key}[{index}].{tp.kind}_id",
                 tp.id,
                 "unique test point ids (the id rule is query_id/md5(text))",
@@ -154,6 +164,18 @@ def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple
         )
     except ValidationError as exc:  # pragma: no cover - fields are checked above
         raise fail(f"invalid bank: {exc.errors()[0]['msg']}", "query_id", qid) from None
+
+
+def _check_counts(in_bank: int, in_file: int, field: str, fail: Any) -> None:
+    """At most :data:`~exam_harness.io.limits.MAX_TEST_POINTS_PER_BANK` test points per line and
+    ``MAX_TEST_POINTS_PER_FILE`` per file (before any is built)."""
+    for count, limit, where in ((in_bank, "MAX_TEST_POINTS_PER_BANK", "bank"),
+                                (in_file, "MAX_TEST_POINTS_PER_FILE", "file")):
+        most: int = getattr(limits, limit)
+        if count > most:
+            shown = limits.count_text(most)
+            raise fail(f"more than {shown} test points in one {where}", field,
+                       expected=f"at most {shown} test points per {where} (limit {limit})")
 
 
 def _item(item: Any, where: str, qid: str, fid: str | None, fail: Any) -> TestPoint:
@@ -174,11 +196,13 @@ def _item(item: Any, where: str, qid: str, fid: str | None, fail: Any) -> TestPo
         raise fail(why, f"{where}.{kind}_id", tid, "an id without whitespace (default: query_id/md5(text))")
     if "query_id" in item and _id_text(item["query_id"]) != qid:
         raise fail(
-            f"item belongs to another query than its line ({qid!r})", f"{where}.query_id", item["query_id"], repr(qid)
+            f"item belongs to another query than its line ({quoted(qid)})", f"{where}.query_id", item["query_id"],
+            quoted(qid),
         )
     if "facet_id" in item and _id_text(item["facet_id"]) != fid:
         raise fail(
-            f"item belongs to another facet than its line ({fid!r})", f"{where}.facet_id", item["facet_id"], repr(fid)
+            f"item belongs to another facet than its line ({quoted(fid)})", f"{where}.facet_id", item["facet_id"],
+            quoted(fid),
         )
     fields: dict[str, Any] = {}
     for key, target in (("gold_answers", "gold_answers"), ("choices", "choices")):
@@ -189,15 +213,18 @@ def _item(item: Any, where: str, qid: str, fid: str | None, fail: Any) -> TestPo
             raise fail("must be a list of strings", f"{where}.{key}", value, "a list of strings")
         fields[target] = tuple(value)
     if "weight" in item:
-        weight = item["weight"]
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < float("inf"):
-            raise fail("weight must be a finite number >= 0", f"{where}.weight", weight, "a number >= 0")
-        fields["weight"] = float(weight)
+        weight = finite_number(item["weight"])
+        if weight is None or weight < 0:
+            raise fail("weight must be a finite number >= 0", f"{where}.weight", item["weight"], "a number >= 0")
+        fields["weight"] = weight
     if "required" in item:
         if not isinstance(item["required"], bool):
             raise fail("must be true or false", f"{where}.required", item["required"], "true or false")
         fields["required"] = item["required"]
-    return TestPoint(id=tid, query_id=qid, kind=cast(TestPointKind, kind), text=text, facet_id=fid, **fields)
+    try:
+        return TestPoint(id=tid, query_id=qid, kind=cast(TestPointKind, kind), text=text, facet_id=fid, **fields)
+    except ValidationError as exc:  # a rule of the model not checked above
+        raise fail(f"invalid {kind}: {exc.errors()[0]['msg']}", where, expected=ITEM_FORMS) from None
 
 
 def workbench_bank_record(bank: QueryBank) -> dict[str, Any]:
@@ -317,7 +344,8 @@ class _ParagraphReader:
             ranked.sort(key=lambda r: r.rank)
             per_run.setdefault(method, {})[qid] = ranked
         for name, per_query in per_run.items():
-            self.part.runs[name] = Run(name=name, rankings=per_query, source=str(self.path))
+            with model_errors(self.path, self.part.run_lines.get(name), "run"):
+                self.part.runs[name] = Run(name=name, rankings=per_query, source=str(self.path))
         return self.part
 
     def paragraph(self, para: Any, qid: str, lineno: int, where: str) -> None:
@@ -330,18 +358,21 @@ class _ParagraphReader:
             raise self.fail(why, "paragraph_id", pid, "a passage id without whitespace")
         text = para.get("text")
         if not isinstance(text, str):
-            raise self.fail(f"paragraph {pid!r} has no text", "text", text, "a string")
+            raise self.fail(f"paragraph {quoted(pid)} has no text", "text", text, "a string")
+        if len(text) > limits.MAX_PASSAGE_CHARS:
+            raise passage_too_long(self.path, self.lineno, f"{self.where}.text")
         known = part.passages.get(pid)
         if known is None:
             part.passages[pid] = (text, lineno)
         elif known[0] != text:
             raise self.fail(
-                f"passage {pid!r} has another text than at line {known[1]}", "text", text, "one text per passage id"
+                f"passage {quoted(pid)} has another text than at line {known[1]}", "text", text,
+                "one text per passage id",
             )
         first = self.seen_pairs.setdefault((qid, pid), (lineno, where))
         if first != (lineno, where):
             raise self.fail(
-                f"passage {pid!r} is listed twice for query {qid!r} (first at line {first[0]}, {first[1]})",
+                f"passage {quoted(pid)} is listed twice for query {quoted(qid)} (first at line {first[0]}, {first[1]})",
                 "paragraph_id",
                 pid,
             )
@@ -349,16 +380,25 @@ class _ParagraphReader:
         pdata = para.get("paragraph_data") or {}
         if not isinstance(pdata, dict):
             raise self.fail("must be an object", "paragraph_data", type(pdata).__name__, "{judgments, rankings}")
-        judgments = pdata.get("judgments")
+        judgments = self._list(pdata, "judgments", "paragraph_data.")
         if judgments:
             self._judgments(judgments, qid, pid)
-        rankings = pdata.get("rankings")
+        rankings = self._list(pdata, "rankings", "paragraph_data.")
         if rankings:
             self._rankings(rankings, qid, pid)
-        for g, entry in enumerate(para.get("exam_grades") or ()):
+        for g, entry in enumerate(self._list(para, "exam_grades")):
             self._exam_grades(entry, f"exam_grades[{g}]", pid)
-        for g, entry in enumerate(para.get("grades") or ()):
+        for g, entry in enumerate(self._list(para, "grades")):
             self._direct_grade(entry, f"grades[{g}]", qid, pid)
+
+    def _list(self, record: dict[str, Any], key: str, prefix: str = "") -> list[Any]:
+        """``record[key]``: a list, or nothing (missing, null or empty)."""
+        value = record.get(key)
+        if isinstance(value, list):
+            return value
+        if value:
+            raise self.fail("must be a list", prefix + key, type(value).__name__, "a JSON array")
+        return []
 
     def _judgments(self, judgments: Any, qid: str, pid: str) -> None:
         levels = self.part.judgments.setdefault(qid, {})
@@ -373,7 +413,8 @@ class _ParagraphReader:
             jq = judgment.get("query", qid)
             if jq != qid and _id_text(jq) != qid:
                 raise self.fail(
-                    f"judgment for another query than the line's ({qid!r})", f"paragraph_data.judgments[{j}].query", jq
+                    f"judgment for another query than the line's ({quoted(qid)})",
+                    f"paragraph_data.judgments[{j}].query", jq,
                 )
             levels[pid] = max(rel, levels.get(pid, rel))
 
@@ -384,7 +425,7 @@ class _ParagraphReader:
             if not isinstance(ranking, dict):
                 raise self.fail("a ranking must be an object", where, expected="{method, rank, score}")
             method: Any = ranking.get("method")
-            if method not in self.good_methods:
+            if type(method) is not str or method not in self.good_methods:  # a str first: sets need hashable
                 if (why := check_word(method, "method")) is not None:
                     raise self.fail(why, f"{where}.method", method, "a run name without whitespace")
                 self.good_methods.add(method)
@@ -397,33 +438,35 @@ class _ParagraphReader:
                 raise self.fail("score must be a number", f"{where}.score", score, "a number")
             rq = ranking.get("queryId", qid)
             if rq != qid and _id_text(rq) != qid:
-                raise self.fail(f"ranking for another query than the line's ({qid!r})", f"{where}.queryId", rq)
+                raise self.fail(f"ranking for another query than the line's ({quoted(qid)})", f"{where}.queryId", rq)
             if ranking.get("paragraphId", pid) != pid:
                 raise self.fail(
-                    f"ranking of another paragraph than {pid!r}", f"{where}.paragraphId", ranking["paragraphId"]
+                    f"ranking of another paragraph than {quoted(pid)}", f"{where}.paragraphId", ranking["paragraphId"]
                 )
             ranked = self.rankings.get((method, qid))
             if ranked is None:
                 ranked = self.rankings[method, qid] = []
             elif ranked[-1].passage_id == pid:  # a passage is listed once per query, so only here
                 raise self.fail(
-                    f"run {method!r} ranks passage {pid!r} twice for query {qid!r}", f"{where}.method", method
+                    f"run {quoted(method)} ranks passage {quoted(pid)} twice for query {quoted(qid)}",
+                    f"{where}.method", method,
                 )
-            ranked.append(RankedPassage(passage_id=pid, rank=rank, score=score))
+            try:
+                ranked.append(RankedPassage(passage_id=pid, rank=rank, score=score))
+            except ValidationError:  # an integer score too large for a float
+                raise self.fail("score must be a number", f"{where}.score", score, "a number") from None
 
     def _answers(self, entry: dict[str, Any], where: str) -> dict[str, Any]:
-        pairs = entry.get("answers")
-        if not pairs:
-            return {}
+        pairs = self._list(entry, "answers", f"{where}.")
         try:
             return dict(pairs)  # fast path: a list of [id, text] pairs
         except (TypeError, ValueError):
             for a, pair in enumerate(pairs):
-                if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                if not isinstance(pair, list) or len(pair) != 2 or type(pair[0]) is not str:
                     raise self.fail(
                         "an answer must be [test_point_id, answer text]", f"{where}.answers[{a}]", pair, "[id, text]"
                     ) from None
-            raise  # pragma: no cover - dict() failed for another reason
+            raise  # pragma: no cover - dict() of [str, value] pairs cannot fail
 
     def _record_all(
         self, pid: str, graded: list[tuple[Any, int]], answers: dict[Any, Any], llm: Any, prompt_class: Any, field: str
@@ -444,7 +487,7 @@ class _ParagraphReader:
             if rec is None:
                 if answer is not None and type(answer) is not str:
                     raise self.fail(
-                        f"answer of {tid!r} must be a string", f"{field}.answers", answer, "a string or null"
+                        f"answer of {quoted(tid)} must be a string", f"{field}.answers", answer, "a string or null"
                     )
                 rec = shared[key] = RecordedGrade(
                     test_point_id=tid, grade=grade, answer=answer, llm=llm, prompt_class=prompt_class
@@ -477,6 +520,9 @@ class _ParagraphReader:
         self_ratings = entry.get("self_ratings")
         graded: list[tuple[Any, int]] = []
         if self_ratings is not None:
+            if not isinstance(self_ratings, list):
+                raise self.fail("must be a list", f"{where}.self_ratings", type(self_ratings).__name__,
+                                "a list of {question_id or nugget_id, self_rating}")
             for s, rating in enumerate(self_ratings):
                 try:
                     tid = rating.get("question_id") or rating.get("nugget_id")
@@ -489,7 +535,7 @@ class _ParagraphReader:
                     ) from None
                 if type(value) is not int or not 0 <= value <= MAX_GRADE:
                     raise self.fail(
-                        f"self rating of {tid!r} out of range",
+                        f"self rating of {quoted(tid)} out of range",
                         f"{where}.self_ratings[{s}].self_rating",
                         value,
                         f"an integer 0..{MAX_GRADE}",
@@ -505,6 +551,8 @@ class _ParagraphReader:
             if not isinstance(ids, list):
                 raise self.fail("must be a list of test point ids", f"{where}.{key}", ids, "a list")
             for tid in ids:
+                if type(tid) is not str:
+                    raise self.fail("test point id must be a string", f"{where}.{key}", tid, "a test point id")
                 if grades.setdefault(tid, grade) != grade:
                     raise self.fail("test point is both correctly and wrongly answered", f"{where}.{key}", tid)
         self._record_all(pid, list(grades.items()), answers, llm, prompt_class, f"{where}.correctAnswered")
