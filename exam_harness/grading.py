@@ -191,8 +191,8 @@ def run_grading_pass(
     on_progress: Callable[[int], None] | None = None,
 ) -> GradingOutcome:
     """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``,
-    storing each batch before the next. A cache that cannot store (read-only, damaged, a full disk) says
-    so once; the grades are kept in the outcome all the same."""
+    storing each batch before the next (the grader's ``prepare`` sees every such pair first). A cache that
+    cannot store (read-only, damaged, a full disk) says so once; the grades are kept in the outcome all the same."""
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
     by_key = group_by_key(grader, requests, outcome.unsupported)
@@ -205,6 +205,14 @@ def run_grading_pass(
         grader.probe()  # one call that fails fast (server down, model missing) before any pair is spent
     if on_start is not None:
         on_start(len(todo))
+    try:
+        if todo:
+            grader.prepare([by_key[key][0] for key in todo])  # shares work across the batches (base.py)
+    except (ConfigError, InputError):
+        raise
+    except Exception as exc:  # preparing only shares work: the batches redo it and report an error per pair
+        cache.note(f"grader {grader.name!r} could not prepare the pass ({type(exc).__name__}: {exc}); "
+                   "each batch does its own work")
     for start in range(0, len(todo), chunk_size):
         keys = todo[start : start + chunk_size]
         batch = [by_key[key][0] for key in keys]

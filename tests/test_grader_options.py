@@ -120,6 +120,10 @@ def test_reading_grader_options_imports_no_model_library() -> None:
 # Options that by design do not shape grades, with the reason, and a value to show it leaves the
 # cache identity alone. Every other declared option must change it (SHAPING below).
 NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
+    "embedding": {
+        "encode_batch_size": ("3", "texts per forward pass of the model; padding is masked (any difference is "
+                              "float rounding, tests/test_embedding_prepare.py)"),
+    },
     "hf": {
         "revision": ("main", "for a local folder the content fingerprint is the revision; a hub revision is "
                      "resolved to the commit hash the spec holds"),

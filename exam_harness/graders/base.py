@@ -128,6 +128,19 @@ class Grader(abc.ABC):
         reachable and serves the model); raise ConfigError naming what is wrong. Called only when some
         pair misses the cache."""
 
+    def prepare(self, requests: Sequence[GradingRequest]) -> None:  # noqa: B027  (optional hook)
+        """Share work across the batches of one grading pass. Called once per pass, after :meth:`probe`
+        and before the first :meth:`grade_batch`, with every request the pass will grade (one per
+        distinct cache key; pairs the cache holds are left out); not called when nothing is to grade.
+        The embedding grader encodes each distinct text here, once, sorted by length.
+
+        A grader must grade alike with and without it: ``grade_batch`` may still receive requests
+        ``prepare`` never saw (a direct caller, a later pass). What it keeps belongs to this pass: a
+        later call replaces it, :meth:`close` lets it go. An exception other than ConfigError or
+        InputError is said once (a notice) and the pass goes on: the batches then do the work, and
+        report any error per pair.
+        """
+
     def decided_by(self, answer: str | None) -> str | None:
         """For a grader made of parts (the default ``embedding`` grader decides test points with gold
         answers by the answer key): which part decided the grade whose stored answer is ``answer``.
