@@ -8,11 +8,14 @@ secret's beginning of at least :data:`MIN_ECHO` characters (a cut-off quote of a
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+
+from exam_harness.errors import InputError
 
 MARK = "[redacted]"
 MIN_ECHO = 16  # characters of a secret's beginning that count as an echo of it
@@ -74,3 +77,50 @@ class Redactor:
         while n < len(form) and start + n < len(text) and text[start + n].lower() == form[n].lower():
             n += 1
         return start + n if n >= MIN_ECHO else start
+
+
+# --- input errors of secret banks ---------------------------------------------------------------
+
+# Secret texts shorter than this are not looked for inside a message (a gold answer "no" would blank
+# every "no" of it); the error's own value is still withheld when it is one of them.
+MIN_SEARCHED = 4
+
+
+def secret_texts(value: object, *, skip_key: Callable[[str], bool]) -> list[str]:
+    """Every text inside ``value`` (nested lists and mappings, as parsed), except under keys for which
+    ``skip_key`` holds (ids, which messages must keep)."""
+    found: list[str] = []
+    stack: list[object] = [value]
+    while stack:  # no recursion: the documents were bounded in depth, but a loop is as short
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(v for k, v in item.items() if not (isinstance(k, str) and skip_key(k)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return found
+
+
+@contextlib.contextmanager
+def secret_input_errors(texts: Iterable[str]) -> Iterator[None]:
+    """Re-raise an InputError of a secret bank without its texts: the message and what is expected
+    redacted (:class:`Redactor`), the value withheld when it holds one. File, line and field stay."""
+    try:
+        yield
+    except InputError as error:
+        texts = [t for t in texts if t.strip()]
+        redact = Redactor(t for t in texts if len(t) >= MIN_SEARCHED)
+        short = {t.casefold() for t in texts}
+        value = error.value
+        if value is not None:
+            shown = repr(value)
+            if redact(shown) != shown or any(t.casefold() in short for t in secret_texts(value, skip_key=_never)):
+                value = MARK
+        expected = redact(error.expected) if error.expected else error.expected
+        raise InputError(redact(error.message), path=error.path, line=error.line, field=error.field, value=value,
+                         expected=expected) from None
+
+
+def _never(_key: str) -> bool:
+    return False

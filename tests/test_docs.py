@@ -35,3 +35,18 @@ def test_every_hook_is_documented() -> None:
     assert len(hooks) == 7
     for hook in hooks:
         assert f"`{hook}(" in README, hook
+
+
+def test_readme_limit_table_is_the_code_s() -> None:
+    """Every limit of exam_harness/io/limits.py is in the README's table with its value."""
+    from exam_harness.io import limits
+
+    declared = {name: getattr(limits, name) for name in dir(limits)
+                if name.startswith(("MAX_", "YAML_")) and name != "MAX_QUOTED_CHARS"}
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in README.splitlines()
+            if line.startswith("| `MAX_") or line.startswith("| `YAML_")}
+    assert set(rows) == set(declared)
+    for name, value in declared.items():
+        bytes_limit = name.endswith("_BYTES")
+        shown = limits.size_text(value) if bytes_limit else str(value) if isinstance(value, bool) else f"{value:,}"
+        assert rows[name] == shown, name

@@ -43,6 +43,7 @@ from exam_harness.io.limits import quoted
 from exam_harness.io.located import (
     MAP,
     SCALAR,
+    SEQ,
     Node,
     expect_bool,
     expect_list,
@@ -54,6 +55,7 @@ from exam_harness.io.located import (
 from exam_harness.io.parts import model_errors
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
+from exam_harness.redaction import secret_input_errors
 
 TOP_KEYS = ("secret", "queries")
 QUERY_KEYS = ("id", "text", "questions", "nuggets", "facets")
@@ -93,10 +95,27 @@ def load_hand_bank(path: Path) -> list[QueryBank]:
 
     reader = _Reader(path, secret)
     banks: list[QueryBank] = []
-    for qnode in queries:
-        with model_errors(path, qnode.line, "query"):
-            banks.extend(reader.query(qnode))
+    with secret_input_errors(_texts(top["queries"]) if secret else ()):
+        for qnode in queries:
+            with model_errors(path, qnode.line, "query"):
+                banks.extend(reader.query(qnode))
     return banks
+
+
+def _texts(node: Node) -> list[str]:
+    """The texts of a located tree (its scalars as written), ids left out: what a secret bank's
+    error message must not quote."""
+    texts: list[str] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if item.kind == MAP:
+            stack.extend(child for key, child in item.value.items() if key != "id")
+        elif item.kind == SEQ:
+            stack.extend(item.value)
+        elif item.raw is not None or isinstance(item.value, str):
+            texts.append(item.raw if item.raw is not None else item.value)
+    return texts
 
 
 class _Reader:

@@ -45,6 +45,7 @@ from exam_harness.models import (
     TestPointKind,
     test_point_id,
 )
+from exam_harness.redaction import secret_input_errors, secret_texts
 
 DIRECT_GRADE_SUFFIX = "direct"
 ITEM_FORMS = "a question (question_id, question_text[, gold_answers]) or a nugget (nugget_id, nugget_text)"
@@ -77,10 +78,12 @@ def load_workbench_bank(path: Path) -> list[QueryBank]:
     """Read a Workbench bank (``.jsonl`` or ``.jsonl.gz``), one :class:`QueryBank` per line."""
     banks: list[QueryBank] = []
     bank_lines: dict[tuple[str, str | None], int] = {}
-    id_lines: dict[str, tuple[int, str]] = {}
+    id_lines: dict[str, tuple[int, str, bool]] = {}
     query_ids: set[str] = set()
     for lineno, record in iter_json_lines(path):
-        bank = _bank_record(record, path, lineno, id_lines)
+        secret = isinstance(record, dict) and record.get("secret") is True
+        with secret_input_errors(secret_texts(record, skip_key=_is_id_key) if secret else ()):
+            bank = _bank_record(record, path, lineno, id_lines)
         query_ids.add(bank.query.id)
         if len(query_ids) > limits.MAX_QUERIES_PER_FILE:
             count = limits.count_text(limits.MAX_QUERIES_PER_FILE)
@@ -103,7 +106,11 @@ def load_workbench_bank(path: Path) -> list[QueryBank]:
     return banks
 
 
-def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple[int, str]]) -> QueryBank:
+def _is_id_key(key: str) -> bool:
+    return key.endswith("_id")
+
+
+def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple[int, str, bool]]) -> QueryBank:
     def fail(message: str, field: str, value: Any = None, expected: str | None = None) -> InputError:
         return InputError(message, path=path, line=lineno, field=field, value=value, expected=expected)
 
@@ -146,13 +153,15 @@ def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple
         if seen is not None:
             if seen[0] == lineno and seen[1] == tp.text:
                 continue  # verbatim repeat of an item: one test point
+            # an earlier secret bank's text is never quoted
+            first = f"line {seen[0]}" if seen[2] else f"line {seen[0]} with text {quoted(seen[1])}"
             raise fail(
-                f"duplicate test point id (first at line {seen[0]} with text {quoted(seen[1])})",
+                f"duplicate test point id (first at {first})",
                 f"{list_key}[{index}].{tp.kind}_id",
                 tp.id,
                 "unique test point ids (the id rule is query_id/md5(text))",
             )
-        id_lines[tp.id] = (lineno, tp.text)
+        id_lines[tp.id] = (lineno, tp.text, secret)
         points.append(tp)
     try:
         return QueryBank(
