@@ -19,10 +19,13 @@ $(STAMP): pyproject.toml constraints.txt
 exam: $(STAMP)
 	$(BIN)/pytest banks $(PYTEST_ARGS)
 
+# pytest's exit code 5 (no tests collected, e.g. a -k that matches nothing) is said loudly and not a
+# failure; make itself would turn any failing recipe into exit 2, so it is handled here.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest tests $(PYTEST_ARGS)
+	$(BIN)/pytest tests $(PYTEST_ARGS) || { rc=$$?; if [ $$rc -eq 5 ]; then \
+	  echo "make test: pytest collected no tests (exit 5)" >&2; exit 0; fi; exit $$rc; }
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/grading_throughput.py --pairs 300

@@ -44,7 +44,7 @@ def test_readme_limit_table_is_the_code_s() -> None:
     declared = {name: getattr(limits, name) for name in dir(limits)
                 if name.startswith(("MAX_", "YAML_")) and name != "MAX_QUOTED_CHARS"}
     rows = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in README.splitlines()
-            if line.startswith("| `MAX_") or line.startswith("| `YAML_")}
+            if line.startswith(("| `MAX_", "| `YAML_"))}
     assert set(rows) == set(declared)
     for name, value in declared.items():
         bytes_limit = name.endswith("_BYTES")
