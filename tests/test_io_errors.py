@@ -11,6 +11,7 @@ import pytest
 
 from exam_harness.errors import InputError
 from exam_harness.io import load_bank, load_leaderboard, load_runs
+from exam_harness.io.handbank import load_hand_bank
 
 COLLECTION = "D1\tfirst passage\nD2\tsecond passage\nD3\tthird passage\n"
 TIDES = "queries:\n  - id: q1\n    text: tides\n"
@@ -609,3 +610,14 @@ def test_messages_quote_at_most_80_characters_of_input(tmp_path: Path, name: str
     with pytest.raises(InputError) as info:
         loaders.get(name[0], lambda: load_bank(path))()
     assert len(str(info.value)) < 600, str(info.value)[:700]
+
+
+def test_a_misspelt_key_is_named_with_its_near_match(tmp_path: Path) -> None:
+    bank = tmp_path / "typo.yaml"
+    bank.write_text("queries:\n  - id: tides\n    text: what causes tides\n    questoins:\n      - What pulls?\n")
+    with pytest.raises(InputError, match=r"typo\.yaml:4: unknown key in a query \(did you mean 'questions'\?\) "
+                                         r"\[field 'questoins'\]"):
+        load_hand_bank(bank)
+    bank.write_text("queries:\n  - id: tides\n    text: what causes tides\n    zzz: 1\n")
+    with pytest.raises(InputError, match=r"unknown key in a query \[field 'zzz'\]"):
+        load_hand_bank(bank)

@@ -14,6 +14,7 @@ YAML aliases are refused, so no small file can expand into a huge tree.
 from __future__ import annotations
 
 import bisect
+import difflib
 import json
 import json.decoder
 import json.scanner
@@ -338,8 +339,10 @@ def expect_mapping(node: Node, path: Path, what: str, valid_keys: tuple[str, ...
         )
     for key in node.value:
         if key not in valid_keys:
+            near = difflib.get_close_matches(key, valid_keys, n=1, cutoff=0.75)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise InputError(
-                f"unknown key in {what}",
+                f"unknown key in {what}{hint}",
                 path=path,
                 line=node.key_lines.get(key, node.line),
                 field=limits.cut(key),
