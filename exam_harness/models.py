@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -135,7 +136,10 @@ class Run(BaseModel):
 
     def top_k(self, query_id: str, k: int) -> list[str]:
         """Passage ids of the top k by the rank column (ties in rank by descending score, then id)."""
-        ranked = sorted(self.rankings.get(query_id, []), key=lambda r: (r.rank, -r.score, r.passage_id))
+        ranked = self.rankings.get(query_id, [])
+        ranks = [r.rank for r in ranked]
+        if not all(map(operator.lt, ranks, ranks[1:])):  # not already in strictly increasing rank order
+            ranked = sorted(ranked, key=lambda r: (r.rank, -r.score, r.passage_id))
         return [r.passage_id for r in ranked[:k]]
 
     def has_scores(self) -> bool:
@@ -156,6 +160,9 @@ class Run(BaseModel):
         ranked = self.rankings.get(query_id, [])
         if not (self.has_scores() if scored is None else scored):
             return self.top_k(query_id, len(ranked))
+        scores = [r.score for r in ranked]
+        if all(map(operator.gt, scores, scores[1:])):  # strictly decreasing scores: no tie to break
+            return [r.passage_id for r in ranked]
         by_id = sorted(ranked, key=lambda r: r.passage_id, reverse=True)
         return [r.passage_id for r in sorted(by_id, key=lambda r: -r.score)]  # stable: ties keep id order
 

@@ -3,8 +3,9 @@
 :class:`ScoringInput` is the graded exam as plain mappings: per query its test points (and nugget
 weights), every run's ranking, the grades, the judged passages and the texts nugget F charges for.
 :class:`ScoringContext` computes on demand, once, what several measures need: each run's top-k, each
-passage's coverage at a tau, the pool of a query, its overall cover, the qrels of a label variant
-and the trec_eval values over them.
+passage's coverage at a tau, what each run's top-k covers, the pool of a query, its overall cover, the
+length nugget F charges each run (each passage's length counted once), the qrels of a label variant,
+the runs as trec_eval reads them and the trec_eval values over those qrels.
 
 Pools (the ``pool`` parameter of n-EXAM, alpha-nDCG and the trec measures):
 - ``judged``: every run's top-k plus the query's judged passages and the passages that recorded
@@ -14,11 +15,14 @@ Pools (the ``pool`` parameter of n-EXAM, alpha-nDCG and the trec measures):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, compress, repeat
 
 from exam_harness.errors import InputError
-from exam_harness.measures.cover import covered_by, passage_coverage
+from exam_harness.measures._checks import check_min_grade
+from exam_harness.measures.cover import covered_by
+from exam_harness.measures.nuggets import ResponseLengths
 from exam_harness.measures.qrels import Qrels, check_m, check_variant, count_label, label_of, relevance_level
 
 POOLS: tuple[str, ...] = ("judged", "top-k")
@@ -67,7 +71,11 @@ class ScoringContext:
                 self._failed.setdefault(query_of[tid], set()).add(pid)
         self._top: dict[int, dict[str, dict[str, list[str]]]] = {}
         self._trec_top: dict[int, dict[str, dict[str, list[str]]]] = {}
+        self._grade_rows: dict[str, dict[str, tuple[int, ...]]] = {}  # query -> passage -> grades on the bank
         self._coverage: dict[tuple[int, str], dict[str, frozenset[str]]] = {}
+        self._covered: dict[tuple[int, int], dict[tuple[str, str], frozenset[str]]] = {}
+        self._lengths = ResponseLengths(exam.responses, exam.passage_text)
+        self._trec_runs: dict[int, dict[str, dict[str, dict[str, float]]]] = {}
         self._pools: dict[tuple[str, int], dict[str, list[str]]] = {}
         self._overall: dict[tuple[int, str, int], dict[str, frozenset[str]]] = {}
         self._qrels: dict[tuple[str, int, int, str, int], Qrels] = {}
@@ -89,7 +97,7 @@ class ScoringContext:
         """run -> query -> its top-k passage ids, for every query of the exam."""
         if k not in self._top:
             self._top[k] = {
-                run: {q: list(ranking.get(q, ()))[:k] for q in self.queries}
+                run: {q: list(ranking.get(q, ())[:k]) for q in self.queries}
                 for run, ranking in self.exam.rankings.items()
             }
         return self._top[k]
@@ -100,21 +108,55 @@ class ScoringContext:
         if order is None:
             return self.top_k(k)
         if k not in self._trec_top:
-            self._trec_top[k] = {run: {q: list(ranking.get(q, ()))[:k] for q in self.queries}
+            self._trec_top[k] = {run: {q: list(ranking.get(q, ())[:k]) for q in self.queries}
                                  for run, ranking in order.items()}
         return self._trec_top[k]
 
+    def grade_rows(self, query: str, passages: Iterable[str]) -> dict[str, tuple[int, ...]]:
+        """Per passage, its grades on the query's bank in bank order (no grade counts 0), each read once:
+        coverage at every tau and the max-grade labels come from these rows."""
+        known = self._grade_rows.setdefault(query, {})
+        bank, grade = self.bank(query), self.exam.grades.get
+        for pid in passages:
+            if pid not in known:
+                known[pid] = tuple(map(grade, zip(repeat(pid), bank), repeat(0)))
+        return known
+
     def coverage(self, query: str, min_grade: int, passages: Sequence[str]) -> dict[str, frozenset[str]]:
-        """Per passage, the test points of the query it covers at ``min_grade`` (memoised per passage)."""
+        """Per passage, the test points of the query it covers at ``min_grade`` (memoised per passage;
+        the same sets as :func:`~exam_harness.measures.cover.passage_coverage`)."""
         known = self._coverage.setdefault((min_grade, query), {})
         missing = [p for p in passages if p not in known]
         if missing:
-            known.update(passage_coverage(self.exam.grades, self.bank(query), missing, min_grade=min_grade))
+            check_min_grade(min_grade)
+            bank, rows = self.bank(query), self.grade_rows(query, missing)
+            for pid in missing:
+                known[pid] = frozenset(compress(bank, [g >= min_grade for g in rows[pid]]))
         return known
 
-    def covered(self, run: str, query: str, k: int, min_grade: int) -> set[str]:
-        top = self.top_k(k)[run][query]
-        return covered_by(self.coverage(query, min_grade, top), top)
+    def covered(self, run: str, query: str, k: int, min_grade: int) -> frozenset[str]:
+        """The test points of ``query`` that ``run``'s top-k covers at ``min_grade``: the union of its
+        passages' coverage (memoised; EXAM-Cover, n-EXAM and nugget F read the same sets). The first call
+        at a (k, tau) computes every run's on every query, each passage's coverage once."""
+        known = self._covered.get((k, min_grade))
+        if known is None:
+            known = self._covered[(k, min_grade)] = self._covered_by_runs(k, min_grade)
+        found = known.get((run, query))
+        if found is None:  # a query outside the exam: as the exam's are computed
+            top = self.top_k(k)[run][query]
+            found = known[(run, query)] = frozenset(covered_by(self.coverage(query, min_grade, top), top))
+        return found
+
+    def _covered_by_runs(self, k: int, min_grade: int) -> dict[tuple[str, str], frozenset[str]]:
+        top = self.top_k(k)
+        found: dict[tuple[str, str], frozenset[str]] = {}
+        none: frozenset[str] = frozenset()
+        for q in self.queries:
+            tops = [(run, ranking[q]) for run, ranking in top.items()]
+            coverage = self.coverage(q, min_grade, list(dict.fromkeys(chain.from_iterable(t for _, t in tops))))
+            for run, passages in tops:
+                found[(run, q)] = none.union(*map(coverage.__getitem__, passages))
+        return found
 
     def failed_passages(self, query: str) -> set[str]:
         """Passages of ``query`` with a pair that could not be graded."""
@@ -166,7 +208,6 @@ class ScoringContext:
             check_m(m)
         key = self.qrels_key(variant, min_grade, m, pool, k)
         if key not in self._qrels:
-            grades = self.exam.grades
             qrels: Qrels = {}
             for q, pooled in self.pool(pool, k).items():
                 bank = self.bank(q)
@@ -175,7 +216,8 @@ class ScoringContext:
                 failed = self._failed.get(q, set())
                 pids = [p for p in pooled if p not in failed]  # no label rests on a grade that failed
                 if variant == "max-grade":
-                    qrels[q] = {p: label_of([grades.get((p, t), 0) for t in bank], variant, min_grade, m) for p in pids}
+                    rows = self.grade_rows(q, pids)
+                    qrels[q] = {p: label_of(rows[p], variant, min_grade, m) for p in pids}
                 else:  # count and at-least-m read the coverage every other measure shares
                     coverage = self.coverage(q, min_grade, pids)
                     qrels[q] = {p: count_label(len(coverage[p]), variant, m) for p in pids}
@@ -192,7 +234,7 @@ class ScoringContext:
 
     def trec(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> TrecValues:
         """run -> query -> trec name -> value of the announced measures of these qrels (pytrec_eval once)."""
-        from exam_harness.measures.trec import trec_eval
+        from exam_harness.measures.trec import run_dicts, trec_eval_scored
 
         key = self._trec_key(variant, min_grade, m, pool, k)
         names = self.trec_wanted.setdefault(key, set())
@@ -201,7 +243,10 @@ class ScoringContext:
         if done is None or trec_name not in done[0]:
             qrels = self.qrels(variant, min_grade, m, pool, k)
             level = relevance_level(variant, min_grade)
-            done = (frozenset(names), trec_eval(qrels, self.trec_top_k(k), sorted(names), relevance_level=level))
+            runs = self._trec_runs.get(k)
+            if runs is None:  # the runs as trec_eval reads them: the same for every qrels variant
+                runs = self._trec_runs[k] = run_dicts(self.trec_top_k(k))
+            done = (frozenset(names), trec_eval_scored(qrels, runs, sorted(names), relevance_level=level))
             self._trec[key] = done
         return done[1]
 
@@ -212,3 +257,8 @@ class ScoringContext:
             return text
         texts = (self.exam.passage_text(p) for p in self.top_k(k)[run][query])
         return " ".join(t for t in texts if t is not None)
+
+    def response_length(self, run: str, query: str, k: int) -> int:
+        """The length of :meth:`response_text` (non-whitespace code points), each passage counted once
+        for every run that ranks it (see measures.nuggets.ResponseLengths)."""
+        return self._lengths.charged(run, query, self.top_k(k)[run][query])

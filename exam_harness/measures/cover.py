@@ -21,16 +21,15 @@ def passage_coverage(
     """Per passage, the test points of ``bank`` it covers (grade >= min_grade; no grade counts 0)."""
     check_min_grade(min_grade)
     tps = list(dict.fromkeys(bank))
+    grade = grades.get
     coverage: dict[str, frozenset[str]] = {}
     for pid in passages:
         if pid not in coverage:
-            coverage[pid] = frozenset(t for t in tps if grades.get((pid, t), 0) >= min_grade)
+            coverage[pid] = frozenset([t for t in tps if grade((pid, t), 0) >= min_grade])
     return coverage
 
 
 def covered_by(coverage: Coverage, passages: Iterable[str]) -> set[str]:
-    """The test points that some of ``passages`` covers (each passage must be in ``coverage``)."""
-    covered: set[str] = set()
-    for pid in passages:
-        covered |= coverage[pid]
-    return covered
+    """The test points that some of ``passages`` covers (each passage must be in ``coverage``): the
+    union of the per-passage sets, in one call per (run, query)."""
+    return set().union(*map(coverage.__getitem__, passages))

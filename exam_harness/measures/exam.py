@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from exam_harness.errors import ConfigError
 from exam_harness.measures.base import Measure, PerQuery
 from exam_harness.measures.intent_aware import dcg, ideal_dcg
-from exam_harness.measures.nuggets import nugget_f
+from exam_harness.measures.nuggets import QueryNuggets
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
@@ -92,7 +92,8 @@ class NExam(Measure):
 @dataclass(frozen=True)
 class NuggetF(Measure):
     """Nugget F_beta of each query that has nuggets: recall over nugget weights, a length allowance
-    of 100 non-whitespace characters per matched nugget (see measures.nuggets)."""
+    of 100 non-whitespace characters per matched nugget (see measures.nuggets). The length is summed
+    from per-passage lengths, each counted once (ScoringContext.response_length)."""
 
     family: ClassVar[str] = "nugget-f"
     bound_from: ClassVar[dict[str, str]] = {"k": "k", "min_grade": "min_grade", "beta": "beta"}
@@ -110,15 +111,17 @@ class NuggetF(Measure):
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
         k, tau, beta = bound(self, "k"), bound(self, "min_grade"), bound(self, "beta")
+        scored: dict[str, QueryNuggets] = {}  # query -> its nuggets, weights summed once for every run
+        for q in ctx.queries:
+            weights = ctx.exam.nuggets.get(q)
+            if weights:
+                scored[q] = QueryNuggets(weights, beta=beta)
         out: PerQuery = {}
         for run in ctx.runs:
             values: dict[str, float] = {}
-            for q in ctx.queries:
-                weights = ctx.exam.nuggets.get(q)
-                if not weights:
-                    continue
-                matched = ctx.covered(run, q, k, tau) & weights.keys()
-                values[q] = nugget_f(ctx.response_text(run, q, k), weights, matched, beta=beta).f
+            for q, nuggets in scored.items():
+                matched = ctx.covered(run, q, k, tau) & nuggets.weights.keys()
+                values[q] = nuggets.score(ctx.response_length(run, q, k), matched).f
             out[run] = values
         return out
 

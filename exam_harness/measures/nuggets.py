@@ -7,17 +7,33 @@
   l = non-whitespace characters of the response;
   P = 1 if l < alpha else 1 - (l - alpha) / l;
   F_beta = (beta^2 + 1) P R / (beta^2 P + R), beta = 3 (5 in TREC 2003); F = 0 when P = R = 0.
+
+Computed once per passage: a ranked run's response is its top-k passages joined by spaces, so its
+length l is the sum of its passages' lengths (the joining spaces are whitespace). :class:`ResponseLengths`
+counts each passage once however many runs rank it, and :func:`nugget_f_of_length` scores a
+(run, query) from l without building the joined text. Lengths are counted in C (``bytes.translate``,
+``str.count``), never by a Python loop over characters.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from exam_harness.errors import InputError
 
 ALLOWANCE_PER_NUGGET = 100
+# Every character str.isspace() calls whitespace, which is what str.split() splits on (the ASCII ones
+# first): the characters a response's length leaves out. tests/test_measures_nuggets.py checks the list
+# against every code point.
+ASCII_WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+WHITESPACE = ASCII_WHITESPACE + (
+    "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+_ASCII_WHITESPACE_BYTES = ASCII_WHITESPACE.encode("ascii")
+_BYTES = bytes(range(256))  # bytes.translate's identity table (faster than none when deleting)
 
 
 @dataclass(frozen=True)
@@ -44,8 +60,44 @@ def pyramid_weights(vital_counts: Mapping[str, float]) -> dict[str, float]:
 
 
 def response_length(text: str) -> int:
-    """Non-whitespace characters, the length TREC QA charges against the allowance."""
-    return len("".join(text.split()))  # str.split() splits on exactly the characters str.isspace() knows
+    """Non-whitespace characters (code points), the length TREC QA charges against the allowance.
+
+    Counted without a Python loop over characters: an ASCII text (the usual case) as its bytes with the
+    whitespace deleted, any other as its length less the count of each whitespace character."""
+    if text.isascii():
+        return len(text.encode("ascii").translate(_BYTES, _ASCII_WHITESPACE_BYTES))
+    return len(text) - sum(map(text.count, WHITESPACE))
+
+
+class ResponseLengths:
+    """The length nugget F charges a run on a query, each passage's length counted once.
+
+    A generated answer (``responses``: run -> query -> text) is charged its own length; a ranked run its
+    top-k passages', summed from per-passage lengths (``passage_text`` gives a passage's text, None for
+    one without text, which adds nothing), the same as the length of those texts joined by spaces."""
+
+    def __init__(self, responses: Mapping[str, Mapping[str, str]], passage_text: Callable[[str], str | None]) -> None:
+        self._responses = responses
+        self._passage_text = passage_text
+        self._passages: dict[str, int] = {}
+
+    def passage(self, passage_id: str) -> int:
+        length = self._passages.get(passage_id)
+        if length is None:
+            text = self._passage_text(passage_id)
+            length = self._passages[passage_id] = response_length(text) if text is not None else 0
+        return length
+
+    def charged(self, run: str, query: str, top_k: Sequence[str]) -> int:
+        """The length of ``run``'s response to ``query``, whose top-k passages are ``top_k``."""
+        response = self._responses.get(run, {}).get(query)
+        if response is not None:
+            return response_length(response)
+        known = self._passages
+        try:  # most passages were counted for an earlier run: sum the known lengths in one C loop
+            return sum(map(known.__getitem__, top_k))
+        except KeyError:
+            return sum(known[p] if p in known else self.passage(p) for p in top_k)
 
 
 def nugget_f(
@@ -60,21 +112,43 @@ def nugget_f(
     A bank whose weights sum to 0 gives recall 0. At l = alpha = 0 (empty response, nothing
     matched) the precision formula is 0/0; P = 1 there, as for every l <= alpha.
     """
-    if not (isinstance(beta, (int, float)) and not isinstance(beta, bool) and beta > 0):
-        raise InputError("beta must be a positive number", field="beta", value=beta, expected="e.g. 3.0 or 5.0")
-    hits = set(matched)
-    unknown = hits - set(weights)
-    if unknown:
-        raise InputError(
-            "matched nuggets are not in the weights", field="matched", value=sorted(unknown)[:3],
-            expected="ids among the query's nuggets",
-        )
-    total = math.fsum(weights.values())
-    recall = math.fsum(weights[n] for n in hits) / total if total > 0 else 0.0
-    allowance = ALLOWANCE_PER_NUGGET * len(hits)
-    length = response_length(response_text)
-    precision = 1.0 if length <= allowance else 1.0 - (length - allowance) / length
-    b2 = beta * beta
-    denom = b2 * precision + recall
-    f = (b2 + 1.0) * precision * recall / denom if denom > 0 else 0.0
-    return NuggetScore(recall=recall, precision=precision, f=f, allowance=allowance, length=length)
+    return nugget_f_of_length(response_length(response_text), weights, matched, beta=beta)
+
+
+def nugget_f_of_length(
+    length: int,
+    weights: Mapping[str, float],
+    matched: Iterable[str],
+    *,
+    beta: float,
+) -> NuggetScore:
+    """:func:`nugget_f` of a response ``length`` non-whitespace characters long (:class:`ResponseLengths`)."""
+    return QueryNuggets(weights, beta=beta).score(length, matched)
+
+
+class QueryNuggets:
+    """:func:`nugget_f_of_length` of many responses to one query: beta checked and the weights summed
+    once, each response scored by the same arithmetic."""
+
+    def __init__(self, weights: Mapping[str, float], *, beta: float) -> None:
+        if not (isinstance(beta, (int, float)) and not isinstance(beta, bool) and beta > 0):
+            raise InputError("beta must be a positive number", field="beta", value=beta, expected="e.g. 3.0 or 5.0")
+        self.weights, self.beta = weights, beta
+        self.total = math.fsum(weights.values())
+
+    def score(self, length: int, matched: Iterable[str]) -> NuggetScore:
+        weights, total, beta = self.weights, self.total, self.beta
+        hits = set(matched)
+        unknown = hits - weights.keys()
+        if unknown:
+            raise InputError(
+                "matched nuggets are not in the weights", field="matched", value=sorted(unknown)[:3],
+                expected="ids among the query's nuggets",
+            )
+        recall = math.fsum(weights[n] for n in hits) / total if total > 0 else 0.0
+        allowance = ALLOWANCE_PER_NUGGET * len(hits)
+        precision = 1.0 if length <= allowance else 1.0 - (length - allowance) / length
+        b2 = beta * beta
+        denom = b2 * precision + recall
+        f = (b2 + 1.0) * precision * recall / denom if denom > 0 else 0.0
+        return NuggetScore(recall=recall, precision=precision, f=f, allowance=allowance, length=length)

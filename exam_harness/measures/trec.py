@@ -105,6 +105,11 @@ def run_scores(query_id: str, ranked: Sequence[str]) -> dict[str, float]:
     return scores
 
 
+def run_dicts(rankings: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, dict[str, dict[str, float]]]:
+    """run -> query -> passage -> score: the rankings as pytrec_eval reads them (:func:`run_scores`)."""
+    return {run: {qid: run_scores(qid, ranked) for qid, ranked in ranking.items()} for run, ranking in rankings.items()}
+
+
 def trec_eval(
     qrels: Mapping[str, Mapping[str, int]],
     rankings: Mapping[str, Mapping[str, Sequence[str]]],
@@ -117,8 +122,24 @@ def trec_eval(
     Only queries in both the qrels and the run appear (trec_eval's rule); average with
     :func:`mean_over_queries` to count every query.
     """
-    import pytrec_eval  # C extension; imported on use so the package imports fast
+    by_trec = _checked(measures, relevance_level)
+    return _evaluate(qrels, run_dicts(rankings), by_trec, relevance_level)
 
+
+def trec_eval_scored(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, dict[str, dict[str, float]]],
+    measures: Iterable[str | TrecName],
+    *,
+    relevance_level: int = 1,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """:func:`trec_eval` of runs already converted by :func:`run_dicts` (convert once, evaluate over several
+    qrels: the scoring context does so for its label variants)."""
+    return _evaluate(qrels, runs, _checked(measures, relevance_level), relevance_level)
+
+
+def _checked(measures: Iterable[str | TrecName], relevance_level: int) -> dict[str, str]:
+    """trec_eval name -> canonical name of ``measures``, once they and ``relevance_level`` are checked."""
     parsed = [parse_trec_name(m) for m in measures]
     if not parsed:
         raise ConfigError(f"no measures given. Available: {', '.join(AVAILABLE)}")
@@ -126,12 +147,22 @@ def trec_eval(
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
         raise InputError("relevance level must be an integer", field="relevance_level", value=relevance_level,
                          expected="an int such as 1 or the minimum grade")
+    return by_trec
+
+
+def _evaluate(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, dict[str, dict[str, float]]],
+    by_trec: Mapping[str, str],
+    relevance_level: int,
+) -> dict[str, dict[str, dict[str, float]]]:
+    import pytrec_eval  # C extension; imported on use so the package imports fast
+
     evaluator = pytrec_eval.RelevanceEvaluator(
         {qid: dict(labels) for qid, labels in qrels.items()}, set(by_trec), relevance_level=relevance_level
     )
     result: dict[str, dict[str, dict[str, float]]] = {}
-    for run, ranking in rankings.items():
-        run_dict = {qid: run_scores(qid, ranked) for qid, ranked in ranking.items()}
+    for run, run_dict in runs.items():
         raw = evaluator.evaluate(run_dict)
         result[run] = {
             qid: {by_trec[t]: float(v) for t, v in values.items() if t in by_trec} for qid, values in raw.items()
@@ -215,7 +246,14 @@ class TrecMeasure(Measure):
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
         values = ctx.trec(*self._qrels_args(), self.name)
-        return {run: {q: values.get(run, {}).get(q, {}).get(self.name, 0.0) for q in ctx.queries} for run in ctx.runs}
+        name, queries = self.name, ctx.queries
+        no_queries: dict[str, dict[str, float]] = {}
+        no_values: dict[str, float] = {}
+        out: PerQuery = {}
+        for run in ctx.runs:
+            by_query = values.get(run, no_queries)
+            out[run] = {q: by_query.get(q, no_values).get(name, 0.0) for q in queries}
+        return out
 
     def announce(self, ctx: ScoringContext) -> None:
         """Tell the context this measure is coming (one pytrec_eval pass per qrels for all of them)."""

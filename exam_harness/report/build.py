@@ -3,15 +3,25 @@
 The scores are a view of the one scoring pipeline's :class:`~exam_harness.measures.result.ExamResult`:
 the plan's measures at its tau, each system's EXAM-Cover, n-EXAM, nugget F and trec_eval measures per
 qrels label variant, per query and aggregated.
+
+Per-test-point outcomes and grade counts read each (passage, bank) pair's grades once
+(:class:`TopGrades`), however many runs rank the passage, and each run's top-k as the scoring
+context cut it; an outcome is the rule of :func:`exam_harness.verdicts.verdict`, which decides it
+whenever a pair of the top-k has no grade.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
+from typing import Any, cast
+
+from pydantic import TypeAdapter
 
 from exam_harness import __version__
 from exam_harness.display import shorten
@@ -66,6 +76,27 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
 
     Paths in the report are shown relative to ``root`` where they lie below it. Pure: no file is written.
     """
+    with collector_paused():
+        return _build_report(inputs, outcome, plan, root=root, run_paths=run_paths)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (and resumed as it was). A report allocates hundreds of
+    thousands of small objects that form no cycles (a TREC-sized one: an outcome per run and test
+    point); each allocation burst would start a collection that walks the whole heap, the exam's grades
+    and models included, and that took about half the time of validating the outcomes."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *, root: Path | None,
+                  run_paths: Sequence[Path]) -> BuiltReport:
     grading = outcome.grading
     view = view_from_banks(inputs.data, outcome.banks, exclude=grading.unsupported)
     tau = plan.min_grade
@@ -79,32 +110,42 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
     measures = [cover, n_exam, *([nugget] if nugget else []), *(m for ms in trec.values() for m in ms)]
     result = score(ctx, measures)
 
-    incomplete = {run: set().union(*(set(result[m].incomplete.get(run, ())) for m in measures)) for run in result.runs}
+    # each measure's result looked up once (a lookup prints the measure), not once per run and query
+    cover_result, n_exam_result = result[cover], result[n_exam]
+    nugget_result = result[nugget] if nugget else None
+    trec_results = {label: [(m.key, result[m]) for m in ms] for label, ms in trec.items()}
+    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for r in map(result.__getitem__, measures)))
+                  for run in result.runs}
+    tops = TopGrades(inputs, outcome, plan.k, ctx)
     systems: list[SystemScore] = []
     per_query: list[QueryScore] = []
     for run in result.runs:
-        c, n = result[cover].scores[run], result[n_exam].scores[run]
+        c, n = cover_result.scores[run], n_exam_result.scores[run]
         systems.append(SystemScore(
             run=run,
             generated=inputs.data.runs[run].generated,
             queries=len(result.queries),
             exam_cover=c.mean, exam_cover_stderr=c.stderr,
             n_exam_cover=n.mean, n_exam_cover_stderr=n.stderr,
-            nugget_f=_score(result[nugget].scores[run]) if nugget else None,
-            qrels_measures={label: {m.key: _score(result[m].scores[run]) for m in ms} for label, ms in trec.items()},
+            nugget_f=_score(nugget_result.scores[run]) if nugget_result else None,
+            qrels_measures={label: {key: _score(r.scores[run]) for key, r in rs} for label, rs in trec_results.items()},
             outcomes=outcome.tallies.get(run, Outcomes()),
             incomplete_queries=[q for q in result.queries if q in incomplete[run]],
-            grade_counts=grade_counts(inputs.data.runs[run].top_k, outcome, plan.k),
+            grade_counts=grade_counts(tops, run),
         ))
+        run_cover, run_n_exam = cover_result.per_query[run], n_exam_result.per_query[run]
+        run_nugget = nugget_result.per_query[run] if nugget_result else None
+        run_trec = {label: [(key, r.per_query[run]) for key, r in rs] for label, rs in trec_results.items()}
+        run_incomplete = incomplete[run]
         for q in result.queries:
-            exam = result[cover].per_query[run][q]
+            exam = run_cover[q]
             bank = len(result.test_points[q])
             per_query.append(QueryScore(
-                run=run, query_id=q, exam_cover=exam, n_exam_cover=result[n_exam].per_query[run].get(q),
+                run=run, query_id=q, exam_cover=exam, n_exam_cover=run_n_exam.get(q),
                 covered=round(exam * bank), test_points=bank,
-                nugget_f=result[nugget].per_query[run].get(q) if nugget else None,
-                qrels_measures={label: {m.key: result[m].per_query[run][q] for m in ms} for label, ms in trec.items()},
-                incomplete=q in incomplete[run],
+                nugget_f=run_nugget.get(q) if run_nugget is not None else None,
+                qrels_measures={label: {key: values[q] for key, values in rs} for label, rs in run_trec.items()},
+                incomplete=q in run_incomplete,
             ))
     qrels = exam_qrels(ctx, plan, [tau])
     report = ExamReport(
@@ -128,51 +169,150 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
         qrels=[QrelsFile(label=label, file=qrels_file_name(label, tau, plan.qrels_m),
                          relevance_level=relevance_level(label, tau)) for label in plan.labels],
         partial=outcome.partial,
-        outcomes=test_point_outcomes(inputs, outcome, plan),
+        outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
     )
     return BuiltReport(report, qrels, result)
 
 
-def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan) -> list[TestPointOutcome]:
+class TopGrades:
+    """Each run's top-k per bank and the grades of each (passage, bank) pair, read once per passage
+    however many runs rank it: the per-test-point outcomes and the grade counts read them from here.
+
+    ``ctx`` (the report's scoring context) lends the top-k it already cut for the queries it scores;
+    any other query's is cut here, by the rank column as :meth:`Run.top_k` does. A *row* is one
+    passage's grades on one bank's test points (None: no grade).
+    """
+
+    def __init__(self, inputs: ExamInputs, outcome: SessionOutcome, k: int, ctx: ScoringContext | None = None) -> None:
+        self.inputs, self.outcome, self.k = inputs, outcome, k
+        self._scored = ctx.top_k(k) if ctx is not None else {}
+        grading = outcome.grading
+        self._grades, self._failures = grading.grades, grading.failures
+        self._points = [[tp.id for tp in bank.test_points] for bank in outcome.banks]
+        self._supported = [[i for i, tid in enumerate(ids) if tid not in grading.unsupported] for ids in self._points]
+        self._row_of: list[dict[str, int]] = [{} for _ in outcome.banks]  # per bank: passage -> row
+        self.rows: list[tuple[int | None, ...]] = []  # row -> the passage's grades on its bank's test points
+        self._counted: list[tuple[int, ...]] = []  # row -> its grades on the test points the grader can grade
+        self._failed: list[int] = []  # row -> how many of those pairs could not be graded
+        self._tops: dict[tuple[int, str], tuple[Sequence[str], list[int]]] = {}
+        self._counts: tuple[int, list[int], Any, Any] | None = None  # rows, grades, numpy counts, numpy failed
+
+    def top(self, run: str, query: str) -> Sequence[str]:
+        """The passage ids of ``run``'s top-k on ``query``."""
+        top = self._scored.get(run, {}).get(query)
+        return top if top is not None else self.inputs.data.runs[run].top_k(query, self.k)
+
+    def top_rows(self, index: int, run: str) -> tuple[Sequence[str], list[int]]:
+        """``run``'s top-k on the ``index``-th bank's query and the row of each of its passages."""
+        found = self._tops.get((index, run))
+        if found is None:
+            top = self.top(run, self.outcome.banks[index].query.id)
+            row_of = self._row_of[index]
+            try:
+                rows = list(map(row_of.__getitem__, top))
+            except KeyError:  # a passage no run ranked before on this bank
+                rows = [row_of[pid] if pid in row_of else self._row(index, pid) for pid in top]
+            found = self._tops[(index, run)] = (top, rows)
+        return found
+
+    def _row(self, index: int, pid: str) -> int:
+        ids, supported = self._points[index], self._supported[index]
+        values = tuple(map(self._grades.get, zip(repeat(pid), ids)))
+        counted = values if len(supported) == len(ids) else tuple(values[i] for i in supported)
+        failed = 0
+        if None in counted:
+            failed = sum(1 for i in supported if values[i] is None and (pid, ids[i]) in self._failures)
+            counted = tuple(g for g in counted if g is not None)
+        self.rows.append(values)
+        self._counted.append(cast("tuple[int, ...]", counted))
+        self._failed.append(failed)
+        row = self._row_of[index][pid] = len(self.rows) - 1
+        return row
+
+    def grade_counts(self, run: str) -> dict[str, int]:
+        """How often each grade occurs over ``run``'s top-k passages and the test points of their banks
+        the grader can grade (``"failed"``: pairs that could not be graded)."""
+        if self._counts is None:  # every run's rows first, so that the matrix is built once
+            for name in sorted(self.inputs.data.runs):
+                for index in range(len(self.outcome.banks)):
+                    self.top_rows(index, name)
+        rows = [row for index in range(len(self.outcome.banks)) for row in self.top_rows(index, run)[1]]
+        values, per_row, failed = self._count_matrix()
+        counts = per_row[rows].sum(axis=0).tolist() if rows else [0] * len(values)
+        found = {str(grade): n for grade, n in zip(values, counts) if n}
+        lost = int(failed[rows].sum()) if rows else 0
+        if lost:
+            found["failed"] = lost
+        return dict(sorted(found.items()))
+
+    def _count_matrix(self) -> tuple[list[int], Any, Any]:
+        """The distinct grades and, per row, how often each occurs and how many pairs failed (numpy,
+        rebuilt when rows were added since)."""
+        import numpy as np  # imported on use, as the package imports fast
+
+        if self._counts is None or self._counts[0] != len(self.rows):
+            lengths = [len(c) for c in self._counted]
+            flat = np.fromiter(chain.from_iterable(self._counted), dtype=np.int64, count=sum(lengths))
+            values, codes = np.unique(flat, return_inverse=True)
+            per_row = np.zeros((len(self.rows), len(values)), dtype=np.int64)
+            np.add.at(per_row, (np.repeat(np.arange(len(self.rows)), lengths), codes.reshape(-1)), 1)
+            self._counts = (len(self.rows), [int(v) for v in values], per_row, np.array(self._failed, dtype=np.int64))
+        return self._counts[1], self._counts[2], self._counts[3]
+
+
+def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan,
+                        tops: TopGrades | None = None) -> list[TestPointOutcome]:
     """Every run's verdict on every test point of the scored banks (texts left out for secret banks)."""
     grading = outcome.grading
-    found: list[TestPointOutcome] = []
-    for bank in outcome.banks:
+    tops = tops if tops is not None else TopGrades(inputs, outcome, plan.k)
+    tau, k, unsupported, answers = plan.min_grade, plan.k, grading.unsupported, grading.answers
+    shortened: dict[tuple[str, str], str | None] = {}
+    found: list[dict[str, object]] = []
+    grade_rows = tops.rows
+    for index, bank in enumerate(outcome.banks):
         secret = bank.secret or inputs.redact_all
+        qid = bank.query.id
+        points = [(tp, tp.id in unsupported, "required-missed" if tp.required else "missed") for tp in bank.test_points]
         for name in sorted(inputs.data.runs):
-            top = inputs.data.runs[name].top_k(bank.query.id, plan.k)
-            for tp in bank.test_points:
-                result = verdict(tp, top, grading.grades, grading.failures, grading.unsupported,
-                                 min_grade=plan.min_grade, k=plan.k)
+            top, rows = tops.top_rows(index, name)
+            columns = list(zip(*map(grade_rows.__getitem__, rows))) if rows else [()] * len(points)
+            for (tp, skipped, missed), column in zip(points, columns):
+                kind: str
+                best_grade: int | None
+                best_passage: str | None
+                if skipped or None in column:  # the verdict's own rule decides
+                    result = verdict(tp, top, grading.grades, grading.failures, unsupported, min_grade=tau, k=k)
+                    kind, best_grade, best_passage = result.outcome, result.best_grade, result.best_passage
+                elif column:  # every pair graded: the first passage of the highest grade, as verdict() keeps it
+                    best_grade = max(cast("tuple[int, ...]", column))
+                    best_passage = top[column.index(best_grade)]
+                    kind = "answered" if best_grade >= tau else missed
+                else:
+                    kind, best_grade, best_passage = missed, None, None
                 answer = None
-                if result.best_passage is not None and not secret:
-                    answer = grading.answers.get((result.best_passage, tp.id))
-                found.append(TestPointOutcome(
-                    run=name, query_id=bank.query.id, test_point_id=tp.id, kind=tp.kind, required=tp.required,
-                    text=None if secret else tp.text, outcome=result.outcome, best_grade=result.best_grade,
-                    best_passage=result.best_passage, answer=shorten(answer, 500) if answer is not None else None,
-                ))
-    return found
+                if best_passage is not None and not secret:
+                    pair = (best_passage, tp.id)
+                    if pair in shortened:
+                        answer = shortened[pair]
+                    else:
+                        raw = answers.get(pair)
+                        answer = shortened[pair] = shorten(raw, 500) if raw is not None else None
+                found.append({
+                    "run": name, "query_id": qid, "test_point_id": tp.id, "kind": tp.kind, "required": tp.required,
+                    "text": None if secret else tp.text, "outcome": kind, "best_grade": best_grade,
+                    "best_passage": best_passage, "answer": answer,
+                })
+    return _OUTCOMES.validate_python(found)
 
 
-def grade_counts(top_k: Callable[[str, int], Sequence[str]], outcome: SessionOutcome, k: int) -> dict[str, int]:
+_OUTCOMES = TypeAdapter(list[TestPointOutcome])  # one validation of the whole list
+
+
+def grade_counts(tops: TopGrades, run: str) -> dict[str, int]:
     """How often each grade occurs over a run's top-k passages and the scored test points of their
     queries (``"failed"``: pairs that could not be graded; test points the grader cannot grade are left out)."""
-    grading = outcome.grading
-    counts: Counter[str] = Counter()
-    for bank in outcome.banks:
-        top = top_k(bank.query.id, k)
-        for tp in bank.test_points:
-            if tp.id in grading.unsupported:
-                continue
-            for pid in top:
-                grade = grading.grades.get((pid, tp.id))
-                if grade is not None:
-                    counts[str(grade)] += 1
-                elif (pid, tp.id) in grading.failures:
-                    counts["failed"] += 1
-    return dict(sorted(counts.items()))
+    return tops.grade_counts(run)
 
 
 def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -> dict[str, Qrels]:
