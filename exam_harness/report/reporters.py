@@ -8,8 +8,11 @@ reporter's files into the report folder through the one atomic writer. Built in:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
+
+from pydantic import BaseModel
 
 from exam_harness.registry import Registry
 
@@ -27,9 +30,40 @@ class Reporter(Protocol):
         ...
 
 
+# The report's long lists (a TREC-sized exam: 30,000 per-query scores, 600,000 outcomes), serialised
+# item by item: dumping the whole report as one tree of dicts first was most of a session's peak memory.
+STREAMED_LISTS = ("outcomes", "per_query")
+
+
 def report_json(report: ExamReport) -> str:
-    """Deterministic JSON: sorted keys, fixed indentation, so equal scores give equal bytes."""
-    return json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """Deterministic JSON: sorted keys, fixed indentation, so equal scores give equal bytes. The bytes
+    are those of ``json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True,
+    ensure_ascii=False)``; the lists of :data:`STREAMED_LISTS` are dumped one item at a time."""
+    doc = report.model_dump(mode="json", exclude=set(STREAMED_LISTS))
+    marker = f"exam-harness-list-{uuid.uuid4().hex}-"  # no report text can hold it
+    for name in STREAMED_LISTS:
+        doc[name] = marker + name
+    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
+    pieces: list[str] = []
+    for name in sorted(STREAMED_LISTS, key=lambda n: text.index(f'"{marker}{n}"')):
+        before, text = text.split(f'"{marker}{name}"', 1)
+        pieces.append(before)
+        pieces.extend(_json_list(getattr(report, name), level=1))
+    pieces.append(text)
+    return "".join(pieces) + "\n"
+
+
+def _json_list(items: Sequence[BaseModel], *, level: int) -> Iterator[str]:
+    """The pieces of ``items`` as ``json.dumps(..., indent=2)`` writes a list ``level`` deep."""
+    if not items:
+        yield "[]"
+        return
+    pad = "  " * (level + 1)
+    yield "[\n"
+    for index, item in enumerate(items):
+        text = json.dumps(item.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False)
+        yield ("" if index == 0 else ",\n") + pad + text.replace("\n", "\n" + pad)  # JSON texts hold no raw \n
+    yield "\n" + "  " * level + "]"
 
 
 class JsonReporter:
