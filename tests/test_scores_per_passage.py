@@ -47,6 +47,7 @@ from exam_harness.report.build import (
 from exam_harness.report.build import (
     test_point_outcomes as point_outcomes,  # not a test of this module
 )
+from exam_harness.report.schema import TestPointOutcome
 from exam_harness.verdicts import verdict
 
 # Text with every kind of whitespace str.split() knows, ASCII letters and other code points.
@@ -236,6 +237,9 @@ def test_report_outcomes_and_grade_counts_are_the_per_pair_definitions(seed: int
         report = build_report(inputs, outcome, plan).report
         assert [(o.run, o.query_id, o.test_point_id, o.outcome, o.best_grade, o.best_passage)
                 for o in report.outcomes] == reference_verdicts(inputs, outcome, k, tau)
+        # built without validation: each outcome is what validating its fields gives
+        assert all(TestPointOutcome.model_validate(o.model_dump()) == o for o in report.outcomes)
+        assert all(o.model_fields_set == set(TestPointOutcome.model_fields) for o in report.outcomes)
         assert {s.run: s.grade_counts for s in report.systems} == {
             run: reference_grade_counts(inputs, outcome, run, k) for run in sorted(inputs.data.runs)}
         # the same without the scoring context's top-k (each run cuts its own)
