@@ -158,6 +158,9 @@ class ExamCase(ExamItem):
             # No traceback: formatting one per case would cost minutes when a server is down.
             pytest.fail(self.message(result), pytrace=False)
 
+    def teardown(self) -> None:
+        self._verdict = None  # its outcome is in user_properties; items live to the session's end
+
     def runtest(self) -> None:
         result = self.verdict()
         self.user_properties.append(("exam_best_grade", result.best_grade))

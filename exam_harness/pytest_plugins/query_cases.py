@@ -89,6 +89,9 @@ class QueryCase(ExamItem):
         if outcome == "missed":
             raise ExamMissed(self.message(("missed",)))
 
+    def teardown(self) -> None:
+        self._verdicts = None  # its outcome is in user_properties; a 600k-case exam would keep them all
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: object = None) -> str:
         if isinstance(excinfo.value, (ExamMissed, ExamRequiredMissed)):
             return str(excinfo.value)
