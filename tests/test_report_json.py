@@ -5,6 +5,7 @@ lists emptied, and with texts that JSON escapes or leaves raw."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,6 @@ def test_the_pinned_report_dumps_as_one_tree_would(report: ExamReport) -> None:
 
 @pytest.mark.parametrize("emptied", [(), ("outcomes",), ("per_query",), STREAMED_LISTS])
 def test_empty_and_escaped_lists_dump_as_one_tree_would(report: ExamReport, emptied: tuple[str, ...]) -> None:
-    outcomes = [o.model_copy(update={"run": f"rün\u2028{i} \"quoted\" \\ \n tab\t"}) for i, o in enumerate(report.outcomes)]
+    outcomes = [replace(o, run=f"rün\u2028{i} \"quoted\" \\ \n tab\t") for i, o in enumerate(report.outcomes)]
     changed = report.model_copy(update={"outcomes": outcomes, **{name: [] for name in emptied}})
     assert report_json(changed) == whole_tree_dump(changed)

@@ -461,8 +461,8 @@ class _ParagraphReader:
                     f"{where}.method", method,
                 )
             try:
-                ranked.append(RankedPassage(passage_id=pid, rank=rank, score=score))
-            except ValidationError:  # an integer score too large for a float
+                ranked.append(RankedPassage(passage_id=pid, rank=rank, score=float(score)))
+            except OverflowError:  # an integer score too large for a float
                 raise self.fail("score must be a number", f"{where}.score", score, "a number") from None
 
     def _answers(self, entry: dict[str, Any], where: str) -> dict[str, Any]:

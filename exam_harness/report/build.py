@@ -296,18 +296,12 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
                     else:
                         raw = answers.get(pair)
                         answer = shortened[pair] = shorten(raw, 500) if raw is not None else None
-                found.append(TestPointOutcome.model_construct(
-                    _OUTCOME_FIELDS, run=name, query_id=qid, test_point_id=tp.id, kind=tp.kind,
+                found.append(TestPointOutcome(
+                    run=name, query_id=qid, test_point_id=tp.id, kind=tp.kind,
                     required=tp.required, text=None if secret else tp.text, outcome=kind, best_grade=best_grade,
                     best_passage=best_passage, answer=answer,
                 ))
     return found
-
-
-# Outcomes are built from values of the right types, one per run and test point (a TREC-sized exam:
-# 600,000), so without validation and all sharing one set of their field names: 360 bytes an outcome
-# instead of 1,090 (a set of ten names per object). tests/test_scores_per_passage.py validates them.
-_OUTCOME_FIELDS = set(TestPointOutcome.model_fields)
 
 
 def grade_counts(tops: TopGrades, run: str) -> dict[str, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
@@ -17,6 +18,8 @@ from pydantic import BaseModel
 from exam_harness.registry import Registry
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from exam_harness.measures.qrels import Qrels
     from exam_harness.plan import ExamPlan
     from exam_harness.report.schema import ExamReport
@@ -53,7 +56,7 @@ def report_json(report: ExamReport) -> str:
     return "".join(pieces) + "\n"
 
 
-def _json_list(items: Sequence[BaseModel], *, level: int) -> Iterator[str]:
+def _json_list(items: Sequence[BaseModel | DataclassInstance], *, level: int) -> Iterator[str]:
     """The pieces of ``items`` as ``json.dumps(..., indent=2)`` writes a list ``level`` deep."""
     if not items:
         yield "[]"
@@ -61,7 +64,8 @@ def _json_list(items: Sequence[BaseModel], *, level: int) -> Iterator[str]:
     pad = "  " * (level + 1)
     yield "[\n"
     for index, item in enumerate(items):
-        text = json.dumps(item.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False)
+        fields = item.model_dump(mode="json") if isinstance(item, BaseModel) else asdict(item)  # of plain values
+        text = json.dumps(fields, indent=2, sort_keys=True, ensure_ascii=False)
         yield ("" if index == 0 else ",\n") + pad + text.replace("\n", "\n" + pad)  # JSON texts hold no raw \n
     yield "\n" + "  " * level + "]"
 
