@@ -15,9 +15,12 @@ Pools (the ``pool`` parameter of n-EXAM, alpha-nDCG and the trec measures):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import reduce
 from itertools import chain, compress, repeat
+from operator import or_
+from typing import cast
 
 from exam_harness.errors import InputError
 from exam_harness.measures._checks import check_min_grade
@@ -72,9 +75,14 @@ class ScoringContext:
         self._top: dict[int, dict[str, dict[str, list[str]]]] = {}
         self._trec_top: dict[int, dict[str, dict[str, list[str]]]] = {}
         self._grade_rows: dict[str, dict[str, tuple[int, ...]]] = {}  # query -> passage -> grades on the bank
+        self._recorded_rows: dict[str, dict[str, tuple[int | None, ...]]] = {}  # the same, None: no grade
+        # (tau, query) -> passage -> the bank positions it covers, as bits: a union of coverage is an OR
+        self._masks: dict[tuple[int, str], dict[str, int]] = {}
+        self._sets: dict[str, dict[int, frozenset[str]]] = {}  # query -> bits -> the test points they name
         self._coverage: dict[tuple[int, str], dict[str, frozenset[str]]] = {}
         self._covered: dict[tuple[int, int], dict[tuple[str, str], frozenset[str]]] = {}
         self._lengths = ResponseLengths(exam.responses, exam.passage_text)
+        self._charged: dict[int, dict[str, dict[str, int]]] = {}
         self._trec_runs: dict[int, dict[str, dict[str, dict[str, float]]]] = {}
         self._pools: dict[tuple[str, int], dict[str, list[str]]] = {}
         self._overall: dict[tuple[int, str, int], dict[str, frozenset[str]]] = {}
@@ -116,11 +124,40 @@ class ScoringContext:
         """Per passage, its grades on the query's bank in bank order (no grade counts 0), each read once:
         coverage at every tau and the max-grade labels come from these rows."""
         known = self._grade_rows.setdefault(query, {})
+        recorded = self._recorded_rows.setdefault(query, {})
         bank, grade = self.bank(query), self.exam.grades.get
         for pid in passages:
             if pid not in known:
-                known[pid] = tuple(map(grade, zip(repeat(pid), bank), repeat(0)))
+                row = recorded[pid] = tuple(map(grade, zip(repeat(pid), bank)))
+                known[pid] = tuple(0 if g is None else g for g in row) if None in row else cast("tuple[int, ...]", row)
         return known
+
+    def recorded_rows(self, query: str, passages: Iterable[str]) -> dict[str, tuple[int | None, ...]]:
+        """:meth:`grade_rows` as recorded: None where a pair has no grade (the report's outcomes and grade
+        counts read these rather than look the grades up again)."""
+        self.grade_rows(query, passages)
+        return self._recorded_rows[query]
+
+    def _coverage_masks(self, query: str, min_grade: int, passages: Iterable[str]) -> dict[str, int]:
+        """Per passage, the bank positions it covers at ``min_grade`` as bits (bit i: the i-th test point)."""
+        known = self._masks.setdefault((min_grade, query), {})
+        missing = [p for p in passages if p not in known]
+        if missing:
+            check_min_grade(min_grade)
+            rows = self.grade_rows(query, missing)
+            bits = [1 << i for i in range(len(self.bank(query)))]
+            for pid in missing:
+                known[pid] = sum(compress(bits, [g >= min_grade for g in rows[pid]]))
+        return known
+
+    def _test_points(self, query: str, mask: int) -> frozenset[str]:
+        """The test points of the bank positions ``mask`` names (one set per distinct mask of a query)."""
+        known = self._sets.setdefault(query, {})
+        found = known.get(mask)
+        if found is None:
+            bank = self.bank(query)
+            found = known[mask] = frozenset(t for i, t in enumerate(bank) if mask >> i & 1)
+        return found
 
     def coverage(self, query: str, min_grade: int, passages: Sequence[str]) -> dict[str, frozenset[str]]:
         """Per passage, the test points of the query it covers at ``min_grade`` (memoised per passage;
@@ -128,10 +165,9 @@ class ScoringContext:
         known = self._coverage.setdefault((min_grade, query), {})
         missing = [p for p in passages if p not in known]
         if missing:
-            check_min_grade(min_grade)
-            bank, rows = self.bank(query), self.grade_rows(query, missing)
+            masks = self._coverage_masks(query, min_grade, missing)
             for pid in missing:
-                known[pid] = frozenset(compress(bank, [g >= min_grade for g in rows[pid]]))
+                known[pid] = self._test_points(query, masks[pid])
         return known
 
     def covered(self, run: str, query: str, k: int, min_grade: int) -> frozenset[str]:
@@ -147,15 +183,23 @@ class ScoringContext:
             found = known[(run, query)] = frozenset(covered_by(self.coverage(query, min_grade, top), top))
         return found
 
-    def _covered_by_runs(self, k: int, min_grade: int) -> dict[tuple[str, str], frozenset[str]]:
+    def _tops_by_query(self, k: int) -> Iterator[tuple[str, list[tuple[str, list[str]]], list[str]]]:
+        """Per query of the exam: each run's top-k and the distinct passages among them. Work over all runs
+        goes query by query, so that a query's passages and their values stay at hand."""
         top = self.top_k(k)
-        found: dict[tuple[str, str], frozenset[str]] = {}
-        none: frozenset[str] = frozenset()
         for q in self.queries:
             tops = [(run, ranking[q]) for run, ranking in top.items()]
-            coverage = self.coverage(q, min_grade, list(dict.fromkeys(chain.from_iterable(t for _, t in tops))))
+            yield q, tops, list(dict.fromkeys(chain.from_iterable(t for _, t in tops)))
+
+    def _covered_by_runs(self, k: int, min_grade: int) -> dict[tuple[str, str], frozenset[str]]:
+        found: dict[tuple[str, str], frozenset[str]] = {}
+        for q, tops, pooled in self._tops_by_query(k):
+            masks = self._coverage_masks(q, min_grade, pooled)
+            sets = self._sets.setdefault(q, {})
             for run, passages in tops:
-                found[(run, q)] = none.union(*map(coverage.__getitem__, passages))
+                mask = reduce(or_, map(masks.__getitem__, passages), 0)
+                covers = sets.get(mask)
+                found[(run, q)] = covers if covers is not None else self._test_points(q, mask)
         return found
 
     def failed_passages(self, query: str) -> set[str]:
@@ -192,7 +236,8 @@ class ScoringContext:
         if key not in self._overall:
             result: dict[str, frozenset[str]] = {}
             for q, pids in self.pool(pool, k).items():
-                result[q] = frozenset(covered_by(self.coverage(q, min_grade, pids), pids))
+                masks = self._coverage_masks(q, min_grade, pids)
+                result[q] = self._test_points(q, reduce(or_, map(masks.__getitem__, pids), 0))
             self._overall[key] = result
         return self._overall[key]
 
@@ -219,8 +264,8 @@ class ScoringContext:
                     rows = self.grade_rows(q, pids)
                     qrels[q] = {p: label_of(rows[p], variant, min_grade, m) for p in pids}
                 else:  # count and at-least-m read the coverage every other measure shares
-                    coverage = self.coverage(q, min_grade, pids)
-                    qrels[q] = {p: count_label(len(coverage[p]), variant, m) for p in pids}
+                    masks = self._coverage_masks(q, min_grade, pids)
+                    qrels[q] = {p: count_label(masks[p].bit_count(), variant, m) for p in pids}
             self._qrels[key] = qrels
         return self._qrels[key]
 
@@ -234,7 +279,18 @@ class ScoringContext:
 
     def trec(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> TrecValues:
         """run -> query -> trec name -> value of the announced measures of these qrels (pytrec_eval once)."""
-        from exam_harness.measures.trec import run_dicts, trec_eval_scored
+        from exam_harness.measures.trec import parse_trec_name
+
+        raw = self.trec_raw(variant, min_grade, m, pool, k, trec_name)
+        by_trec = {parse_trec_name(name).trec_name: name
+                   for name in self._trec[self._trec_key(variant, min_grade, m, pool, k)][0]}
+        return {run: {q: {by_trec[t]: float(v) for t, v in values.items() if t in by_trec}
+                      for q, values in by_query.items()} for run, by_query in raw.items()}
+
+    def trec_raw(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> TrecValues:
+        """:meth:`trec` as pytrec_eval gives it: keyed by trec_eval name (``P_20``, ``ndcg_cut_10``), which
+        a trec measure reads directly rather than have every value renamed."""
+        from exam_harness.measures.trec import checked_trec_names, evaluate_raw, run_dicts
 
         key = self._trec_key(variant, min_grade, m, pool, k)
         names = self.trec_wanted.setdefault(key, set())
@@ -243,10 +299,11 @@ class ScoringContext:
         if done is None or trec_name not in done[0]:
             qrels = self.qrels(variant, min_grade, m, pool, k)
             level = relevance_level(variant, min_grade)
+            by_trec = checked_trec_names(sorted(names), level)
             runs = self._trec_runs.get(k)
             if runs is None:  # the runs as trec_eval reads them: the same for every qrels variant
                 runs = self._trec_runs[k] = run_dicts(self.trec_top_k(k))
-            done = (frozenset(names), trec_eval_scored(qrels, runs, sorted(names), relevance_level=level))
+            done = (frozenset(names), evaluate_raw(qrels, runs, by_trec, level))
             self._trec[key] = done
         return done[1]
 
@@ -261,4 +318,16 @@ class ScoringContext:
     def response_length(self, run: str, query: str, k: int) -> int:
         """The length of :meth:`response_text` (non-whitespace code points), each passage counted once
         for every run that ranks it (see measures.nuggets.ResponseLengths)."""
-        return self._lengths.charged(run, query, self.top_k(k)[run][query])
+        found = self.response_lengths(k)[run].get(query)
+        return found if found is not None else self._lengths.charged(run, query, self.top_k(k)[run][query])
+
+    def response_lengths(self, k: int) -> dict[str, dict[str, int]]:
+        """run -> query -> :meth:`response_length`, for every query of the exam (memoised)."""
+        found = self._charged.get(k)
+        if found is None:
+            found = self._charged[k] = {run: {} for run in self.runs}
+            for q, tops, pooled in self._tops_by_query(k):
+                lengths = self._lengths.of_passages(pooled)  # the query's passages, each counted once
+                for run, passages in tops:
+                    found[run][q] = self._lengths.charged(run, q, passages, lengths)
+        return found

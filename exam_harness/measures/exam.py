@@ -116,12 +116,13 @@ class NuggetF(Measure):
             weights = ctx.exam.nuggets.get(q)
             if weights:
                 scored[q] = QueryNuggets(weights, beta=beta)
+        lengths = ctx.response_lengths(k)
         out: PerQuery = {}
         for run in ctx.runs:
             values: dict[str, float] = {}
+            charged = lengths[run]
             for q, nuggets in scored.items():
-                matched = ctx.covered(run, q, k, tau) & nuggets.weights.keys()
-                values[q] = nuggets.score(ctx.response_length(run, q, k), matched).f
+                values[q] = nuggets.f_covering(charged[q], ctx.covered(run, q, k, tau))
             out[run] = values
         return out
 

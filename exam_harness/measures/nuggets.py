@@ -88,12 +88,17 @@ class ResponseLengths:
             length = self._passages[passage_id] = response_length(text) if text is not None else 0
         return length
 
-    def charged(self, run: str, query: str, top_k: Sequence[str]) -> int:
-        """The length of ``run``'s response to ``query``, whose top-k passages are ``top_k``."""
+    def of_passages(self, passage_ids: Iterable[str]) -> dict[str, int]:
+        """passage -> :meth:`passage` of each of ``passage_ids`` (a small table to sum a query's runs from)."""
+        return {pid: self.passage(pid) for pid in passage_ids}
+
+    def charged(self, run: str, query: str, top_k: Sequence[str], lengths: Mapping[str, int] | None = None) -> int:
+        """The length of ``run``'s response to ``query``, whose top-k passages are ``top_k`` (``lengths``:
+        known passage lengths, e.g. :meth:`of_passages` of the query's pool)."""
         response = self._responses.get(run, {}).get(query)
         if response is not None:
             return response_length(response)
-        known = self._passages
+        known = self._passages if lengths is None else lengths
         try:  # most passages were counted for an earlier run: sum the known lengths in one C loop
             return sum(map(known.__getitem__, top_k))
         except KeyError:
@@ -135,20 +140,39 @@ class QueryNuggets:
             raise InputError("beta must be a positive number", field="beta", value=beta, expected="e.g. 3.0 or 5.0")
         self.weights, self.beta = weights, beta
         self.total = math.fsum(weights.values())
+        self._covering: dict[frozenset[str], tuple[float, int]] = {}  # covered set -> recall, matched count
 
     def score(self, length: int, matched: Iterable[str]) -> NuggetScore:
-        weights, total, beta = self.weights, self.total, self.beta
         hits = set(matched)
-        unknown = hits - weights.keys()
+        unknown = hits - self.weights.keys()
         if unknown:
             raise InputError(
                 "matched nuggets are not in the weights", field="matched", value=sorted(unknown)[:3],
                 expected="ids among the query's nuggets",
             )
-        recall = math.fsum(weights[n] for n in hits) / total if total > 0 else 0.0
-        allowance = ALLOWANCE_PER_NUGGET * len(hits)
+        recall = self._recall(hits)
+        allowance, precision, f = self._precision_f(length, recall, len(hits))
+        return NuggetScore(recall=recall, precision=precision, f=f, allowance=allowance, length=length)
+
+    def f_covering(self, length: int, covered: frozenset[str]) -> float:
+        """``score(length, covered & weights).f``: the F of a response that covers the test points
+        ``covered``, the recall of each distinct covered set summed once (runs share most sets)."""
+        found = self._covering.get(covered)
+        if found is None:
+            hits = covered & self.weights.keys()
+            found = self._covering[covered] = (self._recall(hits), len(hits))
+        return self._precision_f(length, *found)[2]
+
+    def _recall(self, hits: Iterable[str]) -> float:
+        weights, total = self.weights, self.total
+        return math.fsum(weights[n] for n in hits) / total if total > 0 else 0.0
+
+    def _precision_f(self, length: int, recall: float, matched: int) -> tuple[int, float, float]:
+        """Allowance, precision and F of a response ``length`` long that matched ``matched`` nuggets."""
+        beta = self.beta
+        allowance = ALLOWANCE_PER_NUGGET * matched
         precision = 1.0 if length <= allowance else 1.0 - (length - allowance) / length
         b2 = beta * beta
         denom = b2 * precision + recall
         f = (b2 + 1.0) * precision * recall / denom if denom > 0 else 0.0
-        return NuggetScore(recall=recall, precision=precision, f=f, allowance=allowance, length=length)
+        return allowance, precision, f

@@ -15,6 +15,7 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.errors import ConfigError, InputError
@@ -94,14 +95,16 @@ def parse_trec_name(text: str | TrecName) -> TrecName:
 def run_scores(query_id: str, ranked: Sequence[str]) -> dict[str, float]:
     """Strictly decreasing scores that make trec_eval keep the given rank order exactly."""
     n = len(ranked)
-    scores: dict[str, float] = {}
-    for i, pid in enumerate(ranked):
-        if pid in scores:
-            raise InputError(
-                f"passage ranked twice for query {query_id!r}", field="ranking", value=pid,
-                expected="each passage at most once per query",
-            )
-        scores[pid] = float(n - i)
+    scores = dict(zip(ranked, map(float, range(n, 0, -1))))  # n - i for the i-th passage, built in C
+    if len(scores) < n:  # a passage ranked twice: name it
+        seen: set[str] = set()
+        for pid in ranked:
+            if pid in seen:
+                raise InputError(
+                    f"passage ranked twice for query {query_id!r}", field="ranking", value=pid,
+                    expected="each passage at most once per query",
+                )
+            seen.add(pid)
     return scores
 
 
@@ -156,18 +159,30 @@ def _evaluate(
     by_trec: Mapping[str, str],
     relevance_level: int,
 ) -> dict[str, dict[str, dict[str, float]]]:
+    raw = evaluate_raw(qrels, runs, by_trec, relevance_level)
+    return {run: {qid: {by_trec[t]: float(v) for t, v in values.items() if t in by_trec}
+                  for qid, values in by_query.items()} for run, by_query in raw.items()}
+
+
+def evaluate_raw(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, dict[str, dict[str, float]]],
+    trec_names: Iterable[str],
+    relevance_level: int,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """run -> query -> trec_eval name -> value as pytrec_eval gives them (checked names; one evaluator for
+    every run). The scoring context reads these by trec_eval name rather than renaming every value."""
     import pytrec_eval  # C extension; imported on use so the package imports fast
 
     evaluator = pytrec_eval.RelevanceEvaluator(
-        {qid: dict(labels) for qid, labels in qrels.items()}, set(by_trec), relevance_level=relevance_level
+        {qid: dict(labels) for qid, labels in qrels.items()}, set(trec_names), relevance_level=relevance_level
     )
-    result: dict[str, dict[str, dict[str, float]]] = {}
-    for run, run_dict in runs.items():
-        raw = evaluator.evaluate(run_dict)
-        result[run] = {
-            qid: {by_trec[t]: float(v) for t, v in values.items() if t in by_trec} for qid, values in raw.items()
-        }
-    return result
+    return {run: evaluator.evaluate(run_dict) for run, run_dict in runs.items()}
+
+
+def checked_trec_names(measures: Iterable[str | TrecName], relevance_level: int) -> dict[str, str]:
+    """trec_eval name -> canonical name of ``measures``, once they and ``relevance_level`` are checked."""
+    return _checked(measures, relevance_level)
 
 
 TITLES = {"map": "MAP", "rprec": "R-prec", "mrr": "MRR", "bpref": "bpref", "ndcg": "nDCG"}
@@ -245,14 +260,18 @@ class TrecMeasure(Measure):
         return str(bound(self, "pool"))
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
-        values = ctx.trec(*self._qrels_args(), self.name)
-        name, queries = self.name, ctx.queries
+        values = ctx.trec_raw(*self._qrels_args(), self.name)
+        trec_name, queries = parse_trec_name(self.name).trec_name, ctx.queries
+        pick = itemgetter(trec_name)
         no_queries: dict[str, dict[str, float]] = {}
         no_values: dict[str, float] = {}
         out: PerQuery = {}
         for run in ctx.runs:
             by_query = values.get(run, no_queries)
-            out[run] = {q: by_query.get(q, no_values).get(name, 0.0) for q in queries}
+            try:  # every query reported with the measure (the usual case): picked in C
+                out[run] = dict(zip(queries, map(pick, map(by_query.__getitem__, queries))))
+            except KeyError:  # a query trec_eval did not report scores 0
+                out[run] = {q: by_query.get(q, no_values).get(trec_name, 0.0) for q in queries}
         return out
 
     def announce(self, ctx: ScoringContext) -> None:
