@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from operator import gt, lt
 from pathlib import Path
 
 from exam_harness.errors import ConfigError, InputError
@@ -205,14 +206,36 @@ class ExamView:
                 weights = {t: (self.points[t].weight if t in self.points else 1.0) for t in self.test_points[q]}
             if weights:
                 nuggets[q] = weights
+        by_score = tie_order == "score"
+        rankings: dict[str, dict[str, list[str]]] = {}
+        trec_rankings: dict[str, dict[str, list[str]]] = {}
+        for name, run in sorted(self.data.runs.items()):
+            scored = by_score and run.has_scores()  # once per run, not per query
+            orders = rankings[name] = {}
+            trec_orders = trec_rankings[name] = {}
+            for q in queries:
+                ranked = run.rankings.get(q)
+                if not ranked:
+                    orders[q], trec_orders[q] = [], []
+                    continue
+                # Run.top_k and Run.trec_order from one transposition of the columns: a ranking already in
+                # rank order (and, scored, in strictly decreasing score order) is both orders as it is
+                ids, ranks, scores = zip(*ranked)
+                in_order = all(map(lt, ranks, ranks[1:]))
+                order = orders[q] = list(ids) if in_order else run.top_k(q, len(ranked))
+                if by_score:
+                    if not scored:
+                        trec_orders[q] = order
+                    elif all(map(gt, scores, scores[1:])):
+                        trec_orders[q] = order if in_order else list(ids)
+                    else:
+                        trec_orders[q] = run.trec_order(q, scored=True)
         passages = self.data.passages
         return ScoringInput(
             queries=queries,
             test_points={q: self.test_points[q] for q in queries},
-            rankings={name: {q: run.top_k(q, len(run.rankings.get(q, ()))) for q in queries}
-                      for name, run in sorted(self.data.runs.items())},
-            trec_rankings={name: {q: run.trec_order(q, scored=run.has_scores()) for q in queries}
-                           for name, run in sorted(self.data.runs.items())} if tie_order == "score" else None,
+            rankings=rankings,
+            trec_rankings=trec_rankings if by_score else None,
             grades=grades,
             nuggets=nuggets,
             judged={q: self.pooled.get(q, []) for q in queries},
