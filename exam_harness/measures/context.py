@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import chain, compress, repeat
-from operator import or_
+from operator import ge, or_
 from typing import cast
 
 from exam_harness.errors import InputError
@@ -147,7 +147,7 @@ class ScoringContext:
             rows = self.grade_rows(query, missing)
             bits = [1 << i for i in range(len(self.bank(query)))]
             for pid in missing:
-                known[pid] = sum(compress(bits, [g >= min_grade for g in rows[pid]]))
+                known[pid] = sum(compress(bits, map(ge, rows[pid], repeat(min_grade))))
         return known
 
     def _test_points(self, query: str, mask: int) -> frozenset[str]:
@@ -290,7 +290,7 @@ class ScoringContext:
     def trec_raw(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> TrecValues:
         """:meth:`trec` as pytrec_eval gives it: keyed by trec_eval name (``P_20``, ``ndcg_cut_10``), which
         a trec measure reads directly rather than have every value renamed."""
-        from exam_harness.measures.trec import checked_trec_names, evaluate_raw, run_dicts
+        from exam_harness.measures.trec import checked_trec_names, evaluate_raw, run_scores
 
         key = self._trec_key(variant, min_grade, m, pool, k)
         names = self.trec_wanted.setdefault(key, set())
@@ -301,8 +301,12 @@ class ScoringContext:
             level = relevance_level(variant, min_grade)
             by_trec = checked_trec_names(sorted(names), level)
             runs = self._trec_runs.get(k)
-            if runs is None:  # the runs as trec_eval reads them: the same for every qrels variant
-                runs = self._trec_runs[k] = run_dicts(self.trec_top_k(k))
+            if runs is None:  # the runs as trec_eval reads them (run_dicts): the same for every qrels variant
+                top = self.trec_top_k(k)
+                runs = self._trec_runs[k] = {run: {} for run in top}
+                for q in self.queries:  # query by query, so that the query's passage ids stay in cache
+                    for run, ranking in top.items():
+                        runs[run][q] = run_scores(q, ranking[q])
             done = (frozenset(names), evaluate_raw(qrels, runs, by_trec, level))
             self._trec[key] = done
         return done[1]

@@ -119,8 +119,9 @@ class ExamCase(ExamItem):
         self.bank = bank
         self.test_point = test_point
         self.run = run
-        self.user_properties.append(("exam_run", run))
-        self.user_properties.append(("exam_test_point", test_point.id))
+        setup = setup_of(self.config)
+        self.user_properties.append(setup.user_property("exam_run", run))
+        self.user_properties.append(setup.user_property("exam_test_point", test_point.id))
         if test_point.required:
             self.add_marker("exam_required")
         self._verdict: Verdict | None = None
@@ -134,7 +135,7 @@ class ExamCase(ExamItem):
         if self._verdict is None:
             graded = self._graded()
             inputs = setup_of(self.config).exam_inputs(self.config)
-            top = inputs.data.runs[self.run].top_k(self.bank.query.id, graded.plan.k)
+            top = graded.top_k(inputs, self.run, self.bank.query.id)
             outcome = graded.grading
             self._verdict = verdict(self.test_point, top, outcome.grades, outcome.failures, outcome.unsupported,
                                     min_grade=graded.plan.min_grade, k=graded.plan.k)
@@ -163,10 +164,9 @@ class ExamCase(ExamItem):
 
     def runtest(self) -> None:
         result = self.verdict()
-        self.user_properties.append(("exam_best_grade", result.best_grade))
-        self.user_properties.append(("exam_passage", result.best_passage))
-        self.user_properties.append(("exam_min_grade", result.min_grade))
-        self.user_properties.append(("exam_outcome", result.outcome))
+        prop = setup_of(self.config).user_property
+        self.user_properties += (prop("exam_best_grade", result.best_grade), prop("exam_passage", result.best_passage),
+                                 prop("exam_min_grade", result.min_grade), prop("exam_outcome", result.outcome))
         if result.outcome == "missed":
             raise ExamMissed(self.message(result))
         if result.outcome == "required-missed":

@@ -32,6 +32,8 @@ class ExamOutcomes:
         self.tallies: dict[str, Outcomes] = {}
         self.seen_test_points: set[str] = set()
         self.missed: list[tuple[str, str]] = []  # (node id, message) of missed cases, for -rs / -ra
+        # kept only when the summary shows them: an exam of many misses would hold every message
+        self.keep_missed = bool(set(str(getattr(config.option, "reportchars", "") or "")) & set("saA"))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -55,6 +57,8 @@ class ExamOutcomes:
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown" and report.passed:  # counts nothing: most reports of a session
+            return
         properties = dict(report.user_properties)
         run = properties.get("exam_run")
         if run is None:
@@ -70,8 +74,8 @@ class ExamOutcomes:
                 tally.missed += 1
                 self._remember_for_last_failed(report)
                 longrepr = report.longrepr
-                message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-                self.missed.append((report.nodeid, message))
+                if self.keep_missed:
+                    self.missed.append((report.nodeid, longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)))
             elif report.passed:
                 tally.answered += 1
             elif report.failed:
@@ -107,7 +111,8 @@ class ExamOutcomes:
         if report.skipped and properties.get("exam_outcome") == MISSED:
             self._remember_for_last_failed(report)
             longrepr = report.longrepr
-            self.missed.append((report.nodeid, longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)))
+            if self.keep_missed:
+                self.missed.append((report.nodeid, longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)))
 
     def _remember_for_last_failed(self, report: pytest.TestReport) -> None:
         # pytest's --lf forgets skipped cases; a missed case is one to rerun after fixing a system.

@@ -22,6 +22,14 @@ class GradedExam:
     plan: ExamPlan
     grading: GradingOutcome
     banks: tuple[QueryBank, ...]
+    # (run, query) -> the run's top-k passage ids there, computed once for the query's cases
+    tops: dict[tuple[str, str], list[str]] = field(default_factory=dict, compare=False)
+
+    def top_k(self, inputs: ExamInputs, run: str, query_id: str) -> list[str]:
+        top = self.tops.get((run, query_id))
+        if top is None:
+            top = self.tops[run, query_id] = inputs.data.runs[run].top_k(query_id, self.plan.k)
+        return top
 
 
 @dataclass
@@ -32,6 +40,14 @@ class ExamSetup:
     bank_roots: list[Path]
     inputs: ExamInputs | None = None
     input_errors: list[str] = field(default_factory=list)
+    # (name, value) -> one shared tuple: each case carries several user properties, most of them with
+    # one of a few values (a grade, an outcome), and pytest copies them into three reports a case
+    _properties: dict[tuple[str, object], tuple[str, object]] = field(default_factory=dict, repr=False)
+
+    def user_property(self, name: str, value: object) -> tuple[str, object]:
+        """The ``(name, value)`` user property, one object per distinct pair (values are hashable)."""
+        pair = (name, value)
+        return self._properties.setdefault(pair, pair)
 
     def registries(self, config: pytest.Config) -> Registries:
         return Registries.from_hook(config.hook)

@@ -177,24 +177,31 @@ class TopGrades:
     """Each run's top-k per bank and the grades of each (passage, bank) pair, read once per passage
     however many runs rank it: the per-test-point outcomes and the grade counts read them from here.
 
-    ``ctx`` (the report's scoring context) lends the top-k it already cut for the queries it scores;
-    any other query's is cut here, by the rank column as :meth:`Run.top_k` does. A *row* is one
-    passage's grades on one bank's test points (None: no grade).
+    ``ctx`` (the report's scoring context) lends the top-k it already cut for the queries it scores, and
+    the grades it already read for a bank whose test points are the ones it scores; any other query's
+    top-k is cut here, by the rank column as :meth:`Run.top_k` does. A *row* is one passage's grades on
+    one bank's test points (None: no grade). Everything is gathered bank by bank, for every run at once,
+    so that a bank's passages and rows stay at hand.
     """
 
     def __init__(self, inputs: ExamInputs, outcome: SessionOutcome, k: int, ctx: ScoringContext | None = None) -> None:
         self.inputs, self.outcome, self.k = inputs, outcome, k
+        self.ctx = ctx
         self._scored = ctx.top_k(k) if ctx is not None else {}
         grading = outcome.grading
         self._grades, self._failures = grading.grades, grading.failures
         self._points = [[tp.id for tp in bank.test_points] for bank in outcome.banks]
         self._supported = [[i for i, tid in enumerate(ids) if tid not in grading.unsupported] for ids in self._points]
-        self._row_of: list[dict[str, int]] = [{} for _ in outcome.banks]  # per bank: passage -> row
+        self.runs = sorted(inputs.data.runs)
         self.rows: list[tuple[int | None, ...]] = []  # row -> the passage's grades on its bank's test points
         self._counted: list[tuple[int, ...]] = []  # row -> its grades on the test points the grader can grade
         self._failed: list[int] = []  # row -> how many of those pairs could not be graded
+        self._spans: list[tuple[int, int, bool]] = []  # per bank: its rows' first and end row, whether any has None
         self._tops: dict[tuple[int, str], tuple[Sequence[str], list[int]]] = {}
-        self._counts: tuple[int, list[int], Any, Any] | None = None  # rows, grades, numpy counts, numpy failed
+        self._run_rows: dict[str, list[int]] = {run: [] for run in self.runs}  # run -> its rows on every bank
+        for index in range(len(outcome.banks)):
+            self._gather(index)
+        self._counts: tuple[list[int], Any, Any] | None = None  # grades, numpy counts per row, numpy failed
 
     def top(self, run: str, query: str) -> Sequence[str]:
         """The passage ids of ``run``'s top-k on ``query``."""
@@ -203,60 +210,95 @@ class TopGrades:
 
     def top_rows(self, index: int, run: str) -> tuple[Sequence[str], list[int]]:
         """``run``'s top-k on the ``index``-th bank's query and the row of each of its passages."""
-        found = self._tops.get((index, run))
-        if found is None:
-            top = self.top(run, self.outcome.banks[index].query.id)
-            row_of = self._row_of[index]
-            try:
-                rows = list(map(row_of.__getitem__, top))
-            except KeyError:  # a passage no run ranked before on this bank
-                rows = [row_of[pid] if pid in row_of else self._row(index, pid) for pid in top]
-            found = self._tops[(index, run)] = (top, rows)
-        return found
+        return self._tops[(index, run)]
 
-    def _row(self, index: int, pid: str) -> int:
-        ids, supported = self._points[index], self._supported[index]
-        values = tuple(map(self._grades.get, zip(repeat(pid), ids)))
-        counted = values if len(supported) == len(ids) else tuple(values[i] for i in supported)
-        failed = 0
-        if None in counted:
-            failed = sum(1 for i in supported if values[i] is None and (pid, ids[i]) in self._failures)
-            counted = tuple(g for g in counted if g is not None)
-        self.rows.append(values)
-        self._counted.append(cast("tuple[int, ...]", counted))
-        self._failed.append(failed)
-        row = self._row_of[index][pid] = len(self.rows) - 1
-        return row
+    def _gather(self, index: int) -> None:
+        """Every run's top-k on the ``index``-th bank and a row for each distinct passage among them."""
+        qid, ids, supported = self.outcome.banks[index].query.id, self._points[index], self._supported[index]
+        tops = [(run, self.top(run, qid)) for run in self.runs]
+        pooled = list(dict.fromkeys(chain.from_iterable(top for _, top in tops)))
+        ctx = self.ctx
+        if ctx is not None and ctx.exam.grades is self._grades and list(ctx.bank(qid)) == ids:
+            recorded = ctx.recorded_rows(qid, pooled)  # the context read these pairs' grades already
+            rows = list(map(recorded.__getitem__, pooled))
+        else:
+            rows = [tuple(map(self._grades.get, zip(repeat(pid), ids))) for pid in pooled]
+        first = len(self.rows)
+        row_of = {pid: first + i for i, pid in enumerate(pooled)}
+        every = len(supported) == len(ids)
+        any_none = False
+        for pid, values in zip(pooled, rows):
+            counted = values if every else tuple(values[i] for i in supported)
+            failed = 0
+            if None in values:
+                any_none = True
+                if None in counted:
+                    failed = sum(1 for i in supported if values[i] is None and (pid, ids[i]) in self._failures)
+                    counted = tuple(g for g in counted if g is not None)
+            self.rows.append(values)
+            self._counted.append(cast("tuple[int, ...]", counted))
+            self._failed.append(failed)
+        self._spans.append((first, len(self.rows), any_none))
+        for run, top in tops:
+            rows_of_run = list(map(row_of.__getitem__, top))
+            self._tops[(index, run)] = (top, rows_of_run)
+            self._run_rows[run] += rows_of_run
+
+    def best_positions(self, index: int) -> tuple[list[list[int]], list[list[bool]] | None]:
+        """Per run (in run order) and test point of the ``index``-th bank: the position in the run's top-k
+        of the first passage with the highest grade (verdict()'s best passage when every pair is graded),
+        and, where any row of the bank lacks a grade, whether the run's column lacks one (None: none does).
+        A run with an empty top-k gets position 0 (it has no column to read)."""
+        import numpy as np  # imported on use, as the package imports fast
+
+        first, end, any_none = self._spans[index]
+        width = len(self._points[index])
+        rows = self.rows[first:end]
+        tops = [self._tops[(index, run)][1] for run in self.runs]
+        depth = max(map(len, tops), default=0)
+        if not width or not depth:
+            return [[0] * width for _ in tops], None
+        low = np.iinfo(np.int64).min  # below every grade: what a short top-k is padded with
+        values = np.array([[low if g is None else g for g in row] for row in rows] if any_none else rows,
+                          dtype=np.int64).reshape(len(rows), width)
+        values = np.vstack([values, np.full((1, width), low, dtype=np.int64)])
+        pad = end  # the padding row, as a global row number
+        at = np.array([top + [pad] * (depth - len(top)) for top in tops], dtype=np.int64) - first
+        positions: list[list[int]] = values[at].argmax(axis=1).tolist()  # argmax: the first highest
+        if not any_none:
+            return positions, None
+        missing = np.array([[g is None for g in row] for row in rows] + [[False] * width], dtype=bool)
+        return positions, cast("list[list[bool]]", missing[at].any(axis=1).tolist())
 
     def grade_counts(self, run: str) -> dict[str, int]:
         """How often each grade occurs over ``run``'s top-k passages and the test points of their banks
         the grader can grade (``"failed"``: pairs that could not be graded)."""
-        if self._counts is None:  # every run's rows first, so that the matrix is built once
-            for name in sorted(self.inputs.data.runs):
-                for index in range(len(self.outcome.banks)):
-                    self.top_rows(index, name)
-        rows = [row for index in range(len(self.outcome.banks)) for row in self.top_rows(index, run)[1]]
+        import numpy as np  # imported on use, as the package imports fast
+
+        rows = np.array(self._run_rows[run], dtype=np.intp)
         values, per_row, failed = self._count_matrix()
-        counts = per_row[rows].sum(axis=0).tolist() if rows else [0] * len(values)
+        counts = per_row[rows].sum(axis=0).tolist() if len(rows) else [0] * len(values)
         found = {str(grade): n for grade, n in zip(values, counts) if n}
-        lost = int(failed[rows].sum()) if rows else 0
+        lost = int(failed[rows].sum()) if len(rows) else 0
         if lost:
             found["failed"] = lost
         return dict(sorted(found.items()))
 
     def _count_matrix(self) -> tuple[list[int], Any, Any]:
-        """The distinct grades and, per row, how often each occurs and how many pairs failed (numpy,
-        rebuilt when rows were added since)."""
+        """The distinct grades and, per row, how often each occurs and how many pairs failed (numpy, once)."""
         import numpy as np  # imported on use, as the package imports fast
 
-        if self._counts is None or self._counts[0] != len(self.rows):
+        if self._counts is None:
             lengths = [len(c) for c in self._counted]
             flat = np.fromiter(chain.from_iterable(self._counted), dtype=np.int64, count=sum(lengths))
             values, codes = np.unique(flat, return_inverse=True)
-            per_row = np.zeros((len(self.rows), len(values)), dtype=np.int64)
-            np.add.at(per_row, (np.repeat(np.arange(len(self.rows)), lengths), codes.reshape(-1)), 1)
-            self._counts = (len(self.rows), [int(v) for v in values], per_row, np.array(self._failed, dtype=np.int64))
-        return self._counts[1], self._counts[2], self._counts[3]
+            cells = np.repeat(np.arange(len(self.rows)) * len(values), lengths) + codes.reshape(-1)  # (row, grade)
+            per_row = np.bincount(cells, minlength=len(self.rows) * len(values)).reshape(len(self.rows), len(values))
+            self._counts = ([int(v) for v in values], per_row, np.array(self._failed, dtype=np.int64))
+        return self._counts
+
+
+_UNSEEN = "\0unseen"  # marks an answer not shortened yet; compared by identity, so no answer text is taken for it
 
 
 def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan,
@@ -264,42 +306,44 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
     """Every run's verdict on every test point of the scored banks (texts left out for secret banks)."""
     grading = outcome.grading
     tops = tops if tops is not None else TopGrades(inputs, outcome, plan.k)
-    tau, k, unsupported, answers = plan.min_grade, plan.k, grading.unsupported, grading.answers
-    shortened: dict[tuple[str, str], str | None] = {}
+    tau, k, unsupported, answers, grades = plan.min_grade, plan.k, grading.unsupported, grading.answers, grading.grades
+    shortened: dict[str, dict[str, str | None]] = {}  # test point -> best passage -> its answer, shortened
     found: list[TestPointOutcome] = []
-    grade_rows = tops.rows
+    append, grade_rows = found.append, tops.rows
     for index, bank in enumerate(outcome.banks):
         secret = bank.secret or inputs.redact_all
         qid = bank.query.id
-        points = [(tp, tp.id in unsupported, "required-missed" if tp.required else "missed") for tp in bank.test_points]
-        for name in sorted(inputs.data.runs):
+        # what every run's outcome on a test point shares, looked up once
+        points = [(column, tp, tp.id, tp.kind, tp.required, None if secret else tp.text, tp.id in unsupported,
+                   "required-missed" if tp.required else "missed", shortened.setdefault(tp.id, {}))
+                  for column, tp in enumerate(bank.test_points)]
+        positions, lacking = tops.best_positions(index)
+        for i, name in enumerate(tops.runs):
             top, rows = tops.top_rows(index, name)
-            columns = list(zip(*map(grade_rows.__getitem__, rows))) if rows else [()] * len(points)
-            for (tp, skipped, missed), column in zip(points, columns):
-                kind: str
+            at, gaps = positions[i], lacking[i] if lacking is not None else None
+            for column, tp, tid, kind, required, text, skipped, missed, memo in points:
+                outcome_of: str
                 best_grade: int | None
                 best_passage: str | None
-                if skipped or None in column:  # the verdict's own rule decides
-                    result = verdict(tp, top, grading.grades, grading.failures, unsupported, min_grade=tau, k=k)
-                    kind, best_grade, best_passage = result.outcome, result.best_grade, result.best_passage
-                elif column:  # every pair graded: the first passage of the highest grade, as verdict() keeps it
-                    best_grade = max(cast("tuple[int, ...]", column))
-                    best_passage = top[column.index(best_grade)]
-                    kind = "answered" if best_grade >= tau else missed
+                if skipped or (gaps is not None and gaps[column]):  # the verdict's own rule decides
+                    result = verdict(tp, top, grades, grading.failures, unsupported, min_grade=tau, k=k)
+                    outcome_of, best_grade, best_passage = result.outcome, result.best_grade, result.best_passage
+                elif rows:  # every pair graded: the first passage of the highest grade, as verdict() keeps it
+                    position = at[column]
+                    best_grade = cast("int", grade_rows[rows[position]][column])
+                    best_passage = top[position]
+                    outcome_of = "answered" if best_grade >= tau else missed
                 else:
-                    kind, best_grade, best_passage = missed, None, None
+                    outcome_of, best_grade, best_passage = missed, None, None
                 answer = None
                 if best_passage is not None and not secret:
-                    pair = (best_passage, tp.id)
-                    if pair in shortened:
-                        answer = shortened[pair]
-                    else:
-                        raw = answers.get(pair)
-                        answer = shortened[pair] = shorten(raw, 500) if raw is not None else None
-                found.append(TestPointOutcome(
-                    run=name, query_id=qid, test_point_id=tp.id, kind=tp.kind,
-                    required=tp.required, text=None if secret else tp.text, outcome=kind, best_grade=best_grade,
-                    best_passage=best_passage, answer=answer,
+                    answer = memo.get(best_passage, _UNSEEN)
+                    if answer is _UNSEEN:
+                        raw = answers.get((best_passage, tid))
+                        answer = memo[best_passage] = shorten(raw, 500) if raw is not None else None
+                append(TestPointOutcome(
+                    run=name, query_id=qid, test_point_id=tid, kind=kind, required=required, text=text,
+                    outcome=outcome_of, best_grade=best_grade, best_passage=best_passage, answer=answer,
                 ))
     return found
 
