@@ -209,6 +209,7 @@ class ExamView:
         by_score = tie_order == "score"
         rankings: dict[str, dict[str, list[str]]] = {}
         trec_rankings: dict[str, dict[str, list[str]]] = {}
+        numbered: dict[int, tuple[int, ...]] = {}  # n -> the ranks 1..n
         for name, run in sorted(self.data.runs.items()):
             scored = by_score and run.has_scores()  # once per run, not per query
             orders = rankings[name] = {}
@@ -221,7 +222,11 @@ class ExamView:
                 # Run.top_k and Run.trec_order from one transposition of the columns: a ranking already in
                 # rank order (and, scored, in strictly decreasing score order) is both orders as it is
                 ids, ranks, scores = zip(*ranked)
-                in_order = all(map(lt, ranks, ranks[1:]))
+                plain = numbered.get(len(ranks))
+                if plain is None:
+                    plain = numbered[len(ranks)] = tuple(range(1, len(ranks) + 1))
+                # ranks 1..n (the usual case) compare as the same small int objects, without reading them
+                in_order = ranks == plain or all(map(lt, ranks, ranks[1:]))
                 order = orders[q] = list(ids) if in_order else run.top_k(q, len(ranked))
                 if by_score:
                     if not scored:

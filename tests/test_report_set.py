@@ -11,12 +11,14 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from exam_harness.io import report_set
 from exam_harness.io.report_set import MANIFEST, recover, set_files, write_report_set
+from exam_harness.io.textio import atomic_write_bytes
 
 NAMES = ("exam-report.json", "exam-max-grade.qrels", "exam-count-min4.qrels", "exam-at-least-2-min4.qrels")
 
@@ -52,6 +54,43 @@ def test_replaces_the_set_and_keeps_other_entries(tmp_path: Path) -> None:
     assert (folder / ".gitkeep").exists() and (folder / "notes.txt").read_text() == "mine"
     assert (folder / "partial" / "exam-report.json").read_text() == "{}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
+
+
+def test_contents_in_pieces_are_written_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "reports"
+    pieces = {name: (f"{i} B\n".encode() for i in range(1000)) for name in NAMES}
+    write_report_set(folder, pieces)
+    expected = "".join(f"{i} B\n" for i in range(1000))
+    assert all((folder / name).read_text() == expected for name in NAMES)
+
+
+def test_an_error_while_making_a_piece_keeps_the_old_set(tmp_path: Path) -> None:
+    folder = tmp_path / "reports"
+    write_report_set(folder, _set("A"))
+
+    def failing() -> Iterator[bytes]:
+        yield b"B half a report"
+        raise RuntimeError("the report could not be made")
+
+    with pytest.raises(RuntimeError, match="could not be made"):
+        write_report_set(folder, {**_set("B"), NAMES[0]: failing()})
+    assert _tags(folder) == {"A"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]  # no staging folder left
+
+
+def test_atomic_write_in_pieces(tmp_path: Path) -> None:
+    path = tmp_path / "history" / "0001_main.json"
+    atomic_write_bytes(path, iter([b"{", b"}\n"]))
+    assert path.read_bytes() == b"{}\n"
+
+    def failing() -> Iterator[bytes]:
+        yield b"[half"
+        raise RuntimeError("no")
+
+    with pytest.raises(RuntimeError):
+        atomic_write_bytes(path, failing())
+    assert path.read_bytes() == b"{}\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["0001_main.json"]  # no temp file left
 
 
 def test_a_symlinked_folder_is_written_at_its_target(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ compared here with the plain definition it replaces, bit for bit.
 from __future__ import annotations
 
 import gc
+import math
 import random
 import sys
 from collections import Counter
@@ -21,12 +22,21 @@ from pydantic import TypeAdapter
 
 from exam_harness.errors import ConfigError
 from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs
+from exam_harness.inputs import ExamInputs, view_from_banks
 from exam_harness.io.formats import builtin_bank_formats, builtin_run_formats
-from exam_harness.measures import NuggetF, ScoringContext, ScoringInput
+from exam_harness.measures import NuggetF, ScoringContext, ScoringInput, score
 from exam_harness.measures.cover import covered_by, passage_coverage
-from exam_harness.measures.nuggets import WHITESPACE, ResponseLengths, nugget_f, nugget_f_of_length, response_length
-from exam_harness.measures.trec import run_dicts, trec_eval, trec_eval_scored
+from exam_harness.measures.nuggets import (
+    WHITESPACE,
+    QueryNuggets,
+    ResponseLengths,
+    nugget_f,
+    nugget_f_of_length,
+    response_length,
+)
+from exam_harness.measures.qrels import VARIANTS, relevance_level
+from exam_harness.measures.stats import mean_stderr
+from exam_harness.measures.trec import TrecMeasure, run_dicts, trec_eval, trec_eval_scored
 from exam_harness.models import (
     ExamData,
     GraderSpec,
@@ -314,3 +324,111 @@ def test_run_orders_skip_the_sort_only_when_it_would_change_nothing() -> None:
 def _reverse(text: str) -> tuple[int, ...]:
     """A key that orders texts descending inside an ascending sort."""
     return (*(-ord(c) for c in text), 1)
+
+
+# -- shared per-query work: each value the plain definition gives ------------------------------------------------
+
+
+def test_context_pools_count_labels_and_overall_cover_are_the_per_pair_definitions() -> None:
+    """Coverage kept as bit masks (one bit per test point of the bank): count and at-least-m labels, the
+    pools and the overall cover equal their per-pair definitions."""
+    for seed in range(10):
+        exam = random_exam(seed, responses=False)
+        check_pools_and_labels(ScoringInput(**{**exam.__dict__, "judged": {"q0": ["q0-p14", "q0-p3"], "q2": ["q2-p7"]}}))
+
+
+def check_pools_and_labels(exam: ScoringInput) -> None:
+    ctx = ScoringContext(exam)
+    top = ctx.top_k(6)
+
+    def count(q: str, p: str, tau: int) -> int:
+        return sum(1 for t in ctx.bank(q) if exam.grades.get((p, t), 0) >= tau)
+
+    for pool in ("judged", "top-k"):
+        pooled = {q: list(dict.fromkeys([*(exam.judged.get(q, ()) if pool == "judged" else ()),
+                                         *(p for run in ctx.runs for p in top[run][q])])) for q in exam.queries}
+        assert ctx.pool(pool, 6) == pooled
+        for tau in (1, 3, 5):
+            assert ctx.qrels("count", tau, 2, pool, 6) == {
+                q: {p: count(q, p, tau) for p in pooled[q]} for q in exam.queries if ctx.bank(q)}
+            assert ctx.qrels("at-least-m", tau, 2, pool, 6) == {
+                q: {p: int(count(q, p, tau) >= 2) for p in pooled[q]} for q in exam.queries if ctx.bank(q)}
+            assert ctx.overall(tau, pool, 6) == {
+                q: {t for p in pooled[q] for t in ctx.bank(q) if exam.grades.get((p, t), 0) >= tau}
+                for q in exam.queries}
+
+
+@given(st.integers(0, 3000), st.sets(st.sampled_from(["a", "b", "c", "d", "x"])), st.sampled_from([1.0, 3.0, 5.0]))
+def test_nugget_f_of_a_covered_set_is_the_score_of_its_matched_nuggets(length: int, covered: set[str],
+                                                                       beta: float) -> None:
+    nuggets = QueryNuggets({"a": 1.0, "b": 0.5, "c": 0.25, "d": 0.0}, beta=beta)
+    expected = nuggets.score(length, set(covered) & nuggets.weights.keys()).f
+    assert nuggets.f_covering(length, frozenset(covered)) == expected
+    assert nuggets.f_covering(length, frozenset(covered)) == expected  # the recall remembered for the set
+
+
+def test_trec_measures_are_trec_eval_of_the_contexts_qrels() -> None:
+    """Values read by trec_eval name from one pytrec_eval pass per qrels equal trec_eval() of those qrels
+    (a query trec_eval does not report scores 0), and ScoringContext.trec keeps the canonical names."""
+    names = ["P@5", "map", "ndcg@5", "ndcg@10", "rprec", "mrr", "recall@5", "bpref"]
+    for seed in range(4):
+        exam = random_exam(seed, responses=False)
+        ctx = ScoringContext(exam)
+        measures = [TrecMeasure(name=n, label=label, min_grade=3, m=2, pool="judged", k=8)
+                    for label in VARIANTS for n in names]
+        result = score(ctx, measures)
+        for label in VARIANTS:
+            qrels = ctx.qrels(label, 3, 2, "judged", 8)
+            expected = trec_eval(qrels, ctx.top_k(8), names, relevance_level=relevance_level(label, 3))
+            for name in names:
+                measure = next(m for m in measures if m.label == label and m.name == name)
+                assert result[measure].per_query == {
+                    run: {q: expected.get(run, {}).get(q, {}).get(name, 0.0) for q in exam.queries} for run in ctx.runs}
+            assert ctx.trec(label, 3, 2, "judged", 8, "map") == expected
+
+
+def test_scoring_input_orders_are_the_runs_own_orders() -> None:
+    """scoring_input reads both orders from one transposition of each ranking: the rank order is
+    Run.top_k's, the trec_eval order Run.trec_order's (ranks 1..n or not, ties in rank or score, runs
+    without scores, queries a run did not answer)."""
+    rng = random.Random(11)
+    queries = ["q0", "q1", "q2"]
+    banks = [QueryBank(query=Query(id=q, text=q), source="b.yaml",
+                       test_points=(TestPoint(id=f"{q}/t", query_id=q, kind="question", text="t"),)) for q in queries]
+    for _ in range(40):
+        runs: dict[str, Run] = {}
+        for r in range(4):
+            rankings: dict[str, list[RankedPassage]] = {}
+            unscored = r == 3
+            for q in queries:
+                if rng.random() < 0.15:
+                    continue  # not answered
+                n = rng.randint(0, 9)
+                style = rng.randrange(3)
+                ranks = ([i + 1 for i in range(n)] if style == 0 else [2 * i for i in range(n)] if style == 1
+                         else [rng.randint(1, 4) for _ in range(n)])
+                scores = [0.0] * n if unscored else [float(rng.choice([n - i, 3, rng.random()])) for i in range(n)]
+                rankings[q] = [RankedPassage(passage_id=pid, rank=rank, score=sc)
+                               for pid, rank, sc in zip(rng.sample([f"{q}-p{i}" for i in range(12)], n), ranks, scores)]
+            runs[f"run{r}"] = Run(name=f"run{r}", rankings=rankings)
+        passages = {f"{q}-p{i}": Passage(id=f"{q}-p{i}", text="t") for q in queries for i in range(12)}
+        view = view_from_banks(ExamData(runs=runs, passages=passages), banks)
+        for tie_order in ("score", "rank"):
+            exam = view.scoring_input({}, tie_order=tie_order)
+            assert list(exam.rankings) == sorted(runs)
+            for name, run in runs.items():
+                assert exam.rankings[name] == {q: run.top_k(q, len(run.rankings.get(q, ()))) for q in exam.queries}
+                if tie_order == "score":
+                    assert exam.trec_rankings is not None
+                    assert exam.trec_rankings[name] == {q: run.trec_order(q) for q in exam.queries}
+            if tie_order == "rank":
+                assert exam.trec_rankings is None
+
+
+@given(st.lists(st.floats(-1e6, 1e6) | st.integers(-5, 5), max_size=40))
+def test_mean_stderr_is_its_definition(values: list[float]) -> None:
+    data = [float(v) for v in values]
+    n = len(data)
+    mean = math.fsum(data) / n if n else 0.0
+    stderr = math.sqrt(math.fsum((v - mean) ** 2 for v in data) / (n - 1)) / math.sqrt(n) if n > 1 else 0.0
+    assert mean_stderr(values) == (mean, stderr)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from exam_harness.errors import ConfigError
 from exam_harness.io.report import read_report
-from exam_harness.io.textio import atomic_write_text
-from exam_harness.report.reporters import report_json
+from exam_harness.io.textio import atomic_write_bytes
+from exam_harness.report.reporters import report_json_pieces
 from exam_harness.report.schema import ExamReport
 
 _ENTRY = re.compile(r"(\d{4,})_(.+)\.json")
@@ -37,7 +37,7 @@ def save(folder: Path, report: ExamReport, name: str | None) -> Path:
     number = max((n for n, _, _ in entries(folder)), default=0) + 1
     label = name or "auto-" + _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = folder / f"{number:04d}_{label}.json"
-    atomic_write_text(path, report_json(report))
+    atomic_write_bytes(path, (piece.encode("utf-8") for piece in report_json_pieces(report)))
     return path
 
 

@@ -18,15 +18,16 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 MANIFEST = ".exam-report-set.json"
 _NEW, _OLD = ".new-", ".old-"
 
 
-def write_report_set(folder: Path, files: Mapping[str, bytes]) -> list[Path]:
-    """Replace the report set in ``folder`` by ``files`` (plain file names -> contents) as one unit.
+def write_report_set(folder: Path, files: Mapping[str, bytes | Iterable[bytes]]) -> list[Path]:
+    """Replace the report set in ``folder`` by ``files`` (plain file names -> contents, whole or in
+    pieces written as they come; an error while making them leaves the old set in place) as one unit.
 
     Returns the written paths. ``folder`` may not exist yet; a symlinked folder is written at its target.
     """
@@ -86,9 +87,12 @@ def set_files(folder: Path) -> list[str]:
     return [n for n in names if isinstance(n, str)]
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes | Iterable[bytes]) -> None:
     with open(path, "wb") as handle:
-        handle.write(data)
+        if isinstance(data, bytes):
+            handle.write(data)
+        else:
+            handle.writelines(data)
         handle.flush()
         os.fsync(handle.fileno())
     os.chmod(path, 0o644)

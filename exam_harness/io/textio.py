@@ -16,7 +16,7 @@ import re
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -324,15 +324,19 @@ def first_json_line(path: Path) -> Any:
     return None
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes]) -> None:
     """The one atomic writer: a temp file in the same folder, then os.replace; mode 0644 like any
-    ordinary output file (mkstemp would leave it private)."""
+    ordinary output file (mkstemp would leave it private). ``data`` whole or in pieces, written as
+    they come (an error while making them leaves ``path`` as it was)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if isinstance(data, bytes):
+                fh.write(data)
+            else:
+                fh.writelines(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:

@@ -223,10 +223,9 @@ class ScoringContext:
             top = self.top_k(k)
             pools: dict[str, list[str]] = {}
             for q in self.queries:
-                members: dict[str, None] = dict.fromkeys(self.exam.judged.get(q, ())) if pool == "judged" else {}
-                for ranking in top.values():
-                    members.update(dict.fromkeys(ranking[q]))
-                pools[q] = list(members)
+                ranked = chain.from_iterable(ranking[q] for ranking in top.values())
+                members = chain(self.exam.judged.get(q, ()), ranked) if pool == "judged" else ranked
+                pools[q] = list(dict.fromkeys(members))
             self._pools[key] = pools
         return self._pools[key]
 

@@ -11,6 +11,7 @@ graded fails (exit 1, naming the runs and the count), and a session that ran par
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -128,11 +129,16 @@ class ExamReporting:
         assert self.built is not None and self.grading.graded is not None
         registries = setup_of(self.config).registries(self.config)
         plan = self.grading.graded.plan
-        files: dict[str, bytes] = {}
+        files: dict[str, bytes | Iterable[bytes]] = {}
         for reporter in registries.reporters.values():
-            for file_name, text in reporter.files(self.built.report, plan, self.built.qrels).items():
-                data = text.encode("utf-8")
-                files[file_name] = gzip.compress(data, mtime=0) if file_name.endswith(".gz") else data
+            for file_name, content in reporter.files(self.built.report, plan, self.built.qrels).items():
+                if file_name.endswith(".gz"):
+                    text = content if isinstance(content, str) else "".join(content)
+                    files[file_name] = gzip.compress(text.encode("utf-8"), mtime=0)
+                elif isinstance(content, str):
+                    files[file_name] = content.encode("utf-8")
+                else:  # pieces, encoded as they are written
+                    files[file_name] = (piece.encode("utf-8") for piece in content)
         return write_report_set(folder, files)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

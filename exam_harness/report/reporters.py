@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from functools import cache
 from operator import attrgetter
@@ -29,9 +29,14 @@ if TYPE_CHECKING:
 REPORT_NAME = "exam-report.json"
 
 
+# A file's content: its text, or its text in pieces (written as they come, so a long report is never
+# held whole: at 600,000 outcomes the JSON text alone is about 200 MB).
+FileContent = str | Iterable[str]
+
+
 class Reporter(Protocol):
-    def files(self, report: ExamReport, plan: ExamPlan, qrels: Mapping[str, Qrels]) -> dict[str, str]:
-        """File name (relative to the report folder) -> content."""
+    def files(self, report: ExamReport, plan: ExamPlan, qrels: Mapping[str, Qrels]) -> Mapping[str, FileContent]:
+        """File name (relative to the report folder) -> content (a text, or an iterable of its pieces)."""
         ...
 
 
@@ -43,19 +48,23 @@ STREAMED_LISTS = ("outcomes", "per_query")
 def report_json(report: ExamReport) -> str:
     """Deterministic JSON: sorted keys, fixed indentation, so equal scores give equal bytes. The bytes
     are those of ``json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True,
-    ensure_ascii=False)``; the lists of :data:`STREAMED_LISTS` are dumped one item at a time."""
+    ensure_ascii=False)``; see :func:`report_json_pieces`."""
+    return "".join(report_json_pieces(report))
+
+
+def report_json_pieces(report: ExamReport) -> Iterator[str]:
+    """:func:`report_json`'s text in pieces, made as they are consumed: the lists of
+    :data:`STREAMED_LISTS` are dumped one item at a time."""
     doc = report.model_dump(mode="json", exclude=set(STREAMED_LISTS))
     marker = f"exam-harness-list-{uuid.uuid4().hex}-"  # no report text can hold it
     for name in STREAMED_LISTS:
         doc[name] = marker + name
     text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
-    pieces: list[str] = []
     for name in sorted(STREAMED_LISTS, key=lambda n: text.index(f'"{marker}{n}"')):
         before, text = text.split(f'"{marker}{name}"', 1)
-        pieces.append(before)
-        pieces.extend(_json_list(getattr(report, name), level=1))
-    pieces.append(text)
-    return "".join(pieces) + "\n"
+        yield before
+        yield from _json_list(getattr(report, name), level=1)
+    yield text + "\n"
 
 
 def _json_list(items: Sequence[BaseModel | DataclassInstance], *, level: int) -> Iterator[str]:
@@ -86,12 +95,12 @@ def _field_names(kind: type[DataclassInstance]) -> tuple[str, ...]:
 
 
 class JsonReporter:
-    def files(self, report: ExamReport, plan: ExamPlan, qrels: Mapping[str, Qrels]) -> dict[str, str]:
-        return {REPORT_NAME: report_json(report)}
+    def files(self, report: ExamReport, plan: ExamPlan, qrels: Mapping[str, Qrels]) -> dict[str, FileContent]:
+        return {REPORT_NAME: report_json_pieces(report)}
 
 
 class QrelsReporter:
-    def files(self, report: ExamReport, plan: ExamPlan, qrels: Mapping[str, Qrels]) -> dict[str, str]:
+    def files(self, report: ExamReport, plan: ExamPlan, qrels: Mapping[str, Qrels]) -> dict[str, FileContent]:
         from exam_harness.io.qrels import qrels_text
 
         return {entry.file: qrels_text(qrels[entry.file]) for entry in report.qrels}
