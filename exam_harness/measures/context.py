@@ -186,10 +186,9 @@ class ScoringContext:
     def _tops_by_query(self, k: int) -> Iterator[tuple[str, list[tuple[str, list[str]]], list[str]]]:
         """Per query of the exam: each run's top-k and the distinct passages among them. Work over all runs
         goes query by query, so that a query's passages and their values stay at hand."""
-        top = self.top_k(k)
+        top, pooled = self.top_k(k), self.pool("top-k", k)
         for q in self.queries:
-            tops = [(run, ranking[q]) for run, ranking in top.items()]
-            yield q, tops, list(dict.fromkeys(chain.from_iterable(t for _, t in tops)))
+            yield q, [(run, ranking[q]) for run, ranking in top.items()], pooled[q]
 
     def _covered_by_runs(self, k: int, min_grade: int) -> dict[tuple[str, str], frozenset[str]]:
         found: dict[tuple[str, str], frozenset[str]] = {}
@@ -220,12 +219,15 @@ class ScoringContext:
         check_pool(pool)
         key = (pool, k)
         if key not in self._pools:
-            top = self.top_k(k)
             pools: dict[str, list[str]] = {}
-            for q in self.queries:
-                ranked = chain.from_iterable(ranking[q] for ranking in top.values())
-                members = chain(self.exam.judged.get(q, ()), ranked) if pool == "judged" else ranked
-                pools[q] = list(dict.fromkeys(members))
+            if pool == "top-k":
+                top = self.top_k(k)
+                for q in self.queries:
+                    pools[q] = list(dict.fromkeys(chain.from_iterable(ranking[q] for ranking in top.values())))
+            else:  # the judged passages, then the top-k pool (its order is each run's top-k in run order)
+                judged, ranked = self.exam.judged, self.pool("top-k", k)
+                for q in self.queries:
+                    pools[q] = list(dict.fromkeys(chain(judged[q], ranked[q]))) if judged.get(q) else list(ranked[q])
             self._pools[key] = pools
         return self._pools[key]
 

@@ -188,6 +188,8 @@ class TopGrades:
         self.inputs, self.outcome, self.k = inputs, outcome, k
         self.ctx = ctx
         self._scored = ctx.top_k(k) if ctx is not None else {}
+        # queries whose top-k the context cut for every run: its top-k pool lists their distinct passages
+        self._pooled = ctx.pool("top-k", k) if ctx is not None and ctx.runs == sorted(inputs.data.runs) else {}
         grading = outcome.grading
         self._grades, self._failures = grading.grades, grading.failures
         self._points = [[tp.id for tp in bank.test_points] for bank in outcome.banks]
@@ -216,7 +218,9 @@ class TopGrades:
         """Every run's top-k on the ``index``-th bank and a row for each distinct passage among them."""
         qid, ids, supported = self.outcome.banks[index].query.id, self._points[index], self._supported[index]
         tops = [(run, self.top(run, qid)) for run in self.runs]
-        pooled = list(dict.fromkeys(chain.from_iterable(top for _, top in tops)))
+        pooled = self._pooled.get(qid)
+        if pooled is None:
+            pooled = list(dict.fromkeys(chain.from_iterable(top for _, top in tops)))
         ctx = self.ctx
         if ctx is not None and ctx.exam.grades is self._grades and list(ctx.bank(qid)) == ids:
             recorded = ctx.recorded_rows(qid, pooled)  # the context read these pairs' grades already
