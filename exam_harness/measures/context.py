@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import chain, compress, repeat
-from operator import ge, or_
+from operator import ge, itemgetter, or_
 from typing import cast
 
 from exam_harness.errors import InputError
@@ -89,6 +89,9 @@ class ScoringContext:
         self._qrels: dict[tuple[str, int, int, str, int], Qrels] = {}
         self._trec: dict[tuple[str, int, int, str, int], tuple[frozenset[str], TrecValues]] = {}
         self.trec_wanted: dict[tuple[str, int, int, str, int], set[str]] = {}
+        # qrels -> (the measures evaluated, trec_eval name -> run -> query -> value)
+        self._trec_columns: dict[tuple[str, int, int, str, int],
+                                 tuple[frozenset[str], dict[str, dict[str, dict[str, float]]]]] = {}
 
     @property
     def queries(self) -> Sequence[str]:
@@ -311,6 +314,35 @@ class ScoringContext:
             done = (frozenset(names), evaluate_raw(qrels, runs, by_trec, level))
             self._trec[key] = done
         return done[1]
+
+    def trec_per_query(self, variant: str, min_grade: int, m: int, pool: str, k: int,
+                       trec_name: str) -> dict[str, dict[str, float]]:
+        """run -> query -> the value of one trec measure on every query of the exam, 0.0 where trec_eval
+        reports none (a run that did not answer). Every announced measure of these qrels is picked from
+        pytrec_eval's values in one pass over each run's queries (memoised; the dicts are shared)."""
+        from exam_harness.measures.trec import parse_trec_name
+
+        raw = self.trec_raw(variant, min_grade, m, pool, k, trec_name)
+        key = self._trec_key(variant, min_grade, m, pool, k)
+        names = self._trec[key][0]
+        done = self._trec_columns.get(key)
+        if done is None or done[0] is not names:
+            queries = self.queries
+            columns: dict[str, dict[str, dict[str, float]]] = {parse_trec_name(n).trec_name: {} for n in names}
+            no_values: dict[str, float] = {}
+            for run in self.runs:
+                by_query = raw.get(run, {})
+                try:  # every query reported (the usual case): looked up once for all measures
+                    rows = list(map(by_query.__getitem__, queries))
+                except KeyError:
+                    rows = [by_query.get(q, no_values) for q in queries]
+                for name, column in columns.items():
+                    try:  # picked in C
+                        column[run] = dict(zip(queries, map(itemgetter(name), rows)))
+                    except KeyError:
+                        column[run] = {q: row.get(name, 0.0) for q, row in zip(queries, rows)}
+            done = self._trec_columns[key] = (names, columns)
+        return done[1][parse_trec_name(trec_name).trec_name]
 
     def response_text(self, run: str, query: str, k: int) -> str:
         """The text nugget F charges: the full generated response, else the run's top-k passages joined."""

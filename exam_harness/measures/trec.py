@@ -15,7 +15,6 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.errors import ConfigError, InputError
@@ -260,19 +259,7 @@ class TrecMeasure(Measure):
         return str(bound(self, "pool"))
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
-        values = ctx.trec_raw(*self._qrels_args(), self.name)
-        trec_name, queries = parse_trec_name(self.name).trec_name, ctx.queries
-        pick = itemgetter(trec_name)
-        no_queries: dict[str, dict[str, float]] = {}
-        no_values: dict[str, float] = {}
-        out: PerQuery = {}
-        for run in ctx.runs:
-            by_query = values.get(run, no_queries)
-            try:  # every query reported with the measure (the usual case): picked in C
-                out[run] = dict(zip(queries, map(pick, map(by_query.__getitem__, queries))))
-            except KeyError:  # a query trec_eval did not report scores 0
-                out[run] = {q: by_query.get(q, no_values).get(trec_name, 0.0) for q in queries}
-        return out
+        return dict(ctx.trec_per_query(*self._qrels_args(), self.name))
 
     def announce(self, ctx: ScoringContext) -> None:
         """Tell the context this measure is coming (one pytrec_eval pass per qrels for all of them)."""
