@@ -432,3 +432,24 @@ def test_mean_stderr_is_its_definition(values: list[float]) -> None:
     mean = math.fsum(data) / n if n else 0.0
     stderr = math.sqrt(math.fsum((v - mean) ** 2 for v in data) / (n - 1)) / math.sqrt(n) if n > 1 else 0.0
     assert mean_stderr(values) == (mean, stderr)
+
+
+def test_grade_counts_of_runs_that_rank_nothing_are_empty() -> None:
+    """Every run's counts are summed in one pass over all runs' rows: a run without rows (first, last or
+    between others) counts nothing, and the others count what the per-pair definition counts."""
+    for seed in range(4):
+        inputs, outcome = random_session(seed)
+        runs = dict(inputs.data.runs)
+        for name in ("aaa-empty", "run1x", "zzz-empty"):
+            runs[name] = Run(name=name, rankings={} if name != "run1x" else {"q9": []})
+        inputs._data = ExamData(runs=runs, passages=inputs.data.passages)
+        for ctx in (None, "report"):
+            if ctx is None:
+                tops = TopGrades(inputs, outcome, 4)
+                counts = {run: grade_counts(tops, run) for run in sorted(runs)}
+            else:
+                spec = GraderSpec(name="synthetic", version="1", default_min_grade=4)
+                report = build_report(inputs, outcome, make_plan(ExamOptions(k=4), spec, alpha_ndcg=False)).report
+                counts = {s.run: s.grade_counts for s in report.systems}
+            assert counts == {run: reference_grade_counts(inputs, outcome, run, 4) for run in sorted(runs)}
+            assert counts["aaa-empty"] == counts["zzz-empty"] == counts["run1x"] == {}

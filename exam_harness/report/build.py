@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from exam_harness import __version__
 from exam_harness.display import shorten
@@ -203,7 +203,7 @@ class TopGrades:
         self._run_rows: dict[str, list[int]] = {run: [] for run in self.runs}  # run -> its rows on every bank
         for index in range(len(outcome.banks)):
             self._gather(index)
-        self._counts: tuple[list[int], Any, Any] | None = None  # grades, numpy counts per row, numpy failed
+        self._counts: dict[str, dict[str, int]] | None = None  # run -> its grade counts
 
     def top(self, run: str, query: str) -> Sequence[str]:
         """The passage ids of ``run``'s top-k on ``query``."""
@@ -277,29 +277,38 @@ class TopGrades:
     def grade_counts(self, run: str) -> dict[str, int]:
         """How often each grade occurs over ``run``'s top-k passages and the test points of their banks
         the grader can grade (``"failed"``: pairs that could not be graded)."""
-        import numpy as np  # imported on use, as the package imports fast
-
-        rows = np.array(self._run_rows[run], dtype=np.intp)
-        values, per_row, failed = self._count_matrix()
-        counts = per_row[rows].sum(axis=0).tolist() if len(rows) else [0] * len(values)
-        found = {str(grade): n for grade, n in zip(values, counts) if n}
-        lost = int(failed[rows].sum()) if len(rows) else 0
-        if lost:
-            found["failed"] = lost
-        return dict(sorted(found.items()))
-
-    def _count_matrix(self) -> tuple[list[int], Any, Any]:
-        """The distinct grades and, per row, how often each occurs and how many pairs failed (numpy, once)."""
-        import numpy as np  # imported on use, as the package imports fast
-
         if self._counts is None:
-            lengths = [len(c) for c in self._counted]
-            flat = np.fromiter(chain.from_iterable(self._counted), dtype=np.int64, count=sum(lengths))
-            values, codes = np.unique(flat, return_inverse=True)
-            cells = np.repeat(np.arange(len(self.rows)) * len(values), lengths) + codes.reshape(-1)  # (row, grade)
-            per_row = np.bincount(cells, minlength=len(self.rows) * len(values)).reshape(len(self.rows), len(values))
-            self._counts = ([int(v) for v in values], per_row, np.array(self._failed, dtype=np.int64))
-        return self._counts
+            self._counts = self._count_runs()
+        return dict(self._counts[run])
+
+    def _count_runs(self) -> dict[str, dict[str, int]]:
+        """:meth:`grade_counts` of every run, by numpy: per row how often each grade occurs and how many
+        pairs failed, summed over each run's rows."""
+        import numpy as np  # imported on use, as the package imports fast
+
+        lengths = [len(c) for c in self._counted]
+        flat = np.fromiter(chain.from_iterable(self._counted), dtype=np.int64, count=sum(lengths))
+        values, codes = np.unique(flat, return_inverse=True)
+        n_rows, n_values = len(self.rows), len(values)
+        cells = np.repeat(np.arange(n_rows) * n_values, lengths) + codes.reshape(-1)  # (row, grade)
+        per_row = np.bincount(cells, minlength=n_rows * n_values).reshape(n_rows, n_values)
+        per_row = np.hstack([per_row, np.array(self._failed, dtype=np.int64).reshape(n_rows, 1)])  # + failed
+        sizes = [len(self._run_rows[run]) for run in self.runs]
+        rows = np.fromiter(chain.from_iterable(map(self._run_rows.__getitem__, self.runs)), dtype=np.intp,
+                           count=sum(sizes))
+        sums = np.zeros((len(self.runs), n_values + 1), dtype=np.int64)
+        ranking = [i for i, size in enumerate(sizes) if size]  # runs with rows (reduceat cannot sum an empty stretch)
+        if ranking:  # each run's rows are one stretch of ``rows``, one after the other: summed by reduceat
+            starts = np.cumsum([0, *(sizes[i] for i in ranking[:-1])])
+            sums[ranking] = np.add.reduceat(per_row[rows], starts, axis=0)
+        grades = [str(int(v)) for v in values]
+        found: dict[str, dict[str, int]] = {}
+        for run, counts in zip(self.runs, sums.tolist()):
+            run_counts = {grade: n for grade, n in zip(grades, counts) if n}
+            if counts[-1]:
+                run_counts["failed"] = counts[-1]
+            found[run] = dict(sorted(run_counts.items()))
+        return found
 
 
 _UNSEEN = "\0unseen"  # marks an answer not shortened yet; compared by identity, so no answer text is taken for it
