@@ -57,8 +57,9 @@ def pytest_exam_register_measures(registry: Registry[type[Measure]]) -> None:
 
 @pytest.hookspec
 def pytest_exam_register_reporters(registry: Registry[Reporter]) -> None:
-    """Add reporters: objects whose ``files(report, plan, qrels)`` return report files by name; the
-    session writes them with the built-in ones (see ``report/reporters.py``)."""
+    """Add reporters: objects whose ``files(report, plan, qrels)`` return report files by name (each a
+    text, or an iterable of its pieces); the session writes them with the built-in ones (see
+    ``report/reporters.py``)."""
 
 
 @pytest.hookspec
