@@ -29,6 +29,7 @@ def test_junit_counts_every_case_and_marks_misses_skipped(project: pytest.Pytest
     bank.write_text(BANK.replace("{id: q2/c, text: question c}", "{id: q2/c, text: question c, required: true}"))
     result = project.runpytest("banks", "--junitxml=out.xml")
     result.stdout.fnmatch_lines(["*1 failed, 6 passed, 1 missed*"])
+    assert "missed test points" not in result.stdout.str()  # listed with -rs / -ra only
     suite, cases = junit(project.path / "out.xml")
     assert int(suite.get("tests", -1)) == len(cases) == 8
     skipped = [c for c in cases if c.find("skipped") is not None]
