@@ -181,6 +181,34 @@ def _use_cached_grades(
     return set(found)
 
 
+# Grades are committed at least this often. Each commit rewrites every B-tree page it touches, and the
+# keys are hashes, so a batch of 256 grades touches about 256 pages: a fast grader's batches committed
+# one by one wrote ~4 KB of pages a grade.
+STORE_EVERY_S = 0.5
+STORE_AT_MOST = 32768  # grades held for one commit (a Grade takes about half a KB)
+
+
+class _Store:
+    """The grades of a pass not yet stored, committed together once :data:`STORE_EVERY_S` has passed
+    (or :data:`STORE_AT_MOST` are held)."""
+
+    def __init__(self, cache: GradeCache | None) -> None:
+        self.cache = cache
+        self.pending: dict[str, Grade] = {}
+        self.stored_at = time.perf_counter()
+
+    def add(self, grades: Mapping[str, Grade]) -> None:
+        self.pending.update(grades)
+        if len(self.pending) >= STORE_AT_MOST or time.perf_counter() - self.stored_at >= STORE_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.cache is not None and self.pending:
+            self.cache.put_many(self.pending)  # False when not stored: the cache said why; the outcome keeps them
+        self.pending = {}
+        self.stored_at = time.perf_counter()
+
+
 def run_grading_pass(
     grader: Grader,
     requests: Sequence[GradingRequest],
@@ -190,9 +218,11 @@ def run_grading_pass(
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> GradingOutcome:
-    """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``,
-    storing each batch before the next (the grader's ``prepare`` sees every such pair first). A cache that
-    cannot store (read-only, damaged, a full disk) says so once; the grades are kept in the outcome all the same."""
+    """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``
+    (the grader's ``prepare`` sees every such pair first), storing the grades at least every
+    :data:`STORE_EVERY_S` seconds and when the pass ends or stops: every batch of a grader slower than
+    that, a fast grader's batches together. A cache that cannot store (read-only, damaged, a full disk)
+    says so once; the grades are kept in the outcome all the same."""
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
     by_key = group_by_key(grader, requests, outcome.unsupported)
@@ -213,37 +243,41 @@ def run_grading_pass(
     except Exception as exc:  # preparing only shares work: the batches redo it and report an error per pair
         cache.note(f"grader {grader.name!r} could not prepare the pass ({type(exc).__name__}: {exc}); "
                    "each batch does its own work")
-    for start in range(0, len(todo), chunk_size):
-        keys = todo[start : start + chunk_size]
-        batch = [by_key[key][0] for key in keys]
-        try:
-            results = grader.grade_batch(batch)
-        except (ConfigError, InputError):
-            raise
-        except Exception as exc:  # a crash of one batch is reported per pair, never a grade
-            results = [GradeFailure(f"grader {grader.name!r} raised {type(exc).__name__}: {exc}")] * len(batch)
-        if len(results) != len(batch):
-            raise ConfigError(f"grader {grader.name!r} returned {len(results)} results for a batch of {len(batch)}")
-        new: dict[str, Grade] = {}
-        for key, result in zip(keys, results):
-            for request in by_key[key]:
-                pair = (request.passage.id, request.test_point.id)
+    store = _Store(cache if grader.uses_cache() else None)
+    try:
+        for start in range(0, len(todo), chunk_size):
+            keys = todo[start : start + chunk_size]
+            batch = [by_key[key][0] for key in keys]
+            try:
+                results = grader.grade_batch(batch)
+            except (ConfigError, InputError):
+                raise
+            except Exception as exc:  # a crash of one batch is reported per pair, never a grade
+                results = [GradeFailure(f"grader {grader.name!r} raised {type(exc).__name__}: {exc}")] * len(batch)
+            if len(results) != len(batch):
+                raise ConfigError(
+                    f"grader {grader.name!r} returned {len(results)} results for a batch of {len(batch)}")
+            new: dict[str, Grade] = {}
+            for key, result in zip(keys, results):
+                for request in by_key[key]:
+                    pair = (request.passage.id, request.test_point.id)
+                    if isinstance(result, Grade):
+                        outcome.record(pair, result)
+                    else:
+                        outcome.failures[pair] = result.message
                 if isinstance(result, Grade):
-                    outcome.record(pair, result)
-                else:
-                    outcome.failures[pair] = result.message
-            if isinstance(result, Grade):
-                new[key] = result
-        if grader.uses_cache():
-            cache.put_many(new)  # False when not stored: the cache said why, and the outcome keeps the grades
-        outcome.graded += len(new)
-        if on_progress is not None:
-            on_progress(len(keys))
-        stop = grader.stop_reason()
-        if stop is not None:
-            # the batch's grades are stored above; pairs after it would only fail the same way
-            raise GradingAborted(stop, graded=outcome.graded, remaining=len(todo) - start - len(keys)
-                                 + sum(1 for r in results if not isinstance(r, Grade)))
+                    new[key] = result
+            store.add(new)
+            outcome.graded += len(new)
+            if on_progress is not None:
+                on_progress(len(keys))
+            stop = grader.stop_reason()
+            if stop is not None:
+                # the grades so far are stored on the way out; pairs after it would only fail the same way
+                raise GradingAborted(stop, graded=outcome.graded, remaining=len(todo) - start - len(keys)
+                                     + sum(1 for r in results if not isinstance(r, Grade)))
+    finally:
+        store.flush()  # also on an error or Ctrl-C: every grade obtained is kept
     outcome.cache_notices = list(cache.notices)
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
