@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from operator import gt, lt
 from pathlib import Path
 
 from exam_harness.errors import ConfigError, InputError
@@ -209,32 +208,12 @@ class ExamView:
         by_score = tie_order == "score"
         rankings: dict[str, dict[str, list[str]]] = {}
         trec_rankings: dict[str, dict[str, list[str]]] = {}
-        numbered: dict[int, tuple[int, ...]] = {}  # n -> the ranks 1..n
         for name, run in sorted(self.data.runs.items()):
             scored = by_score and run.has_scores()  # once per run, not per query
             orders = rankings[name] = {}
             trec_orders = trec_rankings[name] = {}
             for q in queries:
-                ranked = run.rankings.get(q)
-                if not ranked:
-                    orders[q], trec_orders[q] = [], []
-                    continue
-                # Run.top_k and Run.trec_order from one transposition of the columns: a ranking already in
-                # rank order (and, scored, in strictly decreasing score order) is both orders as it is
-                ids, ranks, scores = zip(*ranked)
-                plain = numbered.get(len(ranks))
-                if plain is None:
-                    plain = numbered[len(ranks)] = tuple(range(1, len(ranks) + 1))
-                # ranks 1..n (the usual case) compare as the same small int objects, without reading them
-                in_order = ranks == plain or all(map(lt, ranks, ranks[1:]))
-                order = orders[q] = list(ids) if in_order else run.top_k(q, len(ranked))
-                if by_score:
-                    if not scored:
-                        trec_orders[q] = order
-                    elif all(map(gt, scores, scores[1:])):
-                        trec_orders[q] = order if in_order else list(ids)
-                    else:
-                        trec_orders[q] = run.trec_order(q, scored=True)
+                orders[q], trec_orders[q] = run.orders(q, scored=scored)
         passages = self.data.passages
         return ScoringInput(
             queries=queries,

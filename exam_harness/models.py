@@ -149,6 +149,22 @@ class Run(BaseModel):
             return list(ids[:k])
         return [r.passage_id for r in sorted(ranked, key=lambda r: (r.rank, -r.score, r.passage_id))[:k]]
 
+    def orders(self, query_id: str, *, scored: bool) -> tuple[list[str], list[str]]:
+        """``(top_k(query_id, all), trec_order(query_id, scored=scored))`` from one transposition of the
+        ranking: a ranking in rank order (and, scored, in strictly decreasing scores) is both orders as
+        it is, the usual case; scoring reads both orders of every (run, query)."""
+        ranked = self.rankings.get(query_id, [])
+        if not ranked:
+            return [], []
+        ids, ranks, scores = zip(*ranked)
+        in_order = all(map(operator.lt, ranks, ranks[1:]))
+        order = list(ids) if in_order else self.top_k(query_id, len(ranked))
+        if not scored:
+            return order, order
+        if all(map(operator.gt, scores, scores[1:])):
+            return order, order if in_order else list(ids)
+        return order, self.trec_order(query_id, scored=True)
+
     def has_scores(self) -> bool:
         """Whether the run's scores say anything: not all equal (generated answers carry none)."""
         first: float | None = None

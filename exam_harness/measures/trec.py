@@ -124,7 +124,7 @@ def trec_eval(
     Only queries in both the qrels and the run appear (trec_eval's rule); average with
     :func:`mean_over_queries` to count every query.
     """
-    by_trec = _checked(measures, relevance_level)
+    by_trec = checked_trec_names(measures, relevance_level)
     return _evaluate(qrels, run_dicts(rankings), by_trec, relevance_level)
 
 
@@ -137,10 +137,10 @@ def trec_eval_scored(
 ) -> dict[str, dict[str, dict[str, float]]]:
     """:func:`trec_eval` of runs already converted by :func:`run_dicts` (convert once, evaluate over several
     qrels: the scoring context does so for its label variants)."""
-    return _evaluate(qrels, runs, _checked(measures, relevance_level), relevance_level)
+    return _evaluate(qrels, runs, checked_trec_names(measures, relevance_level), relevance_level)
 
 
-def _checked(measures: Iterable[str | TrecName], relevance_level: int) -> dict[str, str]:
+def checked_trec_names(measures: Iterable[str | TrecName], relevance_level: int) -> dict[str, str]:
     """trec_eval name -> canonical name of ``measures``, once they and ``relevance_level`` are checked."""
     parsed = [parse_trec_name(m) for m in measures]
     if not parsed:
@@ -177,11 +177,6 @@ def evaluate_raw(
         {qid: dict(labels) for qid, labels in qrels.items()}, set(trec_names), relevance_level=relevance_level
     )
     return {run: evaluator.evaluate(run_dict) for run, run_dict in runs.items()}
-
-
-def checked_trec_names(measures: Iterable[str | TrecName], relevance_level: int) -> dict[str, str]:
-    """trec_eval name -> canonical name of ``measures``, once they and ``relevance_level`` are checked."""
-    return _checked(measures, relevance_level)
 
 
 TITLES = {"map": "MAP", "rprec": "R-prec", "mrr": "MRR", "bpref": "bpref", "ndcg": "nDCG"}

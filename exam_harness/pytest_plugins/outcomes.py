@@ -88,8 +88,7 @@ class ExamOutcomes:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         """With ``-rs`` (pytest's skip character) or ``-ra``/``-rA``: every missed case and its message,
         whole (what the run missed, its best passage and grade), before pytest's short summary."""
-        chars = str(getattr(config.option, "reportchars", "") or "")
-        if not self.missed or not set(chars) & set("saA"):
+        if not self.missed:  # kept only with those characters (keep_missed)
             return
         terminalreporter.write_sep("=", f"missed test points ({len(self.missed)})", yellow=True)
         for nodeid, message in self.missed:
