@@ -11,7 +11,7 @@ graded fails (exit 1, naming the runs and the count), and a session that ran par
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +60,11 @@ class ExamReporting:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:
                 self.written = self._write(folder)
-            except OSError as exc:
+            except (OSError, ReporterOutputError) as exc:
                 # The scores are computed: say what failed, keep the leaderboard and the exit status honest.
-                self.write_error = (f"FAIL cannot write the reports into {folder}: {exc.strerror or exc}; the "
-                                    "leaderboard above is complete and the grades are cached, so a rerun after "
-                                    "fixing the folder grades nothing")
+                why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+                self.write_error = (f"FAIL cannot write the reports into {folder}: {why}; the leaderboard above is "
+                                    "complete and the grades are cached, so a rerun after fixing it grades nothing")
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         report = self.built.report
         # a grader's error may echo the prompt, and with it a secret bank's text
@@ -130,15 +130,14 @@ class ExamReporting:
         registries = setup_of(self.config).registries(self.config)
         plan = self.grading.graded.plan
         files: dict[str, bytes | Iterable[bytes]] = {}
-        for reporter in registries.reporters.values():
-            for file_name, content in reporter.files(self.built.report, plan, self.built.qrels).items():
+        for name in registries.reporters.names():
+            made = registries.reporters.get(name).files(self.built.report, plan, self.built.qrels)
+            for file_name, content in made.items():
+                data = _encoded(name, file_name, content)
                 if file_name.endswith(".gz"):
-                    text = content if isinstance(content, str) else "".join(content)
-                    files[file_name] = gzip.compress(text.encode("utf-8"), mtime=0)
-                elif isinstance(content, str):
-                    files[file_name] = content.encode("utf-8")
-                else:  # pieces, encoded as they are written
-                    files[file_name] = (piece.encode("utf-8") for piece in content)
+                    whole = data if isinstance(data, bytes) else b"".join(data)
+                    data = gzip.compress(whole, mtime=0)
+                files[file_name] = data
         return write_report_set(folder, files)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -174,3 +173,28 @@ def relative(path: Path, root: Path) -> str:
         return str(path.resolve().relative_to(root.resolve()))
     except ValueError:
         return str(path)
+
+
+class ReporterOutputError(ExamError):
+    """A reporter gave a file's content as something other than a text or an iterable of texts."""
+
+
+def _encoded(reporter: str, file_name: str, content: object) -> bytes | Iterator[bytes]:
+    """A reporter's file as UTF-8: a text at once, pieces as they are written (each checked)."""
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    if isinstance(content, (bytes, bytearray)) or not isinstance(content, Iterable):
+        raise ReporterOutputError(_bad_output(reporter, file_name, content))
+    return _encoded_pieces(reporter, file_name, content)
+
+
+def _encoded_pieces(reporter: str, file_name: str, pieces: Iterable[object]) -> Iterator[bytes]:
+    for piece in pieces:
+        if not isinstance(piece, str):
+            raise ReporterOutputError(_bad_output(reporter, file_name, piece, "a piece"))
+        yield piece.encode("utf-8")
+
+
+def _bad_output(reporter: str, file_name: str, value: object, what: str = "the content") -> str:
+    return (f"reporter {reporter!r} gave {what} of {file_name!r} as {type(value).__name__}; a reporter's files() "
+            "maps each file name to a text (str) or an iterable of text pieces")
