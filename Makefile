@@ -8,13 +8,21 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: exam test bench clean
+.PHONY: exam test bench clean lock
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
+
+# Regenerates the lock from a scratch venv: every package the dev extras resolve to today, torch kept
+# on its CPU build. Review the diff of constraints.txt before committing it.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet torch==2.13.0 -e '.[dev]'
+	{ sed -n '1,/^# torch/p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable \
+	  | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt && rm -rf .lock-venv
 
 exam: $(STAMP)
 	$(BIN)/pytest banks $(PYTEST_ARGS)
