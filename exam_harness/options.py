@@ -486,7 +486,7 @@ def options_from_cli(args: argparse.Namespace, groups: Iterable[str], *,
 
 
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
-    """The README's option table (markdown), made from the schema so the two cannot drift apart
+    """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart
     (``tests/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in specs(groups, front):
