@@ -58,7 +58,7 @@ class ExamGates:
         try:
             if options.baseline is not None:
                 from exam_harness.analysis.sections import baseline_section
-                from exam_harness.measures.intervals import baseline_gate
+                from exam_harness.measures.significance import baseline_gate
 
                 cover = ExamCover().bind(graded.plan.bindings(graded.plan.min_grade))
                 per_query = built.result[cover].per_query

@@ -47,10 +47,10 @@ from exam_harness.io.textio import atomic_write_text
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
-from exam_harness.measures.intervals import bootstrap_cis, compare_runs
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
 from exam_harness.measures.result import MeasureResult
+from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
@@ -332,7 +332,7 @@ def _leaderboard(
         )
     if options.baseline is not None:
         qids = sorted({q for values in per_query.values() for q in values})
-        comparisons = compare_runs(per_query, options.baseline, queries=qids, alpha=options.alpha,
+        comparisons = compare_to_baseline(per_query, options.baseline, queries=qids, alpha=options.alpha,
                                    method=options.significance, n_resamples=options.resamples, seed=options.seed)
         board.significance = SignificanceResult(
             baseline=options.baseline, method=options.significance, alpha=options.alpha, resamples=options.resamples,
