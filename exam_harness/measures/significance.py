@@ -141,10 +141,12 @@ def _permutation_p(d: np.ndarray, n_resamples: int, seed: int, alternative: Alte
 
     def count(stats: np.ndarray) -> np.ndarray:  # stats: rows x resamples
         if alternative == "two-sided":
-            return np.count_nonzero(np.abs(stats) >= (np.abs(observed) - tol)[:, None], axis=1)
-        if alternative == "greater":
-            return np.count_nonzero(stats >= (observed - tol)[:, None], axis=1)
-        return np.count_nonzero(stats <= (observed + tol)[:, None], axis=1)
+            extreme = np.abs(stats) >= (np.abs(observed) - tol)[:, None]
+        elif alternative == "greater":
+            extreme = stats >= (observed - tol)[:, None]
+        else:
+            extreme = stats <= (observed + tol)[:, None]
+        return np.asarray(np.count_nonzero(extreme, axis=1))
 
     if n < 63 and 2**n <= n_resamples:
         total = 2**n
@@ -282,7 +284,7 @@ def compare_to_baseline(
     baseline: str,
     *,
     alpha: float = 0.05,
-    method: Method = "permutation",
+    method: Method | str = "permutation",
     n_resamples: int = 10000,
     seed: int = 0,
     queries: Iterable[str] | None = None,
@@ -367,7 +369,7 @@ def baseline_gate(
     per_query_by_run: PerQueryByRun,
     baseline: str,
     alpha: float = 0.05,
-    method: Method = "permutation",
+    method: Method | str = "permutation",
     *,
     measure: str = "EXAM-Cover",
     queries: Iterable[str] | None = None,
