@@ -78,6 +78,7 @@ def normalise(system: System, raw: Any) -> Answer | list[Ranked]:
 
 def _passage(item: Any, i: int) -> tuple[str | None, str, float | None]:
     pid: Any
+    text: Any
     score: Any = None
     if isinstance(item, str):
         pid, text = None, item

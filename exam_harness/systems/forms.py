@@ -105,6 +105,6 @@ class CommandCall:
         except FileNotFoundError:
             raise FileNotFoundError(f"command not found: {argv[0]!r}") from None
         if done.returncode != 0:
-            tail = done.stderr.strip().splitlines()[-3:]
-            raise RuntimeError(f"command {argv[0]!r} exited with {done.returncode}: {' / '.join(tail) or '(no stderr)'}")
+            tail = " / ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:]) or "(no stderr)"
+            raise RuntimeError(f"command {argv[0]!r} exited with {done.returncode}: {tail}")
         return done.stdout.strip()
