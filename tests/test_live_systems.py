@@ -236,3 +236,26 @@ def test_an_interrupted_recording_resumes_without_calling_finished_queries(examp
     called_again = calls(example)
     assert sorted(called_again) == sorted(set(QUERIES) - finished)
     assert set(manifest(example, "dict-rag")["queries"]) == set(QUERIES)  # type: ignore[arg-type]
+
+
+def test_record_and_queries_subcommands(example: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.cli import main
+
+    assert main(["queries", str(example.path / "banks"), "--format", "jsonl"]) == 0
+    listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [q["query_id"] for q in listed] == QUERIES and listed[0]["text"] == "what causes ocean tides"
+    assert main(["queries", str(example.path / "banks")]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == "sky\twhy is the sky blue"
+
+    example.makeconftest(conftest(extra=RANKING_SYSTEM))
+    code = f"import sys; from exam_harness.cli import main; sys.exit(main({['record', '--system', 'dict-rag']!r}))"
+    recorded = example.run(sys.executable, "-c", code)
+    assert recorded.ret == 0, recorded.stderr.str()
+    recorded.stdout.fnmatch_lines(["dict-rag: 4 queries recorded"])
+    assert sorted(calls(example)) == sorted(QUERIES)
+    assert (example.path / "runs" / "dict-rag.system.json").exists()
+    assert not (example.path / "runs" / "dict-retriever.system.json").exists()  # --system: that one only
+    assert not (example.path / "reports").exists()  # nothing graded
+    unknown = example.run(sys.executable, "-c", code.replace("dict-rag", "nope"))
+    assert unknown.ret == 4
+    unknown.stderr.fnmatch_lines(["*no declared system 'nope'; declared: dict-rag, dict-retriever*"])

@@ -28,6 +28,7 @@ class ExamSystems:
         self.config = config
         self.collector = collector
         self.outcome: PassOutcome | None = None
+        self.only: set[str] | None = None  # exam-harness record --system NAME: these systems only
         self._live: tempfile.TemporaryDirectory[str] | None = None
         setup = setup_of(config)
         setup.exam_inputs(config).system_names = lambda: [s.name for s in declared()]
@@ -49,7 +50,7 @@ class ExamSystems:
     def prepare(self, banks: Sequence[QueryBank] | None = None) -> None:
         """Call or replay every declared system for its queries: those of its collected cases, or
         every query of ``banks`` (the xdist controller, before the workers collect)."""
-        systems = declared()
+        systems = [s for s in declared() if self.only is None or s.name in self.only]
         if not systems or self.outcome is not None:
             return
         mode = WORKER if is_worker(self.config) else self.mode
