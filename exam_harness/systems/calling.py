@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,20 +184,25 @@ def _call_threads(system: System, queries: Sequence[Query], on_result: Callable[
                   stopper: _EarlyStop) -> None:
     pool = ThreadPoolExecutor(max_workers=min(system.concurrency, len(queries)),
                               thread_name_prefix=f"exam-system-{system.name}")
-    pending: set[Future[Called | None]] = set()
+    finished: queue.SimpleQueue[Future[Called | None]] = queue.SimpleQueue()
+    remaining = 0
     try:
-        pending = {pool.submit(_one_sync, system, query, stopper.event) for query in queries}
-        while pending:
-            # a timeout lets Ctrl-C reach this thread between waits
-            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in done:
-                called = future.result()
-                if called is not None:
-                    on_result(called)
-                    stopper.seen(called)
+        for query in queries:
+            pool.submit(_one_sync, system, query, stopper.event).add_done_callback(finished.put)
+            remaining += 1
+        while remaining:
+            try:
+                future = finished.get(timeout=0.5)  # a timeout lets Ctrl-C reach this thread between waits
+            except queue.Empty:
+                continue
+            remaining -= 1
+            called = future.result()
+            if called is not None:
+                on_result(called)
+                stopper.seen(called)
     finally:
         stopper.event.set()  # on an interrupt: queued calls start no more
-        pool.shutdown(wait=not pending, cancel_futures=True)
+        pool.shutdown(wait=not remaining, cancel_futures=True)
 
 
 async def _call_async(system: System, queries: Sequence[Query], on_result: Callable[[Called], None],
