@@ -61,7 +61,8 @@ class ExamSystems:
         if mode == "live":
             self._live = tempfile.TemporaryDirectory(prefix="exam-live-")
             folder = Path(self._live.name)
-        wanted = [(s, self._queries(s, banks)) for s in systems]
+        # a system none of whose cases was collected (-k) is neither called nor checked
+        wanted = [(s, queries) for s in systems if (queries := self._queries(s, banks))]
         self.outcome = SystemsPass(mode, folder, progress=self._progress).run(wanted)
         inputs = setup_of(self.config).exam_inputs(self.config)
         if mode == "live":

@@ -144,7 +144,7 @@ class SystemsPass:
                 stopped = call_all(system, todo, keep)
             finally:
                 outcome.calls += len(todo)
-                if rec.changed or not manifest_path(self.folder, system.name).exists():
+                if rec.changed:
                     rec.write(self.folder, system)  # also on Ctrl-C: the finished queries are kept
         if stopped is not None:
             outcome.notes.append(stopped)
