@@ -35,6 +35,9 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
 class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive and TCP_NODELAY, as a deployed server has
+    disable_nagle_algorithm = True
+
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         time.sleep(float(sys.argv[1]))

@@ -8,7 +8,9 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -137,3 +139,38 @@ def test_two_declarations_of_one_name_are_refused() -> None:
     exam_harness.http_system("twice", url="http://127.0.0.1:9/a")
     with pytest.raises(ConfigError, match="system 'twice' is declared twice"):
         exam_harness.command_system("twice", ["echo", "{query.text}"])
+
+
+class _KeepAlive(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # connections stay open between calls
+    disable_nagle_algorithm = True
+    connections: ClassVar[set[int]] = set()
+
+    def do_POST(self) -> None:
+        _KeepAlive.connections.add(id(self.connection))
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        status, reply = (500, b"index down") if body["id"] == "q2" else (200, json.dumps(
+            {"hits": [{"id": f"d{body['id']}", "text": f"about {body['id']}", "score": 1.5}]}).encode())
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_http_ranking_system_keeps_its_connections_and_reports_http_errors() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAlive)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        system = exam_harness.http_system("hits", url=f"http://127.0.0.1:{server.server_address[1]}/search",
+                                          body={"id": "{query.id}"}, answer="hits", kind="ranking", concurrency=2)
+        got, _ = results(system)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert got["q0"].value == [("dq0", "about q0", 1.5)]
+    assert got["q2"].error == "RuntimeError: HTTP 500 Internal Server Error from POST " \
+        f"http://127.0.0.1:{server.server_address[1]}/search: index down"
+    assert len(_KeepAlive.connections) <= 2 < len(QUERIES)  # one connection per calling thread

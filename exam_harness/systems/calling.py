@@ -111,10 +111,15 @@ def call_all(system: System, queries: Sequence[Query], on_result: Callable[[Call
     if not queries:
         return None
     stopper = _EarlyStop(system, len(queries))
-    if system.is_async:
-        asyncio.run(_call_async(system, queries, on_result, stopper))
-    else:
-        _call_threads(system, queries, on_result, stopper)
+    try:
+        if system.is_async:
+            asyncio.run(_call_async(system, queries, on_result, stopper))
+        else:
+            _call_threads(system, queries, on_result, stopper)
+    finally:
+        close = getattr(system.call, "close", None)
+        if callable(close):
+            close()  # an HTTP system's kept-alive connections
     return stopper.message
 
 
@@ -137,7 +142,7 @@ class _EarlyStop:
 
 
 def _deadline_call(system: System, query: Query) -> Any:
-    if system.timeout is None:
+    if system.timeout is None or system.own_deadline:
         return system.call(query)
     box: dict[str, Any] = {}
 

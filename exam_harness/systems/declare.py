@@ -87,6 +87,7 @@ class System:
     origin: str  # where it was declared, for messages
     form: str  # "python", "http" or "command"
     is_async: bool = False
+    own_deadline: bool = False  # the call keeps the deadline itself (socket or process timeout)
     describe: Mapping[str, Any] = field(default_factory=dict)  # shown in the manifest (no secrets)
 
 
@@ -207,7 +208,7 @@ def http_system(
         name=name, call=call, kind=kind, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff,
         version=version, fingerprint=fingerprint(kind, "http", json.dumps(shown, sort_keys=True, default=str),
                                                  version=version),
-        origin=_caller(), form="http", describe=shown,
+        origin=_caller(), form="http", own_deadline=True, describe=shown,
     ))
 
 
@@ -228,5 +229,5 @@ def command_system(
     return _register(System(
         name=name, call=call, kind=kind, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff,
         version=version, fingerprint=fingerprint(kind, "command", "\0".join(argv), version=version),
-        origin=_caller(), form="command", describe={"command": list(argv)},
+        origin=_caller(), form="command", own_deadline=True, describe={"command": list(argv)},
     ))

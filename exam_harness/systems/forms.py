@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
-import urllib.error
+import threading
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
 from exam_harness.models import Query
 from exam_harness.systems.declare import Answer
+
+_LOCAL = threading.local()  # per calling thread: its kept-alive HTTP connections
 
 
 class _Quoted:
@@ -57,6 +59,15 @@ class HttpCall:
     tokens: str | None = None
     cost: str | None = None
     timeout: float | None = None
+    opened: list[http.client.HTTPConnection] = field(default_factory=list, compare=False, repr=False)
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def close(self) -> None:
+        """Close every connection the calling threads opened (the caller does, after its calls)."""
+        with self.lock:
+            for conn in self.opened:
+                conn.close()
+            self.opened.clear()
 
     def __call__(self, query: Query) -> Any:
         url = self.url.format(query=_Quoted(query))
@@ -64,13 +75,14 @@ class HttpCall:
         headers = {"Accept": "application/json", **self.headers}
         if data is not None:
             headers.setdefault("Content-Type", "application/json")
-        request = urllib.request.Request(url, data=data, method=self.method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read(300).decode("utf-8", "replace").strip()
-            raise RuntimeError(f"HTTP {exc.code} {exc.reason} from {self.method} {url}: {detail}") from None
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        status, reason, raw = self._send(parts, target, data, headers)
+        if status >= 400:
+            detail = raw[:300].decode("utf-8", "replace").strip()
+            raise RuntimeError(f"HTTP {status} {reason} from {self.method} {url}: {detail}")
         try:
             reply = json.loads(raw)
         except ValueError:
@@ -80,6 +92,34 @@ class HttpCall:
             return Answer(value, tokens=self._number(reply, self.tokens, int),
                           cost=self._number(reply, self.cost, float))
         return value
+
+    def _send(self, parts: urllib.parse.SplitResult, target: str, data: bytes | None,
+              headers: dict[str, str]) -> tuple[int, str, bytes]:
+        """One request over this thread's kept-alive connection to the host (a connection the server
+        closed meanwhile is opened again, once); any other failure drops the connection."""
+        key = (id(self), parts.scheme, parts.netloc)
+        pool: dict[tuple[int, str, str], http.client.HTTPConnection] = _LOCAL.__dict__.setdefault("connections", {})
+        for attempt in (1, 2):
+            conn = pool.get(key)
+            if conn is None:
+                kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+                conn = pool[key] = kind(parts.netloc, timeout=self.timeout)
+                with self.lock:
+                    self.opened.append(conn)
+            try:
+                conn.request(self.method, target, body=data, headers=headers)
+                response = conn.getresponse()
+                return response.status, response.reason, response.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                conn.close()
+                pool.pop(key, None)
+                if attempt == 2:
+                    raise ConnectionError(f"{self.method} {parts.geturl()}: {exc}") from None
+            except BaseException:
+                conn.close()
+                pool.pop(key, None)
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
     def _number(reply: Any, path: str | None, kind: type[int] | type[float]) -> Any:
