@@ -174,3 +174,25 @@ def test_an_http_ranking_system_keeps_its_connections_and_reports_http_errors() 
     assert got["q2"].error == "RuntimeError: HTTP 500 Internal Server Error from POST " \
         f"http://127.0.0.1:{server.server_address[1]}/search: index down"
     assert len(_KeepAlive.connections) <= 2 < len(QUERIES)  # one connection per calling thread
+
+
+def test_once_asks_again_for_a_query_whose_text_changed_and_replay_says_it_is_stale(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    @exam_harness.system("echo")
+    def echo(query: Query) -> str:
+        asked.append(query.id)
+        return query.text
+
+    system = declare.declared()[0]
+    SystemsPass("once", tmp_path).run([(system, QUERIES[:3])])
+    edited = [QUERIES[0], Query(id="q1", text="an edited query"), QUERIES[2]]
+    asked.clear()
+    replayed = SystemsPass("replay", tmp_path).run([(system, edited)])
+    assert asked == [] and replayed.notes == [
+        "stale recording: system 'echo' answered another text of queries q1; record it again"]
+    SystemsPass("once", tmp_path).run([(system, edited)])
+    assert asked == ["q1"]
+    assert read_responses(tmp_path / "echo.responses.jsonl").responses["echo"]["q1"] == "an edited query"
+    with pytest.raises(ConfigError, match=r"system 'echo': no recorded answer for queries q3"):
+        SystemsPass("replay", tmp_path).run([(system, QUERIES[:4])])
