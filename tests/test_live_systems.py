@@ -143,7 +143,11 @@ def test_a_system_failing_on_one_query_errs_on_exactly_those_cases(example: pyte
     n_sky = sum(1 for line in example.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "-k",
                                                 "sky and dict-rag").stdout.lines if "::sky::" in line)
     assert len(errors) == n_sky > 0
-    result.stdout.fnmatch_lines(["*FAIL incomplete exam: systems failed ('dict-rag' on 1 query)*"])
+    result.stdout.fnmatch_lines([
+        "! incomplete: systems failed on some queries; the scores of 'dict-rag' (1 of 4 queries) count them as not*",
+        "*FAIL incomplete exam: systems failed ('dict-rag' on 1 query)*"])
+    report = json.loads((example.path / "reports" / "exam-report.json").read_text())
+    assert {s["run"]: s["incomplete_queries"] for s in report["systems"]}["dict-rag"] == ["sky"]
     recorded = manifest(example, "dict-rag")
     assert set(recorded["queries"]) == set(QUERIES) - {"sky"}  # type: ignore[arg-type]
     assert "index shard 3 is down" in recorded["errors"]["sky"]["error"]  # type: ignore[index]

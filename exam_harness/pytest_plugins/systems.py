@@ -104,7 +104,8 @@ class ExamSystems:
             shown = ", ".join(f"{name!r} on {n} quer{'y' if n == 1 else 'ies'}" for name, n in failed.items())
             terminalreporter.write_line(
                 f"FAIL incomplete exam: systems failed ({shown}); those cases are errors and the systems' scores "
-                "count the queries as unanswered; nothing was recorded for them, so the next run asks again",
+                "count the queries as not covered (marked incomplete, '!'); nothing was recorded for them, so the "
+                "next run asks again",
                 red=True, bold=True)
         elif outcome.calls:
             terminalreporter.write_line(f"systems ({self.mode}): {outcome.calls} calls")
