@@ -30,6 +30,7 @@ SIGNIFICANCE = "significance"
 GATES = "gates"
 REPORTS = "reports"
 INPUTS = "inputs"
+SYSTEMS = "systems"
 RECORDED = "recorded"
 EVALUATE = "evaluate"
 
@@ -38,6 +39,7 @@ TREC_MEASURES: tuple[str, ...] = ("P@20", "map", "ndcg@10", "ndcg@20", "rprec", 
 POOLS: tuple[str, ...] = ("judged", "top-k")
 SIGNIFICANCE_TESTS: tuple[str, ...] = ("permutation", "bootstrap", "t-test")
 ANALYSES: tuple[str, ...] = ("verify", "missing", "spurious", "agreement")
+SYSTEM_MODES: tuple[str, ...] = ("once", "replay", "record", "live")
 
 
 # --- converters: str -> value, ValueError(reason) on bad input ---------------------------------
@@ -313,6 +315,11 @@ class ExamOptions:
     runs: tuple[Path, ...] = declare(
         "runs", (Path("runs"),), "Run file or folder of systems taking the exam; repeatable", Path, group=INPUTS,
         many=True, path=True, fronts=("pytest",), metavar="PATH")
+    system_mode: str | None = declare(
+        "system-mode", None, "How declared live systems are called: 'once' (only queries their recording lacks; "
+        "everything when the system changed), 'replay' (call nothing, read the recording), 'record' (call every "
+        "query again) or 'live' (call, record nothing) (default: $EXAM_SYSTEM_MODE, else replay when CI=true, "
+        "else once)", choice(*SYSTEM_MODES), group=SYSTEMS, metavar="MODE")
 
     # evaluate
     official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "

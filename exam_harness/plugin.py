@@ -22,12 +22,13 @@ from exam_harness.options import (
     REPORTS,
     SCORING,
     SIGNIFICANCE,
+    SYSTEMS,
     add_pytest_options,
     options_from_pytest,
 )
 from exam_harness.report.schema import ExamReport
 
-PYTEST_GROUPS = (INPUTS, GRADING, SCORING, SIGNIFICANCE, GATES, REPORTS)
+PYTEST_GROUPS = (INPUTS, SYSTEMS, GRADING, SCORING, SIGNIFICANCE, GATES, REPORTS)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -50,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from exam_harness.pytest_plugins.outcomes import ExamOutcomes
     from exam_harness.pytest_plugins.reporting import ExamReporting
     from exam_harness.pytest_plugins.state import SETUP_KEY, ExamSetup
+    from exam_harness.pytest_plugins.systems import ExamSystems
 
     config.addinivalue_line("markers", "exam_required: a required test point; missing it fails the case")
     try:
@@ -59,11 +61,16 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config))
     collector = ExamCollector(config)
+    try:
+        systems = ExamSystems(config, collector)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
     grading = ExamGrading(config, collector)
     outcomes = ExamOutcomes(config)
     reporting = ExamReporting(config, grading, outcomes)
     for name, plugin in (
         ("exam-collector", collector),
+        ("exam-systems", systems),
         ("exam-grading", grading),
         ("exam-outcomes", outcomes),
         ("exam-reporting", reporting),

@@ -16,7 +16,7 @@ from exam_harness.errors import ExamError
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
-    "calibrate",
+    "calibrate", "record", "queries",
 )
 
 

@@ -152,6 +152,7 @@ class ExamCase(ExamItem):
         return inputs.redact(describe(result, text=text, answer=answer))
 
     def setup(self) -> None:
+        system_failed(self)
         result = self.verdict()
         if result.outcome == "skipped":
             pytest.skip(self.message(result))
@@ -183,6 +184,15 @@ class ExamCase(ExamItem):
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return str(self.path), None, f"{self.test_point.kind} {self.test_point.id} [{self.run}]"
+
+
+def system_failed(case: ExamItem) -> None:
+    """A declared system that failed on the case's query: the case is an error with the system's message."""
+    from exam_harness.pytest_plugins.systems import system_failure
+
+    failure = system_failure(case.config, case.run, case.bank.query.id)
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
 
 
 def withheld(exc: BaseException, redact: Callable[[str], str], where: str) -> str:

@@ -24,6 +24,7 @@ from exam_harness.preflight import check_gate_runs, check_overlap, check_writabl
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.collection import ExamCollector, withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
+from exam_harness.pytest_plugins.systems import ExamSystems
 
 
 class ExamGrading:
@@ -117,6 +118,11 @@ class ExamGrading:
         self.config.stash[GRADED_KEY] = graded
         return graded
 
+    def _systems(self) -> ExamSystems:
+        plugin = self.config.pluginmanager.get_plugin("exam-systems")
+        assert isinstance(plugin, ExamSystems)
+        return plugin
+
     def _progress(self, grader: str) -> GradingProgress:
         capman = self.config.pluginmanager.getplugin("capturemanager")
         enabled = not setup_of(self.config).options.no_progress and self.config.get_verbosity() >= 0
@@ -134,6 +140,7 @@ class ExamGrading:
             inputs = setup_of(self.config).exam_inputs(self.config)
             banks = [b for path in self.collector.requested_bank_files() for b in inputs.load_bank_file(path)]
             if banks:
+                self._systems().prepare(banks)  # before the workers start: they read the recordings
                 self.grade(banks)
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -141,9 +148,11 @@ class ExamGrading:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         # An xdist worker grades lazily, bank by bank, as its cases arrive (graded_for).
-        if self.collector.cases and not session.config.option.collectonly and not is_worker(self.config):
+        if self.collector.cases and not session.config.option.collectonly:
             try:
-                self.grade(self.collector.collected_banks())
+                self._systems().prepare()  # declared systems answer (or are replayed) before grading
+                if not is_worker(self.config):
+                    self.grade(self.collector.collected_banks())
             except ExamError as exc:
                 raise pytest.UsageError(str(exc)) from None
             except Exception as exc:

@@ -17,7 +17,7 @@ import pytest
 
 from exam_harness.display import shorten
 from exam_harness.models import QueryBank
-from exam_harness.pytest_plugins.collection import ExamItem, ExamMissed, ExamRequiredMissed, withheld
+from exam_harness.pytest_plugins.collection import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
 from exam_harness.pytest_plugins.state import setup_of
 from exam_harness.verdicts import Verdict, describe, verdict
 
@@ -74,6 +74,7 @@ class QueryCase(ExamItem):
         return inputs.redact("\n".join(lines))
 
     def setup(self) -> None:
+        system_failed(self)
         counts = Counter(v.outcome for v in self.verdicts())
         self.user_properties.append(("exam_test_points", [tp.id for tp in self.bank.test_points]))
         self.user_properties.append(("exam_counts", dict(counts)))

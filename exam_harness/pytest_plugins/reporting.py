@@ -52,7 +52,7 @@ class ExamReporting:
         try:
             partial = self._partial(session)
             outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies,
-                                     cache_path_shown(setup.options.cache, root), partial)
+                                     cache_path_shown(setup.options.cache, root), partial, self._unanswered())
             self.built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -69,7 +69,11 @@ class ExamReporting:
         report = self.built.report
         # a grader's error may echo the prompt, and with it a secret bank's text
         self.failure_reasons = Counter(inputs.redact(m) for m in graded.grading.failures.values()).most_common()
-        if report.incomplete_runs:
+        if report.incomplete_runs and not report.cache.failures:
+            # only systems failed: the systems plugin's FAIL line says which, on how many queries
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif report.incomplete_runs:
             runs = ", ".join(repr(r) for r in report.incomplete_runs)
             self.incomplete_message = (
                 f"FAIL incomplete exam: {report.cache.failures} pairs could not be graded; the scores of runs {runs} "
@@ -97,6 +101,17 @@ class ExamReporting:
 
         path = history.save(options.history_dir, report, options.save)
         self.notes.append(f"kept: {relative(path, Path(self.config.rootpath))}")
+
+    def _unanswered(self) -> dict[str, set[str]]:
+        """run -> the queries its declared system failed on (their scores count as not covered)."""
+        from exam_harness.pytest_plugins.systems import ExamSystems
+
+        systems = self.config.pluginmanager.get_plugin("exam-systems")
+        found: dict[str, set[str]] = {}
+        if isinstance(systems, ExamSystems) and systems.outcome is not None:
+            for run, query in systems.outcome.failures:
+                found.setdefault(run, set()).add(query)
+        return found
 
     def _partial(self, session: pytest.Session) -> str | None:
         """Why this session examined part of the configured exam, or None for a full exam.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain, repeat
@@ -57,6 +57,7 @@ class SessionOutcome:
     tallies: Mapping[str, Outcomes] = field(default_factory=dict)
     cache_path: str | None = None
     partial: str | None = None  # why the session covered part of the exam only
+    unanswered: Mapping[str, Collection[str]] = field(default_factory=dict)  # run -> queries its system failed on
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,8 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     cover_result, n_exam_result = result[cover], result[n_exam]
     nugget_result = result[nugget] if nugget else None
     trec_results = {label: [(m.key, result[m]) for m in ms] for label, ms in trec.items()}
-    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for r in map(result.__getitem__, measures)))
+    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for r in map(result.__getitem__, measures)),
+                                   outcome.unanswered.get(run, ()))
                   for run in result.runs}
     tops = TopGrades(inputs, outcome, plan.k, ctx)
     systems: list[SystemScore] = []

@@ -178,7 +178,7 @@ def _leaderboard(report: ExamReport, systems: Sequence[SystemScore], anchors: Ma
         shown = ", ".join(f"<b>{_e(sys.run)}</b> ({len(sys.incomplete_queries)} of {sys.queries} queries)"
                           for sys in incomplete)
         notes.append(f'<p class="note incomplete-note"><span class="flag">!</span> incomplete: '
-                     f"{_e(report.cache.failures)} pairs could not be graded; the scores of {shown} count them "
+                     f"{_e(report.incomplete_cause)}; the scores of {shown} count them "
                      "as not covered (lower bounds, not scores).</p>")
     notes.append(f'<p class="note">Sorted by EXAM-Cover@{_e(k)} (mean over queries ± standard error); '
                  "a run's name links to its missed test points. Click a column header to sort by it.</p>")

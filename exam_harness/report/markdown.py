@@ -75,7 +75,7 @@ def _warnings(report: ExamReport) -> list[str]:
     incomplete = [s for s in report.systems if s.incomplete_queries]
     if incomplete:
         runs = ", ".join(f"{escape(s.run)} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in incomplete)
-        lines.append(f"> **Incomplete:** {report.cache.failures} pairs could not be graded; the scores of {runs} "
+        lines.append(f"> **Incomplete:** {escape(report.incomplete_cause)}; the scores of {runs} "
                      "count them as not covered (lower bounds, not scores).")
     return lines
 

@@ -140,5 +140,12 @@ class ExamReport(_Model):
     decided_by: dict[str, int] = Field(default_factory=dict)
 
     @property
+    def incomplete_cause(self) -> str:
+        """Why some runs' scores are lower bounds: pairs that could not be graded, else (no failed pair)
+        a declared system that failed on some queries (docs/live-systems.md)."""
+        failed = self.cache.failures
+        return f"{failed} pairs could not be graded" if failed else "systems failed on some queries"
+
+    @property
     def incomplete_runs(self) -> list[str]:
         return [s.run for s in self.systems if s.incomplete_queries]

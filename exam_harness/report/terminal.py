@@ -39,7 +39,7 @@ def incomplete_line(report: ExamReport) -> str | None:
     if not runs:
         return None
     shown = ", ".join(f"{s.run!r} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in runs)
-    return (f"! incomplete: {report.cache.failures} pairs could not be graded; the scores of {shown} count them as "
+    return (f"! incomplete: {report.incomplete_cause}; the scores of {shown} count them as "
             "not covered (lower bounds, not scores)")
 
 
