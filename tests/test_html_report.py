@@ -455,11 +455,31 @@ def test_write_html_report_replaces_atomically(tmp_path: Path, monkeypatch: pyte
 
 # --- a headless browser ---------------------------------------------------------------------------
 
+def _on_ci() -> bool:
+    """Whether a CI service runs the tests (GitHub, GitLab, Jenkins' plugins... set CI=true)."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
 def _chromium() -> str:
+    """The browser; without it a browser test is skipped, but under CI=true it fails: there .ci/run
+    installs it, so a missing browser means the HTML report was never shown in one."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        pytest.skip("no chromium on PATH (the Debian package 'chromium' provides it)")
+        message = "no chromium on PATH (the Debian package 'chromium' provides it)"
+        if _on_ci():
+            pytest.fail(message + "; under CI=true the browser tests must run (.ci/run installs it)")
+        pytest.skip(message)
     return found
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
+def test_a_missing_browser_fails_on_ci_and_skips_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, ci: str, outcome: type[BaseException]
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="no chromium on PATH"):
+        _chromium()
 
 
 def _browse(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess[bytes]:
