@@ -43,6 +43,8 @@ def test_answering_passage_outgrades_unrelated_one(grader: EmbeddingGrader) -> N
     answer = "The moon's gravitational pull draws the oceans into a bulge, which causes the tides."
     unrelated = "A good espresso needs finely ground coffee and water at about 93 degrees."
     good, bad = grader.grade_batch([request(question, answer), request(question, unrelated)])
+    assert isinstance(good, Grade) and isinstance(bad, Grade)
+    assert good.raw_response is not None and bad.raw_response is not None
     assert good.grade >= 4 and bad.grade <= 1
     assert float(good.raw_response) > float(bad.raw_response)
     assert good.details["cosine"] == pytest.approx(float(good.raw_response), abs=1e-4)

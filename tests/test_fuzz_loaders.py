@@ -356,7 +356,7 @@ def yaml_document(draw: st.DrawFn) -> bytes:
     doc = draw(mutated(HAND_SEED))
     marker = "SNIPPET_MARKER"
     slots = _slots(doc)
-    if slots and draw(st.booleans()):
+    if len(slots) > 0 and draw(st.booleans()):
         container, key = draw(st.sampled_from(slots))
         container[key] = marker
     text = yaml.safe_dump(doc, allow_unicode=True, default_flow_style=draw(st.sampled_from([False, None, True])),

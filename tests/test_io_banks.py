@@ -382,7 +382,7 @@ class _StrictBuild:
         for index, char in enumerate(self.text):  # libyaml raises on the first event wanted, as here
             depth += (char in "[{") - (char in "]}")
             if depth > 100:
-                mark = yaml.Mark("<unicode string>", index, self.text.count("\n", 0, index), 0, None, None)
+                mark = yaml.Mark("<unicode string>", index, self.text.count("\n", 0, index), 0, self.text, index)
                 raise yaml.scanner.ScannerError("while increasing flow level", mark,
                                                 "exceeded maximum nesting depth", mark)
         return bool(self.loader.check_event())

@@ -82,7 +82,8 @@ def _golden_json(name: str, document: dict[str, Any]) -> dict[str, Any]:
     if os.environ.get("UPDATE_GOLDEN"):
         path.write_bytes(gzip.compress((json.dumps(document, indent=1, sort_keys=True) + "\n").encode(), mtime=0))
     assert path.exists(), f"missing golden file {path}; run with UPDATE_GOLDEN=1 once"
-    return json.loads(gzip.decompress(path.read_bytes()))
+    pinned: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
+    return pinned
 
 
 @pytest.mark.parametrize(

@@ -171,7 +171,7 @@ def openai_args(base_url: str, cache: str, reports: str, *extra: str) -> list[st
 
 
 def normalised_report(folder: Path) -> dict[str, Any]:
-    report = json.loads((folder / "exam-report.json").read_text())
+    report: dict[str, Any] = json.loads((folder / "exam-report.json").read_text())
     report.pop("created")
     report.pop("cache")
     return report
