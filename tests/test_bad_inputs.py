@@ -104,7 +104,7 @@ def load_cases() -> list[Case]:
     for entry in entries:
         unknown = set(entry) - KEYS
         assert not unknown, f"{entry.get('id')}: unknown manifest keys {unknown}"
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
         values["ini"] = {str(k): str(v) for k, v in entry.get("ini", {}).items()}
         cases.append(Case(**values))
     return cases

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,8 +20,9 @@ def _graded(project: pytest.Pytester) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def _report(project: pytest.Pytester, folder: str = "reports") -> dict:  # type: ignore[type-arg]
-    return json.loads((project.path / folder / "exam-report.json").read_text())
+def _report(project: pytest.Pytester, folder: str = "reports") -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((project.path / folder / "exam-report.json").read_text())
+    return report
 
 
 # --- 1. truthful outcomes -----------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.options import default_of, readme_table, specs
+from exam_harness.options import OptionSpec, default_of, readme_table, specs
 from exam_harness.plugin import PYTEST_GROUPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,7 +19,7 @@ TRUST = (ROOT / "docs" / "trust.md").read_text()
 
 @pytest.mark.parametrize(("name", "option"), specs(PYTEST_GROUPS, "pytest"),
                          ids=[name for name, _ in specs(PYTEST_GROUPS, "pytest")])
-def test_every_pytest_option_is_in_the_readme_table(name: str, option: object) -> None:
+def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpec) -> None:
     flag = f"--exam-{option.name}"
     rows = [line for line in OPTIONS.splitlines() if line.startswith(f"| `{flag}")]
     assert rows, f"docs/options.md's option table lacks {flag}"

@@ -171,7 +171,7 @@ def test_a_leaderboard_comparison_equals_each_pair_s_test(method: str) -> None:
     rng = random.Random(7)
     runs = {f"r{i}": {f"q{j}": rng.random() + 0.05 * i for j in range(30)} for i in range(4)}
     queries = sorted(runs["r0"])
-    comparisons = compare_to_baseline(runs, "r1", method=method, n_resamples=3000, seed=2, queries=queries)  # type: ignore[arg-type]
+    comparisons = compare_to_baseline(runs, "r1", method=method, n_resamples=3000, seed=2, queries=queries)
     assert [c.run for c in comparisons] == ["r0", "r2", "r3"]
     base = [runs["r1"][q] for q in queries]
     for c in comparisons:

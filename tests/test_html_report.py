@@ -47,6 +47,12 @@ class Node:
         self.tag, self.attrs, self.parent = tag, attrs, parent
         self.children: list[Node | str] = []
 
+    def attr(self, name: str) -> str:
+        """The value of an attribute written with one (``<td title="...">``)."""
+        value = self.attrs.get(name)
+        assert value is not None, f"<{self.tag}> has no {name}=... ({self.attrs})"
+        return value
+
     @property
     def classes(self) -> set[str]:
         return set((self.attrs.get("class") or "").split())
@@ -227,7 +233,7 @@ def test_leaderboard_columns_name_label_and_measure(dom: Node) -> None:
 def test_incomplete_runs_are_flagged_with_a_note(dom: Node) -> None:
     evil = dom.find("tr", data_run=EVIL_RUN)
     assert "incomplete" in evil.classes
-    assert "lower bounds" in evil.find("span", cls="flag").attrs["title"]
+    assert "lower bounds" in evil.find("span", cls="flag").attr("title")
     note = dom.find("p", cls="incomplete-note").text()
     assert EVIL_RUN in note and "lower bounds" in note and "3 pairs" in note
     assert "incomplete" not in dom.find("tr", data_run="dense").classes
@@ -252,11 +258,11 @@ def test_heatmap_has_a_cell_per_query_and_run(dom: Node) -> None:
         for cell, run in zip(cells, LEADERBOARD_ORDER):
             q = by_pair[(run, qid)]
             assert cell.text().rstrip("!") == f"{q.exam_cover:.2f}"
-            assert f"{q.covered}/{q.test_points}" in cell.attrs["title"]
+            assert f"{q.covered}/{q.test_points}" in cell.attr("title")
             assert ("inc" in cell.classes) == q.incomplete == cell.text().endswith("!")
-            assert "background-color:#" in cell.attrs["style"]
+            assert "background-color:#" in cell.attr("style")
     # the scale is sequential: a higher cover is a darker cell
-    shade = {float(c.attrs["data-v"]): c.attrs["style"] for c in table.find_all("td", cls="cell")}
+    shade = {float(c.attr("data-v")): c.attr("style") for c in table.find_all("td", cls="cell")}
     assert shade[0.0] != shade[1.0] and "color:#ffffff" in shade[1.0] and "color:#1d2330" in shade[0.0]
 
 
@@ -292,11 +298,11 @@ def test_drilldown_lists_exactly_the_missed_outcomes(dom: Node) -> None:
 
 
 def test_leaderboard_links_to_drilldowns(dom: Node) -> None:
-    ids = {d.attrs["data-run"]: d.attrs["id"] for d in dom.find_all("details", cls="run-drill")}
+    ids = {d.attrs["data-run"]: d.attr("id") for d in dom.find_all("details", cls="run-drill")}
     assert len(set(ids.values())) == len(ids)
     for row in dom.find("table", id="leaderboard-table").rows():
         assert row.find("a").attrs["href"] == "#" + ids[row.attrs["data-run"]]
-        assert re.fullmatch(r"run-\d+(-[A-Za-z0-9_-]+)?", ids[row.attrs["data-run"]] or "")
+        assert re.fullmatch(r"run-\d+(-[A-Za-z0-9_-]+)?", ids[row.attrs["data-run"]])
 
 
 def test_secret_test_points_show_the_id_only(dom: Node) -> None:
@@ -455,11 +461,31 @@ def test_write_html_report_replaces_atomically(tmp_path: Path, monkeypatch: pyte
 
 # --- a headless browser ---------------------------------------------------------------------------
 
+def _on_ci() -> bool:
+    """Whether a CI service runs the tests (GitHub, GitLab, Jenkins' plugins... set CI=true)."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
 def _chromium() -> str:
+    """The browser; without it a browser test is skipped, but under CI=true it fails: there .ci/run
+    installs it, so a missing browser means the HTML report was never shown in one."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        pytest.skip("no chromium on PATH (the Debian package 'chromium' provides it)")
+        message = "no chromium on PATH (the Debian package 'chromium' provides it)"
+        if _on_ci():
+            pytest.fail(message + "; under CI=true the browser tests must run (.ci/run installs it)")
+        pytest.skip(message)
     return found
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
+def test_a_missing_browser_fails_on_ci_and_skips_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, ci: str, outcome: type[BaseException]
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="no chromium on PATH"):
+        _chromium()
 
 
 def _browse(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess[bytes]:

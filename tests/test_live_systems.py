@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,8 +86,9 @@ def junit_errors(pytester: pytest.Pytester) -> dict[str, str]:
             for error in case.findall("error")}
 
 
-def manifest(pytester: pytest.Pytester, name: str) -> dict[str, object]:
-    return json.loads((pytester.path / "runs" / f"{name}.system.json").read_text())  # type: ignore[no-any-return]
+def manifest(pytester: pytest.Pytester, name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((pytester.path / "runs" / f"{name}.system.json").read_text())
+    return loaded
 
 
 RANKING_SYSTEM = '''
@@ -110,7 +112,7 @@ def test_a_dict_system_is_examined_with_the_file_runs_and_replayed_in_ci(example
     assert {line["query_id"]: line["response"] for line in lines}["sky"].startswith("Rayleigh")
     assert (runs / "dict-retriever.run").read_text().count("dict-retriever") == 2 * len(QUERIES)
     recorded = manifest(example, "dict-rag")
-    assert recorded["fingerprint"] and set(recorded["queries"]) == set(QUERIES)  # type: ignore[arg-type]
+    assert recorded["fingerprint"] and set(recorded["queries"]) == set(QUERIES)
     assert recorded["harness_version"] and not recorded["errors"]
 
     # CI replays the committed recording: a system that would raise if called gives the same scores
@@ -152,8 +154,8 @@ def test_a_system_failing_on_one_query_errs_on_exactly_those_cases(example: pyte
     report = json.loads((example.path / "reports" / "exam-report.json").read_text())
     assert {s["run"]: s["incomplete_queries"] for s in report["systems"]}["dict-rag"] == ["sky"]
     recorded = manifest(example, "dict-rag")
-    assert set(recorded["queries"]) == set(QUERIES) - {"sky"}  # type: ignore[arg-type]
-    assert "index shard 3 is down" in recorded["errors"]["sky"]["error"]  # type: ignore[index]
+    assert set(recorded["queries"]) == set(QUERIES) - {"sky"}
+    assert "index shard 3 is down" in recorded["errors"]["sky"]["error"]
     calls(example)
     # nothing was recorded for the failed query: the next session asks again, and only for it
     (example.path / "down").unlink()
@@ -204,7 +206,7 @@ exam_harness.command_system("legacy", [{sys.executable!r}, str(Path(__file__).pa
     http = [json.loads(line) for line in (runs / "prod-rag.responses.jsonl").read_text().splitlines()]
     assert {line["query_id"] for line in http} == set(QUERIES)
     assert any(line["response"] == f"Answer to what causes ocean tides: {GOOD}" for line in http)
-    assert manifest(example, "prod-rag")["totals"]["tokens"] == 7 * len(QUERIES)  # type: ignore[index]
+    assert manifest(example, "prod-rag")["totals"]["tokens"] == 7 * len(QUERIES)
     command = [json.loads(line) for line in (runs / "legacy.responses.jsonl").read_text().splitlines()]
     assert {line["response"] for line in command} == {f"The answer for {q} is: {GOOD}" for q in QUERIES}
     assert calls(example) == []  # -k left dict-rag's cases out: it was not called
@@ -235,14 +237,14 @@ def test_an_interrupted_recording_resumes_without_calling_finished_queries(examp
     interrupted = exam(example, subprocess=True)  # in process, pytester passes the interrupt on to this test
     assert interrupted.ret == pytest.ExitCode.INTERRUPTED
     called_first = calls(example)
-    finished = set(manifest(example, "dict-rag")["queries"])  # type: ignore[arg-type]
+    finished = set(manifest(example, "dict-rag")["queries"])
     assert finished == set(called_first[:2])
     (example.path / "interrupt").unlink()  # the system's source is the same: the recording resumes
     resumed = exam(example)
     assert resumed.ret == 0, resumed.stdout.str()
     called_again = calls(example)
     assert sorted(called_again) == sorted(set(QUERIES) - finished)
-    assert set(manifest(example, "dict-rag")["queries"]) == set(QUERIES)  # type: ignore[arg-type]
+    assert set(manifest(example, "dict-rag")["queries"]) == set(QUERIES)
 
 
 def test_record_and_queries_subcommands(example: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:

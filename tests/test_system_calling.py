@@ -97,7 +97,7 @@ def test_rankings_and_answers_with_citations_are_recorded_as_ordinary_runs(tmp_p
     @exam_harness.system("cited")
     async def cited(query: Query) -> exam_harness.Answer:
         return exam_harness.Answer(references=("d1", "d2"), tokens=10, cost=0.5,
-                                   sentences=(exam_harness.Sentence("First claim.", (0,)), ("Second claim.", [0, 1])))
+                                   sentences=(exam_harness.Sentence("First claim.", (0,)), ("Second claim.", [0, 1])))  # type: ignore[arg-type]  # a plain pair is accepted too
 
     outcome = SystemsPass("once", tmp_path).run([(s, QUERIES[:2]) for s in declare.declared()])
     assert not outcome.failures
