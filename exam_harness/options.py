@@ -395,19 +395,25 @@ def _resolve(value: Any, spec: OptionSpec, base: Path) -> Any:
 # --- pytest -------------------------------------------------------------------------------------
 
 
+def argparse_help(text: str) -> str:
+    """``text`` for argparse's help, which %-formats it (``%(default)s``): a literal ``%`` doubled."""
+    return text.replace("%", "%%")
+
+
 def add_pytest_options(parser: Any, groups: Iterable[str] | None = None) -> None:
     """Register ``--exam-NAME`` options and ``exam_NAME`` ini keys in pytest's ``parser``."""
     group = parser.getgroup("exam", "exam-harness: exam-based evaluation of retrieval and RAG systems")
     for name, spec in specs(groups, "pytest"):
         help_ = help_text(name, spec, "pytest")
+        # pytest prints ini help as it is; argparse formats option help with %.
         if spec.flag:
             group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="store_true", default=None,
-                            help=help_)
+                            help=argparse_help(help_))
             parser.addini(spec.ini_name, help_, type="bool", default=None)
         else:
             optional: dict[str, Any] = {"nargs": "?", "const": spec.const} if spec.const is not None else {}
             group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="append" if spec.many else None,
-                            default=None, metavar=spec.metavar, help=help_, **optional)
+                            default=None, metavar=spec.metavar, help=argparse_help(help_), **optional)
             parser.addini(spec.ini_name, help_, type="linelist" if spec.many else "string", default=None)
 
 
@@ -458,6 +464,7 @@ def add_cli_options(parser: argparse.ArgumentParser, groups: Iterable[str], *,
         help_ = help_text(name, spec, "cli")
         if defaults and name in defaults:
             help_ = help_.split(" (default:")[0].rstrip(".") + f" (default: {defaults[name]})."
+        help_ = argparse_help(help_)
         if spec.flag:
             parser.add_argument(f"--{spec.name}", dest=spec.dest, action="store_true", default=None, help=help_)
         elif spec.nargs:

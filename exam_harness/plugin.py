@@ -52,7 +52,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from exam_harness.pytest_plugins.state import SETUP_KEY, ExamSetup
 
     config.addinivalue_line("markers", "exam_required: a required test point; missing it fails the case")
+    if config.option.help:  # help is shown whatever the ini file holds
+        return
     try:
+        check_ini_keys(config)
         check_swallowed_values(config)
         options = options_from_pytest(config, PYTEST_GROUPS)
     except ConfigError as exc:
@@ -81,6 +84,28 @@ def pytest_configure(config: pytest.Config) -> None:
         from exam_harness.pytest_plugins.analyses import ExamAnalyses
 
         config.pluginmanager.register(ExamAnalyses(config, grading, reporting), "exam-analyses")
+
+
+def check_ini_keys(config: pytest.Config) -> None:
+    """An ``exam_*`` key of the ini file that no option declares is a usage error with a did-you-mean:
+    a misspelt gate (``exam_fail_undr``) would otherwise leave the gate off behind a mere warning."""
+    import difflib
+
+    from exam_harness.options import specs
+
+    known = sorted({spec.ini_name for _, spec in specs(PYTEST_GROUPS, "pytest")} | {"exam_banks"})
+    # pytest 9 keeps the ini file's keys in ``_inicfg`` (its ``inicfg`` is deprecated); pytest 8 in ``inicfg``.
+    present = config._inicfg if hasattr(config, "_inicfg") else config.inicfg
+    unknown = sorted(key for key in present if key.startswith("exam_") and key not in known)
+    if not unknown:
+        return
+    where = f" in {config.inipath}" if config.inipath else ""
+    lines = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1)
+        lines.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise ConfigError(f"unknown exam-harness ini option{'s' if len(unknown) > 1 else ''}{where}: "
+                      f"{', '.join(lines)}; 'pytest --help' lists the exam_* ini options")
 
 
 def check_swallowed_values(config: pytest.Config) -> None:

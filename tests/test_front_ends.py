@@ -1,0 +1,69 @@
+"""What a user meets at the edges of the plugin and the ``exam-harness`` command: help, ini keys,
+argument passing, exit statuses, the space form of path options, output failures and one id per
+test point (issue 16)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+def _graded(pytester: pytest.Pytester) -> list[str]:
+    log = pytester.path / "graded.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def _add_ini(project: pytest.Pytester, lines: str) -> None:
+    ini = project.path / "tox.ini"
+    ini.write_text(ini.read_text().rstrip("\n") + "\n" + lines + "\n")
+
+
+# --- pytest --help ------------------------------------------------------------------------------
+
+
+def test_pytest_help_shows_every_exam_option(project: pytest.Pytester) -> None:
+    """argparse %-formats option help; a literal % (MEASURE:PCT%) crashed ``pytest --help``."""
+    result = project.runpytest_subprocess("--help")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    result.stdout.fnmatch_lines(["*--exam-compare-fail=MEASURE:DROP*", "*MEASURE:PCT% (relative)*",
+                                 "*exam_compare_fail (linelist)*"])
+
+
+def test_pytest_help_works_with_a_bad_ini_file(project: pytest.Pytester) -> None:
+    _add_ini(project, "exam_fail_undr = 0.3")
+    result = project.runpytest_subprocess("--help")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+
+
+# --- unknown ini keys ---------------------------------------------------------------------------
+
+
+def test_a_misspelt_ini_key_is_a_usage_error_with_a_did_you_mean(project: pytest.Pytester) -> None:
+    _add_ini(project, "exam_fail_undr = 0.3")
+    result = project.runpytest("banks")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown exam-harness ini option in *tox.ini: 'exam_fail_undr' "
+                                 "(did you mean 'exam_fail_under'?)*"])
+    assert _graded(project) == []
+
+
+def test_a_misspelt_key_in_pyproject_toml(project: pytest.Pytester) -> None:
+    (project.path / "tox.ini").unlink()
+    project.makepyprojecttoml("""
+        [tool.pytest.ini_options]
+        exam_grader = "marker"
+        exam_runs = ["runs"]
+        exam_banks = ["banks"]
+        exam_fail_undr = ["0.3"]
+        exam_cahce = ".cache/grades.sqlite"
+    """)
+    result = project.runpytest("banks")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown exam-harness ini options in *pyproject.toml: 'exam_cahce' (did you mean "
+                                 "'exam_cache'?), 'exam_fail_undr' (did you mean 'exam_fail_under'?)*"])
+
+
+def test_known_ini_keys_and_other_plugins_keys_pass(project: pytest.Pytester) -> None:
+    _add_ini(project, "exam_fail_under = 0.3\nexam_grader_options = a=b\nxfail_strict = true")
+    assert project.runpytest("banks").ret == pytest.ExitCode.OK
