@@ -4,9 +4,15 @@ test point (issue 16)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 pytest_plugins = ["pytester"]
+
+# The console script beside this interpreter, as a user runs it.
+EXAM_HARNESS = str(Path(sys.executable).parent / "exam-harness")
 
 
 def _graded(pytester: pytest.Pytester) -> list[str]:
@@ -67,3 +73,20 @@ def test_a_misspelt_key_in_pyproject_toml(project: pytest.Pytester) -> None:
 def test_known_ini_keys_and_other_plugins_keys_pass(project: pytest.Pytester) -> None:
     _add_ini(project, "exam_fail_under = 0.3\nexam_grader_options = a=b\nxfail_strict = true")
     assert project.runpytest("banks").ret == pytest.ExitCode.OK
+
+
+# --- exam-harness exam ARGS ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["-q", "-k", "q1"], ["--exam-fail-under=0.3", "-k", "q1", "banks"]])
+def test_exam_command_passes_every_argument_to_pytest(project: pytest.Pytester, args: list[str]) -> None:
+    result = project.run(EXAM_HARNESS, "exam", *args, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*exam leaderboard*", "*5 passed, 2 deselected, 1 missed*"])
+    assert "unrecognized arguments" not in result.stderr.str()
+
+
+def test_exam_command_help_is_pytests(project: pytest.Pytester) -> None:
+    result = project.run(EXAM_HARNESS, "exam", "--help")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*--exam-fail-under=*"])

@@ -39,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_given = list(sys.argv[1:] if argv is None else argv)
+    if args_given[:1] == ["exam"]:
+        # Everything after ``exam`` is pytest's; argparse would claim options such as -q or -k as its own.
+        from exam_harness.cli.exam import run_pytest
+
+        return run_pytest(args_given[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
