@@ -90,3 +90,28 @@ def test_exam_command_help_is_pytests(project: pytest.Pytester) -> None:
     result = project.run(EXAM_HARNESS, "exam", "--help")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*--exam-fail-under=*"])
+
+
+# --- --exam-dry-run -----------------------------------------------------------------------------
+
+
+def test_a_dry_run_with_the_openai_grader_needs_no_key(project: pytest.Pytester,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    result = project.runpytest("banks", "--exam-grader=openai", "--exam-model=gpt-4o-mini", "--exam-dry-run")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*exam dry run: 11 pairs, 0 cached; grader 'openai' would be asked 11 pairs in * calls "
+                                 "with about * prompt tokens; nothing was sent*", "*8 deselected*"])
+    assert "_pytest.outcomes.Exit" not in result.stdout.str() + result.stderr.str()
+    assert "Exit:" not in result.stdout.str() + result.stderr.str()
+    assert not (project.path / "reports" / "exam-report.json").exists()
+
+
+def test_the_openai_grader_still_needs_a_key_to_grade(project: pytest.Pytester,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    result = project.runpytest("banks", "--exam-grader=openai", "--exam-model=gpt-4o-mini")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*needs an API key for api.openai.com*"])

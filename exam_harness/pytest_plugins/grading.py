@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError, ExamError
-from exam_harness.graders.base import Grader, GraderConfig
+from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.grading import GradingOutcome, dry_run_summary, pool_pairs, run_grading_pass
 from exam_harness.inputs import view_from_banks
 from exam_harness.models import QueryBank
@@ -35,6 +36,7 @@ class ExamGrading:
         self._cache: GradeCache | None = None
         self._worker_grader: tuple[Grader, ExamPlan] | None = None  # an xdist worker's, made on first use
         self._worker_banks: set[str] = set()  # keys of the banks a worker has taken grades for
+        self.dry_run_summary: str | None = None  # --exam-dry-run's figures, printed at the end
 
     @property
     def graded(self) -> GradedExam | None:
@@ -45,8 +47,8 @@ class ExamGrading:
             self._cache = GradeCache(setup_of(self.config).options.cache)
         return self._cache
 
-    def grade(self, banks: Sequence[QueryBank]) -> GradedExam:
-        """Grade every pool pair of ``banks``; the result is stored for the cases (``GRADED_KEY``)."""
+    def _prepared(self, banks: Sequence[QueryBank]) -> tuple[Grader, ExamPlan, list[GradingRequest]]:
+        """The grader, the plan and the pool pairs of ``banks``; the caller closes the grader."""
         config = self.config
         setup = setup_of(config)
         options = setup.options
@@ -59,7 +61,7 @@ class ExamGrading:
         grader = setup.registries(config).graders.create(
             options.grader,
             GraderConfig(model=options.model, options=options.grader_options, data=data,
-                         batch_size=options.batch_size, device=options.device),
+                         batch_size=options.batch_size, device=options.device, dry_run=options.dry_run),
         )
         try:
             # The pytest report shows no alpha-nDCG, so the plan leaves it out.
@@ -70,8 +72,25 @@ class ExamGrading:
                 raise ConfigError(
                     "nothing to grade: no run ranks a passage for the queries of the collected cases "
                     f"({', '.join(sorted({b.query.id for b in banks})[:6])}); check the run files and -k")
-            if options.dry_run:
-                pytest.exit(dry_run_summary(grader, requests, self.cache()), returncode=0)
+        except BaseException:
+            grader.close()
+            raise
+        return grader, plan, requests
+
+    def dry_run(self, banks: Sequence[QueryBank]) -> str:
+        """What grading ``banks`` would spend (``--exam-dry-run``), said without grading or sending anything."""
+        grader, _, requests = self._prepared(banks)
+        try:
+            return dry_run_summary(grader, requests, self.cache())
+        finally:
+            grader.close()
+
+    def grade(self, banks: Sequence[QueryBank]) -> GradedExam:
+        """Grade every pool pair of ``banks``; the result is stored for the cases (``GRADED_KEY``)."""
+        config = self.config
+        options = setup_of(config).options
+        grader, plan, requests = self._prepared(banks)
+        try:
             with self._progress(options.grader) as progress:
                 chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
                 outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
@@ -133,6 +152,9 @@ class ExamGrading:
                     "parallel runs (pytest-xdist) share grades through the cache; give --exam-cache a file")
             inputs = setup_of(self.config).exam_inputs(self.config)
             banks = [b for path in self.collector.requested_bank_files() for b in inputs.load_bank_file(path)]
+            if banks and setup_of(self.config).options.dry_run:
+                # The workers would start and grade lazily: stop here, before xdist starts them.
+                pytest.exit(self.dry_run(banks), returncode=0)
             if banks:
                 self.grade(banks)
         except ExamError as exc:
@@ -143,7 +165,10 @@ class ExamGrading:
         # An xdist worker grades lazily, bank by bank, as its cases arrive (graded_for).
         if self.collector.cases and not session.config.option.collectonly and not is_worker(self.config):
             try:
-                self.grade(self.collector.collected_banks())
+                if setup_of(self.config).options.dry_run:
+                    self._dry_run(session)
+                else:
+                    self.grade(self.collector.collected_banks())
             except ExamError as exc:
                 raise pytest.UsageError(str(exc)) from None
             except Exception as exc:
@@ -152,6 +177,20 @@ class ExamGrading:
                     raise
                 raise pytest.UsageError(withheld(exc, inputs.redact, "grading")) from None
         return (yield)
+
+    def _dry_run(self, session: pytest.Session) -> None:
+        """Say what grading would spend, then run no case: they are deselected, so the session ends
+        with pytest's own summary and exit status 0 (no ``pytest.exit`` traceback line)."""
+        summary = self.dry_run(self.collector.collected_banks())
+        self.dry_run_summary = summary
+        items = list(session.items)
+        session.items.clear()
+        self.config.hook.pytest_deselected(items=items)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.dry_run_summary is not None:
+            terminalreporter.write_line(self.dry_run_summary)
 
     def scored_banks(self, seen_test_points: set[str] | None) -> tuple[QueryBank, ...]:
         """The banks to score: the graded ones, cut to the test points cases ran for on xdist workers."""
