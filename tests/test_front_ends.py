@@ -115,3 +115,30 @@ def test_the_openai_grader_still_needs_a_key_to_grade(project: pytest.Pytester,
     result = project.runpytest("banks", "--exam-grader=openai", "--exam-model=gpt-4o-mini")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*needs an API key for api.openai.com*"])
+
+
+# --- exit statuses ------------------------------------------------------------------------------
+
+
+def test_a_dead_grading_server_has_its_own_exit_status_in_the_cli(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``exam-harness`` commands end with 75 ("retry later") when the grading infrastructure fails and
+    with 4 on a usage error, so CI can tell the two apart (docs/exit-status.md)."""
+    import argparse
+
+    from exam_harness import cli
+    from exam_harness.cli import leaderboard
+    from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, GradingAborted
+
+    def dead(args: argparse.Namespace) -> int:
+        raise GradingAborted("5 connection failures in a row", graded=3, remaining=9)
+
+    monkeypatch.setattr(leaderboard, "run", dead)
+    assert cli.main(["leaderboard", "x.json"]) == INFRASTRUCTURE_FAILED == 75
+    assert "grading stopped: 5 connection failures in a row" in capsys.readouterr().err
+
+    def typo(args: argparse.Namespace) -> int:
+        raise ConfigError("no such option")
+
+    monkeypatch.setattr(leaderboard, "run", typo)
+    assert cli.main(["leaderboard", "x.json"]) == pytest.ExitCode.USAGE_ERROR

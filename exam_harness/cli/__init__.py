@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from exam_harness import __version__
-from exam_harness.errors import ExamError
+from exam_harness.errors import INFRASTRUCTURE_FAILED, ExamError, InfrastructureError
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
@@ -55,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except InfrastructureError as exc:  # a server died or cannot be reached: retry later, not a usage error
+        print(f"exam-harness {args.command}: error: {exc}", file=sys.stderr)
+        return INFRASTRUCTURE_FAILED
     except ExamError as exc:
         print(f"exam-harness {args.command}: error: {exc}", file=sys.stderr)
         return 4

@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from exam_harness.errors import ConfigError
+from exam_harness.errors import ConfigError, InfrastructureError
 from exam_harness.graders.base import GradeFailure, GraderOption, read_grader_options
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.llm.retry import (
@@ -265,7 +265,7 @@ class OpenAIBackend:
             served = [m.id for m in client.models.list()]
         except openai.APIConnectionError as exc:
             cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-            raise ConfigError(f"the OpenAI-compatible server at {where} cannot be reached{cause}; check base_url "
+            raise InfrastructureError(f"the OpenAI-compatible server at {where} cannot be reached{cause}; check base_url "
                               "and that the server is up (nothing was graded)") from None
         except openai.AuthenticationError:
             raise ConfigError(f"the server at {where} refused the API key (HTTP 401); set OPENAI_API_KEY or the "

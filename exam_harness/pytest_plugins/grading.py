@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cache import GradeCache
-from exam_harness.errors import ConfigError, ExamError
+from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.grading import GradingOutcome, dry_run_summary, pool_pairs, run_grading_pass
 from exam_harness.inputs import view_from_banks
@@ -37,6 +37,7 @@ class ExamGrading:
         self._worker_grader: tuple[Grader, ExamPlan] | None = None  # an xdist worker's, made on first use
         self._worker_banks: set[str] = set()  # keys of the banks a worker has taken grades for
         self.dry_run_summary: str | None = None  # --exam-dry-run's figures, printed at the end
+        self.infrastructure_failure: str | None = None  # why grading could not be done (a dead server)
 
     @property
     def graded(self) -> GradedExam | None:
@@ -157,6 +158,9 @@ class ExamGrading:
                 pytest.exit(self.dry_run(banks), returncode=0)
             if banks:
                 self.grade(banks)
+        except InfrastructureError as exc:
+            # Before the workers start: pytest prints this as "Exit: ERROR: ..." on stderr.
+            pytest.exit(f"ERROR: {exc}", returncode=INFRASTRUCTURE_FAILED)
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -169,6 +173,11 @@ class ExamGrading:
                     self._dry_run(session)
                 else:
                     self.grade(self.collector.collected_banks())
+            except InfrastructureError as exc:
+                # Not a usage error: said at the end, with its own exit status (pytest_sessionfinish);
+                # no case runs, since none can be decided without its grades.
+                self.infrastructure_failure = str(exc)
+                session.items.clear()
             except ExamError as exc:
                 raise pytest.UsageError(str(exc)) from None
             except Exception as exc:
@@ -187,10 +196,19 @@ class ExamGrading:
         session.items.clear()
         self.config.hook.pytest_deselected(items=items)
 
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.infrastructure_failure is not None:
+            session.exitstatus = INFRASTRUCTURE_FAILED
+
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.dry_run_summary is not None:
             terminalreporter.write_line(self.dry_run_summary)
+        if self.infrastructure_failure is not None:
+            terminalreporter.write_line(f"ERROR: {self.infrastructure_failure}", red=True, bold=True)
+            terminalreporter.write_line(
+                f"exam-harness: the grading infrastructure failed, not the configuration: exit status "
+                f"{INFRASTRUCTURE_FAILED} (retry once it is back; see docs/exit-status.md)", red=True)
 
     def scored_banks(self, seen_test_points: set[str] | None) -> tuple[QueryBank, ...]:
         """The banks to score: the graded ones, cut to the test points cases ran for on xdist workers."""
