@@ -281,6 +281,9 @@ class ExamOptions:
     compare: str | None = declare(
         "compare", None, "Compare every run with a kept report: latest (the bare flag), a number NNNN, a name, or a "
         "report file (default: no comparison)", text, group=GATES, fronts=("pytest",), metavar="REF", const="latest")
+    compare_required: bool = declare(
+        "compare-required", False, "Make a missing kept report an error for --exam-compare (default: a first run "
+        "with nothing kept warns and goes on without the comparison)", group=GATES, flag=True, fronts=("pytest",))
     compare_fail: tuple[Allowance, ...] = declare(
         "compare-fail", (), "Fail a run that dropped against the compared report: MEASURE:DROP (absolute) or "
         "MEASURE:PCT% (relative), e.g. exam-cover:0.05 or exam-cover:5%; repeatable (default: report only)",
@@ -497,9 +500,10 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
     (``tests/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in specs(groups, front):
-        flag = f"--exam-{spec.name}" + ("" if spec.flag else f" {spec.metavar or spec.dest.upper()}")
+        # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).
+        flag = f"--exam-{spec.name}" + ("" if spec.flag else f"={spec.metavar or spec.dest.upper()}")
         if spec.const is not None:
-            flag = f"--exam-{spec.name} [{spec.metavar or spec.dest.upper()}]"
+            flag = f"--exam-{spec.name}[={spec.metavar or spec.dest.upper()}]"
         meaning, sep, shown = spec.help.rpartition(" (default: ")
         if sep:
             default = shown.removesuffix(")")

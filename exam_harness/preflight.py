@@ -77,7 +77,9 @@ def check_gate_runs(options: ExamOptions, runs: Iterable[str]) -> None:
 
 
 def load_reference(options: ExamOptions, base: Path) -> tuple[str, ExamReport] | None:
-    """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading)."""
+    """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading).
+    A history with nothing kept raises :class:`exam_harness.io.history.NothingKept`: the caller decides
+    whether a first run goes on (``--exam-compare-required`` says it does not)."""
     if options.compare is None:
         if options.compare_fail:
             raise ConfigError("--exam-compare-fail needs --exam-compare [REF]: the report to compare with")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,3 +143,79 @@ def test_a_dead_grading_server_has_its_own_exit_status_in_the_cli(monkeypatch: p
 
     monkeypatch.setattr(leaderboard, "run", typo)
     assert cli.main(["leaderboard", "x.json"]) == pytest.ExitCode.USAGE_ERROR
+
+
+# --- --exam-compare on a first run --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ref", [[], ["--exam-compare=main"], ["--exam-compare=0003"]])
+def test_compare_with_nothing_kept_warns_and_goes_on(project: pytest.Pytester, ref: list[str]) -> None:
+    """A first CI run: nothing kept yet, so there is nothing to compare with; the exam runs, says so."""
+    result = project.runpytest("banks", *(ref or ["--exam-compare"]), "--exam-compare-fail=exam-cover:0.1")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*exam leaderboard*", "warning: --exam-compare*: no kept report in *.exam-history to "
+                                 "compare with; keep one first with --exam-save NAME or --exam-autosave; this session "
+                                 "is not compared and the --exam-compare-fail gates are not checked "
+                                 "(--exam-compare-required makes this an error)", "*6 passed, 2 missed*"])
+    assert (project.path / "reports" / "exam-report.json").exists()
+
+
+def test_compare_required_makes_nothing_kept_an_error(project: pytest.Pytester) -> None:
+    result = project.runpytest("banks", "--exam-compare", "--exam-compare-required")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--exam-compare: no kept report in *.exam-history*(--exam-compare-required)"])
+    assert _graded(project) == []
+
+
+def test_a_missing_kept_report_is_still_an_error_when_others_are_kept(project: pytest.Pytester) -> None:
+    assert project.runpytest("banks", "--exam-save=main").ret == pytest.ExitCode.OK
+    result = project.runpytest("banks", "--exam-compare=mian")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--exam-compare 'mian': no kept report of that name*0001_main.json*"])
+
+
+# --- the space form of path options -------------------------------------------------------------
+
+
+@pytest.fixture
+def runs_elsewhere(project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import shutil
+
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "runs"
+    shutil.copytree(project.path / "runs", elsewhere)
+    (project.path / "runs" / "good.run").unlink()  # the project's own runs differ: which ones ran shows
+    return elsewhere
+
+
+def test_space_form_that_moves_the_rootdir_is_refused_with_the_equals_form(project: pytest.Pytester,
+                                                                           runs_elsewhere: Path) -> None:
+    """From the project root, ``--exam-runs /abs/path`` made pytest choose a rootdir near the path:
+    0 items and exit 5. It is refused, naming the ``=`` form."""
+    result = project.runpytest("--exam-runs", str(runs_elsewhere))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--exam-runs {runs_elsewhere}: pytest read * as a test path while choosing its "
+                                 f"rootdir*instead of {project.path} and {project.path / 'tox.ini'}; write "
+                                 f"--exam-runs={runs_elsewhere} instead"])
+    assert _graded(project) == []
+
+
+@pytest.mark.parametrize("args", [
+    lambda runs: ["banks", "--exam-runs", runs],  # the guard refused this working command
+    lambda runs: [f"--exam-runs={runs}"],
+    lambda runs: ["--exam-runs", "runs-copy", "banks"],  # a relative path inside the project
+])
+def test_commands_that_keep_the_rootdir_run(project: pytest.Pytester, runs_elsewhere: Path, args: Any) -> None:
+    import shutil
+
+    shutil.copytree(runs_elsewhere, project.path / "runs-copy")
+    result = project.runpytest(*args(str(runs_elsewhere)))
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*exam leaderboard*", "*good*", "*6 passed, 2 missed*"])
+
+
+def test_the_readme_option_table_shows_the_equals_form() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "| `--exam-runs=PATH` |" in readme
+    assert "| `--exam-compare[=REF]` |" in readme
+    assert "| `--exam-dry-run` |" in readme
+    assert "`--exam-runs PATH`" not in readme
