@@ -265,8 +265,8 @@ class OpenAIBackend:
             served = [m.id for m in client.models.list()]
         except openai.APIConnectionError as exc:
             cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-            raise InfrastructureError(f"the OpenAI-compatible server at {where} cannot be reached{cause}; check base_url "
-                              "and that the server is up (nothing was graded)") from None
+            raise InfrastructureError(f"the OpenAI-compatible server at {where} cannot be reached{cause}; check "
+                                      "base_url and that the server is up (nothing was graded)") from None
         except openai.AuthenticationError:
             raise ConfigError(f"the server at {where} refused the API key (HTTP 401); set OPENAI_API_KEY or the "
                               "api_key option") from None
