@@ -104,6 +104,8 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
             raise ConfigError(f"{option} {path}: exists and is not a folder")
         if not is_folder and path.is_dir():
             raise ConfigError(f"{option} {path}: is a folder; give a file name")
+        if not is_folder and path.exists() and not path.is_file():
+            raise ConfigError(f"{option} {path}: is not a regular file (a FIFO, socket or device); give a file name")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryFile(dir=folder, prefix=".exam-harness-probe-"):

@@ -219,3 +219,75 @@ def test_the_readme_option_table_shows_the_equals_form() -> None:
     assert "| `--exam-compare[=REF]` |" in readme
     assert "| `--exam-dry-run` |" in readme
     assert "`--exam-runs PATH`" not in readme
+
+
+# --- outputs that fail after grading ------------------------------------------------------------
+
+
+def _leaderboard_then(result: pytest.RunResult, line: str) -> None:
+    result.stdout.fnmatch_lines(["*exam leaderboard*", "*good*", "*weak*", line])
+
+
+def test_an_unwritable_step_summary_is_a_warning_after_the_leaderboard(project: pytest.Pytester,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(project.path / "no-such-folder" / "summary.md"))
+    result = project.runpytest("banks")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    _leaderboard_then(result, "warning: cannot append the markdown summary to $GITHUB_STEP_SUMMARY=*no-such-folder"
+                              "/summary.md: No such file or directory; the exam's verdict stands")
+    assert (project.path / "reports" / "exam-report.json").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_step_summary_that_is_not_a_file_is_not_appended_to(project: pytest.Pytester,
+                                                              monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A FIFO without a reader as $GITHUB_STEP_SUMMARY blocked the session forever."""
+    import os
+
+    target = project.path / "step-summary"
+    os.mkfifo(target) if kind == "fifo" else target.mkdir()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(target))
+    # a FIFO without a reader used to block the session: in a subprocess with a (generous) hang check
+    result = project.runpytest_subprocess("banks", timeout=120) if kind == "fifo" else project.runpytest("banks")
+    assert result.ret == pytest.ExitCode.OK
+    what = "is not a regular file (a FIFO, socket or device)" if kind == "fifo" else "is a folder"
+    _leaderboard_then(result, f"warning: $GITHUB_STEP_SUMMARY={target} {what}; the markdown summary is not "
+                              "appended there")
+
+
+def test_the_step_summary_is_appended_to(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = project.path / "step-summary.md"
+    target.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(target))
+    result = project.runpytest("banks")
+    assert result.ret == pytest.ExitCode.OK
+    text = target.read_text()
+    assert text.startswith("earlier step\n") and "good" in text and "weak" in text
+
+
+def test_a_fifo_as_the_markdown_path_is_refused_before_grading(project: pytest.Pytester) -> None:
+    import os
+
+    os.mkfifo(project.path / "summary.md")
+    result = project.runpytest("banks", "--exam-markdown=summary.md")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--exam-markdown */summary.md: is not a regular file (a FIFO, socket or device)*"])
+    assert _graded(project) == []
+
+
+def test_an_html_report_that_fails_after_grading_comes_after_the_leaderboard(project: pytest.Pytester,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The HTML folder passes the check before grading, then cannot be written (here: the writer fails as
+    on a full disk): the leaderboard is printed, then a FAIL line; exit status 1; the other outputs stand."""
+    from exam_harness.report import html
+
+    def full_disk(*args: object, **kwargs: object) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(html, "write_html_report", full_disk)
+    result = project.runpytest("banks", "--exam-html=html", "--exam-markdown=summary.md")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    _leaderboard_then(result, "FAIL cannot write the HTML report into html: No space left on device; the leaderboard "
+                              "above is complete and the grades are cached, so a rerun after fixing it grades nothing")
+    assert (project.path / "summary.md").exists()
+    assert (project.path / "reports" / "exam-report.json").exists()
