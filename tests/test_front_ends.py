@@ -291,3 +291,80 @@ def test_an_html_report_that_fails_after_grading_comes_after_the_leaderboard(pro
                               "above is complete and the grades are cached, so a rerun after fixing it grades nothing")
     assert (project.path / "summary.md").exists()
     assert (project.path / "reports" / "exam-report.json").exists()
+
+
+# --- one id per test point ----------------------------------------------------------------------
+
+LFP = "Why is LFP considered safer than NMC?"
+
+
+def _lfp_project(project: pytest.Pytester) -> str:
+    """A bank whose test point has a generated id (no id written): the id every output must show."""
+    import hashlib
+
+    bank = project.path / "banks" / "exam.yaml"
+    bank.write_text(bank.read_text() + f"  - id: q3\n    text: third query\n    questions:\n      - {{text: '{LFP}'}}\n")
+    (project.path / "runs" / "good.run").write_text(
+        (project.path / "runs" / "good.run").read_text() + "q3 Q0 p3 1 1.0 good\n")
+    return f"q3/why-is-lfp-considered-safer-than-nmc-{hashlib.md5(LFP.encode()).hexdigest()[:6]}"
+
+
+def test_one_id_per_test_point_in_every_output(project: pytest.Pytester) -> None:
+    import hashlib
+    import json
+    import xml.etree.ElementTree as ET
+
+    readable = _lfp_project(project)
+    generated = f"q3/{hashlib.md5(LFP.encode()).hexdigest()}"
+    result = project.runpytest("banks", "-rs", "--junitxml=junit.xml", "--exam-html=html", "--exam-markdown=summary.md")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    # the terminal's -rs line: the id, with the question text beside it
+    result.stdout.fnmatch_lines([f"MISSED banks/exam.yaml::q3::{readable}?good? - missed '{LFP}'*"])
+    junit = ET.parse(project.path / "junit.xml").getroot()
+    names = [case.get("name") for case in junit.iter("testcase")]
+    assert f"{readable}[good]" in names
+    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    ids = {o["test_point_id"] for o in report["outcomes"] if o["query_id"] == "q3"}
+    assert ids == {readable}
+    assert report["schema_version"] == "2.1"
+    html = next((project.path / "html").glob("*.html")).read_text()
+    assert readable in html and generated not in html
+    markdown = (project.path / "summary.md").read_text()
+    assert f"`{readable}` *{LFP}*" in markdown
+    everything = result.stdout.str() + json.dumps(report) + markdown
+    assert generated not in everything
+
+
+def test_query_cases_name_the_same_id(project: pytest.Pytester) -> None:
+    readable = _lfp_project(project)
+    result = project.runpytest("banks", "--exam-cases=query", "-rs", "--junitxml=junit.xml")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    import xml.etree.ElementTree as ET
+
+    properties = [p.get("value") for p in ET.parse(project.path / "junit.xml").getroot().iter("property")
+                  if p.get("name") == "exam_test_points"]
+    assert any(readable in (value or "") for value in properties)
+
+
+def test_a_kept_report_of_schema_2_0_is_read_with_the_ids_of_today(project: pytest.Pytester) -> None:
+    """Reports kept before 2.1 carry generated ids as query/md5(text): read back, they carry the id the
+    pytest case shows, so a kept report and today's CI output name a test point alike."""
+    import hashlib
+    import json
+
+    from exam_harness.io.report import read_report
+
+    readable = _lfp_project(project)
+    assert project.runpytest("banks").ret == pytest.ExitCode.OK
+    path = project.path / "reports" / "exam-report.json"
+    old = json.loads(path.read_text())
+    old["schema_version"] = "2.0"
+    generated = f"q3/{hashlib.md5(LFP.encode()).hexdigest()}"
+    for outcome in old["outcomes"]:
+        if outcome["query_id"] == "q3":
+            outcome["test_point_id"] = generated
+    path.write_text(json.dumps(old))
+    report = read_report(path)
+    assert report.schema_version == "2.1"
+    assert {o.test_point_id for o in report.outcomes if o.query_id == "q3"} == {readable}
+    assert {o.test_point_id for o in report.outcomes if o.query_id == "q1"} == {"q1/a", "q1/b", "q1/n"}
