@@ -60,6 +60,10 @@ def pytest_configure(config: pytest.Config) -> None:
         options = options_from_pytest(config, PYTEST_GROUPS)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if options.dry_run and getattr(config.option, "dist", "no") != "no":
+        # A dry run grades nothing, so pytest-xdist's workers have nothing to do: this process counts
+        # (xdist decides in its own, later pytest_configure).
+        config.option.dist = "no"
     config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config))
     collector = ExamCollector(config)
     grading = ExamGrading(config, collector)

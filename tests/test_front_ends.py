@@ -368,3 +368,13 @@ def test_a_kept_report_of_schema_2_0_is_read_with_the_ids_of_today(project: pyte
     assert report.schema_version == "2.1"
     assert {o.test_point_id for o in report.outcomes if o.query_id == "q3"} == {readable}
     assert {o.test_point_id for o in report.outcomes if o.query_id == "q1"} == {"q1/a", "q1/b", "q1/n"}
+
+
+def test_a_dry_run_under_xdist_counts_in_one_process(project: pytest.Pytester) -> None:
+    """With -n, the dry run stopped the session through pytest.exit: '_pytest.outcomes.Exit' was printed."""
+    result = project.runpytest_subprocess("banks", "-n", "2", "--exam-dry-run")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["exam dry run: 11 pairs, 0 cached; grader 'marker' would be asked 11 pairs*",
+                                 "*8 deselected*"])
+    assert "Exit" not in result.stdout.str() + result.stderr.str()
+    assert _graded(project) == []

@@ -153,9 +153,6 @@ class ExamGrading:
                     "parallel runs (pytest-xdist) share grades through the cache; give --exam-cache a file")
             inputs = setup_of(self.config).exam_inputs(self.config)
             banks = [b for path in self.collector.requested_bank_files() for b in inputs.load_bank_file(path)]
-            if banks and setup_of(self.config).options.dry_run:
-                # The workers would start and grade lazily: stop here, before xdist starts them.
-                pytest.exit(self.dry_run(banks), returncode=0)
             if banks:
                 self.grade(banks)
         except InfrastructureError as exc:
