@@ -156,7 +156,8 @@ class ExamGrading:
             if banks:
                 self.grade(banks)
         except InfrastructureError as exc:
-            # Before the workers start: pytest prints this as "Exit: ERROR: ..." on stderr.
+            # Before the workers start (they would only ask the dead server again): pytest.exit is the one
+            # way to stop xdist's session here, so pytest words it as an "Exit: ERROR: ..." line.
             pytest.exit(f"ERROR: {exc}", returncode=INFRASTRUCTURE_FAILED)
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None

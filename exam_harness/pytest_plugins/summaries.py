@@ -63,7 +63,10 @@ class ExamSummaries:
         # Each output on its own: one that fails leaves the others written; the leaderboard is printed
         # (pytest_terminal_summary) before the failure is said.
         if options.markdown is not None or self.step_summary is not None:
-            self._markdown(verdicts)
+            try:
+                self._markdown(verdicts)  # each target's own failure is caught there; this is the rendering's
+            except ExamError as exc:
+                self._failed("the markdown summary", exc)
         if options.html is not None:
             try:
                 self._html(options.html)
