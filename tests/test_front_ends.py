@@ -31,7 +31,7 @@ def _add_ini(project: pytest.Pytester, lines: str) -> None:
 
 def test_pytest_help_shows_every_exam_option(project: pytest.Pytester) -> None:
     """argparse %-formats option help; a literal % (MEASURE:PCT%) crashed ``pytest --help``."""
-    result = project.runpytest_subprocess("--help")
+    result = project.runpytest("--help")
     assert result.ret == pytest.ExitCode.OK, result.stderr.str()
     result.stdout.fnmatch_lines(["*--exam-compare-fail=MEASURE:DROP*", "*MEASURE:PCT% (relative)*",
                                  "*exam_compare_fail (linelist)*"])
@@ -39,7 +39,7 @@ def test_pytest_help_shows_every_exam_option(project: pytest.Pytester) -> None:
 
 def test_pytest_help_works_with_a_bad_ini_file(project: pytest.Pytester) -> None:
     _add_ini(project, "exam_fail_undr = 0.3")
-    result = project.runpytest_subprocess("--help")
+    result = project.runpytest("--help")
     assert result.ret == pytest.ExitCode.OK, result.stderr.str()
 
 
@@ -79,9 +79,9 @@ def test_known_ini_keys_and_other_plugins_keys_pass(project: pytest.Pytester) ->
 # --- exam-harness exam ARGS ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [["-q", "-k", "q1"], ["--exam-fail-under=0.3", "-k", "q1", "banks"]])
-def test_exam_command_passes_every_argument_to_pytest(project: pytest.Pytester, args: list[str]) -> None:
-    result = project.run(EXAM_HARNESS, "exam", *args, "-p", "no:cacheprovider")
+def test_exam_command_passes_every_argument_to_pytest(project: pytest.Pytester) -> None:
+    """Options first (-q, then an --exam- option), -k with its value: all pytest's, none argparse's."""
+    result = project.run(EXAM_HARNESS, "exam", "-q", "--exam-fail-under=0.3", "-k", "q1", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
     result.stdout.fnmatch_lines(["*exam leaderboard*", "*5 passed, 2 deselected, 1 missed*"])
     assert "unrecognized arguments" not in result.stderr.str()
@@ -370,6 +370,7 @@ def test_a_kept_report_of_schema_2_0_is_read_with_the_ids_of_today(project: pyte
     assert {o.test_point_id for o in report.outcomes if o.query_id == "q1"} == {"q1/a", "q1/b", "q1/n"}
 
 
+@pytest.mark.slow
 def test_a_dry_run_under_xdist_counts_in_one_process(project: pytest.Pytester) -> None:
     """With -n, the dry run stopped the session through pytest.exit: '_pytest.outcomes.Exit' was printed."""
     result = project.runpytest_subprocess("banks", "-n", "2", "--exam-dry-run")
