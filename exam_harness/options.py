@@ -283,6 +283,9 @@ class ExamOptions:
     compare: str | None = declare(
         "compare", None, "Compare every run with a kept report: latest (the bare flag), a number NNNN, a name, or a "
         "report file (default: no comparison)", text, group=GATES, fronts=("pytest",), metavar="REF", const="latest")
+    compare_required: bool = declare(
+        "compare-required", False, "Make a missing kept report an error for --exam-compare (default: a first run "
+        "with nothing kept warns and goes on without the comparison)", group=GATES, flag=True, fronts=("pytest",))
     compare_fail: tuple[Allowance, ...] = declare(
         "compare-fail", (), "Fail a run that dropped against the compared report: MEASURE:DROP (absolute) or "
         "MEASURE:PCT% (relative), e.g. exam-cover:0.05 or exam-cover:5%; repeatable (default: report only)",
@@ -402,19 +405,25 @@ def _resolve(value: Any, spec: OptionSpec, base: Path) -> Any:
 # --- pytest -------------------------------------------------------------------------------------
 
 
+def argparse_help(text: str) -> str:
+    """``text`` for argparse's help, which %-formats it (``%(default)s``): a literal ``%`` doubled."""
+    return text.replace("%", "%%")
+
+
 def add_pytest_options(parser: Any, groups: Iterable[str] | None = None) -> None:
     """Register ``--exam-NAME`` options and ``exam_NAME`` ini keys in pytest's ``parser``."""
     group = parser.getgroup("exam", "exam-harness: exam-based evaluation of retrieval and RAG systems")
     for name, spec in specs(groups, "pytest"):
         help_ = help_text(name, spec, "pytest")
+        # pytest prints ini help as it is; argparse formats option help with %.
         if spec.flag:
             group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="store_true", default=None,
-                            help=help_)
+                            help=argparse_help(help_))
             parser.addini(spec.ini_name, help_, type="bool", default=None)
         else:
             optional: dict[str, Any] = {"nargs": "?", "const": spec.const} if spec.const is not None else {}
             group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="append" if spec.many else None,
-                            default=None, metavar=spec.metavar, help=help_, **optional)
+                            default=None, metavar=spec.metavar, help=argparse_help(help_), **optional)
             parser.addini(spec.ini_name, help_, type="linelist" if spec.many else "string", default=None)
 
 
@@ -465,6 +474,7 @@ def add_cli_options(parser: argparse.ArgumentParser, groups: Iterable[str], *,
         help_ = help_text(name, spec, "cli")
         if defaults and name in defaults:
             help_ = help_.split(" (default:")[0].rstrip(".") + f" (default: {defaults[name]})."
+        help_ = argparse_help(help_)
         if spec.flag:
             parser.add_argument(f"--{spec.name}", dest=spec.dest, action="store_true", default=None, help=help_)
         elif spec.nargs:
@@ -497,9 +507,10 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
     (``tests/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in specs(groups, front):
-        flag = f"--exam-{spec.name}" + ("" if spec.flag else f" {spec.metavar or spec.dest.upper()}")
+        # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).
+        flag = f"--exam-{spec.name}" + ("" if spec.flag else f"={spec.metavar or spec.dest.upper()}")
         if spec.const is not None:
-            flag = f"--exam-{spec.name} [{spec.metavar or spec.dest.upper()}]"
+            flag = f"--exam-{spec.name}[={spec.metavar or spec.dest.upper()}]"
         meaning, sep, shown = spec.help.rpartition(" (default: ")
         if sep:
             default = shown.removesuffix(")")

@@ -77,7 +77,9 @@ def check_gate_runs(options: ExamOptions, runs: Iterable[str]) -> None:
 
 
 def load_reference(options: ExamOptions, base: Path) -> tuple[str, ExamReport] | None:
-    """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading)."""
+    """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading).
+    A history with nothing kept raises :class:`exam_harness.io.history.NothingKept`: the caller decides
+    whether a first run goes on (``--exam-compare-required`` says it does not)."""
     if options.compare is None:
         if options.compare_fail:
             raise ConfigError("--exam-compare-fail needs --exam-compare [REF]: the report to compare with")
@@ -102,6 +104,8 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
             raise ConfigError(f"{option} {path}: exists and is not a folder")
         if not is_folder and path.is_dir():
             raise ConfigError(f"{option} {path}: is a folder; give a file name")
+        if not is_folder and path.exists() and not path.is_file():
+            raise ConfigError(f"{option} {path}: is not a regular file (a FIFO, socket or device); give a file name")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryFile(dir=folder, prefix=".exam-harness-probe-"):

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from exam_harness.errors import INFRASTRUCTURE_FAILED
 from exam_harness.parsing import parse_self_rating
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault, grade_marker_responder
 
@@ -290,11 +291,12 @@ def test_nothing_listening_is_a_clear_error(project: pytest.Pytester, calls: Cou
     url = f"http://127.0.0.1:{free_port()}/v1"
     result = project.runpytest(*openai_args(url, "dead.sqlite", "dead", "max_retries=2"))
     assert calls["grading"] == 0  # not one pair was sent
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.ret == INFRASTRUCTURE_FAILED  # "retry later", not a usage error
     text = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in text and "INTERNALERROR" not in text
-    result.stderr.fnmatch_lines([f"ERROR: the OpenAI-compatible server at {url} cannot be reached (*Connection "
-                                 "refused); check base_url and that the server is up (nothing was graded)"])
+    result.stdout.fnmatch_lines([f"ERROR: the OpenAI-compatible server at {url} cannot be reached (*Connection "
+                                 "refused); check base_url and that the server is up (nothing was graded)",
+                                 "*grading infrastructure failed*exit status 75*"])
     assert cached_grades(project.path / "dead.sqlite") == 0
 
 
@@ -332,10 +334,10 @@ def test_server_dying_mid_run_stops_grading_and_keeps_the_grades_it_gave(
     # none is sent after the stop, where retrying each of the 28 missing pairs to exhaustion makes 84.
     failed = calls["grading"] - dying.answered
     assert 3 <= failed <= 3 + (4 - 1), (calls, dying.answered)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.ret == INFRASTRUCTURE_FAILED
     text = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in text and "INTERNALERROR" not in text
-    result.stderr.fnmatch_lines(["ERROR: grading stopped: * connection failures in a row to openai chat call (model "
+    result.stdout.fnmatch_lines(["ERROR: grading stopped: * connection failures in a row to openai chat call (model "
                                  f"'fake-model' at {dying.base_url})*is the server up?; * grades made before the "
                                  "stop are kept in the cache, * pairs were not graded*"])
     obtained = dying.answered

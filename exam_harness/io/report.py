@@ -13,6 +13,7 @@ from pydantic_core import SchemaValidator
 
 from exam_harness.errors import InputError
 from exam_harness.io.textio import check_json_document, decode_text, number_too_long, read_bytes
+from exam_harness.models import readable_from_generated
 from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
 
 _COLLECTIONS = {"list", "dict", "tuple", "set", "frozenset"}
@@ -71,6 +72,18 @@ def read_report(path: Path) -> ExamReport:
         )
     try:
         _fail_fast_validator().validate_python(raw)
-        return ExamReport.model_validate(raw)  # valid, so no flood of errors
+        report = ExamReport.model_validate(raw)  # valid, so no flood of errors
     except ValidationError as exc:
         raise _schema_error(exc, path) from None
+    return migrated(report)
+
+
+def migrated(report: ExamReport) -> ExamReport:
+    """A report of an older 2.x schema in the current one. 2.0 kept generated test point ids as
+    ``query/md5(text)``; 2.1 keeps the id every output shows (:func:`exam_harness.models.readable_id`),
+    so ids in a kept report and in today's CI output match."""
+    if report.schema_version != "2.0":
+        return report
+    for outcome in report.outcomes:
+        outcome.test_point_id = readable_from_generated(outcome.test_point_id, outcome.text)
+    return report.model_copy(update={"schema_version": SCHEMA_VERSION})

@@ -39,11 +39,22 @@ class ExamGates:
         self.changes: list[Change] = []
         self.checks: list[GateCheck] = []
         self.baseline_failures: list[str] = []
+        self.notes: list[str] = []  # said after the leaderboard, before the FAIL lines
 
     def pytest_configure(self, config: pytest.Config) -> None:
         # The reference is read at start-up: a missing one stops the session before any grading.
+        from exam_harness.io.history import NothingKept
+
+        options = setup_of(config).options
         try:
-            self.reference = load_reference(setup_of(config).options, Path(config.invocation_params.dir))
+            self.reference = load_reference(options, Path(config.invocation_params.dir))
+        except NothingKept as exc:
+            if options.compare_required:
+                raise pytest.UsageError(f"{exc} (--exam-compare-required)") from None
+            # A first CI run has nothing kept yet: go on without the comparison, said (as pytest-benchmark does).
+            gated = " and the --exam-compare-fail gates are not checked" if options.compare_fail else ""
+            self.notes.append(f"warning: {exc}; this session is not compared{gated} "
+                              "(--exam-compare-required makes this an error)")
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -92,6 +103,8 @@ class ExamGates:
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        for line in self.notes:
+            terminalreporter.write_line(line, yellow=True, bold=True)
         for heading, text in self.sections:
             terminalreporter.write_sep("-", heading)
             terminalreporter.write(text)

@@ -32,7 +32,7 @@ from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
 from exam_harness.measures.trec import TrecMeasure
-from exam_harness.models import QueryBank
+from exam_harness.models import QueryBank, readable_id
 from exam_harness.plan import ExamPlan
 from exam_harness.report.schema import (
     CacheSummary,
@@ -329,14 +329,16 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
         secret = bank.secret or inputs.redact_all
         qid = bank.query.id
         # what every run's outcome on a test point shares, looked up once
-        points = [(column, tp, tp.id, tp.kind, tp.required, None if secret else tp.text, tp.id in unsupported,
+        # ``shown``: the id the pytest case carries (readable_id), so an id copied from CI output is found here
+        points = [(column, tp, tp.id, readable_id(tp.id, qid, None if secret else tp.text, tp.facet_id), tp.kind,
+                   tp.required, None if secret else tp.text, tp.id in unsupported,
                    "required-missed" if tp.required else "missed", shortened.setdefault(tp.id, {}))
                   for column, tp in enumerate(bank.test_points)]
         positions, lacking = tops.best_positions(index)
         for i, name in enumerate(tops.runs):
             top, rows = tops.top_rows(index, name)
             at, gaps = positions[i], lacking[i] if lacking is not None else None
-            for column, tp, tid, kind, required, text, skipped, missed, memo in points:
+            for column, tp, tid, shown, kind, required, text, skipped, missed, memo in points:
                 outcome_of: str
                 best_grade: int | None
                 best_passage: str | None
@@ -357,7 +359,7 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
                         raw = answers.get((best_passage, tid))
                         answer = memo[best_passage] = shorten(raw, 500) if raw is not None else None
                 append(TestPointOutcome(
-                    run=name, query_id=qid, test_point_id=tid, kind=kind, required=required, text=text,
+                    run=name, query_id=qid, test_point_id=shown, kind=kind, required=required, text=text,
                     outcome=outcome_of, best_grade=best_grade, best_passage=best_passage, answer=answer,
                 ))
     return found

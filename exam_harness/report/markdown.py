@@ -173,7 +173,8 @@ def _missed(report: ExamReport) -> str:
 
 
 def _missed_item(o: TestPointOutcome) -> str:
-    what = f"*{escape(o.text)}*" if o.text else code(o.test_point_id)
+    # the id as CI output shows it, and the question beside it for the reader
+    what = code(o.test_point_id) + (f" *{escape(o.text)}*" if o.text else "")
     if o.outcome == "error":
         return f"- {code(o.query_id)} {what}: could not be graded"
     if o.best_passage is None:

@@ -11,9 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field, with_config
 
 from exam_harness.models import GraderSpec
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
+# 2.1: outcomes[].test_point_id is the id the pytest case shows (models.readable_id: query/a-slug-3f2a9c for
+#      a generated id, was query/md5); a 2.0 report is read with its ids migrated (io/report.py)
 
 
 class _Model(BaseModel):
