@@ -213,12 +213,14 @@ def test_commands_that_keep_the_rootdir_run(project: pytest.Pytester, runs_elsew
     result.stdout.fnmatch_lines(["*exam leaderboard*", "*good*", "*6 passed, 2 missed*"])
 
 
-def test_the_readme_option_table_shows_the_equals_form() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    assert "| `--exam-runs=PATH` |" in readme
-    assert "| `--exam-compare[=REF]` |" in readme
-    assert "| `--exam-dry-run` |" in readme
-    assert "`--exam-runs PATH`" not in readme
+def test_the_option_table_shows_the_equals_form() -> None:
+    root = Path(__file__).resolve().parents[1]
+    table = (root / "docs" / "options.md").read_text()
+    assert "| `--exam-runs=PATH` |" in table
+    assert "| `--exam-compare[=REF]` |" in table
+    assert "| `--exam-dry-run` |" in table
+    for document in [root / "README.md", *(root / "docs").glob("*.md")]:
+        assert "`--exam-runs PATH`" not in document.read_text(), document.name
 
 
 # --- outputs that fail after grading ------------------------------------------------------------
