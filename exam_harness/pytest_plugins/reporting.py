@@ -22,8 +22,9 @@ from exam_harness.errors import ExamError
 from exam_harness.pytest_plugins.grading import ExamGrading, cache_path_shown
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
+from exam_harness.pytest_plugins.verdict import report_checks, teststatus, verdict_of
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
-from exam_harness.report.schema import ExamReport
+from exam_harness.report.schema import ExamReport, GateResult
 
 
 class ExamReporting:
@@ -39,6 +40,8 @@ class ExamReporting:
         self.write_error: str | None = None
         self.failure_reasons: list[tuple[str, int]] = []  # why pairs could not be graded, most frequent first
 
+    # tryfirst: the verdict's cases must reach every result writer (JUnit XML, the terminal's last line)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         graded = self.grading.graded
         if is_worker(self.config) or graded is None:
@@ -56,6 +59,8 @@ class ExamReporting:
             self.built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
+        report = self.built.report
+        self._decide(session, report)
         if setup.options.report_dir is not None:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:
@@ -66,23 +71,42 @@ class ExamReporting:
                 self.write_error = (f"FAIL cannot write the reports into {folder}: {why}; the leaderboard above is "
                                     "complete and the grades are cached, so a rerun after fixing it grades nothing")
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        report = self.built.report
         # a grader's error may echo the prompt, and with it a secret bank's text
         self.failure_reasons = Counter(inputs.redact(m) for m in graded.grading.failures.values()).most_common()
-        if report.incomplete_runs:
-            runs = ", ".join(repr(r) for r in report.incomplete_runs)
-            self.incomplete_message = (
-                f"FAIL incomplete exam: {report.cache.failures} pairs could not be graded; the scores of runs {runs} "
-                "rest on them and are not scores (see the '!' footnote)")
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self._keep(report)
         self.config.hook.pytest_exam_report(report=self.built.report, plan=graded.plan)
+        if report.verdict is not None:
+            report_checks(self.config, report.verdict)
         examined = {b.query.id for b in banks}
         for name, run in sorted(inputs.data.runs.items()):
             extra = sorted(set(run.rankings) - examined)
             if extra:
                 self.ignored_queries[name] = extra
+
+    def _decide(self, session: pytest.Session, report: ExamReport) -> None:
+        """The session's verdict, set on the report before anything is written: the gates' checks and
+        the checks always made (no run's scores rest on pairs that could not be graded)."""
+        results: list[GateResult] = []
+        gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
+        if gates is not None:
+            results += gates.decide(session)
+        if report.incomplete_runs:
+            runs = ", ".join(repr(r) for r in report.incomplete_runs)
+            self.incomplete_message = (
+                f"FAIL incomplete exam: {report.cache.failures} pairs could not be graded; the scores of runs {runs} "
+                "rest on them and are not scores (see the '!' footnote)")
+            for s in report.systems:
+                if s.incomplete_queries:
+                    results.append(GateResult(
+                        gate="incomplete-exam", run=s.run, value=len(s.incomplete_queries), limit=0, passed=False,
+                        message=f"FAIL incomplete exam: the scores of run {s.run!r} rest on pairs that could not be "
+                                f"graded in {len(s.incomplete_queries)} of {s.queries} queries; they are not scores"))
+        report.verdict = verdict_of(results)
+        if not report.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        return teststatus(report, self.built.report.verdict if self.built is not None else None)
 
     def _keep(self, report: ExamReport) -> None:
         """``--exam-save NAME`` / ``--exam-autosave``: keep the report in the history folder (a partial
