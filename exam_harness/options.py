@@ -313,6 +313,10 @@ class ExamOptions:
     runs: tuple[Path, ...] = declare(
         "runs", (Path("runs"),), "Run file or folder of systems taking the exam; repeatable", Path, group=INPUTS,
         many=True, path=True, fronts=("pytest",), metavar="PATH")
+    strict_queries: bool = declare(
+        "strict-queries", False, "A query that a run ranks but no bank covers is a usage error naming the run file "
+        "and line (default: a note naming its nearest bank query, e.g. 'sizng' ~ 'sizing')", group=INPUTS,
+        flag=True, fronts=("pytest",))
 
     # evaluate
     official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "

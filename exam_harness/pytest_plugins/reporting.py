@@ -19,6 +19,7 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.errors import ExamError
+from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading, cache_path_shown
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
@@ -34,7 +35,7 @@ class ExamReporting:
         self.outcomes = outcomes
         self.built: BuiltReport | None = None
         self.written: list[Path] = []
-        self.ignored_queries: dict[str, list[str]] = {}
+        self.ignored_queries: dict[str, list[tuple[str, str | None]]] = {}  # run -> [(query, near match)]
         self.incomplete_message: str | None = None
         self.notes: list[str] = []
         self.write_error: str | None = None
@@ -77,11 +78,7 @@ class ExamReporting:
         self.config.hook.pytest_exam_report(report=self.built.report, plan=graded.plan)
         if report.verdict is not None:
             report_checks(self.config, report.verdict)
-        examined = {b.query.id for b in banks}
-        for name, run in sorted(inputs.data.runs.items()):
-            extra = sorted(set(run.rankings) - examined)
-            if extra:
-                self.ignored_queries[name] = extra
+        self.ignored_queries = uncovered_queries((b.query.id for b in banks), inputs.data)
 
     def _decide(self, session: pytest.Session, report: ExamReport) -> None:
         """The session's verdict, set on the report before anything is written: the gates' checks and
@@ -185,7 +182,7 @@ class ExamReporting:
         if self.write_error:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
         for run, queries in self.ignored_queries.items():
-            shown = ", ".join(queries[:5]) + (f" and {len(queries) - 5} more" if len(queries) > 5 else "")
+            shown = shown_uncovered(queries)
             terminalreporter.write_line(
                 f"note: run {run!r} ranks {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} that no "
                 f"examined bank covers (ignored): {shown}"
