@@ -78,6 +78,7 @@ class ExamGrading:
             with self._progress(options.grader) as progress:
                 chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
                 outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
+                                           strict_fallbacks=options.strict_fallbacks,
                                            on_start=progress.start, on_progress=progress.advance)
         finally:
             grader.close()
@@ -111,7 +112,8 @@ class ExamGrading:
         judged = view_from_banks(data, [bank]).pooled if plan.pool == "judged" else None
         requests = pool_pairs([bank], data.runs.values(), data.passages, k=plan.k, extra=judged)
         chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
-        outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size)
+        outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
+                                   strict_fallbacks=options.strict_fallbacks)
         before = self.graded
         if before is not None:
             outcome = merged(before.grading, outcome)
@@ -183,6 +185,7 @@ def merged(first: GradingOutcome, second: GradingOutcome) -> GradingOutcome:
         seconds=first.seconds + second.seconds, source=second.source,
         cache_damaged=first.cache_damaged + second.cache_damaged,
         cache_notices=list(dict.fromkeys([*first.cache_notices, *second.cache_notices])),
+        fallbacks={**first.fallbacks, **second.fallbacks},
     )
     for part, n in second.decided_by.items():
         out.decided_by[part] = first.decided_by.get(part, 0) + n

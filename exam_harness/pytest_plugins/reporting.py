@@ -98,9 +98,34 @@ class ExamReporting:
                         gate="incomplete-exam", run=s.run, value=len(s.incomplete_queries), limit=0, passed=False,
                         message=f"FAIL incomplete exam: the scores of run {s.run!r} rest on pairs that could not be "
                                 f"graded in {len(s.incomplete_queries)} of {s.queries} queries; they are not scores"))
+        results += self._fallback_checks(report)
         report.verdict = verdict_of(results)
         if not report.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _fallback_checks(self, report: ExamReport) -> list[GateResult]:
+        """``--exam-max-fallbacks``: a run whose share of grades read by a fallback rule exceeds the limit
+        fails, and its scores over the queries holding such grades are marked incomplete (``!``)."""
+        assert self.built is not None
+        limit = setup_of(self.config).options.max_fallbacks
+        results = []
+        for s in report.systems:
+            graded = sum(n for grade, n in s.grade_counts.items() if grade != "failed")
+            if not s.fallbacks or s.fallbacks <= limit * graded:
+                continue
+            share = s.fallbacks / graded
+            queries = set(self.built.fallbacks.get(s.run, {}))
+            s.incomplete_queries = sorted(set(s.incomplete_queries) | queries)
+            for row in report.per_query:
+                if row.run == s.run and row.query_id in queries:
+                    row.incomplete = True
+            over = f"{len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
+            results.append(GateResult(
+                gate="exam-max-fallbacks", run=s.run, value=share, limit=limit, passed=False,
+                message=f"FAIL run {s.run!r}: {s.fallbacks} of {graded} grades ({share:.1%}) were read by a fallback "
+                        f"rule from answers holding no grade, more than --exam-max-fallbacks {limit:g} allows; its "
+                        f"scores over {over} rest on them and are not scores"))
+        return results
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
         return teststatus(report, self.built.report.verdict if self.built is not None else None)
@@ -179,6 +204,9 @@ class ExamReporting:
                 terminalreporter.write_line(f"... and {len(self.failure_reasons) - 5} other reasons")
         if self.incomplete_message:
             terminalreporter.write_line(self.incomplete_message, red=True, bold=True)
+        for check in self.built.report.verdict.gates if self.built.report.verdict else ():
+            if check.gate == "exam-max-fallbacks":
+                terminalreporter.write_line(check.message, red=True, bold=True)
         if self.write_error:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
         for run, queries in self.ignored_queries.items():

@@ -95,6 +95,11 @@ def _header(report: ExamReport, title: str) -> str:
     ]
     if report.partial:
         parts.append(f'<div class="banner partial" role="alert">partial exam: {_e(report.partial)}</div>')
+    if any(sys.fallbacks for sys in report.systems):
+        runs = ", ".join(f"{sys.run} {sys.fallbacks} of {sum(n for g, n in sys.grade_counts.items() if g != 'failed')}"
+                         for sys in sorted(report.systems, key=lambda sys: sys.run))
+        parts.append(f'<div class="banner fallbacks" role="alert">grades read by a fallback rule from answers holding '
+                     f"no grade: {_e(runs)}</div>")
     parts.append(_verdict(report))
     return "\n".join(p for p in parts if p)
 

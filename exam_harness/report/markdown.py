@@ -92,7 +92,15 @@ def _warnings(report: ExamReport) -> list[str]:
         runs = ", ".join(f"{escape(s.run)} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in incomplete)
         lines.append(f"> **Incomplete:** {report.cache.failures} pairs could not be graded; the scores of {runs} "
                      "count them as not covered (lower bounds, not scores).")
+    if any(s.fallbacks for s in report.systems):
+        runs = ", ".join(f"{escape(s.run)} {s.fallbacks} of {_graded(s)}" for s in sorted(report.systems,
+                                                                                        key=lambda s: s.run))
+        lines.append(f"> **Fallbacks:** grades read by a fallback rule from answers holding no grade: {runs}.")
     return lines
+
+
+def _graded(system: SystemScore) -> int:
+    return sum(n for grade, n in system.grade_counts.items() if grade != "failed")
 
 
 def _number(value: float | None, stderr: float | None = None) -> str:
