@@ -143,3 +143,31 @@ def test_a_schema_2_cache_is_migrated_with_its_fallbacks_flagged(tmp_path: Path)
     found = migrated.get_grades(grades)
     assert {k[0]: g.fallback for k, g in found.items()} == {"a": "other text -> 1", "b": "unanswerable text -> 0",
                                                             "c": None}
+
+
+def test_a_server_answering_only_banana_fails_every_run(llm_project: pytest.Pytester) -> None:
+    """The issue's case: every answer is 'banana', read as grade 1, so at tau 1 every run covered everything."""
+    with FakeOpenAIServer(lambda prompt: "banana") as srv:
+        result = llm_project.runpytest(*openai_args(srv))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert {run: s["fallbacks"] for run, s in _systems(llm_project).items()} == {"good": 3, "weak": 3}
+    assert "2 gates failed" in result.stdout.lines[-1]
+
+
+def test_a_read_only_schema_2_cache_gives_its_flags_row_by_row(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "grades.sqlite"
+    details = {"prompt": "question-rating"}
+    cache = GradeCache(path)
+    cache.put_many({"a" * 64: Grade(grade=1, grader="openai", raw_response="banana", details=details),
+                    "c" * 64: Grade(grade=3, grader="openai", raw_response="3.", details=details)})
+    cache.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE grades SET record = json_remove(record, '$.fallback')")
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+    monkeypatch.setattr("exam_harness.cache._why_not_writable", lambda _path: "read-only for this test")
+    read_only = GradeCache(path, notify=lambda _message: None)
+    assert {k[0]: g.fallback for k, g in read_only.get_grades(["a" * 64, "c" * 64]).items()} == {
+        "a": "other text -> 1", "c": None}
+    with sqlite3.connect(path) as db:  # nothing was written to it
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "2"
