@@ -23,7 +23,7 @@ def _suite(project: pytest.Pytester, name: str = "junit.xml") -> ET.Element:
     return root if root.tag == "testsuite" else next(root.iter("testsuite"))
 
 
-def test_a_failed_gate_is_a_failed_junit_case_and_in_the_last_line(project: pytest.Pytester) -> None:
+def test_a_failed_gate_is_a_failed_junit_case_in_the_last_line_and_the_json(project: pytest.Pytester) -> None:
     result = project.runpytest("banks", "--exam-fail-under=0.5", "--junitxml=junit.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     suite = _suite(project)
@@ -36,11 +36,6 @@ def test_a_failed_gate_is_a_failed_junit_case_and_in_the_last_line(project: pyte
     assert passed.find("failure") is None and passed.find("skipped") is None
     last = result.stdout.lines[-1]
     assert "1 gate failed" in last and "1 gate passed" in last, last
-
-
-
-def test_the_json_report_carries_the_verdict(project: pytest.Pytester) -> None:
-    project.runpytest("banks", "--exam-fail-under=0.5")
     verdict = json.loads((project.path / "reports" / "exam-report.json").read_text())["verdict"]
     assert verdict["passed"] is False
     gates = {(g["gate"], g["run"], g["measure"]): g for g in verdict["gates"]}
@@ -48,6 +43,7 @@ def test_the_json_report_carries_the_verdict(project: pytest.Pytester) -> None:
     assert (weak["passed"], weak["limit"], round(weak["value"], 4)) == (False, 0.5, 0.3333)
     assert weak["message"].startswith("FAIL Required EXAM-Cover@20 of 0.5 not reached by run 'weak'")
     assert gates["exam-fail-under", "good", "exam-cover"]["passed"] is True
+
 
 
 def test_a_session_without_gates_has_a_passed_verdict_and_no_gate_cases(project: pytest.Pytester) -> None:
