@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from exam_harness.report.schema import ExamReport, QueryScore, SystemScore
+from exam_harness.report.schema import ExamReport, GateResult, QueryScore, SystemScore
 
 # Measures a gate can name, as the pytest report holds them; trec_eval measures read the first label.
 REPORT_MEASURES: tuple[str, ...] = ("exam-cover", "n-exam", "nugget-f")
@@ -188,16 +188,22 @@ def threshold_checks(report: ExamReport, thresholds: Sequence[Threshold]) -> lis
 
 def threshold_failures(report: ExamReport, thresholds: Sequence[Threshold]) -> list[str]:
     """One FAIL line per run and measure below its threshold (a measure the report lacks is a failure too)."""
-    failures: list[str] = []
-    for check in threshold_checks(report, thresholds):
-        name = title(check.measure, report)
-        if check.value is None:
-            failures.append(
-                f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}")
-        elif not check.passed:
-            failures.append(
-                f"FAIL Required {name} of {check.limit:g} not reached by run {check.run!r}: {check.value:.4f}")
-    return failures
+    return [_threshold_message(check, report) for check in threshold_checks(report, thresholds) if not check.passed]
+
+
+def _threshold_message(check: GateCheck, report: ExamReport) -> str:
+    name = title(check.measure, report)
+    if check.value is None:
+        return f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}"
+    if not check.passed:
+        return f"FAIL Required {name} of {check.limit:g} not reached by run {check.run!r}: {check.value:.4f}"
+    return f"{name} of run {check.run!r} is {check.value:.4f}, at least the required {check.limit:g}"
+
+
+def threshold_results(report: ExamReport, checks: Sequence[GateCheck]) -> list[GateResult]:
+    """Each threshold check as a check of the verdict (``--exam-fail-under``)."""
+    return [GateResult(gate="exam-fail-under", run=c.run, measure=c.measure, value=c.value, limit=c.limit,
+                       passed=c.passed, message=_threshold_message(c, report)) for c in checks]
 
 
 # --- regressions against a reference -----------------------------------------------------------
@@ -260,18 +266,29 @@ def _paired(old: ExamReport, new: ExamReport, run: str, measure: str) -> list[tu
 
 def regression_failures(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
                         reference: str, alpha: float) -> list[str]:
+    return [r.message for r in regression_results(changes, allowances, report, reference, alpha) if not r.passed]
+
+
+def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
+                       reference: str, alpha: float) -> list[GateResult]:
+    """Each change on a measure with an allowed drop as a check of the verdict (``--exam-compare-fail``);
+    its limit is the lowest value the allowance accepts."""
     limits = {a.measure: a for a in allowances}
-    lines = []
+    results = []
     for c in changes:
-        if not c.regressed:
-            continue
+        allowance = limits.get(c.measure)
+        if allowance is None:
+            continue  # shown in the comparison table, gated by nothing
         significance = ("significant" if c.p < alpha else "not significant") if not math.isnan(c.p) else "untested"
-        lines.append(
-            f"FAIL run {c.run!r} regressed on {title(c.measure, report)} against {reference}: {c.old:.4f} -> "
-            f"{c.new:.4f} ({c.delta:+.4f}; allowed drop {limits[c.measure]}); paired test over {c.queries} "
-            f"queries p = {c.p:.3g}, {significance} at alpha {alpha:g}"
-        )
-    return lines
+        change = (f"on {title(c.measure, report)} against {reference}: {c.old:.4f} -> {c.new:.4f} ({c.delta:+.4f}; "
+                  f"allowed drop {allowance}); paired test over {c.queries} queries p = {c.p:.3g}, {significance} "
+                  f"at alpha {alpha:g}")
+        message = (f"FAIL run {c.run!r} regressed {change}" if c.regressed
+                   else f"run {c.run!r} within its allowance {change}")
+        lowest = c.old - (allowance.drop * c.old if allowance.relative else allowance.drop)
+        results.append(GateResult(gate="exam-compare-fail", run=c.run, measure=c.measure, value=c.new,
+                                  limit=lowest, passed=not c.regressed, message=message))
+    return results
 
 
 @dataclass(frozen=True)

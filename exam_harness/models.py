@@ -253,6 +253,9 @@ class Grade(BaseModel):
     extracted_answer: str | None = None
     probabilities: tuple[float, ...] | None = None
     details: dict[str, Any] = Field(default_factory=dict)
+    # the fallback rule that read this grade from an answer holding none (exam_harness.parsing), e.g.
+    # "other text -> 1"; None when the answer gave the grade
+    fallback: str | None = None
 
     @field_validator("raw_response", "extracted_answer")
     @classmethod

@@ -307,6 +307,13 @@ class ExamOptions:
     analysis: tuple[str, ...] = declare(
         "analysis", (), "Print an analysis section after the leaderboard: verify, missing, spurious or agreement; "
         "repeatable (default: none)", choice(*ANALYSES), group=REPORTS, many=True, fronts=("pytest",))
+    max_fallbacks: float = declare(
+        "max-fallbacks", 0.05, "Largest share (0..1) of a run's grades that a fallback rule may read from answers "
+        "holding no grade (an LLM's 'I cannot rate this.' read as grade 1); above it the run's scores are "
+        "incomplete and the session fails", number(0, 1), group=GATES, fronts=("pytest",), metavar="SHARE")
+    strict_fallbacks: bool = declare(
+        "strict-fallbacks", False, "An answer holding no grade is a pair that could not be graded, never a grade "
+        "read by a fallback rule", group=GRADING, flag=True, fronts=("pytest",))
     dry_run: bool = declare(
         "dry-run", False, "Print how many grader calls and prompt tokens the session would spend, then stop "
         "without grading", group=GRADING, flag=True, fronts=("pytest",))
@@ -323,6 +330,10 @@ class ExamOptions:
         "everything when the system changed), 'replay' (call nothing, read the recording), 'record' (call every "
         "query again) or 'live' (call, record nothing) (default: $EXAM_SYSTEM_MODE, else replay when CI=true, "
         "else once)", choice(*SYSTEM_MODES), group=SYSTEMS, metavar="MODE")
+    strict_queries: bool = declare(
+        "strict-queries", False, "A query that a run ranks but no bank covers is a usage error naming the run file "
+        "and line (default: a note naming its nearest bank query, e.g. 'sizng' ~ 'sizing')", group=INPUTS,
+        flag=True, fronts=("pytest",))
 
     # evaluate
     official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "

@@ -164,8 +164,9 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 def openai_args(base_url: str, cache: str, reports: str, *extra: str) -> list[str]:
     options = [f"base_url={base_url}", "model=fake-model", "api_key=test", "timeout=0.25",
                "backoff_base=0.001", "backoff_max=0.005", "retry_after_max=0.05", "concurrency=4", *extra]
+    # the non-numeric answers (x, u) are read by the method's fallback rules on purpose: allowed here
     args = ["banks", "-p", "no:cacheprovider", "--exam-grader", "openai", "--exam-no-progress",
-            "--exam-batch-size", "8", "--exam-cache", cache, "--exam-report-dir", reports]
+            "--exam-batch-size", "8", "--exam-cache", cache, "--exam-report-dir", reports, "--exam-max-fallbacks=1"]
     for option in options:
         args += ["--exam-grader-option", option]
     return args

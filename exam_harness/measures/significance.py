@@ -382,18 +382,38 @@ def baseline_gate(
     message names the run, its mean and the baseline's, the difference with its CI, and the p-value.
     An unknown baseline is an InputError listing the runs.
     """
+    comparisons = baseline_comparisons(per_query_by_run, baseline, alpha, method, queries=queries,
+                                       n_resamples=n_resamples, seed=seed)
+    return [baseline_message(c, measure, alpha) for c in comparisons if c.significantly_worse]
+
+
+def baseline_comparisons(
+    per_query_by_run: PerQueryByRun,
+    baseline: str,
+    alpha: float = 0.05,
+    method: Method | str = "permutation",
+    *,
+    queries: Iterable[str] | None = None,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> list[Comparison]:
+    """Every run against ``baseline`` as the baseline gate tests it (see :func:`baseline_gate`)."""
     qids = list(dict.fromkeys(queries)) if queries is not None else sorted(
         {q for scores in per_query_by_run.values() for q in scores}
     )
-    comparisons = compare_to_baseline(
+    return compare_to_baseline(
         per_query_by_run, baseline, queries=qids, alpha=alpha, method=method, n_resamples=n_resamples, seed=seed
     )
+
+
+def baseline_message(c: Comparison, measure: str, alpha: float) -> str:
+    """The baseline gate's line for one run: a FAIL line when significantly worse, else what it found."""
     level = round((1.0 - alpha) * 100, 6)
-    return [
-        f"FAIL run {c.run!r} is significantly worse than baseline {c.baseline!r} on {measure}: "
-        f"{c.mean:.4f} vs {c.baseline_mean:.4f}, difference {c.diff:+.4f} "
-        f"({level:g}% CI [{c.ci_low:+.4f}, {c.ci_high:+.4f}]), p = {c.p:.4g} < alpha {alpha:g} "
-        f"({c.method} test over {c.n} queries)"
-        for c in comparisons
-        if c.significantly_worse
-    ]
+    found = (f"{c.mean:.4f} vs {c.baseline_mean:.4f}, difference {c.diff:+.4f} "
+             f"({level:g}% CI [{c.ci_low:+.4f}, {c.ci_high:+.4f}])")
+    test = f"({c.method} test over {c.n} queries)"
+    if c.significantly_worse:
+        return (f"FAIL run {c.run!r} is significantly worse than baseline {c.baseline!r} on {measure}: {found}, "
+                f"p = {c.p:.4g} < alpha {alpha:g} {test}")
+    return (f"run {c.run!r} is not significantly worse than baseline {c.baseline!r} on {measure}: {found}, "
+            f"p = {c.p:.4g} {test}")

@@ -17,16 +17,16 @@ from exam_harness.gates import (
     GateCheck,
     Verdicts,
     compare,
-    regression_failures,
+    regression_results,
     threshold_checks,
-    threshold_failures,
+    threshold_results,
     title,
 )
 from exam_harness.measures.exam import ExamCover
 from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
-from exam_harness.report.schema import ExamReport
+from exam_harness.report.schema import ExamReport, GateResult
 
 
 class ExamGates:
@@ -58,24 +58,30 @@ class ExamGates:
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def decide(self, session: pytest.Session) -> list[GateResult]:
+        """Every gate's checks over the built report (called by the reporting plugin before it writes
+        anything, so that the reports and the test cases carry the verdict)."""
         built = self.reporting.built
         graded = self.reporting.grading.graded
         if built is None or graded is None:
-            return
+            return []
         options = setup_of(self.config).options
         report = built.report
+        results: list[GateResult] = []
         try:
             if options.baseline is not None:
                 from exam_harness.analysis.sections import baseline_section
-                from exam_harness.measures.significance import baseline_gate
+                from exam_harness.measures.significance import baseline_comparisons, baseline_message
 
                 cover = ExamCover().bind(graded.plan.bindings(graded.plan.min_grade))
                 per_query = built.result[cover].per_query
-                self.baseline_failures = baseline_gate(per_query, options.baseline, options.alpha,
-                                                       options.significance, measure=cover.title,
-                                                       n_resamples=options.resamples)
+                comparisons = baseline_comparisons(per_query, options.baseline, options.alpha, options.significance,
+                                                   n_resamples=options.resamples)
+                results += [GateResult(
+                    gate="exam-baseline", run=c.run, measure="exam-cover", value=c.mean, limit=c.baseline_mean,
+                    passed=not c.significantly_worse, message=baseline_message(c, cover.title, options.alpha))
+                    for c in comparisons]
+                self.baseline_failures = [r.message for r in results if not r.passed]
                 self.failures += self.baseline_failures
                 # Every run's difference is shown, significant or not: silence would read as "no baseline".
                 self.sections.append(baseline_section(per_query, options.baseline, alpha=options.alpha,
@@ -84,15 +90,20 @@ class ExamGates:
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
         self.checks = threshold_checks(report, options.fail_under)
-        self.failures += threshold_failures(report, options.fail_under)
+        thresholds = threshold_results(report, self.checks)
+        self.failures += [r.message for r in thresholds if not r.passed]
+        results = thresholds + results
         if self.reference is not None:
             name, reference = self.reference
             measures = list(dict.fromkeys([*REPORT_MEASURES[:2], *(a.measure for a in options.compare_fail)]))
             self.changes = compare(reference, report, measures, options.compare_fail)
             self.sections.append(_comparison_section(self.changes, reference, report, name))
-            self.failures += regression_failures(self.changes, options.compare_fail, report, name, options.alpha)
+            regressions = regression_results(self.changes, options.compare_fail, report, name, options.alpha)
+            self.failures += [r.message for r in regressions if not r.passed]
+            results += regressions
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return results
 
     def verdicts(self) -> Verdicts:
         """The gates' decisions for the markdown summary and the HTML report."""

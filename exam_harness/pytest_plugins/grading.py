@@ -21,7 +21,7 @@ from exam_harness.grading import GradingOutcome, dry_run_summary, pool_pairs, ru
 from exam_harness.inputs import view_from_banks
 from exam_harness.models import QueryBank
 from exam_harness.plan import ExamPlan, make_plan
-from exam_harness.preflight import check_gate_runs, check_overlap, check_writable, output_targets
+from exam_harness.preflight import check_covered, check_gate_runs, check_overlap, check_writable, output_targets
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.collection import ExamCollector, withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
@@ -57,7 +57,10 @@ class ExamGrading:
         inputs = setup.exam_inputs(config)
         data = inputs.load_runs(list(options.runs))
         # Everything that needs only the inputs is checked before a grader loads or a pair is graded.
-        check_overlap([b for loaded in inputs.banks.values() for b in loaded] or list(banks), data)
+        configured = [b for loaded in inputs.banks.values() for b in loaded] or list(banks)
+        check_overlap(configured, data)
+        if options.strict_queries:
+            check_covered(configured, data)
         check_gate_runs(options, data.runs)
         check_writable(output_targets(options))
         grader = setup.registries(config).graders.create(
@@ -96,6 +99,7 @@ class ExamGrading:
             with self._progress(options.grader) as progress:
                 chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
                 outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
+                                           strict_fallbacks=options.strict_fallbacks,
                                            on_start=progress.start, on_progress=progress.advance)
         finally:
             grader.close()
@@ -129,7 +133,8 @@ class ExamGrading:
         judged = view_from_banks(data, [bank]).pooled if plan.pool == "judged" else None
         requests = pool_pairs([bank], data.runs.values(), data.passages, k=plan.k, extra=judged)
         chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
-        outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size)
+        outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
+                                   strict_fallbacks=options.strict_fallbacks)
         before = self.graded
         if before is not None:
             outcome = merged(before.grading, outcome)
@@ -244,6 +249,7 @@ def merged(first: GradingOutcome, second: GradingOutcome) -> GradingOutcome:
         seconds=first.seconds + second.seconds, source=second.source,
         cache_damaged=first.cache_damaged + second.cache_damaged,
         cache_notices=list(dict.fromkeys([*first.cache_notices, *second.cache_notices])),
+        fallbacks={**first.fallbacks, **second.fallbacks},
     )
     for part, n in second.decided_by.items():
         out.decided_by[part] = first.decided_by.get(part, 0) + n

@@ -67,6 +67,8 @@ class BuiltReport:
     report: ExamReport
     qrels: Mapping[str, Qrels]
     result: ExamResult
+    # run -> query -> pairs of its top-k whose grade a fallback rule read (only queries with some)
+    fallbacks: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *, root: Path | None = None,
@@ -117,6 +119,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
                                    outcome.unanswered.get(run, ()))
                   for run in result.runs}
     tops = TopGrades(inputs, outcome, plan.k, ctx)
+    fallbacks = fallback_counts(inputs, outcome, plan.k, result.runs)
     systems: list[SystemScore] = []
     per_query: list[QueryScore] = []
     for run in result.runs:
@@ -132,6 +135,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
             outcomes=outcome.tallies.get(run, Outcomes()),
             incomplete_queries=[q for q in result.queries if q in incomplete[run]],
             grade_counts=grade_counts(tops, run),
+            fallbacks=sum(fallbacks.get(run, {}).values()),
         ))
         run_cover, run_n_exam = cover_result.per_query[run], n_exam_result.per_query[run]
         run_nugget = nugget_result.per_query[run] if nugget_result else None
@@ -172,7 +176,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
     )
-    return BuiltReport(report, qrels, result)
+    return BuiltReport(report, qrels, result, fallbacks)
 
 
 class TopGrades:
@@ -369,6 +373,30 @@ def grade_counts(tops: TopGrades, run: str) -> dict[str, int]:
     """How often each grade occurs over a run's top-k passages and the scored test points of their
     queries (``"failed"``: pairs that could not be graded; test points the grader cannot grade are left out)."""
     return tops.grade_counts(run)
+
+
+def fallback_counts(inputs: ExamInputs, outcome: SessionOutcome, k: int,
+                    runs: Sequence[str]) -> dict[str, dict[str, int]]:
+    """run -> query -> how many pairs of the run's top-k passages and the query's scored test points
+    have a grade that a fallback rule read (the pairs :func:`grade_counts` counts, flagged)."""
+    flagged = outcome.grading.fallbacks
+    if not flagged:
+        return {}
+    by_passage: dict[str, set[str]] = {}
+    for pid, tid in flagged:
+        by_passage.setdefault(pid, set()).add(tid)
+    points: dict[str, set[str]] = {}
+    for bank in outcome.banks:
+        points.setdefault(bank.query.id, set()).update(
+            tp.id for tp in bank.test_points if tp.id not in outcome.grading.unsupported)
+    counts: dict[str, dict[str, int]] = {}
+    for run in runs:
+        ranked = inputs.data.runs[run]
+        for qid, tids in points.items():
+            n = sum(len(by_passage[pid] & tids) for pid in ranked.top_k(qid, k) if pid in by_passage)
+            if n:
+                counts.setdefault(run, {})[qid] = n
+    return counts
 
 
 def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -> dict[str, Qrels]:

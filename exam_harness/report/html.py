@@ -95,7 +95,35 @@ def _header(report: ExamReport, title: str) -> str:
     ]
     if report.partial:
         parts.append(f'<div class="banner partial" role="alert">partial exam: {_e(report.partial)}</div>')
-    return "\n".join(parts)
+    if any(sys.fallbacks for sys in report.systems):
+        runs = ", ".join(f"{sys.run} {sys.fallbacks} of {sum(n for g, n in sys.grade_counts.items() if g != 'failed')}"
+                         for sys in sorted(report.systems, key=lambda sys: sys.run))
+        parts.append(f'<div class="banner fallbacks" role="alert">grades read by a fallback rule from answers holding '
+                     f"no grade: {_e(runs)}</div>")
+    parts.append(_verdict(report))
+    return "\n".join(p for p in parts if p)
+
+
+def _verdict(report: ExamReport) -> str:
+    """The session's verdict banner: passed or failed, and every check (gate, regression, incomplete
+    grading) with its outcome and message; nothing for a report no session decided."""
+    verdict = report.verdict
+    if verdict is None:
+        return ""
+    failed = sum(not g.passed for g in verdict.gates)
+    if failed:
+        head = f"verdict: failed ({failed} of {len(verdict.gates)} checks failed)"
+    elif verdict.gates:
+        head = f"verdict: passed ({len(verdict.gates)} checks)"
+    else:
+        head = "verdict: passed (no gate asked for)"
+    items = "".join(
+        f'<li class="{"passed" if g.passed else "failed"}"><code>{_e(g.case)}</code> '
+        f'{"passed" if g.passed else "FAILED"}: {_e(g.message)}</li>' for g in verdict.gates)
+    state = "passed" if verdict.passed else "failed"
+    role = "status" if verdict.passed else "alert"
+    return (f'<section id="verdict" class="verdict {state}" role="{role}"><strong>{_e(head)}</strong>'
+            + (f"<ul>{items}</ul>" if items else "") + "</section>")
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def code(text: str) -> str:
 def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str:
     """The whole summary as GitHub-flavoured markdown (ends with a newline)."""
     verdicts = verdicts or Verdicts()
-    parts = [_heading(report, verdicts), *_warnings(report), _leaderboard(report), _context(report)]
+    parts = [_heading(report, verdicts), *_warnings(report), _verdict(report), _leaderboard(report), _context(report)]
     if verdicts.checks:
         parts.append(_gates(report, verdicts.checks))
     if verdicts.reference is not None:
@@ -55,7 +55,8 @@ def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str
 
 def _heading(report: ExamReport, verdicts: Verdicts) -> str:
     """The session's verdict: what failed (gates, regressions, required test points, grading) or that all passed."""
-    gates = sum(not c.passed for c in verdicts.checks) + len(verdicts.failures)
+    gates = sum(not c.passed for c in verdicts.checks) + len(verdicts.failures) + sum(
+        not g.passed for g in (report.verdict.gates if report.verdict else ()) if g.gate not in _COUNTED)
     regressions = sum(c.regressed for c in verdicts.changes)
     required = sum(s.outcomes.required_missed for s in report.systems)
     reasons = [text for n, text in (
@@ -68,6 +69,20 @@ def _heading(report: ExamReport, verdicts: Verdicts) -> str:
     return f"## Exam results: EXAM-Cover@{report.settings.k} at τ={report.settings.min_grade} — {status}"
 
 
+# checks the heading counts from the gates' own decisions (Verdicts) or the report's incomplete runs
+_COUNTED = frozenset({"exam-fail-under", "exam-baseline", "exam-compare-fail", "incomplete-exam"})
+
+
+def _verdict(report: ExamReport) -> str:
+    """Every check of the session's verdict, passed or failed, by its test case name and message."""
+    if report.verdict is None or not report.verdict.gates:
+        return ""
+    gates = report.verdict.gates
+    failed = sum(not g.passed for g in gates)
+    lines = [f"- {'✅' if g.passed else '❌'} {code(g.case)}: {escape(g.message)}" for g in gates]
+    return f"### Verdict: {len(gates) - failed} of {len(gates)} checks passed\n\n" + "\n".join(lines)
+
+
 def _warnings(report: ExamReport) -> list[str]:
     lines = []
     if report.partial:
@@ -77,7 +92,15 @@ def _warnings(report: ExamReport) -> list[str]:
         runs = ", ".join(f"{escape(s.run)} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in incomplete)
         lines.append(f"> **Incomplete:** {escape(report.incomplete_cause)}; the scores of {runs} "
                      "count them as not covered (lower bounds, not scores).")
+    if any(s.fallbacks for s in report.systems):
+        runs = ", ".join(f"{escape(s.run)} {s.fallbacks} of {_graded(s)}" for s in sorted(report.systems,
+                                                                                        key=lambda s: s.run))
+        lines.append(f"> **Fallbacks:** grades read by a fallback rule from answers holding no grade: {runs}.")
     return lines
+
+
+def _graded(system: SystemScore) -> int:
+    return sum(n for grade, n in system.grade_counts.items() if grade != "failed")
 
 
 def _number(value: float | None, stderr: float | None = None) -> str:

@@ -16,6 +16,7 @@ SCHEMA_VERSION = "2.1"
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 2.1: outcomes[].test_point_id is the id the pytest case shows (models.readable_id: query/a-slug-3f2a9c for
 #      a generated id, was query/md5); a 2.0 report is read with its ids migrated (io/report.py)
+#      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
 
 
 class _Model(BaseModel):
@@ -53,6 +54,8 @@ class SystemScore(_Model):
     incomplete_queries: list[str] = Field(default_factory=list)
     # grade -> number of (top-k passage, test point) pairs with that grade; "failed" counts pairs not graded
     grade_counts: dict[str, int] = Field(default_factory=dict)
+    # graded pairs whose grade a fallback rule read (an answer without a grade digit), of those in grade_counts
+    fallbacks: int = 0
 
 
 class QueryScore(_Model):
@@ -124,6 +127,32 @@ class TestPointOutcome:
     answer: str | None = None  # the best passage's extracted answer or raw response; None for secret banks
 
 
+class GateResult(_Model):
+    """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
+    baseline) or a check always made (every pair graded, few grades read by a fallback rule)."""
+
+    gate: str  # the option or check: exam-fail-under, exam-compare-fail, exam-baseline, incomplete-exam, ...
+    run: str | None = None
+    measure: str | None = None
+    value: float | None = None
+    limit: float | None = None
+    passed: bool
+    message: str
+
+    @property
+    def case(self) -> str:
+        """The check's pytest case name, e.g. ``exam-fail-under[weak-ranker-exam-cover]``."""
+        params = "-".join(p for p in (self.run, self.measure) if p)
+        return f"{self.gate}[{params}]" if params else self.gate
+
+
+class Verdict(_Model):
+    """The session's verdict: failed when any check failed (the exit status says the same)."""
+
+    passed: bool
+    gates: list[GateResult] = Field(default_factory=list)
+
+
 class ExamReport(_Model):
     schema_version: str = SCHEMA_VERSION
     tool_version: str
@@ -140,6 +169,8 @@ class ExamReport(_Model):
     outcomes: list[TestPointOutcome] = Field(default_factory=list)
     # a grader of several parts: graded pairs per deciding part (embedding grader: answer-key, embedding)
     decided_by: dict[str, int] = Field(default_factory=dict)
+    # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
+    verdict: Verdict | None = None
 
     @property
     def incomplete_cause(self) -> str:

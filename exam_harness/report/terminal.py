@@ -39,8 +39,21 @@ def incomplete_line(report: ExamReport) -> str | None:
     if not runs:
         return None
     shown = ", ".join(f"{s.run!r} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in runs)
+    fallbacks = sum(s.fallbacks for s in runs)
+    if fallbacks:  # marked for too many grades read by a fallback rule (--exam-max-fallbacks)
+        return (f"! incomplete: {report.incomplete_cause} and {fallbacks} grades were read by "
+                f"a fallback rule; the scores of {shown} rest on them (not scores)")
     return (f"! incomplete: {report.incomplete_cause}; the scores of {shown} count them as "
             "not covered (lower bounds, not scores)")
+
+
+def fallback_line(report: ExamReport) -> str | None:
+    """Each run's grades read by a fallback rule from answers holding no grade (none: no line)."""
+    if not any(s.fallbacks for s in report.systems):
+        return None
+    shown = ", ".join(f"{s.run!r} {s.fallbacks} of {sum(n for g, n in s.grade_counts.items() if g != 'failed')}"
+                      for s in sorted(report.systems, key=lambda s: s.run))
+    return f"fallbacks: grades read by a fallback rule from answers holding no grade: {shown}"
 
 
 def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WIDE) -> Group:
@@ -117,6 +130,9 @@ def render_to_text(report: ExamReport, *, color: bool, width: int | None = None,
     note = incomplete_line(report)
     if note:
         lines.append(note)
+    fallbacks = fallback_line(report)
+    if fallbacks:
+        lines.append(fallbacks)
     if report.partial:
         lines.append(f"partial exam: {report.partial}")
     dropped = n_exam_dropped_line(report)
