@@ -19,12 +19,12 @@ import pytest
 
 from exam_harness.measures import Bindings, ExamCover, NExam, NuggetF, TrecMeasure
 from exam_harness.models import GraderSpec
-from exam_harness.report.build import measure_info
 from exam_harness.report.html import render_html, write_html_report
 from exam_harness.report.html_assets import JS
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
+    MeasureInfo,
     Outcomes,
     QueryScore,
     Score,
@@ -113,7 +113,7 @@ def parse(text: str) -> Node:
 
 _BOUND = Bindings(k=10, min_grade=4, pool="top-k", qrels_m=2, label="max-grade", beta=3.0, redundancy_alpha=0.5,
                   empty="skip")
-COVER, N_EXAM, NUGGET, MAP, NDCG, COUNT_MAP = (measure_info(m.bind(_BOUND)) for m in (
+COVER, N_EXAM, NUGGET, MAP, NDCG, COUNT_MAP = (MeasureInfo.of(m.bind(_BOUND)) for m in (
     ExamCover(), NExam(), NuggetF(), TrecMeasure(name="map"), TrecMeasure(name="ndcg@10"),
     TrecMeasure(name="map", label="count")))
 MEASURES = [COVER, N_EXAM, NUGGET, MAP, NDCG, COUNT_MAP]

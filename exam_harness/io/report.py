@@ -13,6 +13,7 @@ from pydantic_core import SchemaValidator
 
 from exam_harness.errors import InputError
 from exam_harness.io.textio import check_json_document, decode_text, number_too_long, read_bytes
+from exam_harness.report.migrate import migrate
 from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
 
 _COLLECTIONS = {"list", "dict", "tuple", "set", "frozenset"}
@@ -63,6 +64,8 @@ def read_report(path: Path) -> ExamReport:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     except ValueError:  # an integer of more digits than Python converts
         raise number_too_long(path, None) from None
+    if isinstance(raw, dict):
+        raw = migrate(raw)  # a kept report of schema 2.x reads as 3.0
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError(

@@ -25,13 +25,11 @@ from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, view_from_banks
-from exam_harness.measures.base import Measure
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
-from exam_harness.measures.trec import TrecMeasure
 from exam_harness.models import QueryBank
 from exam_harness.plan import ExamPlan
 from exam_harness.report.schema import (
@@ -148,7 +146,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         ),
         queries=len({b.query.id for b in outcome.banks}),
         test_points=sum(len(b.test_points) for b in outcome.banks),
-        measures=[measure_info(m) for m in measures],
+        measures=[MeasureInfo.of(m) for m in measures],
         systems=systems,
         per_query=per_query,
         qrels=[QrelsFile(label=label, file=qrels_file_name(label, tau, plan.qrels_m),
@@ -360,12 +358,6 @@ def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -
         qrels_file_name(label, tau, plan.qrels_m): ctx.qrels(label, tau, plan.qrels_m, plan.pool, plan.k)
         for tau in min_grades for label in plan.labels
     }
-
-
-def measure_info(measure: Measure) -> MeasureInfo:
-    """How the report names a measure: its printed form (the key of its scores), title and label variant."""
-    return MeasureInfo(name=str(measure), title=measure.title,
-                       label=measure.label if isinstance(measure, TrecMeasure) else None)
 
 
 def _score(value: MeasureScore) -> Score:

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 
 from exam_harness.display import visible
-from exam_harness.gates import GateCheck, Verdicts
+from exam_harness.gates import GateCheck, Verdicts, title
 from exam_harness.report.schema import ExamReport, SystemScore, TestPointOutcome
 from exam_harness.report.terminal import ranked
 
@@ -122,7 +122,7 @@ def _context(report: ExamReport) -> str:
 
 
 def _gates(report: ExamReport, checks: Sequence[GateCheck]) -> str:
-    rows = [[escape(c.run), escape(c.title or c.measure), _number(c.value), f"{c.limit:g}",
+    rows = [[escape(c.run), escape(c.title or title(c.measure, report)), _number(c.value), f"{c.limit:g}",
              "✅" if c.passed else "❌"] for c in checks]
     failed = sum(not c.passed for c in checks)
     head = f"### Gates: {len(checks) - failed} of {len(checks)} passed"
@@ -138,7 +138,7 @@ def _changes(report: ExamReport, verdicts: Verdicts) -> str:
     for c in verdicts.changes:
         p = "–" if math.isnan(c.p) else f"{c.p:.3g}"
         significance = "" if math.isnan(c.p) else (" (significant)" if c.p < verdicts.alpha else "")
-        rows.append([escape(c.run), escape(c.title or c.measure), f"{c.old:.4f}", f"{c.new:.4f}", f"{c.delta:+.4f}",
+        rows.append([escape(c.run), escape(c.title or title(c.measure, report)), f"{c.old:.4f}", f"{c.new:.4f}", f"{c.delta:+.4f}",
                      f"{p}{significance}", str(c.queries), "❌ regressed" if c.regressed else ""])
     note = (f"p: paired permutation test over the queries both reports scored; significant at α={verdicts.alpha:g}. "
             "A run fails when it drops by more than its allowance, significant or not.")

@@ -52,6 +52,12 @@ class MeasureInfo(_Model):
     title: str
     label: str | None = None
 
+    @classmethod
+    def of(cls, measure: Measure) -> MeasureInfo:
+        """How the report names a (bound) measure: its printed form, title and label variant."""
+        label = getattr(measure, "label", None)  # a trec measure's qrels label variant
+        return cls(name=str(measure), title=measure.title, label=label if isinstance(label, str) else None)
+
 
 class SystemScore(_Model):
     run: str
@@ -177,7 +183,8 @@ class ExamReport(_Model):
 
         found = find_measure(self.measures, name, registry)
         if found is None:
-            raise KeyError(f"measure {name!r} is not in the report; it holds {', '.join(m.name for m in self.measures)}")
+            held = ", ".join(m.name for m in self.measures)
+            raise KeyError(f"measure {name!r} is not in the report; it holds {held}")
         return found
 
     def means(self, measure: str = "exam-cover", registry: Registry[type[Measure]] | None = None) -> dict[str, float]:
