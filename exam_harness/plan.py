@@ -105,6 +105,15 @@ def make_plan(
     names it); ``registry`` holds the measure families ``options.measures`` may name (built-ins when None).
     """
     taus = resolve_min_grades(options.min_grade, spec, where)
+    requested = parse_measures(options.measures, registry, where.replace("min-grade", "measures"))
+    for measure in requested:
+        depth = getattr(measure, "k", None)
+        if isinstance(depth, int) and depth > options.k:
+            # passages below the exam's k are not graded: they would count as covering nothing
+            k_option = where.replace("min-grade", "k")
+            raise ConfigError(f"{where.replace('min-grade', 'measures')}: {measure} reads each run's top {depth}, "
+                              f"but the exam grades the top {options.k} only ({k_option}); raise {k_option} "
+                              f"to {depth} or cut the measure at {options.k} or less")
     if len(taus) > 1 and not several:
         raise ConfigError(f"{where} takes one minimum grade in a pytest session, got {' '.join(map(str, taus))}")
     return ExamPlan(
@@ -114,7 +123,7 @@ def make_plan(
         qrels_m=options.qrels_m,
         pool=options.pool,
         labels=tuple(dict.fromkeys(options.labels)),
-        requested=parse_measures(options.measures, registry, where.replace("min-grade", "measures")),
+        requested=requested,
         relevance_level=options.relevance_level,
         beta=options.beta,
         redundancy_alpha=options.redundancy_alpha,

@@ -9,6 +9,7 @@ parameter the name sets; the first match in the held order wins (the report's or
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Protocol, TypeVar
@@ -24,6 +25,7 @@ class Named(Protocol):
 
 
 N = TypeVar("N", bound=Named)
+_PARAMETERS = re.compile(r"\([^()]*\)")
 
 
 def matches(pattern: Measure, measure: Measure) -> bool:
@@ -36,12 +38,20 @@ def matches(pattern: Measure, measure: Measure) -> bool:
 
 def find_measure(held: Sequence[N], text: str, registry: Registry[type[Measure]] | None = None) -> N | None:
     """The first of ``held`` (anything with a measure ``name``) that ``text`` names (see the module
-    docstring), or None. ``text`` that is no measure at all raises ConfigError; a held name the registry
-    cannot parse (a plugin's measure, the plugin not loaded) is matched by its exact name only."""
+    docstring), or None. A name the registry does not know (a plugin's measure, the plugin not loaded, as
+    when a kept report is read elsewhere) matches a held name that reads the same without its parameters
+    (``hits@2`` or ``hits`` for ``hits(tau=4)@2``); a name that is no measure at all raises ConfigError."""
     for item in held:
         if item.name == text:
             return item
-    pattern = parse_measure(text, registry)
+    try:
+        pattern = parse_measure(text, registry)
+    except ConfigError:
+        for item in held:
+            short = _PARAMETERS.sub("", item.name)
+            if text.strip() in (short, short.partition("@")[0]):
+                return item
+        raise
     for item in held:
         try:
             measure = parse_measure(item.name, registry)

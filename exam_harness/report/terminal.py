@@ -77,6 +77,8 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
         f"EXAM-Qrels measures ({label}{level_text} relevant{'' if wide else '; ± in JSON'})", runs, measure_columns,
         labels={s.run: _label(s, generated=wide) for s in systems},
     )
+    if not measure_columns:  # no trec measure asked for (--exam-measures named others only)
+        return Group(render_table(exam_table, "inline" if wide else "below"))
     return Group(render_table(exam_table, "inline" if wide else "below"),
                  render_table(qrels_table, "inline" if wide else "hidden"))
 
