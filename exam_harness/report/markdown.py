@@ -138,8 +138,8 @@ def _changes(report: ExamReport, verdicts: Verdicts) -> str:
     for c in verdicts.changes:
         p = "–" if math.isnan(c.p) else f"{c.p:.3g}"
         significance = "" if math.isnan(c.p) else (" (significant)" if c.p < verdicts.alpha else "")
-        rows.append([escape(c.run), escape(c.title or title(c.measure, report)), f"{c.old:.4f}", f"{c.new:.4f}", f"{c.delta:+.4f}",
-                     f"{p}{significance}", str(c.queries), "❌ regressed" if c.regressed else ""])
+        rows.append([escape(c.run), escape(c.title or title(c.measure, report)), f"{c.old:.4f}", f"{c.new:.4f}",
+                     f"{c.delta:+.4f}", f"{p}{significance}", str(c.queries), "❌ regressed" if c.regressed else ""])
     note = (f"p: paired permutation test over the queries both reports scored; significant at α={verdicts.alpha:g}. "
             "A run fails when it drops by more than its allowance, significant or not.")
     return (heading + "\n\n" + _table(["run", "measure", "reference", "now", "Δ", "p", "queries", ""],
