@@ -216,7 +216,9 @@ def test_evaluate_takes_builtin_and_trec_eval_names(tmp_path: Path, capsys: pyte
     code = cli_main(["evaluate", str(paragraphs), "--k", "2", "--bootstrap", "0", "--no-progress", "--json", str(out),
                      "--measures", "exam-cover@1", "ndcg_cut.2", "recip_rank", "--labels", "max-grade"])
     assert code == 0, capsys.readouterr()
-    boards = {(b["measure"], b.get("label")) for b in json.loads(out.read_text())["leaderboards"]}
+    document = json.loads(out.read_text())
+    assert document["settings"]["measures"] == ["exam-cover@1", "ndcg@2", "mrr"]
+    boards = {(b["measure"], b.get("label")) for b in document["leaderboards"]}
     assert {("exam-cover@1", None), ("ndcg@2", "max-grade"), ("mrr", "max-grade")} <= boards
     assert ("P@20", "max-grade") not in boards
 
