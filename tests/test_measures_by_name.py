@@ -208,6 +208,22 @@ def test_pytest_takes_builtin_and_trec_eval_names(project: pytest.Pytester) -> N
             assert report_means(report, ours)[name] == pytest.approx(expected, abs=1e-12)
 
 
+def test_pytest_computes_alpha_ndcg_and_n_exam_at_another_tau_when_named(project: pytest.Pytester) -> None:
+    result = project.runpytest("banks", "--exam-measures=alpha-ndcg@2", "--exam-measures=n-exam-cover(tau=3)@20")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*EXAM-Cover@20*n-EXAM@20 (tau=4)*"])
+    report = _report(project)
+    names = [m["name"] for m in report["measures"]]
+    # two n-EXAM columns would read alike: their titles name the parameter that tells them apart
+    assert [m["title"] for m in report["measures"]][:4] == [
+        "EXAM-Cover@20", "n-EXAM@20 (tau=4)", "α-nDCG@2", "n-EXAM@20 (tau=3)"]
+    assert "alpha-ndcg(tau=4,alpha=0.5,pool=judged)@2" in names
+    assert "n-exam-cover(tau=3,pool=judged,empty=skip)@20" in names
+    # the marker grader grades 0 or 5, so n-EXAM at tau 3 equals n-EXAM at tau 4
+    assert report_means(report, "n-exam-cover(tau=3)") == report_means(report, "n-exam-cover(tau=4)")
+    assert report_means(report, "alpha-ndcg")["good"] > report_means(report, "alpha-ndcg")["weak"]
+
+
 def test_evaluate_takes_builtin_and_trec_eval_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tests.helpers import write_exam
 

@@ -16,7 +16,7 @@ import datetime as _dt
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import chain, repeat
 from pathlib import Path
 from typing import cast
@@ -25,6 +25,7 @@ from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, view_from_banks
+from exam_harness.measures.base import Measure
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.pipeline import score
@@ -146,7 +147,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         ),
         queries=len({b.query.id for b in outcome.banks}),
         test_points=sum(len(b.test_points) for b in outcome.banks),
-        measures=[MeasureInfo.of(m) for m in measures],
+        measures=measure_infos(measures),
         systems=systems,
         per_query=per_query,
         qrels=[QrelsFile(label=label, file=qrels_file_name(label, tau, plan.qrels_m),
@@ -358,6 +359,22 @@ def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -
         qrels_file_name(label, tau, plan.qrels_m): ctx.qrels(label, tau, plan.qrels_m, plan.pool, plan.k)
         for tau in min_grades for label in plan.labels
     }
+
+
+def measure_infos(measures: Sequence[Measure]) -> list[MeasureInfo]:
+    """How the report names each measure. Titles that would read the same within a table (n-EXAM@20 at
+    two taus) get the parameters that tell them apart: ``n-EXAM@20 (tau=3)``."""
+    infos = [MeasureInfo.of(m) for m in measures]
+    groups: dict[tuple[str | None, str], list[int]] = {}
+    for i, info in enumerate(infos):
+        groups.setdefault((info.label, info.title), []).append(i)
+    for same in (ids for ids in groups.values() if len(ids) > 1):
+        for i in same:
+            differ = [f.name for f in fields(measures[i])
+                      if len({repr(getattr(measures[j], f.name, None)) for j in same}) > 1]
+            shown = ",".join(f"{measures[i].printed.get(n, n)}={getattr(measures[i], n)}" for n in differ)
+            infos[i] = infos[i].model_copy(update={"title": f"{infos[i].title} ({shown})"})
+    return infos
 
 
 def _score(value: MeasureScore) -> Score:
