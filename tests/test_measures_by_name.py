@@ -100,6 +100,13 @@ def test_generic_trec_measures_are_pytrec_evals_values() -> None:
     assert ours["success.1"] == 0.0  # the first passage is not relevant
 
 
+def test_two_measures_pytrec_eval_reports_under_one_key_are_refused() -> None:
+    from exam_harness.measures.trec import trec_eval
+
+    with pytest.raises(ConfigError, match="both reported by pytrec_eval as 'set_F'"):
+        trec_eval({"q": {"a": 1}}, {"r": {"q": ["a"]}}, ["set_F.0.5", "set_F.1"])
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("P.5,10", "gives 2 values"), ("gm_map", "geometric mean"), ("sucess.10", "unknown measure"),
     ("hits@2", "unknown measure"),

@@ -184,7 +184,12 @@ def checked_trec_names(measures: Iterable[str | TrecName], relevance_level: int)
     parsed = [parse_trec_name(m) for m in measures]
     if not parsed:
         raise ConfigError(f"no measures given. Available: {', '.join(AVAILABLE)}")
-    by_trec = {m.trec_name: m.name for m in parsed}
+    by_trec: dict[str, str] = {}
+    for m in parsed:
+        other = by_trec.setdefault(m.trec_name, m.name)
+        if other != m.name:  # pytrec_eval reports both under one key (set_F.0.5 and set_F.1: set_F)
+            raise ConfigError(f"measures {other!r} and {m.name!r} are both reported by pytrec_eval as "
+                              f"{m.trec_name!r}, so one run of it cannot tell them apart; choose one")
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
         raise InputError("relevance level must be an integer", field="relevance_level", value=relevance_level,
                          expected="an int such as 1 or the minimum grade")
