@@ -250,8 +250,10 @@ class ExamOptions:
         "labels", LABEL_VARIANTS, "EXAM-Qrels label variants", choice(*LABEL_VARIANTS), group=SCORING, nargs="+",
         many=True, metavar="VARIANT", ini="exam_labels")
     measures: tuple[str, ...] = declare(
-        "measures", TREC_MEASURES, "trec_eval measures over EXAM-Qrels", group=SCORING, nargs="+", many=True,
-        metavar="MEASURE")
+        "measures", TREC_MEASURES, "Measures beside EXAM-Cover and n-EXAM, by name: any trec_eval measure over "
+        "EXAM-Qrels as pytrec_eval takes it (ndcg_cut.5, recip_rank, P@10, success.10; computed per label "
+        "variant), exam-cover@10, n-exam-cover(tau=3)@20, alpha-ndcg@10, or a plugin's measure; repeatable",
+        group=SCORING, nargs="+", many=True, metavar="MEASURE")
     relevance_level: int = declare(
         "relevance-level", 2, "Judgment level counted relevant when grades meet human judgments: 2 for TREC DL, "
         "1 for CAR", integer(0), group=SCORING, metavar="LEVEL")

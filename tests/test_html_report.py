@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.measures import Bindings, ExamCover, NExam, NuggetF, TrecMeasure
 from exam_harness.models import GraderSpec
 from exam_harness.report.html import render_html, write_html_report
 from exam_harness.report.html_assets import JS
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
+    MeasureInfo,
     Outcomes,
     QueryScore,
     Score,
@@ -115,16 +117,25 @@ def parse(text: str) -> Node:
 
 # --- a report with every feature -------------------------------------------------------------------
 
+_BOUND = Bindings(k=10, min_grade=4, pool="top-k", qrels_m=2, label="max-grade", beta=3.0, redundancy_alpha=0.5,
+                  empty="skip")
+COVER, N_EXAM, NUGGET, MAP, NDCG, COUNT_MAP = (MeasureInfo.of(m.bind(_BOUND)) for m in (
+    ExamCover(), NExam(), NuggetF(), TrecMeasure(name="map"), TrecMeasure(name="ndcg@10"),
+    TrecMeasure(name="map", label="count")))
+MEASURES = [COVER, N_EXAM, NUGGET, MAP, NDCG, COUNT_MAP]
+
+
 def _system(run: str, cover: list[float], *, incomplete: list[str] | None = None, nugget: bool = True,
             outcomes: Outcomes | None = None, grades: dict[str, int] | None = None,
             generated: bool = False) -> SystemScore:
     mean = sum(cover) / len(cover)
+    scores = {COVER.name: Score(mean=mean, stderr=0.05), N_EXAM.name: Score(mean=mean * 0.9, stderr=0.04),
+              MAP.name: Score(mean=mean / 3, stderr=0.02), NDCG.name: Score(mean=0.4, stderr=0.1),
+              COUNT_MAP.name: Score(mean=0.2, stderr=0.03)}
+    if nugget:
+        scores[NUGGET.name] = Score(mean=mean / 2, stderr=0.01)
     return SystemScore(
-        run=run, generated=generated, queries=len(cover), exam_cover=mean, exam_cover_stderr=0.05,
-        n_exam_cover=mean * 0.9, n_exam_cover_stderr=0.04,
-        nugget_f=Score(mean=mean / 2, stderr=0.01) if nugget else None,
-        qrels_measures={"max-grade": {"map": Score(mean=mean / 3, stderr=0.02), "ndcg@10": Score(mean=0.4, stderr=0.1)},
-                        "count": {"map": Score(mean=0.2, stderr=0.03)}},
+        run=run, generated=generated, queries=len(cover), scores=scores,
         outcomes=outcomes or Outcomes(), incomplete_queries=incomplete or [], grade_counts=grades or {},
     )
 
@@ -143,7 +154,7 @@ def make_report(*, partial: str | None = "deselected by -k bm25", outcomes: bool
                 grades={"0": 30, "5": 1}),
     ]
     per_query = [
-        QueryScore(run=run, query_id=q, exam_cover=c, n_exam_cover=c, covered=round(c * 4), test_points=4,
+        QueryScore(run=run, query_id=q, scores={COVER.name: c, N_EXAM.name: c}, covered=round(c * 4), test_points=4,
                    incomplete=(run == EVIL_RUN and q == "q2"))
         for run, cs in covers.items() for q, c in zip(QUERIES, cs)
     ]
@@ -177,7 +188,8 @@ def make_report(*, partial: str | None = "deselected by -k bm25", outcomes: bool
                           banks=["bank.jsonl"], runs=list(covers)),
         cache=CacheSummary(path="cache.sqlite", pairs=120, unique_pairs=100, hits=60, misses=40, graded=37,
                            failures=3, grading_seconds=12.5),
-        queries=3, test_points=12, systems=systems, per_query=per_query, partial=partial, outcomes=tp,
+        queries=3, test_points=12, measures=MEASURES, systems=systems, per_query=per_query, partial=partial,
+        outcomes=tp,
     )
 
 
@@ -216,17 +228,17 @@ def test_leaderboard_rows_in_exam_cover_order(dom: Node) -> None:
     assert [_column(dom, rows[0], name) for name in counts] == ["8", "1", "0", "0"]
     assert [_column(dom, rows[1], name) for name in counts] == ["6", "2", "1", "0"]
     assert [_column(dom, rows[2], name) for name in counts] == ["3", "2", "0", "1"]
-    assert _column(dom, rows[1], "ndcg@10") == "0.400 ± 0.100"
+    assert _column(dom, rows[1], "nDCG@10") == "0.400 ± 0.100"
 
 
 def test_leaderboard_columns_name_label_and_measure(dom: Node) -> None:
     head = dom.find("table", id="leaderboard-table").find("thead")
     titles = [th.attrs.get("title") for th in head.find_all("th") if th.attrs.get("title")]
-    assert titles == ["max-grade: map", "max-grade: ndcg@10", "count: map"]
+    assert titles == ["max-grade: MAP", "max-grade: nDCG@10", "count: MAP"]
     texts = [th.text() for th in head.find_all("th")]
-    assert "nugget F" in texts and "EXAM-Cover@10" in texts and "required missed" in texts
+    assert "nugget-F" in texts and "EXAM-Cover@10" in texts and "required missed" in texts
     rag = dom.find("tr", data_run="rag")
-    assert _column(dom, rag, "nugget F") == "–"
+    assert _column(dom, rag, "nugget-F") == "–"
     assert "gen" in rag.find("th").text()
 
 
@@ -257,7 +269,7 @@ def test_heatmap_has_a_cell_per_query_and_run(dom: Node) -> None:
         assert len(cells) == len(LEADERBOARD_ORDER)
         for cell, run in zip(cells, LEADERBOARD_ORDER):
             q = by_pair[(run, qid)]
-            assert cell.text().rstrip("!") == f"{q.exam_cover:.2f}"
+            assert cell.text().rstrip("!") == f"{q.scores[COVER.name]:.2f}"
             assert f"{q.covered}/{q.test_points}" in cell.attr("title")
             assert ("inc" in cell.classes) == q.incomplete == cell.text().endswith("!")
             assert "background-color:#" in cell.attr("style")
@@ -350,8 +362,9 @@ def test_undefined_scores_rank_last_and_keep_the_script_data_valid() -> None:
     report = make_report()
     nan = float("nan")
     zero = _system("zero", [0.0, 0.0, 0.0])
-    undefined = _system("undefined", [0.0]).model_copy(update={"exam_cover": nan, "exam_cover_stderr": nan})
-    per_query = [*report.per_query, QueryScore(run="undefined", query_id="q1", exam_cover=nan, n_exam_cover=None,
+    undefined = _system("undefined", [0.0])
+    undefined.scores[COVER.name] = Score(mean=nan, stderr=nan)
+    per_query = [*report.per_query, QueryScore(run="undefined", query_id="q1", scores={COVER.name: nan},
                                                covered=0, test_points=0)]
     page = render_html(report.model_copy(update={"systems": [undefined, *report.systems, zero],
                                                  "per_query": per_query}))

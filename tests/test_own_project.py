@@ -102,7 +102,9 @@ def test_a_wheel_installed_into_another_project_runs_its_exam(scratch_venv: Path
     assert "1/1" in rows["good"] and "0/1" in rows["weak"], result.stdout
     assert "1 passed, 1 missed" in result.stdout
     report = json.loads((scratch_project / "reports" / "exam-report.json").read_text())
-    assert {s["run"]: s["exam_cover"] for s in report["systems"]} == {"good": 1.0, "weak": 0.0}
+    cover = report["measures"][0]["name"]  # the leading measure: EXAM-Cover
+    assert cover.startswith("exam-cover")
+    assert {s["run"]: s["scores"][cover]["mean"] for s in report["systems"]} == {"good": 1.0, "weak": 0.0}
 
     # the wheel's console script, with a CI gate that the weak run fails
     gated = _run([str(scratch_venv / "bin" / "exam-harness"), "exam", "-q", "--exam-fail-under=0.5"], scratch_project)

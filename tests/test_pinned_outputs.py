@@ -13,7 +13,9 @@ move to grade 5, 2 of them from missed to answered; 3 qrels lines per file chang
 DL19 trec_eval measures order runs as trec_eval does (--tie-order score, the default): nine runs with
 tied scores move (MRR up to 0.0116, nDCG@10 up to 0.0015); with --tie-order rank every figure equals the
 earlier golden file to 1e-12 (checked when the default changed); schema 2.1 added the session's
-verdict and each run's count of grades read by a fallback rule (keys only; every value equal).
+verdict and each run's count of grades read by a fallback rule (keys only; every value equal); and the
+example report became schema 3.0 (scores keyed by measure name): the 2.0 golden, read through
+report/migrate.py, equals it to 1e-12.
 """
 
 from __future__ import annotations

@@ -12,20 +12,23 @@ import pytest
 
 from exam_harness.errors import ExamError
 from exam_harness.gates import (
-    REPORT_MEASURES,
+    COMPARED,
     Change,
     GateCheck,
     Verdicts,
+    check_measures,
     compare,
     regression_results,
     threshold_checks,
     threshold_results,
     title,
 )
+from exam_harness.measures.base import Measure
 from exam_harness.measures.exam import ExamCover
 from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
+from exam_harness.registry import Registry
 from exam_harness.report.schema import ExamReport, GateResult
 
 
@@ -40,13 +43,19 @@ class ExamGates:
         self.checks: list[GateCheck] = []
         self.baseline_failures: list[str] = []
         self.notes: list[str] = []  # said after the leaderboard, before the FAIL lines
+        self.registry: Registry[type[Measure]] | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
         # The reference is read at start-up: a missing one stops the session before any grading.
         from exam_harness.io.history import NothingKept
 
-        options = setup_of(config).options
+        setup = setup_of(config)
+        options = setup.options
         try:
+            self.registry = setup.registries(config).measures
+            # a gate on a measure no registry knows stops the session before grading (plugins are loaded now)
+            check_measures([t.measure for t in options.fail_under], self.registry, "--exam-fail-under")
+            check_measures([a.measure for a in options.compare_fail], self.registry, "--exam-compare-fail")
             self.reference = load_reference(options, Path(config.invocation_params.dir))
         except NothingKept as exc:
             if options.compare_required:
@@ -89,16 +98,18 @@ class ExamGates:
                                                       n_resamples=options.resamples))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
-        self.checks = threshold_checks(report, options.fail_under)
-        thresholds = threshold_results(report, self.checks)
+        registry = self.registry
+        self.checks = threshold_checks(report, options.fail_under, registry)
+        thresholds = threshold_results(report, self.checks, registry)
         self.failures += [r.message for r in thresholds if not r.passed]
         results = thresholds + results
         if self.reference is not None:
             name, reference = self.reference
-            measures = list(dict.fromkeys([*REPORT_MEASURES[:2], *(a.measure for a in options.compare_fail)]))
-            self.changes = compare(reference, report, measures, options.compare_fail)
-            self.sections.append(_comparison_section(self.changes, reference, report, name))
-            regressions = regression_results(self.changes, options.compare_fail, report, name, options.alpha)
+            measures = list(dict.fromkeys([*COMPARED, *(a.measure for a in options.compare_fail)]))
+            self.changes = compare(reference, report, measures, options.compare_fail, registry)
+            self.sections.append(_comparison_section(self.changes, reference, report, name, registry))
+            regressions = regression_results(self.changes, options.compare_fail, report, name, options.alpha,
+                                             registry)
             self.failures += [r.message for r in regressions if not r.passed]
             results += regressions
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
@@ -123,13 +134,14 @@ class ExamGates:
             terminalreporter.write_line(line, red=True, bold=True)
 
 
-def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str) -> tuple[str, str]:
+def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str,
+                        registry: Registry[type[Measure]] | None) -> tuple[str, str]:
     from exam_harness.report.compare import changes_table
     from exam_harness.report.tables import render_text
 
-    table = changes_table(changes, new, title_suffix=f"against {name}")
+    table = changes_table(changes, new, title_suffix=f"against {name}", registry=registry)
     note = "" if old.settings.k == new.settings.k and old.settings.min_grade == new.settings.min_grade else (
         f"note: the reference was scored at k={old.settings.k}, tau={old.settings.min_grade}; this exam at "
         f"k={new.settings.k}, tau={new.settings.min_grade}\n")
-    measures = ", ".join(dict.fromkeys(title(c.measure, new) for c in changes))
+    measures = ", ".join(dict.fromkeys(title(c.measure, new, registry) for c in changes))
     return f"exam: {measures or 'scores'} against {name}", render_text(table, 120) + note

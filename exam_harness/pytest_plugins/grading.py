@@ -63,14 +63,15 @@ class ExamGrading:
             check_covered(configured, data)
         check_gate_runs(options, data.runs)
         check_writable(output_targets(options))
-        grader = setup.registries(config).graders.create(
+        registries = setup.registries(config)
+        grader = registries.graders.create(
             options.grader,
             GraderConfig(model=options.model, options=options.grader_options, data=data,
                          batch_size=options.batch_size, device=options.device, dry_run=options.dry_run),
         )
         try:
-            # The pytest report shows no alpha-nDCG, so the plan leaves it out.
-            plan = make_plan(options, grader.spec(), alpha_ndcg=False)
+            # alpha-nDCG only when --exam-measures names it (the report's columns are the measures computed)
+            plan = make_plan(options, grader.spec(), alpha_ndcg=False, registry=registries.measures)
             judged = view_from_banks(data, banks).pooled if plan.pool == "judged" else None
             requests = pool_pairs(banks, data.runs.values(), data.passages, k=plan.k, extra=judged)
             if not requests:
@@ -125,10 +126,12 @@ class ExamGrading:
         options = setup.options
         data = setup.exam_inputs(self.config).load_runs(list(options.runs))
         if self._worker_grader is None:
-            grader = setup.registries(self.config).graders.create(
+            registries = setup.registries(self.config)
+            grader = registries.graders.create(
                 options.grader, GraderConfig(model=options.model, options=options.grader_options, data=data,
                                              batch_size=options.batch_size, device=options.device))
-            self._worker_grader = (grader, make_plan(options, grader.spec(), alpha_ndcg=False))
+            self._worker_grader = (grader, make_plan(options, grader.spec(), alpha_ndcg=False,
+                                                     registry=registries.measures))
         grader, plan = self._worker_grader
         judged = view_from_banks(data, [bank]).pooled if plan.pool == "judged" else None
         requests = pool_pairs([bank], data.runs.values(), data.passages, k=plan.k, extra=judged)

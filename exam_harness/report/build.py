@@ -1,8 +1,8 @@
 """The pytest session's report, built by a pure function from the inputs, the outcome and the plan.
 
-The scores are a view of the one scoring pipeline's :class:`~exam_harness.measures.result.ExamResult`:
-the plan's measures at its tau, each system's EXAM-Cover, n-EXAM, nugget F and trec_eval measures per
-qrels label variant, per query and aggregated.
+The scores are the one scoring pipeline's :class:`~exam_harness.measures.result.ExamResult` written out
+by measure name: the plan's measures at its tau (EXAM-Cover, n-EXAM, every measure asked for, the
+trec_eval measures per qrels label variant, nugget F), per run and per query.
 
 Per-test-point outcomes and grade counts read each (passage, bank) pair's grades once
 (:class:`TopGrades`), however many runs rank the passage, and each run's top-k as the scoring
@@ -16,7 +16,7 @@ import datetime as _dt
 import gc
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import chain, repeat
 from pathlib import Path
 from typing import cast
@@ -25,18 +25,18 @@ from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, view_from_banks
+from exam_harness.measures.base import Measure
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
-from exam_harness.measures.exam import ExamCover, NExam, NuggetF
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
-from exam_harness.measures.trec import TrecMeasure
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.plan import ExamPlan
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
+    MeasureInfo,
     Outcomes,
     QrelsFile,
     QueryScore,
@@ -103,52 +103,37 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     tau = plan.min_grade
     ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
                                             failed=grading.failures.keys(), tie_order=plan.tie_order))
-    bindings = plan.bindings(tau)
-    cover, n_exam = ExamCover().bind(bindings), NExam().bind(bindings)
-    nugget = NuggetF().bind(bindings) if any(ctx.exam.nuggets.values()) else None
-    trec = {label: [TrecMeasure(name=name, label=label).bind(bindings) for name in plan.trec_measures]
-            for label in plan.labels}
-    measures = [cover, n_exam, *([nugget] if nugget else []), *(m for ms in trec.values() for m in ms)]
+    measures = plan.measures(tau, nuggets=any(ctx.exam.nuggets.values()))
     result = score(ctx, measures)
+    cover = result[measures[0]]  # EXAM-Cover: the covered counts of the per-query rows come from it
 
     # each measure's result looked up once (a lookup prints the measure), not once per run and query
-    cover_result, n_exam_result = result[cover], result[n_exam]
-    nugget_result = result[nugget] if nugget else None
-    trec_results = {label: [(m.key, result[m]) for m in ms] for label, ms in trec.items()}
-    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for r in map(result.__getitem__, measures)),
-                                   outcome.unanswered.get(run, ()))
+    named = [(str(m), result[m]) for m in measures]
+    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for _, r in named), outcome.unanswered.get(run, ()))
                   for run in result.runs}
     tops = TopGrades(inputs, outcome, plan.k, ctx)
     fallbacks = fallback_counts(inputs, outcome, plan.k, result.runs)
     systems: list[SystemScore] = []
     per_query: list[QueryScore] = []
     for run in result.runs:
-        c, n = cover_result.scores[run], n_exam_result.scores[run]
         systems.append(SystemScore(
             run=run,
             generated=inputs.data.runs[run].generated,
             queries=len(result.queries),
-            exam_cover=c.mean, exam_cover_stderr=c.stderr,
-            n_exam_cover=n.mean, n_exam_cover_stderr=n.stderr,
-            nugget_f=_score(nugget_result.scores[run]) if nugget_result else None,
-            qrels_measures={label: {key: _score(r.scores[run]) for key, r in rs} for label, rs in trec_results.items()},
+            scores={name: _score(r.scores[run]) for name, r in named},
             outcomes=outcome.tallies.get(run, Outcomes()),
             incomplete_queries=[q for q in result.queries if q in incomplete[run]],
             grade_counts=grade_counts(tops, run),
             fallbacks=sum(fallbacks.get(run, {}).values()),
         ))
-        run_cover, run_n_exam = cover_result.per_query[run], n_exam_result.per_query[run]
-        run_nugget = nugget_result.per_query[run] if nugget_result else None
-        run_trec = {label: [(key, r.per_query[run]) for key, r in rs] for label, rs in trec_results.items()}
+        run_cover = cover.per_query[run]
+        run_values = [(name, r.per_query[run]) for name, r in named]
         run_incomplete = incomplete[run]
         for q in result.queries:
-            exam = run_cover[q]
             bank = len(result.test_points[q])
             per_query.append(QueryScore(
-                run=run, query_id=q, exam_cover=exam, n_exam_cover=run_n_exam.get(q),
-                covered=round(exam * bank), test_points=bank,
-                nugget_f=run_nugget.get(q) if run_nugget is not None else None,
-                qrels_measures={label: {key: values[q] for key, values in rs} for label, rs in run_trec.items()},
+                run=run, query_id=q, covered=round(run_cover[q] * bank), test_points=bank,
+                scores={name: values[q] for name, values in run_values if q in values},
                 incomplete=q in run_incomplete,
             ))
     qrels = exam_qrels(ctx, plan, [tau])
@@ -157,7 +142,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         settings=Settings(
             grader=plan.grader, k=plan.k, min_grade=tau, qrels_m=plan.qrels_m, pool=plan.pool,
-            measures=list(plan.trec_measures), label_variants=list(plan.labels),
+            measures=[str(m) for m in plan.requested], label_variants=list(plan.labels),
             banks=sorted({_rel(b.source, root) for b in outcome.banks}),
             runs=[_rel(p, root) for p in run_paths],
         ),
@@ -168,6 +153,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         ),
         queries=len({b.query.id for b in outcome.banks}),
         test_points=sum(len(b.test_points) for b in outcome.banks),
+        measures=measure_infos(measures),
         systems=systems,
         per_query=per_query,
         qrels=[QrelsFile(label=label, file=qrels_file_name(label, tau, plan.qrels_m),
@@ -405,6 +391,22 @@ def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -
         qrels_file_name(label, tau, plan.qrels_m): ctx.qrels(label, tau, plan.qrels_m, plan.pool, plan.k)
         for tau in min_grades for label in plan.labels
     }
+
+
+def measure_infos(measures: Sequence[Measure]) -> list[MeasureInfo]:
+    """How the report names each measure. Titles that would read the same within a table (n-EXAM@20 at
+    two taus) get the parameters that tell them apart: ``n-EXAM@20 (tau=3)``."""
+    infos = [MeasureInfo.of(m) for m in measures]
+    groups: dict[tuple[str | None, str], list[int]] = {}
+    for i, info in enumerate(infos):
+        groups.setdefault((info.label, info.title), []).append(i)
+    for same in (ids for ids in groups.values() if len(ids) > 1):
+        for i in same:
+            differ = [f.name for f in fields(measures[i])
+                      if len({repr(getattr(measures[j], f.name, None)) for j in same}) > 1]
+            shown = ",".join(f"{measures[i].printed.get(n, n)}={getattr(measures[i], n)}" for n in differ)
+            infos[i] = infos[i].model_copy(update={"title": f"{infos[i].title} ({shown})"})
+    return infos
 
 
 def _score(value: MeasureScore) -> Score:

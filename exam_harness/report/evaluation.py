@@ -346,7 +346,7 @@ def _leaderboard(
 def _settings(plan: ExamPlan, options: ExamOptions) -> dict[str, Any]:
     return {
         "k": plan.k, "min_grades": list(plan.min_grades), "labels": list(plan.labels),
-        "measures": list(plan.trec_measures), "qrels_m": plan.qrels_m, "pool": plan.pool,
+        "measures": [str(m) for m in plan.requested], "qrels_m": plan.qrels_m, "pool": plan.pool,
         "judgment_level": plan.relevance_level, "alpha_ndcg": plan.alpha_ndcg,
         "redundancy_alpha": plan.redundancy_alpha, "nugget_f": True if plan.nugget_f else None, "beta": plan.beta,
         "bootstrap": options.bootstrap, "confidence": options.confidence, "seed": options.seed,

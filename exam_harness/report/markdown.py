@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from exam_harness.display import visible
 from exam_harness.gates import GateCheck, Verdicts, title
 from exam_harness.report.schema import ExamReport, SystemScore, TestPointOutcome
+from exam_harness.report.terminal import ranked
 
 # Characters that start markdown syntax anywhere in a line (a table cell included); '<', '>' and '&'
 # become entities so that GitHub never reads a run name as HTML.
@@ -66,7 +67,7 @@ def _heading(report: ExamReport, verdicts: Verdicts) -> str:
         (len(report.incomplete_runs), "incomplete grading"),
     ) if n]
     status = "❌ " + ", ".join(reasons) if reasons else "✅ passed"
-    return f"## Exam results: EXAM-Cover@{report.settings.k} at τ={report.settings.min_grade} — {status}"
+    return f"## Exam results: {report.leading.title} at τ={report.settings.min_grade} — {status}"
 
 
 # checks the heading counts from the gates' own decisions (Verdicts) or the report's incomplete runs
@@ -115,19 +116,18 @@ def _cases(system: SystemScore) -> int:
 
 
 def _leaderboard(report: ExamReport) -> str:
-    k = report.settings.k
-    nuggets = any(s.nugget_f is not None for s in report.systems)
-    head = ["#", "run", f"EXAM-Cover@{k}", f"n-EXAM@{k}", *(["nugget-F"] if nuggets else []),
-            "answered", "missed", "required missed", "errors"]
-    align = ["--:", ":--", "--:", "--:", *(["--:"] if nuggets else []), "--:", "--:", "--:", "--:"]
+    """The exam measures (each a column, read by name; a measure no run has a value of gets none) and
+    the case tallies, runs in leaderboard order."""
+    systems = ranked(report)
+    measures = [m for m in report.exam_measures() if any(m.name in s.scores for s in systems)]
+    head = ["#", "run", *(m.title for m in measures), "answered", "missed", "required missed", "errors"]
+    align = ["--:", ":--", *("--:" for _ in measures), "--:", "--:", "--:", "--:"]
     rows = []
-    systems = sorted(report.systems, key=lambda s: (-s.exam_cover, s.run))
     for rank, s in enumerate(systems, 1):
         o = s.outcomes
         name = escape(s.run) + (" (generated)" if s.generated else "") + (" **!**" if s.incomplete_queries else "")
-        cells = [str(rank), name, _number(s.exam_cover, s.exam_cover_stderr),
-                 _number(s.n_exam_cover, s.n_exam_cover_stderr),
-                 *([_number(s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else "–"] if nuggets else []),
+        scores = [s.scores.get(m.name) for m in measures]
+        cells = [str(rank), name, *(_number(v.mean, v.stderr) if v is not None else "–" for v in scores),
                  f"{o.answered}/{_cases(s)}", str(o.missed), str(o.required_missed), str(o.errors)]
         rows.append(cells)
     return _table(head, align, rows)
@@ -145,7 +145,7 @@ def _context(report: ExamReport) -> str:
 
 
 def _gates(report: ExamReport, checks: Sequence[GateCheck]) -> str:
-    rows = [[escape(c.run), title(c.measure, report), _number(c.value), f"{c.limit:g}",
+    rows = [[escape(c.run), escape(c.title or title(c.measure, report)), _number(c.value), f"{c.limit:g}",
              "✅" if c.passed else "❌"] for c in checks]
     failed = sum(not c.passed for c in checks)
     head = f"### Gates: {len(checks) - failed} of {len(checks)} passed"
@@ -161,8 +161,8 @@ def _changes(report: ExamReport, verdicts: Verdicts) -> str:
     for c in verdicts.changes:
         p = "–" if math.isnan(c.p) else f"{c.p:.3g}"
         significance = "" if math.isnan(c.p) else (" (significant)" if c.p < verdicts.alpha else "")
-        rows.append([escape(c.run), title(c.measure, report), f"{c.old:.4f}", f"{c.new:.4f}", f"{c.delta:+.4f}",
-                     f"{p}{significance}", str(c.queries), "❌ regressed" if c.regressed else ""])
+        rows.append([escape(c.run), escape(c.title or title(c.measure, report)), f"{c.old:.4f}", f"{c.new:.4f}",
+                     f"{c.delta:+.4f}", f"{p}{significance}", str(c.queries), "❌ regressed" if c.regressed else ""])
     note = (f"p: paired permutation test over the queries both reports scored; significant at α={verdicts.alpha:g}. "
             "A run fails when it drops by more than its allowance, significant or not.")
     return (heading + "\n\n" + _table(["run", "measure", "reference", "now", "Δ", "p", "queries", ""],

@@ -6,16 +6,23 @@ Bump ``SCHEMA_VERSION`` on any change a reader could notice; readers check it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, with_config
 
 from exam_harness.models import GraderSpec
 
-SCHEMA_VERSION = "2.1"
+if TYPE_CHECKING:
+    from exam_harness.measures.base import Measure
+    from exam_harness.registry import Registry
+
+SCHEMA_VERSION = "3.0"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
-# 2.1: outcomes[].test_point_id is the id the pytest case shows (models.readable_id: query/a-slug-3f2a9c for
-#      a generated id, was query/md5); a 2.0 report is read with its ids migrated (io/report.py)
+# 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
+#      replace exam_cover(_stderr), n_exam_cover(_stderr), nugget_f and qrels_measures (2.x reports are
+#      migrated on read, report/migrate.py); outcomes[].test_point_id is the id the pytest case shows
+#      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
 
 
@@ -38,17 +45,27 @@ class Outcomes(_Model):
     skipped: int = 0
 
 
+class MeasureInfo(_Model):
+    """A measure of the report: ``name`` is its printed form with every parameter (``exam-cover(tau=4)@20``,
+    ``P(label=count,tau=4,pool=judged,k=20)@20``), which parses back with the measure registry and keys its
+    scores; ``title`` heads its column; ``label`` is a trec measure's qrels label variant (views group by it)."""
+
+    name: str
+    title: str
+    label: str | None = None
+
+    @classmethod
+    def of(cls, measure: Measure) -> MeasureInfo:
+        """How the report names a (bound) measure: its printed form, title and label variant."""
+        label = getattr(measure, "label", None)  # a trec measure's qrels label variant
+        return cls(name=str(measure), title=measure.title, label=label if isinstance(label, str) else None)
+
+
 class SystemScore(_Model):
     run: str
     generated: bool = False
     queries: int
-    exam_cover: float
-    exam_cover_stderr: float
-    n_exam_cover: float
-    n_exam_cover_stderr: float
-    nugget_f: Score | None = None
-    # label variant -> measure -> score
-    qrels_measures: dict[str, dict[str, Score]] = Field(default_factory=dict)
+    scores: dict[str, Score] = Field(default_factory=dict)  # measure name -> mean and standard error
     outcomes: Outcomes = Field(default_factory=Outcomes)
     # queries where a score rests on a pair that could not be graded: those scores are lower bounds
     incomplete_queries: list[str] = Field(default_factory=list)
@@ -61,12 +78,10 @@ class SystemScore(_Model):
 class QueryScore(_Model):
     run: str
     query_id: str
-    exam_cover: float
-    n_exam_cover: float | None
     covered: int
     test_points: int
-    nugget_f: float | None = None
-    qrels_measures: dict[str, dict[str, float]] = Field(default_factory=dict)
+    # measure name -> value; a measure that leaves the query out (n-EXAM where the pool covers nothing) has none
+    scores: dict[str, float] = Field(default_factory=dict)
     incomplete: bool = False
 
 
@@ -161,6 +176,8 @@ class ExamReport(_Model):
     cache: CacheSummary
     queries: int
     test_points: int
+    # every measure scored, in the order computed; the first (EXAM-Cover) orders the leaderboard
+    measures: list[MeasureInfo] = Field(default_factory=list)
     systems: list[SystemScore]
     per_query: list[QueryScore]
     qrels: list[QrelsFile] = Field(default_factory=list)
@@ -182,3 +199,44 @@ class ExamReport(_Model):
     @property
     def incomplete_runs(self) -> list[str]:
         return [s.run for s in self.systems if s.incomplete_queries]
+
+    @property
+    def leading(self) -> MeasureInfo:
+        """The measure the leaderboard is ordered by (EXAM-Cover at the report's k and tau)."""
+        if not self.measures:
+            raise ValueError("the report holds no measure")
+        return self.measures[0]
+
+    def exam_measures(self) -> list[MeasureInfo]:
+        """The measures of the EXAM table: every measure that is not a trec measure of a label variant."""
+        return [m for m in self.measures if m.label is None]
+
+    def label_measures(self, label: str) -> list[MeasureInfo]:
+        """The trec measures over the EXAM-Qrels of ``label``, in the order computed."""
+        return [m for m in self.measures if m.label == label]
+
+    def measure(self, name: str, registry: Registry[type[Measure]] | None = None) -> MeasureInfo:
+        """The report's measure ``name`` names: its full name, or as ``--exam-measures`` takes it (``exam-cover``,
+        ``ndcg@10``: the first label variant's; see measures/lookup.py). KeyError lists the measures held."""
+        from exam_harness.measures.lookup import find_measure
+
+        found = find_measure(self.measures, name, registry)
+        if found is None:
+            held = ", ".join(m.name for m in self.measures)
+            raise KeyError(f"measure {name!r} is not in the report; it holds {held}")
+        return found
+
+    def means(self, measure: str = "exam-cover", registry: Registry[type[Measure]] | None = None) -> dict[str, float]:
+        """run -> its mean of ``measure`` (``report.means("ndcg@10")``; runs without a value left out)."""
+        name = self.measure(measure, registry).name
+        return {s.run: s.scores[name].mean for s in self.systems if name in s.scores}
+
+    def values(self, measure: str = "exam-cover",
+               registry: Registry[type[Measure]] | None = None) -> dict[tuple[str, str], float | None]:
+        """(run, query) -> the per-query value of ``measure`` (None where the measure leaves the query out)."""
+        name = self.measure(measure, registry).name
+        return {(r.run, r.query_id): r.scores.get(name) for r in self.per_query}
+
+    def labels(self) -> list[str]:
+        """The label variants the report's trec measures use, in the order computed."""
+        return list(dict.fromkeys(m.label for m in self.measures if m.label is not None))

@@ -12,8 +12,8 @@ from typing import Any
 
 from rich.console import Group
 
-from exam_harness.measures.trec import TrecMeasure
-from exam_harness.report.schema import ExamReport, SystemScore
+from exam_harness.measures.lookup import find_measure
+from exam_harness.report.schema import ExamReport, MeasureInfo, SystemScore
 from exam_harness.report.tables import Column, Leaderboard, render_table, render_text
 
 WIDE = 132  # from this width on, "± stderr" shares the value's line
@@ -56,37 +56,42 @@ def fallback_line(report: ExamReport) -> str | None:
     return f"fallbacks: grades read by a fallback rule from answers holding no grade: {shown}"
 
 
+def ranked(report: ExamReport) -> list[SystemScore]:
+    """The systems in leaderboard order: the leading measure (EXAM-Cover) descending, ties by name."""
+    lead = report.leading.name
+    return sorted(report.systems, key=lambda s: (-s.scores[lead].mean if lead in s.scores else 0.0, s.run))
+
+
+def _column(info: MeasureInfo, systems: Sequence[SystemScore]) -> Column:
+    values = {s.run: (score.mean, score.stderr) if (score := s.scores.get(info.name)) is not None else None
+              for s in systems}
+    return Column(info.title, values)
+
+
 def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WIDE) -> Group:
-    """Systems ordered by EXAM-Cover (ties by name), as two rich tables."""
+    """Systems ordered by EXAM-Cover (ties by name), as two rich tables: the exam measures, and the trec
+    measures over the EXAM-Qrels of ``label``; each column is a measure of the report, read by name."""
     k, tau = report.settings.k, report.settings.min_grade
     wide = width >= WIDE
-    systems = sorted(report.systems, key=lambda s: (-s.exam_cover, s.run))
+    systems = ranked(report)
     runs = [s.run for s in systems]
-    exam_columns = [
-        Column(f"EXAM-Cover@{k}", {s.run: (s.exam_cover, s.exam_cover_stderr) for s in systems}),
-        Column(f"n-EXAM@{k}", {s.run: (s.n_exam_cover, s.n_exam_cover_stderr) for s in systems}),
-    ]
-    if any(s.nugget_f is not None for s in systems):
-        exam_columns.append(Column("nugget-F", {
-            s.run: (s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else None for s in systems}))
+    # a measure no run has a value of (nugget F of an exam without nuggets) gets no column
+    exam_columns = [_column(info, systems) for info in report.exam_measures()
+                    if any(info.name in s.scores for s in systems)]
     exam_table = Leaderboard(
         f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})", runs, exam_columns,
         labels={s.run: _label(s, generated=True) for s in systems},
         after=[("answered", {s.run: _tally(s) for s in systems})],
     )
-    measure_columns = []
-    for name in report.settings.measures:
-        values = {}
-        for s in systems:
-            score = s.qrels_measures.get(label, {}).get(name)
-            values[s.run] = (score.mean, score.stderr) if score is not None else None
-        measure_columns.append(Column(TrecMeasure(name=name).title, values))
+    measure_columns = [_column(info, systems) for info in report.label_measures(label)]
     level = next((q.relevance_level for q in report.qrels if q.label == label), None)
     level_text = f" ≥ {level}" if level is not None else ""
     qrels_table = Leaderboard(
         f"EXAM-Qrels measures ({label}{level_text} relevant{'' if wide else '; ± in JSON'})", runs, measure_columns,
         labels={s.run: _label(s, generated=wide) for s in systems},
     )
+    if not measure_columns:  # no trec measure asked for (--exam-measures named others only)
+        return Group(render_table(exam_table, "inline" if wide else "below"))
     return Group(render_table(exam_table, "inline" if wide else "below"),
                  render_table(qrels_table, "inline" if wide else "hidden"))
 
@@ -115,7 +120,10 @@ def decided_line(report: ExamReport) -> str:
 def n_exam_dropped_line(report: ExamReport) -> str | None:
     """The note that n-EXAM's mean leaves out queries whose pool covers no test point (``--exam-n-exam-empty
     skip``), naming them: a mean over fewer queries is not comparable with one over all of them."""
-    dropped = sorted({r.query_id for r in report.per_query if r.n_exam_cover is None})
+    n_exam = find_measure(report.measures, "n-exam-cover")
+    if n_exam is None:
+        return None
+    dropped = sorted({r.query_id for r in report.per_query if n_exam.name not in r.scores})
     if not dropped:
         return None
     shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
