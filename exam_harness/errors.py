@@ -67,6 +67,11 @@ class ConfigError(ExamError):
     """An option, ini setting or registry name is invalid."""
 
 
+class OutputError(ConfigError):
+    """An output cannot be written where it was asked for (a folder, a socket, a FIFO nobody reads, a
+    folder the harness does not own); raised before anything there is changed."""
+
+
 class GradingAborted(ExamError):
     """Grading stopped early because it cannot go on (e.g. the grading server stopped answering).
 

@@ -111,6 +111,20 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
                               "yet") from None
 
 
+def check_outputs(options: ExamOptions, rootdir: Path, inputs: Sequence[Path]) -> None:
+    """Every output of the session can be written and is the harness's to write, checked before grading:
+    the report folder is not the project folder, a version-control folder or a folder of the inputs;
+    a summary path is not a folder, socket or block device (a symlink is written at its target)."""
+    from exam_harness.io.report_set import check_owned_folder
+    from exam_harness.io.textio import output_target
+
+    if options.report_dir is not None:
+        check_owned_folder(options.report_dir, rootdir=rootdir, inputs=inputs, label="--exam-report-dir")
+    if options.markdown is not None:
+        output_target(options.markdown)
+    check_writable(output_targets(options))
+
+
 def output_targets(options: ExamOptions) -> list[tuple[str, Path | None, bool]]:
     """The pytest session's outputs: report folder, summaries and the history folder when reports are kept."""
     keep = options.save is not None or options.autosave

@@ -7,12 +7,14 @@ an :class:`~exam_harness.errors.InputError` that names the file and, where known
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import gzip
 import itertools
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import zlib
@@ -20,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
-from exam_harness.errors import InputError
+from exam_harness.errors import InputError, OutputError
 from exam_harness.io import limits
 
 
@@ -327,10 +329,19 @@ def first_json_line(path: Path) -> Any:
 def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes]) -> None:
     """The one atomic writer: a temp file in the same folder, then os.replace; mode 0644 like any
     ordinary output file (mkstemp would leave it private). ``data`` whole or in pieces, written as
-    they come (an error while making them leaves ``path`` as it was)."""
+    they come (an error while making them leaves ``path`` as it was).
+
+    A symlink is written through (its target replaced, the link kept); a character device such as
+    ``/dev/null`` or a FIFO with a reader is written in place, never replaced; a folder, a socket, a
+    block device or a FIFO nobody reads is refused (:class:`OutputError`) before anything is written.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    target = output_target(path)
+    if target is None:  # a device or FIFO: written in place
+        _write_in_place(path, data)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             if isinstance(data, bytes):
@@ -338,11 +349,48 @@ def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes]) -> None:
             else:
                 fh.writelines(data)
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def output_target(path: Path) -> Path | None:
+    """Where an atomic write of ``path`` puts its file: the path with every symlink resolved (a dangling
+    link: the file it names), or ``None`` for a character device or FIFO, which is written in place.
+    Raises :class:`OutputError` for what can be neither replaced nor written (see :func:`atomic_write_bytes`)."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write there ({exc.strerror or exc})") from None
+    if stat.S_ISREG(mode):
+        return target
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return None
+    kind = "a folder" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode) else \
+        "a block device" if stat.S_ISBLK(mode) else "not a regular file"
+    shown = f"{path} (-> {target})" if target != Path(path).absolute() else str(path)
+    raise OutputError(f"{shown}: is {kind}; give the name of a file to write")
+
+
+def _write_in_place(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write to a character device or FIFO without replacing it. A FIFO is opened without blocking, so
+    one that nobody reads is an error at once rather than a session that hangs."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        why = "a FIFO that nobody reads" if exc.errno == errno.ENXIO else (exc.strerror or str(exc))
+        raise OutputError(f"{path}: cannot write there ({why})") from None
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "wb") as fh:
+        if isinstance(data, bytes):
+            fh.write(data)
+        else:
+            fh.writelines(data)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

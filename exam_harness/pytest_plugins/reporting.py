@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from exam_harness.display import visible
-from exam_harness.errors import ExamError
+from exam_harness.errors import ExamError, OutputError
 from exam_harness.pytest_plugins.grading import ExamGrading, cache_path_shown
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
@@ -60,7 +60,7 @@ class ExamReporting:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:
                 self.written = self._write(folder)
-            except (OSError, ReporterOutputError) as exc:
+            except (OSError, OutputError, ReporterOutputError) as exc:
                 # The scores are computed: say what failed, keep the leaderboard and the exit status honest.
                 why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
                 self.write_error = (f"FAIL cannot write the reports into {folder}: {why}; the leaderboard above is "
