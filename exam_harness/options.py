@@ -133,6 +133,12 @@ def _word(raw: str) -> str:
     return value
 
 
+def _save_name(raw: str) -> str:
+    from exam_harness.io.history import check_save_name
+
+    return check_save_name(raw.strip())
+
+
 def path_or_none(raw: str) -> Path | None:
     value = raw.strip()
     if not value:
@@ -273,7 +279,7 @@ class ExamOptions:
         parse_threshold, group=GATES, fronts=("pytest",), metavar="[RUN=][MEASURE:]X", many=True)
     save: str | None = declare(
         "save", None, "Keep this session's report in the history folder as NNNN_NAME.json (default: not kept)",
-        _word, group=GATES, fronts=("pytest",), metavar="NAME")
+        _save_name, group=GATES, fronts=("pytest",), metavar="NAME")
     autosave: bool = declare("autosave", False, "Keep every session's report in the history folder "
                              "(named by date and time)", group=GATES, flag=True, fronts=("pytest",))
     history_dir: Path = declare("history-dir", Path(".exam-history"), "Folder of kept reports (plain JSON, for git)",
@@ -379,7 +385,9 @@ def _convert(spec: OptionSpec, raw: str, where: str) -> Any:
     try:
         return spec.convert(raw)
     except ValueError as exc:
-        raise ConfigError(f"{where} {exc}, got {raw!r}") from None
+        from exam_harness.io.limits import quoted
+
+        raise ConfigError(f"{where} {exc}, got {quoted(raw)}") from None  # cut: a value may be 10,000 characters
 
 
 def _resolve(value: Any, spec: OptionSpec, base: Path) -> Any:

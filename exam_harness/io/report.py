@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,42 @@ def read_report(path: Path) -> ExamReport:
             value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x",
         )
     try:
-        _fail_fast_validator().validate_python(raw)
-        return ExamReport.model_validate(raw)  # valid, so no flood of errors
+        # JSON mode and strict: a number given as a string, an integer as 2.0 or a bool as 1 is refused
+        _fail_fast_validator().validate_json(text, strict=True)
     except ValidationError as exc:
         raise _schema_error(exc, path) from None
+    check_values(raw, path)
+    try:
+        return ExamReport.model_validate(raw)  # valid, so no flood of errors
+    except ValidationError as exc:  # pragma: no cover - the strict check above is stricter
+        raise _schema_error(exc, path) from None
+
+
+# Scores that are fractions of a query's test points (or means of them): 0..1.
+_FRACTIONS = {("systems", "exam_cover"), ("systems", "n_exam_cover"), ("per_query", "exam_cover"),
+              ("per_query", "n_exam_cover"), ("per_query", "nugget_f"), ("systems", "nugget_f", "mean")}
+
+
+def check_values(raw: Any, path: Path) -> None:
+    """Every number of a report is finite and not negative, and each score that is a fraction is at most 1:
+    a kept report is data a gate compares with, so ``NaN`` (which Python's json reads and writes) or a
+    negative score would make every comparison pass. Raises InputError naming the field."""
+    todo: list[tuple[tuple[str | int, ...], Any]] = [((), raw)]
+    while todo:  # no recursion: the document's depth was bounded, but a loop is as short
+        where, value = todo.pop()
+        if isinstance(value, dict):
+            todo.extend(reversed([((*where, k), v) for k, v in value.items()]))  # first field first
+        elif isinstance(value, list):
+            todo.extend(reversed([((*where, i), v) for i, v in enumerate(value)]))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            field = ".".join(str(x) for x in where)
+            if not math.isfinite(value):
+                raise InputError("a report's numbers are finite", path=path, field=field, value=value,
+                                 expected="a finite number (not NaN or infinity)")
+            if value < 0:
+                raise InputError("a report's numbers are not negative", path=path, field=field, value=value,
+                                 expected="a number >= 0")
+            named = tuple(x for x in where if isinstance(x, str))
+            if named in _FRACTIONS and value > 1:
+                raise InputError("a score out of range", path=path, field=field, value=value,
+                                 expected="a score in 0..1")

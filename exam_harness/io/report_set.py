@@ -17,15 +17,15 @@ on the folder itself).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from exam_harness.errors import OutputError
+from exam_harness.io.textio import locked_folder
 
 MANIFEST = ".exam-report-set.json"
 JOURNAL = ".exam-report-set.next.json"
@@ -49,7 +49,7 @@ def write_report_set(folder: Path, files: Mapping[str, bytes | Iterable[bytes]])
     folder = Path(os.path.realpath(folder))
     check_owned_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder):
+    with locked_folder(folder):
         _recover_locked(folder)
         old = set(set_files(folder))
         _check_names(folder, files, old)
@@ -102,7 +102,7 @@ def recover(folder: Path) -> None:
     folder = Path(os.path.realpath(folder))
     if not folder.is_dir():
         return
-    with _locked(folder):
+    with locked_folder(folder):
         _recover_locked(folder)
 
 
@@ -167,16 +167,6 @@ def _recover_locked(folder: Path) -> None:
             base = _ATOMIC_TMP.fullmatch(name)
             if base is not None and base.group(1) in set_files(folder):
                 entry.unlink()
-
-
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def _plain(name: object) -> bool:

@@ -356,6 +356,37 @@ def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes]) -> None:
         raise
 
 
+def create_exclusive(path: Path, data: bytes | Iterable[bytes]) -> bool:
+    """Create ``path`` with ``data`` (whole or in pieces) only if no entry of that name exists (False then):
+    the data is written to a temp file first and hard-linked into place, so no reader sees a partial file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.writelines([data] if isinstance(data, bytes) else data)
+        os.chmod(tmp, 0o644)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def locked_folder(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` itself (no lock file): writers of one folder take turns."""
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def output_target(path: Path) -> Path | None:
     """Where an atomic write of ``path`` puts its file: the path with every symlink resolved (a dangling
     link: the file it names), or ``None`` for a character device or FIFO, which is written in place.
