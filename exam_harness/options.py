@@ -90,6 +90,18 @@ def number(low: float | None = None, high: float | None = None, *, open_low: boo
     return convert
 
 
+def significance_level(raw: str) -> float:
+    """A significance level alpha in (0, 1) whose confidence 1 - alpha is not 1 in floating point (1e-300
+    is > 0, yet a confidence interval at 1 - 1e-300 == 1.0 cannot be computed: found now, not after grading)."""
+    value = float(number(0, 1, open_low=True, open_high=True)(raw))
+    if 1.0 - value >= 1.0:
+        raise ValueError(f"must be at least {MIN_ALPHA:g} (1 - alpha must differ from 1)")
+    return value
+
+
+MIN_ALPHA = 1e-15
+
+
 def choice(*values: str) -> Converter:
     def convert(raw: str) -> str:
         value = raw.strip()
@@ -265,7 +277,7 @@ class ExamOptions:
         "baseline", None, "Compare every run with this run by a paired test over queries; pytest fails a run that "
         "is significantly worse (default: no baseline)", group=SIGNIFICANCE, metavar="RUN")
     alpha: float = declare("alpha", 0.05, "Significance level of the baseline comparison",
-                           number(0, 1, open_low=True, open_high=True), group=SIGNIFICANCE)
+                           significance_level, group=SIGNIFICANCE)
     significance: str = declare("significance", "permutation", "Paired test of the baseline comparison",
                                 choice(*SIGNIFICANCE_TESTS), group=SIGNIFICANCE)
     resamples: int = declare("resamples", 10000, "Resamples of the paired tests", integer(1), group=SIGNIFICANCE,

@@ -13,7 +13,13 @@ from pydantic import ValidationError
 from pydantic_core import SchemaValidator
 
 from exam_harness.errors import InputError
-from exam_harness.io.textio import check_json_document, decode_text, number_too_long, read_bytes
+from exam_harness.io.textio import (
+    check_json_document,
+    check_surrogates,
+    decode_text,
+    number_too_long,
+    read_bytes,
+)
 from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
 
 _COLLECTIONS = {"list", "dict", "tuple", "set", "frozenset"}
@@ -59,7 +65,7 @@ def read_report(path: Path) -> ExamReport:
     check_json_document(data, path)
     text = decode_text(data, path)
     try:
-        raw = json.loads(text)
+        raw = check_surrogates(text, json.loads(text), path)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     except ValueError:  # an integer of more digits than Python converts

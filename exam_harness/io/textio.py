@@ -277,10 +277,44 @@ def too_deep(path: Path, line: int | None) -> InputError:
                              f"lists and objects nested at most {limit} deep", path=path, line=line)
 
 
+# A \uD800-\uDFFF escape not part of a pair: JSON lets it through as a lone surrogate, which no file,
+# hash or terminal can encode (a UnicodeEncodeError far from the file that held it).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<![89abAB][0-9a-fA-F]{2})(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def check_surrogates(text: str, value: Any, path: Path, lineno: int = 1) -> Any:
+    """``value`` (parsed from the JSON ``text`` that starts at line ``lineno``) unless one of its texts
+    holds a lone surrogate escape: then an InputError naming the file, line and escape."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return value  # the common case: no such escape at all, checked at C speed
+    todo = [value]
+    while todo:  # no recursion: the depth was bounded before parsing
+        item = todo.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                lone = _LONE_SURROGATE.search(text)
+                line = lineno + (text.count("\n", 0, lone.start()) if lone else 0)
+                shown = lone.group().lstrip("\\") if lone else "a \\uD8xx-\\uDFxx escape"
+                raise InputError(f"a lone surrogate escape (\\{shown}) is not a character", path=path, line=line,
+                                 expected="text of whole characters (a \\uD800-\\uDBFF escape followed by a "
+                                 "\\uDC00-\\uDFFF one, or none)") from None
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return value
+
+
 def parse_json_line(text: str, path: Path, lineno: int) -> Any:
     """Parse one JSON line whose depth was checked; a syntax error names the file, line and column."""
     try:
-        return json.loads(text)
+        return check_surrogates(text, json.loads(text), path, lineno)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"invalid JSON at column {exc.colno}: {exc.msg}",
