@@ -97,7 +97,16 @@ def check_values(raw: Any, path: Path) -> None:
     """Every number of a report is finite and not negative, and each score that is a fraction is at most 1:
     a kept report is data a gate compares with, so ``NaN`` (which Python's json reads and writes) or a
     negative score would make every comparison pass. Raises InputError naming the field."""
-    todo: list[tuple[tuple[str | int, ...], Any]] = [((), raw)]
+    # outcomes (one per run and test point: 600,000 in a TREC-sized exam) hold one number each, checked
+    # directly; the schema made it an integer or null already
+    outcomes = raw.get("outcomes") if isinstance(raw, dict) else None
+    for i, outcome in enumerate(outcomes if isinstance(outcomes, list) else []):
+        grade = outcome.get("best_grade") if isinstance(outcome, dict) else None
+        if isinstance(grade, int) and grade < 0:
+            raise InputError("a report's numbers are not negative", path=path, field=f"outcomes.{i}.best_grade",
+                             value=grade, expected="a number >= 0")
+    rest = {k: v for k, v in raw.items() if k != "outcomes"} if isinstance(raw, dict) else raw
+    todo: list[tuple[tuple[str | int, ...], Any]] = [((), rest)]
     while todo:  # no recursion: the document's depth was bounded, but a loop is as short
         where, value = todo.pop()
         if isinstance(value, dict):
