@@ -217,3 +217,14 @@ def test_a_logprob_a_rounding_error_above_zero_is_read_as_zero() -> None:
         result = _one(server, logprobs=True)
     assert isinstance(result, Generation) and result.grade_probabilities is not None
     assert result.grade_probabilities[3] > 0.8
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("GET http://admin:hunter2-secret@proxy:8080/v1 failed", "http://[redacted]@proxy:8080/v1"),
+    ('{"Proxy-Authorization": "Basic dXNlcjpwYXNz"}', '"Proxy-Authorization": "Basic [redacted]"'),
+    ("x-api-key=abc123 rejected", "x-api-key=[redacted] rejected"),
+])
+def test_the_scrubber_removes_credentials_of_any_form(text: str, kept: str) -> None:
+    from exam_harness.redaction import credential_scrubber
+
+    assert kept in credential_scrubber(KEY)(text)
