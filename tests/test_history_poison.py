@@ -64,7 +64,7 @@ POISONS = [
     ("cache.hits", "3", "valid integer"),
     ("cache.grading_seconds", NAN, "finite"),
     ("queries", True, "valid integer"),
-    ("test_points", 1e400, "valid integer"),
+    ("test_points", 1e400, "finite number"),
     ("outcomes.0.best_grade", -1, "not negative"),
     ("outcomes.0.best_grade", 4.0, "valid integer"),
     ("systems.0.grade_counts.5", -3, "not negative"),

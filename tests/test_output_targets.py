@@ -141,8 +141,11 @@ def test_a_fifo_nobody_reads_is_refused_and_stays_a_fifo(tmp_path: Path, writer:
     fifo = _output_of(writer, place)
     fifo.parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(fifo)
-    with pytest.raises(OutputError):
-        writer.write(place, tmp_path)
+    if writer.name == "history-save":  # a kept report takes the next number: the FIFO's is taken
+        assert writer.write(place, tmp_path) == place.resolve() / "0002_main.json"
+    else:
+        with pytest.raises(OutputError):
+            writer.write(place, tmp_path)
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     assert [p.name for p in fifo.parent.iterdir() if p.name.endswith(".tmp") or p.name.startswith(".exam-")] == []
 

@@ -45,7 +45,9 @@ def save(folder: Path, report: ExamReport, name: str | None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     with locked_folder(folder):
         for _ in range(_TRIES):
-            number = max((n for n, _, _ in entries(folder)), default=0) + 1
+            # every entry of a kept report's name counts, a file or not (a FIFO of that name is never written)
+            taken = (_ENTRY.fullmatch(p.name) for p in folder.iterdir())
+            number = max((int(m.group(1)) for m in taken if m), default=0) + 1
             path = folder / f"{number:04d}_{label}.json"
             if create_exclusive(path, (piece.encode("utf-8") for piece in report_json_pieces(report))):
                 return path

@@ -77,7 +77,10 @@ def read_report(path: Path) -> ExamReport:
             value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x",
         )
     try:
-        # JSON mode and strict: a number given as a string, an integer as 2.0 or a bool as 1 is refused
+        _fail_fast_validator().validate_python(raw)
+        # then strictly, in JSON mode (python mode would want dataclass instances): a number given as a
+        # string, a count as 2.0 or a bool as 1 is refused. Second, so that a document of bad entries is
+        # refused by the cheap check: a strict error on it would quote the whole document as its input.
         _fail_fast_validator().validate_json(text, strict=True)
     except ValidationError as exc:
         raise _schema_error(exc, path) from None
