@@ -66,6 +66,7 @@ from urllib.parse import quote
 from pydantic import ValidationError
 
 from exam_harness.errors import ConfigError
+from exam_harness.io import limits
 from exam_harness.models import MAX_GRADE, Grade
 
 SCHEMA_VERSION = 3
@@ -199,10 +200,11 @@ class GradeCache:
             raise
         except sqlite3.Error as exc:
             self._db.close()
+            cause = _sqlite_cause(exc, path.parent)
             if found is None:
-                raise ConfigError(f"cannot create the grade cache {path}: {_sqlite_cause(exc)}") from exc
+                raise ConfigError(f"cannot create the grade cache {path}: {cause}") from exc
             # Its grades are still good: use them without writing (a full disk during migration, ...).
-            self._open_read_only(path, found, f"it could not be prepared for writing ({_sqlite_cause(exc)})")
+            self._open_read_only(path, found, f"it could not be prepared for writing ({cause})")
 
     def _open_read_only(self, path: Path, schema: int, why: str) -> None:
         try:
@@ -399,8 +401,8 @@ class GradeCache:
         return True
 
     def _write_failed(self, exc: sqlite3.Error) -> None:
-        cause = _sqlite_cause(exc)
-        text = str(exc).lower()
+        cause = _sqlite_cause(exc, self.path.parent if self.path is not None else None)
+        text = str(exc).lower() + (" full" if cause.startswith("the disk is full") else "")
         if "malformed" in text or "not a database" in text:
             self._file_is_damaged(exc)
             return
@@ -496,6 +498,13 @@ def _schema_of(db: sqlite3.Connection, path: Path) -> int | None:
     # Schema 1 created its tables before writing the schema row: a file killed in between has none.
     if tables == {"meta": _META_COLUMNS, "grades": _V1_COLUMNS} and schema in (None, "1"):
         return 1
+    if tables in ({"meta": _META_COLUMNS, "grades": _V2_COLUMNS}, {"meta": _META_COLUMNS, "grades": _V1_COLUMNS}):
+        # a grade cache's own tables with a schema value no version wrote: damaged or edited, not foreign
+        raise ConfigError(
+            f"grade cache {path} has the tables of a grade cache but the schema value {limits.quoted(schema)} in its "
+            f"meta table (this exam-harness reads schemas 1 and {SCHEMA_VERSION}); exam-harness leaves it untouched. "
+            f"Move it aside (for example to {path}.damaged) and rerun to start a new cache there, or point "
+            "--exam-cache at another path")
     raise _foreign(path, tables, "its tables are not a grade cache's")
 
 
@@ -548,9 +557,28 @@ def _is_damage(exc: sqlite3.Error) -> bool:
     return "malformed" in text or "not a database" in text or "corrupt" in text
 
 
-def _sqlite_cause(exc: sqlite3.Error) -> str:
+def _sqlite_cause(exc: sqlite3.Error, folder: Path | None = None) -> str:
+    """SQLite's words for ``exc``; an I/O error on a full disk (SQLite says SQLITE_IOERR_SHMSIZE or
+    _WRITE when the -shm or -wal file cannot grow) is said to be a full disk, with the free space."""
     name = getattr(exc, "sqlite_errorname", None)
-    return f"sqlite: {exc}" + (f", {name}" if name else "")
+    text = f"sqlite: {exc}" + (f", {name}" if name else "")
+    if folder is not None and name and name.startswith(("SQLITE_IOERR", "SQLITE_FULL")):
+        free = _free_bytes(folder)
+        if free is not None and free < _NEARLY_FULL:
+            return f"the disk is full ({free / 2**20:.1f} MiB free; {text})"
+    return text
+
+
+_NEARLY_FULL = 1 << 20  # bytes free below which an I/O error is taken for a full disk
+
+
+def _free_bytes(folder: Path) -> int | None:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
 
 
 # -- rows --------------------------------------------------------------------------------------------

@@ -78,6 +78,11 @@ class InfrastructureError(ExamError):
     the same command may succeed later. Exit status :data:`INFRASTRUCTURE_FAILED`."""
 
 
+class OutputError(ConfigError):
+    """An output cannot be written where it was asked for (a folder, a socket, a FIFO nobody reads, a
+    folder the harness does not own); raised before anything there is changed."""
+
+
 class GradingAborted(InfrastructureError):
     """Grading stopped early because it cannot go on (e.g. the grading server stopped answering).
 

@@ -92,6 +92,18 @@ def number(low: float | None = None, high: float | None = None, *, open_low: boo
     return convert
 
 
+def significance_level(raw: str) -> float:
+    """A significance level alpha in (0, 1) whose confidence 1 - alpha is not 1 in floating point (1e-300
+    is > 0, yet a confidence interval at 1 - 1e-300 == 1.0 cannot be computed: found now, not after grading)."""
+    value = float(number(0, 1, open_low=True, open_high=True)(raw))
+    if 1.0 - value >= 1.0:
+        raise ValueError(f"must be at least {MIN_ALPHA:g} (1 - alpha must differ from 1)")
+    return value
+
+
+MIN_ALPHA = 1e-15
+
+
 def choice(*values: str) -> Converter:
     def convert(raw: str) -> str:
         value = raw.strip()
@@ -133,6 +145,12 @@ def _word(raw: str) -> str:
     if not value or any(ch.isspace() or ch in "/\\" for ch in value):
         raise ValueError("must be a name without spaces or slashes")
     return value
+
+
+def _save_name(raw: str) -> str:
+    from exam_harness.io.history import check_save_name
+
+    return check_save_name(raw.strip())
 
 
 def path_or_none(raw: str) -> Path | None:
@@ -263,7 +281,7 @@ class ExamOptions:
         "baseline", None, "Compare every run with this run by a paired test over queries; pytest fails a run that "
         "is significantly worse (default: no baseline)", group=SIGNIFICANCE, metavar="RUN")
     alpha: float = declare("alpha", 0.05, "Significance level of the baseline comparison",
-                           number(0, 1, open_low=True, open_high=True), group=SIGNIFICANCE)
+                           significance_level, group=SIGNIFICANCE)
     significance: str = declare("significance", "permutation", "Paired test of the baseline comparison",
                                 choice(*SIGNIFICANCE_TESTS), group=SIGNIFICANCE)
     resamples: int = declare("resamples", 10000, "Resamples of the paired tests", integer(1), group=SIGNIFICANCE,
@@ -277,7 +295,7 @@ class ExamOptions:
         parse_threshold, group=GATES, fronts=("pytest",), metavar="[RUN=][MEASURE:]X", many=True)
     save: str | None = declare(
         "save", None, "Keep this session's report in the history folder as NNNN_NAME.json (default: not kept)",
-        _word, group=GATES, fronts=("pytest",), metavar="NAME")
+        _save_name, group=GATES, fronts=("pytest",), metavar="NAME")
     autosave: bool = declare("autosave", False, "Keep every session's report in the history folder "
                              "(named by date and time)", group=GATES, flag=True, fronts=("pytest",))
     history_dir: Path = declare("history-dir", Path(".exam-history"), "Folder of kept reports (plain JSON, for git)",
@@ -402,7 +420,9 @@ def _convert(spec: OptionSpec, raw: str, where: str) -> Any:
     try:
         return spec.convert(raw)
     except ValueError as exc:
-        raise ConfigError(f"{where} {exc}, got {raw!r}") from None
+        from exam_harness.io.limits import quoted
+
+        raise ConfigError(f"{where} {exc}, got {quoted(raw)}") from None  # cut: a value may be 10,000 characters
 
 
 def _resolve(value: Any, spec: OptionSpec, base: Path) -> Any:

@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from exam_harness.pytest_plugins.collection import ExamCollector, bank_paths
     from exam_harness.pytest_plugins.grading import ExamGrading
     from exam_harness.pytest_plugins.outcomes import ExamOutcomes
-    from exam_harness.pytest_plugins.reporting import ExamReporting
+    from exam_harness.pytest_plugins.reporting import ExamReporting, InterruptedSummary
     from exam_harness.pytest_plugins.state import SETUP_KEY, ExamSetup
     from exam_harness.pytest_plugins.systems import ExamSystems
 
@@ -81,6 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ("exam-grading", grading),
         ("exam-outcomes", outcomes),
         ("exam-reporting", reporting),
+        ("exam-interrupted-summary", InterruptedSummary(reporting)),
     ):
         config.pluginmanager.register(plugin, name)
     if options.fail_under or options.baseline is not None or options.compare is not None or options.compare_fail:

@@ -145,7 +145,10 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
             raise ConfigError(f"{option} {path}: exists and is not a folder")
         if not is_folder and path.is_dir():
             raise ConfigError(f"{option} {path}: is a folder; give a file name")
+        if not is_folder and path.is_char_device():
+            continue  # written in place, never replaced (--exam-markdown=/dev/null)
         if not is_folder and path.exists() and not path.is_file():
+            # a FIFO would be written only after grading, by then perhaps with nobody reading it
             raise ConfigError(f"{option} {path}: is not a regular file (a FIFO, socket or device); give a file name")
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -154,6 +157,20 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
         except OSError as exc:
             raise ConfigError(f"{option} {path}: cannot write there ({exc.strerror or exc}); nothing was graded "
                               "yet") from None
+
+
+def check_outputs(options: ExamOptions, rootdir: Path, inputs: Sequence[Path]) -> None:
+    """Every output of the session can be written and is the harness's to write, checked before grading:
+    the report folder is not the project folder, a version-control folder or a folder of the inputs;
+    a summary path is not a folder, socket or block device (a symlink is written at its target)."""
+    from exam_harness.io.report_set import check_owned_folder
+    from exam_harness.io.textio import output_target
+
+    if options.report_dir is not None:
+        check_owned_folder(options.report_dir, rootdir=rootdir, inputs=inputs, label="--exam-report-dir")
+    if options.markdown is not None:
+        output_target(options.markdown)
+    check_writable(output_targets(options))
 
 
 def output_targets(options: ExamOptions) -> list[tuple[str, Path | None, bool]]:

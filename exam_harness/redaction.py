@@ -124,3 +124,28 @@ def secret_input_errors(texts: Iterable[str]) -> Iterator[None]:
 
 def _never(_key: str) -> bool:
     return False
+
+
+# --- credentials in what a server sends back ----------------------------------------------------
+
+# A credential header or field as a server may echo it: 'Authorization: Bearer sk-..', "api-key": "..",
+# api_key=.., in a header dump, a JSON body or a Python repr. The name and scheme stay, the value goes.
+_CREDENTIAL = re.compile(
+    r"""((?:proxy-)?authorization|(?:x-)?api[-_]key)(["']?\s*[:=]\s*["']?)((?:bearer|basic|token)\s+)?([^\s"',;}\]\\]+)""",
+    re.IGNORECASE)
+_USERINFO = re.compile(r"(?i)\b(https?://)[^/\s:@]+:[^/\s@]+@")  # http://user:password@host
+MIN_KEY = 8  # a shorter key (a local server's placeholder such as EMPTY) is not looked for in the text
+
+
+def credential_scrubber(*keys: str | None) -> Callable[[str], str]:
+    """A function that removes ``keys`` (in any of their :func:`encodings`, or cut short), the value of
+    every ``Authorization`` / ``api-key`` header or field and a URL's ``user:password@`` from a text,
+    whatever a server echoed."""
+    redact = Redactor(k for k in keys if k and len(k.strip()) >= MIN_KEY)
+
+    def scrub(text: str) -> str:
+        text = _CREDENTIAL.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + MARK, text)
+        text = _USERINFO.sub(lambda m: m.group(1) + MARK + "@", text)
+        return redact(text)
+
+    return scrub

@@ -141,6 +141,8 @@ def make_project(pytester: pytest.Pytester, case: Case) -> Path:
         GENERATORS[case.generate](root)
     (root / "reports").mkdir()
     (root / "reports" / "exam-report.json").write_text(PREVIOUS_REPORT)
+    # the set a previous session wrote (the harness replaces only files its manifest names)
+    (root / "reports" / ".exam-report-set.json").write_text('{"files": ["exam-report.json"]}\n')
     return root
 
 
@@ -264,7 +266,7 @@ def check_error(root: Path, case: Case, outcome: Outcome) -> None:
     assert not missing, f"message lacks {missing}: {message}"
     assert outcome.ret == 4, f"exit code {outcome.ret}, expected 4 (usage error): {message}"
     reports = sorted(p.name for p in (root / "reports").iterdir())
-    assert reports == ["exam-report.json"], f"report folder changed: {reports}"
+    assert reports == [".exam-report-set.json", "exam-report.json"], f"report folder changed: {reports}"
     assert (root / "reports" / "exam-report.json").read_text() == PREVIOUS_REPORT
     assert cache_rows(root) == 0
     for rel in case.files:  # inputs are never rewritten (e.g. a foreign file given as --exam-cache)

@@ -332,7 +332,7 @@ def test_one_id_per_test_point_in_every_output(project: pytest.Pytester) -> None
     report = json.loads((project.path / "reports" / "exam-report.json").read_text())
     ids = {o["test_point_id"] for o in report["outcomes"] if o["query_id"] == "q3"}
     assert ids == {readable}
-    assert report["schema_version"] == "2.1"
+    assert report["schema_version"] == "3.0"
     html = next((project.path / "html").glob("*.html")).read_text()
     assert readable in html and generated not in html
     markdown = (project.path / "summary.md").read_text()
@@ -362,16 +362,17 @@ def test_a_kept_report_of_schema_2_0_is_read_with_the_ids_of_today(project: pyte
 
     readable = _lfp_project(project)
     assert project.runpytest("banks").ret == pytest.ExitCode.OK
-    path = project.path / "reports" / "exam-report.json"
-    old = json.loads(path.read_text())
-    old["schema_version"] = "2.0"
+    today = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    # a report as schema 2.0 wrote it (tests/golden/exam-report-2.0.json), holding this test point's outcome
+    # under the id 2.0 gave it
+    old = json.loads((Path(__file__).parent / "golden" / "exam-report-2.0.json").read_text())
     generated = f"q3/{hashlib.md5(LFP.encode()).hexdigest()}"
-    for outcome in old["outcomes"]:
-        if outcome["query_id"] == "q3":
-            outcome["test_point_id"] = generated
+    lfp = next(o for o in today["outcomes"] if o["query_id"] == "q3")
+    old["outcomes"].append({**lfp, "test_point_id": generated})
+    path = project.path / "kept-2.0.json"
     path.write_text(json.dumps(old))
     report = read_report(path)
-    assert report.schema_version == "2.1"
+    assert report.schema_version == "3.0"
     assert {o.test_point_id for o in report.outcomes if o.query_id == "q3"} == {readable}
     assert {o.test_point_id for o in report.outcomes if o.query_id == "q1"} == {"q1/a", "q1/b", "q1/n"}
 

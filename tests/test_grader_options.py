@@ -150,6 +150,7 @@ NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
         "backoff_base": ("2", "how long to wait between retries"),
         "backoff_max": ("2", "how long to wait between retries"),
         "retry_after_max": ("2", "how long to wait between retries"),
+        "retry_after_limit": ("2", "when to give up waiting for a server that asks for too long"),
         "max_consecutive_failures": ("2", "when to stop asking a server that does not answer"),
     },
 }

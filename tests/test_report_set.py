@@ -4,7 +4,6 @@ entries that are not report files survive, and the leftovers of killed writers a
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -106,18 +105,27 @@ def test_file_names_must_be_plain(tmp_path: Path, name: str) -> None:
         write_report_set(tmp_path / "reports", {name: b""})
 
 
-def test_the_two_rename_fallback_is_recovered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without renameat2 the old folder is renamed aside first; a kill right then leaves no folder, and
-    recover() (run by the next write) puts the old set back."""
+def test_a_committed_set_is_finished_by_recover(tmp_path: Path) -> None:
+    """A kill after the journal was written (the commit point) leaves staged files; recover() renames them
+    into place, drops the old set's files the new one lacks and makes the journal the manifest."""
+    folder = tmp_path / "reports"
+    write_report_set(folder, {**_set("A"), "dropped.qrels": b"A\n"})
+    staged = {name: f".exam-set-new-999999999-{name}" for name in NAMES}
+    for name, tmp in staged.items():
+        (folder / tmp).write_bytes(f"B {name}\n".encode())
+    journal = {"files": sorted(NAMES), "staged": staged, "drop": ["dropped.qrels"]}
+    (folder / report_set.JOURNAL).write_text(json.dumps(journal))
+    recover(folder)
+    assert _tags(folder) == {"B"} and set_files(folder) == sorted(NAMES)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*NAMES, MANIFEST])
+
+
+def test_staged_files_of_a_dead_writer_are_removed_and_the_old_set_stands(tmp_path: Path) -> None:
     folder = tmp_path / "reports"
     write_report_set(folder, _set("A"))
-    monkeypatch.setattr(report_set, "_exchange", lambda a, b: False)
-    write_report_set(folder, _set("B"))
-    assert _tags(folder) == {"B"}
-    # the state a kill between the two renames leaves: the folder aside under a dead writer's pid
-    os.rename(folder, tmp_path / ".reports.old-999999999-x")
+    (folder / f".exam-set-new-999999999-{NAMES[0]}").write_text("B half")
     recover(folder)
-    assert _tags(folder) == {"B"} and sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
+    assert _tags(folder) == {"A"} and sorted(p.name for p in folder.iterdir()) == sorted([*NAMES, MANIFEST])
 
 
 WRITER = textwrap.dedent("""
@@ -136,21 +144,18 @@ WRITER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("fallback", [False, True], ids=["exchange", "two-renames"])
-def test_sigkill_at_any_moment_leaves_the_old_or_the_new_set(tmp_path: Path, fallback: bool) -> None:
-    """25 writers per install method (50 in all), each killed after 0, 1 or 2 whole sets and a random
+def test_sigkill_at_any_moment_leaves_the_old_or_the_new_set(tmp_path: Path) -> None:
+    """40 writers, each killed after 0, 1 or 2 whole sets and a random
     part of the next, in a loop that rewrites a set of four 200 KB files: each time the folder holds one
-    whole set, and the next write (recover) leaves no staging or aside folder behind. Some kills must
-    land mid-write (a staging folder is left); a file-by-file writer leaves a mixed set in about two
+    whole set, and the next write (recover) leaves no staged file behind. Some kills must
+    land mid-write (staged files are left); a file-by-file writer leaves a mixed set in about two
     kills of three."""
     rng = random.Random(20261123)
     folder = tmp_path / "reports"
     write_report_set(folder, _set("A"))
     code = WRITER.format(names=NAMES)
-    if fallback:
-        code = "import exam_harness.io.report_set as r; r._exchange = lambda a, b: False\n" + code
     mid_write = 0
-    for trial in range(25):
+    for trial in range(40):
         with subprocess.Popen([sys.executable, "-c", code, str(folder), "20000"], stdout=subprocess.PIPE) as child:
             assert child.stdout is not None and child.stdout.readline() == b"ready\n"
             for _ in range(trial % 3):  # whole sets written before the kill
@@ -158,12 +163,11 @@ def test_sigkill_at_any_moment_leaves_the_old_or_the_new_set(tmp_path: Path, fal
             time.sleep(rng.uniform(0.0, 0.03))
             child.send_signal(signal.SIGKILL)
             child.wait()
-        mid_write += sum(1 for p in tmp_path.iterdir() if p.name != "reports")
+        mid_write += sum(1 for p in folder.iterdir() if p.name.startswith((".exam-set-new-", report_set.JOURNAL)))
         recover(folder)  # what the next session's write does first
         tags = _tags(folder)
         assert len(tags) == 1, f"mixed report set after a kill: {tags}"
         assert set_files(folder) == sorted(NAMES)
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
-        assert not list(folder.glob(".*.tmp"))
+        assert sorted(p.name for p in folder.iterdir()) == sorted([*NAMES, MANIFEST])
     assert mid_write > 0  # some kills landed while a set was being written
     assert json.loads((folder / MANIFEST).read_text())["files"] == sorted(NAMES)

@@ -123,7 +123,7 @@ def _report(run: str, text: str | None) -> ExamReport:
 def test_names_and_texts_cannot_break_the_markdown() -> None:
     text = render_markdown(_report("evil|run<script>", "**bold** [link](http://x) </details>"))
     assert "<script>" not in text and "evil\\|run&lt;script&gt;" in text
-    assert "\\*\\*bold\\*\\* \\[link\\](http://x) &lt;/details&gt;" in text
+    assert "\\*\\*bold\\*\\* \\[link\\](http:&#8203;//x) &lt;/details&gt;" in text  # no autolink either
     assert "`` `rm -rf` ``" in text  # a code span with a longer fence than the backticks inside
     assert text.count("<details>") == text.count("</details>") == 1
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from exam_harness.errors import ConfigError
 from exam_harness.gates import Allowance, parse_allowance
-from exam_harness.options import number
+from exam_harness.options import significance_level
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -67,6 +67,6 @@ def _allowance(raw: str) -> Allowance:
 
 def _alpha(raw: str) -> float:
     try:
-        return float(number(0, 1, open_low=True, open_high=True)(raw))
+        return significance_level(raw)
     except ValueError as exc:
         raise ConfigError(f"--alpha {exc}, got {raw!r}") from None

@@ -8,12 +8,14 @@ the path of any report file.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import re
 from pathlib import Path
 
+from exam_harness.display import is_hidden_char
 from exam_harness.errors import ConfigError
 from exam_harness.io.report import read_report
-from exam_harness.io.textio import atomic_write_bytes
+from exam_harness.io.textio import create_exclusive, locked_folder
 from exam_harness.report.reporters import report_json_pieces
 from exam_harness.report.schema import ExamReport
 
@@ -33,12 +35,40 @@ def entries(folder: Path) -> list[tuple[int, str, Path]]:
 
 
 def save(folder: Path, report: ExamReport, name: str | None) -> Path:
-    """Keep ``report`` as the next number; ``name`` None names it by the report's creation time."""
-    number = max((n for n, _, _ in entries(folder)), default=0) + 1
+    """Keep ``report`` as the next number; ``name`` None names it by the report's creation time.
+
+    Sessions saving at once get distinct numbers: the folder is locked while the number is chosen, and the
+    file is created exclusively (a number taken meanwhile, e.g. on a file system without locks, is retried)."""
     label = name or "auto-" + _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    path = folder / f"{number:04d}_{label}.json"
-    atomic_write_bytes(path, (piece.encode("utf-8") for piece in report_json_pieces(report)))
-    return path
+    check_save_name(label)
+    folder = Path(os.path.realpath(folder))
+    folder.mkdir(parents=True, exist_ok=True)
+    with locked_folder(folder):
+        for _ in range(_TRIES):
+            # every entry of a kept report's name counts, a file or not (a FIFO of that name is never written)
+            taken = (_ENTRY.fullmatch(p.name) for p in folder.iterdir())
+            number = max((int(m.group(1)) for m in taken if m), default=0) + 1
+            path = folder / f"{number:04d}_{label}.json"
+            if create_exclusive(path, (piece.encode("utf-8") for piece in report_json_pieces(report))):
+                return path
+    raise OSError(f"cannot keep the report in {folder}: {_TRIES} numbers in a row were taken by other sessions")
+
+
+_TRIES = 100
+MAX_SAVE_NAME_CHARS = 100
+
+
+def check_save_name(name: str) -> str:
+    """A kept report's name is a file name part: like a run name (no whitespace, control or invisible
+    characters), without slashes or a leading dot, at most :data:`MAX_SAVE_NAME_CHARS` characters.
+    Raises ValueError saying what a name must be."""
+    if len(name) > MAX_SAVE_NAME_CHARS:
+        raise ValueError(f"must be a name of at most {MAX_SAVE_NAME_CHARS} characters ({len(name)} given)")
+    if not name or any(ch.isspace() or ch in "/\\" for ch in name) or name.startswith("."):
+        raise ValueError("must be a name without spaces or slashes, and no leading dot")
+    if any(is_hidden_char(ch) for ch in name):
+        raise ValueError("must be a name without control or invisible characters")
+    return name
 
 
 class NothingKept(ConfigError):

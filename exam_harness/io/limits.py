@@ -70,6 +70,10 @@ MAX_TEST_POINTS_PER_FILE: Final = 200_000
 # Queries of one file: a queries file, or the queries of a bank file (MS MARCO dev has 101,093).
 MAX_QUERIES_PER_FILE: Final = 200_000
 
+# Magnitude of a relevance label (a judgment or qrels line; TREC uses -2..4): labels are summed and
+# exponentiated (nDCG's 2**label - 1), and trec_eval keeps them in a C int.
+MAX_RELEVANCE_LABEL: Final = 1_000
+
 # Characters of input an error message quotes.
 MAX_QUOTED_CHARS: Final = 80
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from exam_harness.errors import InputError
+from exam_harness.io import limits
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import invisible_char
 from exam_harness.io.textio import atomic_write_text, iter_lines
@@ -45,6 +46,14 @@ def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Pat
     return path
 
 
+def relevance_out_of_range(path: str | Path, line: int | None, field: str, label: int) -> InputError:
+    """A relevance label past :data:`~exam_harness.io.limits.MAX_RELEVANCE_LABEL` (10**30 would overflow
+    nDCG's gain and trec_eval's C int)."""
+    bound = limits.MAX_RELEVANCE_LABEL
+    return InputError("relevance label out of range", path=path, line=line, field=field, value=label,
+                      expected=f"an integer in -{bound:,}..{bound:,} (limit MAX_RELEVANCE_LABEL)")
+
+
 def read_qrels(path: str | Path) -> Qrels:
     """Read a trec qrels file (``qid iteration pid label``); blank lines are skipped."""
     path = Path(path)
@@ -65,6 +74,8 @@ def read_qrels(path: str | Path) -> Qrels:
         except ValueError:
             raise InputError("relevance label is not an integer", path=path, line=lineno, field="label",
                              value=label_text, expected="an integer such as 0, 1, 2") from None
+        if abs(label) > limits.MAX_RELEVANCE_LABEL:
+            raise relevance_out_of_range(path, lineno, "label", label)
         labels = qrels.setdefault(qid, {})
         if pid in labels:
             raise InputError(f"passage judged twice for query {quoted(qid)}", path=path, line=lineno,

@@ -16,7 +16,7 @@ from exam_harness.errors import InputError
 from exam_harness.io import limits
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import invisible_char, model_errors
-from exam_harness.io.textio import check_json_document, number_too_long, read_text
+from exam_harness.io.textio import check_json_document, check_surrogates, number_too_long, read_text
 from exam_harness.models import Query
 
 
@@ -66,7 +66,7 @@ def _json_object(path: Path, text: str, what: str, expected: str) -> dict[str, A
     """The file's top-level JSON object; a syntax error or another top-level value names the file."""
     check_json_document(text, path)
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
+        data = check_surrogates(text, json.loads(text, object_pairs_hook=_unique_keys), path)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     except _DuplicateKey as dup:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,13 @@ from pydantic import ValidationError
 from pydantic_core import SchemaValidator
 
 from exam_harness.errors import InputError
-from exam_harness.io.textio import check_json_document, decode_text, number_too_long, read_bytes
+from exam_harness.io.textio import (
+    check_json_document,
+    check_surrogates,
+    decode_text,
+    number_too_long,
+    read_bytes,
+)
 from exam_harness.models import readable_from_generated
 from exam_harness.report.migrate import migrate
 from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
@@ -60,14 +67,16 @@ def read_report(path: Path) -> ExamReport:
     check_json_document(data, path)
     text = decode_text(data, path)
     try:
-        raw = json.loads(text)
+        raw = check_surrogates(text, json.loads(text), path)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     except ValueError:  # an integer of more digits than Python converts
         raise number_too_long(path, None) from None
     written_as = raw.get("schema_version") if isinstance(raw, dict) else None
+    check_values(raw, path)  # before migrating: the fields are named as the file writes them
     if isinstance(raw, dict):
         raw = migrate(raw)  # a kept report of schema 2.x reads as 3.0
+    migrated_text = written_as != (raw.get("schema_version") if isinstance(raw, dict) else None)
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError(
@@ -76,10 +85,67 @@ def read_report(path: Path) -> ExamReport:
         )
     try:
         _fail_fast_validator().validate_python(raw)
-        report = ExamReport.model_validate(raw)  # valid, so no flood of errors
+        # then strictly, in JSON mode (python mode would want dataclass instances): a number given as a
+        # string, a count as 2.0 or a bool as 1 is refused. Second, so that a document of bad entries is
+        # refused by the cheap check: a strict error on it would quote the whole document as its input.
+        _fail_fast_validator().validate_json(json.dumps(raw) if migrated_text else text, strict=True)
     except ValidationError as exc:
         raise _schema_error(exc, path) from None
+    try:
+        report = ExamReport.model_validate(raw)  # valid, so no flood of errors
+    except ValidationError as exc:  # pragma: no cover - the strict check above is stricter
+        raise _schema_error(exc, path) from None
     return migrated(report, written_as)
+
+
+# Scores that are fractions of a query's test points (or means of them): 0..1. Schema 2.x held them in
+# fixed fields; 3.0 keys them by measure name under systems[].scores[NAME].mean and per_query[].scores[NAME].
+_FRACTIONS = {("systems", "exam_cover"), ("systems", "n_exam_cover"), ("per_query", "exam_cover"),
+              ("per_query", "n_exam_cover"), ("per_query", "nugget_f"), ("systems", "nugget_f", "mean")}
+_FRACTION_MEASURES = ("exam-cover", "n-exam-cover", "nugget-f")
+
+
+def _is_fraction(named: tuple[str, ...]) -> bool:
+    if named in _FRACTIONS:
+        return True
+    if len(named) >= 3 and named[1] == "scores" and named[0] in ("systems", "per_query"):
+        measure = named[2]
+        return measure.startswith(_FRACTION_MEASURES) and named[3:] in ((), ("mean",))
+    return False
+
+
+def check_values(raw: Any, path: Path) -> None:
+    """Every number of a report is finite and not negative, and each score that is a fraction is at most 1:
+    a kept report is data a gate compares with, so ``NaN`` (which Python's json reads and writes) or a
+    negative score would make every comparison pass. Raises InputError naming the field."""
+    # outcomes (one per run and test point: 600,000 in a TREC-sized exam) hold one number each, checked
+    # directly; the schema made it an integer or null already
+    outcomes = raw.get("outcomes") if isinstance(raw, dict) else None
+    for i, outcome in enumerate(outcomes if isinstance(outcomes, list) else []):
+        grade = outcome.get("best_grade") if isinstance(outcome, dict) else None
+        if isinstance(grade, int) and grade < 0:
+            raise InputError("a report's numbers are not negative", path=path, field=f"outcomes.{i}.best_grade",
+                             value=grade, expected="a number >= 0")
+    rest = {k: v for k, v in raw.items() if k != "outcomes"} if isinstance(raw, dict) else raw
+    todo: list[tuple[tuple[str | int, ...], Any]] = [((), rest)]
+    while todo:  # no recursion: the document's depth was bounded, but a loop is as short
+        where, value = todo.pop()
+        if isinstance(value, dict):
+            todo.extend(reversed([((*where, k), v) for k, v in value.items()]))  # first field first
+        elif isinstance(value, list):
+            todo.extend(reversed([((*where, i), v) for i, v in enumerate(value)]))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            field = ".".join(str(x) for x in where)
+            if not math.isfinite(value):
+                raise InputError("a report's numbers are finite", path=path, field=field, value=value,
+                                 expected="a finite number (not NaN or infinity)")
+            if value < 0:
+                raise InputError("a report's numbers are not negative", path=path, field=field, value=value,
+                                 expected="a number >= 0")
+            named = tuple(x for x in where if isinstance(x, str))
+            if _is_fraction(named) and value > 1:
+                raise InputError("a score out of range", path=path, field=field, value=value,
+                                 expected="a score in 0..1")
 
 
 def migrated(report: ExamReport, written_as: object) -> ExamReport:

@@ -1,28 +1,38 @@
-"""A report folder written as one unit: after a kill at any moment it holds the old set or the new one.
+"""A report set written into its folder as one unit, touching nothing else there.
 
-The new set is written into a staging folder beside the report folder, entries that are not part of
-any set (``.gitkeep``, a ``partial/`` folder, a user's notes) are hard-linked into it, and the two
-folders are exchanged in one step (Linux ``renameat2(RENAME_EXCHANGE)``). Where the exchange is not
-available the old folder is renamed aside and the new one into place; a kill between those two renames
-leaves the old folder aside, and the next write (or :func:`recover`) puts it back. Leftovers of killed
-writers are removed the next time the folder is written. ``.exam-report-set.json`` names the files of
-the set, so a file the previous set wrote and this one does not is not carried over.
+The harness owns its files in the folder and nothing more: the set's manifest
+(``.exam-report-set.json``) names them, and every other entry (``.gitkeep``, a ``partial/`` folder, a
+user's notes) is never deleted, moved or re-created; the folder itself stays the same folder (a shell
+in it stays in it). A folder that holds a version-control folder is refused.
+
+Each new file is first written beside its place as ``.exam-set-new-PID-NAME``; then a journal
+(``.exam-report-set.next.json``, naming the staged files and the old set's files to drop) is written
+atomically: that is the commit point. The staged files are then renamed into place, the dropped ones
+removed and the journal renamed to the manifest. After a kill before the commit the old set stands
+(the staged files are removed); after it, the next write (or :func:`recover`) finishes the new set.
+Either way, once recovered, the folder holds one whole set. Writers of one folder take turns (a lock
+on the folder itself).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import errno
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Iterable, Mapping
+import re
+import stat
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from exam_harness.errors import OutputError
+from exam_harness.io.textio import locked_folder
+
 MANIFEST = ".exam-report-set.json"
-_NEW, _OLD = ".new-", ".old-"
+JOURNAL = ".exam-report-set.next.json"
+_STAGED = re.compile(r"\.exam-set-new-(\d+)-(.+)")
+# what the atomic writer (textio.atomic_write_bytes) leaves when killed: .NAME.XXXXXXXX.tmp
+_ATOMIC_TMP = re.compile(r"\.(.+)\.[a-z0-9_]{8}\.tmp")
+VERSION_CONTROL = (".git", ".hg", ".svn")
 
 
 def write_report_set(folder: Path, files: Mapping[str, bytes | Iterable[bytes]]) -> list[Path]:
@@ -30,52 +40,70 @@ def write_report_set(folder: Path, files: Mapping[str, bytes | Iterable[bytes]])
     pieces written as they come; an error while making them leaves the old set in place) as one unit.
 
     Returns the written paths. ``folder`` may not exist yet; a symlinked folder is written at its target.
+    A name of the set held by something the harness did not write (a user's file, a link, a folder) is
+    refused (:class:`OutputError`) before anything changes.
     """
     for name in files:
         if not name or Path(name).name != name or name.startswith(".") or name == MANIFEST:
             raise ValueError(f"report set file names are plain visible file names, not {name!r}")
     folder = Path(os.path.realpath(folder))
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    recover(folder)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}{_NEW}{os.getpid()}-", dir=folder.parent))
-    try:
-        for name, data in files.items():
-            _write(staging / name, data)
-        _write(staging / MANIFEST, (json.dumps({"files": sorted(files)}, indent=2) + "\n").encode())
-        if folder.is_dir():
-            _carry_over(folder, staging, set(files))
-            os.chmod(staging, folder.stat().st_mode & 0o7777)
-        else:
-            os.chmod(staging, 0o755)  # mkdtemp made it private; a report folder is an ordinary folder
-        _fsync_dir(staging)
-        _install(staging, folder)
-    finally:
-        # After the exchange the staging path holds the old set; before it, a half-written new set. What
-        # cannot be removed now is removed by the next write's recover(), so it is not an error here.
-        shutil.rmtree(staging, ignore_errors=True)
-    _fsync_dir(folder.parent)
+    check_owned_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with locked_folder(folder):
+        _recover_locked(folder)
+        old = set(set_files(folder))
+        _check_names(folder, files, old)
+        staged: dict[str, str] = {}
+        try:
+            for name, data in files.items():
+                staged[name] = f".exam-set-new-{os.getpid()}-{name}"
+                _write(folder / staged[name], data)
+            journal = {"files": sorted(files), "staged": staged, "drop": sorted(old - set(files))}
+            _write(folder / f"{JOURNAL}.{os.getpid()}", (json.dumps(journal, indent=2) + "\n").encode())
+            _fsync_dir(folder)
+            os.replace(folder / f"{JOURNAL}.{os.getpid()}", folder / JOURNAL)  # the commit point
+        except BaseException:
+            for tmp in [*staged.values(), f"{JOURNAL}.{os.getpid()}"]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(folder / tmp)
+            raise
+        _finish(folder)
     return [folder / name for name in files]
 
 
+def check_owned_folder(folder: Path, *, rootdir: Path | None = None, inputs: Sequence[Path] = (),
+                       label: str = "report folder") -> None:
+    """Refuse a report folder the harness cannot own: one holding a version-control folder, the project
+    folder (``rootdir``) or a folder above it, or one that holds an input (a bank or run file or folder).
+    Messages start with ``label`` (the option that named the folder)."""
+    real = Path(os.path.realpath(folder))
+    if real.exists() and not real.is_dir():
+        raise OutputError(f"{label} {folder}: exists and is not a folder")
+    for vcs in VERSION_CONTROL:
+        if (real / vcs).exists():
+            raise OutputError(f"{label} {folder}: holds {vcs}, so it is a project folder, not a report folder; "
+                              "give a folder of its own (default: reports)")
+    if rootdir is not None:
+        root = Path(os.path.realpath(rootdir))
+        if root == real or real in root.parents:
+            where = "" if root == real else " or above it"
+            raise OutputError(f"{label} {folder}: is the project folder {rootdir}{where}; give a folder of its own "
+                              "(default: reports)")
+    for given in inputs:
+        source = Path(os.path.realpath(given))
+        if source == real or real in source.parents:
+            raise OutputError(f"{label} {folder}: holds the input {given}; give a folder of its own "
+                              "(default: reports)")
+
+
 def recover(folder: Path) -> None:
-    """Undo what a killed writer left beside ``folder``: restore a folder renamed aside when the folder
-    itself is missing, and remove staging and aside folders of writers that are no longer running."""
+    """Finish or undo what a killed writer left in ``folder``: a committed set is completed, staged files
+    and temporary files of writers that no longer run are removed (only names of the exact patterns)."""
     folder = Path(os.path.realpath(folder))
-    parent = folder.parent
-    if not parent.is_dir():
+    if not folder.is_dir():
         return
-    aside = sorted(parent.glob(f".{folder.name}{_OLD}*"), key=lambda p: p.stat().st_mtime)
-    if not folder.exists() and aside:
-        os.rename(aside.pop(), folder)  # the newest one is the set that was in place
-    for leftover in [*aside, *parent.glob(f".{folder.name}{_NEW}*")]:
-        if not _writer_alive(leftover.name):
-            shutil.rmtree(leftover, ignore_errors=True)
-    # single files a killed atomic write left in the folder itself
-    if folder.is_dir():
-        for tmp in folder.glob(".*.tmp"):
-            if tmp.is_file():
-                with contextlib.suppress(FileNotFoundError):
-                    tmp.unlink()
+    with locked_folder(folder):
+        _recover_locked(folder)
 
 
 def set_files(folder: Path) -> list[str]:
@@ -84,11 +112,69 @@ def set_files(folder: Path) -> list[str]:
         names = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("files", [])
     except (OSError, ValueError, AttributeError):
         return []
-    return [n for n in names if isinstance(n, str)]
+    return [n for n in names if isinstance(n, str) and n and Path(n).name == n and not n.startswith(".")]
+
+
+def _check_names(folder: Path, files: Iterable[str], old: set[str]) -> None:
+    for name in files:
+        try:
+            mode = os.lstat(folder / name).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise OutputError(f"{folder / name}: is not a regular file, so it is not a report the harness wrote; "
+                              "move it away or give another report folder")
+        if name not in old:
+            raise OutputError(f"{folder / name}: a file the harness did not write (the folder's {MANIFEST} does not "
+                              "name it); move it away or give another report folder")
+
+
+def _finish(folder: Path) -> None:
+    """Complete a committed set: staged files into place, old files dropped, the journal made the manifest."""
+    try:
+        journal = json.loads((folder / JOURNAL).read_text(encoding="utf-8"))
+        staged = dict(journal["staged"])
+        drop = list(journal["drop"])
+    except (OSError, ValueError, KeyError, TypeError):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(folder / JOURNAL)  # a journal that cannot be read was not written by a committed writer
+        return
+    for name, tmp in staged.items():
+        if _plain(name) and _STAGED.fullmatch(tmp) and (folder / tmp).is_file():
+            os.replace(folder / tmp, folder / name)
+    for name in drop:
+        path = folder / name
+        if _plain(name) and name not in staged and path.is_file() and not path.is_symlink():
+            path.unlink()
+    _fsync_dir(folder)
+    os.replace(folder / JOURNAL, folder / MANIFEST)
+    _fsync_dir(folder)
+
+
+def _recover_locked(folder: Path) -> None:
+    if (folder / JOURNAL).exists():
+        _finish(folder)
+    for entry in folder.iterdir():
+        name = entry.name
+        staged = _STAGED.fullmatch(name)
+        pid = staged.group(1) if staged else None
+        if pid is None and name.startswith(JOURNAL + ".") and name[len(JOURNAL) + 1:].isdigit():
+            pid = name[len(JOURNAL) + 1:]
+        if pid is not None and not _alive(int(pid)) and entry.is_file() and not entry.is_symlink():
+            entry.unlink()
+        elif _ATOMIC_TMP.fullmatch(name) and entry.is_file() and not entry.is_symlink():
+            # single files a killed atomic write left, for files of the set only
+            base = _ATOMIC_TMP.fullmatch(name)
+            if base is not None and base.group(1) in set_files(folder):
+                entry.unlink()
+
+
+def _plain(name: object) -> bool:
+    return isinstance(name, str) and bool(name) and Path(name).name == name and not name.startswith(".")
 
 
 def _write(path: Path, data: bytes | Iterable[bytes]) -> None:
-    with open(path, "wb") as handle:
+    with open(path, "xb") as handle:
         if isinstance(data, bytes):
             handle.write(data)
         else:
@@ -98,70 +184,9 @@ def _write(path: Path, data: bytes | Iterable[bytes]) -> None:
     os.chmod(path, 0o644)
 
 
-def _carry_over(old: Path, new: Path, replaced: set[str]) -> None:
-    """Hard-link into ``new`` every entry of ``old`` that is not a file of the old or the new set."""
-    dropped = replaced | set(set_files(old)) | {MANIFEST}
-    for entry in old.iterdir():
-        if entry.name in dropped or entry.name.endswith(".tmp"):
-            continue
-        target = new / entry.name
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, target, symlinks=True, copy_function=_link_or_copy)
-        else:
-            _link_or_copy(str(entry), str(target))
-
-
-def _link_or_copy(src: str, dst: str) -> str:
-    if os.path.islink(src):
-        os.symlink(os.readlink(src), dst)
-        return dst
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)  # a file system without hard links
-    return dst
-
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths atomically (Linux renameat2); False where the system cannot."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        return False
-    raise OSError(code, f"cannot exchange {a} and {b}: {os.strerror(code)}")
-
-
-def _install(staging: Path, folder: Path) -> None:
-    if not folder.exists():
-        os.rename(staging, folder)
-        return
-    if _exchange(staging, folder):
-        return
-    aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}{_OLD}{os.getpid()}-", dir=folder.parent))
-    os.rmdir(aside)
-    os.rename(folder, aside)
-    os.rename(staging, folder)
-    os.rename(aside, staging)
-
-
-def _writer_alive(name: str) -> bool:
-    """Whether the process that made a staging or aside folder (``.NAME.new-PID-XXXX``) still runs."""
-    marker = _NEW if _NEW in name else _OLD
-    pid_text = name.rsplit(marker, 1)[-1].split("-", 1)[0]
-    if not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
+def _alive(pid: int) -> bool:
+    """Whether the process that staged a file still runs (this process's own leftovers are dead ones:
+    its writes are serialised by the lock)."""
     if pid == os.getpid():
         return False
     try:

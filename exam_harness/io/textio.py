@@ -7,12 +7,14 @@ an :class:`~exam_harness.errors.InputError` that names the file and, where known
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import gzip
 import itertools
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import zlib
@@ -20,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
-from exam_harness.errors import InputError
+from exam_harness.errors import InputError, OutputError
 from exam_harness.io import limits
 
 
@@ -275,10 +277,44 @@ def too_deep(path: Path, line: int | None) -> InputError:
                              f"lists and objects nested at most {limit} deep", path=path, line=line)
 
 
+# A \uD800-\uDFFF escape not part of a pair: JSON lets it through as a lone surrogate, which no file,
+# hash or terminal can encode (a UnicodeEncodeError far from the file that held it).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<![89abAB][0-9a-fA-F]{2})(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def check_surrogates(text: str, value: Any, path: Path, lineno: int = 1) -> Any:
+    """``value`` (parsed from the JSON ``text`` that starts at line ``lineno``) unless one of its texts
+    holds a lone surrogate escape: then an InputError naming the file, line and escape."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return value  # the common case: no such escape at all, checked at C speed
+    todo = [value]
+    while todo:  # no recursion: the depth was bounded before parsing
+        item = todo.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                lone = _LONE_SURROGATE.search(text)
+                line = lineno + (text.count("\n", 0, lone.start()) if lone else 0)
+                shown = lone.group().lstrip("\\") if lone else "a \\uD8xx-\\uDFxx escape"
+                raise InputError(f"a lone surrogate escape (\\{shown}) is not a character", path=path, line=line,
+                                 expected="text of whole characters (a \\uD800-\\uDBFF escape followed by a "
+                                 "\\uDC00-\\uDFFF one, or none)") from None
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return value
+
+
 def parse_json_line(text: str, path: Path, lineno: int) -> Any:
     """Parse one JSON line whose depth was checked; a syntax error names the file, line and column."""
     try:
-        return json.loads(text)
+        return check_surrogates(text, json.loads(text), path, lineno)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"invalid JSON at column {exc.colno}: {exc.msg}",
@@ -327,10 +363,19 @@ def first_json_line(path: Path) -> Any:
 def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes]) -> None:
     """The one atomic writer: a temp file in the same folder, then os.replace; mode 0644 like any
     ordinary output file (mkstemp would leave it private). ``data`` whole or in pieces, written as
-    they come (an error while making them leaves ``path`` as it was)."""
+    they come (an error while making them leaves ``path`` as it was).
+
+    A symlink is written through (its target replaced, the link kept); a character device such as
+    ``/dev/null`` or a FIFO with a reader is written in place, never replaced; a folder, a socket, a
+    block device or a FIFO nobody reads is refused (:class:`OutputError`) before anything is written.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    target = output_target(path)
+    if target is None:  # a device or FIFO: written in place
+        _write_in_place(path, data)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             if isinstance(data, bytes):
@@ -338,11 +383,79 @@ def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes]) -> None:
             else:
                 fh.writelines(data)
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def create_exclusive(path: Path, data: bytes | Iterable[bytes]) -> bool:
+    """Create ``path`` with ``data`` (whole or in pieces) only if no entry of that name exists (False then):
+    the data is written to a temp file first and hard-linked into place, so no reader sees a partial file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.writelines([data] if isinstance(data, bytes) else data)
+        os.chmod(tmp, 0o644)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def locked_folder(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` itself (no lock file): writers of one folder take turns."""
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def output_target(path: Path) -> Path | None:
+    """Where an atomic write of ``path`` puts its file: the path with every symlink resolved (a dangling
+    link: the file it names), or ``None`` for a character device or FIFO, which is written in place.
+    Raises :class:`OutputError` for what can be neither replaced nor written (see :func:`atomic_write_bytes`)."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write there ({exc.strerror or exc})") from None
+    if stat.S_ISREG(mode):
+        return target
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return None
+    kind = "a folder" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode) else \
+        "a block device" if stat.S_ISBLK(mode) else "not a regular file"
+    shown = f"{path} (-> {target})" if target != Path(path).absolute() else str(path)
+    raise OutputError(f"{shown}: is {kind}; give the name of a file to write")
+
+
+def _write_in_place(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write to a character device or FIFO without replacing it. A FIFO is opened without blocking, so
+    one that nobody reads is an error at once rather than a session that hangs."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        why = "a FIFO that nobody reads" if exc.errno == errno.ENXIO else (exc.strerror or str(exc))
+        raise OutputError(f"{path}: cannot write there ({why})") from None
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "wb") as fh:
+        if isinstance(data, bytes):
+            fh.write(data)
+        else:
+            fh.writelines(data)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -33,6 +33,7 @@ from exam_harness.io.handbank import FACET_SEPARATOR
 from exam_harness.io.limits import quoted
 from exam_harness.io.located import finite_number
 from exam_harness.io.parts import FilePart, check_word, model_errors, passage_too_long
+from exam_harness.io.qrels import relevance_out_of_range
 from exam_harness.io.textio import atomic_write_text, first_json_line, iter_json_lines
 from exam_harness.models import (
     MAX_GRADE,
@@ -386,13 +387,13 @@ class _ParagraphReader:
                 pid,
             )
 
-        pdata = para.get("paragraph_data") or {}
-        if not isinstance(pdata, dict):
+        pdata = para.get("paragraph_data", {})
+        if not isinstance(pdata, dict):  # [] or null included: a paragraph's data is an object or absent
             raise self.fail("must be an object", "paragraph_data", type(pdata).__name__, "{judgments, rankings}")
-        judgments = self._list(pdata, "judgments", "paragraph_data.")
+        judgments = self._list(pdata, "judgments", "paragraph_data.", null=False)
         if judgments:
             self._judgments(judgments, qid, pid)
-        rankings = self._list(pdata, "rankings", "paragraph_data.")
+        rankings = self._list(pdata, "rankings", "paragraph_data.", null=False)
         if rankings:
             self._rankings(rankings, qid, pid)
         for g, entry in enumerate(self._list(para, "exam_grades")):
@@ -400,14 +401,16 @@ class _ParagraphReader:
         for g, entry in enumerate(self._list(para, "grades")):
             self._direct_grade(entry, f"grades[{g}]", qid, pid)
 
-    def _list(self, record: dict[str, Any], key: str, prefix: str = "") -> list[Any]:
-        """``record[key]``: a list, or nothing (missing, null or empty)."""
+    def _list(self, record: dict[str, Any], key: str, prefix: str = "", *, null: bool = True) -> list[Any]:
+        """``record[key]``: a list, or nothing (missing, or null where ``null``; ``judgments: null`` is
+        not "no judgments" but a file that lost them)."""
         value = record.get(key)
         if isinstance(value, list):
             return value
-        if value:
-            raise self.fail("must be a list", prefix + key, type(value).__name__, "a JSON array")
-        return []
+        if key not in record or (value is None and null):
+            return []
+        raise self.fail("must be a list", prefix + key, "null" if value is None else type(value).__name__,
+                        "a JSON array")
 
     def _judgments(self, judgments: Any, qid: str, pid: str) -> None:
         levels = self.part.judgments.setdefault(qid, {})
@@ -419,6 +422,8 @@ class _ParagraphReader:
                 raise self.fail(
                     "relevance must be an integer", f"paragraph_data.judgments[{j}].relevance", rel, "an integer level"
                 )
+            if abs(rel) > limits.MAX_RELEVANCE_LABEL:
+                raise relevance_out_of_range(self.path, self.lineno, f"paragraph_data.judgments[{j}].relevance", rel)
             jq = judgment.get("query", qid)
             if jq != qid and _id_text(jq) != qid:
                 raise self.fail(

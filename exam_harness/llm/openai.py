@@ -41,6 +41,7 @@ import asyncio
 import concurrent.futures
 import difflib
 import json
+import logging
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -62,6 +63,7 @@ from exam_harness.llm.retry import (
 )
 from exam_harness.options import boolean, choice, integer, number, optional, text
 from exam_harness.parsing import is_malformed_rating
+from exam_harness.redaction import credential_scrubber
 
 Endpoint = Literal["chat", "completions"]
 
@@ -139,6 +141,7 @@ class OpenAIBackend:
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         retry_after_max: float = 120.0,
+        retry_after_limit: float = 300.0,
         revision: str | None = None,
         max_consecutive_failures: int = 5,
         need_key: bool = True,
@@ -168,6 +171,7 @@ class OpenAIBackend:
         _require(backoff_base >= 0, "backoff_base", backoff_base, "seconds >= 0")
         _require(backoff_max >= 0, "backoff_max", backoff_max, "seconds >= 0")
         _require(retry_after_max >= 0, "retry_after_max", retry_after_max, ">= 0")
+        _require(retry_after_limit >= 0, "retry_after_limit", retry_after_limit, ">= 0")
 
         self.model_id = model
         self.revision = revision
@@ -188,6 +192,8 @@ class OpenAIBackend:
                 )
             key = "EMPTY"  # local servers accept any key (and a dry run sends nothing); the client insists on one
         self._api_key = key
+        # whatever a server sends back (an error body echoing the request's headers) loses the key
+        self._scrub = credential_scrubber(key, api_key, os.environ.get("OPENAI_API_KEY"))
         self.endpoint: Endpoint = endpoint
         self.temperature = float(temperature)
         self.max_tokens = max_tokens
@@ -208,6 +214,7 @@ class OpenAIBackend:
             backoff_base=float(backoff_base),
             backoff_max=float(backoff_max),
             retry_after_max=float(retry_after_max),
+            retry_after_limit=float(retry_after_limit),
         )
         self.stats = BackendStats()
 
@@ -265,23 +272,24 @@ class OpenAIBackend:
             served = [m.id for m in client.models.list()]
         except openai.APIConnectionError as exc:
             cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-            raise InfrastructureError(f"the OpenAI-compatible server at {where} cannot be reached{cause}; check "
-                                      "base_url and that the server is up (nothing was graded)") from None
+            message = (f"the OpenAI-compatible server at {where} cannot be reached{cause}; check base_url and that "
+                       "the server is up (nothing was graded)")
+            raise InfrastructureError(self._scrub(message)) from None
         except openai.AuthenticationError:
             raise ConfigError(f"the server at {where} refused the API key (HTTP 401); set OPENAI_API_KEY or the "
                               "api_key option") from None
         except openai.APIStatusError as exc:
             if exc.status_code in (404, 405, 501):
                 return
-            raise ConfigError(f"the server at {where} answered HTTP {exc.status_code} to a list of its models: "
-                              f"{_status_message(exc)}") from None
+            raise ConfigError(self._scrub(f"the server at {where} answered HTTP {exc.status_code} to a list of its "
+                                          f"models: {_status_message(exc)}")) from None
         finally:
             client.close()
         if served and self.model_id not in served:
             close = difflib.get_close_matches(self.model_id, served, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"the server at {where} does not serve model {self.model_id!r}.{hint} "
-                              f"It serves: {', '.join(served[:10])}")
+            raise ConfigError(self._scrub(f"the server at {where} does not serve model {self.model_id!r}.{hint} "
+                                          f"It serves: {', '.join(served[:10])}"))
 
     # -- planning ------------------------------------------------------------------------------
     def estimate(self, prompts: Sequence[PromptParts | str], *, max_new_tokens: int = 1) -> tuple[int, int]:
@@ -373,7 +381,8 @@ class OpenAIBackend:
                 unique.setdefault(item.messages, item)
         counter = RetryCounter()
         breaker = Breaker(self.max_consecutive_failures, self._where())
-        retrier: AsyncRetrier[Generation] = AsyncRetrier(self.policy, breaker.watch(_classify), counter)
+        retrier: AsyncRetrier[Generation] = AsyncRetrier(self.policy, breaker.watch(_classify), counter,
+                                                         notify=self._say)
         semaphore = asyncio.Semaphore(self.concurrency)
         answers: dict[tuple[tuple[str, str], ...], GenerationResult] = {}
 
@@ -392,10 +401,10 @@ class OpenAIBackend:
                             lambda: breaker.passed(self._call(client, payload, request, rating_scale, want_logprobs))
                         )
                     except RetryExhausted as exc:
-                        answers[request.messages] = GradeFailure(f"{self._where()} failed: {exc}")
+                        answers[request.messages] = GradeFailure(self._scrub(f"{self._where()} failed: {exc}"))
                     except ServerUnreachable as exc:
-                        self.stopped = str(exc)
-                        answers[request.messages] = GradeFailure(str(exc))
+                        self.stopped = self._scrub(str(exc))
+                        answers[request.messages] = GradeFailure(self.stopped)
 
             try:
                 await asyncio.gather(*(one(r) for r in unique.values()))
@@ -408,6 +417,10 @@ class OpenAIBackend:
         self.stats.failures += sum(1 for a in answers.values() if isinstance(a, GradeFailure))
         return [item if isinstance(item, GradeFailure) else answers[item.messages] for item in built]
 
+    def _say(self, message: str) -> None:
+        """A long wait, said with its reason (the logger ``exam_harness.openai``; stderr when unconfigured)."""
+        logging.getLogger("exam_harness.openai").warning("%s", self._scrub(f"{self._where()}: {message}"))
+
     def _where(self) -> str:
         return f"openai {self.endpoint} call (model {self.model_id!r} at {self.base_url or 'api.openai.com'})"
 
@@ -417,8 +430,11 @@ class OpenAIBackend:
         # Raw responses: we parse the body ourselves so that a non-JSON or truncated body is a
         # retryable MalformedResponse rather than a string or a half-built model object.
         resource = client.chat.completions if self.endpoint == "chat" else client.completions
-        raw = await resource.with_raw_response.create(**payload)
-        body = _decode_body(raw.text)
+        # The client's timeout bounds each read; this bounds the request (a server dripping a byte at a time)
+        async with asyncio.timeout(self.timeout):
+            raw = await resource.with_raw_response.create(**payload)
+            text = raw.text
+        body = _decode_body(text)
         text, probabilities = _extract(body, self.endpoint, rating_scale if logprobs else None)
         if rating_scale is not None and is_malformed_rating(text, rating_scale):
             # An empty answer or a number off the scale is not a grade: ask again, then report it.
@@ -476,16 +492,16 @@ def _digit_probabilities(logprobs: Any, endpoint: Endpoint, scale: int) -> tuple
             if not isinstance(entry, dict):
                 continue
             top = {
-                t["token"]: float(t["logprob"])
+                t["token"]: _logprob(t["logprob"])
                 for t in entry.get("top_logprobs") or []
                 if isinstance(t, dict) and isinstance(t.get("token"), str) and _is_number(t.get("logprob"))
             }
             if top:
                 positions.append(top)
             elif isinstance(entry.get("token"), str) and _is_number(entry.get("logprob")):
-                positions.append({entry["token"]: float(entry["logprob"])})
+                positions.append({entry["token"]: _logprob(entry["logprob"])})
     else:
-        positions.extend({str(k): float(v) for k, v in top.items() if _is_number(v)}
+        positions.extend({str(k): _logprob(v) for k, v in top.items() if _is_number(v)}
                          for top in logprobs.get("top_logprobs") or [] if isinstance(top, dict))
     for top in positions[:3]:
         if top and all(not token.strip() for token in top):
@@ -500,6 +516,21 @@ def _digit_probabilities(logprobs: Any, endpoint: Endpoint, scale: int) -> tuple
     return None
 
 
+def _logprob(value: float) -> float:
+    """A log-probability as sent, or MalformedResponse: NaN, infinities and positive values (1e308, whose
+    exp overflows) are not log-probabilities. A rounding error above 0 (1e-6) reads as 0."""
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        number = math.inf
+    if not math.isfinite(number) or number > _LOGPROB_SLACK:
+        raise MalformedResponse(f"logprob {_snippet(repr(value), 40)} is not a log-probability (a finite number <= 0)")
+    return min(number, 0.0)
+
+
+_LOGPROB_SLACK = 1e-3
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -508,8 +539,8 @@ def _classify(exc: BaseException) -> RetryDecision | None:
     openai = _import_openai()
     if isinstance(exc, MalformedResponse):
         return RetryDecision(True, f"malformed response: {exc}")
-    if isinstance(exc, openai.APITimeoutError):
-        return RetryDecision(True, "request timed out")
+    if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
+        return RetryDecision(True, "request timed out (no whole answer within the timeout)")
     if isinstance(exc, openai.APIConnectionError):
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""
         return RetryDecision(True, f"connection error{cause}")
@@ -605,12 +636,15 @@ OPENAI_OPTIONS: tuple[GraderOption, ...] = (
     GraderOption("max_consecutive_failures", 5, "connection failures in a row (no answer in between) after which "
                  "grading stops with one error instead of retrying every pair; 0 never stops (default: 5)",
                  integer(0)),
-    GraderOption("timeout", 60.0, "seconds to wait for one answer (default: 60)", number(0, open_low=True)),
+    GraderOption("timeout", 60.0, "seconds one request may take in all: connecting, sending and reading the whole "
+                 "answer (default: 60)", number(0, open_low=True)),
     GraderOption("backoff_base", 0.5, "seconds of the first retry's backoff ceiling, doubled per retry "
                  "(default: 0.5)", number(0)),
     GraderOption("backoff_max", 30.0, "seconds the backoff ceiling grows to at most (default: 30)", number(0)),
     GraderOption("retry_after_max", 120.0, "seconds of a server's Retry-After honoured at most (default: 120)",
                  number(0)),
+    GraderOption("retry_after_limit", 300.0, "a server's Retry-After longer than this many seconds fails the pair at "
+                 "once instead of waiting (default: 300)", number(0)),
     GraderOption("revision", None, "a label of the model's version, kept in the cache key (default: none)"),
 )
 

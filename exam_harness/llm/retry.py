@@ -7,13 +7,16 @@ status); this module only decides how long to wait and when to stop.
 Delay before retry ``n`` (0-based) is ``uniform(0, min(backoff_max, backoff_base * 2**n))``
 ("full jitter", which spreads the retries of many concurrent callers). When the server sent a
 ``Retry-After``, the delay is at least that long, capped at ``retry_after_max`` so that one
-misbehaving server cannot stall a session forever.
+misbehaving server cannot stall a session forever; a ``Retry-After`` beyond ``retry_after_limit`` is a
+failure said at once (waiting minutes for one pair is not worth it). A wait longer than ``say_after``
+seconds is said (``notify``) with its reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -39,12 +42,14 @@ class RetryPolicy:
     backoff_base: float = 0.5
     backoff_max: float = 30.0
     retry_after_max: float = 120.0
+    retry_after_limit: float = math.inf
+    say_after: float = 5.0
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
-        if self.backoff_base < 0 or self.backoff_max < 0 or self.retry_after_max < 0:
-            raise ValueError("backoff_base, backoff_max and retry_after_max must be >= 0")
+        if min(self.backoff_base, self.backoff_max, self.retry_after_max, self.retry_after_limit) < 0:
+            raise ValueError("backoff_base, backoff_max, retry_after_max and retry_after_limit must be >= 0")
 
     def delay(self, retry_index: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry number ``retry_index`` (0 = the first retry)."""
@@ -83,6 +88,8 @@ class AsyncRetrier(Generic[T]):
     counter: RetryCounter = field(default_factory=RetryCounter)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     rng: random.Random = field(default_factory=random.Random)
+    # told of every wait longer than policy.say_after, with its reason
+    notify: Callable[[str], None] | None = None
 
     async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Await ``attempt()`` until it succeeds; raise :class:`RetryExhausted` when it finally fails.
@@ -100,9 +107,22 @@ class AsyncRetrier(Generic[T]):
                     raise
                 if not decision.retry or retries_done >= self.policy.max_retries:
                     raise RetryExhausted(retries_done + 1, decision, exc) from exc
-                wait = self.policy.delay(retries_done, decision.retry_after, self.rng)
+                asked = decision.retry_after
+                limit = self.policy.retry_after_limit
+                if asked is not None and asked > limit:
+                    refused = RetryDecision(False, f"{decision.description}; the server asked to wait {asked:g} s "
+                                            f"(Retry-After), more than retry_after_limit={limit:g} s",
+                                            decision.status, asked)
+                    raise RetryExhausted(retries_done + 1, refused, exc) from exc
+                wait = self.policy.delay(retries_done, asked, self.rng)
                 retries_done += 1
                 self.counter.retries += 1
+                if self.notify is not None and wait > self.policy.say_after:
+                    status = f"HTTP {decision.status}: " if decision.status is not None else ""
+                    why = " as the server asked (Retry-After)" if asked is not None and wait >= min(
+                        asked, self.policy.retry_after_max) else ""
+                    self.notify(f"waiting {wait:.1f} s{why} before retry {retries_done} of {self.policy.max_retries}: "
+                                f"{status}{decision.description}")
                 await self.sleep(wait)
 
 

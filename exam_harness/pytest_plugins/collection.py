@@ -32,12 +32,34 @@ class ExamRequiredMissed(Exception):
 
 
 def bank_paths(config: pytest.Config) -> list[Path]:
-    """The configured bank folders and files (ini ``exam_banks``), else ``banks/`` when it exists."""
+    """The configured bank folders and files (ini ``exam_banks``), else ``banks/`` when it exists.
+
+    A configured path that does not exist is a usage error naming it (a typo would otherwise collect
+    nothing and end in a bare "no tests ran")."""
     configured = [Path(p) for p in config.getini("exam_banks")]
+    missing = [p for p in configured if not p.exists()]
+    if missing and not (config.option.help or config.option.version):
+        root = Path(config.rootpath)
+        shown = ", ".join(_shown(p, root) for p in missing)
+        near = [d.name for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".")] \
+            if root.is_dir() else []
+        import difflib
+
+        close = difflib.get_close_matches(missing[0].name, near, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        base = f"the folder of {config.inipath.name}" if config.inipath else str(root)
+        raise pytest.UsageError(f"exam_banks: {shown} does not exist (paths are relative to {base}).{hint}")
     if configured:
         return configured
     default = Path(config.rootpath) / "banks"
     return [default] if default.is_dir() else []
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 class BankFile(pytest.File):

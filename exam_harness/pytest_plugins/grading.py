@@ -21,7 +21,12 @@ from exam_harness.grading import GradingOutcome, dry_run_summary, pool_pairs, ru
 from exam_harness.inputs import view_from_banks
 from exam_harness.models import QueryBank
 from exam_harness.plan import ExamPlan, make_plan
-from exam_harness.preflight import check_covered, check_gate_runs, check_overlap, check_writable, output_targets
+from exam_harness.preflight import (
+    check_covered,
+    check_gate_runs,
+    check_outputs,
+    check_overlap,
+)
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.collection import ExamCollector, withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
@@ -62,7 +67,7 @@ class ExamGrading:
         if options.strict_queries:
             check_covered(configured, data)
         check_gate_runs(options, data.runs)
-        check_writable(output_targets(options))
+        check_outputs(options, Path(config.rootpath), [*setup.bank_roots, *options.runs])
         registries = setup.registries(config)
         grader = registries.graders.create(
             options.grader,

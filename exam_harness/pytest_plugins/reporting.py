@@ -11,14 +11,14 @@ graded fails (exit 1, naming the runs and the count), and a session that ran par
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from exam_harness.display import visible
-from exam_harness.errors import ExamError
+from exam_harness.errors import ExamError, OutputError
 from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading, cache_path_shown
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
@@ -66,7 +66,7 @@ class ExamReporting:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:
                 self.written = self._write(folder)
-            except (OSError, ReporterOutputError) as exc:
+            except (OSError, OutputError, ReporterOutputError) as exc:
                 # The scores are computed: say what failed, keep the leaderboard and the exit status honest.
                 why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
                 self.write_error = (f"FAIL cannot write the reports into {folder}: {why}; the leaderboard above is "
@@ -234,6 +234,29 @@ class ExamReporting:
                 f"note: run {run!r} ranks {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} that no "
                 f"examined bank covers (ignored): {shown}"
             )
+
+
+class InterruptedSummary:
+    """Wraps every plugin's terminal summary: Ctrl-C while it prints ends like any interrupted session,
+    not in a traceback. The reports were written before the summary, as one set, so they are whole."""
+
+    def __init__(self, reporting: ExamReporting) -> None:
+        self.reporting = reporting
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(
+            self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        except KeyboardInterrupt:
+            terminalreporter.write_sep("!", "KeyboardInterrupt")
+            root = Path(config.rootpath)
+            where = ", ".join(relative(p, root) for p in self.reporting.written) or "none written"
+            terminalreporter.write_line(f"interrupted while printing the summary; the reports are whole: {where}")
+            session = getattr(terminalreporter, "_session", None)
+            if session is not None:
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+            return None
 
 
 def relative(path: Path, root: Path) -> str:

@@ -75,14 +75,33 @@ def correlation_table(result: EvaluationResult) -> Table:
     rows: dict[tuple[str, str], dict[int, Leaderboard]] = {}
     for b in result.leaderboards:
         rows.setdefault((b.measure, b.label or ""), {})[b.min_grade] = b
+    missing: set[str] = set()
+    extra: set[str] = set()
     for (measure, label), by_tau in rows.items():
         cells = []
         for tau in taus:
             board = by_tau.get(tau)
             c = board.correlation if board is not None else None
-            cells.append("–" if c is None else f"{fmt(c.spearman)} / {fmt(c.kendall)}")
+            if c is not None:
+                missing.update(c.missing)
+                extra.update(c.extra)
+            # n: the runs both leaderboards rank; a coefficient over 2 runs says little
+            cells.append("–" if c is None else f"{fmt(c.spearman)} / {fmt(c.kendall)} (n={c.n})")
         table.add_row(title_of(measure), label, *cells)
+    notes = []
+    if missing:
+        notes.append(f"official runs not among the evaluated runs (left out): {_names(missing)}")
+    if extra:
+        notes.append(f"evaluated runs the official leaderboard lacks (left out): {_names(extra)}")
+    if notes:
+        table.caption = "; ".join(notes)
+        table.caption_justify = "left"
     return table
+
+
+def _names(names: set[str], limit: int = 8) -> str:
+    shown = sorted(names)
+    return ", ".join(repr(n) for n in shown[:limit]) + (f" and {len(shown) - limit} more" if len(shown) > limit else "")
 
 
 def system_table(result: EvaluationResult, min_grade: int, *, label: str = "max-grade") -> Table:

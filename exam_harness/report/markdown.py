@@ -9,6 +9,7 @@ Every name and text in it comes from users' files, so all of it is escaped.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from exam_harness.display import visible
@@ -22,9 +23,15 @@ _MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]|#~"} | {"<": "&lt;", ">
 MISSED_SHOWN = 20  # per run; the JSON report has them all
 
 
+# GitHub turns '@name' and '@org/team' into mentions that notify people and 'https://...' or 'www.' into
+# links; a zero-width space after '@', ':' of '://' and 'www' of 'www.' keeps the text as it reads and inert.
+# An '@' inside a word (EXAM-Cover@20, a@b.org) is no mention and stays as written.
+_PINGS = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9_])|(?<=[A-Za-z]):(?=//)|(?i:\bwww)(?=\.)")
+
+
 def escape(text: str) -> str:
-    """Markdown-inert text on one line."""
-    return visible(" ".join(text.split())).translate(_MARKDOWN)
+    """Markdown-inert text on one line: no markup, no HTML, no @mention and no autolinked URL."""
+    return _PINGS.sub(lambda m: m.group() + "&#8203;", visible(" ".join(text.split())).translate(_MARKDOWN))
 
 
 def code(text: str) -> str:
