@@ -1,7 +1,8 @@
 """CI gates over a report: score thresholds per run and measure, and regressions against a reference.
 
 Thresholds (``--exam-fail-under``) read ``[RUN=][MEASURE:]VALUE``: ``0.5`` (every run, EXAM-Cover),
-``my-rag=0.6`` (one run), ``nugget-f:0.3`` (another measure), ``my-rag=ndcg@10:0.4``. A run's own
+``my-rag=0.6`` (one run), ``nugget-f:0.3`` (another measure), ``V_strict:0.4`` (a TREC RAG score),
+``my-rag=ndcg@10:0.4``. A run's own
 threshold for a measure replaces the default one for that measure. Values are finite, in 0..1.
 
 Regressions (``--exam-compare-fail``) read ``MEASURE:DROP`` (an absolute drop, ``exam-cover:0.05``)
@@ -20,6 +21,8 @@ from exam_harness.report.schema import ExamReport, QueryScore, SystemScore
 
 # Measures a gate can name, as the pytest report holds them; trec_eval measures read the first label.
 REPORT_MEASURES: tuple[str, ...] = ("exam-cover", "n-exam", "nugget-f")
+# the TREC RAG track's scores, in the report where nuggets carry an importance (any case)
+TRACK_SCORES = {name.lower(): name for name in ("A", "A_strict", "V", "V_strict", "W", "W_strict")}
 
 
 @dataclass(frozen=True)
@@ -65,12 +68,15 @@ def _measure(raw: str) -> str:
 
     if name in REPORT_MEASURES:
         return name
+    if name.lower() in TRACK_SCORES:
+        return TRACK_SCORES[name.lower()]
     try:
         return parse_trec_name(name).name
     except ConfigError:
         valid = ", ".join(REPORT_MEASURES)
         raise ValueError(
-            f"unknown measure {name!r}; gates read {valid} or a trec_eval measure such as ndcg@10") from None
+            f"unknown measure {name!r}; gates read {valid}, the TREC RAG scores (A, A_strict, V, V_strict, W, "
+            "W_strict) or a trec_eval measure such as ndcg@10") from None
 
 
 def parse_threshold(raw: str) -> Threshold:
@@ -120,6 +126,8 @@ def system_value(system: SystemScore, measure: str, label: str) -> float | None:
         return system.n_exam_cover
     if measure == "nugget-f":
         return system.nugget_f.mean if system.nugget_f is not None else None
+    if measure in system.measures:
+        return system.measures[measure].mean
     score = system.qrels_measures.get(label, {}).get(measure)
     return score.mean if score is not None else None
 
@@ -131,6 +139,8 @@ def query_value(row: QueryScore, measure: str, label: str) -> float | None:
         return row.n_exam_cover
     if measure == "nugget-f":
         return row.nugget_f
+    if measure in row.measures:
+        return row.measures[measure]
     return row.qrels_measures.get(label, {}).get(measure)
 
 

@@ -198,6 +198,7 @@ class ExamView:
             wanted = set(only)
             queries = [q for q in queries if q in wanted]
         nuggets: dict[str, dict[str, float]] = {}
+        importance: dict[str, dict[str, str]] = {}
         for q in queries:
             weights = {t: self.points[t].weight for t in self.test_points[q]
                        if t in self.points and self.points[t].kind == "nugget"}
@@ -205,6 +206,9 @@ class ExamView:
                 weights = {t: (self.points[t].weight if t in self.points else 1.0) for t in self.test_points[q]}
             if weights:
                 nuggets[q] = weights
+            kinds: dict[str, str] = {t: self.points[t].importance or "vital" for t in weights if t in self.points}
+            if any(self.points[t].importance for t in kinds):
+                importance[q] = kinds
         by_score = tie_order == "score"
         rankings: dict[str, dict[str, list[str]]] = {}
         trec_rankings: dict[str, dict[str, list[str]]] = {}
@@ -222,6 +226,7 @@ class ExamView:
             trec_rankings=trec_rankings if by_score else None,
             grades=grades,
             nuggets=nuggets,
+            importance=importance,
             judged={q: self.pooled.get(q, []) for q in queries},
             responses=responses or {},
             passage_text=lambda pid: passages[pid].text if pid in passages else None,

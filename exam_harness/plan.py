@@ -14,6 +14,7 @@ from exam_harness.errors import ConfigError
 from exam_harness.measures.base import Bindings, Measure
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name
+from exam_harness.measures.trec_rag import TRACK_MEASURES
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 
@@ -46,15 +47,18 @@ class ExamPlan:
         return Bindings(k=self.k, min_grade=min_grade, pool=self.pool, qrels_m=self.qrels_m, label=self.labels[0],
                         beta=self.beta, redundancy_alpha=self.redundancy_alpha, empty=self.empty)
 
-    def measures(self, min_grade: int, *, nuggets: bool) -> list[Measure]:
+    def measures(self, min_grade: int, *, nuggets: bool, track: bool = False) -> list[Measure]:
         """The measures at one tau, bound: EXAM-Cover, n-EXAM, the trec measures per label variant,
-        alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``)."""
+        alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``), and the TREC RAG
+        track's scores with the answers' length when nuggets carry an importance (``track``)."""
         found: list[Measure] = [ExamCover(), NExam()]
         found += [TrecMeasure(name=name, label=label) for label in self.labels for name in self.trec_measures]
         if self.alpha_ndcg:
             found.append(AlphaNDCG())
         if nuggets:
             found.append(NuggetF())
+        if track:
+            found += [kind() for kind in TRACK_MEASURES]
         bindings = self.bindings(min_grade)
         return [m.bind(bindings) for m in found]
 

@@ -24,11 +24,21 @@ sun, sun-few,       direct grading of the passage for the query (no bank):      
 fagb, fagb-few,     "yes" -> 1; "no" and anything else -> 0
 helm
 thomas              direct grading 0..2; an answer that is not 0, 1 or 2 -> 0     0..2
+umbrela             TREC RAG relevance (UMBRELA): direct grading 0..3 from          0..3
+                    "##final score: N"; any other answer is a failure
+nugget-assignment   TREC RAG nugget assignment: up to ``nuggets_per_call``          0..2
+                    nuggets of one passage per call, answered as a list of
+                    support (2) / partial_support (1) / not_support (0)
+nugget-assignment-2 the same with support (2) / not_support (0) only              0, 2
 custom:PATH         the prompt in file PATH with ``{question}`` and               0..5
                     ``{context}`` (and optionally ``{query}``) placeholders,
                     parsed as self-rating (option ``custom_output`` = yes-no
                     or answer for the other parsers)
 ==================  ===========================================================  ===========
+
+A nugget-assignment answer that is not a list of exactly one allowed label per nugget is asked again
+(:data:`MALFORMED_RETRIES` times), then every nugget of that call fails: it is never read as labels.
+A nugget's grade is cached by (query, nugget, passage) like any grade, whatever nuggets shared its call.
 
 Direct baselines grade the passage against the query text, not against a test point: they need no
 bank, the grading pass still hands them one request per (passage, test point) pair, and every test
@@ -41,6 +51,7 @@ keyed on query text and passage text only, so each (query, passage) is graded on
 
 from __future__ import annotations
 
+import json
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,11 +67,21 @@ from exam_harness.llm.backend import Generation, PromptParts, TextBackend
 from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
 from exam_harness.models import Grade, GraderSpec, TestPoint
 from exam_harness.options import choice, integer, optional, text
-from exam_harness.parsing import is_malformed_rating, parse_self_rating, parse_yes_no, single_digit_grade
+from exam_harness.parsing import (
+    is_malformed_rating,
+    parse_assignment_list,
+    parse_self_rating,
+    parse_umbrela_score,
+    parse_yes_no,
+    single_digit_grade,
+)
 
 VERSION = "1"
 
-Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas"]
+Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas", "assignment", "umbrela"]
+MALFORMED_RETRIES = 2  # a malformed list answer is asked this many times more before its nuggets fail
+ASSIGNMENT_LABELS_3 = ("support", "partial_support", "not_support")
+ASSIGNMENT_LABELS_2 = ("support", "not_support")
 
 
 # --------------------------------------------------------------------------------------------
@@ -78,6 +99,7 @@ class PromptMode:
     default_min_grade: int = 4
     max_new_tokens: int = 32
     needs_gold: bool = False
+    labels: tuple[str, ...] = ()  # the labels a nugget-assignment answer may give
 
     @property
     def templates(self) -> list[prompts.PromptTemplate]:
@@ -120,6 +142,11 @@ MODES: dict[str, PromptMode] = {
         _direct("fagb-few", FAGGIOLI_B_FEW),
         _direct("helm", prompts.HELM),
         _direct("thomas", prompts.THOMAS),
+        PromptMode("umbrela", "umbrela", direct=prompts.UMBRELA, max_grade=3, default_min_grade=2, max_new_tokens=32),
+        PromptMode("nugget-assignment", "assignment", nugget=prompts.NUGGET_ASSIGNMENT, max_grade=2,
+                   default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3),
+        PromptMode("nugget-assignment-2", "assignment", nugget=prompts.NUGGET_ASSIGNMENT_2, max_grade=2,
+                   default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2),
     )
 }
 VERIFY_MAX_NEW_TOKENS = 8
@@ -204,8 +231,12 @@ class LLMGrader(Grader):
         name: str = "llm",
         max_new_tokens: int | None = None,
         custom_output: str = "self-rating",
+        nuggets_per_call: int = 10,
     ) -> None:
         self.backend = backend
+        if nuggets_per_call < 1:
+            raise ConfigError(f"grader {name!r}: nuggets_per_call must be at least 1")
+        self.nuggets_per_call = nuggets_per_call
         self.mode = prompt if isinstance(prompt, PromptMode) else resolve_mode(prompt, custom_output)
         self.name = name
         self.max_new_tokens = max_new_tokens or self.mode.max_new_tokens
@@ -236,6 +267,9 @@ class LLMGrader(Grader):
                 "output": self.mode.output,
                 "max_new_tokens": self.max_new_tokens,
                 "backend": self.backend.settings(),
+                # the nuggets that share a call shape its answer (only this mode has it: other modes'
+                # fingerprints, and so their cached grades, stay as they were)
+                **({"nuggets_per_call": self.nuggets_per_call} if self.mode.output == "assignment" else {}),
             },
             max_grade=self.mode.max_grade,
             default_min_grade=self.mode.default_min_grade,
@@ -280,7 +314,8 @@ class LLMGrader(Grader):
     def _parts(self, template: prompts.PromptTemplate, request: GradingRequest) -> PromptParts:
         text = request.test_point.text
         query = request.query.text
-        before, after = template.split(question=text, nugget=text, query_title=query, query=query)
+        before, after = template.split(question=text, nugget=text, query_title=query, query=query,
+                                       nuggets=json.dumps([text], ensure_ascii=False), count="1")
         return PromptParts(before, request.passage.text, after)
 
     def prompt_for(self, request: GradingRequest) -> PromptParts | None:
@@ -292,6 +327,8 @@ class LLMGrader(Grader):
         return self._parts(template, request)
 
     def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
+        if self.mode.output == "assignment":
+            return self._assign(requests)
         results: list[GradeResult | None] = [None] * len(requests)
         items: dict[tuple[str, str, str, str], _Item] = {}
         for i, request in enumerate(requests):
@@ -316,6 +353,69 @@ class LLMGrader(Grader):
         for item, result in zip(ordered, graded):
             for i in item.requests:
                 results[i] = result
+        return [r if r is not None else GradeFailure("not graded") for r in results]
+
+    def _assign(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
+        """Nugget assignment: the nuggets of one (query, passage) asked together, up to
+        ``nuggets_per_call`` per prompt; a malformed list answer is asked again, then fails."""
+        results: list[GradeResult | None] = [None] * len(requests)
+        template = self.mode.nugget
+        assert template is not None
+        groups: dict[tuple[str, str], dict[str, list[int]]] = {}  # (query, passage) -> nugget text -> requests
+        for i, request in enumerate(requests):
+            reason = self.supports(request.test_point)
+            if reason is not None:
+                results[i] = GradeFailure(reason)
+                continue
+            by_text = groups.setdefault((request.query.text, request.passage.text), {})
+            by_text.setdefault(request.test_point.text, []).append(i)
+        calls: list[tuple[list[str], dict[str, list[int]], PromptParts]] = []
+        for (query, passage), by_text in groups.items():
+            texts = list(by_text)
+            for start in range(0, len(texts), self.nuggets_per_call):
+                chunk = texts[start : start + self.nuggets_per_call]
+                before, after = template.split(query=query, nuggets=json.dumps(chunk, ensure_ascii=False),
+                                               count=str(len(chunk)))
+                calls.append((chunk, by_text, PromptParts(before, passage, after)))
+        answers: dict[int, tuple[list[int], Generation]] = {}
+        failures: dict[int, GradeFailure] = {}
+        pending = list(range(len(calls)))
+        for attempt in range(1 + MALFORMED_RETRIES):
+            if not pending:
+                break
+            generations = self.backend.generate([calls[c][2] for c in pending], max_new_tokens=self.max_new_tokens)
+            if len(generations) != len(pending):
+                raise RuntimeError(f"backend answered {len(generations)} prompts for {len(pending)}")
+            again: list[int] = []
+            for c, gen in zip(pending, generations):
+                if isinstance(gen, GradeFailure):  # the backend has retried what it can retry
+                    failures[c] = gen
+                    continue
+                assert isinstance(gen, Generation)
+                grades = parse_assignment_list(gen.text, len(calls[c][0]), self.mode.labels)
+                if grades is None:
+                    failures[c] = GradeFailure(
+                        f"malformed response {gen.text.strip()[:80]!r} after {attempt + 1} tries: not a list of "
+                        f"{len(calls[c][0])} labels among {', '.join(self.mode.labels)}")
+                    again.append(c)
+                else:
+                    failures.pop(c, None)
+                    answers[c] = (grades, gen)
+            pending = again
+        labels = {grade: label for label, grade in zip(ASSIGNMENT_LABELS_3, (2, 1, 0))}
+        for c, (chunk, by_text, _parts) in enumerate(calls):
+            if c not in answers:
+                for text in chunk:
+                    for i in by_text[text]:
+                        results[i] = failures.get(c, GradeFailure("not graded"))
+                continue
+            grades, gen = answers[c]
+            details = dict(self._details(template, gen), nuggets_in_call=len(chunk))
+            for position, (text, grade) in enumerate(zip(chunk, grades)):
+                made = Grade(grade=grade, grader=self.name, raw_response=gen.text, extracted_answer=labels[grade],
+                             details=dict(details, position=position))
+                for i in by_text[text]:
+                    results[i] = made
         return [r if r is not None else GradeFailure("not graded") for r in results]
 
     def _details(self, template: prompts.PromptTemplate, generation: Generation) -> dict[str, Any]:
@@ -362,6 +462,13 @@ class LLMGrader(Grader):
                 if parsed is None:
                     details["not_a_grade"] = True
                 grade = parsed or 0
+            elif output == "umbrela":
+                parsed = parse_umbrela_score(text, self.mode.max_grade)
+                if parsed is None:  # no score in the answer: no grade
+                    out.append(GradeFailure(f"malformed response {text.strip()[:80]!r}: no final score on "
+                                            f"0..{self.mode.max_grade}"))
+                    continue
+                grade = parsed
             elif output == "yes_no":
                 parsed = parse_yes_no(text)
                 if parsed is None:
@@ -452,6 +559,8 @@ LLM_OPTIONS: tuple[GraderOption, ...] = (
                  "(default: self-rating)", text),
     GraderOption("max_new_tokens", None, "longest answer in tokens (default: per mode, 32 for ratings, 128 for "
                  "extraction, 8 for yes/no)", optional(integer(1))),
+    GraderOption("nuggets_per_call", 10, "nugget-assignment prompts: nuggets of one passage asked in one call "
+                 "(default: 10, as nuggetizer)", integer(1)),
     GraderOption("custom_output", "self-rating", "parser of custom:PATH answers: " + ", ".join(CUSTOM_OUTPUTS)
                  + " (default: self-rating)", choice(*CUSTOM_OUTPUTS)),
 )

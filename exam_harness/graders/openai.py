@@ -21,4 +21,5 @@ class OpenAIGrader(LLMGrader):
         values = read_grader_options(self.name, self.options, config.options)
         mode = resolve_mode(values["prompt"], values["custom_output"])
         backend = backend_from_options(config.model, {option.name: values[option.name] for option in OPENAI_OPTIONS})
-        super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"])
+        super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
+                         nuggets_per_call=values["nuggets_per_call"])

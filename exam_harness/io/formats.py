@@ -164,7 +164,8 @@ class WorkbenchParagraphs:
 def builtin_bank_formats() -> Registry[BankFormat]:
     registry: Registry[BankFormat] = Registry("bank format")
     registry.register("hand", HandBankFormat(), "hand-written YAML/JSON bank (.yaml, .yml, .json)")
-    registry.register("workbench", WorkbenchBankFormat(), "Workbench bank or nuggetizer nugget JSON lines (.jsonl, .jsonl.gz)")
+    registry.register("workbench", WorkbenchBankFormat(),
+                      "Workbench bank or nuggetizer nugget JSON lines (.jsonl, .jsonl.gz)")
     return registry
 
 
@@ -174,7 +175,8 @@ def builtin_run_formats() -> Registry[RunFormat]:
     registry.register("collection-jsonl", CollectionJsonl(), "collection.jsonl / *.collection.jsonl: {id, text}")
     registry.register("trec", TrecRun(), "*.run / *.trec: TREC run, qid Q0 docid rank score tag")
     registry.register("responses", Responses(), "*.responses.jsonl: generated responses {query_id, run, response}")
-    registry.register("workbench", WorkbenchParagraphs(), "other *.jsonl: TREC RAG answers (2024/2025) or Workbench paragraph file")
+    registry.register("workbench", WorkbenchParagraphs(),
+                      "other *.jsonl: TREC RAG answers (2024/2025) or Workbench paragraph file")
     return registry
 
 

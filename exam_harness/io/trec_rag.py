@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from exam_harness.answers import CitedAnswer, CitedSentence, word_count
+from exam_harness.answers import CitedAnswer, CitedSentence
 from exam_harness.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_word, model_errors

@@ -24,7 +24,7 @@ from typing import cast
 from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs, view_from_banks
+from exam_harness.inputs import ExamInputs, ExamView, view_from_banks
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.exam import ExamCover, NExam, NuggetF
@@ -32,6 +32,7 @@ from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
 from exam_harness.measures.trec import TrecMeasure
+from exam_harness.measures.trec_rag import TRACK_MEASURES
 from exam_harness.models import QueryBank
 from exam_harness.plan import ExamPlan
 from exam_harness.report.schema import (
@@ -40,6 +41,7 @@ from exam_harness.report.schema import (
     Outcomes,
     QrelsFile,
     QueryScore,
+    RagAssignments,
     Score,
     Settings,
     SystemScore,
@@ -105,13 +107,15 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     nugget = NuggetF().bind(bindings) if any(ctx.exam.nuggets.values()) else None
     trec = {label: [TrecMeasure(name=name, label=label).bind(bindings) for name in plan.trec_measures]
             for label in plan.labels}
-    measures = [cover, n_exam, *([nugget] if nugget else []), *(m for ms in trec.values() for m in ms)]
+    extra = [kind().bind(bindings) for kind in TRACK_MEASURES] if ctx.exam.importance else []
+    measures = [cover, n_exam, *([nugget] if nugget else []), *(m for ms in trec.values() for m in ms), *extra]
     result = score(ctx, measures)
 
     # each measure's result looked up once (a lookup prints the measure), not once per run and query
     cover_result, n_exam_result = result[cover], result[n_exam]
     nugget_result = result[nugget] if nugget else None
     trec_results = {label: [(m.key, result[m]) for m in ms] for label, ms in trec.items()}
+    extra_results = [(m.key, result[m]) for m in extra]
     incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for r in map(result.__getitem__, measures)))
                   for run in result.runs}
     tops = TopGrades(inputs, outcome, plan.k, ctx)
@@ -127,6 +131,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
             n_exam_cover=n.mean, n_exam_cover_stderr=n.stderr,
             nugget_f=_score(nugget_result.scores[run]) if nugget_result else None,
             qrels_measures={label: {key: _score(r.scores[run]) for key, r in rs} for label, rs in trec_results.items()},
+            measures={key: _score(r.scores[run]) for key, r in extra_results},
             outcomes=outcome.tallies.get(run, Outcomes()),
             incomplete_queries=[q for q in result.queries if q in incomplete[run]],
             grade_counts=grade_counts(tops, run),
@@ -134,6 +139,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         run_cover, run_n_exam = cover_result.per_query[run], n_exam_result.per_query[run]
         run_nugget = nugget_result.per_query[run] if nugget_result else None
         run_trec = {label: [(key, r.per_query[run]) for key, r in rs] for label, rs in trec_results.items()}
+        run_extra = [(key, r.per_query[run]) for key, r in extra_results]
         run_incomplete = incomplete[run]
         for q in result.queries:
             exam = run_cover[q]
@@ -143,6 +149,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
                 covered=round(exam * bank), test_points=bank,
                 nugget_f=run_nugget.get(q) if run_nugget is not None else None,
                 qrels_measures={label: {key: values[q] for key, values in rs} for label, rs in run_trec.items()},
+                measures={key: values[q] for key, values in run_extra if q in values},
                 incomplete=q in run_incomplete,
             ))
     qrels = exam_qrels(ctx, plan, [tau])
@@ -169,8 +176,17 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         partial=outcome.partial,
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
+        trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if extra else [],
     )
     return BuiltReport(report, qrels, result)
+
+
+def _trec_rag(ctx: ScoringContext, view: ExamView, inputs: ExamInputs, outcome: SessionOutcome, k: int,
+              tau: int) -> list[RagAssignments]:
+    from exam_harness.report.trec_rag import rag_assignments
+
+    secret = {tp.id: bank.secret or inputs.redact_all for bank in outcome.banks for tp in bank.test_points}
+    return rag_assignments(ctx, k, tau, view.points, view.query_texts, secret)
 
 
 class TopGrades:

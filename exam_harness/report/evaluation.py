@@ -266,7 +266,10 @@ def evaluate_exam(
     data = view.data
     check_baseline(options.baseline, data.runs)
     nuggets = bool(ctx.exam.nuggets)
-    measures = [m for tau in plan.min_grades for m in plan.measures(tau, nuggets=nuggets)]
+    track = bool(ctx.exam.importance)
+    # measures without a tau (the answers' length) are planned once, not once per tau
+    measures = list(dict.fromkeys(m for tau in plan.min_grades
+                                  for m in plan.measures(tau, nuggets=nuggets, track=track)))
     result = score(ctx, measures)
     boards = [_leaderboard(result[m], m, ctx, options, official) for m in measures]
     agreement = views = direct = None

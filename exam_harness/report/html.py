@@ -111,6 +111,10 @@ def _measure(label: str, name: str) -> Callable[[SystemScore], Score | None]:
     return lambda s: s.qrels_measures.get(label, {}).get(name)
 
 
+def _extra(name: str) -> Callable[[SystemScore], Score | None]:
+    return lambda s: s.measures.get(name)
+
+
 def _columns(report: ExamReport, systems: Sequence[SystemScore]) -> list[_Column]:
     k = report.settings.k
     columns = [
@@ -119,6 +123,8 @@ def _columns(report: ExamReport, systems: Sequence[SystemScore]) -> list[_Column
     ]
     if any(sys.nugget_f is not None for sys in systems):
         columns.append(_Column("nugget F", lambda s: s.nugget_f))
+    columns += [_Column(name, _extra(name))  # the TREC RAG scores
+                for name in dict.fromkeys(m for sys in systems for m in sys.measures)]
     # the case tallies sit beside the EXAM scores: the qrels groups can be many and scroll off to the right
     columns += [
         _Column("answered", lambda s: s.outcomes.answered),

@@ -94,9 +94,11 @@ def _cases(system: SystemScore) -> int:
 def _leaderboard(report: ExamReport) -> str:
     k = report.settings.k
     nuggets = any(s.nugget_f is not None for s in report.systems)
-    head = ["#", "run", f"EXAM-Cover@{k}", f"n-EXAM@{k}", *(["nugget-F"] if nuggets else []),
+    extra = list(dict.fromkeys(m for s in report.systems for m in s.measures))  # the TREC RAG scores
+    head = ["#", "run", f"EXAM-Cover@{k}", f"n-EXAM@{k}", *(["nugget-F"] if nuggets else []), *map(escape, extra),
             "answered", "missed", "required missed", "errors"]
-    align = ["--:", ":--", "--:", "--:", *(["--:"] if nuggets else []), "--:", "--:", "--:", "--:"]
+    align = ["--:", ":--", "--:", "--:", *(["--:"] if nuggets else []), *(["--:"] * len(extra)),
+             "--:", "--:", "--:", "--:"]
     rows = []
     systems = sorted(report.systems, key=lambda s: (-s.exam_cover, s.run))
     for rank, s in enumerate(systems, 1):
@@ -105,6 +107,7 @@ def _leaderboard(report: ExamReport) -> str:
         cells = [str(rank), name, _number(s.exam_cover, s.exam_cover_stderr),
                  _number(s.n_exam_cover, s.n_exam_cover_stderr),
                  *([_number(s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else "–"] if nuggets else []),
+                 *(_number(s.measures[m].mean, s.measures[m].stderr) if m in s.measures else "–" for m in extra),
                  f"{o.answered}/{_cases(s)}", str(o.missed), str(o.required_missed), str(o.errors)]
         rows.append(cells)
     return _table(head, align, rows)

@@ -46,6 +46,8 @@ class SystemScore(_Model):
     nugget_f: Score | None = None
     # label variant -> measure -> score
     qrels_measures: dict[str, dict[str, Score]] = Field(default_factory=dict)
+    # every other measure of the plan by its key (the TREC RAG scores A ... W_strict, response-words)
+    measures: dict[str, Score] = Field(default_factory=dict)
     outcomes: Outcomes = Field(default_factory=Outcomes)
     # queries where a score rests on a pair that could not be graded: those scores are lower bounds
     incomplete_queries: list[str] = Field(default_factory=list)
@@ -62,6 +64,7 @@ class QueryScore(_Model):
     test_points: int
     nugget_f: float | None = None
     qrels_measures: dict[str, dict[str, float]] = Field(default_factory=dict)
+    measures: dict[str, float] = Field(default_factory=dict)
     incomplete: bool = False
 
 
@@ -122,6 +125,26 @@ class TestPointOutcome:
     answer: str | None = None  # the best passage's extracted answer or raw response; None for secret banks
 
 
+class NuggetAssignment(_Model):
+    """One nugget's assignment to one answer (nuggetizer's assignment shape, plus the grade behind it)."""
+
+    text: str | None  # None for secret banks
+    importance: str
+    assignment: str  # support, partial_support, not_support
+    grade: int | None = None  # the best grade of the run's top-k on the nugget (None: not graded)
+
+
+class RagAssignments(_Model):
+    """A run's answer to one query with every nugget's assignment (TREC RAG nuggets only)."""
+
+    run_id: str
+    qid: str
+    query: str
+    answer_text: str
+    response_length: int  # words (NFKC, split on whitespace)
+    nuggets: list[NuggetAssignment]
+
+
 class ExamReport(_Model):
     schema_version: str = SCHEMA_VERSION
     tool_version: str
@@ -138,6 +161,8 @@ class ExamReport(_Model):
     outcomes: list[TestPointOutcome] = Field(default_factory=list)
     # a grader of several parts: graded pairs per deciding part (embedding grader: answer-key, embedding)
     decided_by: dict[str, int] = Field(default_factory=dict)
+    # nugget assignments of each (run, query) whose nuggets carry an importance (TREC RAG nugget files)
+    trec_rag: list[RagAssignments] = Field(default_factory=list)
 
     @property
     def incomplete_runs(self) -> list[str]:

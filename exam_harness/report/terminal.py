@@ -56,6 +56,9 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
     if any(s.nugget_f is not None for s in systems):
         exam_columns.append(Column("nugget-F", {
             s.run: (s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else None for s in systems}))
+    exam_columns += [Column(name, {  # the TREC RAG scores, in plan order
+        s.run: (s.measures[name].mean, s.measures[name].stderr) if name in s.measures else None for s in systems})
+        for name in dict.fromkeys(m for s in systems for m in s.measures)]
     exam_table = Leaderboard(
         f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})", runs, exam_columns,
         labels={s.run: _label(s, generated=True) for s in systems},
