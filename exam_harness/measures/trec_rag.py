@@ -183,6 +183,7 @@ class ResponseWords(Measure):
     nugget scores: nugget recall rewards long answers. Scored on the queries the nugget scores score."""
 
     family: ClassVar[str] = "response-words"
+    bound_from: ClassVar[dict[str, str]] = {"k": "k"}
     k: int | None = None
 
     @property

@@ -56,9 +56,6 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
     if any(s.nugget_f is not None for s in systems):
         exam_columns.append(Column("nugget-F", {
             s.run: (s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else None for s in systems}))
-    exam_columns += [Column(name, {  # the TREC RAG scores, in plan order
-        s.run: (s.measures[name].mean, s.measures[name].stderr) if name in s.measures else None for s in systems})
-        for name in dict.fromkeys(m for s in systems for m in s.measures)]
     exam_table = Leaderboard(
         f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})", runs, exam_columns,
         labels={s.run: _label(s, generated=True) for s in systems},
@@ -77,8 +74,17 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
         f"EXAM-Qrels measures ({label}{level_text} relevant{'' if wide else '; ± in JSON'})", runs, measure_columns,
         labels={s.run: _label(s, generated=wide) for s in systems},
     )
-    return Group(render_table(exam_table, "inline" if wide else "below"),
-                 render_table(qrels_table, "inline" if wide else "hidden"))
+    tables = [render_table(exam_table, "inline" if wide else "below"),
+              render_table(qrels_table, "inline" if wide else "hidden")]
+    extra = list(dict.fromkeys(m for s in systems for m in s.measures))  # the TREC RAG scores, in plan order
+    if extra:
+        track_columns = [Column(name, {
+            s.run: (s.measures[name].mean, s.measures[name].stderr) if name in s.measures else None
+            for s in systems}) for name in extra]
+        track_table = Leaderboard(f"TREC RAG nugget scores (support: grade ≥ {tau}{'' if wide else '; ± in JSON'})",
+                                  runs, track_columns, labels={s.run: _label(s, generated=wide) for s in systems})
+        tables.append(render_table(track_table, "inline" if wide else "hidden"))
+    return Group(*tables)
 
 
 def cache_line(report: ExamReport) -> str:

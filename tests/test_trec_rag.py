@@ -1,0 +1,136 @@
+"""The TREC RAG track end to end: a 2024 and a 2025 answer file with a nuggetizer nugget file, graded by the
+``openai`` grader's nugget-assignment prompt against the local fake server (scale 0..2), under pytest and
+``exam-harness evaluate``; the track's scores against a hand computation, in every report and in a gate."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from exam_harness.cli import main
+from tests.fake_openai_server import FakeOpenAIServer
+from tests.trec_rag_data import LABELS, AssignmentResponder, hand_scores, write_exam
+
+pytest_plugins = ["pytester"]
+pytest.importorskip("openai")
+
+SCORES = ("A", "A_strict", "V", "V_strict", "W", "W_strict")
+METRIC_NAMES = {"A": "all_score", "A_strict": "strict_all_score", "V": "vital_score",
+                "V_strict": "strict_vital_score", "W": "weighted_score", "W_strict": "strict_weighted_score"}
+
+
+def expected() -> dict[tuple[str, str], dict[str, float]]:
+    per_query = {key: hand_scores(labels) for key, labels in LABELS.items()}
+    for run in ("rag24", "rag25"):
+        rows = [v for (r, _q), v in per_query.items() if r == run]
+        per_query[(run, "all")] = {m: sum(row[m] for row in rows) / len(rows) for m in SCORES}
+    return per_query
+
+
+def test_hand_computation_is_what_the_issue_states() -> None:
+    # one value written out, so that the helper itself is checked: rag24 on t1 has vital 1 + 0.5, okay 0
+    assert hand_scores(LABELS[("rag24", "t1")]) == pytest.approx(
+        {"A": 1.5 / 3, "A_strict": 1 / 3, "V": 0.75, "V_strict": 0.5, "W": 1.5 / 2.5, "W_strict": 1 / 2.5})
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(AssignmentResponder()) as srv:
+        yield srv
+
+
+def grader_options(server: FakeOpenAIServer, *extra: str) -> list[str]:
+    return [f"base_url={server.base_url}", "model=fake-model", "api_key=test", "backoff_base=0.001",
+            "backoff_max=0.002", "prompt=nugget-assignment", *extra]
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini(textwrap.dedent("""
+        [pytest]
+        exam_banks = banks
+        exam_runs = runs
+        exam_cache = .cache/grades.sqlite
+        exam_report_dir = reports
+        """))
+    write_exam(pytester.path)
+    return pytester
+
+
+def pytest_args(server: FakeOpenAIServer, *extra: str) -> list[str]:
+    args = ["banks", "-p", "no:cacheprovider", "--exam-grader", "openai"]
+    for option in grader_options(server):
+        args += ["--exam-grader-option", option]
+    return [*args, *extra]
+
+
+def test_pytest_session_writes_the_track_scores(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    result = project.runpytest(*pytest_args(server))
+    assert result.ret in (0, 1), result.stdout.str()  # missed nuggets are failed cases, not errors
+    assert server.count() == 4  # one call per answer: its three nuggets together
+    want = expected()
+    reports = project.path / "reports"
+
+    rows = [json.loads(line) for line in (reports / "trec-rag-metrics.jsonl").read_text().splitlines()]
+    assert len(rows) == 6  # two topics and an "all" row per run
+    for row in rows:
+        values = want[(row["run_id"], row["qid"])]
+        for key, name in METRIC_NAMES.items():
+            assert abs(row[name] - values[key]) <= 1e-12, (row, key)
+
+    report = json.loads((reports / "exam-report.json").read_text())
+    for system in report["systems"]:
+        for key in SCORES:
+            assert abs(system["measures"][key]["mean"] - want[(system["run"], "all")][key]) <= 1e-12
+        assert system["measures"]["response-words"]["mean"] == pytest.approx(
+            {"rag24": (9 + 9) / 2, "rag25": (9 + 5) / 2}[system["run"]])
+    for row in report["per_query"]:
+        for key in SCORES:
+            assert abs(row["measures"][key] - want[(row["run"], row["query_id"])][key]) <= 1e-12
+
+    assigned = [json.loads(line) for line in (reports / "trec-rag-assignments.jsonl").read_text().splitlines()]
+    got = {(a["run_id"], a["qid"]): [(n["importance"], n["assignment"]) for n in a["nuggets"]] for a in assigned}
+    assert got == LABELS
+    first = next(a for a in assigned if (a["run_id"], a["qid"]) == ("rag24", "t1"))
+    assert first["answer_text"] == "Tides come from moon gravity. The sun matters too."
+    assert first["response_length"] == 9 and first["query"] == "what causes tides"
+
+    # the terminal leaderboard shows the same means
+    out = result.stdout.str()
+    assert "V_strict" in out and "W_strict" in out
+    assert f"{want[('rag24', 'all')]['W']:.3f}" in out
+
+
+def test_gate_on_v_strict(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    # rag24's V_strict is (0.5 + 1) / 2 = 0.75, rag25's (0.5 + 0) / 2 = 0.25
+    passed = project.runpytest(*pytest_args(server, "--exam-fail-under", "rag24=V_strict:0.7",
+                                            "--exam-fail-under", "rag25=v_strict:0.25"))
+    failed = project.runpytest(*pytest_args(server, "--exam-fail-under", "V_strict:0.5"))
+    assert "FAIL" not in passed.stdout.str()
+    assert failed.ret != 0
+    failed.stdout.fnmatch_lines(["*FAIL Required V_strict of 0.5 not reached by run 'rag25': 0.2500*"])
+    assert "run 'rag24'" not in "\n".join(line for line in failed.outlines if "FAIL Required" in line)
+
+
+def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: FakeOpenAIServer,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # every leaderboard column on one line
+    banks, runs = write_exam(tmp_path)
+    args = ["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "openai", "--cache", str(tmp_path / "c.sqlite"),
+            "--json", str(tmp_path / "out.json"), "--bootstrap", "0"]
+    for option in grader_options(server):
+        args += ["--grader-option", option]
+    assert main(args) == 0, capsys.readouterr()
+    doc = json.loads((tmp_path / "out.json").read_text())
+    boards = {board["measure"]: board for board in doc["leaderboards"]}
+    want = expected()
+    for key in SCORES:
+        for run in ("rag24", "rag25"):
+            assert abs(boards[key]["systems"][run] - want[(run, "all")][key]) <= 1e-12
+    out = capsys.readouterr().out
+    assert "V_strict" in out and f"{want[('rag24', 'all')]['W']:.3f}" in out
