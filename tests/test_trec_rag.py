@@ -134,3 +134,19 @@ def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: Fa
             assert abs(boards[key]["systems"][run] - want[(run, "all")][key]) <= 1e-12
     out = capsys.readouterr().out
     assert "V_strict" in out and f"{want[('rag24', 'all')]['W']:.3f}" in out
+
+
+def test_markdown_and_html_show_the_track_scores(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    from exam_harness.report.html import render_html
+    from exam_harness.report.markdown import render_markdown
+    from exam_harness.report.schema import ExamReport
+
+    project.runpytest(*pytest_args(server))
+    report = ExamReport.model_validate_json((project.path / "reports" / "exam-report.json").read_text())
+    want = expected()
+    markdown, html = render_markdown(report), render_html(report)
+    for key in SCORES:
+        assert key.replace("_", "\\_") in markdown or key in markdown
+        assert f">{key}<" in html
+    rag24 = next(line for line in markdown.splitlines() if "rag24" in line and "|" in line)
+    assert f"{want[('rag24', 'all')]['V_strict']:.4f}" in rag24 and f"{want[('rag24', 'all')]['W']:.4f}" in rag24
