@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from exam_harness.answers import CitedAnswer
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.io.formats import BankFormat, RunFormat
 from exam_harness.io.workbench import DIRECT_GRADE_SUFFIX
@@ -38,6 +39,7 @@ class ExamInputs:
         self._redactor: tuple[int, Redactor] | None = None
         self._data: ExamData | None = None
         self.responses: dict[str, dict[str, str]] = {}
+        self.answers: dict[str, dict[str, CitedAnswer]] = {}  # run -> query -> cited answer (TREC RAG files)
         self.run_files: list[Path] = []
 
     # -- banks ---------------------------------------------------------------------------------
@@ -78,6 +80,7 @@ class ExamInputs:
 
             loaded = load_runs(paths, self.run_formats)
             self._data, self.responses, self.run_files = loaded.data, loaded.responses, loaded.files
+            self.answers = loaded.answers
         return self._data
 
     @property

@@ -128,3 +128,12 @@ def parse_umbrela_score(response: str, max_grade: int = 3) -> int | None:
         value = int(found[-1])
         return value if value <= max_grade else None
     return single_digit_grade(response, max_grade)
+
+
+SUPPORT_GRADES = {"full_support": 2, "partial_support": 1, "no_support": 0}
+
+
+def parse_support(response: str) -> int | None:
+    """Full Support 2, Partial Support 1, No Support 0 (case, ``_``/``-``/space and surrounding punctuation
+    free); None for any other answer."""
+    return SUPPORT_GRADES.get(_label(response.strip().strip(_SURROUNDING)))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from exam_harness.errors import ConfigError
 from exam_harness.measures.base import Bindings, Measure
+from exam_harness.measures.citations import CITATION_MEASURES
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name
 from exam_harness.measures.trec_rag import TRACK_MEASURES
@@ -47,10 +48,11 @@ class ExamPlan:
         return Bindings(k=self.k, min_grade=min_grade, pool=self.pool, qrels_m=self.qrels_m, label=self.labels[0],
                         beta=self.beta, redundancy_alpha=self.redundancy_alpha, empty=self.empty)
 
-    def measures(self, min_grade: int, *, nuggets: bool, track: bool = False) -> list[Measure]:
+    def measures(self, min_grade: int, *, nuggets: bool, track: bool = False, support: bool = False) -> list[Measure]:
         """The measures at one tau, bound: EXAM-Cover, n-EXAM, the trec measures per label variant,
         alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``), and the TREC RAG
-        track's scores with the answers' length when nuggets carry an importance (``track``)."""
+        track's scores with the answers' length when nuggets carry an importance (``track``), citation
+        precision, recall and F1 when answers' citations were graded (``support``)."""
         found: list[Measure] = [ExamCover(), NExam()]
         found += [TrecMeasure(name=name, label=label) for label in self.labels for name in self.trec_measures]
         if self.alpha_ndcg:
@@ -59,6 +61,8 @@ class ExamPlan:
             found.append(NuggetF())
         if track:
             found += [kind() for kind in TRACK_MEASURES]
+        if support:
+            found += [kind() for kind in CITATION_MEASURES]
         bindings = self.bindings(min_grade)
         return [m.bind(bindings) for m in found]
 

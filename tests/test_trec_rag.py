@@ -150,3 +150,13 @@ def test_markdown_and_html_show_the_track_scores(project: pytest.Pytester, serve
         assert f">{key}<" in html
     rag24 = next(line for line in markdown.splitlines() if "rag24" in line and "|" in line)
     assert f"{want[('rag24', 'all')]['V_strict']:.4f}" in rag24 and f"{want[('rag24', 'all')]['W']:.4f}" in rag24
+
+
+def test_gates_read_the_track_scores_by_name() -> None:
+    from exam_harness.gates import parse_allowance, parse_threshold
+
+    assert parse_threshold("my-rag=v_strict:0.4").measure == "V_strict"
+    assert parse_threshold("W:0.5").measure == "W"
+    assert parse_allowance("A_STRICT:5%").measure == "A_strict"
+    with pytest.raises(ValueError, match="TREC RAG scores"):
+        parse_threshold("V_strictt:0.4")

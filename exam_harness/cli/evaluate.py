@@ -12,12 +12,13 @@ given qrels files, with per-query correlations against the official qrels).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, report_failures
+from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
 from exam_harness.errors import ConfigError
 from exam_harness.options import (
     EVALUATE,
@@ -164,6 +165,14 @@ def run(args: argparse.Namespace) -> int:
     graded = obtain_grades(args, options)
     plan = graded.plan
     ctx = scoring_context(graded.view, graded.outcome, plan, graded.inputs.responses)
+    support = None
+    if options.support:
+        from dataclasses import replace
+
+        from exam_harness.measures.context import ScoringContext
+
+        credits, support = obtain_support(options, graded)
+        ctx = ScoringContext(replace(ctx.exam, support=credits))
     external = external_request(args, graded, loaded, plan.tie_order) if loaded is not None else None
     result = evaluate_exam(ctx, graded.view, graded.outcome, graded.spec, plan, options, official=official,
                            min_answers=min_answers, external=external)
@@ -197,4 +206,10 @@ def run(args: argparse.Namespace) -> int:
         written.append(args.export_workbench)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
-    return report_failures("evaluate", graded.outcome, graded.inputs.redact)
+    failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
+    if support is not None and support.failures:
+        print(f"exam-harness evaluate: {len(support.failures):,} (sentence, cited document) pairs have no support "
+              "grade and count as no support (e.g. " + "; ".join(
+                  f"{p} on {t}: {m}" for (p, t), m in list(support.failures.items())[:3]) + ")", file=sys.stderr)
+        failed = 1
+    return failed

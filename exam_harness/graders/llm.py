@@ -30,6 +30,9 @@ nugget-assignment   TREC RAG nugget assignment: up to ``nuggets_per_call``      
                     nuggets of one passage per call, answered as a list of
                     support (2) / partial_support (1) / not_support (0)
 nugget-assignment-2 the same with support (2) / not_support (0) only              0, 2
+support             TREC RAG support: does the document (the passage) support     0..2
+                    the answer sentence (the test point)? Full Support 2,
+                    Partial Support 1, No Support 0; any other answer fails
 custom:PATH         the prompt in file PATH with ``{question}`` and               0..5
                     ``{context}`` (and optionally ``{query}``) placeholders,
                     parsed as self-rating (option ``custom_output`` = yes-no
@@ -71,6 +74,7 @@ from exam_harness.parsing import (
     is_malformed_rating,
     parse_assignment_list,
     parse_self_rating,
+    parse_support,
     parse_umbrela_score,
     parse_yes_no,
     single_digit_grade,
@@ -78,7 +82,8 @@ from exam_harness.parsing import (
 
 VERSION = "1"
 
-Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas", "assignment", "umbrela"]
+Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas", "assignment", "umbrela",
+                 "support"]
 MALFORMED_RETRIES = 2  # a malformed list answer is asked this many times more before its nuggets fail
 ASSIGNMENT_LABELS_3 = ("support", "partial_support", "not_support")
 ASSIGNMENT_LABELS_2 = ("support", "not_support")
@@ -143,6 +148,8 @@ MODES: dict[str, PromptMode] = {
         _direct("helm", prompts.HELM),
         _direct("thomas", prompts.THOMAS),
         PromptMode("umbrela", "umbrela", direct=prompts.UMBRELA, max_grade=3, default_min_grade=2, max_new_tokens=32),
+        PromptMode("support", "support", question=prompts.SUPPORT, nugget=prompts.SUPPORT, max_grade=2,
+                   default_min_grade=2, max_new_tokens=16),
         PromptMode("nugget-assignment", "assignment", nugget=prompts.NUGGET_ASSIGNMENT, max_grade=2,
                    default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3),
         PromptMode("nugget-assignment-2", "assignment", nugget=prompts.NUGGET_ASSIGNMENT_2, max_grade=2,
@@ -462,6 +469,13 @@ class LLMGrader(Grader):
                 if parsed is None:
                     details["not_a_grade"] = True
                 grade = parsed or 0
+            elif output == "support":
+                parsed = parse_support(text)
+                if parsed is None:  # not one of the three labels: no grade
+                    out.append(GradeFailure(f"malformed response {text.strip()[:80]!r}: not Full Support, "
+                                            "Partial Support or No Support"))
+                    continue
+                grade = parsed
             elif output == "umbrela":
                 parsed = parse_umbrela_score(text, self.mode.max_grade)
                 if parsed is None:  # no score in the answer: no grade

@@ -144,6 +144,9 @@ class _Merger:
         refs = {r.passage_id for run in self.runs.values() for ranked in run.rankings.values() for r in ranked}
         refs.update(pid for levels in self.judgments.values() for pid in levels)
         refs.update(pid for pid, _tid in self.recorded)
+        # the segments cited answers reference: support evaluation reads their texts
+        refs.update(ref for by_query in self.answers.values() for answer in by_query.values()
+                    for ref in answer.references)
         return refs
 
     def check_missing(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-OutputKind = Literal["self_rating", "answer", "yes_no", "thomas", "assignment", "umbrela"]
+OutputKind = Literal["self_rating", "answer", "yes_no", "thomas", "assignment", "umbrela", "support"]
 
 
 @dataclass(frozen=True)
@@ -181,6 +181,21 @@ UMBRELA = PromptTemplate(
     needs_bank=False,
 )
 
+# The track's support judgement (full / partial / no support of an answer sentence by a document it
+# cites; the labels of the TREC 2024 RAG track's support evaluation), in this project's own words.
+SUPPORT = PromptTemplate(
+    "TrecRagSupport",
+    "Decide how well the document supports the statement taken from a generated answer.\n"
+    "Full Support: everything the statement claims is stated in the document.\n"
+    "Partial Support: some of what the statement claims is in the document, not all of it.\n"
+    "No Support: the document does not back the statement.\n\n"
+    "Statement: {question}\n"
+    "Document: {context}\n\n"
+    "Answer with one of Full Support, Partial Support or No Support, and nothing else.",
+    "support",
+    max_grade=2,
+)
+
 QUESTION_GENERATION = (
     "Break the query '{query_text}' into concise questions that must be answered. Generate 10 concise "
     "insightful questions that reveal whether information relevant for '{query_text}' was provided, "
@@ -233,5 +248,5 @@ GRADING_PROMPTS: dict[str, PromptTemplate] = {
 }
 # kept apart from the method's prompts (whose texts also train the tests' tiny tokenizers)
 TRACK_PROMPTS: dict[str, PromptTemplate] = {
-    p.prompt_class: p for p in (NUGGET_ASSIGNMENT, NUGGET_ASSIGNMENT_2, UMBRELA)
+    p.prompt_class: p for p in (NUGGET_ASSIGNMENT, NUGGET_ASSIGNMENT_2, UMBRELA, SUPPORT)
 }

@@ -18,6 +18,11 @@ BUILTIN_MEASURES: dict[str, tuple[str, str]] = {
     "v_strict": ("exam_harness.measures.trec_rag:VitalStrict", "TREC RAG strict vital score"),
     "w": ("exam_harness.measures.trec_rag:Weighted", "TREC RAG weighted score: vital 1, okay 0.5"),
     "w_strict": ("exam_harness.measures.trec_rag:WeightedStrict", "TREC RAG strict weighted score"),
+    "citation-precision": ("exam_harness.measures.citations:CitationPrecision",
+                           "weighted citation precision over (sentence, cited document) pairs"),
+    "citation-recall": ("exam_harness.measures.citations:CitationRecall",
+                        "weighted citation recall over answer sentences (uncited: 0)"),
+    "citation-f1": ("exam_harness.measures.citations:CitationF1", "F1 of citation precision and recall"),
     "response-words": ("exam_harness.measures.trec_rag:ResponseWords", "words per answer (NFKC, whitespace split)"),
 }
 

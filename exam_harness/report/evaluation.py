@@ -269,7 +269,8 @@ def evaluate_exam(
     track = bool(ctx.exam.importance)
     # measures without a tau (the answers' length) are planned once, not once per tau
     measures = list(dict.fromkeys(m for tau in plan.min_grades
-                                  for m in plan.measures(tau, nuggets=nuggets, track=track)))
+                                  for m in plan.measures(tau, nuggets=nuggets, track=track,
+                                                         support=bool(ctx.exam.support))))
     result = score(ctx, measures)
     boards = [_leaderboard(result[m], m, ctx, options, official) for m in measures]
     agreement = views = direct = None

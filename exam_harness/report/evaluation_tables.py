@@ -63,7 +63,8 @@ def summary_line(result: EvaluationResult) -> str:
 
 def correlation_table(result: EvaluationResult) -> Table:
     """Spearman's rho / Kendall's tau of every leaderboard against the official one, per tau."""
-    taus = sorted({b.min_grade for b in result.leaderboards})
+    # boards of measures without a tau (min_grade 0) are shown in every tau's table
+    taus = sorted({b.min_grade for b in result.leaderboards} - {0}) or [0]
     table = Table(
         title="Correlation with the official leaderboard (Spearman ρ / Kendall τ)", title_justify="left",
         header_style="bold",
@@ -89,7 +90,9 @@ def system_table(result: EvaluationResult, min_grade: int, *, label: str = "max-
     """One row per system at one tau: official rank, EXAM and n-EXAM with stderr, the qrels measures
     of one label variant, alpha-nDCG and nugget F where computed; correlations in the footer."""
     official = result.official
-    boards = [b for b in result.leaderboards if b.min_grade == min_grade and (b.label is None or b.label == label)]
+    # measures without a tau (min_grade 0: citation scores, answer length) stand beside every tau's
+    boards = [b for b in result.leaderboards
+              if b.min_grade in (min_grade, 0) and (b.label is None or b.label == label)]
     if not boards:
         return Table(title=f"no leaderboards at grade ≥ {min_grade}")
     order = system_order(list(boards[0].systems), official, boards[0].systems)
