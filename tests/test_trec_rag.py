@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -160,3 +161,36 @@ def test_gates_read_the_track_scores_by_name() -> None:
     assert parse_allowance("A_STRICT:5%").measure == "A_strict"
     with pytest.raises(ValueError, match="TREC RAG scores"):
         parse_threshold("V_strictt:0.4")
+
+
+def test_umbrela_grades_become_qrels_that_trec_eval_scores(pytester: pytest.Pytester) -> None:
+    """The R task: UMBRELA's 0..3 grades of each (query, passage) are the max-grade EXAM-Qrels."""
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\nexam_report_dir = reports\n"
+                     "exam_cache = .cache/grades.sqlite\n")
+    (pytester.path / "banks").mkdir()
+    (pytester.path / "banks" / "q.yaml").write_text(
+        "queries:\n  - id: t1\n    text: what causes tides\n    nuggets: [moon gravity]\n")
+    (pytester.path / "runs").mkdir()
+    (pytester.path / "runs" / "collection.tsv").write_text(
+        "id\ttext\np3\tthe moon pulls tides\np1\trelated words\np0\tcooking pasta\n")
+    (pytester.path / "runs" / "a.run").write_text("t1 Q0 p3 1 3.0 a\nt1 Q0 p1 2 2.0 a\nt1 Q0 p0 3 1.0 a\n")
+    (pytester.path / "runs" / "b.run").write_text("t1 Q0 p0 1 3.0 b\nt1 Q0 p1 2 2.0 b\nt1 Q0 p3 3 1.0 b\n")
+
+    def responder(prompt: str) -> str:
+        return "##final score: 3" if "moon pulls" in prompt else "##final score: 1" if "related words" in prompt \
+            else "##final score: 0"
+
+    with FakeOpenAIServer(responder) as server:
+        args = ["banks", "-p", "no:cacheprovider", "--exam-grader", "openai", "--exam-min-grade", "1"]
+        for option in (f"base_url={server.base_url}", "model=fake-model", "api_key=k", "prompt=umbrela"):
+            args += ["--exam-grader-option", option]
+        result = pytester.runpytest(*args)
+    assert result.ret == 0, result.stdout.str()
+    qrels = (pytester.path / "reports" / "exam-max-grade.qrels").read_text().split("\n")
+    assert sorted(line for line in qrels if line) == ["t1 0 p0 0", "t1 0 p1 1", "t1 0 p3 3"]
+    report = json.loads((pytester.path / "reports" / "exam-report.json").read_text())
+    ndcg = {s["run"]: s["qrels_measures"]["max-grade"]["ndcg@10"]["mean"] for s in report["systems"]}
+    # graded gains 3, 1, 0 (trec_eval's nDCG: gain = label, discount log2(rank + 1))
+    ideal = 3 + 1 / math.log2(3)
+    assert ndcg["a"] == pytest.approx(1.0)
+    assert ndcg["b"] == pytest.approx((1 / math.log2(3) + 3 / math.log2(4)) / ideal)
