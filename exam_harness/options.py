@@ -331,6 +331,10 @@ class ExamOptions:
                              "nugget banks only)", group=EVALUATE, flag=True, fronts=("cli",))
     no_alpha_ndcg: bool = declare("no-alpha-ndcg", False, "Leave out the alpha-nDCG@k leaderboard", group=EVALUATE,
                                   flag=True, fronts=("cli",))
+    human_assignments: Path | None = declare(
+        "human-assignments", None, "Human nugget assignments (nuggetizer's shape: {run_id, qid, nuggets: [{text, "
+        "assignment}]}) to measure the grader's TREC RAG assignments against: confusion and Cohen's kappa "
+        "(default: none)", Path, group=EVALUATE, path=True, fronts=("cli",), metavar="ASSIGNMENTS_JSONL")
     support: bool = declare("support", False, "Grade every answer sentence against each document it cites with the "
                             "grader's support prompt (--grader hf or openai; TREC RAG answer files with a collection "
                             "of the cited segments) and add citation precision, recall and F1", group=EVALUATE,

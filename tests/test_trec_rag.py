@@ -194,3 +194,60 @@ def test_umbrela_grades_become_qrels_that_trec_eval_scores(pytester: pytest.Pyte
     ideal = 3 + 1 / math.log2(3)
     assert ndcg["a"] == pytest.approx(1.0)
     assert ndcg["b"] == pytest.approx((1 / math.log2(3) + 3 / math.log2(4)) / ideal)
+
+
+HUMAN = [  # the assessors' labels; against LABELS they differ twice (rag24 t1 nugget 2, rag24 2 nugget 3)
+    {"run_id": "rag24", "qid": "t1", "nuggets": [{"text": "moon gravity", "assignment": "support"},
+                                                 {"text": "sun gravity", "assignment": "support"},
+                                                 {"text": "two tides a day", "assignment": "not_support"}]},
+    {"run_id": "rag24", "qid": 2, "nuggets": [{"text": "gustave eiffel", "assignment": "support"},
+                                              {"text": "built 1889", "assignment": "partial_support"},
+                                              {"text": "wrought iron", "assignment": "partial_support"}]},
+    {"run_id": "rag25", "qid": "t1", "nuggets": [{"text": "moon gravity", "assignment": "not_support"},
+                                                 {"text": "sun gravity", "assignment": "support"},
+                                                 {"text": "two tides a day", "assignment": "support"}]},
+    {"run_id": "rag25", "qid": "2", "nuggets": [{"text": "gustave eiffel", "assignment": "not_support"},
+                                                {"text": "built 1889", "assignment": "not_support"},
+                                                {"text": "wrought iron", "assignment": "support"}]},
+    {"run_id": "rag99", "qid": "t1", "nuggets": [{"text": "moon gravity", "assignment": "support"}]},
+]
+
+
+def test_agreement_with_human_assignments(tmp_path: Path, server: FakeOpenAIServer,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.trec_rag_data import write_lines
+
+    banks, runs = write_exam(tmp_path)
+    human = write_lines(tmp_path / "human.jsonl", HUMAN)
+    args = ["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "openai", "--bootstrap", "0",
+            "--cache", str(tmp_path / "c.sqlite"), "--json", str(tmp_path / "out.json"), "--human-assignments", str(human)]
+    for option in grader_options(server):
+        args += ["--grader-option", option]
+    assert main(args) == 0, capsys.readouterr()
+    got = json.loads((tmp_path / "out.json").read_text())["trec_rag_agreement"]
+    # harness label (rows) x human label (columns), counted by hand from LABELS and HUMAN
+    confusion = {"support": {"support": 5, "partial_support": 0, "not_support": 0},
+                 "partial_support": {"support": 1, "partial_support": 1, "not_support": 0},
+                 "not_support": {"support": 0, "partial_support": 1, "not_support": 4}}
+    assert got["confusion"] == confusion
+    assert (got["pairs"], got["unmatched"]) == (12, 1)
+    assert got["agreement"] == pytest.approx(10 / 12)
+    expected_chance = (5 * 6 + 2 * 2 + 5 * 4) / 12**2  # row totals 5, 2, 5; column totals 6, 2, 4
+    assert got["kappa"] == pytest.approx((10 / 12 - expected_chance) / (1 - expected_chance))
+    # support against the rest: a 2x2 of [[5, 0], [1, 6]]
+    p_o, p_e = 11 / 12, (5 * 6 + 7 * 6) / 144
+    assert got["label_kappa"]["support"] == pytest.approx((p_o - p_e) / (1 - p_e))
+    assert "against human labels" in capsys.readouterr().out
+
+
+def test_a_bad_human_assignment_file_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.trec_rag_data import write_lines
+
+    banks, runs = write_exam(tmp_path)
+    rows = [HUMAN[0], {**HUMAN[1], "nuggets": [{"text": "built 1889", "assignment": "partial"}]}]
+    human = write_lines(tmp_path / "human.jsonl", rows)
+    code = main(["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "keyword",
+                 "--human-assignments", str(human)])
+    assert code != 0
+    err = capsys.readouterr().err
+    assert "human.jsonl:2" in err and "unknown assignment label" in err

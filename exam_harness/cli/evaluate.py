@@ -32,6 +32,8 @@ from exam_harness.options import (
 from exam_harness.preflight import check_writable
 
 if TYPE_CHECKING:
+    from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement, HumanLabels
+    from exam_harness.measures.context import ScoringContext
     from exam_harness.report.evaluation import ExternalQrels
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
@@ -148,6 +150,20 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
                          official_relevance_level=graded.plan.relevance_level)
 
 
+def human_agreement(ctx: ScoringContext, graded: Graded, human: HumanLabels) -> AssignmentAgreement:
+    """The grader's TREC RAG nugget assignments against the human ones (at the plan's first tau)."""
+    from exam_harness.analysis.trec_rag_agreement import assignment_agreement
+    from exam_harness.report.trec_rag import rag_assignments
+
+    if not ctx.exam.importance:
+        raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "
+                          "among the banks)")
+    plan, view = graded.plan, graded.view
+    rows = rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
+    machine = ((row.run_id, row.qid, n.text or "", n.assignment) for row in rows for n in row.nuggets)
+    return assignment_agreement(machine, human)
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -161,6 +177,11 @@ def run(args: argparse.Namespace) -> int:
                     ("--export-workbench", args.export_workbench, False)])
     official = load_leaderboard(options.official) if options.official else None
     min_answers = min_answers_of(args.min_answers)
+    human = None
+    if options.human_assignments:
+        from exam_harness.analysis.trec_rag_agreement import load_human_assignments
+
+        human = load_human_assignments(options.human_assignments)  # read before any pair is graded
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
     graded = obtain_grades(args, options)
     plan = graded.plan
@@ -176,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
     external = external_request(args, graded, loaded, plan.tie_order) if loaded is not None else None
     result = evaluate_exam(ctx, graded.view, graded.outcome, graded.spec, plan, options, official=official,
                            min_answers=min_answers, external=external)
+    if human is not None:
+        result.trec_rag_agreement = human_agreement(ctx, graded, human)
     result.settings["runs"] = [str(p) for p in args.runs]
     result.settings["banks"] = [str(p) for p in args.bank]
     if options.official:

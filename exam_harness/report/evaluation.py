@@ -40,6 +40,7 @@ from exam_harness.analysis.agreement import (
     finite,
     min_answers_agreement,
 )
+from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
@@ -192,6 +193,7 @@ class EvaluationResult(BaseModel):
     grading: GradingSummary | None = None
     collection: CollectionSummary | None = None
     official: dict[str, float] | None = None
+    trec_rag_agreement: AssignmentAgreement | None = None  # against human nugget assignments
 
     def find(self, measure: str, min_grade: int, label: str | None = None) -> Leaderboard:
         for board in self.leaderboards:

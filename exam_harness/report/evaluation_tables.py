@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
+from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.report.analysis_tables import agreement_renderables
 from exam_harness.report.evaluation import (
     OFFICIAL_QRELS_SOURCE,
@@ -167,6 +168,24 @@ def print_evaluation(
     if result.external_qrels is not None:
         for table in external_qrels_tables(result.external_qrels, result.official, brief=brief):
             console.print(table)
+    if result.trec_rag_agreement is not None:
+        console.print(assignment_agreement_table(result.trec_rag_agreement))
+
+
+def assignment_agreement_table(agreement: AssignmentAgreement) -> Table:
+    """The grader's nugget assignments (rows) against the human ones (columns), with each label's kappa."""
+    table = Table(title=f"TREC RAG nugget assignments against human labels ({agreement.pairs:,} pairs, "
+                  f"{agreement.unmatched:,} human labels unmatched; agreement {fmt(agreement.agreement)}, "
+                  f"Cohen's κ {fmt(agreement.kappa)})", title_justify="left", header_style="bold")
+    table.add_column("grader \\ human")
+    labels = list(agreement.confusion)
+    for label in labels:
+        table.add_column(label, justify="right")
+    table.add_column("κ (label vs rest)", justify="right")
+    for label in labels:
+        table.add_row(label, *(f"{agreement.confusion[label][other]:,}" for other in labels),
+                      fmt(agreement.label_kappa.get(label)))
+    return table
 
 
 # --- agreement views ---------------------------------------------------------------------------
