@@ -120,3 +120,13 @@ def test_umbrela_grades_relevance_0_to_3() -> None:
         assert g.spec().max_grade == 3 and not g.needs_bank
         assert "integer scale from 0 to 3" in server.requests[0].prompt
         g.close()
+
+
+def test_a_dry_run_counts_the_batched_calls(server: FakeOpenAIServer) -> None:
+    from exam_harness.llm.estimate import estimate_requests
+
+    for per_call, calls in (("10", 1), ("2", 3)):
+        g = grader(server, nuggets_per_call=per_call)
+        assert estimate_requests(g, requests())[0] == calls
+        g.close()
+    assert server.count() == 0

@@ -368,22 +368,7 @@ class LLMGrader(Grader):
         results: list[GradeResult | None] = [None] * len(requests)
         template = self.mode.nugget
         assert template is not None
-        groups: dict[tuple[str, str], dict[str, list[int]]] = {}  # (query, passage) -> nugget text -> requests
-        for i, request in enumerate(requests):
-            reason = self.supports(request.test_point)
-            if reason is not None:
-                results[i] = GradeFailure(reason)
-                continue
-            by_text = groups.setdefault((request.query.text, request.passage.text), {})
-            by_text.setdefault(request.test_point.text, []).append(i)
-        calls: list[tuple[list[str], dict[str, list[int]], PromptParts]] = []
-        for (query, passage), by_text in groups.items():
-            texts = list(by_text)
-            for start in range(0, len(texts), self.nuggets_per_call):
-                chunk = texts[start : start + self.nuggets_per_call]
-                before, after = template.split(query=query, nuggets=json.dumps(chunk, ensure_ascii=False),
-                                               count=str(len(chunk)))
-                calls.append((chunk, by_text, PromptParts(before, passage, after)))
+        calls = self._assignment_calls(requests, results)
         answers: dict[int, tuple[list[int], Generation]] = {}
         failures: dict[int, GradeFailure] = {}
         pending = list(range(len(calls)))
@@ -424,6 +409,38 @@ class LLMGrader(Grader):
                 for i in by_text[text]:
                     results[i] = made
         return [r if r is not None else GradeFailure("not graded") for r in results]
+
+    def _assignment_calls(self, requests: Sequence[GradingRequest], results: list[GradeResult | None]
+                          ) -> list[tuple[list[str], dict[str, list[int]], PromptParts]]:
+        """The nugget-assignment prompts of ``requests``: per (query, passage), its distinct nugget texts in
+        chunks of ``nuggets_per_call``, with the requests each text answers; unsupported requests get their
+        failure in ``results``."""
+        template = self.mode.nugget
+        assert template is not None
+        groups: dict[tuple[str, str], dict[str, list[int]]] = {}  # (query, passage) -> nugget text -> requests
+        for i, request in enumerate(requests):
+            reason = self.supports(request.test_point)
+            if reason is not None:
+                results[i] = GradeFailure(reason)
+                continue
+            by_text = groups.setdefault((request.query.text, request.passage.text), {})
+            by_text.setdefault(request.test_point.text, []).append(i)
+        calls: list[tuple[list[str], dict[str, list[int]], PromptParts]] = []
+        for (query, passage), by_text in groups.items():
+            texts = list(by_text)
+            for start in range(0, len(texts), self.nuggets_per_call):
+                chunk = texts[start : start + self.nuggets_per_call]
+                before, after = template.split(query=query, nuggets=json.dumps(chunk, ensure_ascii=False),
+                                               count=str(len(chunk)))
+                calls.append((chunk, by_text, PromptParts(before, passage, after)))
+        return calls
+
+    def prompts_for(self, requests: Sequence[GradingRequest]) -> list[PromptParts]:
+        """The (first-stage) prompts grading ``requests`` sends, for dry runs: one per supported request,
+        or per call of batched nugget assignment."""
+        if self.mode.output == "assignment":
+            return [parts for _, _, parts in self._assignment_calls(requests, [None] * len(requests))]
+        return [p for p in map(self.prompt_for, requests) if p is not None]
 
     def _details(self, template: prompts.PromptTemplate, generation: Generation) -> dict[str, Any]:
         details: dict[str, Any] = {
