@@ -3,3 +3,23 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from exam_harness.models import Query
+    from exam_harness.systems.declare import Answer, Passage, Sentence, command_system, http_system, system
+
+__all__ = ["Answer", "Passage", "Query", "Sentence", "__version__", "command_system", "http_system", "system"]
+_LAZY = {"Query": "exam_harness.models", **dict.fromkeys(
+    ("Answer", "Passage", "Sentence", "command_system", "http_system", "system"), "exam_harness.systems.declare")}
+
+
+def __getattr__(name: str) -> Any:
+    # the declarations of live systems (docs/live-systems.md), imported on first use: `import exam_harness`
+    # stays as light as the command line needs
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'exam_harness' has no attribute {name!r}")

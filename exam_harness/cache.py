@@ -8,7 +8,7 @@ passage costs nothing and editing a question regrades exactly that question's pa
 Writes go in one transaction per batch in WAL mode, so a killed process loses at most the batch in
 flight and concurrent sessions (pytest-xdist workers) can share one file.
 
-What the cache holds (schema 2): one row per graded pair in the table ``grades``:
+What the cache holds (schema 3): one row per graded pair in the table ``grades``:
 
 * ``key``: the 32-byte SHA-256 digest of :func:`cache_key`'s input. Passage texts, test point texts
   and gold answers enter this hash only; none of them is stored.
@@ -21,11 +21,15 @@ What the cache holds (schema 2): one row per graded pair in the table ``grades``
 * ``record``: the rest of the :class:`~exam_harness.models.Grade` as JSON: the grader's name, the
   grade probabilities and the details (model, prompt class and token counts of LLM graders, scores of
   the ``qa`` grader, the cosine of the ``embedding`` grader, a keyed fingerprint of the matched gold
-  answer of the ``answer-key`` grader, never the answer itself).
+  answer of the ``answer-key`` grader, never the answer itself) and, for a grade that a fallback rule
+  read from an answer holding none, the rule (``fallback``, e.g. ``"other text -> 1"``).
 
-A table ``meta`` (``schema`` = 2) and the SQLite header's application id (:data:`APPLICATION_ID`)
+A table ``meta`` (``schema`` = 3) and the SQLite header's application id (:data:`APPLICATION_ID`)
 mark the file as a grade cache. A schema 1 file (``key TEXT PRIMARY KEY, grader, grade, payload,
-created``) is migrated in place, in one transaction, the first time a writable session opens it.
+created``) or a schema 2 file (the same table, without the fallback flag) is migrated in place, in one
+transaction, the first time a writable session opens it: the flag of a schema 1 or 2 LLM grade is
+read again from its stored answer and prompt mode (:func:`exam_harness.graders.llm.stored_fallback`);
+a read-only file of either schema is read the same way, row by row.
 
 Nothing the file holds can crash a run:
 
@@ -64,7 +68,7 @@ from pydantic import ValidationError
 from exam_harness.errors import ConfigError
 from exam_harness.models import MAX_GRADE, Grade
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x45484743  # "EHGC" (exam-harness grade cache) in the SQLite header, PRAGMA application_id
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -74,7 +78,7 @@ _MIGRATION_BATCH = 10_000
 _META_COLUMNS = ["key", "value"]
 _V1_COLUMNS = ["key", "grader", "grade", "payload", "created"]
 _V2_COLUMNS = ["key", "grade", "extracted_answer", "raw_response", "record"]
-_RECORD_FIELDS = {"grader", "probabilities", "details"}
+_RECORD_FIELDS = {"grader", "probabilities", "details", "fallback"}
 
 _CREATE_META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _CREATE_GRADES = """CREATE TABLE {table} (
@@ -93,8 +97,9 @@ _SOUND_ROW = """CASE WHEN typeof(grade) = 'integer' AND grade BETWEEN 0 AND ?
         AND typeof(extracted_answer) IN ('text', 'null') AND typeof(raw_response) IN ('text', 'null')
         AND typeof(record) = 'text' AND json_valid(record)
     THEN json_type(record) = 'object'
-        AND json_remove(record, '$.grader', '$.details', '$.probabilities') = '{}'
+        AND json_remove(record, '$.grader', '$.details', '$.probabilities', '$.fallback') = '{}'
         AND json_type(record, '$.grader') = 'text'
+        AND coalesce(json_type(record, '$.fallback'), 'text') = 'text'
         AND coalesce(json_type(record, '$.details'), 'object') = 'object'
         AND CASE coalesce(json_type(record, '$.probabilities'), 'none')
             WHEN 'none' THEN 1
@@ -132,6 +137,7 @@ class CachedGrade(NamedTuple):
 
     grade: int
     answer: str | None  # the extracted answer, else the raw response; None when not asked for
+    fallback: str | None = None  # the fallback rule that read the grade (Grade.fallback)
 
 
 def print_notice(message: str) -> None:
@@ -218,6 +224,8 @@ class GradeCache:
                 self._create_schema()
             elif found == 1:
                 self._migrate_schema1(path)
+            elif found == 2:
+                self._migrate_schema2(path)
 
     def _create_schema(self) -> None:
         self._db.execute(_CREATE_META)
@@ -250,6 +258,24 @@ class GradeCache:
         self._mark_as_ours()
         left_out = f"; {dropped} damaged rows were left out and will be graded again" if dropped else ""
         self.note(f"grade cache {path}: migrated {kept} grades to schema {SCHEMA_VERSION}{left_out}")
+
+    def _migrate_schema2(self, path: Path) -> None:
+        """Schema 2 rows are schema 3 rows without the fallback flag: the rows of LLM grades (their
+        details name the prompt mode) get it, read again from the stored answer; the others stand."""
+        db = self._db
+        flagged = 0
+        rows = db.execute(
+            "SELECT key, grade, extracted_answer, raw_response, record FROM grades WHERE json_valid(record) "
+            "AND json_type(record) = 'object' AND json_extract(record, '$.details.prompt') IS NOT NULL").fetchall()
+        for key, grade, extracted, raw, record in rows:
+            decoded = _grade_from_row(grade, extracted, raw, record)
+            rule = _stored_fallback(decoded) if decoded is not None else None
+            if rule is not None:
+                db.execute("UPDATE grades SET record = json_set(record, '$.fallback', ?) WHERE key = ?", (rule, key))
+                flagged += 1
+        self._mark_as_ours()
+        self.note(f"grade cache {path}: migrated to schema {SCHEMA_VERSION}; {flagged} of its grades were read by a "
+                  "fallback rule from answers without a grade and are flagged so")
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -293,15 +319,19 @@ class GradeCache:
     ) -> dict[str, CachedGrade]:
         """Grade (and, with ``answers``, answer text) of every key found: the lean lookup of a warm run,
         which reads two columns and builds no Grade. Unsound rows are misses, counted in ``damaged``."""
-        if self._schema == 1:  # a read-only schema 1 file: only its JSON payloads hold the answers
+        if self._schema < SCHEMA_VERSION:  # a read-only older file: its fallback flags are read row by row
             full = self.get_many(keys, max_grade=max_grade)
-            return {key: CachedGrade(g.grade, _answer_of(g) if answers else None) for key, g in full.items()}
+            return {key: CachedGrade(g.grade, _answer_of(g) if answers else None, g.fallback)
+                    for key, g in full.items()}
         answer = "coalesce(extracted_answer, raw_response)" if answers else "NULL"
         wanted = _digests(keys)
         found: dict[str, CachedGrade] = {}
-        for stored, sound, grade, text in self._rows(wanted, f"{_SOUND_ROW}, grade, {answer}", [max_grade]):
+        # the flag is read only from a sound row (CASE: json_extract raises on a record that is not JSON)
+        columns = f"{_SOUND_ROW} AS sound, grade, {answer}, CASE WHEN json_valid(record) AND json_type(record) = " \
+                  "'object' THEN json_extract(record, '$.fallback') END"
+        for stored, sound, grade, text, fallback in self._rows(wanted, columns, [max_grade]):
             if sound:
-                found[wanted[stored]] = CachedGrade(grade, text)
+                found[wanted[stored]] = CachedGrade(grade, text, fallback)
             else:
                 self.damaged += 1
         return found
@@ -320,6 +350,8 @@ class GradeCache:
                 decoded[wanted[stored]] = _grade_from_row(*row) if sound else None
         grades = {key: g for key, g in decoded.items() if g is not None and g.grade <= max_grade}
         self.damaged += len(decoded) - len(grades)
+        if self._schema == 2:  # schema 1 rows got theirs as they were decoded
+            grades = {key: _flagged(g) for key, g in grades.items()}
         return grades
 
     def _rows(self, wanted: Mapping[Any, str], columns: str, params: list[Any]) -> Iterator[tuple[Any, ...]]:
@@ -412,7 +444,7 @@ class GradeCache:
 
 
 def inspect_cache_file(path: Path) -> int | None:
-    """The schema (1 or 2) of the grade cache at ``path``; None when there is none yet (no file, an
+    """The schema (1, 2 or 3) of the grade cache at ``path``; None when there is none yet (no file, an
     empty file, or a SQLite database without tables). Anything else is a ConfigError naming the file,
     raised before anything is written to it."""
     if not path.exists():
@@ -457,10 +489,10 @@ def _schema_of(db: sqlite3.Connection, path: Path) -> int | None:
     if schema is not None and schema.isdigit() and int(schema) > SCHEMA_VERSION:
         raise ConfigError(
             f"grade cache {path} has schema {schema}, written by a newer exam-harness (this one reads schemas 1 "
-            f"and {SCHEMA_VERSION}); upgrade exam-harness, or point --exam-cache at another path"
+            f"to {SCHEMA_VERSION}); upgrade exam-harness, or point --exam-cache at another path"
         )
-    if tables == {"meta": _META_COLUMNS, "grades": _V2_COLUMNS} and schema == str(SCHEMA_VERSION):
-        return SCHEMA_VERSION
+    if tables == {"meta": _META_COLUMNS, "grades": _V2_COLUMNS} and schema in ("2", str(SCHEMA_VERSION)):
+        return int(schema)
     # Schema 1 created its tables before writing the schema row: a file killed in between has none.
     if tables == {"meta": _META_COLUMNS, "grades": _V1_COLUMNS} and schema in (None, "1"):
         return 1
@@ -573,7 +605,21 @@ def _grade_from_schema1(payload: Any) -> Grade | None:
         if drop_answer:
             update["extracted_answer"] = None
         grade = grade.model_copy(update=update)
-    return grade
+    return _flagged(grade)
+
+
+def _stored_fallback(grade: Grade) -> str | None:
+    from exam_harness.graders.llm import stored_fallback
+
+    return stored_fallback(grade)
+
+
+def _flagged(grade: Grade) -> Grade:
+    """A grade of an older schema with its fallback flag, read again from its answer (see the module doc)."""
+    if grade.fallback is not None:
+        return grade
+    rule = _stored_fallback(grade)
+    return grade if rule is None else grade.model_copy(update={"fallback": rule})
 
 
 def _row_from_schema1(key: Any, payload: Any) -> Row | None:

@@ -67,7 +67,18 @@ class ConfigError(ExamError):
     """An option, ini setting or registry name is invalid."""
 
 
-class GradingAborted(ExamError):
+# Exit status of a session or command stopped by its grading infrastructure (a grading server that died
+# or cannot be reached): "retry later", apart from usage errors (4). 75 is EX_TEMPFAIL of sysexits.h;
+# pytest's own statuses end at 6. docs/exit-status.md lists every status.
+INFRASTRUCTURE_FAILED = 75
+
+
+class InfrastructureError(ExamError):
+    """The grading infrastructure failed (a server died or cannot be reached), not the user's input:
+    the same command may succeed later. Exit status :data:`INFRASTRUCTURE_FAILED`."""
+
+
+class GradingAborted(InfrastructureError):
     """Grading stopped early because it cannot go on (e.g. the grading server stopped answering).
 
     The grades made before the stop are in the cache; ``graded`` and ``remaining`` say how far it got.

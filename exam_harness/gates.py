@@ -5,6 +5,10 @@ Thresholds (``--exam-fail-under``) read ``[RUN=][MEASURE:]VALUE``: ``0.5`` (ever
 ``my-rag=ndcg@10:0.4``. A run's own
 threshold for a measure replaces the default one for that measure. Values are finite, in 0..1.
 
+A MEASURE is any measure by name, as ``--exam-measures`` takes it (built-in, a plugin's, any trec_eval
+measure); it names the report's first measure it matches (see measures/lookup.py: ``ndcg@10`` is the
+first label variant's, ``exam-cover`` the report's EXAM-Cover whatever its k and tau).
+
 Regressions (``--exam-compare-fail``) read ``MEASURE:DROP`` (an absolute drop, ``exam-cover:0.05``)
 or ``MEASURE:PCT%`` (relative to the reference, ``exam-cover:5%``). A run whose mean drops by more
 than the allowance fails; a paired permutation test over the queries both reports scored says whether
@@ -16,13 +20,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from exam_harness.report.schema import ExamReport, QueryScore, SystemScore
+from exam_harness.errors import ConfigError
+from exam_harness.report.schema import GateResult
 
-# Measures a gate can name, as the pytest report holds them; trec_eval measures read the first label.
-REPORT_MEASURES: tuple[str, ...] = ("exam-cover", "n-exam", "nugget-f")
-# the TREC RAG track's scores, in the report where nuggets carry an importance (any case)
-TRACK_SCORES = {name.lower(): name for name in ("A", "A_strict", "V", "V_strict", "W", "W_strict")}
+if TYPE_CHECKING:
+    from exam_harness.measures.base import Measure
+    from exam_harness.registry import Registry
+    from exam_harness.report.schema import ExamReport, MeasureInfo
+
+    MeasureRegistry = Registry[type[Measure]]
+
+# What a comparison reads when told no measure.
+COMPARED: tuple[str, ...] = ("exam-cover", "n-exam-cover")
 
 
 @dataclass(frozen=True)
@@ -60,23 +71,31 @@ def _fraction(raw: str) -> float:
 
 
 def _measure(raw: str) -> str:
+    """A measure name as written, canonical where a built-in measure parses it (``ndcg_cut.10`` ->
+    ``ndcg@10``, ``n-exam`` -> ``n-exam-cover``); a plugin's measure is checked once plugins are loaded
+    (:func:`check_measures`)."""
+    from exam_harness.measures.base import is_measure_syntax, parse_measure
+
     name = raw.strip()
     if not name:
         raise ValueError("the measure name is empty")
-    from exam_harness.errors import ConfigError
-    from exam_harness.measures.trec import parse_trec_name
-
-    if name in REPORT_MEASURES:
-        return name
-    if name.lower() in TRACK_SCORES:
-        return TRACK_SCORES[name.lower()]
     try:
-        return parse_trec_name(name).name
-    except ConfigError:
-        valid = ", ".join(REPORT_MEASURES)
-        raise ValueError(
-            f"unknown measure {name!r}; gates read {valid}, the TREC RAG scores (A, A_strict, V, V_strict, W, "
-            "W_strict) or a trec_eval measure such as ndcg@10") from None
+        return str(parse_measure(name))
+    except ConfigError as exc:
+        if not is_measure_syntax(name):
+            raise ValueError(str(exc)) from None
+        return name  # maybe a plugin's family: checked by check_measures
+
+
+def check_measures(names: Sequence[str], registry: MeasureRegistry | None, where: str) -> None:
+    """ConfigError naming ``where`` for a name that no measure of ``registry`` (built-ins and plugins) parses."""
+    from exam_harness.measures.base import parse_measure
+
+    for name in dict.fromkeys(names):
+        try:
+            parse_measure(name, registry)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
 
 
 def parse_threshold(raw: str) -> Threshold:
@@ -115,42 +134,22 @@ def _percent(raw: str) -> float:
     return value / 100.0
 
 
-# --- reading a report --------------------------------------------------------------------------
+# --- reading a report ---------------------------------------------------------------------------
 
 
-def system_value(system: SystemScore, measure: str, label: str) -> float | None:
-    """A run's mean of a gate measure in a report (None where the report has none)."""
-    if measure == "exam-cover":
-        return system.exam_cover
-    if measure == "n-exam":
-        return system.n_exam_cover
-    if measure == "nugget-f":
-        return system.nugget_f.mean if system.nugget_f is not None else None
-    if measure in system.measures:
-        return system.measures[measure].mean
-    score = system.qrels_measures.get(label, {}).get(measure)
-    return score.mean if score is not None else None
+def find(report: ExamReport, measure: str, registry: MeasureRegistry | None = None) -> MeasureInfo | None:
+    """The report's measure that ``measure`` names (None where it holds none)."""
+    from exam_harness.measures.lookup import find_measure
+
+    try:
+        return find_measure(report.measures, measure, registry)
+    except ConfigError:
+        return None
 
 
-def query_value(row: QueryScore, measure: str, label: str) -> float | None:
-    if measure == "exam-cover":
-        return row.exam_cover
-    if measure == "n-exam":
-        return row.n_exam_cover
-    if measure == "nugget-f":
-        return row.nugget_f
-    if measure in row.measures:
-        return row.measures[measure]
-    return row.qrels_measures.get(label, {}).get(measure)
-
-
-def label_of(report: ExamReport) -> str:
-    return report.settings.label_variants[0] if report.settings.label_variants else "max-grade"
-
-
-def title(measure: str, report: ExamReport) -> str:
-    k = report.settings.k
-    return {"exam-cover": f"EXAM-Cover@{k}", "n-exam": f"n-EXAM@{k}", "nugget-f": "nugget-F"}.get(measure, measure)
+def title(measure: str, report: ExamReport, registry: MeasureRegistry | None = None) -> str:
+    info = find(report, measure, registry)
+    return info.title if info is not None else measure
 
 
 # --- thresholds --------------------------------------------------------------------------------
@@ -177,37 +176,51 @@ class GateCheck:
     measure: str
     limit: float
     value: float | None
+    title: str = ""  # the measure's column title in the report ("" where the report holds no such measure)
 
     @property
     def passed(self) -> bool:
         return self.value is not None and self.value >= self.limit
 
 
-def threshold_checks(report: ExamReport, thresholds: Sequence[Threshold]) -> list[GateCheck]:
+def threshold_checks(report: ExamReport, thresholds: Sequence[Threshold],
+                     registry: MeasureRegistry | None = None) -> list[GateCheck]:
     """Every examined run's value of every gated measure beside its threshold, sorted by run then measure."""
-    label = label_of(report)
     systems = {s.run: s for s in report.systems}
+    found = {t.measure: find(report, t.measure, registry) for t in thresholds}
     checks: list[GateCheck] = []
     for (run, measure), limit in sorted(effective_thresholds(thresholds, list(systems)).items()):
         system = systems.get(run)
         if system is None:
             continue  # a run named by a threshold but not examined: checked before grading
-        checks.append(GateCheck(run, measure, limit, system_value(system, measure, label)))
+        info = found[measure]
+        score = system.scores.get(info.name) if info is not None else None
+        checks.append(GateCheck(run, measure, limit, score.mean if score is not None else None,
+                                info.title if info is not None else ""))
     return checks
 
 
-def threshold_failures(report: ExamReport, thresholds: Sequence[Threshold]) -> list[str]:
+def threshold_failures(report: ExamReport, thresholds: Sequence[Threshold],
+                       registry: MeasureRegistry | None = None) -> list[str]:
     """One FAIL line per run and measure below its threshold (a measure the report lacks is a failure too)."""
-    failures: list[str] = []
-    for check in threshold_checks(report, thresholds):
-        name = title(check.measure, report)
-        if check.value is None:
-            failures.append(
-                f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}")
-        elif not check.passed:
-            failures.append(
-                f"FAIL Required {name} of {check.limit:g} not reached by run {check.run!r}: {check.value:.4f}")
-    return failures
+    return [_threshold_message(check, report, registry)
+            for check in threshold_checks(report, thresholds, registry) if not check.passed]
+
+
+def _threshold_message(check: GateCheck, report: ExamReport, registry: MeasureRegistry | None = None) -> str:
+    name = title(check.measure, report, registry)
+    if check.value is None:
+        return f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}"
+    if not check.passed:
+        return f"FAIL Required {name} of {check.limit:g} not reached by run {check.run!r}: {check.value:.4f}"
+    return f"{name} of run {check.run!r} is {check.value:.4f}, at least the required {check.limit:g}"
+
+
+def threshold_results(report: ExamReport, checks: Sequence[GateCheck],
+                      registry: MeasureRegistry | None = None) -> list[GateResult]:
+    """Each threshold check as a check of the verdict (``--exam-fail-under``)."""
+    return [GateResult(gate="exam-fail-under", run=c.run, measure=c.measure, value=c.value, limit=c.limit,
+                       passed=c.passed, message=_threshold_message(c, report, registry)) for c in checks]
 
 
 # --- regressions against a reference -----------------------------------------------------------
@@ -224,6 +237,7 @@ class Change:
     queries: int  # queries both reports scored
     p: float  # two-sided paired permutation test over those queries (nan with fewer than 2)
     regressed: bool = False  # dropped by more than its allowance
+    title: str = ""  # the measure's column title in the new report
 
     @property
     def delta(self) -> float:
@@ -231,12 +245,13 @@ class Change:
 
 
 def compare(
-    old: ExamReport, new: ExamReport, measures: Sequence[str], allowances: Sequence[Allowance] = ()
+    old: ExamReport, new: ExamReport, measures: Sequence[str], allowances: Sequence[Allowance] = (),
+    registry: MeasureRegistry | None = None,
 ) -> list[Change]:
-    """Every run both reports hold, on every measure: means, difference and the paired test."""
+    """Every run both reports hold, on every measure both hold: means, difference and the paired test.
+    A measure is found by name in each report (so ``ndcg@10`` compares the first label variant's)."""
     from exam_harness.measures.significance import paired_permutation_test
 
-    label = label_of(new)
     limits: Mapping[str, Allowance] = {a.measure: a for a in allowances}
     olds = {s.run: s for s in old.systems}
     changes: list[Change] = []
@@ -245,43 +260,60 @@ def compare(
         if before is None:
             continue
         for measure in measures:
-            a, b = system_value(before, measure, label_of(old)), system_value(system, measure, label)
-            if a is None or b is None:
+            was, now = find(old, measure, registry), find(new, measure, registry)
+            if was is None or now is None or was.name not in before.scores or now.name not in system.scores:
                 continue
-            pairs = _paired(old, new, system.run, measure)
+            a, b = before.scores[was.name].mean, system.scores[now.name].mean
+            pairs = paired_values(old, new, system.run, was.name, now.name)
             p = paired_permutation_test([y for _, y in pairs], [x for x, _ in pairs]) if len(pairs) >= 2 else math.nan
             allowance = limits.get(measure)
             regressed = allowance is not None and allowance.exceeded(a, b)
-            changes.append(Change(system.run, measure, a, b, len(pairs), p, regressed))
+            changes.append(Change(system.run, measure, a, b, len(pairs), p, regressed, now.title))
     return changes
 
 
-def _paired(old: ExamReport, new: ExamReport, run: str, measure: str) -> list[tuple[float, float]]:
-    before = {r.query_id: query_value(r, measure, label_of(old)) for r in old.per_query if r.run == run}
+def paired_values(old: ExamReport, new: ExamReport, run: str | None, was: str,
+                  now: str) -> list[tuple[float, float]]:
+    """(old, new) value of measure ``was`` in ``old`` and ``now`` in ``new`` on every query both scored,
+    for ``run`` (every run when None), in the new report's order."""
+    before = {(r.run, r.query_id): r.scores.get(was) for r in old.per_query if run is None or r.run == run}
     pairs = []
     for row in new.per_query:
-        if row.run != run or row.query_id not in before:
+        if run is not None and row.run != run:
             continue
-        a, b = before[row.query_id], query_value(row, measure, label_of(new))
+        a, b = before.get((row.run, row.query_id)), row.scores.get(now)
         if a is not None and b is not None:
             pairs.append((a, b))
     return pairs
 
 
 def regression_failures(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
-                        reference: str, alpha: float) -> list[str]:
+                        reference: str, alpha: float, registry: MeasureRegistry | None = None) -> list[str]:
+    return [r.message for r in regression_results(changes, allowances, report, reference, alpha, registry)
+            if not r.passed]
+
+
+def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
+                       reference: str, alpha: float, registry: MeasureRegistry | None = None) -> list[GateResult]:
+    """Each change on a measure with an allowed drop as a check of the verdict (``--exam-compare-fail``);
+    its limit is the lowest value the allowance accepts."""
     limits = {a.measure: a for a in allowances}
-    lines = []
+    results = []
     for c in changes:
-        if not c.regressed:
-            continue
+        allowance = limits.get(c.measure)
+        if allowance is None:
+            continue  # shown in the comparison table, gated by nothing
         significance = ("significant" if c.p < alpha else "not significant") if not math.isnan(c.p) else "untested"
-        lines.append(
-            f"FAIL run {c.run!r} regressed on {title(c.measure, report)} against {reference}: {c.old:.4f} -> "
-            f"{c.new:.4f} ({c.delta:+.4f}; allowed drop {limits[c.measure]}); paired test over {c.queries} "
-            f"queries p = {c.p:.3g}, {significance} at alpha {alpha:g}"
-        )
-    return lines
+        change = (f"on {title(c.measure, report, registry)} against {reference}: {c.old:.4f} -> {c.new:.4f} "
+                  f"({c.delta:+.4f}; "
+                  f"allowed drop {allowance}); paired test over {c.queries} queries p = {c.p:.3g}, {significance} "
+                  f"at alpha {alpha:g}")
+        message = (f"FAIL run {c.run!r} regressed {change}" if c.regressed
+                   else f"run {c.run!r} within its allowance {change}")
+        lowest = c.old - (allowance.drop * c.old if allowance.relative else allowance.drop)
+        results.append(GateResult(gate="exam-compare-fail", run=c.run, measure=c.measure, value=c.new,
+                                  limit=lowest, passed=not c.regressed, message=message))
+    return results
 
 
 @dataclass(frozen=True)

@@ -46,14 +46,31 @@ class GradingOutcome:
     cache_notices: list[str] = field(default_factory=list)
     # for a grader of several parts: which part decided how many graded pairs (e.g. answer-key: 12)
     decided_by: dict[str, int] = field(default_factory=dict)
+    # pairs whose grade a fallback rule read from an answer holding none -> the rule (Grade.fallback)
+    fallbacks: dict[Pair, str] = field(default_factory=dict)
 
     @property
     def cache_misses(self) -> int:
         return self.unique - self.cache_hits
 
-    def record(self, pair: Pair, grade: Grade) -> None:
-        self.grades[pair] = grade.grade
-        self.answers[pair] = grade.extracted_answer if grade.extracted_answer is not None else grade.raw_response
+    def record(self, pair: Pair, grade: Grade, *, strict: bool = False) -> None:
+        answer = grade.extracted_answer if grade.extracted_answer is not None else grade.raw_response
+        self.record_value(pair, grade.grade, answer, grade.fallback, strict)
+
+    def record_value(self, pair: Pair, grade: int, answer: str | None, fallback: str | None, strict: bool) -> None:
+        if fallback is not None and strict:
+            self.failures[pair] = refused_fallback(answer, fallback)
+            return
+        self.grades[pair] = grade
+        self.answers[pair] = answer
+        if fallback is not None:
+            self.fallbacks[pair] = fallback
+
+
+def refused_fallback(answer: str | None, rule: str) -> str:
+    shown = " ".join((answer or "").split())
+    return (f"the answer {shown[:80]!r} holds no grade; --exam-strict-fallbacks refuses the fallback rule "
+            f"({rule}) that would read one")
 
 
 def pool_pairs(
@@ -160,7 +177,8 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
 
 
 def _use_cached_grades(
-    grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], cache: GradeCache, outcome: GradingOutcome
+    grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], cache: GradeCache, outcome: GradingOutcome,
+    strict: bool = False,
 ) -> set[str]:
     """Record the cached grades of ``by_key`` in ``outcome`` and return their keys. Damaged rows are
     misses: counted in ``outcome.cache_damaged`` and said through the cache."""
@@ -171,8 +189,7 @@ def _use_cached_grades(
     for key, hit in found.items():
         for request in by_key[key]:
             pair = (request.passage.id, request.test_point.id)
-            outcome.grades[pair] = hit.grade
-            outcome.answers[pair] = hit.answer
+            outcome.record_value(pair, hit.grade, hit.answer, hit.fallback, strict)
     outcome.cache_damaged = damaged = cache.damaged - damaged_before
     if damaged:
         count, were = (f"{damaged} cached grades", "were") if damaged > 1 else ("1 cached grade", "was")
@@ -217,6 +234,7 @@ def run_grading_pass(
     chunk_size: int = 256,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    strict_fallbacks: bool = False,
 ) -> GradingOutcome:
     """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``
     (the grader's ``prepare`` sees every such pair first), storing the grades at least every
@@ -228,7 +246,7 @@ def run_grading_pass(
     by_key = group_by_key(grader, requests, outcome.unsupported)
     outcome.unique = len(by_key)
 
-    found = _use_cached_grades(grader, by_key, cache, outcome) if grader.uses_cache() else set()
+    found = _use_cached_grades(grader, by_key, cache, outcome, strict_fallbacks) if grader.uses_cache() else set()
 
     todo = [key for key in by_key if key not in found]
     if todo:
@@ -262,7 +280,7 @@ def run_grading_pass(
                 for request in by_key[key]:
                     pair = (request.passage.id, request.test_point.id)
                     if isinstance(result, Grade):
-                        outcome.record(pair, result)
+                        outcome.record(pair, result, strict=strict_fallbacks)
                     else:
                         outcome.failures[pair] = result.message
                 if isinstance(result, Grade):

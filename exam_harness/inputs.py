@@ -41,6 +41,8 @@ class ExamInputs:
         self.responses: dict[str, dict[str, str]] = {}
         self.answers: dict[str, dict[str, CitedAnswer]] = {}  # run -> query -> cited answer (TREC RAG files)
         self.run_files: list[Path] = []
+        self.extra_runs: list[Path] = []  # run folders beside the configured ones (a live system's answers)
+        self.system_names: Callable[[], list[str]] = list  # declared systems: runs before they are recorded
 
     # -- banks ---------------------------------------------------------------------------------
     def load_bank_file(self, path: Path) -> list[QueryBank]:
@@ -78,10 +80,15 @@ class ExamInputs:
         if self._data is None:
             from exam_harness.io.runs import load_runs
 
-            loaded = load_runs(paths, self.run_formats)
+            extra = [p for p in self.extra_runs if p not in paths]
+            loaded = load_runs([*paths, *extra], self.run_formats)
             self._data, self.responses, self.run_files = loaded.data, loaded.responses, loaded.files
             self.answers = loaded.answers
         return self._data
+
+    def forget_runs(self) -> None:
+        """Read the run files again on the next :meth:`load_runs` (systems were recorded into them)."""
+        self._data = None
 
     @property
     def data(self) -> ExamData:
@@ -90,12 +97,12 @@ class ExamInputs:
         return self._data
 
     def run_names(self, paths: Sequence[Path]) -> list[str]:
-        names = sorted(self.load_runs(paths).runs)
+        names = sorted({*self.load_runs(paths).runs, *self.system_names()})
         if not names:
             where = ", ".join(str(p) for p in paths) or "(no runs folder)"
             raise ConfigError(
                 f"no runs to examine in {where}; put TREC run files, *.responses.jsonl or Workbench files "
-                "there, or pass --exam-runs PATH"
+                "there, declare a system in conftest.py (docs/live-systems.md), or pass --exam-runs PATH"
             )
         return names
 

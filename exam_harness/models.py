@@ -32,6 +32,31 @@ def test_point_id(query_id: str, text: str, facet_id: str | None = None) -> str:
     return f"{prefix}/{md5_hex(text)}"
 
 
+def readable_id(point_id: str, query_id: str, text: str | None, facet_id: str | None = None) -> str:
+    """The one id of a test point in every output (node ids, JUnit, JSON, markdown, HTML): an id written
+    in the bank as it is; a generated id (``query/md5(text)``) as ``query/a-slug-of-its-text-3f2a9c``, so
+    output speaks the question's words. ``text=None`` (a secret bank) keeps the generated id."""
+    if text is None or point_id != test_point_id(query_id, text, facet_id):
+        return point_id
+    prefix, _, digest = point_id.rpartition("/")
+    return f"{prefix}/{_slug(text)}-{digest[:6]}"
+
+
+def readable_from_generated(point_id: str, text: str | None) -> str:
+    """:func:`readable_id` of an id read from an older report, which kept generated ids as
+    ``query[/facet]/md5(text)``: the digest matching ``text`` is all it needs (no facet to look up)."""
+    prefix, _, digest = point_id.rpartition("/")
+    if text is None or not prefix or digest != md5_hex(text):
+        return point_id
+    return f"{prefix}/{_slug(text)}-{digest[:6]}"
+
+
+def _slug(text: str, limit: int = 48) -> str:
+    words = "".join(ch.lower() if ch.isalnum() else " " for ch in text).split()
+    joined = "-".join(words)
+    return joined[:limit].rstrip("-") or "test-point"
+
+
 def check_id(value: str, what: str) -> str:
     """Ids and run names are non-empty, without whitespace, control or format (zero-width, bidi)
     characters: they are printed and compared, and such characters make two ids look alike or rewrite
@@ -230,6 +255,9 @@ class Grade(BaseModel):
     extracted_answer: str | None = None
     probabilities: tuple[float, ...] | None = None
     details: dict[str, Any] = Field(default_factory=dict)
+    # the fallback rule that read this grade from an answer holding none (exam_harness.parsing), e.g.
+    # "other text -> 1"; None when the answer gave the grade
+    fallback: str | None = None
 
     @field_validator("raw_response", "extracted_answer")
     @classmethod

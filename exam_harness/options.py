@@ -30,6 +30,7 @@ SIGNIFICANCE = "significance"
 GATES = "gates"
 REPORTS = "reports"
 INPUTS = "inputs"
+SYSTEMS = "systems"
 RECORDED = "recorded"
 EVALUATE = "evaluate"
 
@@ -38,6 +39,7 @@ TREC_MEASURES: tuple[str, ...] = ("P@20", "map", "ndcg@10", "ndcg@20", "rprec", 
 POOLS: tuple[str, ...] = ("judged", "top-k")
 SIGNIFICANCE_TESTS: tuple[str, ...] = ("permutation", "bootstrap", "t-test")
 ANALYSES: tuple[str, ...] = ("verify", "missing", "spurious", "agreement")
+SYSTEM_MODES: tuple[str, ...] = ("once", "replay", "record", "live")
 
 
 # --- converters: str -> value, ValueError(reason) on bad input ---------------------------------
@@ -248,8 +250,10 @@ class ExamOptions:
         "labels", LABEL_VARIANTS, "EXAM-Qrels label variants", choice(*LABEL_VARIANTS), group=SCORING, nargs="+",
         many=True, metavar="VARIANT", ini="exam_labels")
     measures: tuple[str, ...] = declare(
-        "measures", TREC_MEASURES, "trec_eval measures over EXAM-Qrels", group=SCORING, nargs="+", many=True,
-        metavar="MEASURE")
+        "measures", TREC_MEASURES, "Measures beside EXAM-Cover and n-EXAM, by name: any trec_eval measure over "
+        "EXAM-Qrels as pytrec_eval takes it (ndcg_cut.5, recip_rank, P@10, success.10; computed per label "
+        "variant), exam-cover@10, n-exam-cover(tau=3)@20, alpha-ndcg@10, or a plugin's measure; repeatable",
+        group=SCORING, nargs="+", many=True, metavar="MEASURE")
     relevance_level: int = declare(
         "relevance-level", 2, "Judgment level counted relevant when grades meet human judgments: 2 for TREC DL, "
         "1 for CAR", integer(0), group=SCORING, metavar="LEVEL")
@@ -282,6 +286,9 @@ class ExamOptions:
     compare: str | None = declare(
         "compare", None, "Compare every run with a kept report: latest (the bare flag), a number NNNN, a name, or a "
         "report file (default: no comparison)", text, group=GATES, fronts=("pytest",), metavar="REF", const="latest")
+    compare_required: bool = declare(
+        "compare-required", False, "Make a missing kept report an error for --exam-compare (default: a first run "
+        "with nothing kept warns and goes on without the comparison)", group=GATES, flag=True, fronts=("pytest",))
     compare_fail: tuple[Allowance, ...] = declare(
         "compare-fail", (), "Fail a run that dropped against the compared report: MEASURE:DROP (absolute) or "
         "MEASURE:PCT% (relative), e.g. exam-cover:0.05 or exam-cover:5%; repeatable (default: report only)",
@@ -303,6 +310,13 @@ class ExamOptions:
     analysis: tuple[str, ...] = declare(
         "analysis", (), "Print an analysis section after the leaderboard: verify, missing, spurious or agreement; "
         "repeatable (default: none)", choice(*ANALYSES), group=REPORTS, many=True, fronts=("pytest",))
+    max_fallbacks: float = declare(
+        "max-fallbacks", 0.05, "Largest share (0..1) of a run's grades that a fallback rule may read from answers "
+        "holding no grade (an LLM's 'I cannot rate this.' read as grade 1); above it the run's scores are "
+        "incomplete and the session fails", number(0, 1), group=GATES, fronts=("pytest",), metavar="SHARE")
+    strict_fallbacks: bool = declare(
+        "strict-fallbacks", False, "An answer holding no grade is a pair that could not be graded, never a grade "
+        "read by a fallback rule", group=GRADING, flag=True, fronts=("pytest",))
     dry_run: bool = declare(
         "dry-run", False, "Print how many grader calls and prompt tokens the session would spend, then stop "
         "without grading", group=GRADING, flag=True, fronts=("pytest",))
@@ -314,6 +328,15 @@ class ExamOptions:
     runs: tuple[Path, ...] = declare(
         "runs", (Path("runs"),), "Run file or folder of systems taking the exam; repeatable", Path, group=INPUTS,
         many=True, path=True, fronts=("pytest",), metavar="PATH")
+    system_mode: str | None = declare(
+        "system-mode", None, "How declared live systems are called: 'once' (only queries their recording lacks; "
+        "everything when the system changed), 'replay' (call nothing, read the recording), 'record' (call every "
+        "query again) or 'live' (call, record nothing) (default: $EXAM_SYSTEM_MODE, else replay when CI=true, "
+        "else once)", choice(*SYSTEM_MODES), group=SYSTEMS, metavar="MODE")
+    strict_queries: bool = declare(
+        "strict-queries", False, "A query that a run ranks but no bank covers is a usage error naming the run file "
+        "and line (default: a note naming its nearest bank query, e.g. 'sizng' ~ 'sizing')", group=INPUTS,
+        flag=True, fronts=("pytest",))
 
     # evaluate
     official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "
@@ -404,19 +427,25 @@ def _resolve(value: Any, spec: OptionSpec, base: Path) -> Any:
 # --- pytest -------------------------------------------------------------------------------------
 
 
+def argparse_help(text: str) -> str:
+    """``text`` for argparse's help, which %-formats it (``%(default)s``): a literal ``%`` doubled."""
+    return text.replace("%", "%%")
+
+
 def add_pytest_options(parser: Any, groups: Iterable[str] | None = None) -> None:
     """Register ``--exam-NAME`` options and ``exam_NAME`` ini keys in pytest's ``parser``."""
     group = parser.getgroup("exam", "exam-harness: exam-based evaluation of retrieval and RAG systems")
     for name, spec in specs(groups, "pytest"):
         help_ = help_text(name, spec, "pytest")
+        # pytest prints ini help as it is; argparse formats option help with %.
         if spec.flag:
             group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="store_true", default=None,
-                            help=help_)
+                            help=argparse_help(help_))
             parser.addini(spec.ini_name, help_, type="bool", default=None)
         else:
             optional: dict[str, Any] = {"nargs": "?", "const": spec.const} if spec.const is not None else {}
             group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="append" if spec.many else None,
-                            default=None, metavar=spec.metavar, help=help_, **optional)
+                            default=None, metavar=spec.metavar, help=argparse_help(help_), **optional)
             parser.addini(spec.ini_name, help_, type="linelist" if spec.many else "string", default=None)
 
 
@@ -467,6 +496,7 @@ def add_cli_options(parser: argparse.ArgumentParser, groups: Iterable[str], *,
         help_ = help_text(name, spec, "cli")
         if defaults and name in defaults:
             help_ = help_.split(" (default:")[0].rstrip(".") + f" (default: {defaults[name]})."
+        help_ = argparse_help(help_)
         if spec.flag:
             parser.add_argument(f"--{spec.name}", dest=spec.dest, action="store_true", default=None, help=help_)
         elif spec.nargs:
@@ -495,13 +525,14 @@ def options_from_cli(args: argparse.Namespace, groups: Iterable[str], *,
 
 
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
-    """The README's option table (markdown), made from the schema so the two cannot drift apart
+    """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart
     (``tests/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in specs(groups, front):
-        flag = f"--exam-{spec.name}" + ("" if spec.flag else f" {spec.metavar or spec.dest.upper()}")
+        # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).
+        flag = f"--exam-{spec.name}" + ("" if spec.flag else f"={spec.metavar or spec.dest.upper()}")
         if spec.const is not None:
-            flag = f"--exam-{spec.name} [{spec.metavar or spec.dest.upper()}]"
+            flag = f"--exam-{spec.name}[={spec.metavar or spec.dest.upper()}]"
         meaning, sep, shown = spec.help.rpartition(" (default: ")
         if sep:
             default = shown.removesuffix(")")

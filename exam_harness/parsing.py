@@ -59,10 +59,22 @@ def is_unanswerable(response: str) -> bool:
 
 def parse_self_rating(response: str, max_grade: int = 5) -> int:
     """Digit -> grade; unanswerability expression -> 0; anything else -> 1."""
+    return read_self_rating(response, max_grade)[0]
+
+
+# The fallback rules, by the name a grade read by one carries (Grade.fallback): the answer held no grade.
+FALLBACK_UNANSWERABLE = "unanswerable text -> 0"
+FALLBACK_OTHER_TEXT = "other text -> 1"
+FALLBACK_NOT_A_GRADE = "no grade digit -> 0"
+FALLBACK_NOT_YES_NO = "neither yes nor no -> 0"
+
+
+def read_self_rating(response: str, max_grade: int = 5) -> tuple[int, str | None]:
+    """:func:`parse_self_rating`'s grade and the fallback rule that gave it (None: the answer's digit)."""
     grade = single_digit_grade(response, max_grade)
     if grade is not None:
-        return grade
-    return 0 if is_unanswerable(response) else 1
+        return grade, None
+    return (0, FALLBACK_UNANSWERABLE) if is_unanswerable(response) else (1, FALLBACK_OTHER_TEXT)
 
 
 def parse_yes_no(response: str) -> int | None:

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from exam_harness.errors import ConfigError
-from exam_harness.measures.base import Bindings, Measure
+from exam_harness.measures.base import Bindings, Measure, parse_measure
 from exam_harness.measures.citations import CITATION_MEASURES
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
-from exam_harness.measures.trec import TrecMeasure, parse_trec_name
+from exam_harness.measures.trec import TrecMeasure
 from exam_harness.measures.trec_rag import TRACK_MEASURES
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
+from exam_harness.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,9 @@ class ExamPlan:
     qrels_m: int
     pool: str
     labels: tuple[str, ...]
-    trec_measures: tuple[str, ...]
+    # the measures asked for (--exam-measures / --measures), parsed from the measure registry, parameters
+    # left unset filled from the plan; a trec measure without a label is computed for every label variant
+    requested: tuple[Measure, ...]
     relevance_level: int
     beta: float
     redundancy_alpha: float
@@ -48,13 +51,21 @@ class ExamPlan:
         return Bindings(k=self.k, min_grade=min_grade, pool=self.pool, qrels_m=self.qrels_m, label=self.labels[0],
                         beta=self.beta, redundancy_alpha=self.redundancy_alpha, empty=self.empty)
 
+    @property
+    def trec_measures(self) -> tuple[str, ...]:
+        """The names of the trec measures asked for (``P@20``, ``ndcg@10``, ``success.10``), once each."""
+        return tuple(dict.fromkeys(m.name for m in self.requested if isinstance(m, TrecMeasure)))
+
     def measures(self, min_grade: int, *, nuggets: bool, track: bool = False, support: bool = False) -> list[Measure]:
-        """The measures at one tau, bound: EXAM-Cover, n-EXAM, the trec measures per label variant,
-        alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``), and the TREC RAG
-        track's scores with the answers' length when nuggets carry an importance (``track``), citation
-        precision, recall and F1 when answers' citations were graded (``support``)."""
+        """The measures at one tau, bound, each once: EXAM-Cover and n-EXAM (the leaderboard's own), every
+        other measure asked for in the order given, the trec measures per label variant (label by label),
+        alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``), the TREC RAG track's
+        scores with the answers' length when nuggets carry an importance (``track``), citation precision,
+        recall and F1 when answers' citations were graded (``support``)."""
         found: list[Measure] = [ExamCover(), NExam()]
-        found += [TrecMeasure(name=name, label=label) for label in self.labels for name in self.trec_measures]
+        found += [m for m in self.requested if not (isinstance(m, TrecMeasure) and m.label is None)]
+        found += [TrecMeasure(name=m.name, min_grade=m.min_grade, m=m.m, pool=m.pool, k=m.k, label=label)
+                  for label in self.labels for m in self.requested if isinstance(m, TrecMeasure) and m.label is None]
         if self.alpha_ndcg:
             found.append(AlphaNDCG())
         if nuggets:
@@ -64,7 +75,7 @@ class ExamPlan:
         if support:
             found += [kind() for kind in CITATION_MEASURES]
         bindings = self.bindings(min_grade)
-        return [m.bind(bindings) for m in found]
+        return list({str(b): b for b in (m.bind(bindings) for m in found)}.values())
 
 
 def resolve_min_grades(given: Sequence[int], spec: GraderSpec, where: str = "--exam-min-grade") -> tuple[int, ...]:
@@ -79,15 +90,38 @@ def resolve_min_grades(given: Sequence[int], spec: GraderSpec, where: str = "--e
     return taus
 
 
+def parse_measures(names: Sequence[str], registry: Registry[type[Measure]] | None = None,
+                   where: str = "--exam-measures") -> tuple[Measure, ...]:
+    """Each name parsed by the measure registry (built-ins when None; plugin families too), once each."""
+    found: dict[str, Measure] = {}
+    for name in names:
+        try:
+            measure = parse_measure(name, registry)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        found.setdefault(str(measure), measure)
+    return tuple(found.values())
+
+
 def make_plan(
     options: ExamOptions, spec: GraderSpec, *, where: str = "--exam-min-grade", several: bool = False,
-    alpha_ndcg: bool | None = None,
+    alpha_ndcg: bool | None = None, registry: Registry[type[Measure]] | None = None,
 ) -> ExamPlan:
     """The plan for ``options`` once the grader's ``spec`` is known; a pytest session takes one tau.
 
-    ``alpha_ndcg`` overrides the option (the pytest report has no alpha-nDCG column, so it skips the work).
+    ``alpha_ndcg`` overrides the option (a pytest session computes alpha-nDCG only when ``--exam-measures``
+    names it); ``registry`` holds the measure families ``options.measures`` may name (built-ins when None).
     """
     taus = resolve_min_grades(options.min_grade, spec, where)
+    requested = parse_measures(options.measures, registry, where.replace("min-grade", "measures"))
+    for measure in requested:
+        depth = getattr(measure, "k", None)
+        if isinstance(depth, int) and depth > options.k:
+            # passages below the exam's k are not graded: they would count as covering nothing
+            k_option = where.replace("min-grade", "k")
+            raise ConfigError(f"{where.replace('min-grade', 'measures')}: {measure} reads each run's top {depth}, "
+                              f"but the exam grades the top {options.k} only ({k_option}); raise {k_option} "
+                              f"to {depth} or cut the measure at {options.k} or less")
     if len(taus) > 1 and not several:
         raise ConfigError(f"{where} takes one minimum grade in a pytest session, got {' '.join(map(str, taus))}")
     return ExamPlan(
@@ -97,7 +131,7 @@ def make_plan(
         qrels_m=options.qrels_m,
         pool=options.pool,
         labels=tuple(dict.fromkeys(options.labels)),
-        trec_measures=tuple(dict.fromkeys(parse_trec_name(m).name for m in options.measures)),
+        requested=requested,
         relevance_level=options.relevance_level,
         beta=options.beta,
         redundancy_alpha=options.redundancy_alpha,

@@ -22,12 +22,13 @@ from exam_harness.options import (
     REPORTS,
     SCORING,
     SIGNIFICANCE,
+    SYSTEMS,
     add_pytest_options,
     options_from_pytest,
 )
 from exam_harness.report.schema import ExamReport
 
-PYTEST_GROUPS = (INPUTS, GRADING, SCORING, SIGNIFICANCE, GATES, REPORTS)
+PYTEST_GROUPS = (INPUTS, SYSTEMS, GRADING, SCORING, SIGNIFICANCE, GATES, REPORTS)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -50,20 +51,33 @@ def pytest_configure(config: pytest.Config) -> None:
     from exam_harness.pytest_plugins.outcomes import ExamOutcomes
     from exam_harness.pytest_plugins.reporting import ExamReporting
     from exam_harness.pytest_plugins.state import SETUP_KEY, ExamSetup
+    from exam_harness.pytest_plugins.systems import ExamSystems
 
     config.addinivalue_line("markers", "exam_required: a required test point; missing it fails the case")
+    if config.option.help:  # help is shown whatever the ini file holds
+        return
     try:
+        check_ini_keys(config)
         check_swallowed_values(config)
         options = options_from_pytest(config, PYTEST_GROUPS)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if options.dry_run and getattr(config.option, "dist", "no") != "no":
+        # A dry run grades nothing, so pytest-xdist's workers have nothing to do: this process counts
+        # (xdist decides in its own, later pytest_configure).
+        config.option.dist = "no"
     config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config))
     collector = ExamCollector(config)
+    try:
+        systems = ExamSystems(config, collector)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
     grading = ExamGrading(config, collector)
     outcomes = ExamOutcomes(config)
     reporting = ExamReporting(config, grading, outcomes)
     for name, plugin in (
         ("exam-collector", collector),
+        ("exam-systems", systems),
         ("exam-grading", grading),
         ("exam-outcomes", outcomes),
         ("exam-reporting", reporting),
@@ -83,25 +97,67 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ExamAnalyses(config, grading, reporting), "exam-analyses")
 
 
-def check_swallowed_values(config: pytest.Config) -> None:
-    """``--exam-cache /elsewhere/c.sqlite`` (space form): pytest chooses its rootdir and configuration
-    before it knows exam-harness's options, so it reads ``/elsewhere/c.sqlite`` as a test path there;
-    when that path lies outside the rootdir it settled on, the configuration it found is not the
-    project's. Say so instead of running an exam without its configuration."""
+def check_ini_keys(config: pytest.Config) -> None:
+    """An ``exam_*`` key of the ini file that no option declares is a usage error with a did-you-mean:
+    a misspelt gate (``exam_fail_undr``) would otherwise leave the gate off behind a mere warning."""
+    import difflib
+
     from exam_harness.options import specs
 
-    args = list(config.invocation_params.args)
+    known = sorted({spec.ini_name for _, spec in specs(PYTEST_GROUPS, "pytest")} | {"exam_banks"})
+    # pytest 9 keeps the ini file's keys in ``_inicfg`` (its ``inicfg`` is deprecated); pytest 8 in ``inicfg``.
+    present = config._inicfg if hasattr(config, "_inicfg") else config.inicfg
+    unknown = sorted(key for key in present if key.startswith("exam_") and key not in known)
+    if not unknown:
+        return
+    where = f" in {config.inipath}" if config.inipath else ""
+    lines = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1)
+        lines.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise ConfigError(f"unknown exam-harness ini option{'s' if len(unknown) > 1 else ''}{where}: "
+                      f"{', '.join(lines)}; 'pytest --help' lists the exam_* ini options")
+
+
+def check_swallowed_values(config: pytest.Config) -> None:
+    """``--exam-runs /elsewhere/runs`` (space form): pytest chooses its rootdir and configuration file
+    before it knows exam-harness's options, so it reads ``/elsewhere/runs`` as a test path then. When the
+    rootdir or configuration file it chose differs from the one it chooses without those values, the
+    session would run without the project's configuration: refused, naming the ``=`` form. When both
+    are the same (``pytest banks --exam-runs /elsewhere/runs``), the command is right and runs."""
+    from exam_harness.options import specs
+
     names = {f"--exam-{spec.name}" for _, spec in specs(PYTEST_GROUPS, "pytest") if not spec.flag}
-    root = Path(config.rootpath).resolve()
-    invocation = Path(config.invocation_params.dir)
-    for option, value in itertools.pairwise(args):
-        path = (invocation / value).resolve() if value and not value.startswith("-") else None
-        if option in names and path is not None and path.exists() and root != path and root not in path.parents:
-            raise ConfigError(
-                f"{option} {value}: pytest read {value!r} as a test path while choosing its rootdir (exam-harness's "
-                f"options are not known yet at that point), so it settled on rootdir {root} and its configuration "
-                f"file {config.inipath or '(none)'}; write {option}={value} instead"
-            )
+    swallowed = [(option, value) for option, value in itertools.pairwise(config.invocation_params.args)
+                 if option in names and value and not value.startswith("-")]
+    if not swallowed:
+        return
+    rootpath, inipath = setup_without_swallowed(config)
+    if rootpath == config.rootpath and inipath == config.inipath:
+        return
+    option, value = swallowed[0]
+    raise ConfigError(
+        f"{option} {value}: pytest read {value!r} as a test path while choosing its rootdir (exam-harness's "
+        f"options are not known yet at that point), so it settled on rootdir {config.rootpath} and configuration "
+        f"file {config.inipath or '(none)'} instead of {rootpath} and {inipath or '(none)'}; write "
+        f"{option}={value} instead"
+    )
+
+
+def setup_without_swallowed(config: pytest.Config) -> tuple[Path, Path | None]:
+    """The rootdir and configuration file pytest chooses from the command line's test paths as parsed
+    with every option known (the swallowed values belong to their options then)."""
+    import inspect
+
+    from _pytest.config.findpaths import determine_setup
+
+    option = config.option
+    given = {"inifile": option.inifilename, "override_ini": option.override_ini,
+             "args": [str(arg) for arg in option.file_or_dir or ()], "rootdir_cmd_arg": option.rootdir or None,
+             "invocation_dir": Path(config.invocation_params.dir)}
+    accepted = inspect.signature(determine_setup).parameters  # its keywords differ between pytest 8 and 9
+    rootpath, inipath, *_ = determine_setup(**{k: v for k, v in given.items() if k in accepted})
+    return Path(rootpath), inipath
 
 
 # ---------------------------------------------------------------------- fixtures for users' tests

@@ -62,6 +62,47 @@ def check_overlap(banks: Sequence[QueryBank], data: ExamData) -> None:
     )
 
 
+def uncovered_queries(asked: Iterable[str], data: ExamData) -> dict[str, list[tuple[str, str | None]]]:
+    """run -> every query it ranks that no bank asks, with the bank query it was probably meant as
+    (``near_match``'s explanation) or None; runs without such queries are left out."""
+    known = sorted(set(asked))
+    found: dict[str, list[tuple[str, str | None]]] = {}
+    for name, run in sorted(data.runs.items()):
+        extra = sorted(set(run.rankings) - set(known))
+        if extra:
+            found[name] = [(q, near_match(q, known)) for q in extra]
+    return found
+
+
+def shown_uncovered(queries: Sequence[tuple[str, str | None]], limit: int = 5) -> str:
+    """``'sizng' ~ 'sizing', 'extra'``: the ids, each with its near match where there is one."""
+    shown = ", ".join(f"{q!r} ~ {m}" if m else repr(q) for q, m in queries[:limit])
+    return shown + (f" and {len(queries) - limit} more" if len(queries) > limit else "")
+
+
+def check_covered(banks: Sequence[QueryBank], data: ExamData) -> None:
+    """``--exam-strict-queries``: a query a run ranks that no bank covers is an error naming the run
+    file and, for a TREC run, the line of its first passage for that query."""
+    from exam_harness.errors import InputError
+    from exam_harness.io.trec import find_run_line
+
+    uncovered = uncovered_queries((b.query.id for b in banks), data)
+    if not uncovered:
+        return
+    name, queries = next(iter(uncovered.items()))
+    qid, match = queries[0]
+    run = data.runs[name]
+    path = Path(run.source) if run.source else None
+    first = run.rankings[qid][0].passage_id if run.rankings[qid] else None
+    line = find_run_line(path, name, qid, first) if path is not None and path.is_file() and first else None
+    more = sum(len(q) for q in uncovered.values()) - 1
+    raise InputError(
+        f"run {name!r} ranks query {qid!r}, which no bank covers" + (f" (did you mean {match}?)" if match else "")
+        + (f"; {more} more uncovered: {', '.join(f'{r}: {shown_uncovered(q)}' for r, q in uncovered.items())}"
+           if more else "") + " (--exam-strict-queries)",
+        path=path, line=line, field="query_id", value=qid, expected="a query id of a bank, or no --exam-strict-queries")
+
+
 def _listed(ids: Sequence[str], limit: int = 6) -> str:
     shown = ", ".join(repr(i) for i in ids[:limit])
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "") if ids else "no query"
@@ -77,7 +118,9 @@ def check_gate_runs(options: ExamOptions, runs: Iterable[str]) -> None:
 
 
 def load_reference(options: ExamOptions, base: Path) -> tuple[str, ExamReport] | None:
-    """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading)."""
+    """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading).
+    A history with nothing kept raises :class:`exam_harness.io.history.NothingKept`: the caller decides
+    whether a first run goes on (``--exam-compare-required`` says it does not)."""
     if options.compare is None:
         if options.compare_fail:
             raise ConfigError("--exam-compare-fail needs --exam-compare [REF]: the report to compare with")
@@ -102,6 +145,8 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
             raise ConfigError(f"{option} {path}: exists and is not a folder")
         if not is_folder and path.is_dir():
             raise ConfigError(f"{option} {path}: is a folder; give a file name")
+        if not is_folder and path.exists() and not path.is_file():
+            raise ConfigError(f"{option} {path}: is not a regular file (a FIFO, socket or device); give a file name")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryFile(dir=folder, prefix=".exam-harness-probe-"):

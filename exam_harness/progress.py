@@ -1,4 +1,4 @@
-"""The grading progress bar shared by the pytest session and the CLI commands."""
+"""The progress bar shared by the pytest session and the CLI commands (grading pairs, calling systems)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ class GradingProgress:
     pytest itself suspends capture for a debugger.
     """
 
-    def __init__(self, label: str, enabled: bool = True, *, capman: Any = None) -> None:
+    def __init__(self, label: str, enabled: bool = True, *, capman: Any = None, unit: str = "pairs") -> None:
         self.label = label
+        self.unit = unit
         self.enabled = enabled
         self.capman = capman
         self._bar: Any = None
@@ -44,7 +45,7 @@ class GradingProgress:
             TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("pairs"),
+            TextColumn(self.unit),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=Console(file=sys.stderr),

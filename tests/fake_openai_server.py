@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 FaultKind = Literal["status", "slow", "garbage", "truncated", "empty_choices", "missing_content", "drop"]
 
@@ -116,10 +116,10 @@ class FakeOpenAIServer:
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
-    def start(self) -> FakeOpenAIServer:
-        server = self
+    def start(self) -> Self:
+        server: FakeOpenAIServer = self
 
         class Handler(_Handler):
             owner = server
@@ -140,7 +140,7 @@ class FakeOpenAIServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -178,9 +178,10 @@ class FakeOpenAIServer:
                 del choice["text"]
             if body.get("logprobs") and answer.first_token_probs:
                 n = int(body["logprobs"])
-                top = dict(sorted(answer.first_token_probs.items(), key=lambda kv: -kv[1])[:n])
-                top = {tok: math.log(p) for tok, p in top.items()}
-                choice["logprobs"] = {"tokens": [first], "token_logprobs": [top.get(first, 0.0)], "top_logprobs": [top]}
+                likeliest = sorted(answer.first_token_probs.items(), key=lambda kv: -kv[1])[:n]
+                top_logprobs = {tok: math.log(p) for tok, p in likeliest}
+                choice["logprobs"] = {"tokens": [first], "token_logprobs": [top_logprobs.get(first, 0.0)],
+                                      "top_logprobs": [top_logprobs]}
             obj = "text_completion"
         choices = [] if fault and fault.kind == "empty_choices" else [choice]
         return {"id": "cmpl-fake", "object": obj, "created": 0, "model": self.model, "choices": choices, "usage": usage}

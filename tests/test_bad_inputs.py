@@ -27,6 +27,7 @@ import yaml
 import exam_harness.graders.answer_key  # pre-imported: see tests/conftest.py
 import exam_harness.graders.llm  # noqa: F401
 from exam_harness.cli import main as cli_main
+from tests.helpers import report_means
 
 pytest_plugins = ["pytester"]
 
@@ -104,7 +105,7 @@ def load_cases() -> list[Case]:
     for entry in entries:
         unknown = set(entry) - KEYS
         assert not unknown, f"{entry.get('id')}: unknown manifest keys {unknown}"
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
         values["ini"] = {str(k): str(v) for k, v in entry.get("ini", {}).items()}
         cases.append(Case(**values))
     return cases
@@ -281,7 +282,7 @@ def check_ok(root: Path, case: Case, outcome: Outcome) -> None:
     path = root / "reports" / "exam-report.json"
     assert path.stat().st_size < 1_000_000, "the report must not carry passage texts"
     report = json.loads(path.read_text())
-    covers = {s["run"]: s["exam_cover"] for s in report["systems"]}
+    covers = report_means(report)
     assert covers == pytest.approx(case.covers, abs=1e-3)
     scored = {q["query_id"] for q in report["per_query"]}
     assert not scored & set(case.absent_queries)

@@ -289,16 +289,27 @@ def test_a_cache_in_a_new_folder_we_may_not_create_is_a_config_error(
 
 
 READ_ONLY_CHECK = """
-import json, sys
+import json, os, sys
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.models import Grade
+try:  # the premise: this process may not create a file in the folder
+    open(os.path.join(os.path.dirname(sys.argv[1]), "probe"), "x").close()
+    denied = False
+except PermissionError:
+    denied = True
 said = []
 cache = GradeCache(sys.argv[1], notify=said.append)
 keys = json.loads(sys.argv[2])
 hits = cache.get_grades(keys)
 stored = cache.put_many({cache_key("f", {"new": 1}): Grade(grade=1, grader="g")})
-print(json.dumps({"hits": len(hits), "stored": stored, "said": said}))
+print(json.dumps({"denied": denied, "hits": len(hits), "stored": stored, "said": said}))
 """
+
+# Root passes permission checks by the capabilities below; without them it is held to the bits like
+# anyone else. The check runs as root (so it can still reach a checkout and venv in a folder only root
+# may enter, as in a fresh `mktemp -d`) on files owned by nobody, with these capabilities dropped.
+ROOT_BYPASSES = "-dac_override,-dac_read_search,-fowner,-chown"
+NOBODY = 65534
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
@@ -306,7 +317,7 @@ def test_a_really_read_only_file_in_a_read_only_folder(
     sound_cache: tuple[Path, list[GradingRequest], GradingOutcome]
 ) -> None:
     """chmod 444 on the file and 555 on its folder: SQLite cannot even create the WAL's shared memory
-    file, and the grades are still read. Root ignores permissions, so as root the check runs as nobody."""
+    file, and the grades are still read. The check process first proves it may not write there."""
     original, requests, _ = sound_cache
     folder = Path(tempfile.mkdtemp(prefix="ro-cache-"))
     try:
@@ -318,14 +329,19 @@ def test_a_really_read_only_file_in_a_read_only_folder(
         if os.geteuid() == 0:
             setpriv = shutil.which("setpriv")
             if setpriv is None:
-                pytest.skip("running as root (permissions are not enforced) without setpriv to become nobody")
-            command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+                pytest.skip("running as root, which permissions do not bind, without setpriv to drop its "
+                            "capabilities: a folder it cannot write cannot be made")
+            for made in (path, folder):
+                os.chown(made, NOBODY, NOBODY)
+            command = [setpriv, f"--bounding-set={ROOT_BYPASSES}", "--inh-caps=-all", *command]
         result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, check=False,
                                 env={**os.environ, "PYTHONPATH": str(REPO)})
-        if result.returncode != 0 and "Permission denied" in result.stderr and "exam_harness" not in result.stderr:
-            pytest.skip(f"nobody cannot run this Python: {result.stderr.strip().splitlines()[-1]}")
+        if result.returncode != 0 and result.stderr.startswith("setpriv:"):
+            pytest.skip(f"running as root, which permissions do not bind, and its capabilities cannot be "
+                        f"dropped here: {result.stderr.strip()}")
         assert result.returncode == 0, result.stderr
         report = json.loads(result.stdout)
+        assert report["denied"], "the check process could create a file in the read-only folder"
         assert report["hits"] == len(requests) and report["stored"] is False
         assert len(report["said"]) == 1 and "is read-only" in report["said"][0]
         assert sorted(p.name for p in folder.iterdir()) == ["grades.sqlite"]

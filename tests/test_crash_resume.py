@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -28,13 +29,13 @@ kr = load_benchmark()
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     # 4 queries x 5 test points x 6 passages = 120 pairs at 5 ms: grading spans ~0.6 s in 20 commits.
     project = kr.build_project(tmp_path_factory.mktemp("kill") / "project", kr.Shape(4, 5, 6), delay=0.005)
     return project, kr.run_reference(project, BATCH)
 
 
-def test_reference_run_is_what_the_trials_are_compared_with(reference: tuple[Path, object]) -> None:
+def test_reference_run_is_what_the_trials_are_compared_with(reference: tuple[Path, Any]) -> None:
     _project, ref = reference
     assert len(ref.rows) == 120
     report = json.loads((ref.reports / "exam-report.json").read_text())
@@ -45,7 +46,7 @@ def test_reference_run_is_what_the_trials_are_compared_with(reference: tuple[Pat
 
 
 @pytest.mark.parametrize("after_batches", [2, 11])
-def test_sigkill_while_grading_then_resume(reference: tuple[Path, object], after_batches: int) -> None:
+def test_sigkill_while_grading_then_resume(reference: tuple[Path, Any], after_batches: int) -> None:
     project, ref = reference
     trial = kr.kill_trial(project, ref, after_batches, None, BATCH, kill_after_rows=after_batches * BATCH)
     assert trial.survived, trial.problems
@@ -58,7 +59,7 @@ def test_sigkill_while_grading_then_resume(reference: tuple[Path, object], after
     assert trial.reports_equal
 
 
-def test_comparison_notices_a_different_report(reference: tuple[Path, object], tmp_path: Path) -> None:
+def test_comparison_notices_a_different_report(reference: tuple[Path, Any], tmp_path: Path) -> None:
     """The equality check the trials rely on can fail: a changed grade changes the reports."""
     _project, ref = reference
     other = tmp_path / "other"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +43,8 @@ def test_answering_passage_outgrades_unrelated_one(grader: EmbeddingGrader) -> N
     answer = "The moon's gravitational pull draws the oceans into a bulge, which causes the tides."
     unrelated = "A good espresso needs finely ground coffee and water at about 93 degrees."
     good, bad = grader.grade_batch([request(question, answer), request(question, unrelated)])
+    assert isinstance(good, Grade) and isinstance(bad, Grade)
+    assert good.raw_response is not None and bad.raw_response is not None
     assert good.grade >= 4 and bad.grade <= 1
     assert float(good.raw_response) > float(bad.raw_response)
     assert good.details["cosine"] == pytest.approx(float(good.raw_response), abs=1e-4)
@@ -129,16 +132,23 @@ def long_text(characters: int) -> str:
     return text[:characters]
 
 
-def test_a_huge_passage_costs_what_a_long_one_does(grader: EmbeddingGrader) -> None:
-    huge = long_text(50_000_000)
+def test_a_huge_passage_costs_what_a_long_one_does(grader: EmbeddingGrader, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model encodes the same beginning of a 50 MB passage as of a 20,000-character one that
+    starts alike (before passages were cut it read all 50 MB: 143 s and 7.7 GB)."""
     question = "What pulls the oceans toward the moon to make tides?"
-    grader.grade_batch([request(question, "warm-up")])
-    started = time.perf_counter()
-    (result,) = grader.grade_batch([request(question, huge)])
-    seconds = time.perf_counter() - started
-    assert seconds < 10, f"a 50 MB passage took {seconds:.1f}s"  # 143 s (and 7.7 GB) before it was cut
+    encoded: list[list[str]] = []
+    encode = grader.encode
+
+    def recording(texts: Sequence[str]) -> Any:
+        encoded.append(list(texts))
+        return encode(texts)
+
+    monkeypatch.setattr(grader, "encode", recording)
+    (result,) = grader.grade_batch([request(question, long_text(50_000_000))])
     (same,) = grader.grade_batch([request(question, long_text(20_000))])
     assert isinstance(result, Grade) and isinstance(same, Grade) and result.raw_response == same.raw_response
+    huge_texts, long_texts = encoded
+    assert huge_texts == long_texts and max(map(len, huge_texts)) < 20_000
 
 
 def test_sentence_mode_looks_for_sentences_in_a_bounded_beginning() -> None:

@@ -15,8 +15,15 @@ from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.grading import grade_banks, replay
 from exam_harness.io import load_bank, load_runs
-from exam_harness.measures.intervals import baseline_gate, bootstrap_cis, compare_runs
-from exam_harness.measures.significance import bootstrap_ci, compare_to_baseline
+from exam_harness.measures.significance import (
+    baseline_gate,
+    bootstrap_ci,
+    bootstrap_cis,
+    compare_to_baseline,
+    paired_bootstrap,
+    paired_permutation_test,
+    paired_t_test,
+)
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
 from exam_harness.report.build import exam_qrels
@@ -159,16 +166,24 @@ def test_bootstrap_cis_equal_the_per_run_function() -> None:
 
 
 @pytest.mark.parametrize("method", ["permutation", "bootstrap", "t-test"])
-def test_compare_runs_equals_compare_to_baseline(method: str) -> None:
+def test_a_leaderboard_comparison_equals_each_pair_s_test(method: str) -> None:
+    """Every run against the baseline at once gives each pair's own test (the same resamples)."""
     rng = random.Random(7)
     runs = {f"r{i}": {f"q{j}": rng.random() + 0.05 * i for j in range(30)} for i in range(4)}
     queries = sorted(runs["r0"])
-    ours = compare_runs(runs, "r1", queries=queries, method=method, n_resamples=3000, seed=2)
-    theirs = compare_to_baseline(runs, "r1", method=method, n_resamples=3000, seed=2, queries=queries)  # type: ignore[arg-type]
-    assert [c.run for c in ours] == [c.run for c in theirs]
-    for a, b in zip(ours, theirs):
-        assert (a.diff, a.p, a.ci_low, a.ci_high) == pytest.approx((b.diff, b.p, b.ci_low, b.ci_high), abs=1e-12)
-        assert (a.significantly_worse, a.significantly_better) == (b.significantly_worse, b.significantly_better)
+    comparisons = compare_to_baseline(runs, "r1", method=method, n_resamples=3000, seed=2, queries=queries)
+    assert [c.run for c in comparisons] == ["r0", "r2", "r3"]
+    base = [runs["r1"][q] for q in queries]
+    for c in comparisons:
+        scores = [runs[c.run][q] for q in queries]
+        if method == "t-test":
+            pair = paired_t_test(scores, base, confidence=0.95)
+            p = pair.p
+        else:
+            pair = paired_bootstrap(scores, base, n_resamples=3000, seed=2, confidence=0.95)
+            p = pair.p if method == "bootstrap" else paired_permutation_test(scores, base, n_resamples=3000, seed=2)
+        assert (c.diff, c.p, c.ci_low, c.ci_high) == pytest.approx((pair.mean_diff, p, pair.ci_low, pair.ci_high), abs=1e-12)
+        assert c.significantly_worse == (pair.mean_diff < 0 and p < 0.05)
 
 
 def test_baseline_gate_names_run_difference_and_p() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.io import load_bank
+from tests.helpers import report_means
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def test_example_exam_ranks_good_above_weak_and_caches(pytester: pytest.Pytester
     assert cold.ret == 0, cold.stdout.str()
     cold.stdout.fnmatch_lines(["*exam leaderboard*", "*strong-ranker*", "*weak-ranker*", "*passed*missed*"])
     report = json.loads((example / "reports" / "exam-report.json").read_text())
-    covers = {s["run"]: s["exam_cover"] for s in report["systems"]}
+    covers = report_means(report)
     assert set(covers) == {"strong-ranker", "weak-ranker", "rag-generator"}
     assert covers["strong-ranker"] > covers["rag-generator"] > covers["weak-ranker"]
     assert report["cache"]["misses"] > 0

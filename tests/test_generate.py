@@ -32,8 +32,8 @@ from exam_harness.models import test_point_id as point_id  # a test_* name would
 class ScriptedBackend:
     """A TextBackend answering each prompt with ``answer(prompt_text)``; records the prompts."""
 
-    model_id = "scripted"
-    revision = None
+    model_id: str = "scripted"
+    revision: str | None = None
 
     def __init__(self, answer: Callable[[str], str | GradeFailure]) -> None:
         self.answer = answer

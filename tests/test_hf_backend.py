@@ -11,7 +11,7 @@ import random
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -115,7 +115,8 @@ def plain_greedy(folder: Path, texts: Sequence[str], max_new_tokens: int, *, bat
 def test_weights_load_on_first_generation_only(t5_dir: Path) -> None:
     backend = HFBackend(str(t5_dir), batch_size=8)
     spec_settings = backend.settings()  # what the cache key needs: no weights
-    assert backend._model is None and spec_settings["architecture"] == "seq2seq"
+    loaded_before = backend._model is not None
+    assert not loaded_before and spec_settings["architecture"] == "seq2seq"
     [result] = backend.generate([PromptParts("Rate: ", "some passage")], max_new_tokens=4, rating_scale=5)
     assert backend._model is not None and not isinstance(result, GradeFailure)
 
@@ -289,7 +290,9 @@ def test_int8_quantised_cpu_path(t5_dir: Path) -> None:
 def _decoded(backend: HFBackend, parts: PromptParts, max_new_tokens: int = 32) -> tuple[list[int], str]:
     [ids] = backend._prepare([parts], backend.input_limit(max_new_tokens))
     assert isinstance(ids, list)
-    return ids, backend.tokenizer.decode(ids, skip_special_tokens=True)
+    text = backend.tokenizer.decode(ids, skip_special_tokens=True)
+    assert isinstance(text, str)
+    return ids, text
 
 
 @pytest.mark.parametrize("backend_name", ["t5", "causal"])
@@ -329,7 +332,7 @@ def _requests(n: int) -> list[GradingRequest]:
     query = Query(id="q1", text="eiffel tower")
     out = []
     for i in range(n):
-        kind = "question" if i % 3 else "nugget"
+        kind: Literal["question", "nugget"] = "question" if i % 3 else "nugget"
         text = rng.choice(QUESTIONS) if kind == "question" else "Eiffel Tower in Paris"
         tp = TestPoint(id=make_id("q1", text), query_id="q1", kind=kind, text=text, gold_answers=("Paris",))
         passage = Passage(id=f"p{i}", text=" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40))))

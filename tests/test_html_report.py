@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.measures import Bindings, ExamCover, NExam, NuggetF, TrecMeasure
 from exam_harness.models import GraderSpec
 from exam_harness.report.html import render_html, write_html_report
 from exam_harness.report.html_assets import JS
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
+    MeasureInfo,
     Outcomes,
     QueryScore,
     Score,
@@ -46,6 +48,12 @@ class Node:
     def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None) -> None:
         self.tag, self.attrs, self.parent = tag, attrs, parent
         self.children: list[Node | str] = []
+
+    def attr(self, name: str) -> str:
+        """The value of an attribute written with one (``<td title="...">``)."""
+        value = self.attrs.get(name)
+        assert value is not None, f"<{self.tag}> has no {name}=... ({self.attrs})"
+        return value
 
     @property
     def classes(self) -> set[str]:
@@ -109,16 +117,25 @@ def parse(text: str) -> Node:
 
 # --- a report with every feature -------------------------------------------------------------------
 
+_BOUND = Bindings(k=10, min_grade=4, pool="top-k", qrels_m=2, label="max-grade", beta=3.0, redundancy_alpha=0.5,
+                  empty="skip")
+COVER, N_EXAM, NUGGET, MAP, NDCG, COUNT_MAP = (MeasureInfo.of(m.bind(_BOUND)) for m in (
+    ExamCover(), NExam(), NuggetF(), TrecMeasure(name="map"), TrecMeasure(name="ndcg@10"),
+    TrecMeasure(name="map", label="count")))
+MEASURES = [COVER, N_EXAM, NUGGET, MAP, NDCG, COUNT_MAP]
+
+
 def _system(run: str, cover: list[float], *, incomplete: list[str] | None = None, nugget: bool = True,
             outcomes: Outcomes | None = None, grades: dict[str, int] | None = None,
             generated: bool = False) -> SystemScore:
     mean = sum(cover) / len(cover)
+    scores = {COVER.name: Score(mean=mean, stderr=0.05), N_EXAM.name: Score(mean=mean * 0.9, stderr=0.04),
+              MAP.name: Score(mean=mean / 3, stderr=0.02), NDCG.name: Score(mean=0.4, stderr=0.1),
+              COUNT_MAP.name: Score(mean=0.2, stderr=0.03)}
+    if nugget:
+        scores[NUGGET.name] = Score(mean=mean / 2, stderr=0.01)
     return SystemScore(
-        run=run, generated=generated, queries=len(cover), exam_cover=mean, exam_cover_stderr=0.05,
-        n_exam_cover=mean * 0.9, n_exam_cover_stderr=0.04,
-        nugget_f=Score(mean=mean / 2, stderr=0.01) if nugget else None,
-        qrels_measures={"max-grade": {"map": Score(mean=mean / 3, stderr=0.02), "ndcg@10": Score(mean=0.4, stderr=0.1)},
-                        "count": {"map": Score(mean=0.2, stderr=0.03)}},
+        run=run, generated=generated, queries=len(cover), scores=scores,
         outcomes=outcomes or Outcomes(), incomplete_queries=incomplete or [], grade_counts=grades or {},
     )
 
@@ -137,7 +154,7 @@ def make_report(*, partial: str | None = "deselected by -k bm25", outcomes: bool
                 grades={"0": 30, "5": 1}),
     ]
     per_query = [
-        QueryScore(run=run, query_id=q, exam_cover=c, n_exam_cover=c, covered=round(c * 4), test_points=4,
+        QueryScore(run=run, query_id=q, scores={COVER.name: c, N_EXAM.name: c}, covered=round(c * 4), test_points=4,
                    incomplete=(run == EVIL_RUN and q == "q2"))
         for run, cs in covers.items() for q, c in zip(QUERIES, cs)
     ]
@@ -171,7 +188,8 @@ def make_report(*, partial: str | None = "deselected by -k bm25", outcomes: bool
                           banks=["bank.jsonl"], runs=list(covers)),
         cache=CacheSummary(path="cache.sqlite", pairs=120, unique_pairs=100, hits=60, misses=40, graded=37,
                            failures=3, grading_seconds=12.5),
-        queries=3, test_points=12, systems=systems, per_query=per_query, partial=partial, outcomes=tp,
+        queries=3, test_points=12, measures=MEASURES, systems=systems, per_query=per_query, partial=partial,
+        outcomes=tp,
     )
 
 
@@ -210,24 +228,24 @@ def test_leaderboard_rows_in_exam_cover_order(dom: Node) -> None:
     assert [_column(dom, rows[0], name) for name in counts] == ["8", "1", "0", "0"]
     assert [_column(dom, rows[1], name) for name in counts] == ["6", "2", "1", "0"]
     assert [_column(dom, rows[2], name) for name in counts] == ["3", "2", "0", "1"]
-    assert _column(dom, rows[1], "ndcg@10") == "0.400 ± 0.100"
+    assert _column(dom, rows[1], "nDCG@10") == "0.400 ± 0.100"
 
 
 def test_leaderboard_columns_name_label_and_measure(dom: Node) -> None:
     head = dom.find("table", id="leaderboard-table").find("thead")
     titles = [th.attrs.get("title") for th in head.find_all("th") if th.attrs.get("title")]
-    assert titles == ["max-grade: map", "max-grade: ndcg@10", "count: map"]
+    assert titles == ["max-grade: MAP", "max-grade: nDCG@10", "count: MAP"]
     texts = [th.text() for th in head.find_all("th")]
-    assert "nugget F" in texts and "EXAM-Cover@10" in texts and "required missed" in texts
+    assert "nugget-F" in texts and "EXAM-Cover@10" in texts and "required missed" in texts
     rag = dom.find("tr", data_run="rag")
-    assert _column(dom, rag, "nugget F") == "–"
+    assert _column(dom, rag, "nugget-F") == "–"
     assert "gen" in rag.find("th").text()
 
 
 def test_incomplete_runs_are_flagged_with_a_note(dom: Node) -> None:
     evil = dom.find("tr", data_run=EVIL_RUN)
     assert "incomplete" in evil.classes
-    assert "lower bounds" in evil.find("span", cls="flag").attrs["title"]
+    assert "lower bounds" in evil.find("span", cls="flag").attr("title")
     note = dom.find("p", cls="incomplete-note").text()
     assert EVIL_RUN in note and "lower bounds" in note and "3 pairs" in note
     assert "incomplete" not in dom.find("tr", data_run="dense").classes
@@ -251,12 +269,12 @@ def test_heatmap_has_a_cell_per_query_and_run(dom: Node) -> None:
         assert len(cells) == len(LEADERBOARD_ORDER)
         for cell, run in zip(cells, LEADERBOARD_ORDER):
             q = by_pair[(run, qid)]
-            assert cell.text().rstrip("!") == f"{q.exam_cover:.2f}"
-            assert f"{q.covered}/{q.test_points}" in cell.attrs["title"]
+            assert cell.text().rstrip("!") == f"{q.scores[COVER.name]:.2f}"
+            assert f"{q.covered}/{q.test_points}" in cell.attr("title")
             assert ("inc" in cell.classes) == q.incomplete == cell.text().endswith("!")
-            assert "background-color:#" in cell.attrs["style"]
+            assert "background-color:#" in cell.attr("style")
     # the scale is sequential: a higher cover is a darker cell
-    shade = {float(c.attrs["data-v"]): c.attrs["style"] for c in table.find_all("td", cls="cell")}
+    shade = {float(c.attr("data-v")): c.attr("style") for c in table.find_all("td", cls="cell")}
     assert shade[0.0] != shade[1.0] and "color:#ffffff" in shade[1.0] and "color:#1d2330" in shade[0.0]
 
 
@@ -292,11 +310,11 @@ def test_drilldown_lists_exactly_the_missed_outcomes(dom: Node) -> None:
 
 
 def test_leaderboard_links_to_drilldowns(dom: Node) -> None:
-    ids = {d.attrs["data-run"]: d.attrs["id"] for d in dom.find_all("details", cls="run-drill")}
+    ids = {d.attrs["data-run"]: d.attr("id") for d in dom.find_all("details", cls="run-drill")}
     assert len(set(ids.values())) == len(ids)
     for row in dom.find("table", id="leaderboard-table").rows():
         assert row.find("a").attrs["href"] == "#" + ids[row.attrs["data-run"]]
-        assert re.fullmatch(r"run-\d+(-[A-Za-z0-9_-]+)?", ids[row.attrs["data-run"]] or "")
+        assert re.fullmatch(r"run-\d+(-[A-Za-z0-9_-]+)?", ids[row.attrs["data-run"]])
 
 
 def test_secret_test_points_show_the_id_only(dom: Node) -> None:
@@ -344,8 +362,9 @@ def test_undefined_scores_rank_last_and_keep_the_script_data_valid() -> None:
     report = make_report()
     nan = float("nan")
     zero = _system("zero", [0.0, 0.0, 0.0])
-    undefined = _system("undefined", [0.0]).model_copy(update={"exam_cover": nan, "exam_cover_stderr": nan})
-    per_query = [*report.per_query, QueryScore(run="undefined", query_id="q1", exam_cover=nan, n_exam_cover=None,
+    undefined = _system("undefined", [0.0])
+    undefined.scores[COVER.name] = Score(mean=nan, stderr=nan)
+    per_query = [*report.per_query, QueryScore(run="undefined", query_id="q1", scores={COVER.name: nan},
                                                covered=0, test_points=0)]
     page = render_html(report.model_copy(update={"systems": [undefined, *report.systems, zero],
                                                  "per_query": per_query}))
@@ -455,11 +474,31 @@ def test_write_html_report_replaces_atomically(tmp_path: Path, monkeypatch: pyte
 
 # --- a headless browser ---------------------------------------------------------------------------
 
+def _on_ci() -> bool:
+    """Whether a CI service runs the tests (GitHub, GitLab, Jenkins' plugins... set CI=true)."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
 def _chromium() -> str:
+    """The browser; without it a browser test is skipped, but under CI=true it fails: there .ci/run
+    installs it, so a missing browser means the HTML report was never shown in one."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        pytest.skip("no chromium on PATH (the Debian package 'chromium' provides it)")
+        message = "no chromium on PATH (the Debian package 'chromium' provides it)"
+        if _on_ci():
+            pytest.fail(message + "; under CI=true the browser tests must run (.ci/run installs it)")
+        pytest.skip(message)
     return found
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
+def test_a_missing_browser_fails_on_ci_and_skips_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, ci: str, outcome: type[BaseException]
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="no chromium on PATH"):
+        _chromium()
 
 
 def _browse(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess[bytes]:

@@ -362,3 +362,64 @@ def test_nesting_of_64_levels_is_allowed(tmp_path: Path) -> None:
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
         assert load_located(path) is not None
+
+
+class _StrictBuild:
+    """A YAML loader built like a C PyYAML with a nesting limit of its own that fires before any event:
+    it refuses a document whose brackets nest past 100 as libyaml 0.2.6 refuses past 1,000 (whatever
+    the installed build does, the harness's message must win)."""
+
+    def __init__(self, text: str) -> None:
+        import yaml
+
+        self.text, self.loader = text, yaml.SafeLoader(text)
+        self.get_event, self.dispose = self.loader.get_event, self.loader.dispose
+
+    def check_event(self) -> bool:
+        import yaml
+
+        depth = 0
+        for index, char in enumerate(self.text):  # libyaml raises on the first event wanted, as here
+            depth += (char in "[{") - (char in "]}")
+            if depth > 100:
+                mark = yaml.Mark("<unicode string>", index, self.text.count("\n", 0, index), 0, self.text, index)
+                raise yaml.scanner.ScannerError("while increasing flow level", mark,
+                                                "exceeded maximum nesting depth", mark)
+        return bool(self.loader.check_event())
+
+
+@pytest.mark.parametrize("build", ["installed", "pure-python", "strict"])
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("queries: " + "[" * 100_000 + "]" * 100_000 + "\n", 1),  # libyaml 0.2.6 scans past 1,000 first
+        ("queries:\n" + " [\n" * 2_000 + "]" * 2_000 + "\n", 65),
+        ("queries: " + "{a: " * 2_000 + "}" * 2_000 + "\n", 1),
+    ],
+)
+def test_the_harness_nesting_limit_wins_over_the_parser_s(
+    monkeypatch: pytest.MonkeyPatch, build: str, text: str, line: int
+) -> None:
+    import yaml
+
+    from exam_harness.io import located
+
+    if build != "installed":
+        monkeypatch.setattr(located, "_YamlLoader", yaml.SafeLoader if build == "pure-python" else _StrictBuild)
+    with pytest.raises(InputError) as info:
+        located.parse_yaml(text, Path("b.yaml"))
+    assert info.value.line == line and "nesting deeper than 64 levels" in str(info.value), str(info.value)
+    assert "MAX_NESTING_DEPTH" in str(info.value)
+
+
+def test_a_parser_error_that_is_not_nesting_stays_the_parser_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    from exam_harness.io import located
+
+    monkeypatch.setattr(located, "_YamlLoader", _StrictBuild)
+    text = "queries: " + "[" * 50 + "]" * 50 + "\nbad: [1, 2\n"  # within the limit, then unclosed
+    with pytest.raises(InputError) as info:
+        located.parse_yaml(text, Path("b.yaml"))
+    assert "invalid YAML" in str(info.value) and "nesting" not in str(info.value), str(info.value)
+    deep = "queries: " + "[" * 101 + "]" * 101 + "\n"  # past both limits: the harness's message
+    with pytest.raises(InputError, match="nesting deeper than 64 levels"):
+        located.parse_yaml(deep, Path("b.yaml"))

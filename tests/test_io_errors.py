@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -606,7 +607,7 @@ HUGE_VALUE_FILES = {
 @pytest.mark.parametrize("name", sorted(HUGE_VALUE_FILES))
 def test_messages_quote_at_most_80_characters_of_input(tmp_path: Path, name: str) -> None:
     path = _write(tmp_path, name, HUGE_VALUE_FILES[name])
-    loaders = {"a": lambda: load_runs([path]), "l": lambda: load_leaderboard(path)}
+    loaders: dict[str, Callable[[], object]] = {"a": lambda: load_runs([path]), "l": lambda: load_leaderboard(path)}
     with pytest.raises(InputError) as info:
         loaders.get(name[0], lambda: load_bank(path))()
     assert len(str(info.value)) < 600, str(info.value)[:700]

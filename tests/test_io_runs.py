@@ -7,6 +7,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,7 +159,7 @@ def test_overlong_sentence_and_abbreviations() -> None:
 
 def test_responses_become_generated_runs(tmp_path: Path) -> None:
     long = _essay(120, seed=3)
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"query_id": "q1", "run": "gpt", "response": "The moon pulls the ocean. Tides come twice a day."},
         {"query_id": 7, "system": "llama", "response": long},
         {"query_id": "q1", "system": "llama", "response": ""},
@@ -187,7 +188,7 @@ def test_responses_become_generated_runs(tmp_path: Path) -> None:
 # --- Workbench paragraph files ------------------------------------------------------------------
 
 
-def _paragraph(pid: str, text: str, qid: str, **extra: object) -> dict[str, object]:
+def _paragraph(pid: str, text: str, qid: str, **extra: object) -> dict[str, Any]:
     return {
         "paragraph_id": pid,
         "text": text,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
+from tests.helpers import report_values
 
 pytest_plugins = ["pytester"]
 EMPTY_Q2 = """\
@@ -26,7 +27,7 @@ queries:
 
 def _n_exam(project: pytest.Pytester) -> dict[tuple[str, str], float | None]:
     report = json.loads((project.path / "reports" / "exam-report.json").read_text())
-    return {(r["run"], r["query_id"]): r["n_exam_cover"] for r in report["per_query"]}
+    return report_values(report, "n-exam-cover")
 
 
 def test_dropped_queries_are_named_and_zero_keeps_them(project: pytest.Pytester) -> None:

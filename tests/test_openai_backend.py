@@ -231,7 +231,7 @@ def test_truncation_refuses_when_the_question_alone_is_too_long(server: FakeOpen
 
 def test_estimate_counts_distinct_calls_and_tokens(server: FakeOpenAIServer) -> None:
     backend = make_backend(server, endpoint="completions")
-    prompts = [PromptParts("a" * 40, ""), PromptParts("a" * 40, ""), "b" * 81]
+    prompts: list[PromptParts | str] = [PromptParts("a" * 40, ""), PromptParts("a" * 40, ""), "b" * 81]
     assert backend.estimate(prompts) == (2, 10 + 21)
     assert backend.count_tokens("") == 0 and backend.count_tokens("abcde") == 2
     assert server.count() == 0

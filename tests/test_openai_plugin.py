@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer, Fault
+from tests.helpers import report_means
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")
@@ -91,7 +92,7 @@ def openai_args(server: FakeOpenAIServer, *extra: str) -> list[str]:
 
 def covers(pytester: pytest.Pytester) -> dict[str, float]:
     report = json.loads((pytester.path / "reports" / "exam-report.json").read_text())
-    return {s["run"]: s["exam_cover"] for s in report["systems"]}
+    return report_means(report)
 
 
 def test_faults_are_retried_to_the_right_grades(project: pytest.Pytester, server: FakeOpenAIServer) -> None:

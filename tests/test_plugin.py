@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import BANK, COLLECTION, CONFTEST
+from tests.helpers import BANK, COLLECTION, CONFTEST, report_means
 
 pytest_plugins = ["pytester"]
 
@@ -37,7 +37,7 @@ def test_outcomes_summary_and_leaderboard(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*exam leaderboard*", "*good*", "*weak*", "*6 passed, 2 missed*"])
     assert result.ret == 0
     report = json.loads((project.path / "reports" / "exam-report.json").read_text())
-    covers = {s["run"]: s["exam_cover"] for s in report["systems"]}
+    covers = report_means(report)
     # good: q1 3/3, q2 1/1 -> 1.0; weak: q1 2/3, q2 0/1 -> mean 1/3
     assert covers["good"] == pytest.approx(1.0)
     assert covers["weak"] == pytest.approx((2 / 3 + 0) / 2)
@@ -170,7 +170,7 @@ def test_user_tests_use_exam_fixtures(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_mine="""
         def test_good_beats_weak(exam_scores):
-            covers = {s.run: s.exam_cover for s in exam_scores.systems}
+            covers = exam_scores.means("exam-cover")
             assert covers["good"] > covers["weak"]
 
         def test_every_run_answers_q1(exam_run):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ GOLDEN = Path(__file__).parent / "golden"
 VOLATILE = ("created", "tool_version")
 
 
-def _stable(report: dict) -> dict:
+def _stable(report: dict[str, Any]) -> dict[str, Any]:
     for key in VOLATILE:
         report.pop(key)
     report["cache"]["grading_seconds"] = 0.0

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from exam_harness.errors import INFRASTRUCTURE_FAILED
 from exam_harness.parsing import parse_self_rating
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault, grade_marker_responder
 
@@ -163,15 +164,16 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 def openai_args(base_url: str, cache: str, reports: str, *extra: str) -> list[str]:
     options = [f"base_url={base_url}", "model=fake-model", "api_key=test", "timeout=0.25",
                "backoff_base=0.001", "backoff_max=0.005", "retry_after_max=0.05", "concurrency=4", *extra]
+    # the non-numeric answers (x, u) are read by the method's fallback rules on purpose: allowed here
     args = ["banks", "-p", "no:cacheprovider", "--exam-grader", "openai", "--exam-no-progress",
-            "--exam-batch-size", "8", "--exam-cache", cache, "--exam-report-dir", reports]
+            "--exam-batch-size", "8", "--exam-cache", cache, "--exam-report-dir", reports, "--exam-max-fallbacks=1"]
     for option in options:
         args += ["--exam-grader-option", option]
     return args
 
 
 def normalised_report(folder: Path) -> dict[str, Any]:
-    report = json.loads((folder / "exam-report.json").read_text())
+    report: dict[str, Any] = json.loads((folder / "exam-report.json").read_text())
     report.pop("created")
     report.pop("cache")
     return report
@@ -216,6 +218,22 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts the grading requests the OpenAI backend sends (``calls["grading"]``), each try apart."""
+    from exam_harness.llm.openai import OpenAIBackend
+
+    made: Counter[str] = Counter()
+    send = OpenAIBackend._call
+
+    async def counting(self: OpenAIBackend, *args: Any) -> Any:
+        made["grading"] += 1
+        return await send(self, *args)
+
+    monkeypatch.setattr(OpenAIBackend, "_call", counting)
+    return made
+
+
 # ---------------------------------------------------------------------------- 30% faults
 def test_thirty_percent_faults_give_the_fault_free_grades(
     project: pytest.Pytester, reference: Path, faulty: FaultyServer
@@ -249,8 +267,6 @@ def test_thirty_percent_faults_give_the_fault_free_grades(
     print(f"{len(faults)} of {total} requests faulted ({len(faults) / total:.0%}), {len(faults)} retries, "
           f"at most {max(per_prompt.values())} tries per prompt, {elapsed:.2f}s")
     assert json.loads((out / "exam-report.json").read_text())["cache"]["failures"] == 0
-    # Bounded time: a timeout costs 0.25 s, a backoff at most 0.05 s (generous bound, shared machine).
-    assert elapsed < 30
 
     # Everything is cached: a second session sends nothing, not even the probe.
     listings = faulty.model_listings
@@ -271,17 +287,17 @@ def test_retries_are_bounded_when_faults_persist(project: pytest.Pytester) -> No
 
 
 # ---------------------------------------------------------------------------- dead server
-def test_nothing_listening_is_a_clear_error(project: pytest.Pytester) -> None:
+def test_nothing_listening_is_a_clear_error(project: pytest.Pytester, calls: Counter[str]) -> None:
     """One probe before the first pair: the server is not there, so nothing is graded or retried."""
     url = f"http://127.0.0.1:{free_port()}/v1"
-    started = time.perf_counter()
     result = project.runpytest(*openai_args(url, "dead.sqlite", "dead", "max_retries=2"))
-    assert time.perf_counter() - started < 30
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert calls["grading"] == 0  # not one pair was sent
+    assert result.ret == INFRASTRUCTURE_FAILED  # "retry later", not a usage error
     text = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in text and "INTERNALERROR" not in text
-    result.stderr.fnmatch_lines([f"ERROR: the OpenAI-compatible server at {url} cannot be reached (*Connection "
-                                 "refused); check base_url and that the server is up (nothing was graded)"])
+    result.stdout.fnmatch_lines([f"ERROR: the OpenAI-compatible server at {url} cannot be reached (*Connection "
+                                 "refused); check base_url and that the server is up (nothing was graded)",
+                                 "*grading infrastructure failed*exit status 75*"])
     assert cached_grades(project.path / "dead.sqlite") == 0
 
 
@@ -303,24 +319,26 @@ def test_base_url_is_validated_before_anything_runs(project: pytest.Pytester, ur
 
 
 def test_server_dying_mid_run_stops_grading_and_keeps_the_grades_it_gave(
-    project: pytest.Pytester, reference: Path
+    project: pytest.Pytester, reference: Path, calls: Counter[str]
 ) -> None:
     """The server answers 12 requests, then nothing listens: after max_consecutive_failures connection
-    failures in a row grading stops with one error, within seconds (not every pair retried to exhaustion),
-    and the next session with a live server asks only for the missing pairs."""
+    failures in a row grading stops with one error (not every pair retried to exhaustion), and the next
+    session with a live server asks only for the missing pairs."""
     dying = DyingServer(lives=12)
     dying.start()
-    started = time.perf_counter()
     try:
         result = project.runpytest(*openai_args(dying.base_url, "shared.sqlite", "r1", "max_retries=2",
                                                 "max_consecutive_failures=3"))
     finally:
         dying.stop()
-    assert time.perf_counter() - started < 20
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    # The 3 failures in a row, then at most one more try of each other request in flight (concurrency=4):
+    # none is sent after the stop, where retrying each of the 28 missing pairs to exhaustion makes 84.
+    failed = calls["grading"] - dying.answered
+    assert 3 <= failed <= 3 + (4 - 1), (calls, dying.answered)
+    assert result.ret == INFRASTRUCTURE_FAILED
     text = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in text and "INTERNALERROR" not in text
-    result.stderr.fnmatch_lines(["ERROR: grading stopped: * connection failures in a row to openai chat call (model "
+    result.stdout.fnmatch_lines(["ERROR: grading stopped: * connection failures in a row to openai chat call (model "
                                  f"'fake-model' at {dying.base_url})*is the server up?; * grades made before the "
                                  "stop are kept in the cache, * pairs were not graded*"])
     obtained = dying.answered

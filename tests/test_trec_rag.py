@@ -9,10 +9,12 @@ import math
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from exam_harness.cli import main
+from exam_harness.io.report import read_report
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.trec_rag_data import LABELS, AssignmentResponder, hand_scores, write_exam
 
@@ -83,15 +85,17 @@ def test_pytest_session_writes_the_track_scores(project: pytest.Pytester, server
         for key, name in METRIC_NAMES.items():
             assert abs(row[name] - values[key]) <= 1e-12, (row, key)
 
-    report = json.loads((reports / "exam-report.json").read_text())
-    for system in report["systems"]:
-        for key in SCORES:
-            assert abs(system["measures"][key]["mean"] - want[(system["run"], "all")][key]) <= 1e-12
-        assert system["measures"]["response-words"]["mean"] == pytest.approx(
-            {"rag24": (9 + 9) / 2, "rag25": (9 + 5) / 2}[system["run"]])
-    for row in report["per_query"]:
-        for key in SCORES:
-            assert abs(row["measures"][key] - want[(row["run"], row["query_id"])][key]) <= 1e-12
+    # the track's scores are measures of the report like every other, read by name
+    report = read_report(reports / "exam-report.json")
+    for key in SCORES:
+        assert report.measure(key).name == f"{key}(k=20,tau=2,partial=1)"
+        means = report.means(key)
+        assert set(means) == {"rag24", "rag25"}
+        for run, mean in means.items():
+            assert abs(mean - want[(run, "all")][key]) <= 1e-12
+        for (run, query), value in report.values(key).items():
+            assert value is not None and abs(value - want[(run, query)][key]) <= 1e-12
+    assert report.means("response-words") == pytest.approx({"rag24": (9 + 9) / 2, "rag25": (9 + 5) / 2})
 
     assigned = [json.loads(line) for line in (reports / "trec-rag-assignments.jsonl").read_text().splitlines()]
     got = {(a["run_id"], a["qid"]): [(n["importance"], n["assignment"]) for n in a["nuggets"]] for a in assigned}
@@ -154,13 +158,15 @@ def test_markdown_and_html_show_the_track_scores(project: pytest.Pytester, serve
 
 
 def test_gates_read_the_track_scores_by_name() -> None:
-    from exam_harness.gates import parse_allowance, parse_threshold
+    from exam_harness.errors import ConfigError
+    from exam_harness.gates import check_measures, parse_allowance, parse_threshold
 
     assert parse_threshold("my-rag=v_strict:0.4").measure == "V_strict"
     assert parse_threshold("W:0.5").measure == "W"
     assert parse_allowance("A_STRICT:5%").measure == "A_strict"
-    with pytest.raises(ValueError, match="TREC RAG scores"):
-        parse_threshold("V_strictt:0.4")
+    check_measures(["V_strict", "w_strict", "response-words"], None, "--exam-fail-under")
+    with pytest.raises(ConfigError, match="--exam-fail-under: unknown measure 'V_strictt'"):
+        check_measures([parse_threshold("V_strictt:0.4").measure], None, "--exam-fail-under")
 
 
 def test_umbrela_grades_become_qrels_that_trec_eval_scores(pytester: pytest.Pytester) -> None:
@@ -188,15 +194,14 @@ def test_umbrela_grades_become_qrels_that_trec_eval_scores(pytester: pytest.Pyte
     assert result.ret == 0, result.stdout.str()
     qrels = (pytester.path / "reports" / "exam-max-grade.qrels").read_text().split("\n")
     assert sorted(line for line in qrels if line) == ["t1 0 p0 0", "t1 0 p1 1", "t1 0 p3 3"]
-    report = json.loads((pytester.path / "reports" / "exam-report.json").read_text())
-    ndcg = {s["run"]: s["qrels_measures"]["max-grade"]["ndcg@10"]["mean"] for s in report["systems"]}
+    ndcg = read_report(pytester.path / "reports" / "exam-report.json").means("ndcg(label=max-grade)@10")
     # graded gains 3, 1, 0 (trec_eval's nDCG: gain = label, discount log2(rank + 1))
     ideal = 3 + 1 / math.log2(3)
     assert ndcg["a"] == pytest.approx(1.0)
     assert ndcg["b"] == pytest.approx((1 / math.log2(3) + 3 / math.log2(4)) / ideal)
 
 
-HUMAN = [  # the assessors' labels; against LABELS they differ twice (rag24 t1 nugget 2, rag24 2 nugget 3)
+HUMAN: list[dict[str, Any]] = [  # the assessors' labels; against LABELS they differ twice (rag24 t1 nugget 2, rag24 2 nugget 3)
     {"run_id": "rag24", "qid": "t1", "nuggets": [{"text": "moon gravity", "assignment": "support"},
                                                  {"text": "sun gravity", "assignment": "support"},
                                                  {"text": "two tides a day", "assignment": "not_support"}]},

@@ -131,6 +131,7 @@ def apply_digit_bias(
     gen = torch.Generator().manual_seed(seed)
     embed = model.get_input_embeddings().weight
     out = model.get_output_embeddings()
+    assert isinstance(embed, torch.Tensor) and isinstance(out, torch.nn.Linear)
     if out.weight.data_ptr() == embed.data_ptr():
         # transformers 5 ties T5's output layer to the embedding in memory; FLAN-T5 checkpoints carry
         # both tensors and load untied, so we untie here and save both, as they do.
@@ -210,7 +211,7 @@ def spread_digits(
     import torch
 
     digit_ids = [_single_token_id(tokenizer, str(i)) for i in range(10)]
-    answers = [[]] + [[digit_ids[d]] for d in range(bias.max_digit + 1)]
+    answers: list[list[int]] = [[]] + [[digit_ids[d]] for d in range(bias.max_digit + 1)]
     s1, *s2 = (x.double().numpy() for x in _head_inputs(model, tokenizer, texts, answers))
     for states in (s1, *s2):
         states[:, :2] = 0.0  # keep the control dimensions clean
@@ -263,17 +264,19 @@ def build_t5(
     from transformers import T5Config, T5ForConditionalGeneration
 
     torch.manual_seed(seed)
+    # attributes T5Config keeps from keywords its typed signature does not list
+    untyped: dict[str, Any] = {"tie_word_embeddings": False, "decoder_start_token_id": tokenizer.pad_token_id}
     config = T5Config(
         vocab_size=vocab_size or len(tokenizer),
         feed_forward_proj="gated-gelu",
-        tie_word_embeddings=False,
         dropout_rate=0.0,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.pad_token_id,
+        **untyped,
         **(shape or TINY_T5),
     )
-    model = T5ForConditionalGeneration(config).eval()
+    model = T5ForConditionalGeneration(config)
+    model.eval()
     if bias is not None:
         apply_digit_bias(model, tokenizer, bias, seed=seed)
     return model
@@ -305,7 +308,8 @@ def build_causal_lm(
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
     )
-    model = LlamaForCausalLM(config).eval()
+    model = LlamaForCausalLM(config)
+    model.eval()
     if bias is not None:
         apply_digit_bias(model, tokenizer, bias, seed=seed)
     return model
@@ -368,7 +372,8 @@ def build_extractive_qa(tokenizer: PreTrainedTokenizerBase, answer_token: str, *
         hidden_dropout_prob=0.0,
         pad_token_id=tokenizer.pad_token_id,
     )
-    model = BertForQuestionAnswering(config).eval()
+    model = BertForQuestionAnswering(config)
+    model.eval()
     answer_id = _single_token_id(tokenizer, answer_token)
     emb = model.bert.embeddings
     with torch.no_grad():

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-NUGGETS = [
+NUGGETS: list[dict[str, Any]] = [
     {"query": "what causes tides", "qid": "t1", "nuggets": [
         {"text": "moon gravity", "importance": "vital"},
         {"text": "sun gravity", "importance": "vital"},
@@ -24,7 +24,7 @@ NUGGETS = [
         {"text": "wrought iron", "importance": "okay"}]},
 ]
 
-ANSWERS_2024 = [
+ANSWERS_2024: list[dict[str, Any]] = [
     {"run_id": "rag24", "topic_id": "t1", "topic": "what causes tides", "references": ["d1", "d2"],
      "response_length": 9, "answer": [{"text": "Tides come from moon gravity.", "citations": [0]},
                                       {"text": "The sun matters too.", "citations": [1, 0]}]},
@@ -33,7 +33,7 @@ ANSWERS_2024 = [
                                       {"text": "It was finished in 1889.", "citations": []}]},
 ]
 
-ANSWERS_2025 = [
+ANSWERS_2025: list[dict[str, Any]] = [
     {"metadata": {"team_id": "team", "run_id": "rag25", "type": "automatic", "narrative_id": "t1",
                   "narrative": "what causes tides"},
      "references": ["d2", "d4"], "answer": [{"text": "Two tides a day happen because of sun gravity.",

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from exam_harness.errors import ConfigError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
-from exam_harness.measures.intervals import compare_runs
+from exam_harness.measures.significance import compare_to_baseline
 from exam_harness.report.tables import render_text
 
 SECTIONS: tuple[str, ...] = ("verify", "missing", "spurious", "agreement")
@@ -77,7 +77,7 @@ def baseline_section(
     from rich.text import Text
 
     qids = sorted({q for scores in per_query_by_run.values() for q in scores})
-    comparisons = compare_runs(per_query_by_run, baseline, queries=qids, alpha=alpha, method=method,
+    comparisons = compare_to_baseline(per_query_by_run, baseline, queries=qids, alpha=alpha, method=method,
                                n_resamples=n_resamples, seed=seed)
     table = Table(title=f"{measure} against baseline {baseline!r} ({method} test over {len(qids)} queries, "
                   f"α = {alpha:g}; ▼ significantly worse, ▲ better)", title_justify="left", header_style="bold")

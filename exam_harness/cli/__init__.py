@@ -12,11 +12,11 @@ import sys
 from collections.abc import Sequence
 
 from exam_harness import __version__
-from exam_harness.errors import ExamError
+from exam_harness.errors import INFRASTRUCTURE_FAILED, ExamError, InfrastructureError
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
-    "calibrate",
+    "calibrate", "record", "queries",
 )
 
 
@@ -39,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_given = list(sys.argv[1:] if argv is None else argv)
+    if args_given[:1] == ["exam"]:
+        # Everything after ``exam`` is pytest's; argparse would claim options such as -q or -k as its own.
+        from exam_harness.cli.exam import run_pytest
+
+        return run_pytest(args_given[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -49,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except InfrastructureError as exc:  # a server died or cannot be reached: retry later, not a usage error
+        print(f"exam-harness {args.command}: error: {exc}", file=sys.stderr)
+        return INFRASTRUCTURE_FAILED
     except ExamError as exc:
         print(f"exam-harness {args.command}: error: {exc}", file=sys.stderr)
         return 4

@@ -219,7 +219,7 @@ def run_edit_impact(args: argparse.Namespace) -> int:
         device=options.device))
     cache = GradeCache(options.cache)
     try:
-        plan = make_plan(options, grader.spec(), where="--min-grade")
+        plan = make_plan(options, grader.spec(), where="--min-grade", registry=registries.measures)
         impact = bank_edit_impact(data, old_banks, new_banks, grader, cache, plan,
                                   progress=GradingProgress(f"grading with {grader.name}", show_progress(options)))
     finally:

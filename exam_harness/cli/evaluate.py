@@ -144,6 +144,9 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
     name = str(args.official_qrels) if args.official_qrels else OFFICIAL_FROM_JUDGMENTS
     if official is None and graded.view.data.judgments:
         official = graded.view.data.judgments
+    if not graded.plan.trec_measures:
+        raise ConfigError("--qrels scores the runs by trec_eval measures, and --measures names none "
+                          "(add one, e.g. --measures ndcg@10)")
     return ExternalQrels(rankings=rankings, qrels=loaded.files, measures=graded.plan.trec_measures,
                          relevance_levels=loaded.levels,
                          official_qrels=official, official_name=name,

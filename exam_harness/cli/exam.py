@@ -1,22 +1,33 @@
-"""``exam-harness exam [PYTEST ARGS]``: run the exam under pytest (same as ``pytest banks``)."""
+"""``exam-harness exam [PYTEST ARGS]``: run the exam under pytest (same as ``pytest banks``).
+
+Every argument after ``exam`` is pytest's, options first or not (``-q``, ``-k tides``,
+``--exam-fail-under=0.5``): :func:`exam_harness.cli.main` hands them over before its own parser
+could read one as its own, and ``exam-harness exam --help`` is pytest's help.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    # Listed for ``exam-harness --help``; main() never parses an ``exam`` command line with it.
     parser = subparsers.add_parser(
         "exam",
-        help="Run the exam under pytest; extra arguments go to pytest (default: the configured banks).",
+        help="Run the exam under pytest; every further argument goes to pytest (default: the configured banks).",
         description="Run the exam under pytest. Every argument is passed on to pytest, e.g. "
-        "'exam-harness exam banks/ --exam-fail-under 0.5'.",
+        "'exam-harness exam -q -k tides --exam-fail-under=0.5'.",
     )
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="Arguments for pytest.")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    return run_pytest(list(args.pytest_args))
+
+
+def run_pytest(pytest_args: Sequence[str]) -> int:
     import pytest
 
-    return int(pytest.main(list(args.pytest_args)))
+    return int(pytest.main(list(pytest_args)))

@@ -74,7 +74,8 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
             raise ConfigError("--grader-option and --model need --grader NAME (without it the recorded grades "
                               "are replayed)")
         view, outcome, spec = replay(data, llm=options.llm, prompt_class=options.prompt_class, banks=banks)
-        return Graded(inputs, view, outcome, spec, make_plan(options, spec, where="--min-grade", several=several))
+        plan = make_plan(options, spec, where="--min-grade", several=several, registry=registries.measures)
+        return Graded(inputs, view, outcome, spec, plan)
     if options.llm is not None or options.prompt_class is not None:
         raise ConfigError("--llm/--prompt-class choose recorded grades; with --grader use --grader-option instead")
     if not banks:
@@ -85,7 +86,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
     cache = GradeCache(options.cache)
     try:
         spec = grader.spec()
-        plan = make_plan(options, spec, where="--min-grade", several=several)
+        plan = make_plan(options, spec, where="--min-grade", several=several, registry=registries.measures)
         progress = GradingProgress(f"grading with {grader.name}", show_progress(options))
         view, outcome = grade_banks(data, banks, grader, cache, k=plan.k, pool=plan.pool,
                                     chunk_size=options.batch_size, progress=progress)

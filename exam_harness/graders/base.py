@@ -85,6 +85,7 @@ class GraderConfig:
     data: ExamData | None = None
     batch_size: int | None = None
     device: str | None = None
+    dry_run: bool = False  # the session only counts what grading would spend: nothing is sent, no key needed
 
 
 class Grader(abc.ABC):

@@ -71,12 +71,14 @@ from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
 from exam_harness.models import Grade, GraderSpec, TestPoint
 from exam_harness.options import choice, integer, optional, text
 from exam_harness.parsing import (
+    FALLBACK_NOT_A_GRADE,
+    FALLBACK_NOT_YES_NO,
     is_malformed_rating,
     parse_assignment_list,
-    parse_self_rating,
     parse_support,
     parse_umbrela_score,
     parse_yes_no,
+    read_self_rating,
     single_digit_grade,
 )
 
@@ -201,6 +203,21 @@ def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
         default_min_grade=4 if kind == "self_rating" else 1,
         max_new_tokens=128 if kind == "answer" else 32,
     )
+
+
+def stored_fallback(grade: Grade) -> str | None:
+    """The fallback rule that read a stored LLM grade (one kept before grades carried the flag): from
+    the details' markers, or, for a self-rating mode, by reading the stored answer again. A custom
+    prompt's output is not stored with its grades, so only its markers count."""
+    details = grade.details
+    if details.get("not_a_grade"):
+        return FALLBACK_NOT_A_GRADE
+    if details.get("not_yes_no"):
+        return FALLBACK_NOT_YES_NO
+    mode = MODES.get(str(details.get("prompt")))
+    if mode is None or mode.output != "self_rating" or grade.raw_response is None:
+        return None
+    return read_self_rating(grade.raw_response, mode.max_grade)[1]
 
 
 def resolve_mode(prompt: str, custom_output: str = "self-rating") -> PromptMode:
@@ -479,12 +496,14 @@ class LLMGrader(Grader):
                 out.append(GradeFailure(f"malformed response {text.strip()[:80]!r}: not a grade on "
                                         f"0..{self.mode.max_grade}"))
                 continue
+            fallback: str | None = None
             if output == "self_rating":
-                grade = parse_self_rating(text, self.mode.max_grade)
+                grade, fallback = read_self_rating(text, self.mode.max_grade)
             elif output == "thomas":
                 parsed = single_digit_grade(text, self.mode.max_grade)
                 if parsed is None:
                     details["not_a_grade"] = True
+                    fallback = FALLBACK_NOT_A_GRADE
                 grade = parsed or 0
             elif output == "support":
                 parsed = parse_support(text)
@@ -504,6 +523,7 @@ class LLMGrader(Grader):
                 parsed = parse_yes_no(text)
                 if parsed is None:
                     details["not_yes_no"] = True
+                    fallback = FALLBACK_NOT_YES_NO
                 grade = parsed or 0
             else:
                 answer = text.strip()
@@ -524,6 +544,7 @@ class LLMGrader(Grader):
                     extracted_answer=answer,
                     probabilities=probabilities,
                     details=details,
+                    fallback=fallback,
                 )
             )
         if verify:

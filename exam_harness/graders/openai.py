@@ -20,6 +20,7 @@ class OpenAIGrader(LLMGrader):
         # Reading again is a no-op for values the registry converted, and checks a direct caller's.
         values = read_grader_options(self.name, self.options, config.options)
         mode = resolve_mode(values["prompt"], values["custom_output"])
-        backend = backend_from_options(config.model, {option.name: values[option.name] for option in OPENAI_OPTIONS})
+        backend = backend_from_options(config.model, {option.name: values[option.name] for option in OPENAI_OPTIONS},
+                                       need_key=not config.dry_run)
         super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
                          nuggets_per_call=values["nuggets_per_call"])

@@ -41,17 +41,23 @@ def save(folder: Path, report: ExamReport, name: str | None) -> Path:
     return path
 
 
+class NothingKept(ConfigError):
+    """The history holds no kept report at all (a first run), so a kept report cannot be named."""
+
+
 def resolve(folder: Path, ref: str, base: Path) -> Path:
-    """The report file ``ref`` names (see the module docstring); a ConfigError says what is kept."""
+    """The report file ``ref`` names (see the module docstring); a ConfigError says what is kept,
+    :class:`NothingKept` when nothing is (a report file given by its path must exist all the same)."""
     kept = entries(folder)
     listed = ", ".join(p.name for _, _, p in kept[-5:]) or "none"
     candidate = Path(ref) if Path(ref).is_absolute() else base / ref
     if ref.endswith(".json") and candidate.is_file():
         return candidate
+    if not kept and not ref.endswith(".json"):
+        shown = "" if ref == "latest" else f" {ref}"
+        raise NothingKept(f"--exam-compare{shown}: no kept report in {folder} to compare with; keep one first with "
+                          "--exam-save NAME or --exam-autosave")
     if ref == "latest":
-        if not kept:
-            raise ConfigError(f"--exam-compare: no kept report in {folder} to compare with; keep one first with "
-                              "--exam-save NAME or --exam-autosave")
         return kept[-1][2]
     if ref.isdigit():
         for number, _, path in kept:

@@ -7,7 +7,9 @@ give the same :class:`Node` tree, so one validator serves both formats.
 
 Both parses are bounded before they spend memory or recursion (see :mod:`exam_harness.io.limits`):
 the file's size, the nesting depth (YAML: counted on the event stream, which is built without
-recursion; JSON: measured on the text before the recursive parser runs) and the number of values.
+recursion, and replayed on the pure-Python parser where a C parser stopped at a nesting limit of its
+own, so the harness's limit is the one reported; JSON: measured on the text before the recursive
+parser runs) and the number of values.
 YAML aliases are refused, so no small file can expand into a huge tree.
 """
 
@@ -210,12 +212,48 @@ def parse_yaml(text: str, path: Path) -> Node | None:
         while loader.check_event():
             builder.event(loader.get_event())
     except yaml.YAMLError as exc:
+        _check_depth_before(exc, text, path)
         raise _yaml_error(exc, text, path) from None
     finally:
         loader.dispose()
     if builder.error is not None:
         raise builder.error
     return builder.root
+
+
+def _check_depth_before(exc: yaml.YAMLError, text: str, path: Path) -> None:
+    """Raise the harness's nesting error if ``text`` nests deeper than ``MAX_NESTING_DEPTH`` before
+    the place where the C parser stopped with ``exc``.
+
+    libyaml refuses nesting of its own (0.2.6: 1,000 levels) while it scans up to 1,024 characters
+    ahead of the events it has given, so a line of brackets stops it before the builder sees level 65;
+    other builds have other limits or none. The pure-Python parser of PyYAML has no limit and does not
+    recurse: replaying its events up to the line of ``exc`` counts the depth as the builder does, so
+    the harness's limit decides whatever build is installed. It runs only once the C parser failed,
+    as it is ~5 times slower (whatever else fails there, the C parser's own error is reported).
+    """
+    if _YamlLoader is yaml.SafeLoader or not isinstance(exc, yaml.MarkedYAMLError):
+        return  # the pure-Python parser failed itself: the builder has counted every event before it
+    mark = exc.problem_mark or exc.context_mark
+    if mark is None:
+        return
+    loader: Any = yaml.SafeLoader(text)  # the stubs leave the parser's methods untyped
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if _line(event) > mark.line + 1:
+                return
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > limits.MAX_NESTING_DEPTH:
+                    raise too_deep(path, _line(event))
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # an error of its own before any too-deep level: the C parser's error stands
+    finally:
+        loader.dispose()
 
 
 # --- JSON -------------------------------------------------------------------------------------

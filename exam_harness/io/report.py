@@ -13,6 +13,8 @@ from pydantic_core import SchemaValidator
 
 from exam_harness.errors import InputError
 from exam_harness.io.textio import check_json_document, decode_text, number_too_long, read_bytes
+from exam_harness.models import readable_from_generated
+from exam_harness.report.migrate import migrate
 from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
 
 _COLLECTIONS = {"list", "dict", "tuple", "set", "frozenset"}
@@ -63,6 +65,9 @@ def read_report(path: Path) -> ExamReport:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     except ValueError:  # an integer of more digits than Python converts
         raise number_too_long(path, None) from None
+    written_as = raw.get("schema_version") if isinstance(raw, dict) else None
+    if isinstance(raw, dict):
+        raw = migrate(raw)  # a kept report of schema 2.x reads as 3.0
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError(
@@ -71,6 +76,18 @@ def read_report(path: Path) -> ExamReport:
         )
     try:
         _fail_fast_validator().validate_python(raw)
-        return ExamReport.model_validate(raw)  # valid, so no flood of errors
+        report = ExamReport.model_validate(raw)  # valid, so no flood of errors
     except ValidationError as exc:
         raise _schema_error(exc, path) from None
+    return migrated(report, written_as)
+
+
+def migrated(report: ExamReport, written_as: object) -> ExamReport:
+    """The test point ids of a report written as schema 2.0, which kept generated ids as
+    ``query/md5(text)``; since 2.1 a report keeps the id every output shows
+    (:func:`exam_harness.models.readable_id`), so ids in a kept report and in today's CI output match."""
+    if written_as != "2.0":
+        return report
+    for outcome in report.outcomes:
+        outcome.test_point_id = readable_from_generated(outcome.test_point_id, outcome.text)
+    return report.model_copy(update={"schema_version": SCHEMA_VERSION})

@@ -1,7 +1,8 @@
 """Load everything the systems produced: runs, passage texts, judgments, recorded grades, responses.
 
 :func:`load_runs` takes files and folders (folders are read non-recursively in sorted name order;
-hidden files, ``README*``, ``*.md`` and ``.gitkeep`` are skipped) and recognises each file by name:
+hidden files, ``README*``, ``*.md``, ``.gitkeep`` and the manifests of recorded systems, ``*.system.json``,
+are skipped) and recognises each file by name:
 
 * ``collection.tsv`` / ``*.collection.tsv``: ``passage_id<TAB>text`` (optional header line)
 * ``collection.jsonl`` / ``*.collection.jsonl``: ``{"id"|"passage_id"|"docid", "text"|"contents"}``
@@ -58,7 +59,8 @@ class LoadedRuns:
 
 def _skipped_in_folder(path: Path) -> bool:
     name = path.name
-    return is_hidden(path) or name.startswith("README") or name.lower().endswith(".md") or name == ".gitkeep"
+    return (is_hidden(path) or name.startswith("README") or name.lower().endswith((".md", ".system.json"))
+            or name == ".gitkeep")
 
 
 def file_format(path: Path, formats: Registry[RunFormat]) -> RunFormat:

@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from exam_harness.errors import ConfigError
+from exam_harness.errors import ConfigError, InfrastructureError
 from exam_harness.graders.base import GradeFailure, GraderOption, read_grader_options
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.llm.retry import (
@@ -141,6 +141,7 @@ class OpenAIBackend:
         retry_after_max: float = 120.0,
         revision: str | None = None,
         max_consecutive_failures: int = 5,
+        need_key: bool = True,
     ) -> None:
         if not model or not model.strip():
             raise ConfigError("the openai backend needs a model name (option model=NAME)")
@@ -180,12 +181,12 @@ class OpenAIBackend:
         self.stopped: str | None = None  # why grading stopped (a dead server), once it has
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
-            if self.base_url is None:
+            if self.base_url is None and need_key:
                 raise ConfigError(
                     "the openai backend needs an API key for api.openai.com: set OPENAI_API_KEY or pass "
                     "api_key=...; for a local server (vLLM, TGI, llama.cpp, Ollama) pass base_url=http://HOST:PORT/v1"
                 )
-            key = "EMPTY"  # local servers accept any key; the client insists on one
+            key = "EMPTY"  # local servers accept any key (and a dry run sends nothing); the client insists on one
         self._api_key = key
         self.endpoint: Endpoint = endpoint
         self.temperature = float(temperature)
@@ -264,8 +265,8 @@ class OpenAIBackend:
             served = [m.id for m in client.models.list()]
         except openai.APIConnectionError as exc:
             cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-            raise ConfigError(f"the OpenAI-compatible server at {where} cannot be reached{cause}; check base_url "
-                              "and that the server is up (nothing was graded)") from None
+            raise InfrastructureError(f"the OpenAI-compatible server at {where} cannot be reached{cause}; check "
+                                      "base_url and that the server is up (nothing was graded)") from None
         except openai.AuthenticationError:
             raise ConfigError(f"the server at {where} refused the API key (HTTP 401); set OPENAI_API_KEY or the "
                               "api_key option") from None
@@ -614,13 +615,14 @@ OPENAI_OPTIONS: tuple[GraderOption, ...] = (
 )
 
 
-def backend_from_options(model: str | None, options: Mapping[str, Any]) -> OpenAIBackend:
+def backend_from_options(model: str | None, options: Mapping[str, Any], *, need_key: bool = True) -> OpenAIBackend:
     """An :class:`OpenAIBackend` from options named as in :data:`OPENAI_OPTIONS` (strings are converted,
-    unknown names refused, defaults filled in). The option ``model`` wins over ``model`` (--exam-model)."""
+    unknown names refused, defaults filled in). The option ``model`` wins over ``model`` (--exam-model).
+    ``need_key=False`` (a dry run, which sends nothing) accepts a missing API key."""
     values = read_grader_options("openai", OPENAI_OPTIONS, options)
     name = values.pop("model") or model
     if not name:
         raise ConfigError(
             "the openai grader needs a model name: --exam-model NAME or --exam-grader-option model=NAME"
         )
-    return OpenAIBackend(name, **values)
+    return OpenAIBackend(name, **values, need_key=need_key)

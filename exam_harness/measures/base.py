@@ -154,7 +154,12 @@ def _coerce(raw: str, annotation: object, text: str, key: str) -> object:
     return raw
 
 
-_SYNTAX = re.compile(r"(?P<family>[A-Za-z][\w\-]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cut>\d+))?")
+_SYNTAX = re.compile(r"(?P<family>[A-Za-z0-9][\w\-.]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cut>\d+))?")
+
+
+def is_measure_syntax(text: str) -> bool:
+    """Whether ``text`` is written as a measure (``family(name=value,...)@cut``), known or not."""
+    return _SYNTAX.fullmatch(text.strip()) is not None
 
 
 def parse_measure(text: str, registry: Registry[type[Measure]] | None = None) -> Measure:

@@ -298,7 +298,7 @@ class ScoringContext:
     def trec_raw(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> TrecValues:
         """:meth:`trec` as pytrec_eval gives it: keyed by trec_eval name (``P_20``, ``ndcg_cut_10``), which
         a trec measure reads directly rather than have every value renamed."""
-        from exam_harness.measures.trec import checked_trec_names, evaluate_raw, run_scores
+        from exam_harness.measures.trec import checked_trec_names, evaluate_raw, parse_trec_name, run_scores
 
         key = self._trec_key(variant, min_grade, m, pool, k)
         names = self.trec_wanted.setdefault(key, set())
@@ -315,7 +315,8 @@ class ScoringContext:
                 for q in self.queries:  # query by query, so that the query's passage ids stay in cache
                     for run, ranking in top.items():
                         runs[run][q] = run_scores(q, ranking[q])
-            done = (frozenset(names), evaluate_raw(qrels, runs, by_trec, level))
+            asked = [parse_trec_name(n).asked for n in by_trec.values()]
+            done = (frozenset(names), evaluate_raw(qrels, runs, asked, level))
             self._trec[key] = done
         return done[1]
 

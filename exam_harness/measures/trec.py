@@ -14,7 +14,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.errors import ConfigError, InputError
@@ -38,7 +39,14 @@ _ALIASES: dict[str, str] = {
     "map": "map", "ap": "map", "map_cut": "map", "rprec": "rprec", "r-prec": "rprec", "r-precision": "rprec",
     "mrr": "mrr", "recip_rank": "mrr", "rr": "mrr", "bpref": "bpref",
 }
-AVAILABLE: tuple[str, ...] = ("P@k", "recall@k", "ndcg@k", "map@k", "map", "ndcg", "rprec", "mrr", "bpref")
+AVAILABLE: tuple[str, ...] = ("P@k", "recall@k", "ndcg@k", "map@k", "map", "ndcg", "rprec", "mrr", "bpref",
+                              "any trec_eval measure as pytrec_eval takes it (success.10, set_F.0.5, infAP ...)")
+# trec_eval measures whose per-query values are not what trec_eval averages (geometric means are averaged
+# as logs) or not measures of a ranking at all: a mean over queries of these would misstate them
+_NOT_AVERAGED: dict[str, str] = {
+    "gm_map": "a geometric mean over queries", "gm_bpref": "a geometric mean over queries",
+    "runid": "the run's name", "relstring": "a string of labels", "num_q": "a count of queries",
+}
 
 
 @dataclass(frozen=True)
@@ -46,10 +54,15 @@ class TrecName:
     """A trec_eval measure name; ``str()`` gives the canonical name, which parses back to an equal one."""
 
     name: str
-    trec_name: str
+    trec_name: str  # the key pytrec_eval reports the value under (P_20, set_F)
+    request: str = field(default="", compare=False)  # what pytrec_eval is asked for (set_F.0.5); "": trec_name
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def asked(self) -> str:
+        return self.request or self.trec_name
 
 
 def _unknown(text: str) -> ConfigError:
@@ -66,17 +79,17 @@ def _unknown(text: str) -> ConfigError:
 
 
 def parse_trec_name(text: str | TrecName) -> TrecName:
-    """Parse ``P@20``, ``ndcg@10``, ``map``, ``rprec``, ``mrr`` ... (case-insensitive; trec_eval names too)."""
+    """Parse ``P@20``, ``ndcg@10``, ``map``, ``rprec``, ``mrr`` ... (case-insensitive; trec_eval names too),
+    or any other trec_eval measure with its parameters as pytrec_eval takes them (``success.10``,
+    ``set_F.0.5``, ``iprec_at_recall.0.10``, ``infAP``; ``success@10`` too), which prints as pytrec_eval's name."""
     if isinstance(text, TrecName):
         return text
     raw = text.strip()
     match = re.fullmatch(r"(?P<base>[A-Za-z_\-]+?)(?:(?:@|_|\.)(?P<k>\d+))?", raw)
-    if not match:
-        raise _unknown(text)
-    base = match.group("base").lower()
-    canon = _ALIASES.get(base)
-    if canon is None:
-        raise _unknown(text)
+    canon = _ALIASES.get(match.group("base").lower()) if match else None
+    if canon is None or (match is not None and match.group("k") is not None and canon not in _FAMILIES):
+        return _generic(raw)
+    assert match is not None
     if match.group("k") is not None:
         k = int(match.group("k"))
         if canon not in _FAMILIES:
@@ -88,6 +101,32 @@ def parse_trec_name(text: str | TrecName) -> TrecName:
     if canon not in _PLAIN:
         raise _unknown(text)
     return TrecName(canon, _PLAIN[canon])
+
+
+@lru_cache(maxsize=256)
+def _generic(raw: str) -> TrecName:
+    """Any measure of pytrec_eval.supported_measures, written ``name``, ``name.params`` or ``name@N``. The key
+    its value comes under is found by asking pytrec_eval for it on a one-passage run (``set_F.0.5`` reports
+    ``set_F``); a measure that reports several values (``P`` alone: P_5 ... P_1000) is refused."""
+    import pytrec_eval  # C extension; imported on use so the package imports fast
+
+    base, sep, params = re.sub(r"@(?=\d+$)", ".", raw).partition(".")
+    supported = set(pytrec_eval.supported_measures)
+    if base not in supported:
+        raise _unknown(raw)
+    if base in _NOT_AVERAGED:
+        raise ConfigError(f"measure {raw!r} is {_NOT_AVERAGED[base]} in trec_eval, not a per-query value a mean "
+                          "over queries would reproduce; choose another measure")
+    request = base + (sep + params if params else "")
+    try:
+        keys = sorted(pytrec_eval.RelevanceEvaluator({"q": {"d": 1}}, {request}).evaluate({"q": {"d": 1.0}})["q"])
+    except Exception as exc:  # pytrec_eval rejects the parameters: its message says why
+        raise ConfigError(f"measure {raw!r}: pytrec_eval does not take {request!r} ({exc})") from None
+    if len(keys) != 1:
+        choices = ", ".join(k.replace("_", ".", 1) if k.startswith(base + "_") else k for k in keys[:4])
+        raise ConfigError(f"measure {raw!r} gives {len(keys)} values ({', '.join(keys[:6])}); name one with its "
+                          f"parameter, e.g. {choices}")
+    return TrecName(request, keys[0], request)
 
 
 
@@ -145,7 +184,12 @@ def checked_trec_names(measures: Iterable[str | TrecName], relevance_level: int)
     parsed = [parse_trec_name(m) for m in measures]
     if not parsed:
         raise ConfigError(f"no measures given. Available: {', '.join(AVAILABLE)}")
-    by_trec = {m.trec_name: m.name for m in parsed}
+    by_trec: dict[str, str] = {}
+    for m in parsed:
+        other = by_trec.setdefault(m.trec_name, m.name)
+        if other != m.name:  # pytrec_eval reports both under one key (set_F.0.5 and set_F.1: set_F)
+            raise ConfigError(f"measures {other!r} and {m.name!r} are both reported by pytrec_eval as "
+                              f"{m.trec_name!r}, so one run of it cannot tell them apart; choose one")
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
         raise InputError("relevance level must be an integer", field="relevance_level", value=relevance_level,
                          expected="an int such as 1 or the minimum grade")
@@ -158,7 +202,7 @@ def _evaluate(
     by_trec: Mapping[str, str],
     relevance_level: int,
 ) -> dict[str, dict[str, dict[str, float]]]:
-    raw = evaluate_raw(qrels, runs, by_trec, relevance_level)
+    raw = evaluate_raw(qrels, runs, [parse_trec_name(n).asked for n in by_trec.values()], relevance_level)
     return {run: {qid: {by_trec[t]: float(v) for t, v in values.items() if t in by_trec}
                   for qid, values in by_query.items()} for run, by_query in raw.items()}
 
@@ -169,8 +213,9 @@ def evaluate_raw(
     trec_names: Iterable[str],
     relevance_level: int,
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """run -> query -> trec_eval name -> value as pytrec_eval gives them (checked names; one evaluator for
-    every run). The scoring context reads these by trec_eval name rather than renaming every value."""
+    """run -> query -> trec_eval name -> value as pytrec_eval gives them (``trec_names``: what to ask
+    pytrec_eval for, :attr:`TrecName.asked`; one evaluator for every run). The scoring context reads these
+    by trec_eval name rather than renaming every value."""
     import pytrec_eval  # C extension; imported on use so the package imports fast
 
     evaluator = pytrec_eval.RelevanceEvaluator(

@@ -5,5 +5,6 @@
 - :mod:`.grading`: the grading pass before the first case runs (and the xdist controller's pre-grading);
 - :mod:`.outcomes`: a missed case inside pytest's contract (skipped + ``exam_outcome=missed``);
 - :mod:`.reporting`: the report, its files, the ``pytest_exam_report`` hook and the leaderboard;
-- :mod:`.gates`: ``--exam-fail-under`` and ``--exam-baseline`` (registered only when asked for).
+- :mod:`.gates`: ``--exam-fail-under`` and ``--exam-baseline`` (registered only when asked for);
+- :mod:`.verdict`: each check of the session's verdict as a test case of its own (JUnit, the last line).
 """

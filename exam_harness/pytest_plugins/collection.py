@@ -18,7 +18,7 @@ import pytest
 from exam_harness.errors import ExamError, InputError
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
-from exam_harness.models import QueryBank, TestPoint, test_point_id
+from exam_harness.models import QueryBank, TestPoint, readable_id
 from exam_harness.pytest_plugins.state import GradedExam, setup_of
 from exam_harness.verdicts import Verdict, describe, verdict
 
@@ -89,19 +89,9 @@ class QueryNode(pytest.Collector):
 
 
 def point_label(test_point: TestPoint, secret: bool) -> str:
-    """How a test point reads in node ids: an id written in the bank as it is; a generated id
-    (``query/md5(text)``) as ``query/a-slug-of-its-text-3f2a9c``, so ``-v`` output and ``-k`` speak
-    the question's words. Secret banks show generated ids only."""
-    prefix, _, digest = test_point.id.rpartition("/")
-    if secret or test_point.id != test_point_id(test_point.query_id, test_point.text, test_point.facet_id):
-        return test_point.id
-    return f"{prefix}/{slug(test_point.text)}-{digest[:6]}"
-
-
-def slug(text: str, limit: int = 48) -> str:
-    words = "".join(ch.lower() if ch.isalnum() else " " for ch in text).split()
-    joined = "-".join(words)
-    return joined[:limit].rstrip("-") or "test-point"
+    """How a test point reads in node ids: :func:`exam_harness.models.readable_id`, the id every output
+    uses. Secret banks show generated ids only."""
+    return readable_id(test_point.id, test_point.query_id, None if secret else test_point.text, test_point.facet_id)
 
 
 class ExamItem(pytest.Item):
@@ -152,6 +142,7 @@ class ExamCase(ExamItem):
         return inputs.redact(describe(result, text=text, answer=answer))
 
     def setup(self) -> None:
+        system_failed(self)
         result = self.verdict()
         if result.outcome == "skipped":
             pytest.skip(self.message(result))
@@ -183,6 +174,15 @@ class ExamCase(ExamItem):
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return str(self.path), None, f"{self.test_point.kind} {self.test_point.id} [{self.run}]"
+
+
+def system_failed(case: ExamItem) -> None:
+    """A declared system that failed on the case's query: the case is an error with the system's message."""
+    from exam_harness.pytest_plugins.systems import system_failure
+
+    failure = system_failure(case.config, case.run, case.bank.query.id)
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
 
 
 def withheld(exc: BaseException, redact: Callable[[str], str], where: str) -> str:

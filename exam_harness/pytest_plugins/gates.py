@@ -12,21 +12,24 @@ import pytest
 
 from exam_harness.errors import ExamError
 from exam_harness.gates import (
-    REPORT_MEASURES,
+    COMPARED,
     Change,
     GateCheck,
     Verdicts,
+    check_measures,
     compare,
-    regression_failures,
+    regression_results,
     threshold_checks,
-    threshold_failures,
+    threshold_results,
     title,
 )
+from exam_harness.measures.base import Measure
 from exam_harness.measures.exam import ExamCover
 from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
-from exam_harness.report.schema import ExamReport
+from exam_harness.registry import Registry
+from exam_harness.report.schema import ExamReport, GateResult
 
 
 class ExamGates:
@@ -39,32 +42,55 @@ class ExamGates:
         self.changes: list[Change] = []
         self.checks: list[GateCheck] = []
         self.baseline_failures: list[str] = []
+        self.notes: list[str] = []  # said after the leaderboard, before the FAIL lines
+        self.registry: Registry[type[Measure]] | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
         # The reference is read at start-up: a missing one stops the session before any grading.
+        from exam_harness.io.history import NothingKept
+
+        setup = setup_of(config)
+        options = setup.options
         try:
-            self.reference = load_reference(setup_of(config).options, Path(config.invocation_params.dir))
+            self.registry = setup.registries(config).measures
+            # a gate on a measure no registry knows stops the session before grading (plugins are loaded now)
+            check_measures([t.measure for t in options.fail_under], self.registry, "--exam-fail-under")
+            check_measures([a.measure for a in options.compare_fail], self.registry, "--exam-compare-fail")
+            self.reference = load_reference(options, Path(config.invocation_params.dir))
+        except NothingKept as exc:
+            if options.compare_required:
+                raise pytest.UsageError(f"{exc} (--exam-compare-required)") from None
+            # A first CI run has nothing kept yet: go on without the comparison, said (as pytest-benchmark does).
+            gated = " and the --exam-compare-fail gates are not checked" if options.compare_fail else ""
+            self.notes.append(f"warning: {exc}; this session is not compared{gated} "
+                              "(--exam-compare-required makes this an error)")
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def decide(self, session: pytest.Session) -> list[GateResult]:
+        """Every gate's checks over the built report (called by the reporting plugin before it writes
+        anything, so that the reports and the test cases carry the verdict)."""
         built = self.reporting.built
         graded = self.reporting.grading.graded
         if built is None or graded is None:
-            return
+            return []
         options = setup_of(self.config).options
         report = built.report
+        results: list[GateResult] = []
         try:
             if options.baseline is not None:
                 from exam_harness.analysis.sections import baseline_section
-                from exam_harness.measures.intervals import baseline_gate
+                from exam_harness.measures.significance import baseline_comparisons, baseline_message
 
                 cover = ExamCover().bind(graded.plan.bindings(graded.plan.min_grade))
                 per_query = built.result[cover].per_query
-                self.baseline_failures = baseline_gate(per_query, options.baseline, options.alpha,
-                                                       options.significance, measure=cover.title,
-                                                       n_resamples=options.resamples)
+                comparisons = baseline_comparisons(per_query, options.baseline, options.alpha, options.significance,
+                                                   n_resamples=options.resamples)
+                results += [GateResult(
+                    gate="exam-baseline", run=c.run, measure="exam-cover", value=c.mean, limit=c.baseline_mean,
+                    passed=not c.significantly_worse, message=baseline_message(c, cover.title, options.alpha))
+                    for c in comparisons]
+                self.baseline_failures = [r.message for r in results if not r.passed]
                 self.failures += self.baseline_failures
                 # Every run's difference is shown, significant or not: silence would read as "no baseline".
                 self.sections.append(baseline_section(per_query, options.baseline, alpha=options.alpha,
@@ -72,16 +98,23 @@ class ExamGates:
                                                       n_resamples=options.resamples))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
-        self.checks = threshold_checks(report, options.fail_under)
-        self.failures += threshold_failures(report, options.fail_under)
+        registry = self.registry
+        self.checks = threshold_checks(report, options.fail_under, registry)
+        thresholds = threshold_results(report, self.checks, registry)
+        self.failures += [r.message for r in thresholds if not r.passed]
+        results = thresholds + results
         if self.reference is not None:
             name, reference = self.reference
-            measures = list(dict.fromkeys([*REPORT_MEASURES[:2], *(a.measure for a in options.compare_fail)]))
-            self.changes = compare(reference, report, measures, options.compare_fail)
-            self.sections.append(_comparison_section(self.changes, reference, report, name))
-            self.failures += regression_failures(self.changes, options.compare_fail, report, name, options.alpha)
+            measures = list(dict.fromkeys([*COMPARED, *(a.measure for a in options.compare_fail)]))
+            self.changes = compare(reference, report, measures, options.compare_fail, registry)
+            self.sections.append(_comparison_section(self.changes, reference, report, name, registry))
+            regressions = regression_results(self.changes, options.compare_fail, report, name, options.alpha,
+                                             registry)
+            self.failures += [r.message for r in regressions if not r.passed]
+            results += regressions
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return results
 
     def verdicts(self) -> Verdicts:
         """The gates' decisions for the markdown summary and the HTML report."""
@@ -92,6 +125,8 @@ class ExamGates:
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        for line in self.notes:
+            terminalreporter.write_line(line, yellow=True, bold=True)
         for heading, text in self.sections:
             terminalreporter.write_sep("-", heading)
             terminalreporter.write(text)
@@ -99,13 +134,14 @@ class ExamGates:
             terminalreporter.write_line(line, red=True, bold=True)
 
 
-def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str) -> tuple[str, str]:
+def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str,
+                        registry: Registry[type[Measure]] | None) -> tuple[str, str]:
     from exam_harness.report.compare import changes_table
     from exam_harness.report.tables import render_text
 
-    table = changes_table(changes, new, title_suffix=f"against {name}")
+    table = changes_table(changes, new, title_suffix=f"against {name}", registry=registry)
     note = "" if old.settings.k == new.settings.k and old.settings.min_grade == new.settings.min_grade else (
         f"note: the reference was scored at k={old.settings.k}, tau={old.settings.min_grade}; this exam at "
         f"k={new.settings.k}, tau={new.settings.min_grade}\n")
-    measures = ", ".join(dict.fromkeys(title(c.measure, new) for c in changes))
+    measures = ", ".join(dict.fromkeys(title(c.measure, new, registry) for c in changes))
     return f"exam: {measures or 'scores'} against {name}", render_text(table, 120) + note

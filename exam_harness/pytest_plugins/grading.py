@@ -10,20 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from exam_harness.cache import GradeCache
-from exam_harness.errors import ConfigError, ExamError
-from exam_harness.graders.base import Grader, GraderConfig
+from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
+from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.grading import GradingOutcome, dry_run_summary, pool_pairs, run_grading_pass
 from exam_harness.inputs import view_from_banks
 from exam_harness.models import QueryBank
 from exam_harness.plan import ExamPlan, make_plan
-from exam_harness.preflight import check_gate_runs, check_overlap, check_writable, output_targets
+from exam_harness.preflight import check_covered, check_gate_runs, check_overlap, check_writable, output_targets
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.collection import ExamCollector, withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
+from exam_harness.pytest_plugins.systems import ExamSystems
 
 
 class ExamGrading:
@@ -35,6 +37,8 @@ class ExamGrading:
         self._cache: GradeCache | None = None
         self._worker_grader: tuple[Grader, ExamPlan] | None = None  # an xdist worker's, made on first use
         self._worker_banks: set[str] = set()  # keys of the banks a worker has taken grades for
+        self.dry_run_summary: str | None = None  # --exam-dry-run's figures, printed at the end
+        self.infrastructure_failure: str | None = None  # why grading could not be done (a dead server)
 
     @property
     def graded(self) -> GradedExam | None:
@@ -45,36 +49,58 @@ class ExamGrading:
             self._cache = GradeCache(setup_of(self.config).options.cache)
         return self._cache
 
-    def grade(self, banks: Sequence[QueryBank]) -> GradedExam:
-        """Grade every pool pair of ``banks``; the result is stored for the cases (``GRADED_KEY``)."""
+    def _prepared(self, banks: Sequence[QueryBank]) -> tuple[Grader, ExamPlan, list[GradingRequest]]:
+        """The grader, the plan and the pool pairs of ``banks``; the caller closes the grader."""
         config = self.config
         setup = setup_of(config)
         options = setup.options
         inputs = setup.exam_inputs(config)
         data = inputs.load_runs(list(options.runs))
         # Everything that needs only the inputs is checked before a grader loads or a pair is graded.
-        check_overlap([b for loaded in inputs.banks.values() for b in loaded] or list(banks), data)
+        configured = [b for loaded in inputs.banks.values() for b in loaded] or list(banks)
+        check_overlap(configured, data)
+        if options.strict_queries:
+            check_covered(configured, data)
         check_gate_runs(options, data.runs)
         check_writable(output_targets(options))
-        grader = setup.registries(config).graders.create(
+        registries = setup.registries(config)
+        grader = registries.graders.create(
             options.grader,
             GraderConfig(model=options.model, options=options.grader_options, data=data,
-                         batch_size=options.batch_size, device=options.device),
+                         batch_size=options.batch_size, device=options.device, dry_run=options.dry_run),
         )
         try:
-            # The pytest report shows no alpha-nDCG, so the plan leaves it out.
-            plan = make_plan(options, grader.spec(), alpha_ndcg=False)
+            # alpha-nDCG only when --exam-measures names it (the report's columns are the measures computed)
+            plan = make_plan(options, grader.spec(), alpha_ndcg=False, registry=registries.measures)
             judged = view_from_banks(data, banks).pooled if plan.pool == "judged" else None
             requests = pool_pairs(banks, data.runs.values(), data.passages, k=plan.k, extra=judged)
             if not requests:
                 raise ConfigError(
                     "nothing to grade: no run ranks a passage for the queries of the collected cases "
                     f"({', '.join(sorted({b.query.id for b in banks})[:6])}); check the run files and -k")
-            if options.dry_run:
-                pytest.exit(dry_run_summary(grader, requests, self.cache()), returncode=0)
+        except BaseException:
+            grader.close()
+            raise
+        return grader, plan, requests
+
+    def dry_run(self, banks: Sequence[QueryBank]) -> str:
+        """What grading ``banks`` would spend (``--exam-dry-run``), said without grading or sending anything."""
+        grader, _, requests = self._prepared(banks)
+        try:
+            return dry_run_summary(grader, requests, self.cache())
+        finally:
+            grader.close()
+
+    def grade(self, banks: Sequence[QueryBank]) -> GradedExam:
+        """Grade every pool pair of ``banks``; the result is stored for the cases (``GRADED_KEY``)."""
+        config = self.config
+        options = setup_of(config).options
+        grader, plan, requests = self._prepared(banks)
+        try:
             with self._progress(options.grader) as progress:
                 chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
                 outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
+                                           strict_fallbacks=options.strict_fallbacks,
                                            on_start=progress.start, on_progress=progress.advance)
         finally:
             grader.close()
@@ -100,15 +126,18 @@ class ExamGrading:
         options = setup.options
         data = setup.exam_inputs(self.config).load_runs(list(options.runs))
         if self._worker_grader is None:
-            grader = setup.registries(self.config).graders.create(
+            registries = setup.registries(self.config)
+            grader = registries.graders.create(
                 options.grader, GraderConfig(model=options.model, options=options.grader_options, data=data,
                                              batch_size=options.batch_size, device=options.device))
-            self._worker_grader = (grader, make_plan(options, grader.spec(), alpha_ndcg=False))
+            self._worker_grader = (grader, make_plan(options, grader.spec(), alpha_ndcg=False,
+                                                     registry=registries.measures))
         grader, plan = self._worker_grader
         judged = view_from_banks(data, [bank]).pooled if plan.pool == "judged" else None
         requests = pool_pairs([bank], data.runs.values(), data.passages, k=plan.k, extra=judged)
         chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
-        outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size)
+        outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
+                                   strict_fallbacks=options.strict_fallbacks)
         before = self.graded
         if before is not None:
             outcome = merged(before.grading, outcome)
@@ -116,6 +145,11 @@ class ExamGrading:
         graded = GradedExam(plan, outcome, (*(before.banks if before else ()), bank))
         self.config.stash[GRADED_KEY] = graded
         return graded
+
+    def _systems(self) -> ExamSystems:
+        plugin = self.config.pluginmanager.get_plugin("exam-systems")
+        assert isinstance(plugin, ExamSystems)
+        return plugin
 
     def _progress(self, grader: str) -> GradingProgress:
         capman = self.config.pluginmanager.getplugin("capturemanager")
@@ -134,16 +168,31 @@ class ExamGrading:
             inputs = setup_of(self.config).exam_inputs(self.config)
             banks = [b for path in self.collector.requested_bank_files() for b in inputs.load_bank_file(path)]
             if banks:
+                self._systems().prepare(banks)  # before the workers start: they read the recordings
                 self.grade(banks)
+        except InfrastructureError as exc:
+            # Before the workers start (they would only ask the dead server again): pytest.exit is the one
+            # way to stop xdist's session here, so pytest words it as an "Exit: ERROR: ..." line.
+            pytest.exit(f"ERROR: {exc}", returncode=INFRASTRUCTURE_FAILED)
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         # An xdist worker grades lazily, bank by bank, as its cases arrive (graded_for).
-        if self.collector.cases and not session.config.option.collectonly and not is_worker(self.config):
+        if self.collector.cases and not session.config.option.collectonly:
             try:
-                self.grade(self.collector.collected_banks())
+                self._systems().prepare()  # declared systems answer (or are replayed) before grading
+                if not is_worker(self.config):
+                    if setup_of(self.config).options.dry_run:
+                        self._dry_run(session)
+                    else:
+                        self.grade(self.collector.collected_banks())
+            except InfrastructureError as exc:
+                # Not a usage error: said at the end, with its own exit status (pytest_sessionfinish);
+                # no case runs, since none can be decided without its grades.
+                self.infrastructure_failure = str(exc)
+                session.items.clear()
             except ExamError as exc:
                 raise pytest.UsageError(str(exc)) from None
             except Exception as exc:
@@ -152,6 +201,29 @@ class ExamGrading:
                     raise
                 raise pytest.UsageError(withheld(exc, inputs.redact, "grading")) from None
         return (yield)
+
+    def _dry_run(self, session: pytest.Session) -> None:
+        """Say what grading would spend, then run no case: they are deselected, so the session ends
+        with pytest's own summary and exit status 0 (no ``pytest.exit`` traceback line)."""
+        summary = self.dry_run(self.collector.collected_banks())
+        self.dry_run_summary = summary
+        items = list(session.items)
+        session.items.clear()
+        self.config.hook.pytest_deselected(items=items)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.infrastructure_failure is not None:
+            session.exitstatus = INFRASTRUCTURE_FAILED
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.dry_run_summary is not None:
+            terminalreporter.write_line(self.dry_run_summary)
+        if self.infrastructure_failure is not None:
+            terminalreporter.write_line(f"ERROR: {self.infrastructure_failure}", red=True, bold=True)
+            terminalreporter.write_line(
+                f"exam-harness: the grading infrastructure failed, not the configuration: exit status "
+                f"{INFRASTRUCTURE_FAILED} (retry once it is back; see docs/exit-status.md)", red=True)
 
     def scored_banks(self, seen_test_points: set[str] | None) -> tuple[QueryBank, ...]:
         """The banks to score: the graded ones, cut to the test points cases ran for on xdist workers."""
@@ -180,6 +252,7 @@ def merged(first: GradingOutcome, second: GradingOutcome) -> GradingOutcome:
         seconds=first.seconds + second.seconds, source=second.source,
         cache_damaged=first.cache_damaged + second.cache_damaged,
         cache_notices=list(dict.fromkeys([*first.cache_notices, *second.cache_notices])),
+        fallbacks={**first.fallbacks, **second.fallbacks},
     )
     for part, n in second.decided_by.items():
         out.decided_by[part] = first.decided_by.get(part, 0) + n

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from exam_harness.display import shorten
-from exam_harness.models import QueryBank
-from exam_harness.pytest_plugins.collection import ExamItem, ExamMissed, ExamRequiredMissed, withheld
+from exam_harness.models import QueryBank, TestPoint, readable_id
+from exam_harness.pytest_plugins.collection import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
 from exam_harness.pytest_plugins.state import setup_of
 from exam_harness.verdicts import Verdict, describe, verdict
 
@@ -56,6 +56,10 @@ class QueryCase(ExamItem):
     def _secret(self) -> bool:
         return self.bank.secret or setup_of(self.config).exam_inputs(self.config).redact_all
 
+    def _shown(self, tp: TestPoint) -> str:
+        """The test point's id as every output shows it (the test-point case's id, the JSON's)."""
+        return readable_id(tp.id, tp.query_id, None if self._secret() else tp.text, tp.facet_id)
+
     def message(self, outcomes: tuple[str, ...]) -> str:
         """The counts, then the first test points with one of ``outcomes``, each as a test-point case says it."""
         inputs = setup_of(self.config).exam_inputs(self.config)
@@ -68,14 +72,15 @@ class QueryCase(ExamItem):
         answers = self._answers()
         for tp, v in picked[:SHOWN]:
             answer = answers.get((v.best_passage, tp.id)) if v.best_passage is not None and not secret else None
-            lines.append(f"  {tp.id}: {describe(v, text=None if secret else tp.text, answer=answer)}")
+            lines.append(f"  {self._shown(tp)}: {describe(v, text=None if secret else tp.text, answer=answer)}")
         if len(picked) > SHOWN:
             lines.append(f"  ... and {len(picked) - SHOWN} more (see the JSON report's outcomes)")
         return inputs.redact("\n".join(lines))
 
     def setup(self) -> None:
+        system_failed(self)
         counts = Counter(v.outcome for v in self.verdicts())
-        self.user_properties.append(("exam_test_points", [tp.id for tp in self.bank.test_points]))
+        self.user_properties.append(("exam_test_points", [self._shown(tp) for tp in self.bank.test_points]))
         self.user_properties.append(("exam_counts", dict(counts)))
         if counts["error"]:
             pytest.fail(self.message(("error",)), pytrace=False)

@@ -19,11 +19,13 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.errors import ExamError
+from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading, cache_path_shown
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
+from exam_harness.pytest_plugins.verdict import report_checks, teststatus, verdict_of
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
-from exam_harness.report.schema import ExamReport
+from exam_harness.report.schema import ExamReport, GateResult
 
 
 class ExamReporting:
@@ -33,12 +35,14 @@ class ExamReporting:
         self.outcomes = outcomes
         self.built: BuiltReport | None = None
         self.written: list[Path] = []
-        self.ignored_queries: dict[str, list[str]] = {}
+        self.ignored_queries: dict[str, list[tuple[str, str | None]]] = {}  # run -> [(query, near match)]
         self.incomplete_message: str | None = None
         self.notes: list[str] = []
         self.write_error: str | None = None
         self.failure_reasons: list[tuple[str, int]] = []  # why pairs could not be graded, most frequent first
 
+    # tryfirst: the verdict's cases must reach every result writer (JUnit XML, the terminal's last line)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         graded = self.grading.graded
         if is_worker(self.config) or graded is None:
@@ -52,10 +56,12 @@ class ExamReporting:
         try:
             partial = self._partial(session)
             outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies,
-                                     cache_path_shown(setup.options.cache, root), partial)
+                                     cache_path_shown(setup.options.cache, root), partial, self._unanswered())
             self.built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
+        report = self.built.report
+        self._decide(session, report)
         if setup.options.report_dir is not None:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:
@@ -66,23 +72,71 @@ class ExamReporting:
                 self.write_error = (f"FAIL cannot write the reports into {folder}: {why}; the leaderboard above is "
                                     "complete and the grades are cached, so a rerun after fixing it grades nothing")
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        report = self.built.report
         # a grader's error may echo the prompt, and with it a secret bank's text
         self.failure_reasons = Counter(inputs.redact(m) for m in graded.grading.failures.values()).most_common()
-        if report.incomplete_runs:
+        self._keep(report)
+        self.config.hook.pytest_exam_report(report=self.built.report, plan=graded.plan)
+        if report.verdict is not None:
+            report_checks(self.config, report.verdict)
+        self.ignored_queries = uncovered_queries((b.query.id for b in banks), inputs.data)
+
+    def _decide(self, session: pytest.Session, report: ExamReport) -> None:
+        """The session's verdict, set on the report before anything is written: the gates' checks and
+        the checks always made (no run's scores rest on pairs that could not be graded)."""
+        results: list[GateResult] = []
+        gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
+        if gates is not None:
+            results += gates.decide(session)
+        if report.incomplete_runs and not report.cache.failures:
+            # only declared systems failed: the systems plugin's FAIL line says which, on how many queries
+            for s in report.systems:
+                if s.incomplete_queries:
+                    results.append(GateResult(
+                        gate="incomplete-exam", run=s.run, value=len(s.incomplete_queries), limit=0, passed=False,
+                        message=f"FAIL incomplete exam: run {s.run!r} has no answer in {len(s.incomplete_queries)} of "
+                                f"{s.queries} queries (its system failed on them); its scores are not scores"))
+        elif report.incomplete_runs:
             runs = ", ".join(repr(r) for r in report.incomplete_runs)
             self.incomplete_message = (
                 f"FAIL incomplete exam: {report.cache.failures} pairs could not be graded; the scores of runs {runs} "
                 "rest on them and are not scores (see the '!' footnote)")
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        self._keep(report)
-        self.config.hook.pytest_exam_report(report=self.built.report, plan=graded.plan)
-        examined = {b.query.id for b in banks}
-        for name, run in sorted(inputs.data.runs.items()):
-            extra = sorted(set(run.rankings) - examined)
-            if extra:
-                self.ignored_queries[name] = extra
+            for s in report.systems:
+                if s.incomplete_queries:
+                    results.append(GateResult(
+                        gate="incomplete-exam", run=s.run, value=len(s.incomplete_queries), limit=0, passed=False,
+                        message=f"FAIL incomplete exam: the scores of run {s.run!r} rest on pairs that could not be "
+                                f"graded in {len(s.incomplete_queries)} of {s.queries} queries; they are not scores"))
+        results += self._fallback_checks(report)
+        report.verdict = verdict_of(results)
+        if not report.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _fallback_checks(self, report: ExamReport) -> list[GateResult]:
+        """``--exam-max-fallbacks``: a run whose share of grades read by a fallback rule exceeds the limit
+        fails, and its scores over the queries holding such grades are marked incomplete (``!``)."""
+        assert self.built is not None
+        limit = setup_of(self.config).options.max_fallbacks
+        results = []
+        for s in report.systems:
+            graded = sum(n for grade, n in s.grade_counts.items() if grade != "failed")
+            if not s.fallbacks or s.fallbacks <= limit * graded:
+                continue
+            share = s.fallbacks / graded
+            queries = set(self.built.fallbacks.get(s.run, {}))
+            s.incomplete_queries = sorted(set(s.incomplete_queries) | queries)
+            for row in report.per_query:
+                if row.run == s.run and row.query_id in queries:
+                    row.incomplete = True
+            over = f"{len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
+            results.append(GateResult(
+                gate="exam-max-fallbacks", run=s.run, value=share, limit=limit, passed=False,
+                message=f"FAIL run {s.run!r}: {s.fallbacks} of {graded} grades ({share:.1%}) were read by a fallback "
+                        f"rule from answers holding no grade, more than --exam-max-fallbacks {limit:g} allows; its "
+                        f"scores over {over} rest on them and are not scores"))
+        return results
+
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        return teststatus(report, self.built.report.verdict if self.built is not None else None)
 
     def _keep(self, report: ExamReport) -> None:
         """``--exam-save NAME`` / ``--exam-autosave``: keep the report in the history folder (a partial
@@ -97,6 +151,17 @@ class ExamReporting:
 
         path = history.save(options.history_dir, report, options.save)
         self.notes.append(f"kept: {relative(path, Path(self.config.rootpath))}")
+
+    def _unanswered(self) -> dict[str, set[str]]:
+        """run -> the queries its declared system failed on (their scores count as not covered)."""
+        from exam_harness.pytest_plugins.systems import ExamSystems
+
+        systems = self.config.pluginmanager.get_plugin("exam-systems")
+        found: dict[str, set[str]] = {}
+        if isinstance(systems, ExamSystems) and systems.outcome is not None:
+            for run, query in systems.outcome.failures:
+                found.setdefault(run, set()).add(query)
+        return found
 
     def _partial(self, session: pytest.Session) -> str | None:
         """Why this session examined part of the configured exam, or None for a full exam.
@@ -158,10 +223,13 @@ class ExamReporting:
                 terminalreporter.write_line(f"... and {len(self.failure_reasons) - 5} other reasons")
         if self.incomplete_message:
             terminalreporter.write_line(self.incomplete_message, red=True, bold=True)
+        for check in self.built.report.verdict.gates if self.built.report.verdict else ():
+            if check.gate == "exam-max-fallbacks":
+                terminalreporter.write_line(check.message, red=True, bold=True)
         if self.write_error:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
         for run, queries in self.ignored_queries.items():
-            shown = ", ".join(queries[:5]) + (f" and {len(queries) - 5} more" if len(queries) > 5 else "")
+            shown = shown_uncovered(queries)
             terminalreporter.write_line(
                 f"note: run {run!r} ranks {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} that no "
                 f"examined bank covers (ignored): {shown}"

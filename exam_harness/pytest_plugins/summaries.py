@@ -4,11 +4,17 @@ the self-contained HTML report (``--exam-html DIR``).
 
 A partial exam's summaries say so at the top; they are written where asked all the same, since the
 user named the place (the JSON report and qrels go to ``<report dir>/partial/`` instead).
+
+A summary that cannot be written after grading does not hide the scores: the leaderboard is printed
+first, then the failure (a FAIL line and exit status 1 for ``--exam-markdown``/``--exam-html``; a
+warning for ``$GITHUB_STEP_SUMMARY``, which the CI sets, not the user). ``$GITHUB_STEP_SUMMARY`` is
+checked before grading too: a FIFO there would block the session, a folder cannot be appended to.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,21 @@ class ExamSummaries:
         self.config = config
         self.reporting = reporting
         self.written: list[str] = []
+        self.failures: list[str] = []  # FAIL lines: a summary the user asked for could not be written
+        self.warnings: list[str] = []  # $GITHUB_STEP_SUMMARY could not be appended to
+        self.step_summary: str | None = None  # the path to append to, once checked
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # Before any grading: a FIFO would block the session at the end, a folder cannot be appended to.
+        path = os.environ.get(GITHUB_STEP_SUMMARY)
+        if not path:
+            return
+        problem = step_summary_problem(Path(path))
+        if problem is None:
+            self.step_summary = path
+        else:
+            self.warnings.append(f"warning: ${GITHUB_STEP_SUMMARY}={path} {problem}; the markdown summary is not "
+                                 "appended there")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Generator[None, None, None]:
@@ -39,14 +60,26 @@ class ExamSummaries:
         gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
         verdicts: Verdicts = gates.verdicts() if gates is not None else Verdicts()
         options = setup_of(self.config).options
-        try:
-            if options.markdown is not None or os.environ.get(GITHUB_STEP_SUMMARY):
-                self._markdown(verdicts)
-            if options.html is not None:
+        # Each output on its own: one that fails leaves the others written; the leaderboard is printed
+        # (pytest_terminal_summary) before the failure is said.
+        if options.markdown is not None or self.step_summary is not None:
+            try:
+                self._markdown(verdicts)  # each target's own failure is caught there; this is the rendering's
+            except ExamError as exc:
+                self._failed("the markdown summary", exc)
+        if options.html is not None:
+            try:
                 self._html(options.html)
-        except (OSError, ExamError) as exc:
-            raise pytest.UsageError(f"exam summaries: {exc}") from None
+            except (OSError, ExamError) as exc:
+                self._failed(f"the HTML report into {self._shown(options.html)}", exc)
+        if self.failures and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return result
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+        self.failures.append(f"FAIL cannot write {what}: {why}; the leaderboard above is complete and the grades "
+                             "are cached, so a rerun after fixing it grades nothing")
 
     def _markdown(self, verdicts: Verdicts) -> None:
         from exam_harness.io.textio import atomic_write_text
@@ -56,14 +89,18 @@ class ExamSummaries:
         text = render_markdown(self.reporting.built.report, verdicts)
         target = setup_of(self.config).options.markdown
         if target is not None:
-            atomic_write_text(target, text)
-            self.written.append(f"markdown summary: {self._shown(target)}")
-        step_summary = os.environ.get(GITHUB_STEP_SUMMARY)
-        if step_summary:
-            # GitHub Actions collects what each step appends to this file.
-            with open(step_summary, "a", encoding="utf-8") as handle:
-                handle.write(text)
-            self.written.append(f"markdown summary appended to ${GITHUB_STEP_SUMMARY}")
+            try:
+                atomic_write_text(target, text)
+                self.written.append(f"markdown summary: {self._shown(target)}")
+            except (OSError, ExamError) as exc:
+                self._failed(f"the markdown summary to {self._shown(target)}", exc)
+        if self.step_summary is not None:
+            try:
+                append_step_summary(self.step_summary, text)
+                self.written.append(f"markdown summary appended to ${GITHUB_STEP_SUMMARY}")
+            except OSError as exc:
+                self.warnings.append(f"warning: cannot append the markdown summary to ${GITHUB_STEP_SUMMARY}="
+                                     f"{self.step_summary}: {exc.strerror or exc}; the exam's verdict stands")
 
     def _html(self, directory: Path) -> None:
         from exam_harness.report.html import write_html_report
@@ -83,3 +120,34 @@ class ExamSummaries:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         for line in self.written:
             terminalreporter.write_line(line)
+        for line in self.warnings:
+            terminalreporter.write_line(line, yellow=True, bold=True)
+        for line in self.failures:
+            terminalreporter.write_line(line, red=True, bold=True)
+
+
+def step_summary_problem(path: Path) -> str | None:
+    """Why ``path`` cannot take an appended summary (a folder, a FIFO, a device: not a regular file), or None.
+    A missing file is fine (it is created); a missing or unwritable folder shows when appending."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a FIFO, socket or device)"
+    return None
+
+
+def append_step_summary(path: str, text: str) -> None:
+    """Append ``text`` to ``path`` (GitHub Actions collects what each step appends). Opened without
+    blocking, and refused unless it is a regular file, so a FIFO put there since the check cannot hang
+    the session."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        handle.write(text)

@@ -1,8 +1,8 @@
 """The pytest session's report, built by a pure function from the inputs, the outcome and the plan.
 
-The scores are a view of the one scoring pipeline's :class:`~exam_harness.measures.result.ExamResult`:
-the plan's measures at its tau, each system's EXAM-Cover, n-EXAM, nugget F and trec_eval measures per
-qrels label variant, per query and aggregated.
+The scores are the one scoring pipeline's :class:`~exam_harness.measures.result.ExamResult` written out
+by measure name: the plan's measures at its tau (EXAM-Cover, n-EXAM, every measure asked for, the
+trec_eval measures per qrels label variant, nugget F), per run and per query.
 
 Per-test-point outcomes and grade counts read each (passage, bank) pair's grades once
 (:class:`TopGrades`), however many runs rank the passage, and each run's top-k as the scoring
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import chain, repeat
 from pathlib import Path
 from typing import cast
@@ -25,19 +25,18 @@ from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, ExamView, view_from_banks
+from exam_harness.measures.base import Measure
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
-from exam_harness.measures.exam import ExamCover, NExam, NuggetF
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
-from exam_harness.measures.trec import TrecMeasure
-from exam_harness.measures.trec_rag import TRACK_MEASURES
-from exam_harness.models import QueryBank
+from exam_harness.models import QueryBank, readable_id
 from exam_harness.plan import ExamPlan
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
+    MeasureInfo,
     Outcomes,
     QrelsFile,
     QueryScore,
@@ -59,6 +58,7 @@ class SessionOutcome:
     tallies: Mapping[str, Outcomes] = field(default_factory=dict)
     cache_path: str | None = None
     partial: str | None = None  # why the session covered part of the exam only
+    unanswered: Mapping[str, Collection[str]] = field(default_factory=dict)  # run -> queries its system failed on
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,8 @@ class BuiltReport:
     report: ExamReport
     qrels: Mapping[str, Qrels]
     result: ExamResult
+    # run -> query -> pairs of its top-k whose grade a fallback rule read (only queries with some)
+    fallbacks: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *, root: Path | None = None,
@@ -102,54 +104,38 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     tau = plan.min_grade
     ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
                                             failed=grading.failures.keys(), tie_order=plan.tie_order))
-    bindings = plan.bindings(tau)
-    cover, n_exam = ExamCover().bind(bindings), NExam().bind(bindings)
-    nugget = NuggetF().bind(bindings) if any(ctx.exam.nuggets.values()) else None
-    trec = {label: [TrecMeasure(name=name, label=label).bind(bindings) for name in plan.trec_measures]
-            for label in plan.labels}
-    extra = [kind().bind(bindings) for kind in TRACK_MEASURES] if ctx.exam.importance else []
-    measures = [cover, n_exam, *([nugget] if nugget else []), *(m for ms in trec.values() for m in ms), *extra]
+    track = bool(ctx.exam.importance)  # TREC RAG nuggets: the track's scores and the answers' length
+    measures = plan.measures(tau, nuggets=any(ctx.exam.nuggets.values()), track=track)
     result = score(ctx, measures)
+    cover = result[measures[0]]  # EXAM-Cover: the covered counts of the per-query rows come from it
 
     # each measure's result looked up once (a lookup prints the measure), not once per run and query
-    cover_result, n_exam_result = result[cover], result[n_exam]
-    nugget_result = result[nugget] if nugget else None
-    trec_results = {label: [(m.key, result[m]) for m in ms] for label, ms in trec.items()}
-    extra_results = [(m.key, result[m]) for m in extra]
-    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for r in map(result.__getitem__, measures)))
+    named = [(str(m), result[m]) for m in measures]
+    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for _, r in named), outcome.unanswered.get(run, ()))
                   for run in result.runs}
     tops = TopGrades(inputs, outcome, plan.k, ctx)
+    fallbacks = fallback_counts(inputs, outcome, plan.k, result.runs)
     systems: list[SystemScore] = []
     per_query: list[QueryScore] = []
     for run in result.runs:
-        c, n = cover_result.scores[run], n_exam_result.scores[run]
         systems.append(SystemScore(
             run=run,
             generated=inputs.data.runs[run].generated,
             queries=len(result.queries),
-            exam_cover=c.mean, exam_cover_stderr=c.stderr,
-            n_exam_cover=n.mean, n_exam_cover_stderr=n.stderr,
-            nugget_f=_score(nugget_result.scores[run]) if nugget_result else None,
-            qrels_measures={label: {key: _score(r.scores[run]) for key, r in rs} for label, rs in trec_results.items()},
-            measures={key: _score(r.scores[run]) for key, r in extra_results},
+            scores={name: _score(r.scores[run]) for name, r in named},
             outcomes=outcome.tallies.get(run, Outcomes()),
             incomplete_queries=[q for q in result.queries if q in incomplete[run]],
             grade_counts=grade_counts(tops, run),
+            fallbacks=sum(fallbacks.get(run, {}).values()),
         ))
-        run_cover, run_n_exam = cover_result.per_query[run], n_exam_result.per_query[run]
-        run_nugget = nugget_result.per_query[run] if nugget_result else None
-        run_trec = {label: [(key, r.per_query[run]) for key, r in rs] for label, rs in trec_results.items()}
-        run_extra = [(key, r.per_query[run]) for key, r in extra_results]
+        run_cover = cover.per_query[run]
+        run_values = [(name, r.per_query[run]) for name, r in named]
         run_incomplete = incomplete[run]
         for q in result.queries:
-            exam = run_cover[q]
             bank = len(result.test_points[q])
             per_query.append(QueryScore(
-                run=run, query_id=q, exam_cover=exam, n_exam_cover=run_n_exam.get(q),
-                covered=round(exam * bank), test_points=bank,
-                nugget_f=run_nugget.get(q) if run_nugget is not None else None,
-                qrels_measures={label: {key: values[q] for key, values in rs} for label, rs in run_trec.items()},
-                measures={key: values[q] for key, values in run_extra if q in values},
+                run=run, query_id=q, covered=round(run_cover[q] * bank), test_points=bank,
+                scores={name: values[q] for name, values in run_values if q in values},
                 incomplete=q in run_incomplete,
             ))
     qrels = exam_qrels(ctx, plan, [tau])
@@ -158,7 +144,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         settings=Settings(
             grader=plan.grader, k=plan.k, min_grade=tau, qrels_m=plan.qrels_m, pool=plan.pool,
-            measures=list(plan.trec_measures), label_variants=list(plan.labels),
+            measures=[str(m) for m in plan.requested], label_variants=list(plan.labels),
             banks=sorted({_rel(b.source, root) for b in outcome.banks}),
             runs=[_rel(p, root) for p in run_paths],
         ),
@@ -169,6 +155,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         ),
         queries=len({b.query.id for b in outcome.banks}),
         test_points=sum(len(b.test_points) for b in outcome.banks),
+        measures=measure_infos(measures),
         systems=systems,
         per_query=per_query,
         qrels=[QrelsFile(label=label, file=qrels_file_name(label, tau, plan.qrels_m),
@@ -176,9 +163,9 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         partial=outcome.partial,
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
-        trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if extra else [],
+        trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
     )
-    return BuiltReport(report, qrels, result)
+    return BuiltReport(report, qrels, result, fallbacks)
 
 
 def _trec_rag(ctx: ScoringContext, view: ExamView, inputs: ExamInputs, outcome: SessionOutcome, k: int,
@@ -343,14 +330,16 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
         secret = bank.secret or inputs.redact_all
         qid = bank.query.id
         # what every run's outcome on a test point shares, looked up once
-        points = [(column, tp, tp.id, tp.kind, tp.required, None if secret else tp.text, tp.id in unsupported,
+        # ``shown``: the id the pytest case carries (readable_id), so an id copied from CI output is found here
+        points = [(column, tp, tp.id, readable_id(tp.id, qid, None if secret else tp.text, tp.facet_id), tp.kind,
+                   tp.required, None if secret else tp.text, tp.id in unsupported,
                    "required-missed" if tp.required else "missed", shortened.setdefault(tp.id, {}))
                   for column, tp in enumerate(bank.test_points)]
         positions, lacking = tops.best_positions(index)
         for i, name in enumerate(tops.runs):
             top, rows = tops.top_rows(index, name)
             at, gaps = positions[i], lacking[i] if lacking is not None else None
-            for column, tp, tid, kind, required, text, skipped, missed, memo in points:
+            for column, tp, tid, shown, kind, required, text, skipped, missed, memo in points:
                 outcome_of: str
                 best_grade: int | None
                 best_passage: str | None
@@ -371,7 +360,7 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
                         raw = answers.get((best_passage, tid))
                         answer = memo[best_passage] = shorten(raw, 500) if raw is not None else None
                 append(TestPointOutcome(
-                    run=name, query_id=qid, test_point_id=tid, kind=kind, required=required, text=text,
+                    run=name, query_id=qid, test_point_id=shown, kind=kind, required=required, text=text,
                     outcome=outcome_of, best_grade=best_grade, best_passage=best_passage, answer=answer,
                 ))
     return found
@@ -383,12 +372,52 @@ def grade_counts(tops: TopGrades, run: str) -> dict[str, int]:
     return tops.grade_counts(run)
 
 
+def fallback_counts(inputs: ExamInputs, outcome: SessionOutcome, k: int,
+                    runs: Sequence[str]) -> dict[str, dict[str, int]]:
+    """run -> query -> how many pairs of the run's top-k passages and the query's scored test points
+    have a grade that a fallback rule read (the pairs :func:`grade_counts` counts, flagged)."""
+    flagged = outcome.grading.fallbacks
+    if not flagged:
+        return {}
+    by_passage: dict[str, set[str]] = {}
+    for pid, tid in flagged:
+        by_passage.setdefault(pid, set()).add(tid)
+    points: dict[str, set[str]] = {}
+    for bank in outcome.banks:
+        points.setdefault(bank.query.id, set()).update(
+            tp.id for tp in bank.test_points if tp.id not in outcome.grading.unsupported)
+    counts: dict[str, dict[str, int]] = {}
+    for run in runs:
+        ranked = inputs.data.runs[run]
+        for qid, tids in points.items():
+            n = sum(len(by_passage[pid] & tids) for pid in ranked.top_k(qid, k) if pid in by_passage)
+            if n:
+                counts.setdefault(run, {})[qid] = n
+    return counts
+
+
 def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -> dict[str, Qrels]:
     """File name -> EXAM-Qrels for each label variant and tau (max-grade labels are the same at every tau)."""
     return {
         qrels_file_name(label, tau, plan.qrels_m): ctx.qrels(label, tau, plan.qrels_m, plan.pool, plan.k)
         for tau in min_grades for label in plan.labels
     }
+
+
+def measure_infos(measures: Sequence[Measure]) -> list[MeasureInfo]:
+    """How the report names each measure. Titles that would read the same within a table (n-EXAM@20 at
+    two taus) get the parameters that tell them apart: ``n-EXAM@20 (tau=3)``."""
+    infos = [MeasureInfo.of(m) for m in measures]
+    groups: dict[tuple[str | None, str], list[int]] = {}
+    for i, info in enumerate(infos):
+        groups.setdefault((info.label, info.title), []).append(i)
+    for same in (ids for ids in groups.values() if len(ids) > 1):
+        for i in same:
+            differ = [f.name for f in fields(measures[i])
+                      if len({repr(getattr(measures[j], f.name, None)) for j in same}) > 1]
+            shown = ",".join(f"{measures[i].printed.get(n, n)}={getattr(measures[i], n)}" for n in differ)
+            infos[i] = infos[i].model_copy(update={"title": f"{infos[i].title} ({shown})"})
+    return infos
 
 
 def _score(value: MeasureScore) -> Score:

@@ -48,10 +48,10 @@ from exam_harness.io.textio import atomic_write_text
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
-from exam_harness.measures.intervals import bootstrap_cis, compare_runs
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
 from exam_harness.measures.result import MeasureResult
+from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
@@ -338,7 +338,7 @@ def _leaderboard(
         )
     if options.baseline is not None:
         qids = sorted({q for values in per_query.values() for q in values})
-        comparisons = compare_runs(per_query, options.baseline, queries=qids, alpha=options.alpha,
+        comparisons = compare_to_baseline(per_query, options.baseline, queries=qids, alpha=options.alpha,
                                    method=options.significance, n_resamples=options.resamples, seed=options.seed)
         board.significance = SignificanceResult(
             baseline=options.baseline, method=options.significance, alpha=options.alpha, resamples=options.resamples,
@@ -352,7 +352,7 @@ def _leaderboard(
 def _settings(plan: ExamPlan, options: ExamOptions) -> dict[str, Any]:
     return {
         "k": plan.k, "min_grades": list(plan.min_grades), "labels": list(plan.labels),
-        "measures": list(plan.trec_measures), "qrels_m": plan.qrels_m, "pool": plan.pool,
+        "measures": [str(m) for m in plan.requested], "qrels_m": plan.qrels_m, "pool": plan.pool,
         "judgment_level": plan.relevance_level, "alpha_ndcg": plan.alpha_ndcg,
         "redundancy_alpha": plan.redundancy_alpha, "nugget_f": True if plan.nugget_f else None, "beta": plan.beta,
         "bootstrap": options.bootstrap, "confidence": options.confidence, "seed": options.seed,

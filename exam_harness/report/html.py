@@ -95,7 +95,35 @@ def _header(report: ExamReport, title: str) -> str:
     ]
     if report.partial:
         parts.append(f'<div class="banner partial" role="alert">partial exam: {_e(report.partial)}</div>')
-    return "\n".join(parts)
+    if any(sys.fallbacks for sys in report.systems):
+        runs = ", ".join(f"{sys.run} {sys.fallbacks} of {sum(n for g, n in sys.grade_counts.items() if g != 'failed')}"
+                         for sys in sorted(report.systems, key=lambda sys: sys.run))
+        parts.append(f'<div class="banner fallbacks" role="alert">grades read by a fallback rule from answers holding '
+                     f"no grade: {_e(runs)}</div>")
+    parts.append(_verdict(report))
+    return "\n".join(p for p in parts if p)
+
+
+def _verdict(report: ExamReport) -> str:
+    """The session's verdict banner: passed or failed, and every check (gate, regression, incomplete
+    grading) with its outcome and message; nothing for a report no session decided."""
+    verdict = report.verdict
+    if verdict is None:
+        return ""
+    failed = sum(not g.passed for g in verdict.gates)
+    if failed:
+        head = f"verdict: failed ({failed} of {len(verdict.gates)} checks failed)"
+    elif verdict.gates:
+        head = f"verdict: passed ({len(verdict.gates)} checks)"
+    else:
+        head = "verdict: passed (no gate asked for)"
+    items = "".join(
+        f'<li class="{"passed" if g.passed else "failed"}"><code>{_e(g.case)}</code> '
+        f'{"passed" if g.passed else "FAILED"}: {_e(g.message)}</li>' for g in verdict.gates)
+    state = "passed" if verdict.passed else "failed"
+    role = "status" if verdict.passed else "alert"
+    return (f'<section id="verdict" class="verdict {state}" role="{role}"><strong>{_e(head)}</strong>'
+            + (f"<ul>{items}</ul>" if items else "") + "</section>")
 
 
 @dataclass(frozen=True)
@@ -107,24 +135,15 @@ class _Column:
     group: str | None = None
 
 
-def _measure(label: str, name: str) -> Callable[[SystemScore], Score | None]:
-    return lambda s: s.qrels_measures.get(label, {}).get(name)
-
-
-def _extra(name: str) -> Callable[[SystemScore], Score | None]:
-    return lambda s: s.measures.get(name)
+def _measure(name: str) -> Callable[[SystemScore], Score | None]:
+    return lambda s: s.scores.get(name)
 
 
 def _columns(report: ExamReport, systems: Sequence[SystemScore]) -> list[_Column]:
-    k = report.settings.k
-    columns = [
-        _Column(f"EXAM-Cover@{k}", lambda s: Score(mean=s.exam_cover, stderr=s.exam_cover_stderr)),
-        _Column(f"n-EXAM@{k}", lambda s: Score(mean=s.n_exam_cover, stderr=s.n_exam_cover_stderr)),
-    ]
-    if any(sys.nugget_f is not None for sys in systems):
-        columns.append(_Column("nugget F", lambda s: s.nugget_f))
-    columns += [_Column(name, _extra(name))  # the TREC RAG scores
-                for name in dict.fromkeys(m for sys in systems for m in sys.measures)]
+    """Every measure of the report by name: the exam measures (a measure no run has a value of gets no
+    column), the case tallies, then the trec measures grouped by label variant."""
+    columns = [_Column(m.title, _measure(m.name)) for m in report.exam_measures()
+               if any(m.name in sys.scores for sys in systems)]
     # the case tallies sit beside the EXAM scores: the qrels groups can be many and scroll off to the right
     columns += [
         _Column("answered", lambda s: s.outcomes.answered),
@@ -132,10 +151,8 @@ def _columns(report: ExamReport, systems: Sequence[SystemScore]) -> list[_Column
         _Column("required missed", lambda s: s.outcomes.required_missed),
         _Column("errors", lambda s: s.outcomes.errors),
     ]
-    seen = (label for sys in systems for label in sys.qrels_measures)
-    for label in _ordered(report.settings.label_variants, seen):
-        names = _ordered(report.settings.measures, (m for sys in systems for m in sys.qrels_measures.get(label, {})))
-        columns += [_Column(m, _measure(label, m), group=label) for m in names]
+    for label in report.labels():
+        columns += [_Column(m.title, _measure(m.name), group=label) for m in report.label_measures(label)]
     return columns
 
 
@@ -149,7 +166,6 @@ def _cell(col: int, value: Score | int | None) -> str:
 
 
 def _leaderboard(report: ExamReport, systems: Sequence[SystemScore], anchors: Mapping[str, str]) -> str:
-    k = report.settings.k
     columns = _columns(report, systems)
     two_rows = any(c.group for c in columns)
     span = ' rowspan="2"' if two_rows else ""
@@ -184,9 +200,9 @@ def _leaderboard(report: ExamReport, systems: Sequence[SystemScore], anchors: Ma
         shown = ", ".join(f"<b>{_e(sys.run)}</b> ({len(sys.incomplete_queries)} of {sys.queries} queries)"
                           for sys in incomplete)
         notes.append(f'<p class="note incomplete-note"><span class="flag">!</span> incomplete: '
-                     f"{_e(report.cache.failures)} pairs could not be graded; the scores of {shown} count them "
+                     f"{_e(report.incomplete_cause)}; the scores of {shown} count them "
                      "as not covered (lower bounds, not scores).</p>")
-    notes.append(f'<p class="note">Sorted by EXAM-Cover@{_e(k)} (mean over queries ± standard error); '
+    notes.append(f'<p class="note">Sorted by {_e(report.leading.title)} (mean over queries ± standard error); '
                  "a run's name links to its missed test points. Click a column header to sort by it.</p>")
     return (f'<section id="leaderboard"><h2>Leaderboard</h2><div class="scroll">'
             f'<table id="leaderboard-table"><thead>{head}</thead><tbody>\n' + "\n".join(rows)
@@ -197,6 +213,8 @@ def _heatmap(report: ExamReport, systems: Sequence[SystemScore], anchors: Mappin
     """The heatmap section and the matrix its script sorts rows by (queries × runs, None for no score)."""
     runs = [sys.run for sys in systems]
     by_pair: dict[tuple[str, str], QueryScore] = {(q.run, q.query_id): q for q in report.per_query}
+    lead = report.leading
+    cover = {pair: q.scores.get(lead.name) for pair, q in by_pair.items()}
     queries = sorted({q.query_id for q in report.per_query if q.run in anchors}, key=_natural_key)
     head = "".join(f'<th scope="col" class="run"><a href="#{_e(anchors[r])}">{_e(r)}</a></th>' for r in runs)
     rows = []
@@ -206,25 +224,27 @@ def _heatmap(report: ExamReport, systems: Sequence[SystemScore], anchors: Mappin
         values: list[float | None] = []
         for run in runs:
             q = by_pair.get((run, qid))
-            values.append(_sort_value(q.exam_cover) if q else None)
-            if q is None:
+            value = cover.get((run, qid))
+            values.append(_sort_value(value) if value is not None else None)
+            if q is None or value is None:
                 cells.append(f'<td class="cell none" title="{_e(run)} · {_e(qid)}: no score">–</td>')
                 continue
-            bg, fg = colour(q.exam_cover)
+            bg, fg = colour(value)
             tip = f"{run} · {qid}: {q.covered}/{q.test_points} test points covered"
             if q.incomplete:
                 tip += " (incomplete: a lower bound)"
             cls = "cell inc" if q.incomplete else "cell"
             mark = "!" if q.incomplete else ""
             cells.append(f'<td class="{cls}" style="background-color:{bg};color:{fg}" title="{_e(tip)}" '
-                         f'data-v="{q.exam_cover!r}">{_fmt(q.exam_cover, 2)}{mark}</td>')
+                         f'data-v="{value!r}">{_fmt(value, 2)}{mark}</td>')
         matrix.append(values)
         rows.append(f'<tr data-q="{i}"><th scope="row">{_e(qid)}</th>{"".join(cells)}</tr>')
     stops = ", ".join(f"{colour(v)[0]} {round(v * 100)}%" for v, _ in _RAMP)
     legend = (f'<div class="legend"><span>0</span><span class="ramp" style="background:linear-gradient(to right, '
-              f'{stops})"></span><span>1</span><span>EXAM-Cover@{_e(report.settings.k)} of a query; '
+              f'{stops})"></span><span>1</span><span>{_e(lead.title)} of a query; '
               "<b>!</b> and hatching: incomplete (a lower bound)</span></div>")
-    section = (f'<section id="heatmap"><h2>EXAM-Cover per query × run</h2>{legend}<div id="heat-controls" '
+    heading = _e(lead.title.partition("@")[0])
+    section = (f'<section id="heatmap"><h2>{heading} per query × run</h2>{legend}<div id="heat-controls" '
                f'class="controls"></div><div class="scroll"><table id="heatmap-table"><thead><tr>'
                f'<th scope="col">query</th>{head}</tr></thead><tbody>\n' + "\n".join(rows)
                + "\n</tbody></table></div></section>")
@@ -359,15 +379,21 @@ def _settings(report: ExamReport) -> str:
     return f'<section id="settings"><h2>Settings</h2><dl class="settings">{rows}</dl></section>'
 
 
-def _rank(system: SystemScore) -> tuple[bool, float, str]:
-    """Leaderboard order: EXAM-Cover descending, NaN last, ties by name (as on the terminal)."""
-    cover = _sort_value(system.exam_cover)
-    return cover is None, -(cover or 0.0), system.run
+def _ranking(report: ExamReport) -> Callable[[SystemScore], tuple[bool, float, str]]:
+    """Leaderboard order: the leading measure (EXAM-Cover) descending, NaN last, ties by name (as on the terminal)."""
+    lead = report.leading.name
+
+    def rank(system: SystemScore) -> tuple[bool, float, str]:
+        score = system.scores.get(lead)
+        cover = _sort_value(score.mean) if score is not None else None
+        return cover is None, -(cover or 0.0), system.run
+
+    return rank
 
 
 def render_html(report: ExamReport, passages: Mapping[str, str] | None = None, *, title: str = "EXAM report") -> str:
     """The whole report as one HTML document; ``passages`` (id -> text) fills in the best passages' texts."""
-    systems = sorted(report.systems, key=_rank)
+    systems = sorted(report.systems, key=_ranking(report))
     anchors = {sys.run: run_anchor(i, sys.run) for i, sys in enumerate(systems)}
     heatmap, matrix = _heatmap(report, systems, anchors)
     body = "\n".join([

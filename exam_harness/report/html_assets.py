@@ -20,6 +20,11 @@ a { color: var(--accent); }
 h2 { font-size: 1.2rem; margin: 1.8rem 0 .5rem; border-bottom: 1px solid var(--line); padding-bottom: .2rem; }
 .banner { background: var(--warn-bg); border-left: 4px solid var(--warn-line); padding: .6rem .9rem;
           margin: .8rem 0; font-weight: 600; }
+.verdict { border-left: 4px solid var(--accent); background: var(--band); padding: .6rem .9rem; margin: .8rem 0; }
+.verdict.failed { border-left-color: var(--bad); }
+.verdict strong { font-size: 1.05rem; }
+.verdict ul { margin: .4rem 0 0; padding-left: 1.2rem; }
+.verdict li.failed { color: var(--bad); }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; }
 th, td { padding: .3rem .55rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from exam_harness.display import visible
 from exam_harness.gates import GateCheck, Verdicts, title
 from exam_harness.report.schema import ExamReport, SystemScore, TestPointOutcome
+from exam_harness.report.terminal import ranked
 
 # Characters that start markdown syntax anywhere in a line (a table cell included); '<', '>' and '&'
 # become entities so that GitHub never reads a run name as HTML.
@@ -42,7 +43,7 @@ def code(text: str) -> str:
 def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str:
     """The whole summary as GitHub-flavoured markdown (ends with a newline)."""
     verdicts = verdicts or Verdicts()
-    parts = [_heading(report, verdicts), *_warnings(report), _leaderboard(report), _context(report)]
+    parts = [_heading(report, verdicts), *_warnings(report), _verdict(report), _leaderboard(report), _context(report)]
     if verdicts.checks:
         parts.append(_gates(report, verdicts.checks))
     if verdicts.reference is not None:
@@ -55,7 +56,8 @@ def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str
 
 def _heading(report: ExamReport, verdicts: Verdicts) -> str:
     """The session's verdict: what failed (gates, regressions, required test points, grading) or that all passed."""
-    gates = sum(not c.passed for c in verdicts.checks) + len(verdicts.failures)
+    gates = sum(not c.passed for c in verdicts.checks) + len(verdicts.failures) + sum(
+        not g.passed for g in (report.verdict.gates if report.verdict else ()) if g.gate not in _COUNTED)
     regressions = sum(c.regressed for c in verdicts.changes)
     required = sum(s.outcomes.required_missed for s in report.systems)
     reasons = [text for n, text in (
@@ -65,7 +67,21 @@ def _heading(report: ExamReport, verdicts: Verdicts) -> str:
         (len(report.incomplete_runs), "incomplete grading"),
     ) if n]
     status = "❌ " + ", ".join(reasons) if reasons else "✅ passed"
-    return f"## Exam results: EXAM-Cover@{report.settings.k} at τ={report.settings.min_grade} — {status}"
+    return f"## Exam results: {report.leading.title} at τ={report.settings.min_grade} — {status}"
+
+
+# checks the heading counts from the gates' own decisions (Verdicts) or the report's incomplete runs
+_COUNTED = frozenset({"exam-fail-under", "exam-baseline", "exam-compare-fail", "incomplete-exam"})
+
+
+def _verdict(report: ExamReport) -> str:
+    """Every check of the session's verdict, passed or failed, by its test case name and message."""
+    if report.verdict is None or not report.verdict.gates:
+        return ""
+    gates = report.verdict.gates
+    failed = sum(not g.passed for g in gates)
+    lines = [f"- {'✅' if g.passed else '❌'} {code(g.case)}: {escape(g.message)}" for g in gates]
+    return f"### Verdict: {len(gates) - failed} of {len(gates)} checks passed\n\n" + "\n".join(lines)
 
 
 def _warnings(report: ExamReport) -> list[str]:
@@ -75,9 +91,17 @@ def _warnings(report: ExamReport) -> list[str]:
     incomplete = [s for s in report.systems if s.incomplete_queries]
     if incomplete:
         runs = ", ".join(f"{escape(s.run)} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in incomplete)
-        lines.append(f"> **Incomplete:** {report.cache.failures} pairs could not be graded; the scores of {runs} "
+        lines.append(f"> **Incomplete:** {escape(report.incomplete_cause)}; the scores of {runs} "
                      "count them as not covered (lower bounds, not scores).")
+    if any(s.fallbacks for s in report.systems):
+        runs = ", ".join(f"{escape(s.run)} {s.fallbacks} of {_graded(s)}" for s in sorted(report.systems,
+                                                                                        key=lambda s: s.run))
+        lines.append(f"> **Fallbacks:** grades read by a fallback rule from answers holding no grade: {runs}.")
     return lines
+
+
+def _graded(system: SystemScore) -> int:
+    return sum(n for grade, n in system.grade_counts.items() if grade != "failed")
 
 
 def _number(value: float | None, stderr: float | None = None) -> str:
@@ -92,22 +116,18 @@ def _cases(system: SystemScore) -> int:
 
 
 def _leaderboard(report: ExamReport) -> str:
-    k = report.settings.k
-    nuggets = any(s.nugget_f is not None for s in report.systems)
-    extra = list(dict.fromkeys(m for s in report.systems for m in s.measures))  # the TREC RAG scores
-    head = ["#", "run", f"EXAM-Cover@{k}", f"n-EXAM@{k}", *(["nugget-F"] if nuggets else []), *map(escape, extra),
-            "answered", "missed", "required missed", "errors"]
-    align = ["--:", ":--", "--:", "--:", *(["--:"] if nuggets else []), *(["--:"] * len(extra)),
-             "--:", "--:", "--:", "--:"]
+    """The exam measures (each a column, read by name; a measure no run has a value of gets none) and
+    the case tallies, runs in leaderboard order."""
+    systems = ranked(report)
+    measures = [m for m in report.exam_measures() if any(m.name in s.scores for s in systems)]
+    head = ["#", "run", *(m.title for m in measures), "answered", "missed", "required missed", "errors"]
+    align = ["--:", ":--", *("--:" for _ in measures), "--:", "--:", "--:", "--:"]
     rows = []
-    systems = sorted(report.systems, key=lambda s: (-s.exam_cover, s.run))
     for rank, s in enumerate(systems, 1):
         o = s.outcomes
         name = escape(s.run) + (" (generated)" if s.generated else "") + (" **!**" if s.incomplete_queries else "")
-        cells = [str(rank), name, _number(s.exam_cover, s.exam_cover_stderr),
-                 _number(s.n_exam_cover, s.n_exam_cover_stderr),
-                 *([_number(s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else "–"] if nuggets else []),
-                 *(_number(s.measures[m].mean, s.measures[m].stderr) if m in s.measures else "–" for m in extra),
+        scores = [s.scores.get(m.name) for m in measures]
+        cells = [str(rank), name, *(_number(v.mean, v.stderr) if v is not None else "–" for v in scores),
                  f"{o.answered}/{_cases(s)}", str(o.missed), str(o.required_missed), str(o.errors)]
         rows.append(cells)
     return _table(head, align, rows)
@@ -125,7 +145,7 @@ def _context(report: ExamReport) -> str:
 
 
 def _gates(report: ExamReport, checks: Sequence[GateCheck]) -> str:
-    rows = [[escape(c.run), title(c.measure, report), _number(c.value), f"{c.limit:g}",
+    rows = [[escape(c.run), escape(c.title or title(c.measure, report)), _number(c.value), f"{c.limit:g}",
              "✅" if c.passed else "❌"] for c in checks]
     failed = sum(not c.passed for c in checks)
     head = f"### Gates: {len(checks) - failed} of {len(checks)} passed"
@@ -141,8 +161,8 @@ def _changes(report: ExamReport, verdicts: Verdicts) -> str:
     for c in verdicts.changes:
         p = "–" if math.isnan(c.p) else f"{c.p:.3g}"
         significance = "" if math.isnan(c.p) else (" (significant)" if c.p < verdicts.alpha else "")
-        rows.append([escape(c.run), title(c.measure, report), f"{c.old:.4f}", f"{c.new:.4f}", f"{c.delta:+.4f}",
-                     f"{p}{significance}", str(c.queries), "❌ regressed" if c.regressed else ""])
+        rows.append([escape(c.run), escape(c.title or title(c.measure, report)), f"{c.old:.4f}", f"{c.new:.4f}",
+                     f"{c.delta:+.4f}", f"{p}{significance}", str(c.queries), "❌ regressed" if c.regressed else ""])
     note = (f"p: paired permutation test over the queries both reports scored; significant at α={verdicts.alpha:g}. "
             "A run fails when it drops by more than its allowance, significant or not.")
     return (heading + "\n\n" + _table(["run", "measure", "reference", "now", "Δ", "p", "queries", ""],
@@ -176,7 +196,8 @@ def _missed(report: ExamReport) -> str:
 
 
 def _missed_item(o: TestPointOutcome) -> str:
-    what = f"*{escape(o.text)}*" if o.text else code(o.test_point_id)
+    # the id as CI output shows it, and the question beside it for the reader
+    what = code(o.test_point_id) + (f" *{escape(o.text)}*" if o.text else "")
     if o.outcome == "error":
         return f"- {code(o.query_id)} {what}: could not be graded"
     if o.best_passage is None:

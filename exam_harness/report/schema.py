@@ -6,14 +6,25 @@ Bump ``SCHEMA_VERSION`` on any change a reader could notice; readers check it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, with_config
 
 from exam_harness.models import GraderSpec
 
-SCHEMA_VERSION = "2.0"
+if TYPE_CHECKING:
+    from exam_harness.measures.base import Measure
+    from exam_harness.registry import Registry
+
+SCHEMA_VERSION = "3.1"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
+# 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
+#      replace exam_cover(_stderr), n_exam_cover(_stderr), nugget_f and qrels_measures (2.x reports are
+#      migrated on read, report/migrate.py); outcomes[].test_point_id is the id the pytest case shows
+#      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
+#      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
+# 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
 
 
 class _Model(BaseModel):
@@ -35,36 +46,43 @@ class Outcomes(_Model):
     skipped: int = 0
 
 
+class MeasureInfo(_Model):
+    """A measure of the report: ``name`` is its printed form with every parameter (``exam-cover(tau=4)@20``,
+    ``P(label=count,tau=4,pool=judged,k=20)@20``), which parses back with the measure registry and keys its
+    scores; ``title`` heads its column; ``label`` is a trec measure's qrels label variant (views group by it)."""
+
+    name: str
+    title: str
+    label: str | None = None
+
+    @classmethod
+    def of(cls, measure: Measure) -> MeasureInfo:
+        """How the report names a (bound) measure: its printed form, title and label variant."""
+        label = getattr(measure, "label", None)  # a trec measure's qrels label variant
+        return cls(name=str(measure), title=measure.title, label=label if isinstance(label, str) else None)
+
+
 class SystemScore(_Model):
     run: str
     generated: bool = False
     queries: int
-    exam_cover: float
-    exam_cover_stderr: float
-    n_exam_cover: float
-    n_exam_cover_stderr: float
-    nugget_f: Score | None = None
-    # label variant -> measure -> score
-    qrels_measures: dict[str, dict[str, Score]] = Field(default_factory=dict)
-    # every other measure of the plan by its key (the TREC RAG scores A ... W_strict, response-words)
-    measures: dict[str, Score] = Field(default_factory=dict)
+    scores: dict[str, Score] = Field(default_factory=dict)  # measure name -> mean and standard error
     outcomes: Outcomes = Field(default_factory=Outcomes)
     # queries where a score rests on a pair that could not be graded: those scores are lower bounds
     incomplete_queries: list[str] = Field(default_factory=list)
     # grade -> number of (top-k passage, test point) pairs with that grade; "failed" counts pairs not graded
     grade_counts: dict[str, int] = Field(default_factory=dict)
+    # graded pairs whose grade a fallback rule read (an answer without a grade digit), of those in grade_counts
+    fallbacks: int = 0
 
 
 class QueryScore(_Model):
     run: str
     query_id: str
-    exam_cover: float
-    n_exam_cover: float | None
     covered: int
     test_points: int
-    nugget_f: float | None = None
-    qrels_measures: dict[str, dict[str, float]] = Field(default_factory=dict)
-    measures: dict[str, float] = Field(default_factory=dict)
+    # measure name -> value; a measure that leaves the query out (n-EXAM where the pool covers nothing) has none
+    scores: dict[str, float] = Field(default_factory=dict)
     incomplete: bool = False
 
 
@@ -143,6 +161,30 @@ class RagAssignments(_Model):
     answer_text: str
     response_length: int  # words (NFKC, split on whitespace)
     nuggets: list[NuggetAssignment]
+class GateResult(_Model):
+    """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
+    baseline) or a check always made (every pair graded, few grades read by a fallback rule)."""
+
+    gate: str  # the option or check: exam-fail-under, exam-compare-fail, exam-baseline, incomplete-exam, ...
+    run: str | None = None
+    measure: str | None = None
+    value: float | None = None
+    limit: float | None = None
+    passed: bool
+    message: str
+
+    @property
+    def case(self) -> str:
+        """The check's pytest case name, e.g. ``exam-fail-under[weak-ranker-exam-cover]``."""
+        params = "-".join(p for p in (self.run, self.measure) if p)
+        return f"{self.gate}[{params}]" if params else self.gate
+
+
+class Verdict(_Model):
+    """The session's verdict: failed when any check failed (the exit status says the same)."""
+
+    passed: bool
+    gates: list[GateResult] = Field(default_factory=list)
 
 
 class ExamReport(_Model):
@@ -153,6 +195,8 @@ class ExamReport(_Model):
     cache: CacheSummary
     queries: int
     test_points: int
+    # every measure scored, in the order computed; the first (EXAM-Cover) orders the leaderboard
+    measures: list[MeasureInfo] = Field(default_factory=list)
     systems: list[SystemScore]
     per_query: list[QueryScore]
     qrels: list[QrelsFile] = Field(default_factory=list)
@@ -163,7 +207,57 @@ class ExamReport(_Model):
     decided_by: dict[str, int] = Field(default_factory=dict)
     # nugget assignments of each (run, query) whose nuggets carry an importance (TREC RAG nugget files)
     trec_rag: list[RagAssignments] = Field(default_factory=list)
+    # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
+    verdict: Verdict | None = None
+
+    @property
+    def incomplete_cause(self) -> str:
+        """Why some runs' scores are lower bounds: pairs that could not be graded, else (no failed pair)
+        a declared system that failed on some queries (docs/live-systems.md)."""
+        failed = self.cache.failures
+        return f"{failed} pairs could not be graded" if failed else "systems failed on some queries"
 
     @property
     def incomplete_runs(self) -> list[str]:
         return [s.run for s in self.systems if s.incomplete_queries]
+
+    @property
+    def leading(self) -> MeasureInfo:
+        """The measure the leaderboard is ordered by (EXAM-Cover at the report's k and tau)."""
+        if not self.measures:
+            raise ValueError("the report holds no measure")
+        return self.measures[0]
+
+    def exam_measures(self) -> list[MeasureInfo]:
+        """The measures of the EXAM table: every measure that is not a trec measure of a label variant."""
+        return [m for m in self.measures if m.label is None]
+
+    def label_measures(self, label: str) -> list[MeasureInfo]:
+        """The trec measures over the EXAM-Qrels of ``label``, in the order computed."""
+        return [m for m in self.measures if m.label == label]
+
+    def measure(self, name: str, registry: Registry[type[Measure]] | None = None) -> MeasureInfo:
+        """The report's measure ``name`` names: its full name, or as ``--exam-measures`` takes it (``exam-cover``,
+        ``ndcg@10``: the first label variant's; see measures/lookup.py). KeyError lists the measures held."""
+        from exam_harness.measures.lookup import find_measure
+
+        found = find_measure(self.measures, name, registry)
+        if found is None:
+            held = ", ".join(m.name for m in self.measures)
+            raise KeyError(f"measure {name!r} is not in the report; it holds {held}")
+        return found
+
+    def means(self, measure: str = "exam-cover", registry: Registry[type[Measure]] | None = None) -> dict[str, float]:
+        """run -> its mean of ``measure`` (``report.means("ndcg@10")``; runs without a value left out)."""
+        name = self.measure(measure, registry).name
+        return {s.run: s.scores[name].mean for s in self.systems if name in s.scores}
+
+    def values(self, measure: str = "exam-cover",
+               registry: Registry[type[Measure]] | None = None) -> dict[tuple[str, str], float | None]:
+        """(run, query) -> the per-query value of ``measure`` (None where the measure leaves the query out)."""
+        name = self.measure(measure, registry).name
+        return {(r.run, r.query_id): r.scores.get(name) for r in self.per_query}
+
+    def labels(self) -> list[str]:
+        """The label variants the report's trec measures use, in the order computed."""
+        return list(dict.fromkeys(m.label for m in self.measures if m.label is not None))

@@ -12,8 +12,8 @@ from typing import Any
 
 from rich.console import Group
 
-from exam_harness.measures.trec import TrecMeasure
-from exam_harness.report.schema import ExamReport, SystemScore
+from exam_harness.measures.lookup import find_measure
+from exam_harness.report.schema import ExamReport, MeasureInfo, SystemScore
 from exam_harness.report.tables import Column, Leaderboard, render_table, render_text
 
 WIDE = 132  # from this width on, "± stderr" shares the value's line
@@ -39,52 +39,80 @@ def incomplete_line(report: ExamReport) -> str | None:
     if not runs:
         return None
     shown = ", ".join(f"{s.run!r} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in runs)
-    return (f"! incomplete: {report.cache.failures} pairs could not be graded; the scores of {shown} count them as "
+    fallbacks = sum(s.fallbacks for s in runs)
+    if fallbacks:  # marked for too many grades read by a fallback rule (--exam-max-fallbacks)
+        return (f"! incomplete: {report.incomplete_cause} and {fallbacks} grades were read by "
+                f"a fallback rule; the scores of {shown} rest on them (not scores)")
+    return (f"! incomplete: {report.incomplete_cause}; the scores of {shown} count them as "
             "not covered (lower bounds, not scores)")
 
 
+def fallback_line(report: ExamReport) -> str | None:
+    """Each run's grades read by a fallback rule from answers holding no grade (none: no line)."""
+    if not any(s.fallbacks for s in report.systems):
+        return None
+    shown = ", ".join(f"{s.run!r} {s.fallbacks} of {sum(n for g, n in s.grade_counts.items() if g != 'failed')}"
+                      for s in sorted(report.systems, key=lambda s: s.run))
+    return f"fallbacks: grades read by a fallback rule from answers holding no grade: {shown}"
+
+
+def ranked(report: ExamReport) -> list[SystemScore]:
+    """The systems in leaderboard order: the leading measure (EXAM-Cover) descending, ties by name."""
+    lead = report.leading.name
+    return sorted(report.systems, key=lambda s: (-s.scores[lead].mean if lead in s.scores else 0.0, s.run))
+
+
+def _column(info: MeasureInfo, systems: Sequence[SystemScore]) -> Column:
+    values = {s.run: (score.mean, score.stderr) if (score := s.scores.get(info.name)) is not None else None
+              for s in systems}
+    return Column(info.title, values)
+
+
 def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WIDE) -> Group:
-    """Systems ordered by EXAM-Cover (ties by name), as two rich tables."""
+    """Systems ordered by EXAM-Cover (ties by name), as two rich tables: the exam measures, and the trec
+    measures over the EXAM-Qrels of ``label``; each column is a measure of the report, read by name."""
     k, tau = report.settings.k, report.settings.min_grade
     wide = width >= WIDE
-    systems = sorted(report.systems, key=lambda s: (-s.exam_cover, s.run))
+    systems = ranked(report)
     runs = [s.run for s in systems]
-    exam_columns = [
-        Column(f"EXAM-Cover@{k}", {s.run: (s.exam_cover, s.exam_cover_stderr) for s in systems}),
-        Column(f"n-EXAM@{k}", {s.run: (s.n_exam_cover, s.n_exam_cover_stderr) for s in systems}),
-    ]
-    if any(s.nugget_f is not None for s in systems):
-        exam_columns.append(Column("nugget-F", {
-            s.run: (s.nugget_f.mean, s.nugget_f.stderr) if s.nugget_f else None for s in systems}))
-    exam_table = Leaderboard(
-        f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})", runs, exam_columns,
-        labels={s.run: _label(s, generated=True) for s in systems},
-        after=[("answered", {s.run: _tally(s) for s in systems})],
-    )
-    measure_columns = []
-    for name in report.settings.measures:
-        values = {}
-        for s in systems:
-            score = s.qrels_measures.get(label, {}).get(name)
-            values[s.run] = (score.mean, score.stderr) if score is not None else None
-        measure_columns.append(Column(TrecMeasure(name=name).title, values))
+    # a measure no run has a value of (nugget F of an exam without nuggets) gets no column
+    exam_columns = [_column(info, systems) for info in report.exam_measures()
+                    if any(info.name in s.scores for s in systems)]
+    labels = {s.run: _label(s, generated=True) for s in systems}
+    tallies = {s.run: _tally(s) for s in systems}
+    # many exam measures (the TREC RAG scores beside EXAM-Cover) are split into tables that fit the width
+    first = max(map(len, labels.values()), default=3) + 4 + max(len("answered"), *map(len, tallies.values())) + 3
+    parts = _fit(exam_columns, first, width, 15 if wide else 7)
+    title = f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})"
+    exam_tables = [render_table(Leaderboard(title if i == 0 else f"{title}, continued", runs, part, labels=labels,
+                                            after=[("answered", tallies)] if i == 0 else ()),
+                                "inline" if wide else "below")
+                   for i, part in enumerate(parts)]
+    measure_columns = [_column(info, systems) for info in report.label_measures(label)]
     level = next((q.relevance_level for q in report.qrels if q.label == label), None)
     level_text = f" ≥ {level}" if level is not None else ""
     qrels_table = Leaderboard(
         f"EXAM-Qrels measures ({label}{level_text} relevant{'' if wide else '; ± in JSON'})", runs, measure_columns,
         labels={s.run: _label(s, generated=wide) for s in systems},
     )
-    tables = [render_table(exam_table, "inline" if wide else "below"),
-              render_table(qrels_table, "inline" if wide else "hidden")]
-    extra = list(dict.fromkeys(m for s in systems for m in s.measures))  # the TREC RAG scores, in plan order
-    if extra:
-        track_columns = [Column(name, {
-            s.run: (s.measures[name].mean, s.measures[name].stderr) if name in s.measures else None
-            for s in systems}) for name in extra]
-        track_table = Leaderboard(f"TREC RAG nugget scores (support: grade ≥ {tau}{'' if wide else '; ± in JSON'})",
-                                  runs, track_columns, labels={s.run: _label(s, generated=wide) for s in systems})
-        tables.append(render_table(track_table, "inline" if wide else "hidden"))
-    return Group(*tables)
+    if not measure_columns:  # no trec measure asked for (--exam-measures named others only)
+        return Group(*exam_tables)
+    return Group(*exam_tables, render_table(qrels_table, "inline" if wide else "hidden"))
+
+
+def _fit(columns: Sequence[Column], first: int, width: int, cell: int) -> list[list[Column]]:
+    """``columns`` in order, in groups whose table fits ``width`` (``first``: the run and tally columns'
+    width; ``cell``: a value's width); one group when all fit, a column too wide alone keeps a group."""
+    groups: list[list[Column]] = [[]]
+    used = first
+    for column in columns:
+        needed = max(len(column.title), cell) + 3  # the cell and its padding and border
+        if groups[-1] and used + needed > width:
+            groups.append([])
+            used = first
+        groups[-1].append(column)
+        used += needed
+    return groups
 
 
 def cache_line(report: ExamReport) -> str:
@@ -111,7 +139,10 @@ def decided_line(report: ExamReport) -> str:
 def n_exam_dropped_line(report: ExamReport) -> str | None:
     """The note that n-EXAM's mean leaves out queries whose pool covers no test point (``--exam-n-exam-empty
     skip``), naming them: a mean over fewer queries is not comparable with one over all of them."""
-    dropped = sorted({r.query_id for r in report.per_query if r.n_exam_cover is None})
+    n_exam = find_measure(report.measures, "n-exam-cover")
+    if n_exam is None:
+        return None
+    dropped = sorted({r.query_id for r in report.per_query if n_exam.name not in r.scores})
     if not dropped:
         return None
     shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
@@ -126,6 +157,9 @@ def render_to_text(report: ExamReport, *, color: bool, width: int | None = None,
     note = incomplete_line(report)
     if note:
         lines.append(note)
+    fallbacks = fallback_line(report)
+    if fallbacks:
+        lines.append(fallbacks)
     if report.partial:
         lines.append(f"partial exam: {report.partial}")
     dropped = n_exam_dropped_line(report)

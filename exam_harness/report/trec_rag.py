@@ -55,16 +55,25 @@ def rag_assignments(ctx: ScoringContext, k: int, tau: int, points: Mapping[str, 
     return rows
 
 
+def track_names(report: ExamReport) -> dict[str, str]:
+    """Each track score the report holds (``A`` ... ``W_strict``) -> its measure name in the report."""
+    from exam_harness.measures.lookup import find_measure
+
+    found = {key: find_measure(report.measures, key) for key in METRIC_NAMES}
+    return {key: info.name for key, info in found.items() if info is not None}
+
+
 def metrics_rows(report: ExamReport) -> Iterator[dict[str, object]]:
+    names = track_names(report)
     for system in report.systems:
-        if not any(key in system.measures for key in METRIC_NAMES):
+        if not any(name in system.scores for name in names.values()):
             continue
         for row in report.per_query:
-            if row.run == system.run and any(key in row.measures for key in METRIC_NAMES):
+            if row.run == system.run and any(name in row.scores for name in names.values()):
                 yield {"run_id": row.run, "qid": row.query_id,
-                       **{name: row.measures[key] for key, name in METRIC_NAMES.items() if key in row.measures}}
+                       **{METRIC_NAMES[key]: row.scores[name] for key, name in names.items() if name in row.scores}}
         yield {"run_id": system.run, "qid": "all",
-               **{name: system.measures[key].mean for key, name in METRIC_NAMES.items() if key in system.measures}}
+               **{METRIC_NAMES[key]: system.scores[name].mean for key, name in names.items() if name in system.scores}}
 
 
 def _lines(rows: Iterator[dict[str, object]]) -> Iterator[str]:
@@ -76,7 +85,7 @@ class TrecRagReporter:
     """``trec-rag-metrics.jsonl`` and ``trec-rag-assignments.jsonl`` where the report holds the track's scores."""
 
     def files(self, report: ExamReport, plan: ExamPlan, qrels: Mapping[str, Qrels]) -> dict[str, FileContent]:
-        if not any(key in s.measures for s in report.systems for key in METRIC_NAMES):
+        if not track_names(report):
             return {}
         assigned = ({"run_id": a.run_id, "qid": a.qid, "query": a.query, "answer_text": a.answer_text,
                      "response_length": a.response_length,

@@ -1,0 +1,80 @@
+"""``exam-harness record [--system NAME...] [--mode MODE] [BANKS] [-- PYTEST OPTIONS]``: call the systems declared in
+conftest.py and record their answers into the runs folder, without grading.
+
+The session is a pytest session that stops after collection, so the banks, ``-k`` and the ini options
+are those of ``pytest``; the default mode is ``once`` (only what the recordings lack), also under CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from exam_harness.options import SYSTEMS, add_cli_options, options_from_cli
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "record",
+        help="Call the systems declared in conftest.py and record their answers, without grading.",
+        description="Call the systems declared in conftest.py (exam_harness.system, http_system, command_system) "
+        "once per bank query and record their answers into the runs folder, without grading. Arguments after "
+        "the options go to pytest (pytest's own options after '--'), e.g. "
+        "'exam-harness record --system my-rag banks/ -- -k tides'.",
+    )
+    parser.add_argument("--system", action="append", default=[], metavar="NAME",
+                        help="Record this system only; repeatable (default: every declared system).")
+    add_cli_options(parser, [SYSTEMS], defaults={"system_mode": "once"})
+    parser.add_argument("--mode", dest="system_mode", default=None, metavar="MODE",
+                        help="Same as --system-mode.")
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="Arguments for pytest.")
+    parser.set_defaults(func=run)
+
+
+class RecordOnly:
+    """Records after collection (deselection done), then ends the session before grading."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.returncode = 0
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        import pytest
+
+        from exam_harness.errors import ExamError
+        from exam_harness.pytest_plugins.systems import ExamSystems
+        from exam_harness.systems.declare import declared
+
+        systems = session.config.pluginmanager.get_plugin("exam-systems")
+        assert isinstance(systems, ExamSystems)
+        known = [s.name for s in declared()]
+        unknown = [n for n in self.names if n not in known]
+        if unknown or not known:
+            raise pytest.UsageError(f"no declared system {', '.join(map(repr, unknown))}; declared: "
+                                    f"{', '.join(known) or 'none (declare one in conftest.py: docs/live-systems.md)'}")
+        systems.only = set(self.names) or None
+        try:
+            systems.prepare()
+        except ExamError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        outcome = systems.outcome
+        assert outcome is not None
+        failed = len(outcome.failures)
+        lines = [f"{name}: {n} queries recorded" for name, n in outcome.recorded.items()]
+        lines += [f"! {note}" for note in outcome.notes]
+        lines.append(f"{outcome.calls} calls, {failed} failed (system, query) pairs" + (
+            ": " + "; ".join(sorted(set(outcome.failures.values()))[:5]) if failed else ""))
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        for line in lines:
+            reporter.write_line(line)
+        pytest.exit("recorded, not graded", returncode=1 if failed else 0)
+
+
+def run(args: argparse.Namespace) -> int:
+    import pytest
+
+    options = options_from_cli(args, [SYSTEMS], defaults={"system_mode": "once"})
+    # --assert=plain: exam_harness is imported already, which assertion rewriting would warn about
+    pytest_args = ["-p", "no:cacheprovider", "--assert=plain", f"--exam-system-mode={options.system_mode}",
+                   *[a for a in args.pytest_args if a != "--"]]
+    return int(pytest.main(pytest_args, plugins=[RecordOnly(args.system)]))

@@ -1,0 +1,121 @@
+"""Declared live systems in a pytest session: called (or replayed) before grading, as runs.
+
+The queries a system is asked are those of its collected cases, so ``-k`` and deselection limit the
+calls; under pytest-xdist the controller calls every query of the requested banks before the workers
+start, and the workers read the recordings. A query a system failed on makes that system's cases of
+that query errors, with the system's message.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from exam_harness.errors import ConfigError
+from exam_harness.models import Query, QueryBank
+from exam_harness.progress import GradingProgress
+from exam_harness.pytest_plugins.collection import ExamCollector
+from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
+from exam_harness.systems.declare import System, clear, declared
+from exam_harness.systems.session import WORKER, PassOutcome, SystemsPass, recording_folder, resolve_mode
+
+
+class ExamSystems:
+    def __init__(self, config: pytest.Config, collector: ExamCollector) -> None:
+        self.config = config
+        self.collector = collector
+        self.outcome: PassOutcome | None = None
+        self.only: set[str] | None = None  # exam-harness record --system NAME: these systems only
+        self._live: tempfile.TemporaryDirectory[str] | None = None
+        setup = setup_of(config)
+        setup.exam_inputs(config).system_names = lambda: [s.name for s in declared()]
+        self.mode = resolve_mode(setup.options.system_mode)
+
+    def folder(self) -> Path:
+        return recording_folder(list(setup_of(self.config).options.runs))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> None:
+        # Systems declared with no runs folder yet: the folder their recordings go to is made, so that
+        # the run loader finds it.
+        if declared():
+            try:
+                self.folder().mkdir(parents=True, exist_ok=True)
+            except ConfigError as exc:
+                raise pytest.UsageError(str(exc)) from None
+
+    def prepare(self, banks: Sequence[QueryBank] | None = None) -> None:
+        """Call or replay every declared system for its queries: those of its collected cases, or
+        every query of ``banks`` (the xdist controller, before the workers collect)."""
+        systems = [s for s in declared() if self.only is None or s.name in self.only]
+        if not systems or self.outcome is not None:
+            return
+        mode = WORKER if is_worker(self.config) else self.mode
+        if mode == "live" and (is_xdist_controller(self.config) or is_worker(self.config)):
+            raise ConfigError("--exam-system-mode live keeps answers in this process only; under pytest-xdist use "
+                              "once or record, which the workers read from the runs folder")
+        folder = self.folder()
+        if mode == "live":
+            self._live = tempfile.TemporaryDirectory(prefix="exam-live-")
+            folder = Path(self._live.name)
+        # a system none of whose cases was collected (-k) is neither called nor checked
+        wanted = [(s, queries) for s in systems if (queries := self._queries(s, banks))]
+        self.outcome = SystemsPass(mode, folder, progress=self._progress).run(wanted)
+        inputs = setup_of(self.config).exam_inputs(self.config)
+        if mode == "live":
+            inputs.extra_runs.append(folder)
+        inputs.forget_runs()
+
+    def _queries(self, system: System, banks: Sequence[QueryBank] | None) -> list[Query]:
+        found: dict[str, Query] = {}
+        if banks is not None:
+            for bank in banks:
+                found.setdefault(bank.query.id, bank.query)
+        else:
+            for case in self.collector.cases:
+                if case.run == system.name:
+                    found.setdefault(case.bank.query.id, case.bank.query)
+        return list(found.values())
+
+    def _progress(self, label: str) -> GradingProgress:
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        enabled = not setup_of(self.config).options.no_progress and self.config.get_verbosity() >= 0
+        return GradingProgress(label, enabled, capman=capman, unit="queries")
+
+    def failure(self, run: str, query_id: str) -> str | None:
+        """The message a case of ``run`` on ``query_id`` fails with when the system failed on that query."""
+        if self.outcome is None:
+            return None
+        return self.outcome.failures.get((run, query_id))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        outcome = self.outcome
+        if outcome is None or is_worker(self.config):
+            return
+        for note in outcome.notes:
+            terminalreporter.write_line(f"! {note}", yellow=True, bold=True)
+        failed: dict[str, int] = {}
+        for system, _query in outcome.failures:
+            failed[system] = failed.get(system, 0) + 1
+        if failed:
+            shown = ", ".join(f"{name!r} on {n} quer{'y' if n == 1 else 'ies'}" for name, n in failed.items())
+            terminalreporter.write_line(
+                f"FAIL incomplete exam: systems failed ({shown}); those cases are errors and the systems' scores "
+                "count the queries as not covered (marked incomplete, '!'); nothing was recorded for them, so the "
+                "next run asks again",
+                red=True, bold=True)
+        elif outcome.calls:
+            terminalreporter.write_line(f"systems ({self.mode}): {outcome.calls} calls")
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        clear()  # declarations belong to this session (an in-process pytester run imports conftest again)
+        if self._live is not None:
+            self._live.cleanup()
+
+
+def system_failure(config: pytest.Config, run: str, query_id: str) -> str | None:
+    plugin = config.pluginmanager.get_plugin("exam-systems")
+    return plugin.failure(run, query_id) if isinstance(plugin, ExamSystems) else None
