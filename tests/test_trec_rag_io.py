@@ -141,3 +141,28 @@ def test_bad_nugget_files_name_line_and_field(tmp_path: Path, nugget: dict[str, 
         load_bank(path)
     assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 2, field)
     assert message in str(caught.value)
+
+
+def test_a_live_systems_cited_answer_is_read_as_a_cited_answer(tmp_path: Path) -> None:
+    """A declared system's Answer with cited sentences, as its recording writes the responses line, is read
+    back as the same cited answer (support evaluation scores its citations), and a bad citation in it is an
+    input error naming file, line and field."""
+    from exam_harness.systems.declare import Answer, Sentence
+    from exam_harness.systems.recording import response_record
+
+    answer = Answer(references=("d1", "d2"),
+                    sentences=(Sentence("The moon pulls the water.", (0,)), Sentence("The sun adds to it.", ("d2", 0))))
+    path = write_lines(tmp_path / "live.responses.jsonl", [response_record("live", "t1", answer)])
+    loaded = load_runs([path])
+    assert loaded.responses["live"]["t1"] == "The moon pulls the water. The sun adds to it."
+    cited = loaded.answers["live"]["t1"]
+    assert cited.text == answer.text and cited.references == ("d1", "d2")
+    assert [cited.cited(s) for s in cited.sentences] == [["d1"], ["d2", "d1"]]
+
+    record = response_record("live", "t1", answer)
+    record["answer"][1]["citations"] = [5]
+    bad = write_lines(tmp_path / "bad.responses.jsonl", [response_record("live", "t0", Answer("plain")), record])
+    with pytest.raises(InputError) as caught:
+        load_runs([bad])
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(bad), 2, "answer[1].citations[0]")
+    assert "citation index 5 is out of range" in str(caught.value)

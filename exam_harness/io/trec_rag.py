@@ -91,15 +91,7 @@ def _parse(record: Any, line: _Line) -> CitedAnswer:
         metadata = {"format": "2024"}
     if not isinstance(query, str):
         raise line.fail("the topic text must be a string", "topic", quoted(query), "the query text")
-    references = record.get("references", [])
-    if not isinstance(references, list):
-        raise line.fail("references must be a list of segment ids", "references", quoted(references), "a list")
-    if len(references) > MAX_REFERENCES:
-        raise line.fail(f"more than {MAX_REFERENCES} references ({len(references)})", "references",
-                        len(references), f"at most {MAX_REFERENCES} references (the track's rule)")
-    refs = tuple(line.word(ref, f"references[{i}]", "segment id") for i, ref in enumerate(references))
-    index_of = {ref: i for i, ref in reversed(list(enumerate(refs)))}
-    sentences = tuple(_sentence(s, i, refs, index_of, line) for i, s in enumerate(record["answer"]))
+    refs, sentences = _cited(record, line, MAX_REFERENCES)
     answer = CitedAnswer(run=run, query_id=qid, query=query, references=refs, sentences=sentences,
                          metadata=metadata)
     words = answer.words
@@ -107,6 +99,29 @@ def _parse(record: Any, line: _Line) -> CitedAnswer:
         raise line.fail(f"answer of {words} words is longer than {MAX_WORDS}", "answer", words,
                         f"at most {MAX_WORDS} words (NFKC-normalised text split on whitespace; the track's rule)")
     return answer
+
+
+def _cited(record: dict[str, Any], line: _Line,
+           most: int | None) -> tuple[tuple[str, ...], tuple[CitedSentence, ...]]:
+    """The references and the cited sentences of a line (``most``: the references allowed; None: any)."""
+    references = record.get("references", [])
+    if not isinstance(references, list):
+        raise line.fail("references must be a list of segment ids", "references", quoted(references), "a list")
+    if most is not None and len(references) > most:
+        raise line.fail(f"more than {most} references ({len(references)})", "references",
+                        len(references), f"at most {most} references (the track's rule)")
+    refs = tuple(line.word(ref, f"references[{i}]", "segment id") for i, ref in enumerate(references))
+    index_of = {ref: i for i, ref in reversed(list(enumerate(refs)))}
+    return refs, tuple(_sentence(s, i, refs, index_of, line) for i, s in enumerate(record["answer"]))
+
+
+def cited_response(record: dict[str, Any], path: Path, lineno: int, run: str, query_id: str) -> CitedAnswer:
+    """The cited answer of a generated-response line that also holds ``references`` and ``answer``
+    sentences (a live system's :class:`~exam_harness.systems.declare.Answer` as its recording writes it):
+    read as a TREC RAG answer's, without the track's limits on words and references, which bind only
+    track submissions."""
+    refs, sentences = _cited(record, _Line(path, lineno), None)
+    return CitedAnswer(run=run, query_id=query_id, query="", references=refs, sentences=sentences)
 
 
 def _sentence(value: Any, index: int, refs: Sequence[str], index_of: dict[str, int], line: _Line) -> CitedSentence:
