@@ -1,7 +1,8 @@
 """CI gates over a report: score thresholds per run and measure, and regressions against a reference.
 
 Thresholds (``--exam-fail-under``) read ``[RUN=][MEASURE:]VALUE``: ``0.5`` (every run, EXAM-Cover),
-``my-rag=0.6`` (one run), ``nugget-f:0.3`` (another measure), ``my-rag=ndcg@10:0.4``. A run's own
+``my-rag=0.6`` (one run), ``nugget-f:0.3`` (another measure), ``V_strict:0.4`` (a TREC RAG score),
+``my-rag=ndcg@10:0.4``. A run's own
 threshold for a measure replaces the default one for that measure. Values are finite, in 0..1.
 
 A MEASURE is any measure by name, as ``--exam-measures`` takes it (built-in, a plugin's, any trec_eval

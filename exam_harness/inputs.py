@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from exam_harness.answers import CitedAnswer
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.io.formats import BankFormat, RunFormat
 from exam_harness.io.workbench import DIRECT_GRADE_SUFFIX
@@ -38,6 +39,7 @@ class ExamInputs:
         self._redactor: tuple[int, Redactor] | None = None
         self._data: ExamData | None = None
         self.responses: dict[str, dict[str, str]] = {}
+        self.answers: dict[str, dict[str, CitedAnswer]] = {}  # run -> query -> cited answer (TREC RAG files)
         self.run_files: list[Path] = []
         self.extra_runs: list[Path] = []  # run folders beside the configured ones (a live system's answers)
         self.system_names: Callable[[], list[str]] = list  # declared systems: runs before they are recorded
@@ -81,6 +83,7 @@ class ExamInputs:
             extra = [p for p in self.extra_runs if p not in paths]
             loaded = load_runs([*paths, *extra], self.run_formats)
             self._data, self.responses, self.run_files = loaded.data, loaded.responses, loaded.files
+            self.answers = loaded.answers
         return self._data
 
     def forget_runs(self) -> None:
@@ -205,6 +208,7 @@ class ExamView:
             wanted = set(only)
             queries = [q for q in queries if q in wanted]
         nuggets: dict[str, dict[str, float]] = {}
+        importance: dict[str, dict[str, str]] = {}
         for q in queries:
             weights = {t: self.points[t].weight for t in self.test_points[q]
                        if t in self.points and self.points[t].kind == "nugget"}
@@ -212,6 +216,9 @@ class ExamView:
                 weights = {t: (self.points[t].weight if t in self.points else 1.0) for t in self.test_points[q]}
             if weights:
                 nuggets[q] = weights
+            kinds: dict[str, str] = {t: self.points[t].importance or "vital" for t in weights if t in self.points}
+            if any(self.points[t].importance for t in kinds):
+                importance[q] = kinds
         by_score = tie_order == "score"
         rankings: dict[str, dict[str, list[str]]] = {}
         trec_rankings: dict[str, dict[str, list[str]]] = {}
@@ -229,6 +236,7 @@ class ExamView:
             trec_rankings=trec_rankings if by_score else None,
             grades=grades,
             nuggets=nuggets,
+            importance=importance,
             judged={q: self.pooled.get(q, []) for q in queries},
             responses=responses or {},
             passage_text=lambda pid: passages[pid].text if pid in passages else None,

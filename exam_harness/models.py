@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validat
 from exam_harness.display import is_hidden_char
 
 TestPointKind = Literal["question", "nugget"]
+Importance = Literal["vital", "okay"]  # a TREC RAG nugget's importance (nuggetizer's labels)
 
 MIN_GRADE = 0
 MAX_GRADE = 5
@@ -98,6 +99,7 @@ class TestPoint(_Frozen):
     choices: tuple[str, ...] = ()
     weight: float = Field(default=1.0, ge=0.0)
     required: bool = False
+    importance: Importance | None = None
 
     @field_validator("id")
     @classmethod

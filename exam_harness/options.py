@@ -290,7 +290,8 @@ class ExamOptions:
     # gates and reports of the pytest session
     fail_under: tuple[Threshold, ...] = declare(
         "fail-under", (), "Fail the session when a run's score is below a threshold: [RUN=][MEASURE:]VALUE, "
-        "e.g. 0.5 (every run's EXAM-Cover), my-rag=0.6 (one run), nugget-f:0.3 (another measure); repeatable, "
+        "e.g. 0.5 (every run's EXAM-Cover), my-rag=0.6 (one run), nugget-f:0.3 or V_strict:0.4 (another measure; "
+        "A ... W_strict with TREC RAG nuggets); repeatable, "
         "a run's own threshold replaces the default for that measure (default: no gate)",
         parse_threshold, group=GATES, fronts=("pytest",), metavar="[RUN=][MEASURE:]X", many=True)
     save: str | None = declare(
@@ -371,6 +372,14 @@ class ExamOptions:
                              "nugget banks only)", group=EVALUATE, flag=True, fronts=("cli",))
     no_alpha_ndcg: bool = declare("no-alpha-ndcg", False, "Leave out the alpha-nDCG@k leaderboard", group=EVALUATE,
                                   flag=True, fronts=("cli",))
+    human_assignments: Path | None = declare(
+        "human-assignments", None, "Human nugget assignments (nuggetizer's shape: {run_id, qid, nuggets: [{text, "
+        "assignment}]}) to measure the grader's TREC RAG assignments against: confusion and Cohen's kappa "
+        "(default: none)", Path, group=EVALUATE, path=True, fronts=("cli",), metavar="ASSIGNMENTS_JSONL")
+    support: bool = declare("support", False, "Grade every answer sentence against each document it cites with the "
+                            "grader's support prompt (--grader hf or openai; TREC RAG answer files with a collection "
+                            "of the cited segments) and add citation precision, recall and F1", group=EVALUATE,
+                            flag=True, fronts=("cli",))
     per_query: bool = declare("per-query", False, "Write per-query values into the JSON", group=EVALUATE, flag=True,
                               fronts=("cli",))
     llm: str | None = declare("llm", None, "Recorded grades: the grading run's model (default: the only one in the "

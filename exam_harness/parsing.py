@@ -94,3 +94,58 @@ def is_ill_formed_answer(answer: str) -> bool:
     """Answers like 'a. ', '(iii)' or empty text are not answers (the method's answer-key mode)."""
     core = answer.strip().lower()
     return not core or bool(_ILL_FORMED.match(core))
+
+
+# --- TREC RAG track answers (nugget assignment lists, UMBRELA scores) -------------------------------
+
+ASSIGNMENT_GRADES = {"support": 2, "partial_support": 1, "not_support": 0}
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_UMBRELA_SCORE = re.compile(r"final\s+score\s*[:=]?\s*\**\s*(\d+)", re.IGNORECASE)
+
+
+def _label(item: str) -> str:
+    return "_".join(item.strip().strip("\"'`").strip().lower().replace("-", " ").split())
+
+
+def parse_assignment_list(response: str, count: int, labels: tuple[str, ...]) -> list[int] | None:
+    """The grades (support 2, partial_support 1, not_support 0) of a list answer naming exactly
+    ``count`` labels among ``labels``, e.g. ``['support', 'not_support']``; None for anything else
+    (no list, a label not allowed, too few or too many): such an answer is never read as labels.
+
+    The list may be written as a Python or JSON list, with or without quotes, in a code fence, or
+    as the bare comma-separated labels; ``partial support`` and ``Partial-Support`` read as
+    ``partial_support``."""
+    text = _FENCE.sub("", response.strip()).strip()
+    if text.lower().startswith("labels:"):  # the prompt's last word, echoed
+        text = text[len("labels:") :].strip()
+    start, end = text.find("["), text.rfind("]")
+    if start >= 0 and end > start:
+        if text[:start].strip() or text[end + 1 :].strip(" \t\r\n."):
+            return None  # words around the list: an explanation, not the list asked for
+        text = text[start + 1 : end]
+    elif "[" in text or "]" in text:
+        return None
+    items = [_label(part) for part in text.split(",")]
+    if items and items[-1] == "":
+        items.pop()  # a trailing comma
+    if len(items) != count or any(item not in labels for item in items):
+        return None
+    return [ASSIGNMENT_GRADES[item] for item in items]
+
+
+def parse_umbrela_score(response: str, max_grade: int = 3) -> int | None:
+    """UMBRELA's answer ``##final score: N`` (or a lone digit) as a grade 0..max_grade; None otherwise."""
+    found = _UMBRELA_SCORE.findall(response)
+    if found:
+        value = int(found[-1])
+        return value if value <= max_grade else None
+    return single_digit_grade(response, max_grade)
+
+
+SUPPORT_GRADES = {"full_support": 2, "partial_support": 1, "no_support": 0}
+
+
+def parse_support(response: str) -> int | None:
+    """Full Support 2, Partial Support 1, No Support 0 (case, ``_``/``-``/space and surrounding punctuation
+    free); None for any other answer."""
+    return SUPPORT_GRADES.get(_label(response.strip().strip(_SURROUNDING)))

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 from exam_harness.errors import ConfigError
 from exam_harness.measures.base import Bindings, Measure, parse_measure
+from exam_harness.measures.citations import CITATION_MEASURES
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
 from exam_harness.measures.trec import TrecMeasure
+from exam_harness.measures.trec_rag import TRACK_MEASURES
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.registry import Registry
@@ -54,10 +56,12 @@ class ExamPlan:
         """The names of the trec measures asked for (``P@20``, ``ndcg@10``, ``success.10``), once each."""
         return tuple(dict.fromkeys(m.name for m in self.requested if isinstance(m, TrecMeasure)))
 
-    def measures(self, min_grade: int, *, nuggets: bool) -> list[Measure]:
+    def measures(self, min_grade: int, *, nuggets: bool, track: bool = False, support: bool = False) -> list[Measure]:
         """The measures at one tau, bound, each once: EXAM-Cover and n-EXAM (the leaderboard's own), every
         other measure asked for in the order given, the trec measures per label variant (label by label),
-        alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``)."""
+        alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``), the TREC RAG track's
+        scores with the answers' length when nuggets carry an importance (``track``), citation precision,
+        recall and F1 when answers' citations were graded (``support``)."""
         found: list[Measure] = [ExamCover(), NExam()]
         found += [m for m in self.requested if not (isinstance(m, TrecMeasure) and m.label is None)]
         found += [TrecMeasure(name=m.name, min_grade=m.min_grade, m=m.m, pool=m.pool, k=m.k, label=label)
@@ -66,6 +70,10 @@ class ExamPlan:
             found.append(AlphaNDCG())
         if nuggets:
             found.append(NuggetF())
+        if track:
+            found += [kind() for kind in TRACK_MEASURES]
+        if support:
+            found += [kind() for kind in CITATION_MEASURES]
         bindings = self.bindings(min_grade)
         return list({str(b): b for b in (m.bind(bindings) for m in found)}.values())
 

@@ -172,6 +172,7 @@ SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
         "prompt": ("answer-extraction", {}),
         "max_new_tokens": ("7", {}),
         "custom_output": ("yes-no", {"prompt": "custom:{prompt}"}),
+        "nuggets_per_call": ("3", {"prompt": "nugget-assignment"}),
     },
     "qa": {
         "model": ("{qa_other}", {}),
@@ -196,6 +197,7 @@ SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
         "prompt": ("answer-extraction", {}),
         "max_new_tokens": ("7", {}),
         "custom_output": ("yes-no", {"prompt": "custom:{prompt}"}),
+        "nuggets_per_call": ("3", {"prompt": "nugget-assignment"}),
     },
 }
 

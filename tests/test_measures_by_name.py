@@ -255,10 +255,23 @@ def test_a_kept_report_of_schema_2_reads_as_3() -> None:
     old = read_report(GOLDEN / "exam-report-2.0.json")  # the golden report as schema 2.0 wrote it
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())  # pinned without the volatile fields
     new = ExamReport.model_validate({**pinned, "tool_version": "0.1.0", "created": "2026-11-23T00:00:00+00:00"})
-    assert old.schema_version == new.schema_version == "3.0"
+    assert old.schema_version == new.schema_version == "3.1"
     # a 2.0 report holds no session verdict (2.1 added it): everything else, ids included, reads as today's
     assert old.verdict is None
     volatile = {"tool_version", "created", "verdict"}
     assert old.model_dump(exclude=volatile) == new.model_dump(exclude=volatile)
     assert not math.isnan(old.means("nugget-f")["good"])
+
+
+def test_a_kept_report_of_schema_3_0_reads_in_3_1(tmp_path: Path) -> None:
+    # 3.1 added trec_rag (TREC RAG nugget assignments); a 3.0 report, which has none, reads with it empty
+    pinned = json.loads((GOLDEN / "exam-report.json").read_text())
+    pinned.pop("trec_rag", None)
+    kept = tmp_path / "exam-report.json"
+    kept.write_text(json.dumps({**pinned, "schema_version": "3.0", "tool_version": "0.1.0",
+                                "created": "2026-11-23T00:00:00+00:00"}))
+    report = read_report(kept)
+    assert report.schema_version == "3.0" and report.trec_rag == []  # the version it was written as
+    assert report.means("exam-cover") == {s["run"]: s["scores"][pinned["measures"][0]["name"]]["mean"]
+                                          for s in pinned["systems"]}
 

@@ -12,12 +12,13 @@ given qrels files, with per-query correlations against the official qrels).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, report_failures
+from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
 from exam_harness.errors import ConfigError
 from exam_harness.options import (
     EVALUATE,
@@ -31,6 +32,8 @@ from exam_harness.options import (
 from exam_harness.preflight import check_writable
 
 if TYPE_CHECKING:
+    from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement, HumanLabels
+    from exam_harness.measures.context import ScoringContext
     from exam_harness.report.evaluation import ExternalQrels
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
@@ -150,6 +153,20 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
                          official_relevance_level=graded.plan.relevance_level)
 
 
+def human_agreement(ctx: ScoringContext, graded: Graded, human: HumanLabels) -> AssignmentAgreement:
+    """The grader's TREC RAG nugget assignments against the human ones (at the plan's first tau)."""
+    from exam_harness.analysis.trec_rag_agreement import assignment_agreement
+    from exam_harness.report.trec_rag import rag_assignments
+
+    if not ctx.exam.importance:
+        raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "
+                          "among the banks)")
+    plan, view = graded.plan, graded.view
+    rows = rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
+    machine = ((row.run_id, row.qid, n.text or "", n.assignment) for row in rows for n in row.nuggets)
+    return assignment_agreement(machine, human)
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -163,13 +180,28 @@ def run(args: argparse.Namespace) -> int:
                     ("--export-workbench", args.export_workbench, False)])
     official = load_leaderboard(options.official) if options.official else None
     min_answers = min_answers_of(args.min_answers)
+    human = None
+    if options.human_assignments:
+        from exam_harness.analysis.trec_rag_agreement import load_human_assignments
+
+        human = load_human_assignments(options.human_assignments)  # read before any pair is graded
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
     graded = obtain_grades(args, options)
     plan = graded.plan
     ctx = scoring_context(graded.view, graded.outcome, plan, graded.inputs.responses)
+    support = None
+    if options.support:
+        from dataclasses import replace
+
+        from exam_harness.measures.context import ScoringContext
+
+        credits, support = obtain_support(options, graded)
+        ctx = ScoringContext(replace(ctx.exam, support=credits))
     external = external_request(args, graded, loaded, plan.tie_order) if loaded is not None else None
     result = evaluate_exam(ctx, graded.view, graded.outcome, graded.spec, plan, options, official=official,
                            min_answers=min_answers, external=external)
+    if human is not None:
+        result.trec_rag_agreement = human_agreement(ctx, graded, human)
     result.settings["runs"] = [str(p) for p in args.runs]
     result.settings["banks"] = [str(p) for p in args.bank]
     if options.official:
@@ -200,4 +232,10 @@ def run(args: argparse.Namespace) -> int:
         written.append(args.export_workbench)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
-    return report_failures("evaluate", graded.outcome, graded.inputs.redact)
+    failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
+    if support is not None and support.failures:
+        print(f"exam-harness evaluate: {len(support.failures):,} (sentence, cited document) pairs have no support "
+              "grade and count as no support (e.g. " + "; ".join(
+                  f"{p} on {t}: {m}" for (p, t), m in list(support.failures.items())[:3]) + ")", file=sys.stderr)
+        failed = 1
+    return failed

@@ -20,6 +20,7 @@ from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan, make_plan
 from exam_harness.preflight import check_overlap, check_run_name
 from exam_harness.progress import GradingProgress
+from exam_harness.support import Credits
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,6 +94,30 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
         grader.close()
         cache.close()
     return Graded(inputs, view, outcome, spec, plan)
+
+
+def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, GradingOutcome]:
+    """``--support``: every (answer sentence, cited document) pair graded by the session's grader with its
+    ``support`` prompt, through the cache; the support credits of each answer sentence."""
+    from exam_harness.grading import run_grading_pass
+    from exam_harness.support import support_credits, support_pairs
+
+    answers = graded.inputs.answers
+    if not answers:
+        raise ConfigError("--support needs cited answers among the runs (TREC RAG answer files)")
+    if options.grader == "recorded":
+        raise ConfigError("--support needs --grader hf or openai: their support prompt grades the citations")
+    pairs = support_pairs(answers, graded.inputs.data.passages)
+    grader = cli_registries().graders.create(
+        options.grader, GraderConfig(model=options.model, options={**options.grader_options, "prompt": "support"},
+                                     data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
+    cache = GradeCache(options.cache)
+    try:
+        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=options.batch_size or 256)
+    finally:
+        grader.close()
+        cache.close()
+    return support_credits(pairs, outcome.grades), outcome
 
 
 def report_failures(command: str, outcome: GradingOutcome, redact: Callable[[str], str] = str) -> int:

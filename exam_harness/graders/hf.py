@@ -25,4 +25,5 @@ class HFGrader(LLMGrader):
             device=config.device,
             batch_size=config.batch_size,
         )
-        super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"])
+        super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
+                         nuggets_per_call=values["nuggets_per_call"])

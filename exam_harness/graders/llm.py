@@ -24,11 +24,24 @@ sun, sun-few,       direct grading of the passage for the query (no bank):      
 fagb, fagb-few,     "yes" -> 1; "no" and anything else -> 0
 helm
 thomas              direct grading 0..2; an answer that is not 0, 1 or 2 -> 0     0..2
+umbrela             TREC RAG relevance (UMBRELA): direct grading 0..3 from          0..3
+                    "##final score: N"; any other answer is a failure
+nugget-assignment   TREC RAG nugget assignment: up to ``nuggets_per_call``          0..2
+                    nuggets of one passage per call, answered as a list of
+                    support (2) / partial_support (1) / not_support (0)
+nugget-assignment-2 the same with support (2) / not_support (0) only              0, 2
+support             TREC RAG support: does the document (the passage) support     0..2
+                    the answer sentence (the test point)? Full Support 2,
+                    Partial Support 1, No Support 0; any other answer fails
 custom:PATH         the prompt in file PATH with ``{question}`` and               0..5
                     ``{context}`` (and optionally ``{query}``) placeholders,
                     parsed as self-rating (option ``custom_output`` = yes-no
                     or answer for the other parsers)
 ==================  ===========================================================  ===========
+
+A nugget-assignment answer that is not a list of exactly one allowed label per nugget is asked again
+(:data:`MALFORMED_RETRIES` times), then every nugget of that call fails: it is never read as labels.
+A nugget's grade is cached by (query, nugget, passage) like any grade, whatever nuggets shared its call.
 
 Direct baselines grade the passage against the query text, not against a test point: they need no
 bank, the grading pass still hands them one request per (passage, test point) pair, and every test
@@ -41,6 +54,7 @@ keyed on query text and passage text only, so each (query, passage) is graded on
 
 from __future__ import annotations
 
+import json
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,6 +74,9 @@ from exam_harness.parsing import (
     FALLBACK_NOT_A_GRADE,
     FALLBACK_NOT_YES_NO,
     is_malformed_rating,
+    parse_assignment_list,
+    parse_support,
+    parse_umbrela_score,
     parse_yes_no,
     read_self_rating,
     single_digit_grade,
@@ -67,7 +84,11 @@ from exam_harness.parsing import (
 
 VERSION = "1"
 
-Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas"]
+Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas", "assignment", "umbrela",
+                 "support"]
+MALFORMED_RETRIES = 2  # a malformed list answer is asked this many times more before its nuggets fail
+ASSIGNMENT_LABELS_3 = ("support", "partial_support", "not_support")
+ASSIGNMENT_LABELS_2 = ("support", "not_support")
 
 
 # --------------------------------------------------------------------------------------------
@@ -85,6 +106,7 @@ class PromptMode:
     default_min_grade: int = 4
     max_new_tokens: int = 32
     needs_gold: bool = False
+    labels: tuple[str, ...] = ()  # the labels a nugget-assignment answer may give
 
     @property
     def templates(self) -> list[prompts.PromptTemplate]:
@@ -127,6 +149,13 @@ MODES: dict[str, PromptMode] = {
         _direct("fagb-few", FAGGIOLI_B_FEW),
         _direct("helm", prompts.HELM),
         _direct("thomas", prompts.THOMAS),
+        PromptMode("umbrela", "umbrela", direct=prompts.UMBRELA, max_grade=3, default_min_grade=2, max_new_tokens=32),
+        PromptMode("support", "support", question=prompts.SUPPORT, nugget=prompts.SUPPORT, max_grade=2,
+                   default_min_grade=2, max_new_tokens=16),
+        PromptMode("nugget-assignment", "assignment", nugget=prompts.NUGGET_ASSIGNMENT, max_grade=2,
+                   default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3),
+        PromptMode("nugget-assignment-2", "assignment", nugget=prompts.NUGGET_ASSIGNMENT_2, max_grade=2,
+                   default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2),
     )
 }
 VERIFY_MAX_NEW_TOKENS = 8
@@ -226,8 +255,12 @@ class LLMGrader(Grader):
         name: str = "llm",
         max_new_tokens: int | None = None,
         custom_output: str = "self-rating",
+        nuggets_per_call: int = 10,
     ) -> None:
         self.backend = backend
+        if nuggets_per_call < 1:
+            raise ConfigError(f"grader {name!r}: nuggets_per_call must be at least 1")
+        self.nuggets_per_call = nuggets_per_call
         self.mode = prompt if isinstance(prompt, PromptMode) else resolve_mode(prompt, custom_output)
         self.name = name
         self.max_new_tokens = max_new_tokens or self.mode.max_new_tokens
@@ -258,6 +291,9 @@ class LLMGrader(Grader):
                 "output": self.mode.output,
                 "max_new_tokens": self.max_new_tokens,
                 "backend": self.backend.settings(),
+                # the nuggets that share a call shape its answer (only this mode has it: other modes'
+                # fingerprints, and so their cached grades, stay as they were)
+                **({"nuggets_per_call": self.nuggets_per_call} if self.mode.output == "assignment" else {}),
             },
             max_grade=self.mode.max_grade,
             default_min_grade=self.mode.default_min_grade,
@@ -302,7 +338,8 @@ class LLMGrader(Grader):
     def _parts(self, template: prompts.PromptTemplate, request: GradingRequest) -> PromptParts:
         text = request.test_point.text
         query = request.query.text
-        before, after = template.split(question=text, nugget=text, query_title=query, query=query)
+        before, after = template.split(question=text, nugget=text, query_title=query, query=query,
+                                       nuggets=json.dumps([text], ensure_ascii=False), count="1")
         return PromptParts(before, request.passage.text, after)
 
     def prompt_for(self, request: GradingRequest) -> PromptParts | None:
@@ -314,6 +351,8 @@ class LLMGrader(Grader):
         return self._parts(template, request)
 
     def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
+        if self.mode.output == "assignment":
+            return self._assign(requests)
         results: list[GradeResult | None] = [None] * len(requests)
         items: dict[tuple[str, str, str, str], _Item] = {}
         for i, request in enumerate(requests):
@@ -339,6 +378,86 @@ class LLMGrader(Grader):
             for i in item.requests:
                 results[i] = result
         return [r if r is not None else GradeFailure("not graded") for r in results]
+
+    def _assign(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
+        """Nugget assignment: the nuggets of one (query, passage) asked together, up to
+        ``nuggets_per_call`` per prompt; a malformed list answer is asked again, then fails."""
+        results: list[GradeResult | None] = [None] * len(requests)
+        template = self.mode.nugget
+        assert template is not None
+        calls = self._assignment_calls(requests, results)
+        answers: dict[int, tuple[list[int], Generation]] = {}
+        failures: dict[int, GradeFailure] = {}
+        pending = list(range(len(calls)))
+        for attempt in range(1 + MALFORMED_RETRIES):
+            if not pending:
+                break
+            generations = self.backend.generate([calls[c][2] for c in pending], max_new_tokens=self.max_new_tokens)
+            if len(generations) != len(pending):
+                raise RuntimeError(f"backend answered {len(generations)} prompts for {len(pending)}")
+            again: list[int] = []
+            for c, gen in zip(pending, generations):
+                if isinstance(gen, GradeFailure):  # the backend has retried what it can retry
+                    failures[c] = gen
+                    continue
+                assert isinstance(gen, Generation)
+                grades = parse_assignment_list(gen.text, len(calls[c][0]), self.mode.labels)
+                if grades is None:
+                    failures[c] = GradeFailure(
+                        f"malformed response {gen.text.strip()[:80]!r} after {attempt + 1} tries: not a list of "
+                        f"{len(calls[c][0])} labels among {', '.join(self.mode.labels)}")
+                    again.append(c)
+                else:
+                    failures.pop(c, None)
+                    answers[c] = (grades, gen)
+            pending = again
+        labels = {grade: label for label, grade in zip(ASSIGNMENT_LABELS_3, (2, 1, 0))}
+        for c, (chunk, by_text, _parts) in enumerate(calls):
+            if c not in answers:
+                for text in chunk:
+                    for i in by_text[text]:
+                        results[i] = failures.get(c, GradeFailure("not graded"))
+                continue
+            grades, gen = answers[c]
+            details = dict(self._details(template, gen), nuggets_in_call=len(chunk))
+            for position, (text, grade) in enumerate(zip(chunk, grades)):
+                made = Grade(grade=grade, grader=self.name, raw_response=gen.text, extracted_answer=labels[grade],
+                             details=dict(details, position=position))
+                for i in by_text[text]:
+                    results[i] = made
+        return [r if r is not None else GradeFailure("not graded") for r in results]
+
+    def _assignment_calls(self, requests: Sequence[GradingRequest], results: list[GradeResult | None]
+                          ) -> list[tuple[list[str], dict[str, list[int]], PromptParts]]:
+        """The nugget-assignment prompts of ``requests``: per (query, passage), its distinct nugget texts in
+        chunks of ``nuggets_per_call``, with the requests each text answers; unsupported requests get their
+        failure in ``results``."""
+        template = self.mode.nugget
+        assert template is not None
+        groups: dict[tuple[str, str], dict[str, list[int]]] = {}  # (query, passage) -> nugget text -> requests
+        for i, request in enumerate(requests):
+            reason = self.supports(request.test_point)
+            if reason is not None:
+                results[i] = GradeFailure(reason)
+                continue
+            by_text = groups.setdefault((request.query.text, request.passage.text), {})
+            by_text.setdefault(request.test_point.text, []).append(i)
+        calls: list[tuple[list[str], dict[str, list[int]], PromptParts]] = []
+        for (query, passage), by_text in groups.items():
+            texts = list(by_text)
+            for start in range(0, len(texts), self.nuggets_per_call):
+                chunk = texts[start : start + self.nuggets_per_call]
+                before, after = template.split(query=query, nuggets=json.dumps(chunk, ensure_ascii=False),
+                                               count=str(len(chunk)))
+                calls.append((chunk, by_text, PromptParts(before, passage, after)))
+        return calls
+
+    def prompts_for(self, requests: Sequence[GradingRequest]) -> list[PromptParts]:
+        """The (first-stage) prompts grading ``requests`` sends, for dry runs: one per supported request,
+        or per call of batched nugget assignment."""
+        if self.mode.output == "assignment":
+            return [parts for _, _, parts in self._assignment_calls(requests, [None] * len(requests))]
+        return [p for p in map(self.prompt_for, requests) if p is not None]
 
     def _details(self, template: prompts.PromptTemplate, generation: Generation) -> dict[str, Any]:
         details: dict[str, Any] = {
@@ -386,6 +505,20 @@ class LLMGrader(Grader):
                     details["not_a_grade"] = True
                     fallback = FALLBACK_NOT_A_GRADE
                 grade = parsed or 0
+            elif output == "support":
+                parsed = parse_support(text)
+                if parsed is None:  # not one of the three labels: no grade
+                    out.append(GradeFailure(f"malformed response {text.strip()[:80]!r}: not Full Support, "
+                                            "Partial Support or No Support"))
+                    continue
+                grade = parsed
+            elif output == "umbrela":
+                parsed = parse_umbrela_score(text, self.mode.max_grade)
+                if parsed is None:  # no score in the answer: no grade
+                    out.append(GradeFailure(f"malformed response {text.strip()[:80]!r}: no final score on "
+                                            f"0..{self.mode.max_grade}"))
+                    continue
+                grade = parsed
             elif output == "yes_no":
                 parsed = parse_yes_no(text)
                 if parsed is None:
@@ -478,6 +611,8 @@ LLM_OPTIONS: tuple[GraderOption, ...] = (
                  "(default: self-rating)", text),
     GraderOption("max_new_tokens", None, "longest answer in tokens (default: per mode, 32 for ratings, 128 for "
                  "extraction, 8 for yes/no)", optional(integer(1))),
+    GraderOption("nuggets_per_call", 10, "nugget-assignment prompts: nuggets of one passage asked in one call "
+                 "(default: 10, as nuggetizer)", integer(1)),
     GraderOption("custom_output", "self-rating", "parser of custom:PATH answers: " + ", ".join(CUSTOM_OUTPUTS)
                  + " (default: self-rating)", choice(*CUSTOM_OUTPUTS)),
 )

@@ -22,4 +22,5 @@ class OpenAIGrader(LLMGrader):
         mode = resolve_mode(values["prompt"], values["custom_output"])
         backend = backend_from_options(config.model, {option.name: values[option.name] for option in OPENAI_OPTIONS},
                                        need_key=not config.dry_run)
-        super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"])
+        super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
+                         nuggets_per_call=values["nuggets_per_call"])

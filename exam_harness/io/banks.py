@@ -13,7 +13,8 @@ from exam_harness.registry import Registry
 
 BANK_FORMS = (
     "a hand-written bank (.yaml, .yml, .json with a 'queries' list) or a Workbench bank "
-    "(.jsonl or .jsonl.gz, one {query_id, query_text, items} object per line), or a format a plugin registers"
+    "(.jsonl or .jsonl.gz, one {query_id, query_text, items} object per line), a nuggetizer nugget file "
+    "(.jsonl, one {qid, query, nuggets} object per line), or a format a plugin registers"
 )
 
 

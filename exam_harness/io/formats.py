@@ -63,14 +63,19 @@ class HandBankFormat:
 
 
 class WorkbenchBankFormat:
-    """Workbench bank JSON lines (``.jsonl`` or ``.jsonl.gz``, one ``{query_id, items}`` per line)."""
+    """Workbench bank JSON lines (``.jsonl`` or ``.jsonl.gz``, one ``{query_id, items}`` per line), or a
+    nuggetizer nugget file (``{qid, query, nuggets}`` per line) when its first line is one."""
 
     def claims(self, path: Path) -> bool:
         return base_name(path).endswith(".jsonl") and not _run_side_jsonl(base_name(path))
 
     def load(self, path: Path) -> list[QueryBank]:
+        from exam_harness.io.nuggetizer import is_nuggetizer_record, load_nuggetizer_bank
+        from exam_harness.io.textio import first_json_line
         from exam_harness.io.workbench import load_workbench_bank
 
+        if is_nuggetizer_record(first_json_line(path)):
+            return load_nuggetizer_bank(path)
         return load_workbench_bank(path)
 
 
@@ -139,7 +144,7 @@ class Responses:
 
 @dataclass(frozen=True)
 class WorkbenchParagraphs:
-    """Any other ``.jsonl``: a Workbench paragraph file (its first line says if it is one)."""
+    """Any other ``.jsonl``: a TREC RAG answer file or a Workbench paragraph file (its first line says which)."""
 
     collection: bool = False
 
@@ -147,15 +152,20 @@ class WorkbenchParagraphs:
         return base_name(path).endswith(".jsonl") and not _run_side_jsonl(base_name(path))
 
     def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
+        from exam_harness.io.textio import first_json_line
+        from exam_harness.io.trec_rag import is_rag_answer_record, read_rag_answers
         from exam_harness.io.workbench import read_paragraph_file
 
+        if is_rag_answer_record(first_json_line(path)):
+            return read_rag_answers(path)
         return read_paragraph_file(path)
 
 
 def builtin_bank_formats() -> Registry[BankFormat]:
     registry: Registry[BankFormat] = Registry("bank format")
     registry.register("hand", HandBankFormat(), "hand-written YAML/JSON bank (.yaml, .yml, .json)")
-    registry.register("workbench", WorkbenchBankFormat(), "Workbench bank JSON lines (.jsonl, .jsonl.gz)")
+    registry.register("workbench", WorkbenchBankFormat(),
+                      "Workbench bank or nuggetizer nugget JSON lines (.jsonl, .jsonl.gz)")
     return registry
 
 
@@ -165,7 +175,8 @@ def builtin_run_formats() -> Registry[RunFormat]:
     registry.register("collection-jsonl", CollectionJsonl(), "collection.jsonl / *.collection.jsonl: {id, text}")
     registry.register("trec", TrecRun(), "*.run / *.trec: TREC run, qid Q0 docid rank score tag")
     registry.register("responses", Responses(), "*.responses.jsonl: generated responses {query_id, run, response}")
-    registry.register("workbench", WorkbenchParagraphs(), "other *.jsonl: Workbench paragraph file")
+    registry.register("workbench", WorkbenchParagraphs(),
+                      "other *.jsonl: TREC RAG answers (2024/2025) or Workbench paragraph file")
     return registry
 
 

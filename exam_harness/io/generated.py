@@ -5,7 +5,10 @@ sentence ends where possible, and ranked in order (rank 1, 2, ...). A response o
 :data:`SEGMENT_TOKENS` tokens stays one passage. Segment ids are content-derived,
 ``gen-<first 16 hex digits of md5(segment text)>``, so identical text always gets the same id and
 is graded once; a segment repeated verbatim within one response is ranked once. The full response
-text is kept (nugget F-score needs its length).
+text is kept (nugget F-score needs its length). A line that also holds ``"references"`` and ``"answer":
+[{"text", "citations"}]`` (a live system's cited answer, as its recording writes it) gives a cited answer
+too, read by the TREC RAG reader's rules (:func:`exam_harness.io.trec_rag.cited_response`), so support
+evaluation (``exam-harness evaluate --support``) scores its citations.
 """
 
 from __future__ import annotations
@@ -140,6 +143,10 @@ def read_responses(path: Path) -> FilePart:
         seen[run, qid] = lineno
         part.run_lines.setdefault(run, lineno)
         part.responses.setdefault(run, {})[qid] = response
+        if isinstance(record.get("answer"), list):  # a live system's cited sentences (systems/recording.py)
+            from exam_harness.io.trec_rag import cited_response
+
+            part.answers.setdefault(run, {})[qid] = cited_response(record, path, lineno, run, qid)
         ranked: list[RankedPassage] = []
         ids: set[str] = set()
         for segment in segment_response(response):

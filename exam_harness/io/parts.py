@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from exam_harness.answers import CitedAnswer
 from exam_harness.errors import InputError
 from exam_harness.io import limits
 from exam_harness.models import RecordedGrade, Run
@@ -31,6 +32,8 @@ class FilePart:
     recorded: dict[tuple[str, str], list[RecordedGrade]] = field(default_factory=dict)
     # run name -> query id -> full generated response
     responses: dict[str, dict[str, str]] = field(default_factory=dict)
+    # run name -> query id -> an answer whose sentences cite references (TREC RAG answer files)
+    answers: dict[str, dict[str, CitedAnswer]] = field(default_factory=dict)
     # (llm, prompt class) -> (test point id, grade, answer) -> one shared (frozen) recorded grade
     shared_grades: dict[tuple[Any, Any], dict[tuple[Any, ...], RecordedGrade]] = field(default_factory=dict, repr=False)
 

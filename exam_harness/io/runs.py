@@ -8,7 +8,8 @@ are skipped) and recognises each file by name:
 * ``collection.jsonl`` / ``*.collection.jsonl``: ``{"id"|"passage_id"|"docid", "text"|"contents"}``
 * ``*.run`` / ``*.trec``: TREC run files, ``qid Q0 docid rank score tag``
 * ``*.responses.jsonl``: generated responses ``{"query_id", "run"|"system", "response"}``
-* other ``*.jsonl``: Workbench paragraph files (lines ``[query_id, [paragraph, ...]]``)
+* other ``*.jsonl``: TREC RAG answer files (2024/2025, :mod:`exam_harness.io.trec_rag`) when the first
+  line's ``answer`` is a list of sentences, else Workbench paragraph files (lines ``[query_id, [paragraph, ...]]``)
 
 each optionally gzipped (``.gz``). Collections are read last and keep only the passages that some
 run ranks (or a judgment or recorded grade mentions), so a full collection can back a few runs; with
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from exam_harness.answers import CitedAnswer
 from exam_harness.errors import InputError
 from exam_harness.io.formats import RunFormat, TrecRun, builtin_run_formats, claiming
 from exam_harness.io.parts import FilePart
@@ -34,7 +36,9 @@ RECOGNISED_FORMS = (
     "collection.jsonl or *.collection.jsonl ({id, text}), "
     "*.run or *.trec (TREC run: qid Q0 docid rank score tag), "
     "*.responses.jsonl (generated responses: {query_id, run, response}), "
-    "*.jsonl (Workbench paragraph file: [query_id, [paragraph, ...]]); each optionally .gz"
+    "*.jsonl (TREC RAG answers: {run_id, topic_id, references, answer: [{text, citations}]} or the 2025 "
+    "{metadata, references, answer}; else a Workbench paragraph file: [query_id, [paragraph, ...]]); "
+    "each optionally .gz"
 )
 
 
@@ -49,6 +53,8 @@ class LoadedRuns:
     data: ExamData
     responses: dict[str, dict[str, str]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    # run -> query id -> an answer with cited sentences (TREC RAG answer files)
+    answers: dict[str, dict[str, CitedAnswer]] = field(default_factory=dict)
 
 
 def _skipped_in_folder(path: Path) -> bool:
@@ -89,6 +95,7 @@ class _Merger:
         self.judgments: dict[str, dict[str, int]] = {}
         self.recorded: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
         self.responses: dict[str, dict[str, str]] = {}
+        self.answers: dict[str, dict[str, CitedAnswer]] = {}
 
     def add(self, part: FilePart, trec: bool) -> None:
         path = part.path
@@ -132,11 +139,16 @@ class _Merger:
                 self.recorded.setdefault(key, []).extend(grades)
         for run_name, per_query in part.responses.items():
             self.responses.setdefault(run_name, {}).update(per_query)
+        for run_name, answers in part.answers.items():
+            self.answers.setdefault(run_name, {}).update(answers)
 
     def referenced(self) -> set[str]:
         refs = {r.passage_id for run in self.runs.values() for ranked in run.rankings.values() for r in ranked}
         refs.update(pid for levels in self.judgments.values() for pid in levels)
         refs.update(pid for pid, _tid in self.recorded)
+        # the segments cited answers reference: support evaluation reads their texts
+        refs.update(ref for by_query in self.answers.values() for answer in by_query.values()
+                    for ref in answer.references)
         return refs
 
     def check_missing(self) -> None:
@@ -186,4 +198,4 @@ def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None)
     data = ExamData.model_construct(
         runs=merger.runs, passages=passages, judgments=merger.judgments, recorded=merger.recorded
     )
-    return LoadedRuns(data=data, responses=merger.responses, files=files)
+    return LoadedRuns(data=data, responses=merger.responses, files=files, answers=merger.answers)

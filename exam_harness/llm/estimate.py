@@ -40,5 +40,6 @@ def estimate_requests(grader: object, requests: Sequence[GradingRequest]) -> tup
     if getattr(grader, "backend", None) is None or not hasattr(grader, "prompt_for"):
         raise ConfigError(f"grader {getattr(grader, 'name', grader)!r} is not an LLM grader: no prompts to count")
     llm = cast(PromptingGrader, grader)
-    parts = [p for p in (llm.prompt_for(r) for r in requests) if p is not None]
+    batched = getattr(grader, "prompts_for", None)  # nugget assignment asks about several pairs per prompt
+    parts = batched(requests) if callable(batched) else [p for p in map(llm.prompt_for, requests) if p is not None]
     return estimate_prompts(llm.backend, parts, llm.max_new_tokens)

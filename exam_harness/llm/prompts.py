@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-OutputKind = Literal["self_rating", "answer", "yes_no", "thomas"]
+OutputKind = Literal["self_rating", "answer", "yes_no", "thomas", "assignment", "umbrela", "support"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,71 @@ THOMAS = PromptTemplate(
     needs_bank=False,
 )
 
+# --- TREC RAG track prompts. Not the method's: paraphrases of the track's tools, which fix only what
+# is asked and the answer's shape (castorini/nuggetizer, prompts/prompt_templates/assigner_template.yaml
+# and assigner_2grade_template.yaml; castorini/umbrela, prompts/qrel_zeroshot_bing.txt).
+
+NUGGET_ASSIGNMENT = PromptTemplate(
+    "TrecRagNuggetAssignment",
+    "You label atomic facts (nuggets) by whether a passage captures them.\n"
+    "For the search query and passage below, give each of the {count} nuggets one label: support when "
+    "the passage captures the nugget fully, partial_support when it captures it in part, not_support when "
+    "it does not capture it. Answer with the labels as a Python list of strings, one per nugget, in the "
+    "order of the nuggets, and nothing else.\n\n"
+    "Search Query: {query}\n"
+    "Passage: {context}\n"
+    "Nugget List: {nuggets}\n"
+    "Labels:",
+    "assignment",
+    max_grade=2,
+)
+
+NUGGET_ASSIGNMENT_2 = PromptTemplate(
+    "TrecRagNuggetAssignment2",
+    "You label atomic facts (nuggets) by whether a passage captures them.\n"
+    "For the search query and passage below, give each of the {count} nuggets one label: support when "
+    "the passage captures the nugget fully, not_support otherwise. Answer with the labels as a Python "
+    "list of strings, one per nugget, in the order of the nuggets, and nothing else.\n\n"
+    "Search Query: {query}\n"
+    "Passage: {context}\n"
+    "Nugget List: {nuggets}\n"
+    "Labels:",
+    "assignment",
+    max_grade=2,
+)
+
+UMBRELA = PromptTemplate(
+    "Umbrela",
+    "Score how relevant the passage is to the query on an integer scale from 0 to 3:\n"
+    "0 = the passage has nothing to do with the query;\n"
+    "1 = the passage is related to the query but does not answer it;\n"
+    "2 = the passage holds some answer to the query, though it may be unclear or buried in other information;\n"
+    "3 = the passage is devoted to the query and holds the exact answer.\n\n"
+    "Query: {query_title}\n"
+    "Passage: {context}\n\n"
+    "Think of the intent behind the search, how well the passage meets a likely intent (M) and how "
+    "trustworthy it is (T), and weigh them into a final integer score (O). Give no code and no reasoning; "
+    "answer in the form ##final score: N",
+    "umbrela",
+    max_grade=3,
+    needs_bank=False,
+)
+
+# The track's support judgement (full / partial / no support of an answer sentence by a document it
+# cites; the labels of the TREC 2024 RAG track's support evaluation), in this project's own words.
+SUPPORT = PromptTemplate(
+    "TrecRagSupport",
+    "Decide how well the document supports the statement taken from a generated answer.\n"
+    "Full Support: everything the statement claims is stated in the document.\n"
+    "Partial Support: some of what the statement claims is in the document, not all of it.\n"
+    "No Support: the document does not back the statement.\n\n"
+    "Statement: {question}\n"
+    "Document: {context}\n\n"
+    "Answer with one of Full Support, Partial Support or No Support, and nothing else.",
+    "support",
+    max_grade=2,
+)
+
 QUESTION_GENERATION = (
     "Break the query '{query_text}' into concise questions that must be answered. Generate 10 concise "
     "insightful questions that reveal whether information relevant for '{query_text}' was provided, "
@@ -180,4 +245,8 @@ GRADING_PROMPTS: dict[str, PromptTemplate] = {
         SUN,
         THOMAS,
     )
+}
+# kept apart from the method's prompts (whose texts also train the tests' tiny tokenizers)
+TRACK_PROMPTS: dict[str, PromptTemplate] = {
+    p.prompt_class: p for p in (NUGGET_ASSIGNMENT, NUGGET_ASSIGNMENT_2, UMBRELA, SUPPORT)
 }

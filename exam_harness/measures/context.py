@@ -46,6 +46,10 @@ class ScoringInput:
     rankings: Mapping[str, Mapping[str, Sequence[str]]]  # run -> query -> passage ids, best first
     grades: Mapping[tuple[str, str], int]
     nuggets: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # query -> nugget id -> weight
+    # query -> nugget id -> "vital" / "okay", for the queries whose nuggets carry one (TREC RAG nuggets)
+    importance: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # run -> query -> per answer sentence, the support credit of each citation (exam_harness.support)
+    support: Mapping[str, Mapping[str, tuple[tuple[float | None, ...], ...]]] = field(default_factory=dict)
     judged: Mapping[str, Sequence[str]] = field(default_factory=dict)  # query -> judged / recorded passages
     responses: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # run -> query -> generated text
     passage_text: Callable[[str], str | None] = lambda _pid: None

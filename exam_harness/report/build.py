@@ -24,7 +24,7 @@ from typing import cast
 from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs, view_from_banks
+from exam_harness.inputs import ExamInputs, ExamView, view_from_banks
 from exam_harness.measures.base import Measure
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
@@ -40,6 +40,7 @@ from exam_harness.report.schema import (
     Outcomes,
     QrelsFile,
     QueryScore,
+    RagAssignments,
     Score,
     Settings,
     SystemScore,
@@ -103,7 +104,8 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     tau = plan.min_grade
     ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
                                             failed=grading.failures.keys(), tie_order=plan.tie_order))
-    measures = plan.measures(tau, nuggets=any(ctx.exam.nuggets.values()))
+    track = bool(ctx.exam.importance)  # TREC RAG nuggets: the track's scores and the answers' length
+    measures = plan.measures(tau, nuggets=any(ctx.exam.nuggets.values()), track=track)
     result = score(ctx, measures)
     cover = result[measures[0]]  # EXAM-Cover: the covered counts of the per-query rows come from it
 
@@ -161,8 +163,17 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         partial=outcome.partial,
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
+        trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
     )
     return BuiltReport(report, qrels, result, fallbacks)
+
+
+def _trec_rag(ctx: ScoringContext, view: ExamView, inputs: ExamInputs, outcome: SessionOutcome, k: int,
+              tau: int) -> list[RagAssignments]:
+    from exam_harness.report.trec_rag import rag_assignments
+
+    secret = {tp.id: bank.secret or inputs.redact_all for bank in outcome.banks for tp in bank.test_points}
+    return rag_assignments(ctx, k, tau, view.points, view.query_texts, secret)
 
 
 class TopGrades:

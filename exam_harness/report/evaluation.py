@@ -40,6 +40,7 @@ from exam_harness.analysis.agreement import (
     finite,
     min_answers_agreement,
 )
+from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
@@ -192,6 +193,7 @@ class EvaluationResult(BaseModel):
     grading: GradingSummary | None = None
     collection: CollectionSummary | None = None
     official: dict[str, float] | None = None
+    trec_rag_agreement: AssignmentAgreement | None = None  # against human nugget assignments
 
     def find(self, measure: str, min_grade: int, label: str | None = None) -> Leaderboard:
         for board in self.leaderboards:
@@ -266,7 +268,11 @@ def evaluate_exam(
     data = view.data
     check_baseline(options.baseline, data.runs)
     nuggets = bool(ctx.exam.nuggets)
-    measures = [m for tau in plan.min_grades for m in plan.measures(tau, nuggets=nuggets)]
+    track = bool(ctx.exam.importance)
+    # measures without a tau (the answers' length) are planned once, not once per tau
+    measures = list(dict.fromkeys(m for tau in plan.min_grades
+                                  for m in plan.measures(tau, nuggets=nuggets, track=track,
+                                                         support=bool(ctx.exam.support))))
     result = score(ctx, measures)
     boards = [_leaderboard(result[m], m, ctx, options, official) for m in measures]
     agreement = views = direct = None

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
+from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.report.analysis_tables import agreement_renderables
 from exam_harness.report.evaluation import (
     OFFICIAL_QRELS_SOURCE,
@@ -63,7 +64,8 @@ def summary_line(result: EvaluationResult) -> str:
 
 def correlation_table(result: EvaluationResult) -> Table:
     """Spearman's rho / Kendall's tau of every leaderboard against the official one, per tau."""
-    taus = sorted({b.min_grade for b in result.leaderboards})
+    # boards of measures without a tau (min_grade 0) are shown in every tau's table
+    taus = sorted({b.min_grade for b in result.leaderboards} - {0}) or [0]
     table = Table(
         title="Correlation with the official leaderboard (Spearman ρ / Kendall τ)", title_justify="left",
         header_style="bold",
@@ -108,7 +110,9 @@ def system_table(result: EvaluationResult, min_grade: int, *, label: str = "max-
     """One row per system at one tau: official rank, EXAM and n-EXAM with stderr, the qrels measures
     of one label variant, alpha-nDCG and nugget F where computed; correlations in the footer."""
     official = result.official
-    boards = [b for b in result.leaderboards if b.min_grade == min_grade and (b.label is None or b.label == label)]
+    # measures without a tau (min_grade 0: citation scores, answer length) stand beside every tau's
+    boards = [b for b in result.leaderboards
+              if b.min_grade in (min_grade, 0) and (b.label is None or b.label == label)]
     if not boards:
         return Table(title=f"no leaderboards at grade ≥ {min_grade}")
     order = system_order(list(boards[0].systems), official, boards[0].systems)
@@ -183,6 +187,24 @@ def print_evaluation(
     if result.external_qrels is not None:
         for table in external_qrels_tables(result.external_qrels, result.official, brief=brief):
             console.print(table)
+    if result.trec_rag_agreement is not None:
+        console.print(assignment_agreement_table(result.trec_rag_agreement))
+
+
+def assignment_agreement_table(agreement: AssignmentAgreement) -> Table:
+    """The grader's nugget assignments (rows) against the human ones (columns), with each label's kappa."""
+    table = Table(title=f"TREC RAG nugget assignments against human labels ({agreement.pairs:,} pairs, "
+                  f"{agreement.unmatched:,} human labels unmatched; agreement {fmt(agreement.agreement)}, "
+                  f"Cohen's κ {fmt(agreement.kappa)})", title_justify="left", header_style="bold")
+    table.add_column("grader \\ human")
+    labels = list(agreement.confusion)
+    for label in labels:
+        table.add_column(label, justify="right")
+    table.add_column("κ (label vs rest)", justify="right")
+    for label in labels:
+        table.add_row(label, *(f"{agreement.confusion[label][other]:,}" for other in labels),
+                      fmt(agreement.label_kappa.get(label)))
+    return table
 
 
 # --- agreement views ---------------------------------------------------------------------------

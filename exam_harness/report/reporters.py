@@ -110,4 +110,6 @@ def builtin_reporters() -> Registry[Reporter]:
     registry: Registry[Reporter] = Registry("reporter")
     registry.register("qrels", QrelsReporter(), "trec_eval qrels files, one per label variant")
     registry.register("json", JsonReporter(), f"{REPORT_NAME}, the versioned JSON report")
+    registry.register("trec-rag", "exam_harness.report.trec_rag:REPORTER",
+                      "trec-rag-metrics.jsonl and trec-rag-assignments.jsonl, where nuggets carry an importance")
     return registry

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "3.0"
+SCHEMA_VERSION = "3.1"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -24,6 +24,7 @@ SCHEMA_VERSION = "3.0"
 #      migrated on read, report/migrate.py); outcomes[].test_point_id is the id the pytest case shows
 #      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
+# 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
 
 
 class _Model(BaseModel):
@@ -142,6 +143,24 @@ class TestPointOutcome:
     answer: str | None = None  # the best passage's extracted answer or raw response; None for secret banks
 
 
+class NuggetAssignment(_Model):
+    """One nugget's assignment to one answer (nuggetizer's assignment shape, plus the grade behind it)."""
+
+    text: str | None  # None for secret banks
+    importance: str
+    assignment: str  # support, partial_support, not_support
+    grade: int | None = None  # the best grade of the run's top-k on the nugget (None: not graded)
+
+
+class RagAssignments(_Model):
+    """A run's answer to one query with every nugget's assignment (TREC RAG nuggets only)."""
+
+    run_id: str
+    qid: str
+    query: str
+    answer_text: str
+    response_length: int  # words (NFKC, split on whitespace)
+    nuggets: list[NuggetAssignment]
 class GateResult(_Model):
     """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
     baseline) or a check always made (every pair graded, few grades read by a fallback rule)."""
@@ -186,6 +205,8 @@ class ExamReport(_Model):
     outcomes: list[TestPointOutcome] = Field(default_factory=list)
     # a grader of several parts: graded pairs per deciding part (embedding grader: answer-key, embedding)
     decided_by: dict[str, int] = Field(default_factory=dict)
+    # nugget assignments of each (run, query) whose nuggets carry an importance (TREC RAG nugget files)
+    trec_rag: list[RagAssignments] = Field(default_factory=list)
     # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
     verdict: Verdict | None = None
 

@@ -78,11 +78,16 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
     # a measure no run has a value of (nugget F of an exam without nuggets) gets no column
     exam_columns = [_column(info, systems) for info in report.exam_measures()
                     if any(info.name in s.scores for s in systems)]
-    exam_table = Leaderboard(
-        f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})", runs, exam_columns,
-        labels={s.run: _label(s, generated=True) for s in systems},
-        after=[("answered", {s.run: _tally(s) for s in systems})],
-    )
+    labels = {s.run: _label(s, generated=True) for s in systems}
+    tallies = {s.run: _tally(s) for s in systems}
+    # many exam measures (the TREC RAG scores beside EXAM-Cover) are split into tables that fit the width
+    first = max(map(len, labels.values()), default=3) + 4 + max(len("answered"), *map(len, tallies.values())) + 3
+    parts = _fit(exam_columns, first, width, 15 if wide else 7)
+    title = f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})"
+    exam_tables = [render_table(Leaderboard(title if i == 0 else f"{title}, continued", runs, part, labels=labels,
+                                            after=[("answered", tallies)] if i == 0 else ()),
+                                "inline" if wide else "below")
+                   for i, part in enumerate(parts)]
     measure_columns = [_column(info, systems) for info in report.label_measures(label)]
     level = next((q.relevance_level for q in report.qrels if q.label == label), None)
     level_text = f" ≥ {level}" if level is not None else ""
@@ -91,9 +96,23 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
         labels={s.run: _label(s, generated=wide) for s in systems},
     )
     if not measure_columns:  # no trec measure asked for (--exam-measures named others only)
-        return Group(render_table(exam_table, "inline" if wide else "below"))
-    return Group(render_table(exam_table, "inline" if wide else "below"),
-                 render_table(qrels_table, "inline" if wide else "hidden"))
+        return Group(*exam_tables)
+    return Group(*exam_tables, render_table(qrels_table, "inline" if wide else "hidden"))
+
+
+def _fit(columns: Sequence[Column], first: int, width: int, cell: int) -> list[list[Column]]:
+    """``columns`` in order, in groups whose table fits ``width`` (``first``: the run and tally columns'
+    width; ``cell``: a value's width); one group when all fit, a column too wide alone keeps a group."""
+    groups: list[list[Column]] = [[]]
+    used = first
+    for column in columns:
+        needed = max(len(column.title), cell) + 3  # the cell and its padding and border
+        if groups[-1] and used + needed > width:
+            groups.append([])
+            used = first
+        groups[-1].append(column)
+        used += needed
+    return groups
 
 
 def cache_line(report: ExamReport) -> str:

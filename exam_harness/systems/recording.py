@@ -2,7 +2,7 @@
 
 * answer systems: ``<name>.responses.jsonl``, lines ``{"query_id", "run", "response"}`` (plus
   ``"references"`` and ``"answer": [{"text", "citations"}]`` when the system gave them; the loader
-  reads ``response`` and passes over the rest);
+  scores ``response`` and reads the cited sentences as a cited answer, io/generated.py);
 * ranking systems: ``<name>.run`` (TREC run) and ``<name>.collection.jsonl`` (``{"id", "text"}``);
 * ``<name>.system.json``: fingerprint, version, the queries' hash, per query its latency, attempts,
   tokens and cost, the errors, the time and the harness version.

@@ -1,0 +1,200 @@
+"""The TREC RAG track's nugget scores (AutoNuggetizer, as castorini/nuggetizer computes them).
+
+Each nugget of a query is assigned to a run's answer as *support*, *partial support* or *not support*,
+worth s = 1 / 0.5 / 0 (strict: ss = 1 for support only). Per (run, query), with N the nuggets, V the
+vital and O the okay ones:
+
+- ``A`` = sum_N s / |N|;  ``A_strict`` = sum_N ss / |N|
+- ``V`` = sum_V s / |V| (0 when the query has no vital nugget);  ``V_strict`` likewise with ss
+- ``W`` = (sum_V s + 0.5 sum_O s) / (|V| + 0.5 |O|);  ``W_strict`` likewise with ss
+
+and a run's score is the mean over the queries (with its standard error, as every measure).
+
+Labels from grades. The label of a nugget is read from the best grade any of the run's top-k passages
+got on it (a TREC RAG answer is one passage: its sentences joined). Two cuts map a grader's scale to the
+three labels: grade >= ``tau`` is support; ``partial`` <= grade < tau is partial support; lower is not
+support. ``tau`` is the plan's minimum grade; ``partial`` defaults to ceil(tau / 2), so the
+nugget-assignment prompts' 0..2 scale (default tau 2) reads 2 / 1 / 0 as support / partial / not, a
+0..5 grader at tau 4 reads 4-5 / 2-3 / 0-1. With ``partial`` = tau there is no partial label.
+
+Scored queries: those whose nuggets carry an importance (a nuggetizer nugget file); a nugget of such a
+query without importance counts as vital. A pair that could not be graded counts as not support, and
+the value is marked incomplete.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass, replace
+from itertools import repeat
+from typing import TYPE_CHECKING, ClassVar
+
+from exam_harness.answers import word_count
+from exam_harness.measures.base import Bindings, Measure, PerQuery
+from exam_harness.measures.exam import bound
+
+if TYPE_CHECKING:
+    from exam_harness.measures.context import ScoringContext
+
+OKAY_WEIGHT = 0.5  # W's weight of an okay nugget (a vital one weighs 1)
+SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"
+CREDIT = {SUPPORT: 1.0, PARTIAL: 0.5, NOT_SUPPORT: 0.0}
+STRICT_CREDIT = {SUPPORT: 1.0, PARTIAL: 0.0, NOT_SUPPORT: 0.0}
+
+
+def default_partial(tau: int) -> int:
+    return max(1, math.ceil(tau / 2))
+
+
+def assignment_label(grade: int, tau: int, partial: int) -> str:
+    """support / partial_support / not_support of a grade, by the two cuts."""
+    if grade >= tau:
+        return SUPPORT
+    return PARTIAL if grade >= partial else NOT_SUPPORT
+
+
+def nugget_scores(labels: list[tuple[str, str]]) -> dict[str, float]:
+    """The six scores of one answer from its (importance, label) per nugget (the module docstring's
+    formulas); keys ``A``, ``A_strict``, ``V``, ``V_strict``, ``W``, ``W_strict``."""
+    out: dict[str, float] = {}
+    vital = [label for imp, label in labels if imp == "vital"]
+    okay = [label for imp, label in labels if imp != "vital"]
+    for suffix, credit in (("", CREDIT), ("_strict", STRICT_CREDIT)):
+        v = math.fsum(credit[label] for label in vital)
+        o = math.fsum(credit[label] for label in okay)
+        out["A" + suffix] = (v + o) / len(labels) if labels else 0.0
+        out["V" + suffix] = v / len(vital) if vital else 0.0
+        weight = len(vital) + OKAY_WEIGHT * len(okay)
+        out["W" + suffix] = (v + OKAY_WEIGHT * o) / weight if weight else 0.0
+    return out
+
+
+# ctx -> (k, tau, partial) -> run -> query -> [(importance, label)], shared by the six measures
+Labels = dict[str, dict[str, list[tuple[str, str]]]]  # run -> query -> (importance, label) per nugget
+_ASSIGNED: weakref.WeakKeyDictionary[ScoringContext, dict[tuple[int, int, int], Labels]] = weakref.WeakKeyDictionary()
+
+
+def assignments(ctx: ScoringContext, k: int, tau: int, partial: int) -> Labels:
+    """run -> query -> (importance, label) of each nugget of the query, in bank order, for every query
+    whose nuggets carry an importance (memoised per context)."""
+    memo = _ASSIGNED.setdefault(ctx, {})
+    known = memo.get((k, tau, partial))
+    if known is not None:
+        return known
+    importance = ctx.exam.importance
+    found: Labels = {run: {} for run in ctx.runs}
+    top = ctx.top_k(k)
+    for q in ctx.queries:
+        kinds = importance.get(q)
+        if not kinds:
+            continue
+        bank = ctx.bank(q)
+        columns = [(i, kinds.get(t, "vital")) for i, t in enumerate(bank) if t in kinds]
+        for run in ctx.runs:
+            passages = top[run][q]
+            rows = ctx.grade_rows(q, passages)
+            best = [max(col) for col in zip(*(rows[p] for p in passages))] if passages else list(repeat(0, len(bank)))
+            found[run][q] = [(imp, assignment_label(best[i], tau, partial)) for i, imp in columns]
+    memo[(k, tau, partial)] = found
+    return found
+
+
+@dataclass(frozen=True)
+class NuggetScore(Measure):
+    """Base of the six track scores: ``name`` picks the formula."""
+
+    at: ClassVar[str | None] = None
+    name: ClassVar[str] = ""
+    k: int | None = None
+    min_grade: int | None = None
+    partial: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        p, tau = self.partial, self.min_grade
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int) or p < 1):
+            raise ValueError(f"partial={p!r} must be an integer >= 1")
+        if p is not None and tau is not None and p > tau:
+            raise ValueError(f"partial={p} must not exceed tau={tau} (grades >= tau are support)")
+
+    @property
+    def key(self) -> str:
+        return self.family
+
+    def bind(self, bindings: Bindings) -> NuggetScore:
+        done = super().bind(bindings)
+        if done.partial is None and done.min_grade is not None:
+            done = replace(done, partial=default_partial(done.min_grade))
+        return done
+
+    def compute(self, ctx: ScoringContext) -> PerQuery:
+        k, tau, partial = bound(self, "k"), bound(self, "min_grade"), bound(self, "partial")
+        found = assignments(ctx, k, tau, partial)
+        return {run: {q: nugget_scores(labels)[self.family] for q, labels in by_query.items()}
+                for run, by_query in found.items()}
+
+
+@dataclass(frozen=True)
+class All(NuggetScore):
+    """All score: nugget credit over every nugget (support 1, partial 0.5)."""
+
+    family: ClassVar[str] = "A"
+
+
+@dataclass(frozen=True)
+class AllStrict(NuggetScore):
+    """Strict all score: only supported nuggets earn credit."""
+
+    family: ClassVar[str] = "A_strict"
+
+
+@dataclass(frozen=True)
+class Vital(NuggetScore):
+    """Vital score: nugget credit over the vital nuggets."""
+
+    family: ClassVar[str] = "V"
+
+
+@dataclass(frozen=True)
+class VitalStrict(NuggetScore):
+    """Strict vital score."""
+
+    family: ClassVar[str] = "V_strict"
+
+
+@dataclass(frozen=True)
+class Weighted(NuggetScore):
+    """Weighted score: vital nuggets weigh 1, okay ones 0.5."""
+
+    family: ClassVar[str] = "W"
+
+
+@dataclass(frozen=True)
+class WeightedStrict(NuggetScore):
+    """Strict weighted score."""
+
+    family: ClassVar[str] = "W_strict"
+
+
+@dataclass(frozen=True)
+class ResponseWords(Measure):
+    """Words of each answer (NFKC, split on whitespace, as the track counts them), shown beside the
+    nugget scores: nugget recall rewards long answers. Scored on the queries the nugget scores score."""
+
+    family: ClassVar[str] = "response-words"
+    bound_from: ClassVar[dict[str, str]] = {"k": "k"}
+    k: int | None = None
+
+    @property
+    def key(self) -> str:
+        return self.family
+
+    def compute(self, ctx: ScoringContext) -> PerQuery:
+        k = bound(self, "k")
+        scored = [q for q in ctx.queries if ctx.exam.importance.get(q)]
+        return {run: {q: float(word_count(ctx.response_text(run, q, k))) for q in scored} for run in ctx.runs}
+
+
+TRACK_MEASURES: tuple[type[Measure], ...] = (All, AllStrict, Vital, VitalStrict, Weighted, WeightedStrict,
+                                             ResponseWords)
