@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from exam_harness.report.schema import SCHEMA_VERSION
+
 pytest_plugins = ["pytester"]
 
 # The console script beside this interpreter, as a user runs it.
@@ -332,7 +334,7 @@ def test_one_id_per_test_point_in_every_output(project: pytest.Pytester) -> None
     report = json.loads((project.path / "reports" / "exam-report.json").read_text())
     ids = {o["test_point_id"] for o in report["outcomes"] if o["query_id"] == "q3"}
     assert ids == {readable}
-    assert report["schema_version"] == "3.0"
+    assert report["schema_version"] == SCHEMA_VERSION
     html = next((project.path / "html").glob("*.html")).read_text()
     assert readable in html and generated not in html
     markdown = (project.path / "summary.md").read_text()
@@ -372,7 +374,7 @@ def test_a_kept_report_of_schema_2_0_is_read_with_the_ids_of_today(project: pyte
     path = project.path / "kept-2.0.json"
     path.write_text(json.dumps(old))
     report = read_report(path)
-    assert report.schema_version == "3.0"
+    assert report.schema_version == SCHEMA_VERSION
     assert {o.test_point_id for o in report.outcomes if o.query_id == "q3"} == {readable}
     assert {o.test_point_id for o in report.outcomes if o.query_id == "q1"} == {"q1/a", "q1/b", "q1/n"}
 
