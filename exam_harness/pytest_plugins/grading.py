@@ -9,7 +9,6 @@ process spends the grader's time.
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -265,11 +264,4 @@ def replace_points(bank: QueryBank, keep: set[str]) -> QueryBank:
     return bank.model_copy(update={"test_points": tuple(tp for tp in bank.test_points if tp.id in keep)})
 
 
-def cache_path_shown(path: Path | None, root: Path) -> str | None:
-    if path is None:
-        return None
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
 

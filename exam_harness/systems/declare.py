@@ -9,7 +9,6 @@ user gives; a recording made under another fingerprint is stale.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import inspect
 import marshal
@@ -21,6 +20,7 @@ from typing import Any, Literal, TypeVar
 
 from exam_harness.errors import ConfigError
 from exam_harness.models import Query
+from exam_harness.paths import shown_path
 
 Kind = Literal["answer", "ranking"]
 KINDS: tuple[Kind, ...] = ("answer", "ranking")
@@ -144,10 +144,7 @@ def _source_of(fn: Callable[..., Any]) -> str:
 
 def _shown(filename: str, line: int) -> str:
     """Where a declaration is, relative to the current folder when under it (manifests go into git)."""
-    path = Path(filename)
-    with contextlib.suppress(ValueError):
-        path = path.resolve().relative_to(Path.cwd().resolve())
-    return f"{path.as_posix()}:{line}"
+    return f"{Path(shown_path(filename)).as_posix()}:{line}"
 
 
 def _caller(depth: int = 2) -> str:
