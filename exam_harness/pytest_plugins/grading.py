@@ -22,7 +22,8 @@ from exam_harness.models import QueryBank
 from exam_harness.plan import ExamPlan, make_plan
 from exam_harness.preflight import check_covered, check_gate_runs, check_overlap, check_writable, output_targets
 from exam_harness.progress import GradingProgress
-from exam_harness.pytest_plugins.collection import ExamCollector, withheld
+from exam_harness.pytest_plugins.collection import ExamCollector
+from exam_harness.pytest_plugins.items import withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
 from exam_harness.pytest_plugins.systems import ExamSystems
 
