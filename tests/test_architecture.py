@@ -23,8 +23,8 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     ``a`` and, where ``a.b`` is a module, ``a.b``)."""
     modules: dict[str, Path] = {}
     for path in package.rglob("*.py"):
-        parts = path.relative_to(package.parent).with_suffix("").parts
-        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+        names = path.relative_to(package.parent).with_suffix("").parts
+        modules[".".join(names[:-1] if names[-1] == "__init__" else names)] = path
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
