@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
+
+from exam_harness.paths import shown_path
 
 
 class ExamError(Exception):
@@ -34,8 +35,7 @@ class InputError(ExamError):
     def relative_to(self, base: str | Path) -> InputError:
         """The same error with its path shown relative to ``base`` when it lies below it."""
         if self.path is not None:
-            with contextlib.suppress(ValueError):  # a path outside ``base`` stays as it is
-                self.path = str(Path(self.path).resolve().relative_to(Path(base).resolve()))
+            self.path = shown_path(self.path, base)  # a path outside ``base`` stays as it is
             self.args = (self.format(),)
         return self
 

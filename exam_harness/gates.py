@@ -74,7 +74,7 @@ def _measure(raw: str) -> str:
     """A measure name as written, canonical where a built-in measure parses it (``ndcg_cut.10`` ->
     ``ndcg@10``, ``n-exam`` -> ``n-exam-cover``); a plugin's measure is checked once plugins are loaded
     (:func:`check_measures`)."""
-    from exam_harness.measures.base import is_measure_syntax, parse_measure
+    from exam_harness.measures.parsing import is_measure_syntax, parse_measure
 
     name = raw.strip()
     if not name:
@@ -89,7 +89,7 @@ def _measure(raw: str) -> str:
 
 def check_measures(names: Sequence[str], registry: MeasureRegistry | None, where: str) -> None:
     """ConfigError naming ``where`` for a name that no measure of ``registry`` (built-ins and plugins) parses."""
-    from exam_harness.measures.base import parse_measure
+    from exam_harness.measures.parsing import parse_measure
 
     for name in dict.fromkeys(names):
         try:

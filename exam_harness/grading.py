@@ -131,7 +131,7 @@ def grade_banks(
 ) -> tuple[ExamView, GradingOutcome]:
     """Grade the exam over ``banks`` through ``cache``; the view leaves out test points the grader cannot grade."""
     requests = exam_requests(data, banks, k=k, pool=pool, only_queries=only_queries)
-    size = chunk_size or int(getattr(grader, "chunk_size", 0) or 256)
+    size = chunk_size_for(grader, chunk_size)
     with progress or GradingProgress(f"grading with {grader.name}", enabled=False) as bar:
         outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start,
                                    on_progress=bar.advance)
@@ -226,12 +226,20 @@ class _Store:
         self.stored_at = time.perf_counter()
 
 
+DEFAULT_CHUNK_SIZE = 256  # pairs per grader call when neither --batch-size nor the grader says
+
+
+def chunk_size_for(grader: Grader, batch_size: int | None) -> int:
+    """Pairs per grader call: ``batch_size`` when given, else the grader's own ``chunk_size``, else the default."""
+    return batch_size or int(getattr(grader, "chunk_size", 0) or DEFAULT_CHUNK_SIZE)
+
+
 def run_grading_pass(
     grader: Grader,
     requests: Sequence[GradingRequest],
     cache: GradeCache,
     *,
-    chunk_size: int = 256,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
     strict_fallbacks: bool = False,

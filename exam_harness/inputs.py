@@ -19,6 +19,7 @@ from exam_harness.io.formats import BankFormat, RunFormat
 from exam_harness.io.workbench import DIRECT_GRADE_SUFFIX
 from exam_harness.measures.context import ScoringInput
 from exam_harness.models import ExamData, QueryBank, TestPoint
+from exam_harness.paths import shown_path
 from exam_harness.redaction import Redactor
 from exam_harness.registry import Registry
 
@@ -69,7 +70,7 @@ class ExamInputs:
                 known = self._sources.setdefault(tp.id, (tp.text, path))
                 if known[0] != tp.text:
                     raise InputError(
-                        f"test point id {tp.id!r} is also defined in {_shown(known[1])} with another text",
+                        f"test point id {tp.id!r} is also defined in {shown_path(known[1])} with another text",
                         path=path, line=_line_of(path, tp.id) or _line_of(path, tp.text), field="id", value=tp.id,
                         expected="an id used by one test point text across all bank files",
                     )
@@ -123,13 +124,6 @@ class ExamInputs:
         if self._redactor is None or self._redactor[0] != key:
             self._redactor = (key, Redactor(secrets))
         return self._redactor[1](text)
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _line_of(path: Path, needle: str) -> int | None:

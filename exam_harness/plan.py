@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from exam_harness.errors import ConfigError
-from exam_harness.measures.base import Bindings, Measure, parse_measure
+from exam_harness.measures.base import Bindings, Measure
 from exam_harness.measures.citations import CITATION_MEASURES
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
+from exam_harness.measures.parsing import parse_measure
 from exam_harness.measures.trec import TrecMeasure
 from exam_harness.measures.trec_rag import TRACK_MEASURES
 from exam_harness.models import GraderSpec

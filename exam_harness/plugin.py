@@ -15,20 +15,8 @@ import pytest
 from exam_harness import hookspecs
 from exam_harness.errors import ConfigError, ExamError
 from exam_harness.models import Run
-from exam_harness.options import (
-    GATES,
-    GRADING,
-    INPUTS,
-    REPORTS,
-    SCORING,
-    SIGNIFICANCE,
-    SYSTEMS,
-    add_pytest_options,
-    options_from_pytest,
-)
+from exam_harness.options import PYTEST_GROUPS, add_pytest_options, options_from_pytest
 from exam_harness.report.schema import ExamReport
-
-PYTEST_GROUPS = (INPUTS, SYSTEMS, GRADING, SCORING, SIGNIFICANCE, GATES, REPORTS)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

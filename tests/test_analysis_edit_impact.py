@@ -25,6 +25,7 @@ from exam_harness.analysis.edit_impact import bank_diff, bank_edit_impact
 from exam_harness.cache import GradeCache
 from exam_harness.cli import main
 from exam_harness.grading import grade_banks
+from exam_harness.grading_setup import GradingSetup
 from exam_harness.io import load_bank, load_runs
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan, make_plan
@@ -72,7 +73,7 @@ def test_edit_impact_grades_only_the_changed_test_points(setup: tuple[Path, Path
     cache = GradeCache(tmp_path / "cache.sqlite")
     grade_banks(data, old_banks, KeywordGrader(), cache, k=2, pool="judged")  # the old bank was graded before the edit
     grader = KeywordGrader()
-    impact = bank_edit_impact(data, old_banks, new_banks, grader, cache, plan("P@2"))
+    impact = bank_edit_impact(data, old_banks, new_banks, GradingSetup(grader, plan("P@2"), 256), cache)
     assert sorted(grader.graded) == sorted((p, t) for p in ("p1", "p2", "p3", "p4") for t in ("q1/k-useful", "q1/k-letter"))
     assert impact.old_grading is not None and impact.old_grading.cache_hits == 8 and impact.old_grading.graded == 0
     assert impact.new_grading is not None and impact.new_grading.cache_hits == 4 and impact.new_grading.graded == 8
@@ -96,7 +97,8 @@ def test_edit_impact_without_old_grades_grades_the_old_side_of_the_changed_queri
     exam, old_path, new_path = setup
     data = load_runs([exam]).data
     grader = KeywordGrader()
-    impact = bank_edit_impact(data, load_bank(old_path), load_bank(new_path), grader, GradeCache(None), plan())
+    impact = bank_edit_impact(data, load_bank(old_path), load_bank(new_path), GradingSetup(grader, plan(), 256),
+                              GradeCache(None))
     assert all(tid.startswith("q1/") for _, tid in grader.graded) and len(grader.graded) == 8 + 8
     assert {m.run: m.delta for m in impact.moves["exam-cover@2"]} == pytest.approx({"A": -1 / 6, "B": -1 / 6, "C": -1 / 12})
 
@@ -105,7 +107,8 @@ def test_edit_impact_with_a_removed_query_scores_every_query(setup: tuple[Path, 
     exam, old_path, _ = setup
     data = load_runs([exam]).data
     only_q1 = load_bank(write_bank(tmp_path / "q1.jsonl", {"q1": KEYWORD_BANK["q1"]}))
-    impact = bank_edit_impact(data, load_bank(old_path), only_q1, KeywordGrader(), GradeCache(None), plan())
+    impact = bank_edit_impact(data, load_bank(old_path), only_q1, GradingSetup(KeywordGrader(), plan(), 256),
+                              GradeCache(None))
     # old: A (1 + 1)/2, B (1 + 1/2)/2, C (1/2 + 0)/2; new over q1 alone: A 1, B 1, C 1/2
     assert {m.run: m.delta for m in impact.moves["exam-cover@2"]} == pytest.approx({"A": 0.0, "B": 0.25, "C": 0.25})
     assert [c.change for c in impact.changes] == ["removed", "removed"]

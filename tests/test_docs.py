@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.options import OptionSpec, default_of, readme_table, specs
-from exam_harness.plugin import PYTEST_GROUPS
+from exam_harness.options import PYTEST_GROUPS, OptionSpec, default_of, readme_table, specs
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from exam_harness.cache import GradeCache
-from exam_harness.graders.base import Grader
-from exam_harness.grading import GradingOutcome, grade_banks
+from exam_harness.grading import GradingOutcome
+from exam_harness.grading_setup import GradingSetup
 from exam_harness.inputs import ExamView
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext
@@ -213,17 +213,16 @@ def bank_edit_impact(
     data: ExamData,
     old_banks: Sequence[QueryBank],
     new_banks: Sequence[QueryBank],
-    grader: Grader,
+    grading: GradingSetup,
     cache: GradeCache,
-    plan: ExamPlan,
     *,
     progress: GradingProgress | None = None,
 ) -> EditImpact:
-    """Grade what the edit touches (see the module doc) and report its impact."""
+    """Grade what the edit touches (see the module doc) with the one grading set-up, and report its impact."""
     changes = bank_diff(old_banks, new_banks)
     affected = {c.query_id for c in changes}
     same_queries = {b.query.id for b in old_banks} == {b.query.id for b in new_banks}
     only = affected if same_queries else None
-    old = grade_banks(data, old_banks, grader, cache, k=plan.k, pool=plan.pool, progress=progress, only_queries=only)
-    new = grade_banks(data, new_banks, grader, cache, k=plan.k, pool=plan.pool, progress=progress, only_queries=only)
-    return impact_of(old, new, changes, plan)
+    old = grading.grade(data, old_banks, cache, progress=progress, only_queries=only)
+    new = grading.grade(data, new_banks, cache, progress=progress, only_queries=only)
+    return impact_of(old, new, changes, grading.plan)

@@ -200,9 +200,8 @@ def run_edit_impact(args: argparse.Namespace) -> int:
     from exam_harness.analysis.edit_impact import bank_edit_impact
     from exam_harness.cache import GradeCache
     from exam_harness.extensions import cli_registries
-    from exam_harness.graders.base import GraderConfig
+    from exam_harness.grading_setup import open_grading
     from exam_harness.inputs import ExamInputs
-    from exam_harness.plan import make_plan
     from exam_harness.progress import GradingProgress
     from exam_harness.report import analysis_tables as tables
 
@@ -214,17 +213,14 @@ def run_edit_impact(args: argparse.Namespace) -> int:
     old_banks = [b for path in args.old for b in inputs.load_bank_file(path)]
     new_inputs = ExamInputs(registries.bank_formats, registries.run_formats)  # the new bank may reuse old ids
     new_banks = [b for path in args.new for b in new_inputs.load_bank_file(path)]
-    grader = registries.graders.create(options.grader, GraderConfig(
-        model=options.model, options=options.grader_options, data=data, batch_size=options.batch_size,
-        device=options.device))
+    grading = open_grading(options, registries, data, where="--min-grade")
     cache = GradeCache(options.cache)
-    try:
-        plan = make_plan(options, grader.spec(), where="--min-grade", registry=registries.measures)
-        impact = bank_edit_impact(data, old_banks, new_banks, grader, cache, plan,
-                                  progress=GradingProgress(f"grading with {grader.name}", show_progress(options)))
-    finally:
-        grader.close()
-        cache.close()
+    with grading:
+        try:
+            progress = GradingProgress(f"grading with {grading.grader.name}", show_progress(options))
+            impact = bank_edit_impact(data, old_banks, new_banks, grading, cache, progress=progress)
+        finally:
+            cache.close()
     console = Console(highlight=False, markup=False)  # names in the output are data, not markup
     for t in tables.edit_impact_tables(impact, limit=limit):
         console.print(t)

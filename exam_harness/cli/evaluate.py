@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
 from exam_harness.errors import ConfigError
+from exam_harness.io.qrels import Qrels
 from exam_harness.options import (
     EVALUATE,
     GRADING,
@@ -90,9 +91,6 @@ def min_answers_of(value: Sequence[int] | None) -> tuple[int, ...]:
     if bad:
         raise ConfigError(f"--min-answers takes positive integers (test points per passage), got {bad[0]}")
     return ms
-
-
-Qrels = dict[str, dict[str, int]]
 
 
 @dataclass(frozen=True)

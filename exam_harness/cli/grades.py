@@ -13,7 +13,8 @@ from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError
 from exam_harness.extensions import Registries, cli_registries
 from exam_harness.graders.base import GraderConfig
-from exam_harness.grading import GradingOutcome, grade_banks, replay
+from exam_harness.grading import GradingOutcome, replay
+from exam_harness.grading_setup import open_grading
 from exam_harness.inputs import ExamInputs, ExamView
 from exam_harness.models import ExamData, GraderSpec, QueryBank
 from exam_harness.options import ExamOptions
@@ -80,20 +81,15 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
         raise ConfigError("--llm/--prompt-class choose recorded grades; with --grader use --grader-option instead")
     if not banks:
         raise ConfigError(f"--grader {options.grader} needs --bank BANK_FILE: the test points to grade the passages on")
-    grader = registries.graders.create(
-        options.grader, GraderConfig(model=options.model, options=options.grader_options, data=data,
-                                     batch_size=options.batch_size, device=options.device))
+    grading = open_grading(options, registries, data, where="--min-grade", several=several)
     cache = GradeCache(options.cache)
-    try:
-        spec = grader.spec()
-        plan = make_plan(options, spec, where="--min-grade", several=several, registry=registries.measures)
-        progress = GradingProgress(f"grading with {grader.name}", show_progress(options))
-        view, outcome = grade_banks(data, banks, grader, cache, k=plan.k, pool=plan.pool,
-                                    chunk_size=options.batch_size, progress=progress)
-    finally:
-        grader.close()
-        cache.close()
-    return Graded(inputs, view, outcome, spec, plan)
+    with grading:
+        try:
+            progress = GradingProgress(f"grading with {grading.grader.name}", show_progress(options))
+            view, outcome = grading.grade(data, banks, cache, progress=progress)
+        finally:
+            cache.close()
+    return Graded(inputs, view, outcome, grading.grader.spec(), grading.plan)
 
 
 def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, GradingOutcome]:

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import exam_harness.io.limits as limits
 from exam_harness.errors import InputError
-from exam_harness.io import limits
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_word, model_errors
 from exam_harness.io.textio import iter_json_lines

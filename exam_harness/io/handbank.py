@@ -37,8 +37,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+import exam_harness.io.limits as limits
 from exam_harness.errors import InputError
-from exam_harness.io import limits
 from exam_harness.io.limits import quoted
 from exam_harness.io.located import (
     MAP,

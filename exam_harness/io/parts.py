@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+import exam_harness.io.limits as limits
 from exam_harness.answers import CitedAnswer
 from exam_harness.errors import InputError
-from exam_harness.io import limits
 from exam_harness.models import RecordedGrade, Run
 
 

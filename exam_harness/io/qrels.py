@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import exam_harness.io.limits as limits
 from exam_harness.errors import InputError
-from exam_harness.io import limits
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import invisible_char
 from exam_harness.io.textio import atomic_write_text, iter_lines

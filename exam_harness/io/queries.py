@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import exam_harness.io.limits as limits
 from exam_harness.errors import InputError
-from exam_harness.io import limits
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import invisible_char, model_errors
 from exam_harness.io.textio import check_json_document, check_surrogates, number_too_long, read_text

@@ -26,20 +26,11 @@ from exam_harness.answers import CitedAnswer
 from exam_harness.errors import InputError
 from exam_harness.io.formats import RunFormat, TrecRun, builtin_run_formats, claiming
 from exam_harness.io.parts import FilePart
+from exam_harness.io.recognised import RECOGNISED_FORMS as RECOGNISED_FORMS
 from exam_harness.io.textio import is_hidden
 from exam_harness.io.trec import find_run_line
 from exam_harness.models import ExamData, Passage, Run
 from exam_harness.registry import Registry
-
-RECOGNISED_FORMS = (
-    "collection.tsv or *.collection.tsv (passage_id<TAB>text), "
-    "collection.jsonl or *.collection.jsonl ({id, text}), "
-    "*.run or *.trec (TREC run: qid Q0 docid rank score tag), "
-    "*.responses.jsonl (generated responses: {query_id, run, response}), "
-    "*.jsonl (TREC RAG answers: {run_id, topic_id, references, answer: [{text, citations}]} or the 2025 "
-    "{metadata, references, answer}; else a Workbench paragraph file: [query_id, [paragraph, ...]]); "
-    "each optionally .gz"
-)
 
 
 @dataclass

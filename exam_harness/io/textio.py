@@ -22,8 +22,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
+import exam_harness.io.limits as limits
 from exam_harness.errors import InputError, OutputError
-from exam_harness.io import limits
 
 
 def is_gz(path: Path) -> bool:

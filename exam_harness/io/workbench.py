@@ -27,13 +27,14 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+import exam_harness.io.limits as limits
 from exam_harness.errors import InputError
-from exam_harness.io import limits
 from exam_harness.io.handbank import FACET_SEPARATOR
 from exam_harness.io.limits import quoted
 from exam_harness.io.located import finite_number
 from exam_harness.io.parts import FilePart, check_word, model_errors, passage_too_long
 from exam_harness.io.qrels import relevance_out_of_range
+from exam_harness.io.recognised import RECOGNISED_FORMS
 from exam_harness.io.textio import atomic_write_text, first_json_line, iter_json_lines
 from exam_harness.models import (
     MAX_GRADE,
@@ -314,8 +315,6 @@ def read_paragraph_file(path: Path) -> FilePart:
 
 
 def _check_first_line(path: Path) -> None:
-    from exam_harness.io.runs import RECOGNISED_FORMS
-
     first = first_json_line(path)
     if first is None:
         raise InputError("empty JSON-lines file", path=path, expected=RECOGNISED_FORMS)

@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
-from exam_harness.measures.base import Bindings, Measure, Score, parse_measure
+from exam_harness.measures.base import Bindings, Measure, Score
 from exam_harness.measures.context import ScoringContext, ScoringInput
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
+from exam_harness.measures.parsing import parse_measure
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.result import ExamResult, MeasureResult
 from exam_harness.measures.trec import TrecMeasure

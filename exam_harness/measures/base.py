@@ -12,14 +12,12 @@ class (here or in a plugin) plus one entry in the measure registry (``pytest_exa
 from __future__ import annotations
 
 import abc
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from exam_harness.errors import ConfigError
 from exam_harness.measures.stats import mean_stderr
-from exam_harness.registry import Registry
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
@@ -152,46 +150,3 @@ def _coerce(raw: str, annotation: object, text: str, key: str) -> object:
     except ValueError:
         raise ConfigError(f"measure {text!r}: parameter {key}={raw!r} must be a number") from None
     return raw
-
-
-_SYNTAX = re.compile(r"(?P<family>[A-Za-z0-9][\w\-.]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cut>\d+))?")
-
-
-def is_measure_syntax(text: str) -> bool:
-    """Whether ``text`` is written as a measure (``family(name=value,...)@cut``), known or not."""
-    return _SYNTAX.fullmatch(text.strip()) is not None
-
-
-def parse_measure(text: str, registry: Registry[type[Measure]] | None = None) -> Measure:
-    """Parse ``family(name=value,...)@cut`` (parameters and cut-off optional) into a measure.
-
-    Families come from the measure registry (built-ins when ``registry`` is None); trec_eval names
-    such as ``P@20``, ``ndcg_cut_10`` or ``map`` are trec measures over EXAM-Qrels.
-    """
-    from exam_harness.measures.registry import builtin_measures
-
-    registry = registry if registry is not None else builtin_measures()
-    raw = text.strip()
-    match = _SYNTAX.fullmatch(raw)
-    if match is None:
-        from exam_harness.measures.trec import TrecMeasure
-
-        return TrecMeasure.parse(raw)  # trec_eval spellings like ndcg_cut_10; errors list what is valid
-    family = match.group("family")
-    params = _params(match.group("params") or "", raw)
-    cut = int(match.group("cut")) if match.group("cut") is not None else None
-    if family.lower() in registry:
-        return registry.get(family.lower()).from_text(params, cut, raw)
-    from exam_harness.measures.trec import TrecMeasure
-
-    return TrecMeasure.parse(raw, params=params, base=family + (f"@{cut}" if cut is not None else ""))
-
-
-def _params(text: str, whole: str) -> dict[str, str]:
-    params: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ConfigError(f"measure {whole!r}: parameters are written name=value, got {item!r}")
-        params[key.strip()] = value.strip()
-    return params

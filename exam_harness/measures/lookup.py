@@ -15,7 +15,8 @@ from dataclasses import fields
 from typing import Protocol, TypeVar
 
 from exam_harness.errors import ConfigError
-from exam_harness.measures.base import Measure, parse_measure
+from exam_harness.measures.base import Measure
+from exam_harness.measures.parsing import parse_measure
 from exam_harness.registry import Registry
 
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from exam_harness.errors import InputError
+from exam_harness.io.qrels import Qrels as Qrels  # the one type, defined with its file format
 from exam_harness.measures._checks import check_min_grade
 from exam_harness.registry import unknown_name_message
-
-Qrels = dict[str, dict[str, int]]
 
 VARIANTS: tuple[str, ...] = ("max-grade", "count", "at-least-m")
 

@@ -9,7 +9,7 @@ before the first case runs, and a case reads its verdict from the graded exam.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +19,10 @@ from exam_harness.errors import ExamError, InputError
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
 from exam_harness.models import QueryBank, TestPoint, readable_id
+from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
+from exam_harness.pytest_plugins.query_cases import QueryCase
 from exam_harness.pytest_plugins.state import GradedExam, setup_of
 from exam_harness.verdicts import Verdict, describe, verdict
-
-
-class ExamMissed(Exception):
-    """The run's top-k has no passage reaching the minimum grade on this test point."""
-
-
-class ExamRequiredMissed(Exception):
-    """A required test point (e.g. a vital nugget) was missed: this fails the case."""
 
 
 def bank_paths(config: pytest.Config) -> list[Path]:
@@ -81,8 +75,6 @@ class BankFile(pytest.File):
             setup.input_errors.append(withheld(exc, inputs.redact, f"collecting {self.path.name}"))
             return
         if setup.options.cases == "query":
-            from exam_harness.pytest_plugins.query_cases import QueryCase
-
             for bank in banks:
                 for run in runs:
                     name = f"{bank.key}[{run}]"
@@ -114,13 +106,6 @@ def point_label(test_point: TestPoint, secret: bool) -> str:
     """How a test point reads in node ids: :func:`exam_harness.models.readable_id`, the id every output
     uses. Secret banks show generated ids only."""
     return readable_id(test_point.id, test_point.query_id, None if secret else test_point.text, test_point.facet_id)
-
-
-class ExamItem(pytest.Item):
-    """An exam case: a bank's test point(s) put to one run (:class:`ExamCase`, or a query case)."""
-
-    bank: QueryBank
-    run: str
 
 
 class ExamCase(ExamItem):
@@ -196,22 +181,6 @@ class ExamCase(ExamItem):
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return str(self.path), None, f"{self.test_point.kind} {self.test_point.id} [{self.run}]"
-
-
-def system_failed(case: ExamItem) -> None:
-    """A declared system that failed on the case's query: the case is an error with the system's message."""
-    from exam_harness.pytest_plugins.systems import system_failure
-
-    failure = system_failure(case.config, case.run, case.bank.query.id)
-    if failure is not None:
-        pytest.fail(failure, pytrace=False)
-
-
-def withheld(exc: BaseException, redact: Callable[[str], str], where: str) -> str:
-    """An unexpected error of a secret exam in one line: its type and redacted message, no traceback
-    (pytest's traceback, and with ``-l`` its local variables, would print the secret bank)."""
-    return (f"{type(exc).__name__} while {where}: {redact(str(exc))} (traceback withheld: the exam has secret "
-            "banks; reproduce without them, or with copies marked secret: false, to see it)")
 
 
 def _under(path: Path, roots: list[Path]) -> bool:

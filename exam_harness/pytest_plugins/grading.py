@@ -16,19 +16,14 @@ import pytest
 
 from exam_harness.cache import GradeCache
 from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
-from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
-from exam_harness.grading import GradingOutcome, dry_run_summary, pool_pairs, run_grading_pass
-from exam_harness.inputs import view_from_banks
+from exam_harness.graders.base import GradingRequest
+from exam_harness.grading import GradingOutcome, dry_run_summary, run_grading_pass
+from exam_harness.grading_setup import GradingSetup, open_grading
 from exam_harness.models import QueryBank
-from exam_harness.plan import ExamPlan, make_plan
-from exam_harness.preflight import (
-    check_covered,
-    check_gate_runs,
-    check_outputs,
-    check_overlap,
-)
+from exam_harness.preflight import check_covered, check_gate_runs, check_outputs, check_overlap
 from exam_harness.progress import GradingProgress
-from exam_harness.pytest_plugins.collection import ExamCollector, withheld
+from exam_harness.pytest_plugins.collection import ExamCollector
+from exam_harness.pytest_plugins.items import withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
 from exam_harness.pytest_plugins.systems import ExamSystems
 
@@ -40,7 +35,7 @@ class ExamGrading:
         self.config = config
         self.collector = collector
         self._cache: GradeCache | None = None
-        self._worker_grader: tuple[Grader, ExamPlan] | None = None  # an xdist worker's, made on first use
+        self._worker_grading: GradingSetup | None = None  # an xdist worker's, made on first use
         self._worker_banks: set[str] = set()  # keys of the banks a worker has taken grades for
         self.dry_run_summary: str | None = None  # --exam-dry-run's figures, printed at the end
         self.infrastructure_failure: str | None = None  # why grading could not be done (a dead server)
@@ -54,8 +49,8 @@ class ExamGrading:
             self._cache = GradeCache(setup_of(self.config).options.cache)
         return self._cache
 
-    def _prepared(self, banks: Sequence[QueryBank]) -> tuple[Grader, ExamPlan, list[GradingRequest]]:
-        """The grader, the plan and the pool pairs of ``banks``; the caller closes the grader."""
+    def _prepared(self, banks: Sequence[QueryBank]) -> tuple[GradingSetup, list[GradingRequest]]:
+        """The grading set-up and the pool pairs of ``banks``; the caller closes the set-up."""
         config = self.config
         setup = setup_of(config)
         options = setup.options
@@ -68,47 +63,35 @@ class ExamGrading:
             check_covered(configured, data)
         check_gate_runs(options, data.runs)
         check_outputs(options, Path(config.rootpath), [*setup.bank_roots, *options.runs])
-        registries = setup.registries(config)
-        grader = registries.graders.create(
-            options.grader,
-            GraderConfig(model=options.model, options=options.grader_options, data=data,
-                         batch_size=options.batch_size, device=options.device, dry_run=options.dry_run),
-        )
+        # alpha-nDCG only when --exam-measures names it (the report's columns are the measures computed)
+        grading = open_grading(options, setup.registries(config), data, alpha_ndcg=False)
         try:
-            # alpha-nDCG only when --exam-measures names it (the report's columns are the measures computed)
-            plan = make_plan(options, grader.spec(), alpha_ndcg=False, registry=registries.measures)
-            judged = view_from_banks(data, banks).pooled if plan.pool == "judged" else None
-            requests = pool_pairs(banks, data.runs.values(), data.passages, k=plan.k, extra=judged)
+            requests = grading.requests(data, banks)
             if not requests:
                 raise ConfigError(
                     "nothing to grade: no run ranks a passage for the queries of the collected cases "
                     f"({', '.join(sorted({b.query.id for b in banks})[:6])}); check the run files and -k")
         except BaseException:
-            grader.close()
+            grading.close()
             raise
-        return grader, plan, requests
+        return grading, requests
 
     def dry_run(self, banks: Sequence[QueryBank]) -> str:
         """What grading ``banks`` would spend (``--exam-dry-run``), said without grading or sending anything."""
-        grader, _, requests = self._prepared(banks)
-        try:
-            return dry_run_summary(grader, requests, self.cache())
-        finally:
-            grader.close()
+        grading, requests = self._prepared(banks)
+        with grading:
+            return dry_run_summary(grading.grader, requests, self.cache())
 
     def grade(self, banks: Sequence[QueryBank]) -> GradedExam:
         """Grade every pool pair of ``banks``; the result is stored for the cases (``GRADED_KEY``)."""
         config = self.config
         options = setup_of(config).options
-        grader, plan, requests = self._prepared(banks)
-        try:
-            with self._progress(options.grader) as progress:
-                chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
-                outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
-                                           strict_fallbacks=options.strict_fallbacks,
-                                           on_start=progress.start, on_progress=progress.advance)
-        finally:
-            grader.close()
+        grading, requests = self._prepared(banks)
+        plan = grading.plan
+        with grading, self._progress(options.grader) as progress:
+            outcome = run_grading_pass(grading.grader, requests, self.cache(), chunk_size=grading.chunk_size,
+                                       strict_fallbacks=options.strict_fallbacks,
+                                       on_start=progress.start, on_progress=progress.advance)
         graded = GradedExam(plan, outcome, tuple(banks))
         config.stash[GRADED_KEY] = graded
         config.hook.pytest_exam_grading_finished(plan=plan, outcome=outcome)
@@ -130,19 +113,12 @@ class ExamGrading:
         setup = setup_of(self.config)
         options = setup.options
         data = setup.exam_inputs(self.config).load_runs(list(options.runs))
-        if self._worker_grader is None:
-            registries = setup.registries(self.config)
-            grader = registries.graders.create(
-                options.grader, GraderConfig(model=options.model, options=options.grader_options, data=data,
-                                             batch_size=options.batch_size, device=options.device))
-            self._worker_grader = (grader, make_plan(options, grader.spec(), alpha_ndcg=False,
-                                                     registry=registries.measures))
-        grader, plan = self._worker_grader
-        judged = view_from_banks(data, [bank]).pooled if plan.pool == "judged" else None
-        requests = pool_pairs([bank], data.runs.values(), data.passages, k=plan.k, extra=judged)
-        chunk_size = options.batch_size or int(getattr(grader, "chunk_size", 256))
-        outcome = run_grading_pass(grader, requests, self.cache(), chunk_size=chunk_size,
-                                   strict_fallbacks=options.strict_fallbacks)
+        if self._worker_grading is None:
+            self._worker_grading = open_grading(options, setup.registries(self.config), data, alpha_ndcg=False)
+        grading = self._worker_grading
+        plan = grading.plan
+        outcome = run_grading_pass(grading.grader, grading.requests(data, [bank]), self.cache(),
+                                   chunk_size=grading.chunk_size, strict_fallbacks=options.strict_fallbacks)
         before = self.graded
         if before is not None:
             outcome = merged(before.grading, outcome)
@@ -241,8 +217,8 @@ class ExamGrading:
         return tuple(b for b in banks if b.test_points)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self._worker_grader is not None:
-            self._worker_grader[0].close()
+        if self._worker_grading is not None:
+            self._worker_grading.close()
         if self._cache is not None:
             self._cache.close()
 
@@ -270,11 +246,4 @@ def replace_points(bank: QueryBank, keep: set[str]) -> QueryBank:
     return bank.model_copy(update={"test_points": tuple(tp for tp in bank.test_points if tp.id in keep)})
 
 
-def cache_path_shown(path: Path | None, root: Path) -> str | None:
-    if path is None:
-        return None
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
 

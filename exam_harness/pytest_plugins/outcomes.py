@@ -16,7 +16,7 @@ from typing import Any, cast
 import pytest
 
 from exam_harness.display import visible
-from exam_harness.pytest_plugins.collection import ExamItem, ExamMissed
+from exam_harness.pytest_plugins.items import ExamItem, ExamMissed
 from exam_harness.report.schema import Outcomes
 
 MISSED = "missed"

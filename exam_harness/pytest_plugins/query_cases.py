@@ -17,7 +17,7 @@ import pytest
 
 from exam_harness.display import shorten
 from exam_harness.models import QueryBank, TestPoint, readable_id
-from exam_harness.pytest_plugins.collection import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
+from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
 from exam_harness.pytest_plugins.state import setup_of
 from exam_harness.verdicts import Verdict, describe, verdict
 

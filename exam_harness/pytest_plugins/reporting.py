@@ -19,8 +19,9 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.errors import ExamError, OutputError
+from exam_harness.paths import shown_path
 from exam_harness.preflight import shown_uncovered, uncovered_queries
-from exam_harness.pytest_plugins.grading import ExamGrading, cache_path_shown
+from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus, verdict_of
@@ -55,8 +56,8 @@ class ExamReporting:
         root = Path(self.config.rootpath)
         try:
             partial = self._partial(session)
-            outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies,
-                                     cache_path_shown(setup.options.cache, root), partial, self._unanswered())
+            cache = None if setup.options.cache is None else shown_path(setup.options.cache, root)
+            outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered())
             self.built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -150,7 +151,7 @@ class ExamReporting:
         from exam_harness.io import history
 
         path = history.save(options.history_dir, report, options.save)
-        self.notes.append(f"kept: {relative(path, Path(self.config.rootpath))}")
+        self.notes.append(f"kept: {shown_path(path, self.config.rootpath)}")
 
     def _unanswered(self) -> dict[str, set[str]]:
         """run -> the queries its declared system failed on (their scores count as not covered)."""
@@ -211,7 +212,7 @@ class ExamReporting:
         from exam_harness.report.terminal import render_summary
 
         root = Path(config.rootpath)
-        render_summary(terminalreporter, self.built.report, [relative(p, root) for p in self.written])
+        render_summary(terminalreporter, self.built.report, [shown_path(p, root) for p in self.written])
         for note in self.notes:
             terminalreporter.write_line(note)
         if self.failure_reasons:
@@ -251,19 +252,12 @@ class InterruptedSummary:
         except KeyboardInterrupt:
             terminalreporter.write_sep("!", "KeyboardInterrupt")
             root = Path(config.rootpath)
-            where = ", ".join(relative(p, root) for p in self.reporting.written) or "none written"
+            where = ", ".join(shown_path(p, root) for p in self.reporting.written) or "none written"
             terminalreporter.write_line(f"interrupted while printing the summary; the reports are whole: {where}")
             session = getattr(terminalreporter, "_session", None)
             if session is not None:
                 session.exitstatus = pytest.ExitCode.INTERRUPTED
             return None
-
-
-def relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
 
 
 class ReporterOutputError(ExamError):

@@ -43,6 +43,7 @@ class ExamSetup:
     # (name, value) -> one shared tuple: each case carries several user properties, most of them with
     # one of a few values (a grade, an outcome), and pytest copies them into three reports a case
     _properties: dict[tuple[str, object], tuple[str, object]] = field(default_factory=dict, repr=False)
+    _registries: tuple[frozenset[object], Registries] | None = field(default=None, repr=False)
 
     def user_property(self, name: str, value: object) -> tuple[str, object]:
         """The ``(name, value)`` user property, one object per distinct pair (values are hashable)."""
@@ -50,7 +51,15 @@ class ExamSetup:
         return self._properties.setdefault(pair, pair)
 
     def registries(self, config: pytest.Config) -> Registries:
-        return Registries.from_hook(config.hook)
+        """The registries of the session, built from the hooks once; again only when a plugin that registers
+        entries has come since (a conftest.py found during collection may register a grader or a measure)."""
+        plugins = frozenset(impl.plugin for hook in (
+            config.hook.pytest_exam_register_graders, config.hook.pytest_exam_register_bank_formats,
+            config.hook.pytest_exam_register_run_formats, config.hook.pytest_exam_register_measures,
+            config.hook.pytest_exam_register_reporters) for impl in hook.get_hookimpls())
+        if self._registries is None or self._registries[0] != plugins:
+            self._registries = (plugins, Registries.from_hook(config.hook))
+        return self._registries[1]
 
     def exam_inputs(self, config: pytest.Config) -> ExamInputs:
         """The inputs, created on first use with the formats plugins registered by then."""

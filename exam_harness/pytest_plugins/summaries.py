@@ -23,7 +23,8 @@ import pytest
 
 from exam_harness.errors import ExamError
 from exam_harness.gates import Verdicts
-from exam_harness.pytest_plugins.reporting import ExamReporting, relative
+from exam_harness.paths import shown_path
+from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
 
 GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
@@ -114,7 +115,7 @@ class ExamSummaries:
         self.written.append(f"HTML report: {self._shown(path)}")
 
     def _shown(self, path: Path) -> str:
-        return relative(path, Path(self.config.rootpath))
+        return shown_path(path, self.config.rootpath)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -11,16 +11,19 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from exam_harness.errors import ConfigError
 from exam_harness.models import Query, QueryBank
 from exam_harness.progress import GradingProgress
-from exam_harness.pytest_plugins.collection import ExamCollector
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
 from exam_harness.systems.declare import System, clear, declared
 from exam_harness.systems.session import WORKER, PassOutcome, SystemsPass, recording_folder, resolve_mode
+
+if TYPE_CHECKING:  # annotation only: collection builds on this plugin (its cases ask it for failures)
+    from exam_harness.pytest_plugins.collection import ExamCollector
 
 
 class ExamSystems:

@@ -32,6 +32,7 @@ from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
 from exam_harness.models import QueryBank, readable_id
+from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
 from exam_harness.report.schema import (
     CacheSummary,
@@ -145,8 +146,8 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         settings=Settings(
             grader=plan.grader, k=plan.k, min_grade=tau, qrels_m=plan.qrels_m, pool=plan.pool,
             measures=[str(m) for m in plan.requested], label_variants=list(plan.labels),
-            banks=sorted({_rel(b.source, root) for b in outcome.banks}),
-            runs=[_rel(p, root) for p in run_paths],
+            banks=sorted({str(b.source) if root is None else shown_path(b.source, root) for b in outcome.banks}),
+            runs=[str(p) if root is None else shown_path(p, root) for p in run_paths],
         ),
         cache=CacheSummary(
             path=outcome.cache_path, pairs=grading.pairs, unique_pairs=grading.unique, hits=grading.cache_hits,
@@ -422,13 +423,3 @@ def measure_infos(measures: Sequence[Measure]) -> list[MeasureInfo]:
 
 def _score(value: MeasureScore) -> Score:
     return Score(mean=value.mean, stderr=value.stderr)
-
-
-def _rel(path: object, root: Path | None) -> str:
-    p = Path(str(path))
-    if root is None:
-        return str(p)
-    try:
-        return str(p.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(p)

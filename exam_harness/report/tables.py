@@ -97,7 +97,7 @@ def render_text(renderable: Any, width: int = 100, *, color: bool = False) -> st
 def title_of(measure_key: str) -> str:
     """The column title of a measure given by its short name (``exam-cover@20`` -> ``EXAM-Cover@20``)."""
     from exam_harness.errors import ConfigError
-    from exam_harness.measures.base import parse_measure
+    from exam_harness.measures.parsing import parse_measure
 
     try:
         return parse_measure(measure_key).title

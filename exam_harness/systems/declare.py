@@ -9,7 +9,6 @@ user gives; a recording made under another fingerprint is stale.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import inspect
 import marshal
@@ -21,6 +20,8 @@ from typing import Any, Literal, TypeVar
 
 from exam_harness.errors import ConfigError
 from exam_harness.models import Query
+from exam_harness.paths import shown_path
+from exam_harness.systems.answers import Answer, Passage, Sentence
 
 Kind = Literal["answer", "ranking"]
 KINDS: tuple[Kind, ...] = ("answer", "ranking")
@@ -31,44 +32,6 @@ DEFAULT_TIMEOUT = 60.0  # seconds per call
 DEFAULT_BACKOFF = 0.5  # seconds before the first retry, doubled before each further one
 
 __all__ = ["Answer", "Passage", "Query", "Sentence", "System", "command_system", "declared", "http_system", "system"]
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One passage of a ranking system's answer, in rank order; ``id`` None: derived from the text."""
-
-    id: str | None
-    text: str
-    score: float | None = None
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """A sentence of a generated answer and the references it cites (indices into ``Answer.references``
-    or reference ids)."""
-
-    text: str
-    citations: tuple[int | str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A generated answer: its text, optionally the references it drew on, per-sentence citations, and
-    the tokens and cost the call spent (kept in the manifest). With ``sentences`` and no ``text`` the
-    text is the sentences joined by spaces."""
-
-    text: str = ""
-    references: tuple[str, ...] = ()
-    sentences: tuple[Sentence, ...] = ()
-    tokens: int | None = None
-    cost: float | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "references", tuple(self.references))
-        object.__setattr__(self, "sentences", tuple(
-            s if isinstance(s, Sentence) else Sentence(str(s[0]), tuple(s[1])) for s in self.sentences))
-        if not self.text and self.sentences:
-            object.__setattr__(self, "text", " ".join(s.text for s in self.sentences))
 
 
 @dataclass(frozen=True)
@@ -144,10 +107,7 @@ def _source_of(fn: Callable[..., Any]) -> str:
 
 def _shown(filename: str, line: int) -> str:
     """Where a declaration is, relative to the current folder when under it (manifests go into git)."""
-    path = Path(filename)
-    with contextlib.suppress(ValueError):
-        path = path.resolve().relative_to(Path.cwd().resolve())
-    return f"{path.as_posix()}:{line}"
+    return f"{Path(shown_path(filename)).as_posix()}:{line}"
 
 
 def _caller(depth: int = 2) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exam_harness.models import Query
-from exam_harness.systems.declare import Answer
+from exam_harness.systems.answers import Answer
 
 _LOCAL = threading.local()  # per calling thread: its kept-alive HTTP connections
 

@@ -1,0 +1,52 @@
+"""Measures by name: ``family(name=value,...)@cut`` parsed through the measure registry, any other
+trec_eval name into a :class:`~exam_harness.measures.trec.TrecMeasure`.
+
+Above the measure classes (it imports the registry and the trec family), so that :mod:`.base` imports
+none of its subclasses.
+"""
+
+from __future__ import annotations
+
+import re
+
+from exam_harness.errors import ConfigError
+from exam_harness.measures.base import Measure
+from exam_harness.measures.registry import builtin_measures
+from exam_harness.measures.trec import TrecMeasure
+from exam_harness.registry import Registry
+
+_SYNTAX = re.compile(r"(?P<family>[A-Za-z0-9][\w\-.]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cut>\d+))?")
+
+
+def is_measure_syntax(text: str) -> bool:
+    """Whether ``text`` is written as a measure (``family(name=value,...)@cut``), known or not."""
+    return _SYNTAX.fullmatch(text.strip()) is not None
+
+
+def parse_measure(text: str, registry: Registry[type[Measure]] | None = None) -> Measure:
+    """Parse ``family(name=value,...)@cut`` (parameters and cut-off optional) into a measure.
+
+    Families come from the measure registry (built-ins when ``registry`` is None); trec_eval names
+    such as ``P@20``, ``ndcg_cut_10`` or ``map`` are trec measures over EXAM-Qrels.
+    """
+    registry = registry if registry is not None else builtin_measures()
+    raw = text.strip()
+    match = _SYNTAX.fullmatch(raw)
+    if match is None:
+        return TrecMeasure.parse(raw)  # trec_eval spellings like ndcg_cut_10; errors list what is valid
+    family = match.group("family")
+    params = _params(match.group("params") or "", raw)
+    cut = int(match.group("cut")) if match.group("cut") is not None else None
+    if family.lower() in registry:
+        return registry.get(family.lower()).from_text(params, cut, raw)
+    return TrecMeasure.parse(raw, params=params, base=family + (f"@{cut}" if cut is not None else ""))
+
+
+def _params(text: str, whole: str) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(f"measure {whole!r}: parameters are written name=value, got {item!r}")
+        params[key.strip()] = value.strip()
+    return params
