@@ -163,6 +163,9 @@ def main() -> int:
     parser.add_argument("--reference-python", type=Path,
                         help="The python of the reference's venv (default: REFERENCE_DIR/.venv/bin/python).")
     parser.add_argument("--trec-eval", type=Path, help="The trec_eval binary (default: trec_eval on PATH).")
+    parser.add_argument("--baseline-dir", type=Path,
+                        help="Also time another exam-harness checkout (e.g. `git worktree add /tmp/base main`) in the "
+                        "same alternation, run with PYTHONPATH=DIR: before/after figures under the same load.")
     args = parser.parse_args()
     data = (args.data / "dl19").resolve()
     if not (data / PARAGRAPHS).is_file():
@@ -189,17 +192,34 @@ def main() -> int:
             env = reference_env(ref.source, ref.trec_eval)
             for cmd in reference:
                 print("  ", " ".join(cmd))
+        # as installed copies run: with compiled bytecode (a first, untimed run writes it; the
+        # reference's import check above wrote its own)
+        harness_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        baseline_env = None
+        if args.baseline_dir is not None:  # another exam-harness checkout, first on the path
+            baseline_env = {**harness_env, "PYTHONPATH": str(args.baseline_dir.resolve())}
+            print(f"baseline: the same command with PYTHONPATH={args.baseline_dir.resolve()}")
+            timed(harness, env=baseline_env)
+        timed(harness, env=harness_env)
         ours: list[Timing] = []
         theirs: list[Timing] = []
+        baseline: list[Timing] = []
         for i in range(args.repeat):
-            ours.append(timed(harness))
+            ours.append(timed(harness, env=harness_env))
             line = f"  repetition {i + 1}: exam-harness {ours[-1].wall:6.2f} s wall {ours[-1].cpu:6.2f} s CPU"
+            if baseline_env is not None:
+                baseline.append(timed(harness, env=baseline_env))
+                line += f" | baseline {baseline[-1].wall:6.2f} s wall {baseline[-1].cpu:6.2f} s CPU"
             if reference:
                 theirs.append(timed(reference, env=env, cwd=scratch / "reference"))
                 line += f" | reference {theirs[-1].wall:6.2f} s wall {theirs[-1].cpu:6.2f} s CPU"
             print(f"{line}  (load {load()})", flush=True)
     a, a_cpu = statistics.median(t.wall for t in ours), statistics.median(t.cpu for t in ours)
     print(f"exam-harness evaluate: median {a:.2f} s wall, {a_cpu:.2f} s CPU; best {min(t.wall for t in ours):.2f} s wall")
+    if baseline:
+        c, c_cpu = statistics.median(t.wall for t in baseline), statistics.median(t.cpu for t in baseline)
+        print(f"baseline evaluate: median {c:.2f} s wall, {c_cpu:.2f} s CPU"
+              + (f"; reference / baseline: {statistics.median(t.wall for t in theirs) / c:.1f}x wall" if theirs else ""))
     if not theirs:
         print(f"evaluate: exam-harness {a:.2f} s median wall (reference skipped, see the first line)")
         return 0

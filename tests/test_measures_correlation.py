@@ -62,3 +62,25 @@ def test_matches_scipy_on_random_leaderboards() -> None:
         # higher score is better, rank 1 is best: agreement means a negative raw correlation
         assert corr.spearman == pytest.approx(-spearmanr(xs, ys).statistic)
         assert corr.kendall == pytest.approx(-kendalltau(xs, ys).statistic)
+
+
+@pytest.mark.parametrize("size", [2, 3, 12, 33, 34, 37, 60])
+def test_coefficients_and_p_values_equal_scipys(size: int) -> None:
+    # computed without scipy.stats: every value, p-values included, must be scipy's to the last bit
+    from scipy.stats import rankdata
+
+    rnd = random.Random(size)
+    for digits in (1, 2, 6):  # coarse rounding: many ties; fine: none (the exact p path for <= 33 runs)
+        runs = [f"r{i}" for i in range(size)]
+        scores = {r: round(rnd.random(), digits) for r in runs}
+        official = {r: float(i + 1 if rnd.random() < 0.8 else rnd.randint(1, size))
+                    for i, r in enumerate(rnd.sample(runs, size))}
+        corr = leaderboard_correlation(scores, official)
+        ours = rankdata([-scores[r] for r in runs])
+        theirs = rankdata([official[r] for r in runs])
+        if len(set(ours)) < 2 or len(set(theirs)) < 2:
+            continue
+        rho, tau = spearmanr(ours, theirs), kendalltau(ours, theirs)
+        for value, expected in ((corr.spearman, rho.statistic), (corr.kendall, tau.statistic),
+                                (corr.spearman_p, rho.pvalue), (corr.kendall_p, tau.pvalue)):
+            assert value == expected or (math.isnan(value) and math.isnan(expected))

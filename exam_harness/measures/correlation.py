@@ -1,9 +1,12 @@
 """Leaderboard correlation with an official ranking: Spearman's rho and Kendall's tau (tau-b).
 
 Our scores are "higher is better"; official ranks are "1 is best". Both become ranks with ties
-given the average rank (scipy.stats.rankdata), so a perfectly agreeing leaderboard gives +1.
-The coefficients are computed on those ranks with
-scipy.stats.spearmanr and scipy.stats.kendalltau (tau-b, which accounts for ties).
+given the average rank (as scipy.stats.rankdata), so a perfectly agreeing leaderboard gives +1.
+The coefficients and p-values are scipy.stats.spearmanr's and scipy.stats.kendalltau's (tau-b,
+which accounts for ties), computed here with numpy and scipy.special the way those functions
+compute them (tests/test_measures_correlation.py compares them on random leaderboards): importing
+scipy.stats costs more CPU than all the correlations of ``evaluate`` together. The one case not
+repeated here, Kendall's exact p-value (no ties, at most 33 runs), is left to scipy.stats.
 """
 
 from __future__ import annotations
@@ -11,6 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)
@@ -31,25 +39,91 @@ class Correlation:
 
 
 def leaderboard_correlation(scores: Mapping[str, float], official_ranks: Mapping[str, float]) -> Correlation:
-    from scipy.stats import kendalltau, rankdata, spearmanr
+    import numpy as np
 
     common = sorted(set(scores) & set(official_ranks))
     missing = sorted(set(official_ranks) - set(scores))
     extra = sorted(set(scores) - set(official_ranks))
     n = len(common)
-    ours = rankdata([-float(scores[r]) for r in common], method="average")
-    theirs = rankdata([float(official_ranks[r]) for r in common], method="average")
+    ours = average_ranks(np.array([-float(scores[r]) for r in common]))
+    theirs = average_ranks(np.array([float(official_ranks[r]) for r in common]))
     # scipy warns (an error under filterwarnings=error) on constant input; the value is NaN anyway.
     if n < 2 or len(set(ours)) < 2 or len(set(theirs)) < 2:
         return Correlation(math.nan, math.nan, n, missing, extra)
-    rho = spearmanr(ours, theirs)
-    tau = kendalltau(ours, theirs)
-    return Correlation(
-        spearman=float(rho.statistic),
-        kendall=float(tau.statistic),
-        n=n,
-        missing=missing,
-        extra=extra,
-        spearman_p=float(rho.pvalue),
-        kendall_p=float(tau.pvalue),
-    )
+    rho, rho_p = _spearman(ours, theirs)
+    tau, tau_p = _kendall(ours, theirs)
+    return Correlation(spearman=rho, kendall=tau, n=n, missing=missing, extra=extra, spearman_p=rho_p, kendall_p=tau_p)
+
+
+def average_ranks(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Ranks 1..n, tied values sharing their average rank (scipy.stats.rankdata, method="average")."""
+    import numpy as np
+
+    order = np.argsort(values, kind="mergesort")
+    inverse = np.empty(order.size, dtype=np.intp)
+    inverse[order] = np.arange(order.size, dtype=np.intp)
+    ordered = values[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]
+    dense = starts.cumsum()[inverse]
+    count = np.r_[np.nonzero(starts)[0], len(starts)]
+    result: NDArray[np.float64] = 0.5 * (count[dense] + count[dense - 1] + 1)
+    return result
+
+
+def _spearman(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, float]:
+    """Pearson's r of the two rank vectors and its two-sided p from Student's t with n - 2 degrees."""
+    import numpy as np
+    from scipy.special import stdtr
+
+    matrix: NDArray[np.float64] = np.asarray(np.corrcoef(np.column_stack((x, y)), rowvar=False))
+    rs = matrix[1, 0]  # a numpy float: rs = ±1 divides by 0 without raising
+    dof = x.size - 2
+    with np.errstate(divide="ignore"):  # rs = ±1: t is infinite, p is 0
+        t = rs * np.sqrt(np.clip(dof / ((rs + 1.0) * (1.0 - rs)), 0, None))
+    return float(rs), float(2 * stdtr(dof, -abs(t)))
+
+
+def _kendall(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, float]:
+    """tau-b from the concordant minus discordant pairs, ties counted apart; p by the normal
+    approximation with the tie-corrected variance (scipy's "asymptotic" method)."""
+    import numpy as np
+    from scipy.special import ndtr
+
+    size = x.size
+    dx, dy = _dense(x), _dense(y)
+    dis = int(np.count_nonzero((dx[:, None] < dx[None, :]) & (dy[:, None] > dy[None, :])))
+    xtie, x0, x1 = _tie_counts(dx)
+    ytie, y0, y1 = _tie_counts(dy)
+    pairs = np.stack((dx, dy), axis=1)
+    _, joint = np.unique(pairs, axis=0, return_counts=True)
+    ntie = int((joint * (joint - 1) // 2).sum())
+    tot = size * (size - 1) // 2
+    con_minus_dis = tot - xtie - ytie + ntie - 2 * dis
+    tau = min(1.0, max(-1.0, float(con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie))))
+    if xtie == 0 and ytie == 0 and (size <= 33 or min(dis, tot - dis) <= 1):
+        from scipy.stats import kendalltau  # the exact distribution of small untied rankings
+
+        return tau, float(kendalltau(x, y).pvalue)
+    m = size * (size - 1.0)
+    var = (m * (2 * size + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + x0 * y0 / (9 * m * (size - 2))
+    z = con_minus_dis / np.sqrt(var)
+    return tau, float(2 * ndtr(-abs(z)))
+
+
+def _dense(values: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Dense ranks 1..k (equal values, equal rank)."""
+    import numpy as np
+
+    _, inverse = np.unique(values, return_inverse=True)
+    result: NDArray[np.intp] = inverse.astype(np.intp) + 1
+    return result
+
+
+def _tie_counts(dense: NDArray[np.intp]) -> tuple[int, int, int]:
+    """Tied pairs and the two tie sums of the variance: sum t(t-1)(t-2), sum t(t-1)(2t+5)."""
+    import numpy as np
+
+    cnt = np.bincount(dense).astype("int64", copy=False)
+    cnt = cnt[cnt > 1]
+    return (int((cnt * (cnt - 1) // 2).sum()), int((cnt * (cnt - 1.0) * (cnt - 2)).sum()),
+            int((cnt * (cnt - 1.0) * (2 * cnt + 5)).sum()))

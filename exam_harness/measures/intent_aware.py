@@ -26,14 +26,16 @@ def _check_alpha(alpha: float) -> None:
 
 
 def _gain(covers: AbstractSet[str], seen: Mapping[str, int], keep: float) -> float:
-    return math.fsum(keep ** seen.get(t, 0) for t in covers)
+    return math.fsum([keep ** seen.get(t, 0) for t in covers])  # fsum: exact, so any order gives one value
 
 
 def dcg(ranked: Sequence[str], coverage: Mapping[str, AbstractSet[str]], k: int, keep: float) -> float:
     seen: dict[str, int] = {}
     total = 0.0
     for j, pid in enumerate(ranked[:k], start=1):
-        covers = coverage.get(pid, frozenset())
+        covers = coverage.get(pid)
+        if not covers:  # no gain (adding 0.0 would change nothing)
+            continue
         total += _gain(covers, seen, keep) / math.log2(1 + j)
         for t in covers:
             seen[t] = seen.get(t, 0) + 1
