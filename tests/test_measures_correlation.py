@@ -66,7 +66,8 @@ def test_matches_scipy_on_random_leaderboards() -> None:
 
 @pytest.mark.parametrize("size", [2, 3, 12, 33, 34, 37, 60])
 def test_coefficients_and_p_values_equal_scipys(size: int) -> None:
-    # computed without scipy.stats: every value, p-values included, must be scipy's to the last bit
+    # computed without scipy: the coefficients must be scipy's to the last bit, the p-values (our own
+    # distribution tails) to 1e-12 relative
     from scipy.stats import rankdata
 
     rnd = random.Random(size)
@@ -81,6 +82,22 @@ def test_coefficients_and_p_values_equal_scipys(size: int) -> None:
         if len(set(ours)) < 2 or len(set(theirs)) < 2:
             continue
         rho, tau = spearmanr(ours, theirs), kendalltau(ours, theirs)
-        for value, expected in ((corr.spearman, rho.statistic), (corr.kendall, tau.statistic),
-                                (corr.spearman_p, rho.pvalue), (corr.kendall_p, tau.pvalue)):
-            assert value == expected or (math.isnan(value) and math.isnan(expected))
+        assert corr.spearman == rho.statistic and corr.kendall == tau.statistic
+        for value, expected in ((corr.spearman_p, rho.pvalue), (corr.kendall_p, tau.pvalue)):
+            assert value == pytest.approx(expected, rel=1e-12, abs=1e-300, nan_ok=True)
+
+
+def test_student_t_tail_against_exact_values() -> None:
+    # the exact tail I_x(dof/2, 1/2) at 40 digits: independent of scipy (whose stdtr is off by 3e-9 at
+    # dof 1, t 1e-8)
+    mpmath = pytest.importorskip("mpmath")
+    from exam_harness.measures.correlation import student_t_two_sided
+
+    mpmath.mp.dps = 40
+    for dof in (1, 2, 3, 5, 10, 35, 97, 200):
+        for t in (0.0, 1e-8, 0.01, 0.5, 1.0, 1.68, 2.0, 3.0, 5.0, 12.0, 40.0):
+            x = mpmath.mpf(dof) / (dof + mpmath.mpf(t) ** 2)
+            exact = float(mpmath.betainc(mpmath.mpf(dof) / 2, mpmath.mpf(1) / 2, 0, x, regularized=True))
+            assert student_t_two_sided(t, dof) == pytest.approx(exact, rel=1e-12, abs=1e-300)
+    assert student_t_two_sided(math.inf, 5) == 0.0
+    assert math.isnan(student_t_two_sided(math.nan, 5)) and math.isnan(student_t_two_sided(1.0, 0))

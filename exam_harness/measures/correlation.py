@@ -3,9 +3,9 @@
 Our scores are "higher is better"; official ranks are "1 is best". Both become ranks with ties
 given the average rank (as scipy.stats.rankdata), so a perfectly agreeing leaderboard gives +1.
 The coefficients and p-values are scipy.stats.spearmanr's and scipy.stats.kendalltau's (tau-b,
-which accounts for ties), computed here with numpy and scipy.special the way those functions
-compute them (tests/test_measures_correlation.py compares them on random leaderboards): importing
-scipy.stats costs more CPU than all the correlations of ``evaluate`` together. The one case not
+which accounts for ties), computed here the way those functions compute them, with numpy and the
+two distribution tails below (tests/test_measures_correlation.py compares every value with scipy's):
+importing scipy costs more CPU than all the correlations of ``evaluate`` together. The one case not
 repeated here, Kendall's exact p-value (no ties, at most 33 runs), is left to scipy.stats.
 """
 
@@ -73,21 +73,19 @@ def average_ranks(values: NDArray[np.float64]) -> NDArray[np.float64]:
 def _spearman(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, float]:
     """Pearson's r of the two rank vectors and its two-sided p from Student's t with n - 2 degrees."""
     import numpy as np
-    from scipy.special import stdtr
 
     matrix: NDArray[np.float64] = np.asarray(np.corrcoef(np.column_stack((x, y)), rowvar=False))
     rs = matrix[1, 0]  # a numpy float: rs = ±1 divides by 0 without raising
     dof = x.size - 2
     with np.errstate(divide="ignore"):  # rs = ±1: t is infinite, p is 0
         t = rs * np.sqrt(np.clip(dof / ((rs + 1.0) * (1.0 - rs)), 0, None))
-    return float(rs), float(2 * stdtr(dof, -abs(t)))
+    return float(rs), student_t_two_sided(float(t), dof)
 
 
 def _kendall(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, float]:
     """tau-b from the concordant minus discordant pairs, ties counted apart; p by the normal
     approximation with the tie-corrected variance (scipy's "asymptotic" method)."""
     import numpy as np
-    from scipy.special import ndtr
 
     size = x.size
     dx, dy = _dense(x), _dense(y)
@@ -106,8 +104,8 @@ def _kendall(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, flo
         return tau, float(kendalltau(x, y).pvalue)
     m = size * (size - 1.0)
     var = (m * (2 * size + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + x0 * y0 / (9 * m * (size - 2))
-    z = con_minus_dis / np.sqrt(var)
-    return tau, float(2 * ndtr(-abs(z)))
+    z = float(con_minus_dis / np.sqrt(var))
+    return tau, math.erfc(abs(z) / math.sqrt(2.0))  # two-sided normal tail: 2 * Phi(-|z|)
 
 
 def _dense(values: NDArray[np.float64]) -> NDArray[np.intp]:
@@ -127,3 +125,45 @@ def _tie_counts(dense: NDArray[np.intp]) -> tuple[int, int, int]:
     cnt = cnt[cnt > 1]
     return (int((cnt * (cnt - 1) // 2).sum()), int((cnt * (cnt - 1.0) * (cnt - 2)).sum()),
             int((cnt * (cnt - 1.0) * (2 * cnt + 5)).sum()))
+
+
+def student_t_two_sided(t: float, dof: int) -> float:
+    """P(|T| >= |t|) for Student's t with ``dof`` degrees of freedom: the regularized incomplete beta
+    I_x(dof/2, 1/2) at x = dof / (dof + t^2). NaN for dof < 1 or t NaN, as scipy.special.stdtr."""
+    if dof < 1 or math.isnan(t):
+        return math.nan
+    if math.isinf(t):
+        return 0.0
+    t2 = t * t
+    return _incomplete_beta(dof / 2.0, 0.5, dof / (dof + t2), t2 / (dof + t2))
+
+
+def _incomplete_beta(a: float, b: float, x: float, y: float) -> float:
+    """Regularized incomplete beta I_x(a, b), ``y`` = 1 - x computed apart (x near 1 keeps y's digits),
+    by its continued fraction (modified Lentz) on the side where it converges fast."""
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, y) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    tiny, eps = 1e-300, 1e-16
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        for aa in (m * (b - m) * x / ((a + 2 * m - 1.0) * (a + 2 * m)),
+                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1.0))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < eps:
+            return h
+    raise ArithmeticError(f"incomplete beta did not converge (a={a}, b={b}, x={x})")  # pragma: no cover
