@@ -318,13 +318,9 @@ GradingRun = tuple[str | None, str | None]  # (llm, prompt class) of recorded gr
 
 def recorded_grading_runs(data: ExamData) -> Counter[GradingRun]:
     """How many recorded grades each (llm, prompt class) grading run holds (direct grades excluded)."""
-    counts: Counter[GradingRun] = Counter()
-    for (_pid, tid), grades in data.recorded.items():
-        if is_direct_id(tid):
-            continue
-        for g in grades:
-            counts[(g.llm, g.prompt_class)] += 1
-    return counts
+    # one pass over ~100k grades on DL19: Counter counts an iterable in C
+    return Counter((g.llm, g.prompt_class) for (_pid, tid), grades in data.recorded.items()
+                   if not is_direct_id(tid) for g in grades)
 
 
 def describe_grading_run(run: GradingRun) -> str:
@@ -371,13 +367,15 @@ def replay(
     """
     run = choose_grading_run(data, llm, prompt_class)
     outcome = GradingOutcome(source="recorded")
+    grades, answers = outcome.grades, outcome.answers
+    llm, prompt_class = run
     for pair, recs in data.recorded.items():
         if is_direct_id(pair[1]):
             continue
         for rec in recs:
-            if (rec.llm, rec.prompt_class) == run:
-                outcome.grades[pair] = rec.grade
-                outcome.answers[pair] = rec.answer
+            if rec.llm == llm and rec.prompt_class == prompt_class:
+                grades[pair] = rec.grade
+                answers[pair] = rec.answer
                 break
     view = view_from_banks(data, banks, outcome.grades) if banks else view_from_recorded(data, outcome.grades)
     if banks:

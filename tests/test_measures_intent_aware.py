@@ -71,3 +71,36 @@ def test_runs_from_grades() -> None:
     assert result["A"]["q2"] == pytest.approx(1.0)
     assert result["B"]["q2"] == 0.0  # unanswered query of the bank
     assert set(result["B"]) == {"q1", "q2"}  # q9 (not in the bank) left out
+
+
+def _full_scan_ideal(coverage: dict[str, set[str]], k: int, alpha: float) -> float:
+    """The greedy by definition: every round, every passage's gain; the largest wins, ties to the smallest id."""
+    keep, total = 1.0 - alpha, 0.0
+    seen: dict[str, int] = {}
+    left = sorted(p for p, ts in coverage.items() if ts)
+    for j in range(1, k + 1):
+        gains = [(math.fsum(keep ** seen.get(t, 0) for t in coverage[p]), p) for p in left]
+        if not gains:
+            break
+        gain, best = min(gains, key=lambda g: (-g[0], g[1]))
+        if gain <= 0.0:
+            break
+        total += gain / math.log2(1 + j)
+        for t in coverage[best]:
+            seen[t] = seen.get(t, 0) + 1
+        left.remove(best)
+    return total
+
+
+def test_lazy_greedy_equals_the_full_scan() -> None:
+    # the lazy greedy (heap of stale gains) must pick what the full scan picks, ties included: equal floats
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        topics = [f"t{i}" for i in range(rng.randint(1, 6))]
+        coverage = {f"p{i:02d}": {t for t in topics if rng.random() < rng.choice([0.2, 0.5])}
+                    for i in range(rng.randint(0, 25))}
+        alpha = rng.choice([0.0, 0.5, 1.0, rng.random()])
+        k = rng.randint(1, 20)
+        assert ideal_dcg(coverage, coverage, k=k, alpha=alpha) == _full_scan_ideal(coverage, k, alpha)

@@ -11,6 +11,7 @@ pool covers anything.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -25,14 +26,16 @@ def _check_alpha(alpha: float) -> None:
 
 
 def _gain(covers: AbstractSet[str], seen: Mapping[str, int], keep: float) -> float:
-    return math.fsum(keep ** seen.get(t, 0) for t in covers)
+    return math.fsum([keep ** seen.get(t, 0) for t in covers])  # fsum: exact, so any order gives one value
 
 
 def dcg(ranked: Sequence[str], coverage: Mapping[str, AbstractSet[str]], k: int, keep: float) -> float:
     seen: dict[str, int] = {}
     total = 0.0
     for j, pid in enumerate(ranked[:k], start=1):
-        covers = coverage.get(pid, frozenset())
+        covers = coverage.get(pid)
+        if not covers:  # no gain (adding 0.0 would change nothing)
+            continue
         total += _gain(covers, seen, keep) / math.log2(1 + j)
         for t in covers:
             seen[t] = seen.get(t, 0) + 1
@@ -42,27 +45,34 @@ def dcg(ranked: Sequence[str], coverage: Mapping[str, AbstractSet[str]], k: int,
 def ideal_dcg(
     pool: Iterable[str], coverage: Mapping[str, AbstractSet[str]], *, k: int, alpha: float
 ) -> float:
-    """Greedy approximation of the ideal DCG@k over the pool's passages."""
+    """Greedy approximation of the ideal DCG@k over the pool's passages.
+
+    Lazy greedy: a passage's gain never grows as passages are chosen (``keep ** n`` falls with n),
+    so a gain computed in an earlier round bounds its gain now. The heap holds (-gain, passage id,
+    round computed); the top entry, once recomputed in this round, beats every other entry's bound,
+    or ties it with a smaller id: the choice of the full scan (the largest gain, ties to the smallest
+    id) with the same gains, computed only for the passages near the top.
+    """
     check_k(k)
     _check_alpha(alpha)
     keep = 1.0 - alpha
-    left = sorted({p for p in pool if coverage.get(p)})  # passages covering nothing add no gain
+    # passages covering nothing add no gain; nothing is seen yet, so each gain is the count covered
+    heap = [(-float(len(coverage[p])), p, 0) for p in {p for p in pool if coverage.get(p)}]
+    heapq.heapify(heap)
     seen: dict[str, int] = {}
     total = 0.0
     for j in range(1, k + 1):
-        if not left:
+        while heap:
+            neg, best, computed = heap[0]
+            if computed == j:
+                break
+            heapq.heapreplace(heap, (-_gain(coverage[best], seen, keep), best, j))
+        if not heap or -heap[0][0] <= 0.0:
             break
-        best, gain = left[0], -1.0
-        for p in left:  # sorted, and only a strictly larger gain wins: ties go to the smallest id
-            g = _gain(coverage[p], seen, keep)
-            if g > gain:
-                best, gain = p, g
-        if gain <= 0.0:
-            break
-        total += gain / math.log2(1 + j)
+        neg, best, _ = heapq.heappop(heap)
+        total += -neg / math.log2(1 + j)
         for t in coverage[best]:
             seen[t] = seen.get(t, 0) + 1
-        left.remove(best)
     return total
 
 
