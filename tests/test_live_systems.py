@@ -269,3 +269,21 @@ def test_record_and_queries_subcommands(example: pytest.Pytester, capsys: pytest
     unknown = example.run(sys.executable, "-c", code.replace("dict-rag", "nope"))
     assert unknown.ret == 4
     unknown.stderr.fnmatch_lines(["*no declared system 'nope'; declared: dict-rag, dict-retriever*"])
+
+
+def test_queries_piped_into_a_reader_that_stops_early_ends_quietly(example: pytest.Pytester) -> None:
+    """``exam-harness queries banks | head -1``: a reader that went away ends the command without a traceback
+    (here the reader closes before anything is written, so every write meets the closed pipe)."""
+    import subprocess
+    import sys
+
+    script = ("import sys; sys.argv = ['exam-harness', 'queries', 'banks', '--format', 'tsv']; "
+              "from exam_harness.cli import main; raise SystemExit(main())")
+    with subprocess.Popen([sys.executable, "-c", script], cwd=example.path, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        errors = process.stderr.read().decode()
+        status = process.wait(timeout=120)
+    assert "Traceback" not in errors and "BrokenPipeError" not in errors, errors
+    assert status == 141

@@ -77,6 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ExamError as exc:
         print(f"exam-harness {args.command}: error: {exc}", file=sys.stderr)
         return 4
+    except BrokenPipeError:
+        # the reader went away (``exam-harness queries banks | head``): stop quietly, as other Unix tools
+        # do; stdout goes to devnull so that Python's flush at exit does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool a pipe closed
     except KeyboardInterrupt:
         print("exam-harness: interrupted", file=sys.stderr)
         return 130
