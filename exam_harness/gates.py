@@ -4,6 +4,9 @@ Thresholds (``--exam-fail-under``) read ``[RUN=][MEASURE:]VALUE``: ``0.5`` (ever
 ``my-rag=0.6`` (one run), ``nugget-f:0.3`` (another measure), ``V_strict:0.4`` (a TREC RAG score),
 ``my-rag=ndcg@10:0.4``. A run's own
 threshold for a measure replaces the default one for that measure. Values are finite, in 0..1.
+A judge asked K times per pair (grader option ``repeats``) may be gated on verdicts that hold: the
+suffix ``@MofK`` (``0.5@2of3``, ``my-rag=exam-cover:0.6@3of3``) reads EXAM-Cover counting a test point
+as covered only where it is answered in at least M of the K samples (docs/judge-variance.md).
 
 A MEASURE is any measure by name, as ``--exam-measures`` takes it (built-in, a plugin's, any trec_eval
 measure); it names the report's first measure it matches (see measures/lookup.py: ``ndcg@10`` is the
@@ -18,6 +21,7 @@ the drop stands out from per-query noise, and both are reported.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,9 +45,28 @@ class Threshold:
     run: str | None  # None: every run without its own threshold for the measure
     measure: str
     value: float
+    holds: tuple[int, int] | None = None  # (M, K): verdicts holding in at least M of K judge samples
+
+    @property
+    def gated(self) -> str:
+        """What the threshold gates: the measure, with ``@MofK`` for verdicts holding in M of K samples."""
+        return self.measure + (f"@{self.holds[0]}of{self.holds[1]}" if self.holds else "")
 
     def __str__(self) -> str:
-        return (f"{self.run}=" if self.run else "") + f"{self.measure}:{self.value:g}"
+        return (f"{self.run}=" if self.run else "") + f"{self.measure}:{self.value:g}" + (
+            f"@{self.holds[0]}of{self.holds[1]}" if self.holds else "")
+
+
+_HOLDS = re.compile(r"@\s*(\d+)\s*of\s*(\d+)\s*$")
+HOLDS_MEASURE = "exam-cover"  # the one measure a count of holding verdicts gates
+
+
+def split_holds(gated: str) -> tuple[str, tuple[int, int] | None]:
+    """``exam-cover@2of3`` -> ("exam-cover", (2, 3)); a measure without the suffix -> (measure, None)."""
+    found = _HOLDS.search(gated)
+    if found is None:
+        return gated, None
+    return gated[: found.start()], (int(found.group(1)), int(found.group(2)))
 
 
 @dataclass(frozen=True)
@@ -107,10 +130,19 @@ def parse_threshold(raw: str) -> Threshold:
         run = run_part.strip()
         if not run:
             raise ValueError("the run name before '=' is empty; a threshold reads [RUN=][MEASURE:]VALUE")
+    text, holds = split_holds(text)
+    if holds is not None:
+        m, k = holds
+        if not 1 <= m <= k:
+            raise ValueError(f"@{m}of{k} asks for verdicts holding in {m} of {k} samples; M of K needs 1 <= M <= K")
     measure, sep, value = text.rpartition(":")
     if not sep:
         measure, value = "exam-cover", text
-    return Threshold(run, _measure(measure), _fraction(value.strip()))
+    name = _measure(measure)
+    if holds is not None and name.split("(")[0].split("@")[0] != HOLDS_MEASURE:
+        raise ValueError(f"@MofK counts verdicts that hold across judge samples, which EXAM-Cover counts; "
+                         f"{name!r} is another measure")
+    return Threshold(run, name, _fraction(value.strip()), holds)
 
 
 def parse_allowance(raw: str) -> Allowance:
@@ -161,10 +193,10 @@ def effective_thresholds(thresholds: Sequence[Threshold], runs: Sequence[str]) -
     for t in thresholds:
         if t.run is None:
             for run in runs:
-                applied.setdefault((run, t.measure), t.value)
+                applied.setdefault((run, t.gated), t.value)
     for t in thresholds:
         if t.run is not None:
-            applied[(t.run, t.measure)] = t.value
+            applied[(t.run, t.gated)] = t.value
     return applied
 
 
@@ -189,15 +221,28 @@ def threshold_checks(report: ExamReport, thresholds: Sequence[Threshold],
     systems = {s.run: s for s in report.systems}
     found = {t.measure: find(report, t.measure, registry) for t in thresholds}
     checks: list[GateCheck] = []
-    for (run, measure), limit in sorted(effective_thresholds(thresholds, list(systems)).items()):
+    for (run, gated), limit in sorted(effective_thresholds(thresholds, list(systems)).items()):
         system = systems.get(run)
         if system is None:
             continue  # a run named by a threshold but not examined: checked before grading
+        measure, holds = split_holds(gated)
         info = found[measure]
-        score = system.scores.get(info.name) if info is not None else None
-        checks.append(GateCheck(run, measure, limit, score.mean if score is not None else None,
-                                info.title if info is not None else ""))
+        value: float | None
+        if holds is not None:
+            value = holding_cover(report, run, holds)
+        else:
+            score = system.scores.get(info.name) if info is not None else None
+            value = score.mean if score is not None else None
+        checks.append(GateCheck(run, gated, limit, value, info.title if info is not None else ""))
     return checks
+
+
+def holding_cover(report: ExamReport, run: str, holds: tuple[int, int]) -> float | None:
+    """The run's EXAM-Cover counting test points answered in at least M of the K judge samples (None where
+    the report holds no K samples per pair)."""
+    jv = report.judge_variance
+    figures = jv.run(run) if jv is not None and jv.repeats == holds[1] else None
+    return figures.cover_at_least[holds[0] - 1] if figures is not None else None
 
 
 def threshold_failures(report: ExamReport, thresholds: Sequence[Threshold],
@@ -208,7 +253,15 @@ def threshold_failures(report: ExamReport, thresholds: Sequence[Threshold],
 
 
 def _threshold_message(check: GateCheck, report: ExamReport, registry: MeasureRegistry | None = None) -> str:
-    name = title(check.measure, report, registry)
+    measure, holds = split_holds(check.measure)
+    name = title(measure, report, registry)
+    if holds is not None:
+        name += f" with verdicts holding in {holds[0]} of {holds[1]} samples"
+        if check.value is None:
+            jv = report.judge_variance
+            asked = f"asked {jv.repeats} samples per pair" if jv is not None else "asked once per pair"
+            return (f"FAIL run {check.run!r} cannot meet {name}: the judge was {asked} (grader option "
+                    f"repeats={holds[1]} asks {holds[1]})")
     if check.value is None:
         return f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}"
     if not check.passed:

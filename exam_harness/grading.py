@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
+from exam_harness.graders.repeats import SampleGrader, reduce_grades, repeats_of
 from exam_harness.inputs import ExamView, Pair, is_direct_id, view_from_banks, view_from_recorded
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
 from exam_harness.progress import GradingProgress
@@ -48,6 +49,11 @@ class GradingOutcome:
     decided_by: dict[str, int] = field(default_factory=dict)
     # pairs whose grade a fallback rule read from an answer holding none -> the rule (Grade.fallback)
     fallbacks: dict[Pair, str] = field(default_factory=dict)
+    # a judge asked several times per pair (grader option repeats=K, graders/repeats.py): K, the reducer
+    # that made ``grades``, and each pair's K sample grades (only pairs graded in every sample)
+    repeats: int = 1
+    reducer: str | None = None
+    samples: dict[Pair, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def cache_misses(self) -> int:
@@ -155,7 +161,11 @@ def group_by_key(
 
 
 def pending_requests(grader: Grader, requests: Sequence[GradingRequest], cache: GradeCache) -> list[GradingRequest]:
-    """One request per distinct pair the grader would be asked about (what a dry run counts)."""
+    """One request per distinct pair the grader would be asked about (what a dry run counts); for a grader
+    with repeats, one per pair and sample not cached."""
+    repeats, _ = repeats_of(grader)
+    if repeats > 1:
+        return [r for i in range(repeats) for r in pending_requests(SampleGrader(grader, i), requests, cache)]
     by_key = group_by_key(grader, requests, {})
     max_grade = grader.spec().max_grade
     found = cache.get_grades(by_key, max_grade=max_grade, answers=False) if grader.uses_cache() else {}
@@ -167,7 +177,7 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
     from exam_harness.llm.estimate import estimate_requests
 
     pending = pending_requests(grader, requests, cache)
-    cached = len(group_by_key(grader, requests, {})) - len(pending)
+    cached = len(group_by_key(grader, requests, {})) * repeats_of(grader)[0] - len(pending)
     text = f"exam dry run: {len(requests)} pairs, {cached} cached; grader {grader.name!r} would be asked "
     try:
         calls, tokens = estimate_requests(grader, pending)
@@ -248,7 +258,14 @@ def run_grading_pass(
     (the grader's ``prepare`` sees every such pair first), storing the grades at least every
     :data:`STORE_EVERY_S` seconds and when the pass ends or stops: every batch of a grader slower than
     that, a fast grader's batches together. A cache that cannot store (read-only, damaged, a full disk)
-    says so once; the grades are kept in the outcome all the same."""
+    says so once; the grades are kept in the outcome all the same.
+
+    A grader with ``repeats=K`` (graders/repeats.py) is asked K times per pair, each sample through the
+    cache under its index; a pair's grade is the reducer's over its K samples."""
+    repeats, reducer = repeats_of(grader)
+    if repeats > 1:
+        return _repeated_pass(grader, requests, cache, repeats, reducer, chunk_size=chunk_size, on_start=on_start,
+                              on_progress=on_progress, strict_fallbacks=strict_fallbacks)
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
     by_key = group_by_key(grader, requests, outcome.unsupported)
@@ -305,6 +322,51 @@ def run_grading_pass(
     finally:
         store.flush()  # also on an error or Ctrl-C: every grade obtained is kept
     outcome.cache_notices = list(cache.notices)
+    decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
+    outcome.decided_by = dict(sorted(decided.items()))
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _repeated_pass(
+    grader: Grader, requests: Sequence[GradingRequest], cache: GradeCache, repeats: int, reducer: str, *,
+    chunk_size: int, on_start: Callable[[int], None] | None, on_progress: Callable[[int], None] | None,
+    strict_fallbacks: bool,
+) -> GradingOutcome:
+    """K grading passes, one per sample, made one outcome: a pair graded in every sample gets the reducer's
+    grade; a pair that failed in any sample is a failure (a grade of fewer samples would not be what the
+    report says it is), and its samples that were graded stay cached for the next run."""
+    started = time.perf_counter()
+    samplers = [SampleGrader(grader, i) for i in range(repeats)]
+    if on_start is not None:
+        on_start(sum(len(pending_requests(s, requests, cache)) for s in samplers) if grader.uses_cache()
+                 else len(group_by_key(grader, requests, {})) * repeats)
+    passes = [run_grading_pass(s, requests, cache, chunk_size=chunk_size, on_progress=on_progress,
+                               strict_fallbacks=strict_fallbacks) for s in samplers]
+    first = passes[0]
+    outcome = GradingOutcome(
+        pairs=first.pairs, unique=sum(p.unique for p in passes), cache_hits=sum(p.cache_hits for p in passes),
+        graded=sum(p.graded for p in passes), unsupported=dict(first.unsupported),
+        cache_damaged=sum(p.cache_damaged for p in passes), repeats=repeats, reducer=reducer,
+        cache_notices=list(dict.fromkeys(n for p in passes for n in p.cache_notices)),
+    )
+    pairs = dict.fromkeys(pair for p in passes for pair in (*p.grades, *p.failures))
+    for pair in pairs:
+        failed = [(i, p.failures[pair]) for i, p in enumerate(passes) if pair in p.failures]
+        if failed or any(pair not in p.grades for p in passes):
+            i, why = failed[0] if failed else (0, "not graded")
+            outcome.failures[pair] = f"sample {i + 1} of {repeats}: {why}"
+            continue
+        samples = tuple(p.grades[pair] for p in passes)
+        grade = reduce_grades(reducer, samples)
+        outcome.grades[pair] = grade
+        outcome.samples[pair] = samples
+        # the answer of a sample that gave the pair's grade, else the first sample's
+        chosen = next((p for p in passes if p.grades[pair] == grade), first)
+        outcome.answers[pair] = chosen.answers.get(pair)
+        rule = next((p.fallbacks[pair] for p in passes if pair in p.fallbacks), None)
+        if rule is not None:  # a grade resting on a sample that a fallback rule read
+            outcome.fallbacks[pair] = rule
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
     outcome.seconds = time.perf_counter() - started

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from exam_harness.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, resolve_mode
+from exam_harness.graders.repeats import REPEAT_OPTIONS
 from exam_harness.llm.openai import OPENAI_OPTIONS, backend_from_options
 
 
@@ -14,7 +16,7 @@ class OpenAIGrader(LLMGrader):
     ``model``, which wins."""
 
     name = "openai"
-    options = (*OPENAI_OPTIONS, *LLM_OPTIONS)
+    options = (*OPENAI_OPTIONS, *LLM_OPTIONS, *REPEAT_OPTIONS)
 
     def __init__(self, config: GraderConfig) -> None:
         # Reading again is a no-op for values the registry converted, and checks a direct caller's.
@@ -24,3 +26,9 @@ class OpenAIGrader(LLMGrader):
                                        need_key=not config.dry_run)
         super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
                          nuggets_per_call=values["nuggets_per_call"])
+        # samples per pair (graders/repeats.py); not in the spec: each sample's cache key is the grader's own
+        self.repeats: int = values["repeats"]
+        self.reducer: str = values["reducer"]
+        if self.repeats > 1 and values["temperature"] == 0:
+            raise ConfigError(f"grader {self.name!r}: repeats={self.repeats} needs temperature > 0 (greedy decoding "
+                              "gives every sample the same answer); set --exam-grader-option temperature=...")

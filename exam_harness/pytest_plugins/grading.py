@@ -234,6 +234,7 @@ def merged(first: GradingOutcome, second: GradingOutcome) -> GradingOutcome:
         cache_damaged=first.cache_damaged + second.cache_damaged,
         cache_notices=list(dict.fromkeys([*first.cache_notices, *second.cache_notices])),
         fallbacks={**first.fallbacks, **second.fallbacks},
+        repeats=second.repeats, reducer=second.reducer, samples={**first.samples, **second.samples},
     )
     for part, n in second.decided_by.items():
         out.decided_by[part] = first.decided_by.get(part, 0) + n

@@ -37,6 +37,7 @@ from exam_harness.plan import ExamPlan
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
+    JudgeVariance,
     MeasureInfo,
     Outcomes,
     QrelsFile,
@@ -165,8 +166,26 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
         trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
+        judge_variance=_judge_variance(ctx, inputs, outcome, plan, str(measures[0]), cover.per_query)
+        if grading.repeats > 1 else None,
     )
     return BuiltReport(report, qrels, result, fallbacks)
+
+
+def _judge_variance(ctx: ScoringContext, inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, measure: str,
+                    cover: Mapping[str, Mapping[str, float]]) -> JudgeVariance:
+    from exam_harness.analysis.judge_variance import judge_variance
+
+    grading = outcome.grading
+    texts = {tp.id: tp for bank in outcome.banks for tp in bank.test_points}
+
+    def shown(bank: QueryBank, tid: str) -> str:  # the id the pytest case carries, as outcomes show it
+        tp = texts[tid]
+        return readable_id(tid, bank.query.id, None if bank.secret or inputs.redact_all else tp.text, tp.facet_id)
+
+    return judge_variance(ctx, outcome.banks, grading.samples, repeats=grading.repeats,
+                          reducer=grading.reducer or "mean", k=plan.k, min_grade=plan.min_grade, measure=measure,
+                          cover=cover, shown_id=shown)
 
 
 def _trec_rag(ctx: ScoringContext, view: ExamView, inputs: ExamInputs, outcome: SessionOutcome, k: int,

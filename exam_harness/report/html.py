@@ -391,6 +391,14 @@ def _ranking(report: ExamReport) -> Callable[[SystemScore], tuple[bool, float, s
     return rank
 
 
+def _judge_variance(report: ExamReport) -> str:
+    if report.judge_variance is None:
+        return ""
+    from exam_harness.report.judge_variance import html_section
+
+    return html_section(report.judge_variance)
+
+
 def render_html(report: ExamReport, passages: Mapping[str, str] | None = None, *, title: str = "EXAM report") -> str:
     """The whole report as one HTML document; ``passages`` (id -> text) fills in the best passages' texts."""
     systems = sorted(report.systems, key=_ranking(report))
@@ -401,6 +409,7 @@ def render_html(report: ExamReport, passages: Mapping[str, str] | None = None, *
         _leaderboard(report, systems, anchors),
         heatmap,
         _grades(report, systems),
+        _judge_variance(report),
         _drilldown(report, systems, anchors, passages or {}),
         _settings(report),
     ])

@@ -57,6 +57,10 @@ def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str
         parts.append(_changes(report, verdicts))
     if verdicts.failures:
         parts.append("### Other failures\n\n" + "\n".join(f"- {escape(line)}" for line in verdicts.failures))
+    if report.judge_variance is not None:
+        from exam_harness.report.judge_variance import markdown_section
+
+        parts.append(markdown_section(report.judge_variance, escape))
     parts.append(_missed(report))
     return "\n\n".join(p for p in parts if p) + "\n"
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "3.1"
+SCHEMA_VERSION = "3.2"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -25,6 +25,8 @@ SCHEMA_VERSION = "3.1"
 #      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
 # 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
+# 3.2: judge_variance (a judge asked K times per pair: each case's spread, flaky cases, the judge's share of
+#      each run's variance; None without repeats; 3.1 reads as 3.2)
 
 
 class _Model(BaseModel):
@@ -161,6 +163,50 @@ class RagAssignments(_Model):
     answer_text: str
     response_length: int  # words (NFKC, split on whitespace)
     nuggets: list[NuggetAssignment]
+# --- judge variance (a grader with repeats=K; analysis/judge_variance.py, docs/judge-variance.md) -------------
+
+
+@with_config(ConfigDict(extra="forbid"))
+@dataclass(slots=True, kw_only=True)
+class CaseSpread:
+    """One case (a run on a test point) over the judge's K samples: the best grade of the run's top-k in
+    each sample (None: no graded passage), how many samples answer it, and whether its verdict flips."""
+
+    run: str
+    query_id: str
+    test_point_id: str
+    best_grades: list[int | None]
+    answered_in: int
+    flaky: bool
+
+
+class RunJudgeVariance(_Model):
+    """One run's score beside the judge's share of its variance (definitions: docs/judge-variance.md)."""
+
+    run: str
+    score: float  # the report's EXAM-Cover (the reducer's grades)
+    sample_scores: list[float]  # EXAM-Cover of each sample's grades alone
+    judge_variance: float  # variance of sample_scores (ddof=1)
+    query_variance: float  # squared standard error of score over the queries
+    judge_share: float | None  # judge / (judge + query); None when both are 0
+    cases: int
+    flaky: int  # cases answered in some samples and not in others
+    cover_at_least: list[float]  # [m - 1]: EXAM-Cover counting test points answered in >= m of the K samples
+
+
+class JudgeVariance(_Model):
+    repeats: int
+    reducer: str
+    measure: str  # the measure the figures are of (EXAM-Cover at the report's k and tau)
+    min_grade: int
+    k: int
+    runs: list[RunJudgeVariance] = Field(default_factory=list)
+    cases: list[CaseSpread] = Field(default_factory=list)
+
+    def run(self, name: str) -> RunJudgeVariance | None:
+        return next((r for r in self.runs if r.run == name), None)
+
+
 class GateResult(_Model):
     """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
     baseline) or a check always made (every pair graded, few grades read by a fallback rule)."""
@@ -209,6 +255,8 @@ class ExamReport(_Model):
     trec_rag: list[RagAssignments] = Field(default_factory=list)
     # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
     verdict: Verdict | None = None
+    # a judge asked K times per pair (grader option repeats): spreads, flaky cases, variance shares
+    judge_variance: JudgeVariance | None = None
 
     @property
     def incomplete_cause(self) -> str:

@@ -162,6 +162,10 @@ def render_to_text(report: ExamReport, *, color: bool, width: int | None = None,
         lines.append(fallbacks)
     if report.partial:
         lines.append(f"partial exam: {report.partial}")
+    if report.judge_variance is not None:
+        from exam_harness.report.judge_variance import terminal_lines
+
+        lines += terminal_lines(report.judge_variance)
     dropped = n_exam_dropped_line(report)
     if dropped:
         lines.append(dropped)

@@ -1,0 +1,121 @@
+"""Repeated samples of a sampling LLM judge: the options ``repeats`` and ``reducer``, the reducers, and the
+grader that stands for one sample in the grading pass (docs/judge-variance.md).
+
+A grader with ``repeats=K`` is asked K times about every pair. Sample 0 is the grader itself (the same
+cache key as without repeats, so the grades of a run without repeats are its first sample); sample
+``i > 0`` adds ``"sample": i`` to the cache payload, so each sample is cached under its index: a rerun
+grades nothing, and ``repeats=3`` after ``repeats=2`` grades only the third sample. Where the backend
+sends a seed, sample ``i`` sends ``seed + i`` (the same seed would ask for the same answer).
+
+The pair's grade is the reducer's over its K samples; the samples themselves go to the judge-variance
+figures of the report (:mod:`exam_harness.analysis.judge_variance`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from exam_harness.graders.base import Grader, GradeResult, GraderOption, GradingRequest
+from exam_harness.models import GraderSpec, TestPoint
+from exam_harness.options import choice, integer
+
+
+def _mean(grades: Sequence[int]) -> int:
+    # half up, not Python's half-to-even: the mean of 3 and 4 is 4 whichever grades came first
+    return math.floor(sum(grades) / len(grades) + 0.5)
+
+
+def _median(grades: Sequence[int]) -> int:
+    ordered = sorted(grades)
+    return ordered[(len(ordered) - 1) // 2]  # the lower middle grade of an even count
+
+
+def _majority(grades: Sequence[int]) -> int:
+    counts = Counter(grades)
+    top = max(counts.values())
+    return min(g for g, n in counts.items() if n == top)  # a tie goes to the lower grade
+
+
+REDUCERS: dict[str, Callable[[Sequence[int]], int]] = {
+    "mean": _mean, "median": _median, "majority": _majority, "min": min,
+}
+
+REPEAT_OPTIONS: tuple[GraderOption, ...] = (
+    GraderOption("repeats", 1, "samples asked of the judge per pair, each cached under its index; needs "
+                 "temperature > 0 (default: 1)", integer(1)),
+    GraderOption("reducer", "mean", "how a pair's samples make its grade: mean (rounded half up), median (the lower "
+                 "middle one), majority (ties to the lower grade) or min (default: mean)", choice(*REDUCERS)),
+)
+
+
+def reduce_grades(reducer: str, grades: Sequence[int]) -> int:
+    """The grade ``reducer`` makes of one pair's samples."""
+    return REDUCERS[reducer](grades)
+
+
+def repeats_of(grader: Grader) -> tuple[int, str]:
+    """(samples per pair, reducer) of ``grader``: (1, "mean") for a grader without repeats."""
+    repeats = getattr(grader, "repeats", 1)
+    reducer = getattr(grader, "reducer", "mean")
+    return (repeats if isinstance(repeats, int) and repeats > 0 else 1,
+            reducer if isinstance(reducer, str) and reducer in REDUCERS else "mean")
+
+
+@contextmanager
+def _sample_seed(grader: Grader, index: int) -> Iterator[None]:
+    """The backend's seed moved by ``index`` while sample ``index`` is asked (no seed: nothing to move)."""
+    backend = getattr(grader, "backend", None)
+    seed = getattr(backend, "seed", None)
+    if index == 0 or not isinstance(seed, int):
+        yield
+        return
+    backend.seed = seed + index  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        backend.seed = seed  # type: ignore[union-attr]
+
+
+class SampleGrader(Grader):
+    """Sample ``index`` of ``grader``: the same grades, asked again and cached under the index."""
+
+    def __init__(self, grader: Grader, index: int) -> None:
+        self.grader = grader
+        self.index = index
+        self.name = grader.name
+
+    def spec(self) -> GraderSpec:
+        return self.grader.spec()
+
+    def cache_payload(self, request: GradingRequest) -> dict[str, Any]:
+        payload = self.grader.cache_payload(request)
+        return payload if self.index == 0 else {**payload, "sample": self.index}
+
+    def supports(self, test_point: TestPoint) -> str | None:
+        return self.grader.supports(test_point)
+
+    def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
+        with _sample_seed(self.grader, self.index):
+            return self.grader.grade_batch(requests)
+
+    def uses_cache(self) -> bool:
+        return self.grader.uses_cache()
+
+    def probe(self) -> None:
+        self.grader.probe()
+
+    def prepare(self, requests: Sequence[GradingRequest]) -> None:
+        self.grader.prepare(requests)
+
+    def decided_by(self, answer: str | None) -> str | None:
+        return self.grader.decided_by(answer)
+
+    def stop_reason(self) -> str | None:
+        return self.grader.stop_reason()
+
+    def close(self) -> None:  # the grader is closed once, by its owner, not by each sample
+        pass

@@ -1,0 +1,271 @@
+"""Judge variance, measured (issue 20, item 3): an LLM grader asked ``repeats=K`` times per pair against a local
+OpenAI-compatible server that answers each prompt from a seeded sequence; each sample is cached under its
+index; the reducer makes the pair's grade; every output shows the spread, the flaky cases and the judge's
+share of each run's variance; ``--exam-fail-under ...@MofK`` gates on verdicts holding in M of K samples."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import textwrap
+import threading
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.fake_openai_server import FakeOpenAIServer, Fault
+from tests.test_openai_plugin import BANK, openai_args
+
+pytest_plugins = ["pytester"]
+pytest.importorskip("openai")
+
+# Each passage says which grade the server answers on its n-th call for a prompt (SEQ=a,b,c); the
+# samples are asked one after the other, so call n of a prompt is its sample n.
+COLLECTION = """\
+id\ttext
+p1\tSEQ=5,5,5 a passage that answers everything
+p2\tSEQ=5,0,0 a passage the judge accepts once
+p3\tSEQ=0,5,5 a passage the judge accepts twice
+p4\tSEQ=0,0,0 an unrelated passage
+"""
+RUNS = {
+    "good.run": "q1 Q0 p1 1 2.0 good\nq2 Q0 p3 1 1.0 good\n",
+    "weak.run": "q1 Q0 p2 1 2.0 weak\nq2 Q0 p4 1 1.0 weak\n",
+}
+PAIRS = 6  # q1: {p1, p2} x {a, b}; q2: {p3, p4} x {c}
+
+
+class SequenceJudge:
+    """Answers the n-th call of a prompt with the n-th grade of its passage's SEQ; a prompt with
+    ``P=x`` instead answers 5 with probability x and 1 otherwise, drawn from a seeded generator."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.calls: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.seed = seed
+
+    def __call__(self, prompt: str) -> str:
+        with self.lock:
+            n = self.calls.get(prompt, 0)
+            self.calls[prompt] = n + 1
+        seq = re.search(r"SEQ=([0-9,]+)", prompt)
+        if seq:
+            grades = seq.group(1).split(",")
+            return grades[n % len(grades)]
+        p = re.search(r"P=([0-9.]+)", prompt)
+        assert p is not None, prompt
+        draw = random.Random(f"{self.seed}:{prompt}:{n}").random()
+        return "5" if draw < float(p.group(1)) else "1"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_client() -> None:
+    """The OpenAI client's lazily loaded transport imported before the first in-process pytester run
+    (tests/test_fallbacks.py says why)."""
+    from exam_harness.llm.backend import PromptParts
+    from exam_harness.llm.openai import OpenAIBackend
+
+    with FakeOpenAIServer(lambda prompt: "1") as srv:
+        srv.add_next_faults(Fault("slow", delay=5.0), Fault("drop"), Fault("status", status=429, retry_after="0"))
+        backend = OpenAIBackend("fake-model", base_url=srv.base_url, api_key="test", timeout=0.25,
+                                backoff_base=0.001, backoff_max=0.002)
+        answers = backend.generate([PromptParts("warm-up", "")], max_new_tokens=2)
+    assert [getattr(a, "text", None) for a in answers] == ["1"]
+
+
+@pytest.fixture
+def judge() -> SequenceJudge:
+    return SequenceJudge()
+
+
+@pytest.fixture
+def server(judge: SequenceJudge) -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(judge) as srv:
+        yield srv
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini(textwrap.dedent("""
+        [pytest]
+        exam_banks = banks
+        exam_runs = runs
+        exam_cache = .cache/grades.sqlite
+        exam_report_dir = reports
+        """))
+    (pytester.path / "banks").mkdir()
+    (pytester.path / "banks" / "exam.yaml").write_text(BANK)
+    runs = pytester.path / "runs"
+    runs.mkdir()
+    (runs / "collection.tsv").write_text(COLLECTION)
+    for name, text in RUNS.items():
+        (runs / name).write_text(text)
+    return pytester
+
+
+def args(server: FakeOpenAIServer, repeats: int, *extra: str) -> list[str]:
+    return openai_args(server, "temperature=1", f"repeats={repeats}", *extra)
+
+
+def _report(project: pytest.Pytester) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    return report
+
+
+def _runs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["run"]: r for r in report["judge_variance"]["runs"]}
+
+
+def test_samples_are_cached_by_index_and_reduced(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    two = project.runpytest(*args(server, 2))
+    assert server.count() == 2 * PAIRS
+    assert _report(project)["judge_variance"]["repeats"] == 2
+    three = project.runpytest(*args(server, 3))
+    assert server.count() == 3 * PAIRS  # K=3 after K=2 asks the third sample only
+    again = project.runpytest(*args(server, 3))
+    assert server.count() == 3 * PAIRS  # a rerun asks nothing
+    for result in (two, three, again):
+        assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()
+    report = _report(project)
+    assert report["cache"]["unique_pairs"] == 3 * PAIRS and report["cache"]["hits"] == 3 * PAIRS
+    # mean of (0, 5, 5) is 3 < tau 4: good's q2/c is missed; good covers q1 fully
+    means = {s["run"]: s["scores"][report["measures"][0]["name"]]["mean"] for s in report["systems"]}
+    assert means == {"good": 0.5, "weak": 0.0}
+    # majority of (0, 5, 5) is 5; of (5, 0, 0) is 0: the reducer decides, from the cache, nothing asked
+    project.runpytest(*args(server, 3, "reducer=majority"))
+    assert server.count() == 3 * PAIRS
+    majority = _report(project)
+    assert {s["run"]: s["scores"][majority["measures"][0]["name"]]["mean"] for s in majority["systems"]} == {
+        "good": 1.0, "weak": 0.0}
+    assert majority["judge_variance"]["reducer"] == "majority"
+
+
+def test_known_spread_flaky_cases_and_judge_share(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    result = project.runpytest(*args(server, 3), "--exam-markdown=summary.md", "--exam-html=html")
+    report = _report(project)
+    runs = _runs(report)
+    good, weak = runs["good"], runs["weak"]
+    # good: sample scores (q1 1, q2 0), (1, 1), (1, 1) -> 0.5, 1, 1: variance 1/12; reduced per-query
+    # covers 1 and 0 -> squared standard error 0.5 / 2 = 1/4; share (1/12) / (1/12 + 1/4) = 1/4
+    assert good["sample_scores"] == [0.5, 1.0, 1.0]
+    assert good["judge_variance"] == pytest.approx(1 / 12)
+    assert good["query_variance"] == pytest.approx(1 / 4)
+    assert good["judge_share"] == pytest.approx(0.25)
+    # weak: 0.5, 0, 0 (only its first sample accepts p2); reduced covers 0 and 0: all its variance is the judge's
+    assert weak["sample_scores"] == [0.5, 0.0, 0.0]
+    assert weak["judge_variance"] == pytest.approx(1 / 12) and weak["query_variance"] == 0
+    assert weak["judge_share"] == 1.0
+    assert good["cover_at_least"] == [1.0, 1.0, 0.5] and weak["cover_at_least"] == [0.5, 0.0, 0.0]
+    cases = {(c["run"], c["test_point_id"]): c for c in report["judge_variance"]["cases"]}
+    assert {key for key, c in cases.items() if c["flaky"]} == {("good", "q2/c"), ("weak", "q1/a"), ("weak", "q1/b")}
+    assert cases[("good", "q2/c")]["best_grades"] == [0, 5, 5] and cases[("good", "q2/c")]["answered_in"] == 2
+    assert cases[("good", "q1/a")]["best_grades"] == [5, 5, 5] and not cases[("good", "q1/a")]["flaky"]
+    assert (good["flaky"], weak["flaky"], good["cases"]) == (1, 2, 3)
+    # terminal, markdown and HTML say the same
+    result.stdout.fnmatch_lines([
+        "judge variance: 3 samples per pair, reduced by mean; 'good' 0.5000 (samples 0.5000, 1.0000, 1.0000), "
+        "judge share 25%, 1 of 3 cases flaky; 'weak' 0.0000 (samples 0.5000, 0.0000, 0.0000), judge share 100%, "
+        "2 of 3 cases flaky",
+        "  flaky good q2/c: answered in 2 of 3 samples (best grades 0, 5, 5)"])
+    markdown = (project.path / "summary.md").read_text()
+    assert "### Judge variance: 3 samples per pair, reduced by mean" in markdown
+    assert "| good | 0.5000 | 0.5000, 1.0000, 1.0000 | 0.08333 | 0.25000 | 25% | 1 of 3 | 1.0000 / 1.0000 / 0.5000 |" \
+        in markdown
+    assert "- **flaky** good q2/c: answered in 2 of 3, best grades 0, 5, 5" in markdown
+    html = (project.path / "html" / "index.html").read_text()
+    assert '<section id="judge-variance">' in html
+    assert '<tr class="flaky"><td>weak</td><td>q1/a</td><td>flaky</td><td>1 of 3</td><td>5, 0, 0</td></tr>' in html
+
+
+def test_m_of_k_gate_reads_back_from_junit(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    result = project.runpytest(*args(server, 3), "--junitxml=junit.xml", "--exam-fail-under=0.9@2of3",
+                               "--exam-fail-under=good=exam-cover:0.9@3of3", "--exam-fail-under=weak=0.5@1of3")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    root = ET.parse(project.path / "junit.xml").getroot()
+    gates = {c.get("name"): c.find("failure") is None for c in root.iter("testcase")
+             if c.get("classname") == "exam gates"}
+    # good holds 1.0 of its cover in 2 of 3 samples but 0.5 in 3 of 3; weak 0.5 in 1 of 3 and 0 in 2 of 3
+    # (a run's own threshold replaces the default one of the same measure and M of K only)
+    assert gates == {"exam-fail-under[good-exam-cover@2of3]": True, "exam-fail-under[good-exam-cover@3of3]": False,
+                     "exam-fail-under[weak-exam-cover@1of3]": True, "exam-fail-under[weak-exam-cover@2of3]": False}
+    result.stdout.fnmatch_lines([
+        "FAIL Required EXAM-Cover@20 with verdicts holding in 3 of 3 samples of 0.9 not reached by run 'good': 0.5000"])
+    verdict = _report(project)["verdict"]
+    assert sorted((g["run"], g["measure"], g["value"], g["passed"]) for g in verdict["gates"]
+                  if g["gate"] == "exam-fail-under") == [("good", "exam-cover@2of3", 1.0, True),
+                                                         ("good", "exam-cover@3of3", 0.5, False),
+                                                         ("weak", "exam-cover@1of3", 0.5, True),
+                                                         ("weak", "exam-cover@2of3", 0.0, False)]
+
+
+def test_m_of_k_gate_needs_as_many_samples(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    result = project.runpytest(*args(server, 2), "--junitxml=junit.xml", "--exam-fail-under=0.1@2of3")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["FAIL run 'good' cannot meet EXAM-Cover@20 with verdicts holding in 2 of 3 samples: "
+                                 "the judge was asked 2 samples per pair (grader option repeats=3 asks 3)"])
+    bad = project.runpytest(*args(server, 2), "--exam-fail-under=0.5@3of2")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--exam-fail-under @3of2 asks for verdicts holding in 3 of 2 samples; "
+                              "M of K needs 1 <= M <= K*"])
+
+
+def test_a_failed_sample_is_never_a_grade(project: pytest.Pytester, server: FakeOpenAIServer,
+                                          judge: SequenceJudge) -> None:
+    project.runpytest(*args(server, 1))  # sample 1 of every pair cached
+    server.add_faults("SEQ=5,5,5", *[Fault("status", status=500)] * 2)  # p1's pairs, once each
+    failed = project.runpytest(*args(server, 2, "max_retries=0"))
+    assert failed.ret != 0
+    report = _report(project)
+    assert report["cache"]["failures"] == 2  # p1's two pairs: their second sample failed
+    failed.stdout.fnmatch_lines(["*sample 2 of 2: *HTTP 500*"])
+    # the next session asks only the failed samples, and grades them
+    before = server.count()
+    project.runpytest(*args(server, 2, "max_retries=0"))
+    assert server.count() - before == 2
+    assert _report(project)["cache"]["failures"] == 0
+
+
+def test_repeats_need_sampling(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    result = project.runpytest(*openai_args(server, "repeats=3"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*repeats=3 needs temperature > 0*"])
+    assert server.count() == 0
+
+
+def test_seeded_distribution_share_matches_the_samples(project: pytest.Pytester, server: FakeOpenAIServer,
+                                                       judge: SequenceJudge) -> None:
+    """A judge that accepts each passage with probability P, seeded: the report's per-sample scores are the
+    scores of the answers the server gave, and a judge that always agrees (P=1 or 0) has no variance."""
+    bank = "queries:\n" + "".join(
+        f"  - id: q{i}\n    text: query {i}\n    questions:\n      - {{id: q{i}/a, text: question {i}}}\n"
+        for i in range(8))
+    (project.path / "banks" / "exam.yaml").write_text(bank)
+    probs = [0.5, 0.5, 0.5, 0.5, 1.0, 1.0, 0.0, 0.0]
+    rows = "".join(f"d{i}\tP={p} passage {i}\n" for i, p in enumerate(probs))
+    (project.path / "runs" / "collection.tsv").write_text("id\ttext\n" + rows)
+    (project.path / "runs" / "good.run").write_text("".join(f"q{i} Q0 d{i} 1 1.0 good\n" for i in range(8)))
+    (project.path / "runs" / "weak.run").write_text("".join(f"q{i} Q0 d{(i + 4) % 8} 1 1.0 weak\n"
+                                                            for i in range(8)))
+    project.runpytest(*args(server, 4))
+    runs = _runs(_report(project))
+    # the answers the seeded generator gave: sample s of a prompt is its s-th draw
+    expected: dict[str, list[float]] = {}
+    for run, shift in (("good", 0), ("weak", 4)):
+        per_sample = [0.0] * 4
+        for i in range(8):
+            d = (i + shift) % 8
+            prompt = next(r.prompt for r in server.requests if f"question {i}" in r.prompt and f"passage {d}" in r.prompt)
+            for s in range(4):
+                draw = random.Random(f"{judge.seed}:{prompt}:{s}").random()
+                per_sample[s] += (draw < probs[d]) / 8
+        expected[run] = per_sample
+    for run in ("good", "weak"):
+        assert runs[run]["sample_scores"] == pytest.approx(expected[run])
+        flips = sum(0 < c["answered_in"] < 4 for c in _report(project)["judge_variance"]["cases"] if c["run"] == run)
+        assert runs[run]["flaky"] == flips
+    # the four fair coins make some case flaky; the sure passages never are
+    cases = {(c["run"], c["query_id"]): c for c in _report(project)["judge_variance"]["cases"]}
+    assert all(not cases[("good", f"q{i}")]["flaky"] for i in range(4, 8))
