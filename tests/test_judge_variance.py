@@ -143,6 +143,28 @@ def test_samples_are_cached_by_index_and_reduced(project: pytest.Pytester, serve
     assert majority["judge_variance"]["reducer"] == "majority"
 
 
+def test_two_reducers_agree_per_case(project: pytest.Pytester, server: FakeOpenAIServer,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``analyze agreement --grades`` over the reports of two sessions: the same samples, reduced by mean and
+    by majority, compared case by case."""
+    from exam_harness.cli import main
+
+    project.runpytest(*args(server, 3))
+    mean = project.path / "mean.json"
+    mean.write_bytes((project.path / "reports" / "exam-report.json").read_bytes())
+    project.runpytest(*args(server, 3, "reducer=majority"))
+    out = project.path / "agreement.json"
+    assert main(["analyze", "agreement", "--grades", str(mean), "--grades",
+                 str(project.path / "reports" / "exam-report.json"), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    # mean: good 5, 5, 3 and weak 2, 2, 0; majority: good 5, 5, 5 and weak 0, 0, 0
+    assert result["unit"] == "case" and result["common"] == 6
+    assert result["confusion"]["3"]["5"] == 1 and result["confusion"]["2"]["0"] == 2
+    assert result["verdicts"] == {"1": {"1": 2, "0": 0}, "0": {"1": 1, "0": 3}}
+    assert result["verdict_kappa"] == pytest.approx((5 / 6 - (2 * 3 + 4 * 3) / 36) / (1 - (2 * 3 + 4 * 3) / 36))
+    assert server.count() == 3 * PAIRS
+
+
 def test_known_spread_flaky_cases_and_judge_share(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
     result = project.runpytest(*args(server, 3), "--exam-markdown=summary.md", "--exam-html=html")
     report = _report(project)

@@ -75,6 +75,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     from exam_harness.cli.evaluate import DEFAULT_MIN_ANSWERS, add_min_answers_argument
 
     add_min_answers_argument(agreement, default=DEFAULT_MIN_ANSWERS)
+    agreement.add_argument("--grades", action="append", type=Path, default=[], metavar="FILE",
+                           help="Instead of grades x judgments: the agreement of two graders, or two runs of one "
+                           "grader; give it twice (Workbench files with exam_grades, e.g. from evaluate "
+                           "--export-workbench, compared per (passage, test point); or two exam-report.json, "
+                           "compared per case by best grade). Run files are then not needed.")
+    for action in agreement._actions:  # the run files are optional beside --grades (checked in run)
+        if action.dest == "runs":
+            action.nargs = "*"
 
     impact = inner.add_parser(
         "edit-impact",
@@ -116,6 +124,11 @@ def run(args: argparse.Namespace) -> int:
 
     limit = _limit(args)
     options = options_from_cli(args, GROUPS)
+    if args.analysis == "agreement" and args.grades:
+        return _grader_agreement(args, options.min_grade)
+    if not args.runs:
+        raise ConfigError(f"analyze {args.analysis} needs RUN_FILE(s)"
+                          + (" (or --grades A --grades B)" if args.analysis == "agreement" else ""))
     graded = obtain_grades(args, options)
     view, outcome, plan = graded.view, graded.outcome, graded.plan
     if graded.inputs.redacted and not args.reveal:
@@ -181,6 +194,62 @@ def _agreement(
     if direct:
         payload["direct_agreement"] = [v.model_dump(mode="json") for v in direct]
     return payload
+
+
+def _grader_agreement(args: argparse.Namespace, min_grades: Sequence[int]) -> int:
+    """``analyze agreement --grades A --grades B``: two graders' (or two runs') grades against each other."""
+    from rich.console import Console
+
+    from exam_harness.analysis.grader_agreement import grader_agreement
+    from exam_harness.report.analysis_tables import grader_agreement_tables
+
+    if len(args.grades) != 2:
+        raise ConfigError(f"--grades compares two files; {len(args.grades)} given")
+    if args.runs or args.bank:
+        raise ConfigError("--grades compares two grade files by themselves; leave out RUN_FILE and --bank")
+    (a, unit_a, tau_a), (b, unit_b, tau_b) = (_grades_of(path) for path in args.grades)
+    if unit_a != unit_b:
+        raise ConfigError(f"--grades {args.grades[0]} holds {unit_a} grades and {args.grades[1]} {unit_b} grades; "
+                          "compare two Workbench files or two exam-report.json")
+    tau = min_grades[0] if min_grades else tau_a if tau_a is not None else tau_b if tau_b is not None else 4
+    result = grader_agreement(a, b, name_a=str(args.grades[0]), name_b=str(args.grades[1]), unit=unit_a,
+                              min_grade=tau)
+    if not result.common:
+        raise ConfigError(f"{args.grades[0]} and {args.grades[1]} grade no {unit_a} in common")
+    console = Console(highlight=False, markup=False)
+    for table in grader_agreement_tables(result):
+        console.print(table)
+    _write_json(args.json, result.model_dump(mode="json"))
+    return 0
+
+
+def _grades_of(path: Path) -> tuple[dict[Any, int], str, int | None]:
+    """(unit -> grade, unit kind, the file's tau if it says one) of a JSON report or a Workbench file."""
+    if path.suffix == ".json":
+        from exam_harness.io.report import read_report
+
+        report = read_report(path)
+        grades: dict[Any, int] = {(o.run, o.test_point_id): o.best_grade for o in report.outcomes
+                                  if o.best_grade is not None}
+        return grades, "case", report.settings.min_grade
+    from exam_harness.extensions import cli_registries
+    from exam_harness.grading import choose_grading_run
+    from exam_harness.inputs import ExamInputs, is_direct_id
+
+    registries = cli_registries()
+    data = ExamInputs(registries.bank_formats, registries.run_formats).load_runs([path])
+    try:
+        llm, prompt_class = choose_grading_run(data)
+    except ConfigError as exc:
+        raise ConfigError(f"--grades {path}: {exc}") from None
+    grades = {}
+    for pair, records in data.recorded.items():
+        if is_direct_id(pair[1]):
+            continue
+        grade = next((r.grade for r in records if r.llm == llm and r.prompt_class == prompt_class), None)
+        if grade is not None:
+            grades[pair] = grade
+    return grades, "pair", None
 
 
 def _without_secrets(graded: Graded) -> tuple[ExamView, GradingOutcome]:
