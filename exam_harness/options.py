@@ -293,9 +293,10 @@ class ExamOptions:
     fail_under: tuple[Threshold, ...] = declare(
         "fail-under", (), "Fail the session when a run's score is below a threshold: [RUN=][MEASURE:]VALUE, "
         "e.g. 0.5 (every run's EXAM-Cover), my-rag=0.6 (one run), nugget-f:0.3 or V_strict:0.4 (another measure; "
-        "A ... W_strict with TREC RAG nuggets); repeatable, "
+        "A ... W_strict with TREC RAG nuggets), 0.5@2of3 (EXAM-Cover of verdicts holding in 2 of the judge's 3 "
+        "samples, grader option repeats=3); repeatable, "
         "a run's own threshold replaces the default for that measure (default: no gate)",
-        parse_threshold, group=GATES, fronts=("pytest",), metavar="[RUN=][MEASURE:]X", many=True)
+        parse_threshold, group=GATES, fronts=("pytest",), metavar="[RUN=][MEASURE:]X[@MofK]", many=True)
     save: str | None = declare(
         "save", None, "Keep this session's report in the history folder as NNNN_NAME.json (default: not kept)",
         _save_name, group=GATES, fronts=("pytest",), metavar="NAME")
