@@ -176,11 +176,16 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
     """What grading would spend, computed without calling the grader."""
     from exam_harness.llm.estimate import estimate_requests
 
-    pending = pending_requests(grader, requests, cache)
-    cached = len(group_by_key(grader, requests, {})) * repeats_of(grader)[0] - len(pending)
+    repeats = repeats_of(grader)[0]
+    # per sample: the same prompt asked again is another call (estimate_requests counts one per distinct prompt)
+    samples = [pending_requests(SampleGrader(grader, i), requests, cache) for i in range(repeats)] if repeats > 1 \
+        else [pending_requests(grader, requests, cache)]
+    pending = [r for sample in samples for r in sample]
+    cached = len(group_by_key(grader, requests, {})) * repeats - len(pending)
     text = f"exam dry run: {len(requests)} pairs, {cached} cached; grader {grader.name!r} would be asked "
     try:
-        calls, tokens = estimate_requests(grader, pending)
+        estimates = [estimate_requests(grader, sample) for sample in samples]
+        calls, tokens = sum(c for c, _ in estimates), sum(t for _, t in estimates)
     except ConfigError:  # not an LLM grader: no prompts, so no tokens to count
         return text + f"{len(pending)} pairs (no prompts: not an LLM grader); nothing was graded"
     return text + f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens; nothing was sent"

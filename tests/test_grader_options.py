@@ -152,6 +152,10 @@ NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
         "retry_after_max": ("2", "how long to wait between retries"),
         "retry_after_limit": ("2", "when to give up waiting for a server that asks for too long"),
         "max_consecutive_failures": ("2", "when to stop asking a server that does not answer"),
+        # each sample is keyed on the grader's own identity plus its index (graders/repeats.py): sample 1 is the
+        # grade without repeats, and the reducer makes the pair's grade from cached samples
+        "repeats": ("3", "how many samples are asked; each is cached under its index"),
+        "reducer": ("min", "how cached samples make the pair's grade"),
     },
 }
 
@@ -208,7 +212,7 @@ BASE: dict[str, dict[str, str]] = {
     "recorded": {"llm": "flan-t5-large", "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"},
     "hf": {"model": "{causal}", "device": "cpu"},
     "qa": {"model": "{qa}", "device": "cpu"},
-    "openai": {"model": "gpt-test", "base_url": "http://localhost:9/v1"},
+    "openai": {"model": "gpt-test", "base_url": "http://localhost:9/v1", "temperature": "0.2"},  # repeats sample
 }
 
 

@@ -291,3 +291,48 @@ def test_seeded_distribution_share_matches_the_samples(project: pytest.Pytester,
     # the four fair coins make some case flaky; the sure passages never are
     cases = {(c["run"], c["query_id"]): c for c in _report(project)["judge_variance"]["cases"]}
     assert all(not cases[("good", f"q{i}")]["flaky"] for i in range(4, 8))
+
+
+def test_dry_run_counts_every_sample_not_cached(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    project.runpytest(*args(server, 1))
+    result = project.runpytest(*args(server, 3), "--exam-dry-run")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([f"*{PAIRS} pairs, {PAIRS} cached; *would be asked {2 * PAIRS} pairs in "
+                                 f"{2 * PAIRS} calls*"])
+    assert server.count() == PAIRS
+
+
+@pytest.mark.parametrize(("reducer", "samples", "grade"), [
+    ("mean", (3, 4), 4), ("mean", (0, 5, 5), 3), ("mean", (2, 3, 3, 2), 3),
+    ("median", (0, 5, 4), 4), ("median", (1, 5, 2, 4), 2),
+    ("majority", (5, 0, 0), 0), ("majority", (5, 4, 5, 4), 4), ("min", (5, 3, 4), 3),
+])
+def test_reducers(reducer: str, samples: tuple[int, ...], grade: int) -> None:
+    from exam_harness.graders.repeats import reduce_grades
+
+    assert reduce_grades(reducer, samples) == grade
+
+
+def test_sample_keys_extend_the_grader_s_own() -> None:
+    from exam_harness.graders.base import GraderConfig, GradingRequest
+    from exam_harness.graders.registry import default_registry
+    from exam_harness.graders.repeats import SampleGrader
+    from exam_harness.models import Passage, Query, TestPoint
+
+    def grader(repeats: int) -> Any:
+        return default_registry().create("openai", GraderConfig(options={
+            "model": "m", "base_url": "http://127.0.0.1:9/v1", "temperature": "1", "repeats": str(repeats),
+            "seed": "10"}))
+
+    one, three = grader(1), grader(3)
+    request = GradingRequest(Query(id="q", text="q"), TestPoint(id="q/1", query_id="q", kind="question", text="t"),
+                             Passage(id="p", text="x"))
+    assert one.spec().fingerprint() == three.spec().fingerprint()  # repeats leave the grader's identity
+    assert SampleGrader(three, 0).cache_payload(request) == one.cache_payload(request)
+    assert SampleGrader(three, 2).cache_payload(request) == {**one.cache_payload(request), "sample": 2}
+    seen: list[int] = []
+    three.grade_batch = lambda batch: seen.append(three.backend.seed) or []
+    SampleGrader(three, 2).grade_batch([])
+    assert seen == [12] and three.backend.seed == 10  # sample i sends seed + i, then the seed is back
+    one.close()
+    three.close()
