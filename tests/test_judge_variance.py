@@ -331,7 +331,12 @@ def test_sample_keys_extend_the_grader_s_own() -> None:
     assert SampleGrader(three, 0).cache_payload(request) == one.cache_payload(request)
     assert SampleGrader(three, 2).cache_payload(request) == {**one.cache_payload(request), "sample": 2}
     seen: list[int] = []
-    three.grade_batch = lambda batch: seen.append(three.backend.seed) or []
+
+    def record_seed(batch: object) -> list[object]:
+        seen.append(three.backend.seed)
+        return []
+
+    three.grade_batch = record_seed
     SampleGrader(three, 2).grade_batch([])
     assert seen == [12] and three.backend.seed == 10  # sample i sends seed + i, then the seed is back
     one.close()

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
 from exam_harness.measures.agreement import cohen_kappa, one_vs_rest
+
+Unit = TypeVar("Unit", bound=Hashable)
 
 
 def _finite(value: float) -> float | None:
@@ -49,7 +52,7 @@ class GraderAgreement(BaseModel):
     per_label: list[LabelAgreement] = Field(default_factory=list)
 
 
-def grader_agreement(a: Mapping[Hashable, int], b: Mapping[Hashable, int], *, name_a: str, name_b: str,
+def grader_agreement(a: Mapping[Unit, int], b: Mapping[Unit, int], *, name_a: str, name_b: str,
                      unit: str, min_grade: int) -> GraderAgreement:
     """The agreement of grades ``a`` and ``b`` (unit -> grade) over the units both hold."""
     common = [u for u in a if u in b]
