@@ -366,9 +366,10 @@ def _repeated_pass(
         grade = reduce_grades(reducer, samples)
         outcome.grades[pair] = grade
         outcome.samples[pair] = samples
-        # the answer of a sample that gave the pair's grade, else the first sample's
-        chosen = next((p for p in passes if p.grades[pair] == grade), first)
-        outcome.answers[pair] = chosen.answers.get(pair)
+        # every sample's answer where they differ: the reducer's grade may be none of theirs (the mean of 0, 5, 5)
+        said = list(dict.fromkeys(p.answers.get(pair) for p in passes))
+        outcome.answers[pair] = said[0] if len(said) == 1 else " | ".join(str(a) for a in
+                                                                           (p.answers.get(pair) for p in passes))
         rule = next((p.fallbacks[pair] for p in passes if pair in p.fallbacks), None)
         if rule is not None:  # a grade resting on a sample that a fallback rule read
             outcome.fallbacks[pair] = rule

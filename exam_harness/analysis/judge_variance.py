@@ -38,6 +38,18 @@ def judge_share(judge: float, query: float) -> float | None:
     return judge / total if total > 0 else None
 
 
+def case_samples(test_point: str, top: Sequence[str], samples: Mapping[Pair, tuple[int, ...]], repeats: int,
+                 min_grade: int) -> tuple[list[int | None], list[bool]]:
+    """One case over the K samples: the best grade of the run's top-k ``top`` in each sample (None: no
+    passage graded in every sample) and whether that sample answers the test point."""
+    best: list[int | None] = [None] * repeats
+    for pid in top:
+        grades = samples.get((pid, test_point))
+        if grades is not None:
+            best = [g if b is None or g > b else b for g, b in zip(grades, best)]
+    return best, [b is not None and b >= min_grade for b in best]
+
+
 def judge_variance(
     ctx: ScoringContext,
     banks: Sequence[QueryBank],
@@ -72,13 +84,7 @@ def judge_variance(
             covered = [0] * repeats
             answered_in: list[int] = []
             for tid in points:
-                best: list[int | None] = [None] * repeats
-                for pid in top:
-                    grades = samples.get((pid, tid))
-                    if grades is None:
-                        continue
-                    best = [g if b is None or g > b else b for g, b in zip(grades, best)]
-                answered = [b is not None and b >= min_grade for b in best]
+                best, answered = case_samples(tid, top, samples, repeats, min_grade)
                 count = sum(answered)
                 answered_in.append(count)
                 for s, yes in enumerate(answered):

@@ -146,7 +146,21 @@ class ExamCase(ExamItem):
         if result.best_passage is not None and not secret:
             answer = self._graded().grading.answers.get((result.best_passage, self.test_point.id))
         text = None if secret else self.test_point.text
-        return inputs.redact(describe(result, text=text, answer=answer))
+        held = self.judge_samples()
+        flaky = f"; flaky: answered in {held[0]} of {held[1]} judge samples" if held and 0 < held[0] < held[1] else ""
+        return inputs.redact(describe(result, text=text, answer=answer) + flaky)
+
+    def judge_samples(self) -> tuple[int, int] | None:
+        """(samples that answer this case, K) for a judge asked K times per pair (grader option repeats)."""
+        graded = self._graded()
+        grading = graded.grading
+        if grading.repeats <= 1:
+            return None
+        from exam_harness.analysis.judge_variance import case_samples
+
+        top = graded.top_k(setup_of(self.config).exam_inputs(self.config), self.run, self.bank.query.id)
+        _, answered = case_samples(self.test_point.id, top, grading.samples, grading.repeats, graded.plan.min_grade)
+        return sum(answered), grading.repeats
 
     def setup(self) -> None:
         system_failed(self)
@@ -165,6 +179,10 @@ class ExamCase(ExamItem):
         prop = setup_of(self.config).user_property
         self.user_properties += (prop("exam_best_grade", result.best_grade), prop("exam_passage", result.best_passage),
                                  prop("exam_min_grade", result.min_grade), prop("exam_outcome", result.outcome))
+        held = self.judge_samples()
+        if held is not None:  # a judge asked K times: in how many samples the case is answered, and if it flips
+            self.user_properties += (prop("exam_judge_samples", f"{held[0]}/{held[1]}"),
+                                     prop("exam_flaky", 0 < held[0] < held[1]))
         if result.outcome == "missed":
             raise ExamMissed(self.message(result))
         if result.outcome == "required-missed":
