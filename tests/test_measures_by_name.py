@@ -21,7 +21,7 @@ from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
 from exam_harness.report.schema import ExamReport, MeasureInfo
-from tests.helpers import CONFTEST, report_means
+from tests.helpers import CONFTEST, evaluation_boards, report_means
 
 pytest_plugins = ["pytester"]
 GOLDEN = Path(__file__).parent / "golden"
@@ -243,7 +243,7 @@ def test_evaluate_takes_builtin_and_trec_eval_names(tmp_path: Path, capsys: pyte
     assert code == 0, capsys.readouterr()
     document = json.loads(out.read_text())
     assert document["settings"]["measures"] == ["exam-cover@1", "ndcg@2", "mrr"]
-    boards = {(b["measure"], b.get("label")) for b in document["leaderboards"]}
+    boards = {(b["measure"], b.get("label")) for b in evaluation_boards(document)}
     assert {("exam-cover@1", None), ("ndcg@2", "max-grade"), ("mrr", "max-grade")} <= boards
     assert ("P@20", "max-grade") not in boards
 

@@ -64,6 +64,7 @@ def test_exam_cover_tracks_the_official_leaderboard(dl19: DL19Data) -> None:
     exam = leaderboard_correlation(exams, dl19.official)
     n_exam = leaderboard_correlation(n_exams, dl19.official)
     assert exam.n == 36 and exam.extra == ["UNH_exDL_bm25"]
+    assert exam.spearman is not None and exam.kendall is not None and n_exam.spearman is not None
     assert exam.spearman > 0.8 and exam.kendall > 0.6
     assert n_exam.spearman > 0.75
     assert all(0.0 <= exams[r] <= n_exams[r] <= 1.0 for r in exams)
@@ -78,6 +79,7 @@ def test_exam_qrels_track_the_official_leaderboard(dl19: DL19Data) -> None:
                    for m in ("ndcg@10", "P@20")} for run, pq in per_query.items()}
     ndcg = leaderboard_correlation({r: m["ndcg@10"] for r, m in means.items()}, dl19.official)
     prec = leaderboard_correlation({r: m["P@20"] for r, m in means.items()}, dl19.official)
+    assert ndcg.spearman is not None and prec.spearman is not None
     assert ndcg.spearman > 0.9
     assert prec.spearman > 0.85
 
