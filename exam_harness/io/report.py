@@ -73,6 +73,9 @@ def read_report(path: Path) -> ExamReport:
     except ValueError:  # an integer of more digits than Python converts
         raise number_too_long(path, None) from None
     written_as = raw.get("schema_version") if isinstance(raw, dict) else None
+    if isinstance(raw, dict) and raw.get("kind") == "evaluation":  # the other envelope of the one schema
+        raise InputError("an `exam-harness evaluate --json` document, not an exam report (exam-report.json)",
+                         path=path, field="kind", value="evaluation", expected="exam-report")
     check_values(raw, path)  # before migrating: the fields are named as the file writes them
     if isinstance(raw, dict):
         raw = migrate(raw)  # a kept report of schema 2.x reads as 3.0
