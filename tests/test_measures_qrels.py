@@ -12,7 +12,7 @@ import pytrec_eval
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.io.qrels import read_qrels, write_qrels
 from exam_harness.measures import ScoringContext, ScoringInput, TrecMeasure
-from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
+from exam_harness.measures.qrels import Qrels, QrelsCut, qrels_file_name, relevance_level
 from exam_harness.measures.trec import TrecName, parse_trec_name
 from exam_harness.measures.trec import trec_eval as evaluate
 
@@ -31,7 +31,7 @@ def qrels_labels(variant: str, min_grade: int, m: int = 2, judged: dict[str, lis
     queries = [q for q, tps in TEST_POINTS.items() if tps]
     ctx = ScoringContext(ScoringInput(queries=queries, test_points=TEST_POINTS, rankings={}, grades=GRADES,
                                       judged=judged))
-    return ctx.qrels(variant, min_grade, m, "judged", 20)
+    return ctx.qrels(QrelsCut(variant, min_grade, m, "judged", 20))
 
 
 def test_label_variants() -> None:

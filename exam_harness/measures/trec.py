@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.measures.base import Measure, PerQuery
-from exam_harness.measures.qrels import check_variant
+from exam_harness.measures.qrels import QrelsCut, check_variant
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
@@ -299,15 +299,17 @@ class TrecMeasure(Measure):
         return str(bound(self, "pool"))
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
-        return dict(ctx.trec_per_query(*self._qrels_args(), self.name))
+        return dict(ctx.trec_per_query(self.cut, self.name))
 
     def announce(self, ctx: ScoringContext) -> None:
         """Tell the context this measure is coming (one pytrec_eval pass per qrels for all of them)."""
-        ctx.want_trec(*self._qrels_args(), self.name)
+        ctx.want_trec(self.cut, self.name)
 
-    def _qrels_args(self) -> tuple[str, int, int, str, int]:
+    @property
+    def cut(self) -> QrelsCut:
+        """The qrels this (bound) measure reads."""
         from exam_harness.measures.exam import bound
 
         label = bound(self, "label")
         m = bound(self, "m") if label == "at-least-m" else 0
-        return label, bound(self, "min_grade"), m, bound(self, "pool"), bound(self, "k")
+        return QrelsCut(label, bound(self, "min_grade"), m, bound(self, "pool"), bound(self, "k"))
