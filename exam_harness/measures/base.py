@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from exam_harness.errors import ConfigError
 from exam_harness.measures.stats import mean_stderr
@@ -134,6 +134,14 @@ class Measure(abc.ABC):
             return cls(**values)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"measure {text!r}: {exc}") from None
+
+
+def family_of(base: type[M], name: str, family: str, doc: str) -> type[M]:
+    """A measure class that differs from ``base`` only in its printed ``family``: for measures one class
+    computes from a table keyed by family (the TREC RAG scores, the citation measures), one line each."""
+    made = type(name, (base,), {"family": family, "__doc__": doc, "__module__": base.__module__,
+                                "__qualname__": name})
+    return cast("type[M]", dataclass(frozen=True)(made))
 
 
 def _show(value: object) -> str:
