@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.errors import ConfigError, InputError
-from exam_harness.measures.base import Measure, PerQuery
+from exam_harness.measures.base import Measure, PerQuery, bound
 from exam_harness.measures.qrels import QrelsCut, check_variant
 
 if TYPE_CHECKING:
@@ -293,11 +293,6 @@ class TrecMeasure(Measure):
         except InputError as exc:
             raise ConfigError(f"measure {text!r}: {exc}") from None
 
-    def pool_read(self) -> str | None:
-        from exam_harness.measures.exam import bound
-
-        return str(bound(self, "pool"))
-
     def compute(self, ctx: ScoringContext) -> PerQuery:
         return dict(ctx.trec_per_query(self.cut, self.name))
 
@@ -308,8 +303,6 @@ class TrecMeasure(Measure):
     @property
     def cut(self) -> QrelsCut:
         """The qrels this (bound) measure reads."""
-        from exam_harness.measures.exam import bound
-
         label = bound(self, "label")
         m = bound(self, "m") if label == "at-least-m" else 0
         return QrelsCut(label, bound(self, "min_grade"), m, bound(self, "pool"), bound(self, "k"))

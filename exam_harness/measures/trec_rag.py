@@ -31,8 +31,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.answers import word_count
-from exam_harness.measures.base import Bindings, Measure, PerQuery, family_of
-from exam_harness.measures.exam import bound
+from exam_harness.measures.base import Bindings, Measure, PerQuery, bound, family_of
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
