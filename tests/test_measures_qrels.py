@@ -56,6 +56,16 @@ def test_label_errors() -> None:
     assert qrels_labels("count", 3, judged={"q2": ["z2"]}) == {"q1": {}, "q2": {"z2": 0}}
 
 
+def test_qrels_cut_names_one_qrels() -> None:
+    # m shapes only at-least-m labels, and max-grade labels are the same at every tau: such cuts share qrels
+    assert QrelsCut("count", 3, 2, "judged", 20) == QrelsCut("count", 3, 5, "judged", 20)
+    assert QrelsCut("at-least-m", 3, 2, "judged", 20) != QrelsCut("at-least-m", 3, 5, "judged", 20)
+    assert QrelsCut("max-grade", 3, 2, "judged", 20).labels == QrelsCut("max-grade", 4, 0, "judged", 20).labels
+    assert QrelsCut("count", 3, 2, "judged", 20).labels != QrelsCut("count", 4, 2, "judged", 20).labels
+    assert QrelsCut("max-grade", 4, 2, "top-k", 20).relevance_level == 4
+    assert QrelsCut("count", 4, 2, "top-k", 20).relevance_level == 1
+
+
 def test_relevance_level() -> None:
     assert relevance_level("max-grade", 4) == 4
     assert relevance_level("count", 4) == 1
