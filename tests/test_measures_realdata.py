@@ -14,7 +14,7 @@ from exam_harness.io.qrels import read_qrels, write_qrels
 from exam_harness.measures import ExamCover, NExam, ScoringContext, ScoringInput, score
 from exam_harness.measures.agreement import binarised, cohen_kappa, grade_judgment_table
 from exam_harness.measures.correlation import leaderboard_correlation
-from exam_harness.measures.qrels import relevance_level
+from exam_harness.measures.qrels import QrelsCut, relevance_level
 from exam_harness.measures.trec import trec_eval
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -73,7 +73,7 @@ def test_exam_cover_tracks_the_official_leaderboard(dl19: DL19Data) -> None:
 def test_exam_qrels_track_the_official_leaderboard(dl19: DL19Data) -> None:
     exam_input = ScoringInput(queries=list(dl19.test_points), test_points=dl19.test_points, rankings=dl19.rankings,
                               grades=dl19.grades, judged={q: list(dl19.judgments[q]) for q in dl19.test_points})
-    qrels = ScoringContext(exam_input).qrels("max-grade", 4, 2, "judged", 20)
+    qrels = ScoringContext(exam_input).qrels(QrelsCut("max-grade", 4, 2, "judged", 20))
     per_query = trec_eval(qrels, dl19.rankings, ["ndcg@10", "P@20"], relevance_level=relevance_level("max-grade", 4))
     means = {run: {m: sum(pq.get(q, {}).get(m, 0.0) for q in dl19.test_points) / len(dl19.test_points)
                    for m in ("ndcg@10", "P@20")} for run, pq in per_query.items()}

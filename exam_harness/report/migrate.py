@@ -94,12 +94,7 @@ def _system_scores(system: dict[str, Any], cover: Measure, n_exam: Measure, nugg
     nugget_f = system.pop("nugget_f", None)
     if nugget_f is not None:
         scores[str(nugget)] = nugget_f
-    by_label = system.pop("qrels_measures", {}) or {}
-    for (label, name), measure in trec.items():
-        score = by_label.get(label, {}).get(name) if isinstance(by_label, dict) else None
-        if score is not None:
-            scores[str(measure)] = score
-    return scores
+    return _trec_scores(scores, system, trec)
 
 
 def _query_scores(row: dict[str, Any], cover: Measure, n_exam: Measure, nugget: Measure,
@@ -108,7 +103,13 @@ def _query_scores(row: dict[str, Any], cover: Measure, n_exam: Measure, nugget: 
     for measure, value in ((n_exam, row.pop("n_exam_cover", None)), (nugget, row.pop("nugget_f", None))):
         if value is not None:
             scores[str(measure)] = value
-    by_label = row.pop("qrels_measures", {}) or {}
+    return _trec_scores(scores, row, trec)
+
+
+def _trec_scores(scores: dict[str, Any], entry: dict[str, Any],
+                 trec: dict[tuple[str, str], TrecMeasure]) -> dict[str, Any]:
+    """``scores`` with the trec measures of an entry's ``qrels_measures`` (label -> name -> value) added."""
+    by_label = entry.pop("qrels_measures", {}) or {}
     for (label, name), measure in trec.items():
         value = by_label.get(label, {}).get(name) if isinstance(by_label, dict) else None
         if value is not None:
