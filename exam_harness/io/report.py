@@ -139,7 +139,7 @@ def check_values(raw: Any, path: Path) -> None:
             todo.extend(reversed([((*where, i), v) for i, v in enumerate(value)]))
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             field = ".".join(str(x) for x in where)
-            if not math.isfinite(value):
+            if isinstance(value, float) and not math.isfinite(value):  # an int is finite (and may not fit a float)
                 raise InputError("a report's numbers are finite", path=path, field=field, value=value,
                                  expected="a finite number (not NaN or infinity)")
             if value < 0:
