@@ -67,6 +67,7 @@ from pydantic import ValidationError
 
 from exam_harness.errors import ConfigError
 from exam_harness.io import limits
+from exam_harness.llm.cost import grade_tokens
 from exam_harness.models import MAX_GRADE, Grade
 
 SCHEMA_VERSION = 3
@@ -139,6 +140,8 @@ class CachedGrade(NamedTuple):
     grade: int
     answer: str | None  # the extracted answer, else the raw response; None when not asked for
     fallback: str | None = None  # the fallback rule that read the grade (Grade.fallback)
+    # (prompt, completion) tokens the grade cost when made (an LLM grade's details); asked for with tokens=True
+    tokens: tuple[float, float] | None = None
 
 
 def print_notice(message: str) -> None:
@@ -317,23 +320,28 @@ class GradeCache:
     # -- lookups ---------------------------------------------------------------------------------
 
     def get_grades(
-        self, keys: Iterable[str], *, max_grade: int = MAX_GRADE, answers: bool = True
+        self, keys: Iterable[str], *, max_grade: int = MAX_GRADE, answers: bool = True, tokens: bool = False
     ) -> dict[str, CachedGrade]:
-        """Grade (and, with ``answers``, answer text) of every key found: the lean lookup of a warm run,
-        which reads two columns and builds no Grade. Unsound rows are misses, counted in ``damaged``."""
+        """Grade (and, with ``answers``, answer text; with ``tokens``, the tokens it cost) of every key
+        found: the lean lookup of a warm run, which reads a few columns and builds no Grade. Unsound rows
+        are misses, counted in ``damaged``."""
         if self._schema < SCHEMA_VERSION:  # a read-only older file: its fallback flags are read row by row
             full = self.get_many(keys, max_grade=max_grade)
-            return {key: CachedGrade(g.grade, _answer_of(g) if answers else None, g.fallback)
+            return {key: CachedGrade(g.grade, _answer_of(g) if answers else None, g.fallback,
+                                     grade_tokens(g.details) if tokens else None)
                     for key, g in full.items()}
         answer = "coalesce(extracted_answer, raw_response)" if answers else "NULL"
         wanted = _digests(keys)
         found: dict[str, CachedGrade] = {}
-        # the flag is read only from a sound row (CASE: json_extract raises on a record that is not JSON)
-        columns = f"{_SOUND_ROW} AS sound, grade, {answer}, CASE WHEN json_valid(record) AND json_type(record) = " \
-                  "'object' THEN json_extract(record, '$.fallback') END"
-        for stored, sound, grade, text, fallback in self._rows(wanted, columns, [max_grade]):
+        # JSON is read only from a sound row (CASE: json_extract raises on a record that is not JSON)
+        record = "CASE WHEN json_valid(record) AND json_type(record) = 'object' THEN json_extract(record, '$.{}') END"
+        counts = [record.format(f"details.{name}") for name in ("prompt_tokens", "completion_tokens", "shared_by")]
+        columns = ", ".join([f"{_SOUND_ROW} AS sound, grade, {answer}", record.format("fallback"),
+                             *(counts if tokens else ["NULL"] * 3)])
+        for stored, sound, grade, text, fallback, *count in self._rows(wanted, columns, [max_grade]):
             if sound:
-                found[wanted[stored]] = CachedGrade(grade, text, fallback)
+                spent = grade_tokens(dict(zip(("prompt_tokens", "completion_tokens", "shared_by"), count)))
+                found[wanted[stored]] = CachedGrade(grade, text, fallback, spent)
             else:
                 self.damaged += 1
         return found

@@ -101,6 +101,36 @@ class CacheSummary(_Model):
         return self.hits / self.unique_pairs if self.unique_pairs else 1.0
 
 
+class TokenCount(_Model):
+    """Tokens spent (or that cached grades cost when made), and their cost when prices are given."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int | None = None  # calls sent, retries included (this session only)
+    cost: float | None = None  # at the grader's prices per 1,000 tokens; None without prices
+
+
+class RunTokens(_Model):
+    """The tokens of the grades of one run's top-k pairs, cached or not (shared pairs count for each run)."""
+
+    run: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None = None
+
+
+class CostSummary(_Model):
+    """An LLM grader's tokens and cost (docs/cost.md); the report has none for other graders."""
+
+    session: TokenCount  # what this session spent
+    cached: TokenCount  # what the cached grades it used cost when they were made
+    runs: list[RunTokens] = Field(default_factory=list)
+    price_prompt: float | None = None  # per 1,000 tokens
+    price_completion: float | None = None
+    max_cost: float | None = None
+    stopped: str | None = None  # why grading stopped at max_cost, with the pairs left ungraded
+
+
 class QrelsFile(_Model):
     """A qrels file written beside the report; ``relevance_level`` binarises its labels for trec_eval."""
 
@@ -209,6 +239,8 @@ class ExamReport(_Model):
     trec_rag: list[RagAssignments] = Field(default_factory=list)
     # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
     verdict: Verdict | None = None
+    # an LLM grader's tokens and cost, this session's and per run (None for other graders; docs/cost.md)
+    cost: CostSummary | None = None
 
     @property
     def incomplete_cause(self) -> str:
