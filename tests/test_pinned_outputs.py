@@ -15,7 +15,8 @@ tied scores move (MRR up to 0.0116, nDCG@10 up to 0.0015); with --tie-order rank
 earlier golden file to 1e-12 (checked when the default changed); schema 2.1 added the session's
 verdict and each run's count of grades read by a fallback rule (keys only; every value equal); and the
 example report became schema 3.0 (scores keyed by measure name): the 2.0 golden, read through
-report/migrate.py, equals it to 1e-12.
+report/migrate.py, equals it to 1e-12; the report gained ``cost`` (an LLM grader's tokens and cost,
+docs/cost.md; null for the embedding grader: the key only, added to the pinned file by hand).
 """
 
 from __future__ import annotations
