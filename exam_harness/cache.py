@@ -19,7 +19,9 @@ What the cache holds (schema 3): one row per graded pair in the table ``grades``
   grader, the cosine of the ``embedding`` grader, the published answer of the ``recorded`` grader;
   nothing for the ``answer-key`` grader.
 * ``record``: the rest of the :class:`~exam_harness.models.Grade` as JSON: the grader's name, the
-  grade probabilities and the details (model, prompt class and token counts of LLM graders, scores of
+  grade probabilities and the details (model, prompt class and token counts of LLM graders, whose
+  ``prompt_tokens``, ``completion_tokens`` and ``shared_by`` a rerun reads to report what its cached
+  grades cost (:mod:`exam_harness.llm.cost`; no schema change: details were always free-form), scores of
   the ``qa`` grader, the cosine of the ``embedding`` grader, a keyed fingerprint of the matched gold
   answer of the ``answer-key`` grader, never the answer itself) and, for a grade that a fallback rule
   read from an answer holding none, the rule (``fallback``, e.g. ``"other text -> 1"``).

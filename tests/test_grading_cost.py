@@ -289,3 +289,57 @@ def test_dry_run_prints_tokens_and_cost(project: pytest.Pytester, server: Seeded
                       r"\(max_cost \$5\.00\); nothing was sent$", line)
     assert found, line
     assert float(found[2]) == pytest.approx((int(found[1]) * 0.5 + 192 * 2) / 1000, abs=0.005)
+
+
+def test_evaluate_prints_and_writes_the_session_tokens_and_cost(
+    server: SeededServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from exam_harness.cli import main
+    from tests.helpers import KEYWORD_BANK, write_bank, write_exam
+
+    runs, _official = write_exam(tmp_path / "data")
+    bank = write_bank(tmp_path / "kw.jsonl", KEYWORD_BANK)
+    args = ["evaluate", str(runs), "--bank", str(bank), "--grader", "openai", "--cache", str(tmp_path / "c.sqlite"),
+            "--k", "2", "--measures", "P@2", "--json", str(tmp_path / "lb.json"), "--bootstrap", "0", "--no-progress"]
+    for key, value in grader_options(server, **PRICES).items():
+        args += ["--grader-option", f"{key}={value}"]
+    main(args)  # pairs the seeded grades leave uncovered do not matter here
+    spent = server.spent()
+    assert spent.calls > 0
+    assert (f"grading cost: this session {spent.prompt_tokens:,} prompt + {spent.completion_tokens:,} completion "
+            "tokens") in capsys.readouterr().out
+    cost = json.loads((tmp_path / "lb.json").read_text())["grading"]["cost"]
+    assert (cost["session"]["prompt_tokens"], cost["session"]["completion_tokens"]) == (
+        spent.prompt_tokens, spent.completion_tokens)
+    assert cost["runs"] == [] and cost["session"]["cost"] == pytest.approx(
+        (spent.prompt_tokens * 0.5 + spent.completion_tokens * 2) / 1000, abs=1e-6)
+
+
+def test_a_call_that_makes_several_grades_is_shared_among_them(tmp_path: Path) -> None:
+    """Nugget assignment asks about every nugget of a passage in one call: each grade keeps the call's
+    tokens with ``shared_by``, so the grades' shares add up to the call and the cached figures of a
+    rerun equal what the session spent."""
+
+    def labels(prompt: str) -> str:
+        rng = random.Random(prompt.count("NUG#"))
+        return json.dumps([rng.choice(["support", "partial_support", "not_support"]) for _ in range(prompt.count("NUG#"))])
+
+    query = Query(id="q", text="battery storage")
+    nuggets = [TestPoint(id=f"q/{i}", query_id="q", kind="nugget", text=f"NUG#{i} stores energy") for i in range(3)]
+    pool = [GradingRequest(query, tp, Passage(id=pid, text=f"passage {pid} on cells")) for pid in ("a", "b")
+            for tp in nuggets]
+    with SeededServer() as srv:
+        srv.responder = labels
+        options = {**PRICES, "prompt": "nugget-assignment"}
+        cache = GradeCache(tmp_path / "grades.sqlite")
+        outcome = run_grading_pass(make_grader(srv, **options), pool, cache)
+        spent = srv.spent()
+        assert spent.calls == 2 and outcome.graded == 6  # one call per passage, three grades each
+        assert outcome.cost is not None
+        assert sum(p for p, _ in outcome.cost.pair_tokens.values()) == pytest.approx(spent.prompt_tokens)
+        assert sum(c for _, c in outcome.cost.pair_tokens.values()) == pytest.approx(spent.completion_tokens)
+        again = run_grading_pass(make_grader(srv, **options), pool, cache)
+        assert again.cost is not None and again.cost.session.total == 0
+        assert again.cost.cached.prompt_tokens == pytest.approx(spent.prompt_tokens)
+        assert again.cost.cached.completion_tokens == pytest.approx(spent.completion_tokens)
+        cache.close()

@@ -48,7 +48,11 @@ def _figures(count: TokenCount | RunTokens) -> str:
 def cost_lines(report: ExamReport) -> list[str]:
     """The terminal's and markdown's lines: this session's tokens and cost, the cached grades', the
     budget, and each run's; then why grading stopped at ``max_cost``, if it did."""
-    c = report.cost
+    return summary_lines(report.cost)
+
+
+def summary_lines(c: CostSummary | None) -> list[str]:
+    """:func:`cost_lines` of a cost section (also ``exam-harness evaluate``'s, which has no per-run figures)."""
     if c is None:
         return []
     calls = f" in {c.session.calls:,} calls" if c.session.calls else ""

@@ -57,6 +57,8 @@ from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
+from exam_harness.report.cost import cost_summary
+from exam_harness.report.schema import CostSummary
 
 
 class CorrelationResult(BaseModel):
@@ -178,6 +180,7 @@ class GradingSummary(BaseModel):
     failures: int = 0
     seconds: float = 0.0
     failure_examples: list[str] = Field(default_factory=list)
+    cost: CostSummary | None = None  # an LLM grader's tokens and cost (docs/cost.md); left out of the JSON when None
 
 
 _OPTIONAL_BOARD_KEYS = ("label", "relevance_level", "correlation", "significance", "per_query")
@@ -210,6 +213,8 @@ class EvaluationResult(BaseModel):
             for key in _OPTIONAL_BOARD_KEYS:
                 if board.get(key) is None:
                     board.pop(key, None)
+        if doc.get("grading") and doc["grading"].get("cost") is None:
+            doc["grading"].pop("cost", None)
         return {key: value for key, value in doc.items() if value is not None}
 
     def write_json(self, path: str | Path) -> Path:
@@ -229,6 +234,7 @@ def grading_summary(outcome: GradingOutcome, spec: GraderSpec) -> GradingSummary
         source=outcome.source, grader=grader, pairs=outcome.pairs, unique_pairs=outcome.unique,
         cache_hits=outcome.cache_hits, graded=outcome.graded, failures=len(outcome.failures),
         seconds=round(outcome.seconds, 3), failure_examples=examples,
+        cost=cost_summary(outcome.cost, {}, [], 0),  # no per-run figures here: the tokens of the session
     )
 
 

@@ -19,6 +19,7 @@ from rich.text import Text
 from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.report.analysis_tables import agreement_renderables
+from exam_harness.report.cost import summary_lines
 from exam_harness.report.evaluation import (
     OFFICIAL_QRELS_SOURCE,
     EvaluationResult,
@@ -59,6 +60,7 @@ def summary_line(result: EvaluationResult) -> str:
         extra = f", {g.cache_hits:,} from cache, {g.graded:,} graded in {g.seconds:.1f}s" if graded else ""
         fail = f", {g.failures:,} without grade" if g.failures else ""
         parts.append(f"grades: {desc} ({g.unique_pairs:,} pairs{extra}{fail})")
+        parts.extend(summary_lines(g.cost))  # an LLM grader's tokens and cost (docs/cost.md)
     return "; ".join(parts)
 
 
