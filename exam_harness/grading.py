@@ -355,9 +355,9 @@ def _stop_at_budget(meter: Meter, outcome: GradingOutcome, by_key: Mapping[str, 
     """Grading stops at ``max_cost``: the pairs not graded are failures, the outcome says why."""
     assert outcome.cost is not None and meter.max_cost is not None
     spent = outcome.cost.cost(meter.used() - used_before) or 0.0
-    reason = (f"max_cost {money(meter.max_cost)} reached: {money(spent)} spent, and the next pairs could cost more "
-              "than is left")
-    outcome.cost.stopped = f"grading stopped at {reason}; {len(left)} pairs were not graded (raise max_cost to grade " \
+    reason = meter.closed or (f"max_cost {money(meter.max_cost)} reached: {money(spent)} spent, and the next pairs "
+                              "could cost more than is left")
+    outcome.cost.stopped = f"grading stopped: {reason}; {len(left)} pairs were not graded (raise max_cost to grade " \
                            "them: the grades made are cached)"
     outcome.cost.not_graded = len(left)
     for key in left:

@@ -273,7 +273,7 @@ def test_max_cost_through_pytest_fails_the_session_with_the_grades_kept(
     cost = report_cost(project)
     assert cost["session"]["cost"] <= 0.5 and cost["max_cost"] == 0.5
     assert f"{6 - graded} pairs were not graded" in cost["stopped"]
-    result.stdout.fnmatch_lines(["max_cost: grading stopped at max_cost $0.5000 reached*"])
+    result.stdout.fnmatch_lines(["max_cost: grading stopped: max_cost $0.5000 reached: $0.* spent*"])
     # The next session grades only what is left.
     again = project.runpytest(*pytest_args(server, **PRICES))
     assert again.ret == 0, again.stdout.str()
@@ -343,3 +343,12 @@ def test_a_call_that_makes_several_grades_is_shared_among_them(tmp_path: Path) -
         assert again.cost.cached.prompt_tokens == pytest.approx(spent.prompt_tokens)
         assert again.cost.cached.completion_tokens == pytest.approx(spent.completion_tokens)
         cache.close()
+
+
+def test_under_xdist_only_the_controller_spends_the_budget(project: pytest.Pytester, server: SeededServer) -> None:
+    pytest.importorskip("xdist")
+    result = project.runpytest(*pytest_args(server, **PRICES, max_cost="0.5"), "-n", "2")
+    assert result.ret == 1, result.stdout.str()
+    spent = server.spent()
+    assert 0 < spent.calls < 6  # the workers did not grade what the controller left
+    assert Prices(0.5, 2.0).cost(spent) <= 0.5

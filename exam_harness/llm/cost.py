@@ -164,6 +164,8 @@ class Meter:
         self.prices = prices
         self.max_cost = max_cost
         self.answer_tokens = answer_tokens  # the bound of one call's completion
+        # why this process may spend nothing at all (an xdist worker: the controller holds the budget)
+        self.closed: str | None = None
 
     def used(self) -> TokenUsage:
         return backend_usage(self.backend)
@@ -182,6 +184,8 @@ class Meter:
         without a budget; else the longest prefix whose bound fits (found by bisection)."""
         if self.max_cost is None or not requests:
             return len(requests)
+        if self.closed is not None:
+            return 0
         left = self.max_cost - spent
         if self.bound(requests)[2] <= left:
             return len(requests)
