@@ -315,8 +315,9 @@ def run_grading_pass(
                 if isinstance(result, Grade):
                     new[key] = result
                     tokens = grade_tokens(result.details) if cost is not None else None
-                    if cost is not None and tokens is not None:
+                    if meter is not None and cost is not None and tokens is not None:
                         cost.pair_tokens.update(((r.passage.id, r.test_point.id), tokens) for r in by_key[key])
+                        meter.note(tokens)
             store.add(new)
             outcome.graded += len(new)
             if on_progress is not None:

@@ -352,3 +352,31 @@ def test_under_xdist_only_the_controller_spends_the_budget(project: pytest.Pytes
     spent = server.spent()
     assert 0 < spent.calls < 6  # the workers did not grade what the controller left
     assert Prices(0.5, 2.0).cost(spent) <= 0.5
+
+
+def test_a_backend_without_counters_is_counted_from_its_grades() -> None:
+    """A third party's backend keeps no ``stats``: the session's figures are the tokens its grades keep."""
+    from exam_harness.graders.llm import LLMGrader
+    from exam_harness.llm.backend import Generation, PromptParts
+
+    class Plain:
+        model_id: str = "plain"
+        revision: str | None = None
+
+        def settings(self) -> dict[str, Any]:
+            return {}
+
+        def generate(self, prompts: Any, *, max_new_tokens: int, rating_scale: int | None = None) -> list[Any]:
+            return [Generation("4", prompt_tokens=len(p.text) // 4, completion_tokens=1) for p in prompts]
+
+        def count_tokens(self, text: str) -> int:
+            return len(text) // 4
+
+        def close(self) -> None: ...
+
+    grader = LLMGrader(Plain(), prices=Prices(1.0, 1.0), max_cost=1000.0)
+    outcome = run_grading_pass(grader, requests(3), GradeCache(None))
+    assert outcome.cost is not None and outcome.graded == 3
+    prompts = [grader.prompt_for(r) for r in requests(3)]
+    assert outcome.cost.session.prompt_tokens == sum(len(p.text) // 4 for p in prompts if isinstance(p, PromptParts))
+    assert outcome.cost.session.completion_tokens == 3

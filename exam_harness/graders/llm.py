@@ -643,6 +643,7 @@ def cost_settings(grader: str, values: dict[str, Any]) -> dict[str, Any]:
     return {"prices": prices_from(values.get("price_prompt"), values.get("price_completion"), max_cost, grader),
             "max_cost": max_cost}
 
+
 LLM_OPTIONS: tuple[GraderOption, ...] = (
     GraderOption("prompt", "self-rating", "prompt mode: " + ", ".join(MODES) + ", or custom:PATH "
                  "(default: self-rating)", text),

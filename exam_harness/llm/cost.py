@@ -52,10 +52,6 @@ class TokenUsage:
     def total(self) -> float:
         return self.prompt_tokens + self.completion_tokens
 
-    def describe(self) -> str:
-        return (f"{round(self.prompt_tokens):,} prompt + {round(self.completion_tokens):,} completion tokens"
-                f"{f' in {self.calls:,} calls' if self.calls else ''}")
-
 
 @dataclass(frozen=True)
 class Prices:
@@ -131,19 +127,6 @@ class GradingCost:
                 out.completion_tokens += tokens[1]
         return out
 
-    def summary(self) -> str:
-        """One line: this session's tokens and cost, the cached grades', the budget's stop."""
-        text = f"grading cost: this session {self.session.describe()}"
-        cost = self.cost(self.session)
-        if cost is not None:
-            text += f" = {money(cost)}"
-        if self.max_cost is not None:
-            text += f" (max_cost {money(self.max_cost)})"
-        if self.cached.total:
-            cached = self.cost(self.cached)
-            text += f"; cached grades {self.cached.describe()}" + (f" = {money(cached)}" if cached is not None else "")
-        return text
-
 
 def merged_cost(first: GradingCost | None, second: GradingCost | None) -> GradingCost | None:
     """Two passes' figures as one (an xdist worker grades bank by bank)."""
@@ -166,9 +149,19 @@ class Meter:
         self.answer_tokens = answer_tokens  # the bound of one call's completion
         # why this process may spend nothing at all (an xdist worker: the controller holds the budget)
         self.closed: str | None = None
+        # a backend without counters (a third party's): the tokens its new grades keep, noted by the pass
+        self.counts = getattr(backend, "stats", None) is not None
+        self.noted = TokenUsage()
 
     def used(self) -> TokenUsage:
-        return backend_usage(self.backend)
+        """What the backend has spent in its lifetime: its counters, else the tokens its grades noted."""
+        return backend_usage(self.backend) if self.counts else TokenUsage(**vars(self.noted))
+
+    def note(self, tokens: tuple[float, float]) -> None:
+        """A new grade's tokens, for a backend that keeps no counters of its own."""
+        if not self.counts:
+            self.noted.prompt_tokens += tokens[0]
+            self.noted.completion_tokens += tokens[1]
 
     def bound(self, requests: Sequence[GradingRequest]) -> tuple[int, int, float]:
         """``(calls, prompt tokens, cost)`` that grading ``requests`` may spend, by the dry run's estimate
