@@ -380,3 +380,15 @@ def test_a_backend_without_counters_is_counted_from_its_grades() -> None:
     prompts = [grader.prompt_for(r) for r in requests(3)]
     assert outcome.cost.session.prompt_tokens == sum(len(p.text) // 4 for p in prompts if isinstance(p, PromptParts))
     assert outcome.cost.session.completion_tokens == 3
+
+
+def test_a_kept_report_of_schema_3_1_reads_in_3_2_without_cost(tmp_path: Path) -> None:
+    from exam_harness.io.report import read_report
+
+    pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
+    pinned.pop("cost")
+    kept = tmp_path / "exam-report.json"
+    kept.write_text(json.dumps({**pinned, "schema_version": "3.1", "tool_version": "0.1.0",
+                                "created": "2026-11-23T00:00:00+00:00"}))
+    report = read_report(kept)
+    assert report.schema_version == "3.1" and report.cost is None

@@ -255,7 +255,7 @@ def test_a_kept_report_of_schema_2_reads_as_3() -> None:
     old = read_report(GOLDEN / "exam-report-2.0.json")  # the golden report as schema 2.0 wrote it
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())  # pinned without the volatile fields
     new = ExamReport.model_validate({**pinned, "tool_version": "0.1.0", "created": "2026-11-23T00:00:00+00:00"})
-    assert old.schema_version == new.schema_version == "3.1"
+    assert old.schema_version == new.schema_version == "3.2"
     # a 2.0 report holds no session verdict (2.1 added it): everything else, ids included, reads as today's
     assert old.verdict is None
     volatile = {"tool_version", "created", "verdict"}

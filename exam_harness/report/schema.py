@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "3.1"
+SCHEMA_VERSION = "3.2"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -25,6 +25,8 @@ SCHEMA_VERSION = "3.1"
 #      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
 # 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
+# 3.2: cost (an LLM grader's tokens and cost, this session's, the cached grades' and per run; docs/cost.md;
+#      3.1 reads as 3.2 with none)
 
 
 class _Model(BaseModel):
