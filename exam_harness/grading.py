@@ -21,6 +21,7 @@ from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
 from exam_harness.inputs import ExamView, Pair, is_direct_id, view_from_banks, view_from_recorded
+from exam_harness.llm.cost import GradingCost, Meter, TokenUsage, grade_tokens, meter_of, money
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
 from exam_harness.progress import GradingProgress
 
@@ -48,6 +49,8 @@ class GradingOutcome:
     decided_by: dict[str, int] = field(default_factory=dict)
     # pairs whose grade a fallback rule read from an answer holding none -> the rule (Grade.fallback)
     fallbacks: dict[Pair, str] = field(default_factory=dict)
+    # an LLM grader's tokens and cost: this session's, the cached grades', per pair (docs/cost.md)
+    cost: GradingCost | None = None
 
     @property
     def cache_misses(self) -> int:
@@ -173,7 +176,15 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
         calls, tokens = estimate_requests(grader, pending)
     except ConfigError:  # not an LLM grader: no prompts, so no tokens to count
         return text + f"{len(pending)} pairs (no prompts: not an LLM grader); nothing was graded"
-    return text + f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens; nothing was sent"
+    text += f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens"
+    meter = meter_of(grader)
+    if meter is not None:
+        text += f" and at most {calls * meter.answer_tokens} completion tokens"
+        if meter.prices is not None:
+            text += f", at most {money(meter.bound(pending)[2])}"
+        if meter.max_cost is not None:
+            text += f" (max_cost {money(meter.max_cost)})"
+    return text + "; nothing was sent"
 
 
 def _use_cached_grades(
@@ -184,12 +195,18 @@ def _use_cached_grades(
     misses: counted in ``outcome.cache_damaged`` and said through the cache."""
     damaged_before = cache.damaged
     # Integers and answer texts are all a pass needs: the lean lookup builds no Grade objects.
-    found = cache.get_grades(by_key, max_grade=grader.spec().max_grade)
+    cost = outcome.cost
+    found = cache.get_grades(by_key, max_grade=grader.spec().max_grade, tokens=cost is not None)
     outcome.cache_hits = len(found)
     for key, hit in found.items():
         for request in by_key[key]:
             pair = (request.passage.id, request.test_point.id)
             outcome.record_value(pair, hit.grade, hit.answer, hit.fallback, strict)
+            if cost is not None and hit.tokens is not None:
+                cost.pair_tokens[pair] = hit.tokens
+        if cost is not None and hit.tokens is not None:
+            cost.cached.prompt_tokens += hit.tokens[0]
+            cost.cached.completion_tokens += hit.tokens[1]
     outcome.cache_damaged = damaged = cache.damaged - damaged_before
     if damaged:
         count, were = (f"{damaged} cached grades", "were") if damaged > 1 else ("1 cached grade", "was")
@@ -251,6 +268,9 @@ def run_grading_pass(
     says so once; the grades are kept in the outcome all the same."""
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
+    meter = meter_of(grader)
+    cost = outcome.cost = GradingCost(prices=meter.prices, max_cost=meter.max_cost) if meter is not None else None
+    used_before = meter.used() if meter is not None else TokenUsage()  # the backend counts over its lifetime
     by_key = group_by_key(grader, requests, outcome.unsupported)
     outcome.unique = len(by_key)
 
@@ -274,8 +294,9 @@ def run_grading_pass(
         for start in range(0, len(todo), chunk_size):
             keys = todo[start : start + chunk_size]
             batch = [by_key[key][0] for key in keys]
+            over_budget = meter is not None and _cut_to_budget(meter, batch, keys, used_before)
             try:
-                results = grader.grade_batch(batch)
+                results = grader.grade_batch(batch) if batch else []  # empty: nothing fits max_cost
             except (ConfigError, InputError):
                 raise
             except Exception as exc:  # a crash of one batch is reported per pair, never a grade
@@ -293,10 +314,17 @@ def run_grading_pass(
                         outcome.failures[pair] = result.message
                 if isinstance(result, Grade):
                     new[key] = result
+                    tokens = grade_tokens(result.details) if cost is not None else None
+                    if meter is not None and cost is not None and tokens is not None:
+                        cost.pair_tokens.update(((r.passage.id, r.test_point.id), tokens) for r in by_key[key])
+                        meter.note(tokens)
             store.add(new)
             outcome.graded += len(new)
             if on_progress is not None:
                 on_progress(len(keys))
+            if over_budget and meter is not None:
+                _stop_at_budget(meter, outcome, by_key, todo[start + len(keys):], used_before)
+                break
             stop = grader.stop_reason()
             if stop is not None:
                 # the grades so far are stored on the way out; pairs after it would only fail the same way
@@ -304,11 +332,38 @@ def run_grading_pass(
                                      + sum(1 for r in results if not isinstance(r, Grade)))
     finally:
         store.flush()  # also on an error or Ctrl-C: every grade obtained is kept
+        if meter is not None and cost is not None:
+            cost.session = meter.used() - used_before
     outcome.cache_notices = list(cache.notices)
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _cut_to_budget(meter: Meter, batch: list[GradingRequest], keys: list[str], used_before: TokenUsage) -> bool:
+    """Cut ``batch`` and ``keys`` (in place) to what fits within ``max_cost``; True when something was cut."""
+    spent = meter.prices.cost(meter.used() - used_before) if meter.prices is not None else 0.0
+    fit = meter.affordable(batch, spent)
+    if fit == len(batch):
+        return False
+    del batch[fit:], keys[fit:]
+    return True
+
+
+def _stop_at_budget(meter: Meter, outcome: GradingOutcome, by_key: Mapping[str, Sequence[GradingRequest]],
+                    left: Sequence[str], used_before: TokenUsage) -> None:
+    """Grading stops at ``max_cost``: the pairs not graded are failures, the outcome says why."""
+    assert outcome.cost is not None and meter.max_cost is not None
+    spent = outcome.cost.cost(meter.used() - used_before) or 0.0
+    reason = meter.closed or (f"max_cost {money(meter.max_cost)} reached: {money(spent)} spent, and the next pairs "
+                              "could cost more than is left")
+    outcome.cost.stopped = f"grading stopped: {reason}; {len(left)} pairs were not graded (raise max_cost to grade " \
+                           "them: the grades made are cached)"
+    outcome.cost.not_graded = len(left)
+    for key in left:
+        for request in by_key[key]:
+            outcome.failures[(request.passage.id, request.test_point.id)] = f"not graded: {reason}"
 
 
 # --- replaying recorded grades -----------------------------------------------------------------

@@ -18,7 +18,8 @@ example report became schema 3.0 (scores keyed by measure name): the 2.0 golden,
 report/migrate.py, equals it to 1e-12; and schema 3.2 made ``evaluate``'s document the report's result core
 in its own envelope: the DL19 document pinned before, rebuilt from today's, equals it to 1e-12
 (``dl19-evaluate-recorded-before-3.2.json.gz``, kept for that check), while the example report gained
-``kind`` and each measure's ``min_grade`` and ``k`` (keys only; every value equal).
+``kind`` and each measure's ``min_grade`` and ``k`` (keys only; every value equal); and it gained ``cost``
+(an LLM grader's tokens and cost, docs/cost.md; null for the embedding grader: the key only).
 """
 
 from __future__ import annotations

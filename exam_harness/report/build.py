@@ -34,6 +34,7 @@ from exam_harness.measures.result import ExamResult
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
+from exam_harness.report.cost import cost_summary
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
@@ -165,6 +166,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
         trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
+        cost=cost_summary(grading.cost, inputs.data.runs, outcome.banks, plan.k, grading.unsupported),
     )
     return BuiltReport(report, qrels, result, fallbacks)
 

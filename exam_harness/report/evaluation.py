@@ -67,7 +67,8 @@ from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
-from exam_harness.report.schema import SCHEMA_VERSION, CacheSummary, MeasureInfo, QueryScore, Score, SystemScore
+from exam_harness.report.cost import cost_summary
+from exam_harness.report.schema import SCHEMA_VERSION, CacheSummary, CostSummary, MeasureInfo, QueryScore, Score, SystemScore
 
 
 class _Model(BaseModel):
@@ -220,6 +221,7 @@ class EvaluationGrading(CacheSummary):
 
     source: Literal["recorded", "grader"]
     failure_examples: list[str] = Field(default_factory=list)
+    cost: CostSummary | None = None  # an LLM grader's tokens and cost (docs/cost.md); left out of the JSON when None
 
 
 class EvaluationSettings(_Model):
@@ -319,6 +321,8 @@ class EvaluationReport(_Model):
                     board.pop(key, None)
         if not doc["per_query"]:
             doc.pop("per_query")
+        if doc.get("grading") and doc["grading"].get("cost") is None:
+            doc["grading"].pop("cost", None)
         return {key: value for key, value in doc.items() if value is not None}
 
     def write_json(self, path: str | Path) -> Path:
@@ -339,6 +343,7 @@ def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> Evalua
         hits=outcome.cache_hits, misses=0 if recorded else outcome.cache_misses, graded=outcome.graded,
         failures=len(outcome.failures), grading_seconds=round(outcome.seconds, 3),
         source="recorded" if recorded else "grader", failure_examples=examples,
+        cost=cost_summary(outcome.cost, {}, [], 0),  # no per-run figures here: the tokens of the session
     )
 
 

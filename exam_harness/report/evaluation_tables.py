@@ -19,6 +19,7 @@ from rich.text import Text
 from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.report.analysis_tables import agreement_renderables
+from exam_harness.report.cost import summary_lines
 from exam_harness.report.evaluation import (
     OFFICIAL_QRELS_SOURCE,
     EvaluationReport,
@@ -49,7 +50,8 @@ def summary_line(result: EvaluationReport) -> str:
     graded = g.source == "grader"
     extra = f", {g.hits:,} from cache, {g.graded:,} graded in {g.grading_seconds:.1f}s" if graded else ""
     fail = f", {g.failures:,} without grade" if g.failures else ""
-    return f"{collection}; grades: {desc} ({g.unique_pairs:,} pairs{extra}{fail})"
+    # an LLM grader's tokens and cost (docs/cost.md)
+    return "; ".join([collection, f"grades: {desc} ({g.unique_pairs:,} pairs{extra}{fail})", *summary_lines(g.cost)])
 
 
 def dropped_lines(result: EvaluationReport) -> list[str]:

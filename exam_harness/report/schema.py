@@ -30,7 +30,8 @@ SCHEMA_VERSION = "3.2"
 # 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
 # 3.2: kind ("exam-report"; "evaluation" for evaluate's document, which now shares the result core and this
 #      version); measures[].min_grade and measures[].k (the measure's tau and cut-off; 3.0 and 3.1 reports
-#      read as 3.2, report/migrate.py)
+#      read as 3.2, report/migrate.py); cost (an LLM grader's tokens and cost,
+#      this session's, the cached grades' and per run; docs/cost.md; none in older reports)
 
 
 class _Model(BaseModel):
@@ -115,6 +116,36 @@ class CacheSummary(_Model):
     @property
     def hit_rate(self) -> float:
         return self.hits / self.unique_pairs if self.unique_pairs else 1.0
+
+
+class TokenCount(_Model):
+    """Tokens spent (or that cached grades cost when made), and their cost when prices are given."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int | None = None  # calls sent, retries included (this session only)
+    cost: float | None = None  # at the grader's prices per 1,000 tokens; None without prices
+
+
+class RunTokens(_Model):
+    """The tokens of the grades of one run's top-k pairs, cached or not (shared pairs count for each run)."""
+
+    run: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None = None
+
+
+class CostSummary(_Model):
+    """An LLM grader's tokens and cost (docs/cost.md); the report has none for other graders."""
+
+    session: TokenCount  # what this session spent
+    cached: TokenCount  # what the cached grades it used cost when they were made
+    runs: list[RunTokens] = Field(default_factory=list)
+    price_prompt: float | None = None  # per 1,000 tokens
+    price_completion: float | None = None
+    max_cost: float | None = None
+    stopped: str | None = None  # why grading stopped at max_cost, with the pairs left ungraded
 
 
 class QrelsFile(_Model):
@@ -226,6 +257,8 @@ class ExamReport(_Model):
     trec_rag: list[RagAssignments] = Field(default_factory=list)
     # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
     verdict: Verdict | None = None
+    # an LLM grader's tokens and cost, this session's and per run (None for other graders; docs/cost.md)
+    cost: CostSummary | None = None
 
     @property
     def incomplete_cause(self) -> str:
