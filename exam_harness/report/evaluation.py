@@ -68,7 +68,15 @@ from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
 from exam_harness.report.cost import cost_summary
-from exam_harness.report.schema import SCHEMA_VERSION, CacheSummary, CostSummary, MeasureInfo, QueryScore, Score, SystemScore
+from exam_harness.report.schema import (
+    SCHEMA_VERSION,
+    CacheSummary,
+    CostSummary,
+    MeasureInfo,
+    QueryScore,
+    Score,
+    SystemScore,
+)
 
 
 class _Model(BaseModel):
