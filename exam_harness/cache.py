@@ -19,7 +19,9 @@ What the cache holds (schema 3): one row per graded pair in the table ``grades``
   grader, the cosine of the ``embedding`` grader, the published answer of the ``recorded`` grader;
   nothing for the ``answer-key`` grader.
 * ``record``: the rest of the :class:`~exam_harness.models.Grade` as JSON: the grader's name, the
-  grade probabilities and the details (model, prompt class and token counts of LLM graders, scores of
+  grade probabilities and the details (model, prompt class and token counts of LLM graders, whose
+  ``prompt_tokens``, ``completion_tokens`` and ``shared_by`` a rerun reads to report what its cached
+  grades cost (:mod:`exam_harness.llm.cost`; no schema change: details were always free-form), scores of
   the ``qa`` grader, the cosine of the ``embedding`` grader, a keyed fingerprint of the matched gold
   answer of the ``answer-key`` grader, never the answer itself) and, for a grade that a fallback rule
   read from an answer holding none, the rule (``fallback``, e.g. ``"other text -> 1"``).
@@ -67,6 +69,7 @@ from pydantic import ValidationError
 
 from exam_harness.errors import ConfigError
 from exam_harness.io import limits
+from exam_harness.llm.cost import grade_tokens
 from exam_harness.models import MAX_GRADE, Grade
 
 SCHEMA_VERSION = 3
@@ -139,6 +142,8 @@ class CachedGrade(NamedTuple):
     grade: int
     answer: str | None  # the extracted answer, else the raw response; None when not asked for
     fallback: str | None = None  # the fallback rule that read the grade (Grade.fallback)
+    # (prompt, completion) tokens the grade cost when made (an LLM grade's details); asked for with tokens=True
+    tokens: tuple[float, float] | None = None
 
 
 def print_notice(message: str) -> None:
@@ -317,23 +322,28 @@ class GradeCache:
     # -- lookups ---------------------------------------------------------------------------------
 
     def get_grades(
-        self, keys: Iterable[str], *, max_grade: int = MAX_GRADE, answers: bool = True
+        self, keys: Iterable[str], *, max_grade: int = MAX_GRADE, answers: bool = True, tokens: bool = False
     ) -> dict[str, CachedGrade]:
-        """Grade (and, with ``answers``, answer text) of every key found: the lean lookup of a warm run,
-        which reads two columns and builds no Grade. Unsound rows are misses, counted in ``damaged``."""
+        """Grade (and, with ``answers``, answer text; with ``tokens``, the tokens it cost) of every key
+        found: the lean lookup of a warm run, which reads a few columns and builds no Grade. Unsound rows
+        are misses, counted in ``damaged``."""
         if self._schema < SCHEMA_VERSION:  # a read-only older file: its fallback flags are read row by row
             full = self.get_many(keys, max_grade=max_grade)
-            return {key: CachedGrade(g.grade, _answer_of(g) if answers else None, g.fallback)
+            return {key: CachedGrade(g.grade, _answer_of(g) if answers else None, g.fallback,
+                                     grade_tokens(g.details) if tokens else None)
                     for key, g in full.items()}
         answer = "coalesce(extracted_answer, raw_response)" if answers else "NULL"
         wanted = _digests(keys)
         found: dict[str, CachedGrade] = {}
-        # the flag is read only from a sound row (CASE: json_extract raises on a record that is not JSON)
-        columns = f"{_SOUND_ROW} AS sound, grade, {answer}, CASE WHEN json_valid(record) AND json_type(record) = " \
-                  "'object' THEN json_extract(record, '$.fallback') END"
-        for stored, sound, grade, text, fallback in self._rows(wanted, columns, [max_grade]):
+        # JSON is read only from a sound row (CASE: json_extract raises on a record that is not JSON)
+        record = "CASE WHEN json_valid(record) AND json_type(record) = 'object' THEN json_extract(record, '$.{}') END"
+        counts = [record.format(f"details.{name}") for name in ("prompt_tokens", "completion_tokens", "shared_by")]
+        columns = ", ".join([f"{_SOUND_ROW} AS sound, grade, {answer}", record.format("fallback"),
+                             *(counts if tokens else ["NULL"] * 3)])
+        for stored, sound, grade, text, fallback, *count in self._rows(wanted, columns, [max_grade]):
             if sound:
-                found[wanted[stored]] = CachedGrade(grade, text, fallback)
+                spent = grade_tokens(dict(zip(("prompt_tokens", "completion_tokens", "shared_by"), count)))
+                found[wanted[stored]] = CachedGrade(grade, text, fallback, spent)
             else:
                 self.damaged += 1
         return found

@@ -84,12 +84,16 @@ class Allowance:
 
 
 def _fraction(raw: str) -> float:
+    return _in_range(raw, repr(raw), "a number", "a finite number in 0..1", 1.0)
+
+
+def _in_range(raw: str, shown: str, kind: str, range_text: str, high: float) -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise ValueError(f"{raw!r} is not a number") from None
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{raw!r} must be a finite number in 0..1")
+        raise ValueError(f"{shown} is not {kind}") from None
+    if not math.isfinite(value) or not 0.0 <= value <= high:
+        raise ValueError(f"{shown} must be {range_text}")
     return value
 
 
@@ -157,13 +161,7 @@ def parse_allowance(raw: str) -> Allowance:
 
 
 def _percent(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{raw + '%'!r} is not a percentage") from None
-    if not math.isfinite(value) or not 0.0 <= value <= 100.0:
-        raise ValueError(f"{raw + '%'!r} must be a percentage in 0..100")
-    return value / 100.0
+    return _in_range(raw, repr(raw + "%"), "a percentage", "a percentage in 0..100", 100.0) / 100.0
 
 
 # --- reading a report ---------------------------------------------------------------------------

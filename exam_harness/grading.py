@@ -22,6 +22,7 @@ from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
 from exam_harness.graders.repeats import SampleGrader, reduce_grades, repeats_of
 from exam_harness.inputs import ExamView, Pair, is_direct_id, view_from_banks, view_from_recorded
+from exam_harness.llm.cost import GradingCost, Meter, TokenUsage, grade_tokens, meter_of, money
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
 from exam_harness.progress import GradingProgress
 
@@ -49,6 +50,8 @@ class GradingOutcome:
     decided_by: dict[str, int] = field(default_factory=dict)
     # pairs whose grade a fallback rule read from an answer holding none -> the rule (Grade.fallback)
     fallbacks: dict[Pair, str] = field(default_factory=dict)
+    # an LLM grader's tokens and cost: this session's, the cached grades', per pair (docs/cost.md)
+    cost: GradingCost | None = None
     # a judge asked several times per pair (grader option repeats=K, graders/repeats.py): K, the reducer
     # that made ``grades``, and each pair's K sample grades (only pairs graded in every sample)
     repeats: int = 1
@@ -188,7 +191,15 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
         calls, tokens = sum(c for c, _ in estimates), sum(t for _, t in estimates)
     except ConfigError:  # not an LLM grader: no prompts, so no tokens to count
         return text + f"{len(pending)} pairs (no prompts: not an LLM grader); nothing was graded"
-    return text + f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens; nothing was sent"
+    text += f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens"
+    meter = meter_of(grader)
+    if meter is not None:
+        text += f" and at most {calls * meter.answer_tokens} completion tokens"
+        if meter.prices is not None:
+            text += f", at most {money(meter.bound(pending)[2])}"
+        if meter.max_cost is not None:
+            text += f" (max_cost {money(meter.max_cost)})"
+    return text + "; nothing was sent"
 
 
 def _use_cached_grades(
@@ -199,12 +210,18 @@ def _use_cached_grades(
     misses: counted in ``outcome.cache_damaged`` and said through the cache."""
     damaged_before = cache.damaged
     # Integers and answer texts are all a pass needs: the lean lookup builds no Grade objects.
-    found = cache.get_grades(by_key, max_grade=grader.spec().max_grade)
+    cost = outcome.cost
+    found = cache.get_grades(by_key, max_grade=grader.spec().max_grade, tokens=cost is not None)
     outcome.cache_hits = len(found)
     for key, hit in found.items():
         for request in by_key[key]:
             pair = (request.passage.id, request.test_point.id)
             outcome.record_value(pair, hit.grade, hit.answer, hit.fallback, strict)
+            if cost is not None and hit.tokens is not None:
+                cost.pair_tokens[pair] = hit.tokens
+        if cost is not None and hit.tokens is not None:
+            cost.cached.prompt_tokens += hit.tokens[0]
+            cost.cached.completion_tokens += hit.tokens[1]
     outcome.cache_damaged = damaged = cache.damaged - damaged_before
     if damaged:
         count, were = (f"{damaged} cached grades", "were") if damaged > 1 else ("1 cached grade", "was")
@@ -258,6 +275,7 @@ def run_grading_pass(
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
     strict_fallbacks: bool = False,
+    budget_from: TokenUsage | None = None,
 ) -> GradingOutcome:
     """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``
     (the grader's ``prepare`` sees every such pair first), storing the grades at least every
@@ -266,13 +284,18 @@ def run_grading_pass(
     says so once; the grades are kept in the outcome all the same.
 
     A grader with ``repeats=K`` (graders/repeats.py) is asked K times per pair, each sample through the
-    cache under its index; a pair's grade is the reducer's over its K samples."""
+    cache under its index; a pair's grade is the reducer's over its K samples. ``budget_from``: the
+    backend's counters where ``max_cost`` started counting (the first sample's pass; default: this pass)."""
     repeats, reducer = repeats_of(grader)
     if repeats > 1:
         return _repeated_pass(grader, requests, cache, repeats, reducer, chunk_size=chunk_size, on_start=on_start,
                               on_progress=on_progress, strict_fallbacks=strict_fallbacks)
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
+    meter = meter_of(grader)
+    cost = outcome.cost = GradingCost(prices=meter.prices, max_cost=meter.max_cost) if meter is not None else None
+    used_before = meter.used() if meter is not None else TokenUsage()  # the backend counts over its lifetime
+    spent_from = budget_from if budget_from is not None else used_before
     by_key = group_by_key(grader, requests, outcome.unsupported)
     outcome.unique = len(by_key)
 
@@ -296,8 +319,9 @@ def run_grading_pass(
         for start in range(0, len(todo), chunk_size):
             keys = todo[start : start + chunk_size]
             batch = [by_key[key][0] for key in keys]
+            over_budget = meter is not None and _cut_to_budget(meter, batch, keys, spent_from)
             try:
-                results = grader.grade_batch(batch)
+                results = grader.grade_batch(batch) if batch else []  # empty: nothing fits max_cost
             except (ConfigError, InputError):
                 raise
             except Exception as exc:  # a crash of one batch is reported per pair, never a grade
@@ -315,10 +339,17 @@ def run_grading_pass(
                         outcome.failures[pair] = result.message
                 if isinstance(result, Grade):
                     new[key] = result
+                    tokens = grade_tokens(result.details) if cost is not None else None
+                    if meter is not None and cost is not None and tokens is not None:
+                        cost.pair_tokens.update(((r.passage.id, r.test_point.id), tokens) for r in by_key[key])
+                        meter.note(tokens)
             store.add(new)
             outcome.graded += len(new)
             if on_progress is not None:
                 on_progress(len(keys))
+            if over_budget and meter is not None:
+                _stop_at_budget(meter, outcome, by_key, todo[start + len(keys):], spent_from)
+                break
             stop = grader.stop_reason()
             if stop is not None:
                 # the grades so far are stored on the way out; pairs after it would only fail the same way
@@ -326,6 +357,8 @@ def run_grading_pass(
                                      + sum(1 for r in results if not isinstance(r, Grade)))
     finally:
         store.flush()  # also on an error or Ctrl-C: every grade obtained is kept
+        if meter is not None and cost is not None:
+            cost.session = meter.used() - used_before
     outcome.cache_notices = list(cache.notices)
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
@@ -346,14 +379,17 @@ def _repeated_pass(
     if on_start is not None:
         on_start(sum(len(pending_requests(s, requests, cache)) for s in samplers) if grader.uses_cache()
                  else len(group_by_key(grader, requests, {})) * repeats)
+    meter = meter_of(grader)
+    budget_from = meter.used() if meter is not None else None  # max_cost bounds the K samples together
     passes = [run_grading_pass(s, requests, cache, chunk_size=chunk_size, on_progress=on_progress,
-                               strict_fallbacks=strict_fallbacks) for s in samplers]
+                               strict_fallbacks=strict_fallbacks, budget_from=budget_from) for s in samplers]
     first = passes[0]
     outcome = GradingOutcome(
         pairs=first.pairs, unique=sum(p.unique for p in passes), cache_hits=sum(p.cache_hits for p in passes),
         graded=sum(p.graded for p in passes), unsupported=dict(first.unsupported),
         cache_damaged=sum(p.cache_damaged for p in passes), repeats=repeats, reducer=reducer,
         cache_notices=list(dict.fromkeys(n for p in passes for n in p.cache_notices)),
+        cost=_samples_cost([p.cost for p in passes]),
     )
     pairs = dict.fromkeys(pair for p in passes for pair in (*p.grades, *p.failures))
     for pair in pairs:
@@ -377,6 +413,48 @@ def _repeated_pass(
     outcome.decided_by = dict(sorted(decided.items()))
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _samples_cost(costs: Sequence[GradingCost | None]) -> GradingCost | None:
+    """The K sample passes' figures as one: tokens summed, each pair's over its samples."""
+    known = [c for c in costs if c is not None]
+    if not known:
+        return None
+    out = GradingCost(prices=known[-1].prices, max_cost=known[-1].max_cost)
+    for c in known:
+        out.session = out.session + c.session
+        out.cached = out.cached + c.cached
+        for pair, (prompt, completion) in c.pair_tokens.items():
+            was = out.pair_tokens.get(pair, (0.0, 0.0))
+            out.pair_tokens[pair] = (was[0] + prompt, was[1] + completion)
+        out.stopped = out.stopped or c.stopped
+        out.not_graded = max(out.not_graded, c.not_graded)
+    return out
+
+
+def _cut_to_budget(meter: Meter, batch: list[GradingRequest], keys: list[str], used_before: TokenUsage) -> bool:
+    """Cut ``batch`` and ``keys`` (in place) to what fits within ``max_cost``; True when something was cut."""
+    spent = meter.prices.cost(meter.used() - used_before) if meter.prices is not None else 0.0
+    fit = meter.affordable(batch, spent)
+    if fit == len(batch):
+        return False
+    del batch[fit:], keys[fit:]
+    return True
+
+
+def _stop_at_budget(meter: Meter, outcome: GradingOutcome, by_key: Mapping[str, Sequence[GradingRequest]],
+                    left: Sequence[str], used_before: TokenUsage) -> None:
+    """Grading stops at ``max_cost``: the pairs not graded are failures, the outcome says why."""
+    assert outcome.cost is not None and meter.max_cost is not None
+    spent = outcome.cost.cost(meter.used() - used_before) or 0.0
+    reason = meter.closed or (f"max_cost {money(meter.max_cost)} reached: {money(spent)} spent, and the next pairs "
+                              "could cost more than is left")
+    outcome.cost.stopped = f"grading stopped: {reason}; {len(left)} pairs were not graded (raise max_cost to grade " \
+                           "them: the grades made are cached)"
+    outcome.cost.not_graded = len(left)
+    for key in left:
+        for request in by_key[key]:
+            outcome.failures[(request.passage.id, request.test_point.id)] = f"not graded: {reason}"
 
 
 # --- replaying recorded grades -----------------------------------------------------------------

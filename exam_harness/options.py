@@ -339,8 +339,8 @@ class ExamOptions:
         "strict-fallbacks", False, "An answer holding no grade is a pair that could not be graded, never a grade "
         "read by a fallback rule", group=GRADING, flag=True, fronts=("pytest",))
     dry_run: bool = declare(
-        "dry-run", False, "Print how many grader calls and prompt tokens the session would spend, then stop "
-        "without grading", group=GRADING, flag=True, fronts=("pytest",))
+        "dry-run", False, "Print how many grader calls and tokens (and, with prices, what cost) the session would "
+        "spend, then stop without grading", group=GRADING, flag=True, fronts=("pytest",))
     cases: str = declare(
         "cases", "test-point", "One pytest case per test point and run ('test-point'), or per query and run "
         "('query': its outcome lists the test points answered and missed; for exams past ~100k cases); reports "

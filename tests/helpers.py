@@ -245,3 +245,29 @@ def report_values(report: dict[str, Any], measure: str) -> dict[tuple[str, str],
     from exam_harness.report.schema import ExamReport
 
     return ExamReport.model_validate(report).values(measure)
+
+
+def evaluation_boards(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The leaderboards of an ``evaluate --json`` document read as JSON, one per entry of ``measures``: the
+    measure's statistics (``leaderboards[]``) with its short name as ``measure``, its label (absent for an
+    EXAM measure), tau (0: none), title, and each run's mean and standard error from ``systems[].scores``
+    (``per_query``: run -> query -> value, with ``--per-query``)."""
+    stats = {s["measure"]: s for s in doc["leaderboards"]}
+    boards = []
+    for info in doc["measures"]:
+        name = info["name"]
+        board = {**stats[name], "name": name, "measure": stats[name]["key"], "title": info["title"],
+                 "min_grade": info["min_grade"] or 0}
+        if info["label"] is not None:
+            board["label"] = info["label"]
+        held = [s for s in doc["systems"] if name in s["scores"]]
+        board["systems"] = {s["run"]: s["scores"][name]["mean"] for s in held}
+        board["stderr"] = {s["run"]: s["scores"][name]["stderr"] for s in held}
+        if "per_query" in doc:
+            per_query: dict[str, dict[str, float]] = {}
+            for row in doc["per_query"]:
+                if name in row["scores"]:
+                    per_query.setdefault(row["run"], {})[row["query_id"]] = row["scores"][name]
+            board["per_query"] = per_query
+        boards.append(board)
+    return boards

@@ -9,7 +9,7 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.io import load_runs
-from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, write_bank, write_exam
+from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, evaluation_boards, write_bank, write_exam
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def test_evaluate_prints_and_writes_the_leaderboards(
     assert "0.500 / 0.333" in printed  # EXAM@2 at grade >= 4: rho 0.5, tau 1/3
     assert "Cohen's κ = 0.750" in printed
     doc = json.loads(out.read_text())
-    cover = next(b for b in doc["leaderboards"] if b["measure"] == "exam-cover@2" and b["min_grade"] == 4)
+    cover = next(b for b in evaluation_boards(doc) if b["measure"] == "exam-cover@2" and b["min_grade"] == 4)
     assert cover["systems"] == pytest.approx({"A": 5 / 6, "B": 1 / 6, "C": 0.25})
     assert doc["settings"]["official"] == str(exam[1]) and doc["grading"]["source"] == "recorded"
 
@@ -57,7 +57,7 @@ def test_evaluate_baseline_qrels_plot_and_export(
     assert png.startswith(b"\x89PNG") and (tmp_path / "report" / "leaderboards.svg").read_text().lstrip().startswith("<?xml")
     assert load_runs([tmp_path / "wb.jsonl.gz"]).data.recorded == load_runs([exam[0]]).data.recorded
     doc = json.loads((tmp_path / "lb.json").read_text())
-    sig = doc["leaderboards"][0]["significance"]
+    sig = evaluation_boards(doc)[0]["significance"]
     assert sig["baseline"] == "A" and sig["method"] == "bootstrap" and set(sig["runs"]) == {"B", "C"}
 
 
@@ -74,8 +74,8 @@ def test_evaluate_regrades_with_a_grader_through_the_cache(
     assert main(args) == 0
     assert "16 from cache, 0 graded" in capsys.readouterr().out
     doc = json.loads((tmp_path / "lb.json").read_text())
-    assert doc["grading"]["grader"]["name"] == "keyword" and doc["settings"]["min_grades"] == [4]
-    assert doc["leaderboards"][0]["systems"] == pytest.approx({"A": 1.0, "B": 0.75, "C": 0.25})
+    assert doc["settings"]["grader"]["name"] == "keyword" and doc["settings"]["min_grades"] == [4]
+    assert evaluation_boards(doc)[0]["systems"] == pytest.approx({"A": 1.0, "B": 0.75, "C": 0.25})
 
 
 @pytest.mark.parametrize(

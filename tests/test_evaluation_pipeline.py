@@ -27,8 +27,17 @@ from exam_harness.measures.significance import (
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
 from exam_harness.report.build import exam_qrels
-from exam_harness.report.evaluation import EvaluationResult, evaluate_exam, scoring_context
-from tests.helpers import KEYWORD_BANK, LLM, OFFICIAL, PROMPT, KeywordGrader, write_bank, write_exam
+from exam_harness.report.evaluation import EvaluationReport, evaluate_exam, scoring_context
+from tests.helpers import (
+    KEYWORD_BANK,
+    LLM,
+    OFFICIAL,
+    PROMPT,
+    KeywordGrader,
+    evaluation_boards,
+    write_bank,
+    write_exam,
+)
 
 
 @pytest.fixture
@@ -36,7 +45,7 @@ def exam(tmp_path: Path) -> tuple[Path, Path]:
     return write_exam(tmp_path)
 
 
-def evaluate(exam: tuple[Path, Path], official: dict[str, float] | None = None, **settings: Any) -> EvaluationResult:
+def evaluate(exam: tuple[Path, Path], official: dict[str, float] | None = None, **settings: Any) -> EvaluationReport:
     """Replay the exam's recorded grades and compute every leaderboard (k = 2, tau 3 and 4 by default)."""
     view, outcome, spec = replay(load_runs([exam[0]]).data)
     values: dict[str, Any] = {"k": 2, "min_grade": (3, 4), "measures": ("P@2", "mrr"), "bootstrap": 200}
@@ -112,17 +121,17 @@ def test_json_has_the_issue_shape(exam: tuple[Path, Path], tmp_path: Path) -> No
     result = evaluate(exam, baseline="A", resamples=500)
     path = result.write_json(tmp_path / "out" / "lb.json")
     doc = json.loads(path.read_text())
-    first = doc["leaderboards"][0]
+    first = evaluation_boards(doc)[0]
     assert first["measure"] == "exam-cover@2" and first["min_grade"] == 3 and "label" not in first
     assert set(first["systems"]) == {"A", "B", "C"} and set(first["stderr"]) == {"A", "B", "C"}
     assert set(first["correlation"]) >= {"spearman", "kendall"}
     assert len(first["ci"]["A"]) == 2 and first["ci"]["B"][0] <= first["systems"]["B"] <= first["ci"]["B"][1]
-    qrels = next(b for b in doc["leaderboards"] if b["measure"] == "P@2")
+    qrels = next(b for b in evaluation_boards(doc) if b["measure"] == "P@2")
     assert qrels["label"] == "max-grade" and qrels["min_grade"] == 3
     assert set(first["significance"]["runs"]) == {"B", "C"}
     assert doc["agreement"]["binarised"][1]["counts"] == {"1": {"1": 3, "0": 1}, "0": {"1": 0, "0": 4}}
-    assert EvaluationResult.model_validate(doc).find("mrr", 4, "max-grade").systems["C"] == pytest.approx(0.25)
-    measures = {b["measure"] for b in doc["leaderboards"]}
+    assert EvaluationReport.model_validate(doc).find("mrr", 4, "max-grade").systems["C"] == pytest.approx(0.25)
+    measures = {b["measure"] for b in evaluation_boards(doc)}
     assert measures == {"exam-cover@2", "n-exam-cover@2", "P@2", "mrr", "alpha-ndcg@2"}
 
 
@@ -130,8 +139,8 @@ def test_undefined_correlation_is_null_not_nan(tmp_path: Path) -> None:
     exam = write_exam(tmp_path)
     result = evaluate(exam, official={"A": 1, "B": 1, "C": 1}, min_grade=(5,), measures=("P@2",), bootstrap=0)
     doc = json.loads(result.write_json(tmp_path / "x.json").read_text())
-    assert doc["leaderboards"][0]["correlation"]["spearman"] is None
-    assert "ci" not in doc["leaderboards"][0] or doc["leaderboards"][0]["ci"] == {}
+    assert evaluation_boards(doc)[0]["correlation"]["spearman"] is None
+    assert "ci" not in evaluation_boards(doc)[0] or evaluation_boards(doc)[0]["ci"] == {}
 
 
 def test_nugget_f_and_alpha_ndcg_boards(exam: tuple[Path, Path]) -> None:

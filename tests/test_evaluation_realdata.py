@@ -15,7 +15,7 @@ from exam_harness.io.workbench_export import export_workbench
 from exam_harness.models import ExamData
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
-from exam_harness.report.evaluation import EvaluationResult, evaluate_exam, scoring_context
+from exam_harness.report.evaluation import EvaluationReport, evaluate_exam, scoring_context
 
 pytestmark = pytest.mark.realdata
 
@@ -30,7 +30,7 @@ def dl19(shared_data: Path) -> tuple[ExamData, ExamView, GradingOutcome, dict[st
 
 
 @pytest.fixture(scope="module")
-def result(dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]) -> EvaluationResult:
+def result(dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]) -> EvaluationReport:
     _, view, outcome, official = dl19
     spec = replay(view.data)[2]
     options = ExamOptions(min_grade=(3, 4, 5), bootstrap=200)
@@ -47,10 +47,10 @@ def test_dl19_exam_has_the_published_size(dl19: tuple[ExamData, ExamView, Gradin
     assert len(table.grades) == 92600 and not table.failures
 
 
-def test_dl19_every_leaderboard_and_the_agreement_tables(result: EvaluationResult) -> None:
-    per_tau = {tau: [b for b in result.leaderboards if b.min_grade == tau] for tau in (3, 4, 5)}
+def test_dl19_every_leaderboard_and_the_agreement_tables(result: EvaluationReport) -> None:
+    per_tau = {tau: [b for b in result.boards() if b.min_grade == tau] for tau in (3, 4, 5)}
     assert all(len(boards) == 2 + 3 * 6 + 1 for boards in per_tau.values())  # cover, n-exam, 3 labels x 6, alpha-nDCG
-    for board in result.leaderboards:
+    for board in result.boards():
         assert len(board.systems) == 37 and all(math.isfinite(v) for v in board.systems.values())
         assert board.correlation is not None and board.correlation.n == 36
         assert board.correlation.extra == ["UNH_exDL_bm25"]

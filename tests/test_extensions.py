@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, write_bank, write_exam
+from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, evaluation_boards, write_bank, write_exam
 
 pytest_plugins = ["pytester"]
 
@@ -61,8 +61,8 @@ def test_evaluate_and_analyze_grade_with_a_conftest_grader(folder: Path, capsys:
     common = ["data/exam.jsonl.gz", "--bank", str(bank), "--grader", "keyword", "--k", "2", "--no-progress"]
     assert main(["evaluate", *common, "--bootstrap", "0", "--json", "lb.json"]) == 0
     doc = json.loads((folder / "lb.json").read_text())
-    assert doc["grading"]["grader"]["name"] == "keyword"
-    assert doc["leaderboards"][0]["systems"] == pytest.approx({"A": 1.0, "B": 0.75, "C": 0.25})
+    assert doc["settings"]["grader"]["name"] == "keyword"
+    assert evaluation_boards(doc)[0]["systems"] == pytest.approx({"A": 1.0, "B": 0.75, "C": 0.25})
     capsys.readouterr()
     assert main(["analyze", "verify", *common, "--query", "q1"]) == 0
     assert "q1/k-alpha" in capsys.readouterr().out
@@ -73,7 +73,7 @@ def test_evaluate_reads_a_bank_of_a_plugin_format(folder: Path) -> None:
     code = main(["evaluate", "data/exam.jsonl.gz", "--bank", "mine.qbank", "--grader", "keyword", "--k", "2",
                  "--bootstrap", "0", "--no-progress", "--json", "lb.json"])
     assert code == 0
-    cover = json.loads((folder / "lb.json").read_text())["leaderboards"][0]
+    cover = evaluation_boards(json.loads((folder / "lb.json").read_text()))[0]
     assert cover["measure"] == "exam-cover@2" and cover["systems"] == pytest.approx({"A": 1.0, "B": 1.0, "C": 0.0})
 
 

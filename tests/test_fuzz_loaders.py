@@ -476,6 +476,7 @@ def test_facets(data: tuple[bytes, bool]) -> None:
 @fuzz_settings
 @given(data=inputs(json_document(REPORT_SEED), gz_ok=False))
 @example(data=(b"[" * 100_000, False))  # RecursionError
+@example(data=(json.dumps({**REPORT_SEED, "n_queries": 10 ** 400}).encode(), False))  # OverflowError: math.isfinite
 def test_report(data: tuple[bytes, bool]) -> None:
     check("report", *data)
 

@@ -132,6 +132,9 @@ NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
         "local_files_only": ("true", "where the files are looked for, not which files"),
         "fast_path_tokens": ("0", "exact by construction: a greedy decode is a prefix of any longer one"),
         "trust_remote_code": ("true", "permission to run the model's code; the model itself is in the spec"),
+        "price_prompt": ("0.5", "what a token costs, not what the model answers (docs/cost.md)"),
+        "price_completion": ("2", "what a token costs, not what the model answers"),
+        "max_cost": ("9", "when grading stops, not how a pair is graded"),
     },
     "qa": {
         "revision": ("main", "for a local folder the content fingerprint is the revision; a hub revision is "
@@ -156,6 +159,9 @@ NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
         # grade without repeats, and the reducer makes the pair's grade from cached samples
         "repeats": ("3", "how many samples are asked; each is cached under its index"),
         "reducer": ("min", "how cached samples make the pair's grade"),
+        "price_prompt": ("0.5", "what a token costs, not what the model answers (docs/cost.md)"),
+        "price_completion": ("2", "what a token costs, not what the model answers"),
+        "max_cost": ("9", "when grading stops, not how a pair is graded"),
     },
 }
 
@@ -298,5 +304,5 @@ def test_an_option_that_does_not_shape_grades_leaves_the_cache_identity(
     name: str, option: str, places: dict[str, str]
 ) -> None:
     value, _reason = NOT_SHAPING[name][option]
-    base = BASE[name]
+    base = {**BASE[name], **({"price_prompt": "1"} if option == "max_cost" else {})}  # a budget needs a price
     assert cache_identity(name, base, places) == cache_identity(name, {**base, option: value}, places)

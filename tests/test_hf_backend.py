@@ -24,6 +24,7 @@ from exam_harness.graders.hf import HFGrader
 from exam_harness.graders.registry import default_registry
 from exam_harness.llm import prompts
 from exam_harness.llm.backend import PromptParts, TextBackend
+from exam_harness.llm.cost import grade_tokens
 from exam_harness.llm.hf import DetailedGeneration, HFBackend, local_fingerprint
 from exam_harness.models import Grade, Passage, Query, TestPoint
 from exam_harness.models import test_point_id as make_id
@@ -357,6 +358,12 @@ def test_hf_grader_self_rating_end_to_end(t5_dir: Path) -> None:
         assert g.details["prompt_class"] == expected_class
         assert g.details["model"] == str(t5_dir) and g.details["prompt_tokens"] > 50
         assert isinstance(g.details["fast_path"], bool) and "digit_mass" in g.details
+        assert 0 <= g.details["completion_tokens"] <= 6  # the answer's tokens before the end token
+    # the backend's counters (the session's figures, docs/cost.md) are the tokenizer's counts the grades keep
+    shares = [grade_tokens(g.details) or (0.0, 0.0) for g in grades]
+    used = grader.meter.used()
+    assert used.prompt_tokens == pytest.approx(sum(p for p, _ in shares)) and used.prompt_tokens > 50 * len(grades)
+    assert used.completion_tokens == pytest.approx(sum(c for _, c in shares)) and used.completion_tokens > 0
     grader.close()
 
 

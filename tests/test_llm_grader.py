@@ -346,7 +346,8 @@ def llm_grader(backend: TextBackend, options: dict[str, str], name: str = "hf") 
 
 def test_llm_options_types_defaults_and_typos() -> None:
     values = read_grader_options("hf", LLM_OPTIONS, {"max_new_tokens": " 5 ", "prompt": "helm"})
-    assert values == {"prompt": "helm", "max_new_tokens": 5, "custom_output": "self-rating", "nuggets_per_call": 10}
+    assert values == {"prompt": "helm", "max_new_tokens": 5, "custom_output": "self-rating", "nuggets_per_call": 10,
+                      "price_prompt": None, "price_completion": None, "max_cost": None}
     assert read_grader_options("hf", LLM_OPTIONS, {"max_new_tokens": "none"})["max_new_tokens"] is None
     with pytest.raises(ConfigError, match=r"grader 'hf': option max_new_tokens='five' must be an integer"):
         read_grader_options("hf", LLM_OPTIONS, {"max_new_tokens": "five"})

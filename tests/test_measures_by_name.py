@@ -20,8 +20,8 @@ from exam_harness.measures.lookup import find_measure
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
-from exam_harness.report.schema import ExamReport, MeasureInfo
-from tests.helpers import CONFTEST, report_means
+from exam_harness.report.schema import SCHEMA_VERSION, ExamReport, MeasureInfo
+from tests.helpers import CONFTEST, evaluation_boards, report_means
 
 pytest_plugins = ["pytester"]
 GOLDEN = Path(__file__).parent / "golden"
@@ -243,7 +243,7 @@ def test_evaluate_takes_builtin_and_trec_eval_names(tmp_path: Path, capsys: pyte
     assert code == 0, capsys.readouterr()
     document = json.loads(out.read_text())
     assert document["settings"]["measures"] == ["exam-cover@1", "ndcg@2", "mrr"]
-    boards = {(b["measure"], b.get("label")) for b in document["leaderboards"]}
+    boards = {(b["measure"], b.get("label")) for b in evaluation_boards(document)}
     assert {("exam-cover@1", None), ("ndcg@2", "max-grade"), ("mrr", "max-grade")} <= boards
     assert ("P@20", "max-grade") not in boards
 
@@ -255,7 +255,7 @@ def test_a_kept_report_of_schema_2_reads_as_3() -> None:
     old = read_report(GOLDEN / "exam-report-2.0.json")  # the golden report as schema 2.0 wrote it
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())  # pinned without the volatile fields
     new = ExamReport.model_validate({**pinned, "tool_version": "0.1.0", "created": "2026-11-23T00:00:00+00:00"})
-    assert old.schema_version == new.schema_version == "3.2"
+    assert old.schema_version == new.schema_version == SCHEMA_VERSION
     # a 2.0 report holds no session verdict (2.1 added it): everything else, ids included, reads as today's
     assert old.verdict is None
     volatile = {"tool_version", "created", "verdict"}

@@ -44,10 +44,10 @@ def test_missing_and_extra_runs() -> None:
     assert corr.spearman == pytest.approx(1.0)
 
 
-def test_undefined_cases_are_nan_without_warnings() -> None:
-    assert math.isnan(leaderboard_correlation({"A": 1}, OFFICIAL).spearman)
+def test_undefined_cases_are_none_without_warnings() -> None:
+    assert leaderboard_correlation({"A": 1}, OFFICIAL).spearman is None
     tied = leaderboard_correlation({"A": 0.5, "B": 0.5, "C": 0.5}, OFFICIAL)
-    assert math.isnan(tied.spearman) and math.isnan(tied.kendall) and tied.n == 3
+    assert tied.spearman is None and tied.kendall is None and tied.n == 3 and tied.kendall_p is None
 
 
 def test_matches_scipy_on_random_leaderboards() -> None:

@@ -12,7 +12,7 @@ import pytrec_eval
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.io.qrels import read_qrels, write_qrels
 from exam_harness.measures import ScoringContext, ScoringInput, TrecMeasure
-from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
+from exam_harness.measures.qrels import Qrels, QrelsCut, qrels_file_name, relevance_level
 from exam_harness.measures.trec import TrecName, parse_trec_name
 from exam_harness.measures.trec import trec_eval as evaluate
 
@@ -31,7 +31,7 @@ def qrels_labels(variant: str, min_grade: int, m: int = 2, judged: dict[str, lis
     queries = [q for q, tps in TEST_POINTS.items() if tps]
     ctx = ScoringContext(ScoringInput(queries=queries, test_points=TEST_POINTS, rankings={}, grades=GRADES,
                                       judged=judged))
-    return ctx.qrels(variant, min_grade, m, "judged", 20)
+    return ctx.qrels(QrelsCut(variant, min_grade, m, "judged", 20))
 
 
 def test_label_variants() -> None:
@@ -54,6 +54,16 @@ def test_label_errors() -> None:
         qrels_labels("at-least-m", 3, m=0)
     # a passage without grades is labelled as if every grade were 0
     assert qrels_labels("count", 3, judged={"q2": ["z2"]}) == {"q1": {}, "q2": {"z2": 0}}
+
+
+def test_qrels_cut_names_one_qrels() -> None:
+    # m shapes only at-least-m labels, and max-grade labels are the same at every tau: such cuts share qrels
+    assert QrelsCut("count", 3, 2, "judged", 20) == QrelsCut("count", 3, 5, "judged", 20)
+    assert QrelsCut("at-least-m", 3, 2, "judged", 20) != QrelsCut("at-least-m", 3, 5, "judged", 20)
+    assert QrelsCut("max-grade", 3, 2, "judged", 20).labels == QrelsCut("max-grade", 4, 0, "judged", 20).labels
+    assert QrelsCut("count", 3, 2, "judged", 20).labels != QrelsCut("count", 4, 2, "judged", 20).labels
+    assert QrelsCut("max-grade", 4, 2, "top-k", 20).relevance_level == 4
+    assert QrelsCut("count", 4, 2, "top-k", 20).relevance_level == 1
 
 
 def test_relevance_level() -> None:

@@ -14,7 +14,7 @@ from exam_harness.io.qrels import read_qrels, write_qrels
 from exam_harness.measures import ExamCover, NExam, ScoringContext, ScoringInput, score
 from exam_harness.measures.agreement import binarised, cohen_kappa, grade_judgment_table
 from exam_harness.measures.correlation import leaderboard_correlation
-from exam_harness.measures.qrels import relevance_level
+from exam_harness.measures.qrels import QrelsCut, relevance_level
 from exam_harness.measures.trec import trec_eval
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -64,6 +64,7 @@ def test_exam_cover_tracks_the_official_leaderboard(dl19: DL19Data) -> None:
     exam = leaderboard_correlation(exams, dl19.official)
     n_exam = leaderboard_correlation(n_exams, dl19.official)
     assert exam.n == 36 and exam.extra == ["UNH_exDL_bm25"]
+    assert exam.spearman is not None and exam.kendall is not None and n_exam.spearman is not None
     assert exam.spearman > 0.8 and exam.kendall > 0.6
     assert n_exam.spearman > 0.75
     assert all(0.0 <= exams[r] <= n_exams[r] <= 1.0 for r in exams)
@@ -72,12 +73,13 @@ def test_exam_cover_tracks_the_official_leaderboard(dl19: DL19Data) -> None:
 def test_exam_qrels_track_the_official_leaderboard(dl19: DL19Data) -> None:
     exam_input = ScoringInput(queries=list(dl19.test_points), test_points=dl19.test_points, rankings=dl19.rankings,
                               grades=dl19.grades, judged={q: list(dl19.judgments[q]) for q in dl19.test_points})
-    qrels = ScoringContext(exam_input).qrels("max-grade", 4, 2, "judged", 20)
+    qrels = ScoringContext(exam_input).qrels(QrelsCut("max-grade", 4, 2, "judged", 20))
     per_query = trec_eval(qrels, dl19.rankings, ["ndcg@10", "P@20"], relevance_level=relevance_level("max-grade", 4))
     means = {run: {m: sum(pq.get(q, {}).get(m, 0.0) for q in dl19.test_points) / len(dl19.test_points)
                    for m in ("ndcg@10", "P@20")} for run, pq in per_query.items()}
     ndcg = leaderboard_correlation({r: m["ndcg@10"] for r, m in means.items()}, dl19.official)
     prec = leaderboard_correlation({r: m["P@20"] for r, m in means.items()}, dl19.official)
+    assert ndcg.spearman is not None and prec.spearman is not None
     assert ndcg.spearman > 0.9
     assert prec.spearman > 0.85
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from tests.helpers import report_values
+from tests.helpers import evaluation_boards, report_values
 
 pytest_plugins = ["pytester"]
 EMPTY_Q2 = """\
@@ -52,7 +52,7 @@ def test_zero_reproduces_the_reference_at_tau_5_on_dl19(shared_data: Path, tmp_p
         out = tmp_path / f"{empty}.json"
         assert main(["evaluate", "dl19-graded-flan-t5-large-selfrating.jsonl.gz", "--min-grade", "5", "--brief",
                      "--no-progress", "--no-alpha-ndcg", "--n-exam-empty", empty, "--json", str(out)]) == 0
-        board = next(b for b in json.loads(out.read_text())["leaderboards"] if b["measure"] == "n-exam-cover@20")
+        board = next(b for b in evaluation_boards(json.loads(out.read_text())) if b["measure"] == "n-exam-cover@20")
         means[empty] = board["systems"]
     runs = means["zero"].keys()
     for run in runs:

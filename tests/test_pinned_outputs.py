@@ -15,7 +15,11 @@ tied scores move (MRR up to 0.0116, nDCG@10 up to 0.0015); with --tie-order rank
 earlier golden file to 1e-12 (checked when the default changed); schema 2.1 added the session's
 verdict and each run's count of grades read by a fallback rule (keys only; every value equal); and the
 example report became schema 3.0 (scores keyed by measure name): the 2.0 golden, read through
-report/migrate.py, equals it to 1e-12.
+report/migrate.py, equals it to 1e-12; and schema 3.2 made ``evaluate``'s document the report's result core
+in its own envelope: the DL19 document pinned before, rebuilt from today's, equals it to 1e-12
+(``dl19-evaluate-recorded-before-3.2.json.gz``, kept for that check), while the example report gained
+``kind`` and each measure's ``min_grade`` and ``k`` (keys only; every value equal); and it gained ``cost``
+(an LLM grader's tokens and cost, docs/cost.md; null for the embedding grader: the key only).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
+from tests.helpers import evaluation_boards
 
 GOLDEN = Path(__file__).parent / "golden"
 REPO = Path(__file__).resolve().parents[1]
@@ -120,8 +125,39 @@ def test_dl19_evaluate_json_is_pinned(shared_data: Path, tmp_path: Path, monkeyp
     ])
     assert code == 0
     document = json.loads(out.read_text())
-    document["grading"]["seconds"] = 0.0
+    for key in ("created", "tool_version", "schema_version"):
+        document.pop(key)
+    document["grading"]["grading_seconds"] = 0.0
     assert_close(document, _golden_json("dl19-evaluate-recorded.json.gz", document))
+    # the document before schema 3.2 (its own leaderboards, not the report's result core): every number
+    # it held, rebuilt from today's document, is equal to 1e-12
+    before = json.loads(gzip.decompress((GOLDEN / "dl19-evaluate-recorded-before-3.2.json.gz").read_bytes()))
+    assert_close(_as_before_3_2(document), before)
+    # the queries n-EXAM leaves out at tau 5 (no passage of the pool covers a test point) are named
+    (n_exam5,) = [b for b in evaluation_boards(document) if b["measure"] == "n-exam-cover@20" and b["min_grade"] == 5]
+    assert len(n_exam5["dropped"]) == 3 and n_exam5["queries"] == 40
+
+
+def _as_before_3_2(document: dict[str, Any]) -> dict[str, Any]:
+    """``evaluate``'s document as it was written before schema 3.2, rebuilt from today's: one leaderboard
+    per measure with its runs' means and standard errors, the grader inside the grading summary."""
+    boards = []
+    for board in evaluation_boards(document):
+        old = {key: board[key] for key in ("measure", "label", "min_grade", "relevance_level", "queries", "systems",
+                                             "stderr", "ci", "correlation", "significance") if key in board}
+        boards.append(old)
+    grading = document["grading"]
+    settings = {key: value for key, value in document["settings"].items() if key != "grader"}
+    settings["nugget_f"] = settings["nugget_f"] or None  # written as null when off
+    return {
+        "leaderboards": boards, "agreement": document["agreement"], "official": document["official"],
+        "collection": document["collection"], "settings": settings,
+        "grading": {"source": grading["source"], "pairs": grading["pairs"], "unique_pairs": grading["unique_pairs"],
+                    "cache_hits": grading["hits"], "graded": grading["graded"], "failures": grading["failures"],
+                    "seconds": grading["grading_seconds"], "failure_examples": grading["failure_examples"],
+                    "grader": {"name": "recorded", "model": document["settings"]["grader"]["model"],
+                               "prompt_class": document["settings"]["grader"]["prompt_class"]}},
+    }
 
 
 @pytest.fixture(scope="module")

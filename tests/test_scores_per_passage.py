@@ -34,7 +34,7 @@ from exam_harness.measures.nuggets import (
     nugget_f_of_length,
     response_length,
 )
-from exam_harness.measures.qrels import VARIANTS, relevance_level
+from exam_harness.measures.qrels import VARIANTS, QrelsCut, relevance_level
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, run_dicts, trec_eval, trec_eval_scored
 from exam_harness.models import (
@@ -272,14 +272,14 @@ def test_context_coverage_and_max_grade_labels_are_the_per_pair_definitions() ->
                     top = ctx.top_k(12)[run][q]
                     assert ctx.covered(run, q, 12, tau) == {t for p in top for t in ctx.bank(q)
                                                             if exam.grades.get((p, t), 0) >= tau}
-        labels = ctx.qrels("max-grade", 4, 2, "top-k", 12)
+        labels = ctx.qrels(QrelsCut("max-grade", 4, 2, "top-k", 12))
         assert labels == {q: {p: max((exam.grades.get((p, t), 0) for t in ctx.bank(q)), default=0)
                               for p in ctx.pool("top-k", 12)[q]} for q in exam.queries if ctx.bank(q)}
 
 
 def test_trec_eval_of_converted_runs_is_trec_eval() -> None:
     ctx = ScoringContext(random_exam(3, responses=False))
-    qrels = ctx.qrels("count", 2, 2, "top-k", 5)
+    qrels = ctx.qrels(QrelsCut("count", 2, 2, "top-k", 5))
     rankings = ctx.top_k(5)
     measures = ["P@5", "map", "ndcg@5", "rprec", "mrr"]
     assert trec_eval_scored(qrels, run_dicts(rankings), measures) == trec_eval(qrels, rankings, measures)
@@ -349,9 +349,9 @@ def check_pools_and_labels(exam: ScoringInput) -> None:
                                          *(p for run in ctx.runs for p in top[run][q])])) for q in exam.queries}
         assert ctx.pool(pool, 6) == pooled
         for tau in (1, 3, 5):
-            assert ctx.qrels("count", tau, 2, pool, 6) == {
+            assert ctx.qrels(QrelsCut("count", tau, 2, pool, 6)) == {
                 q: {p: count(q, p, tau) for p in pooled[q]} for q in exam.queries if ctx.bank(q)}
-            assert ctx.qrels("at-least-m", tau, 2, pool, 6) == {
+            assert ctx.qrels(QrelsCut("at-least-m", tau, 2, pool, 6)) == {
                 q: {p: int(count(q, p, tau) >= 2) for p in pooled[q]} for q in exam.queries if ctx.bank(q)}
             assert ctx.overall(tau, pool, 6) == {
                 q: {t for p in pooled[q] for t in ctx.bank(q) if exam.grades.get((p, t), 0) >= tau}
@@ -378,13 +378,13 @@ def test_trec_measures_are_trec_eval_of_the_contexts_qrels() -> None:
                     for label in VARIANTS for n in names]
         result = score(ctx, measures)
         for label in VARIANTS:
-            qrels = ctx.qrels(label, 3, 2, "judged", 8)
+            qrels = ctx.qrels(QrelsCut(label, 3, 2, "judged", 8))
             expected = trec_eval(qrels, ctx.top_k(8), names, relevance_level=relevance_level(label, 3))
             for name in names:
                 measure = next(m for m in measures if m.label == label and m.name == name)
                 assert result[measure].per_query == {
                     run: {q: expected.get(run, {}).get(q, {}).get(name, 0.0) for q in exam.queries} for run in ctx.runs}
-            assert ctx.trec(label, 3, 2, "judged", 8, "map") == expected
+            assert ctx.trec(QrelsCut(label, 3, 2, "judged", 8), "map") == expected
 
 
 def test_scoring_input_orders_are_the_runs_own_orders() -> None:

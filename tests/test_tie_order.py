@@ -11,6 +11,7 @@ import pytrec_eval
 
 from exam_harness.inputs import view_from_banks
 from exam_harness.measures.context import ScoringContext
+from exam_harness.measures.qrels import QrelsCut
 from exam_harness.models import ExamData, Passage, Query, QueryBank, RankedPassage, Run, TestPoint
 from tests.helpers import report_values
 
@@ -42,8 +43,8 @@ def test_measures_equal_trec_eval_on_the_raw_run(tie_order: str) -> None:
     data = ExamData(runs={"tied": TIED}, passages={p: Passage(id=p, text=p) for p in ("p0", "p1", "p2", "p3")})
     view = view_from_banks(data, [BANK])
     ctx = ScoringContext(view.scoring_input(GRADES, tie_order=tie_order))
-    ours = ctx.trec("max-grade", 4, 2, "judged", 20, "mrr")["tied"]["q"]
-    qrels = ctx.qrels("max-grade", 4, 2, "judged", 20)
+    ours = ctx.trec(QrelsCut("max-grade", 4, 2, "judged", 20), "mrr")["tied"]["q"]
+    qrels = ctx.qrels(QrelsCut("max-grade", 4, 2, "judged", 20))
     if tie_order == "score":
         run = {"q": {r.passage_id: r.score for r in TIED.rankings["q"]}}  # what a run file says
     else:
@@ -52,7 +53,7 @@ def test_measures_equal_trec_eval_on_the_raw_run(tie_order: str) -> None:
                                                relevance_level=4)
     theirs = evaluator.evaluate(run)["q"]
     assert ours["mrr"] == pytest.approx(theirs["recip_rank"], abs=1e-12)
-    ndcg = ctx.trec("max-grade", 4, 2, "judged", 20, "ndcg@10")["tied"]["q"]["ndcg@10"]
+    ndcg = ctx.trec(QrelsCut("max-grade", 4, 2, "judged", 20), "ndcg@10")["tied"]["q"]["ndcg@10"]
     assert ndcg == pytest.approx(theirs["ndcg_cut_10"], abs=1e-12)
     assert ours["mrr"] == pytest.approx(1 / 3 if tie_order == "score" else 1.0)
 
@@ -96,15 +97,15 @@ def test_dl19_measures_equal_trec_eval_on_the_runs_own_scores(shared_data: Path)
     data = inputs.load_runs([shared_data / "dl19" / "dl19-graded-flan-t5-large-selfrating.jsonl.gz"])
     view, outcome, _ = replay(data)
     ctx = ScoringContext(view.scoring_input(outcome.grades, tie_order="score"))
-    qrels = ctx.qrels("max-grade", 4, 2, "judged", 20)
+    qrels = ctx.qrels(QrelsCut("max-grade", 4, 2, "judged", 20))
     evaluator = pytrec_eval.RelevanceEvaluator({q: dict(v) for q, v in qrels.items()}, {"recip_rank", "ndcg_cut"},
                                                relevance_level=4)
     tied = [name for name, run in data.runs.items()
             if any(len({r.score for r in ranked}) < len(ranked) for ranked in run.rankings.values())]
     assert len(tied) >= 3
     for name in tied:
-        ours = ctx.trec("max-grade", 4, 2, "judged", 20, "mrr")[name]
-        ndcg = ctx.trec("max-grade", 4, 2, "judged", 20, "ndcg@10")[name]
+        ours = ctx.trec(QrelsCut("max-grade", 4, 2, "judged", 20), "mrr")[name]
+        ndcg = ctx.trec(QrelsCut("max-grade", 4, 2, "judged", 20), "ndcg@10")[name]
         run = {q: {r.passage_id: r.score for r in ranked} for q, ranked in data.runs[name].rankings.items()}
         theirs = evaluator.evaluate(run)
         for q, values in theirs.items():

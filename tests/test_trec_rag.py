@@ -16,6 +16,7 @@ import pytest
 from exam_harness.cli import main
 from exam_harness.io.report import read_report
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.helpers import evaluation_boards
 from tests.trec_rag_data import LABELS, AssignmentResponder, hand_scores, write_exam
 
 pytest_plugins = ["pytester"]
@@ -132,7 +133,7 @@ def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: Fa
         args += ["--grader-option", option]
     assert main(args) == 0, capsys.readouterr()
     doc = json.loads((tmp_path / "out.json").read_text())
-    boards = {board["measure"]: board for board in doc["leaderboards"]}
+    boards = {board["measure"]: board for board in evaluation_boards(doc)}
     want = expected()
     for key in SCORES:
         for run in ("rag24", "rag25"):

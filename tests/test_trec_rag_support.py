@@ -19,6 +19,7 @@ from exam_harness.measures.citations import citation_values
 from exam_harness.models import Grade, Passage, Query, TestPoint
 from exam_harness.support import support_pairs
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.helpers import evaluation_boards
 from tests.trec_rag_data import AssignmentResponder, write_exam
 
 pytest.importorskip("openai")
@@ -111,7 +112,7 @@ def test_evaluate_support_adds_citation_measures(tmp_path: Path, server: FakeOpe
     for option in (f"base_url={server.base_url}", "model=fake-model", "api_key=k", "prompt=nugget-assignment"):
         args += ["--grader-option", option]
     assert main(args) == 0, capsys.readouterr()
-    boards = {b["measure"]: b for b in json.loads((tmp_path / "out.json").read_text())["leaderboards"]}
+    boards = {b["measure"]: b for b in evaluation_boards(json.loads((tmp_path / "out.json").read_text()))}
     want = expected_support()
     for name in ("citation-precision", "citation-recall", "citation-f1"):
         for run in ("rag24", "rag25"):

@@ -29,7 +29,7 @@ from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.exam import ExamCover
 from exam_harness.measures.pipeline import score
-from exam_harness.measures.qrels import relevance_level
+from exam_harness.measures.qrels import QrelsCut, relevance_level
 from exam_harness.measures.result import ExamResult
 from exam_harness.measures.trec import TrecMeasure
 from exam_harness.models import ExamData, QueryBank, TestPoint
@@ -140,7 +140,7 @@ def _scored(
     ctx = ScoringContext(view.scoring_input(outcome.grades, only=queries, tie_order=plan.tie_order))
     label = plan.labels[0]
     result = score(ctx, measures)
-    return result, ctx.qrels(label, plan.min_grade, plan.qrels_m, plan.pool, plan.k), label
+    return result, ctx.qrels(QrelsCut(label, plan.min_grade, plan.qrels_m, plan.pool, plan.k)), label
 
 
 def impact_of(

@@ -197,13 +197,14 @@ def run(args: argparse.Namespace) -> int:
         ctx = ScoringContext(replace(ctx.exam, support=credits))
     external = external_request(args, graded, loaded, plan.tie_order) if loaded is not None else None
     result = evaluate_exam(ctx, graded.view, graded.outcome, graded.spec, plan, options, official=official,
-                           min_answers=min_answers, external=external)
+                           min_answers=min_answers, external=external,
+                           cache=str(options.cache) if options.cache is not None else None)
     if human is not None:
         result.trec_rag_agreement = human_agreement(ctx, graded, human)
-    result.settings["runs"] = [str(p) for p in args.runs]
-    result.settings["banks"] = [str(p) for p in args.bank]
+    result.settings.runs = [str(p) for p in args.runs]
+    result.settings.banks = [str(p) for p in args.bank]
     if options.official:
-        result.settings["official"] = str(args.official)
+        result.settings.official = str(args.official)
 
     console = Console(highlight=False, markup=False)  # names in the output are data, not markup
     print_evaluation(result, console, brief=args.brief, label=plan.labels[0])

@@ -1,4 +1,4 @@
-"""``exam-harness schema``: print the JSON Schema of the JSON report."""
+"""``exam-harness schema``: print the JSON Schema of the JSON report and of ``evaluate --json``."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import json
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser("schema", help="Print the JSON Schema of exam-report.json.")
+    parser = subparsers.add_parser(
+        "schema", help="Print the JSON Schema of exam-report.json and of evaluate --json (one schema, by kind).")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.report.document import json_schema
 
-    print(json.dumps(ExamReport.model_json_schema(), indent=2, sort_keys=True))
+    print(json.dumps(json_schema(), indent=2, sort_keys=True))
     return 0

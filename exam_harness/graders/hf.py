@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from exam_harness.graders.base import GraderConfig, read_grader_options
-from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, resolve_mode
+from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, cost_settings, resolve_mode
 from exam_harness.llm.hf import HF_OPTIONS, backend_from_options
 
 
@@ -26,4 +26,4 @@ class HFGrader(LLMGrader):
             batch_size=config.batch_size,
         )
         super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
-                         nuggets_per_call=values["nuggets_per_call"])
+                         nuggets_per_call=values["nuggets_per_call"], **cost_settings(self.name, values))

@@ -67,9 +67,10 @@ from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GraderO
 from exam_harness.graders.matching import is_answer, matching_gold_answer
 from exam_harness.llm import prompts
 from exam_harness.llm.backend import Generation, PromptParts, TextBackend
+from exam_harness.llm.cost import Meter, Prices, prices_from
 from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
 from exam_harness.models import Grade, GraderSpec, TestPoint
-from exam_harness.options import choice, integer, optional, text
+from exam_harness.options import choice, integer, number, optional, text
 from exam_harness.parsing import (
     FALLBACK_NOT_A_GRADE,
     FALLBACK_NOT_YES_NO,
@@ -256,6 +257,8 @@ class LLMGrader(Grader):
         max_new_tokens: int | None = None,
         custom_output: str = "self-rating",
         nuggets_per_call: int = 10,
+        prices: Prices | None = None,
+        max_cost: float | None = None,
     ) -> None:
         self.backend = backend
         if nuggets_per_call < 1:
@@ -266,6 +269,11 @@ class LLMGrader(Grader):
         self.max_new_tokens = max_new_tokens or self.mode.max_new_tokens
         if self.mode.output in ("self_rating", "thomas") and self.max_new_tokens < 2:
             raise ConfigError(f"grader {name!r}: max_new_tokens must be at least 2 for rating prompts")
+        if max_cost is not None and prices is None:
+            raise ConfigError(f"grader {name!r}: max_cost needs a price (price_prompt, price_completion)")
+        # a backend's own answer limit (the openai option max_tokens) wins over the mode's
+        answer_tokens = getattr(backend, "max_tokens", None) or self.max_new_tokens
+        self.meter = Meter(self, backend, prices, max_cost, answer_tokens)  # docs/cost.md
 
     @property
     def needs_bank(self) -> bool:
@@ -419,7 +427,8 @@ class LLMGrader(Grader):
                         results[i] = failures.get(c, GradeFailure("not graded"))
                 continue
             grades, gen = answers[c]
-            details = dict(self._details(template, gen), nuggets_in_call=len(chunk))
+            made_by_call = sum(len(by_text[text]) for text in chunk)
+            details = dict(self._details(template, gen, made_by_call), nuggets_in_call=len(chunk))
             for position, (text, grade) in enumerate(zip(chunk, grades)):
                 made = Grade(grade=grade, grader=self.name, raw_response=gen.text, extracted_answer=labels[grade],
                              details=dict(details, position=position))
@@ -459,7 +468,8 @@ class LLMGrader(Grader):
             return [parts for _, _, parts in self._assignment_calls(requests, [None] * len(requests))]
         return [p for p in map(self.prompt_for, requests) if p is not None]
 
-    def _details(self, template: prompts.PromptTemplate, generation: Generation) -> dict[str, Any]:
+    def _details(self, template: prompts.PromptTemplate, generation: Generation, shared_by: int = 1
+                 ) -> dict[str, Any]:
         details: dict[str, Any] = {
             "prompt_class": template.prompt_class, "prompt": self.mode.name, "model": self.backend.model_id
         }
@@ -467,6 +477,10 @@ class LLMGrader(Grader):
             details["revision"] = self.backend.revision
         if generation.prompt_tokens is not None:
             details["prompt_tokens"] = generation.prompt_tokens
+        if generation.completion_tokens is not None:
+            details["completion_tokens"] = generation.completion_tokens
+        if shared_by > 1:  # one call made this many grades: each costs its share (llm/cost.py)
+            details["shared_by"] = shared_by
         extra = getattr(generation, "details", None)
         if extra:
             details.update(extra)
@@ -482,7 +496,7 @@ class LLMGrader(Grader):
                 out.append(gen)
                 continue
             assert isinstance(gen, Generation)
-            details = self._details(item.template, gen)
+            details = self._details(item.template, gen, len(item.requests))
             text = gen.text
             output = self.mode.output
             probabilities = None
@@ -570,10 +584,14 @@ class LLMGrader(Grader):
         answers = self.backend.generate(parts, max_new_tokens=VERIFY_MAX_NEW_TOKENS)
         verdicts: dict[int, list[list[Any]]] = {}
         failures: dict[int, str] = {}
+        spent: dict[int, list[int]] = {}  # the verification calls' tokens, added to the grade's
         for (index, gold), gen in zip(asks, answers):
             if isinstance(gen, GradeFailure):
                 failures[index] = gen.message
                 continue
+            tokens = spent.setdefault(index, [0, 0])
+            tokens[0] += gen.prompt_tokens or 0
+            tokens[1] += gen.completion_tokens or 0
             tp = requests[items[index].requests[0]].test_point
             verdicts.setdefault(index, []).append([gold_fingerprint(tp.text, gold), gen.text,
                                                    parse_yes_no(gen.text) == 1])
@@ -586,6 +604,9 @@ class LLMGrader(Grader):
                 out[index] = GradeFailure(f"answer verification failed: {failures[index]}")
                 continue
             details = dict(grade.details, verifications=checks)
+            if index in spent:
+                for name, value in zip(("prompt_tokens", "completion_tokens"), spent[index]):
+                    details[name] = int(details.get(name) or 0) + value
             out[index] = grade.model_copy(update={"grade": 1 if correct else 0, "details": details})
 
     def probe(self) -> None:
@@ -606,6 +627,23 @@ class LLMGrader(Grader):
 # --------------------------------------------------------------------------------------------
 # Options of every LLM grader, whatever its backend
 
+COST_OPTIONS: tuple[GraderOption, ...] = (  # docs/cost.md
+    GraderOption("price_prompt", None, "price of 1,000 prompt tokens, for the cost figures (default: none, "
+                 "tokens only)", optional(number(0))),
+    GraderOption("price_completion", None, "price of 1,000 completion tokens (default: none, tokens only)",
+                 optional(number(0))),
+    GraderOption("max_cost", None, "stop grading before this session's cost would pass this amount; the "
+                 "grades made are kept (default: none; needs a price)", optional(number(0, open_low=True))),
+)
+
+
+def cost_settings(grader: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The ``prices`` and ``max_cost`` arguments of :class:`LLMGrader` from read option values."""
+    max_cost = values.get("max_cost")
+    return {"prices": prices_from(values.get("price_prompt"), values.get("price_completion"), max_cost, grader),
+            "max_cost": max_cost}
+
+
 LLM_OPTIONS: tuple[GraderOption, ...] = (
     GraderOption("prompt", "self-rating", "prompt mode: " + ", ".join(MODES) + ", or custom:PATH "
                  "(default: self-rating)", text),
@@ -615,4 +653,5 @@ LLM_OPTIONS: tuple[GraderOption, ...] = (
                  "(default: 10, as nuggetizer)", integer(1)),
     GraderOption("custom_output", "self-rating", "parser of custom:PATH answers: " + ", ".join(CUSTOM_OUTPUTS)
                  + " (default: self-rating)", choice(*CUSTOM_OUTPUTS)),
+    *COST_OPTIONS,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from exam_harness.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, read_grader_options
-from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, resolve_mode
+from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, cost_settings, resolve_mode
 from exam_harness.graders.repeats import REPEAT_OPTIONS
 from exam_harness.llm.openai import OPENAI_OPTIONS, backend_from_options
 
@@ -25,7 +25,7 @@ class OpenAIGrader(LLMGrader):
         backend = backend_from_options(config.model, {option.name: values[option.name] for option in OPENAI_OPTIONS},
                                        need_key=not config.dry_run)
         super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
-                         nuggets_per_call=values["nuggets_per_call"])
+                         nuggets_per_call=values["nuggets_per_call"], **cost_settings(self.name, values))
         # samples per pair (graders/repeats.py); not in the spec: each sample's cache key is the grader's own
         self.repeats: int = values["repeats"]
         self.reducer: str = values["reducer"]

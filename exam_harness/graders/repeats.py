@@ -87,6 +87,8 @@ class SampleGrader(Grader):
         self.grader = grader
         self.index = index
         self.name = grader.name
+        # the grader's spending (llm/cost.py): every sample counts tokens on, and max_cost holds for all together
+        self.meter = getattr(grader, "meter", None)
 
     def spec(self) -> GraderSpec:
         return self.grader.spec()

@@ -86,34 +86,22 @@ def _run_side_jsonl(name: str) -> bool:
 # --- built-in run formats -----------------------------------------------------------------------
 
 
-def _is_collection(name: str, suffix: str) -> bool:
-    return name == f"collection{suffix}" or name.endswith(f".collection{suffix}")
-
-
 @dataclass(frozen=True)
-class CollectionTsv:
+class Collection:
+    """A passage collection named ``collection{suffix}`` or ``*.collection{suffix}``: ``.tsv`` is
+    ``passage_id<TAB>text``, ``.jsonl`` one ``{id, text}`` per line."""
+
+    suffix: str
     collection: bool = True
 
     def claims(self, path: Path) -> bool:
-        return _is_collection(base_name(path), ".tsv")
+        name = base_name(path)
+        return name == f"collection{self.suffix}" or name.endswith(f".collection{self.suffix}")
 
     def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
-        from exam_harness.io.collection import read_collection_tsv
+        from exam_harness.io.collection import read_collection_jsonl, read_collection_tsv
 
-        return read_collection_tsv(path, keep)
-
-
-@dataclass(frozen=True)
-class CollectionJsonl:
-    collection: bool = True
-
-    def claims(self, path: Path) -> bool:
-        return _is_collection(base_name(path), ".jsonl")
-
-    def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
-        from exam_harness.io.collection import read_collection_jsonl
-
-        return read_collection_jsonl(path, keep)
+        return (read_collection_tsv if self.suffix == ".tsv" else read_collection_jsonl)(path, keep)
 
 
 @dataclass(frozen=True)
@@ -171,8 +159,8 @@ def builtin_bank_formats() -> Registry[BankFormat]:
 
 def builtin_run_formats() -> Registry[RunFormat]:
     registry: Registry[RunFormat] = Registry("run format")
-    registry.register("collection-tsv", CollectionTsv(), "collection.tsv / *.collection.tsv: passage_id<TAB>text")
-    registry.register("collection-jsonl", CollectionJsonl(), "collection.jsonl / *.collection.jsonl: {id, text}")
+    registry.register("collection-tsv", Collection(".tsv"), "collection.tsv / *.collection.tsv: passage_id<TAB>text")
+    registry.register("collection-jsonl", Collection(".jsonl"), "collection.jsonl / *.collection.jsonl: {id, text}")
     registry.register("trec", TrecRun(), "*.run / *.trec: TREC run, qid Q0 docid rank score tag")
     registry.register("responses", Responses(), "*.responses.jsonl: generated responses {query_id, run, response}")
     registry.register("workbench", WorkbenchParagraphs(),

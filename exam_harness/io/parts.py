@@ -57,6 +57,23 @@ def invisible_char(value: str) -> str | None:
     return None
 
 
+def line_columns(line: str, path: Path, lineno: int, count: int, column: str, wrong_count: str,
+                 expected: str) -> list[str]:
+    """The whitespace-separated columns of a line of a trec file ([] for a blank line), checked: ``count``
+    of them (else ``wrong_count``, formatted with ``n``, the number found) and none with an invisible
+    character."""
+    cols = line.split()
+    if not cols:
+        return cols
+    if len(cols) != count:
+        raise InputError(wrong_count.format(n=len(cols)), path=path, line=lineno, field="line", value=line[:80],
+                         expected=expected)
+    if (invisible := invisible_char("".join(cols))) is not None:
+        raise InputError(f"a {column} contains {invisible}", path=path, line=lineno, field="line", value=line[:80],
+                         expected="ids of visible characters (a damaged or concatenated file?)")
+    return cols
+
+
 def check_word(value: object, what: str) -> str | None:
     """``None`` if ``value`` is a non-empty string without whitespace or invisible characters, else why not."""
     if value is None:

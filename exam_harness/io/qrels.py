@@ -12,7 +12,7 @@ from pathlib import Path
 import exam_harness.io.limits as limits
 from exam_harness.errors import InputError
 from exam_harness.io.limits import quoted
-from exam_harness.io.parts import invisible_char
+from exam_harness.io.parts import line_columns
 from exam_harness.io.textio import atomic_write_text, iter_lines
 
 Qrels = dict[str, dict[str, int]]
@@ -59,16 +59,11 @@ def read_qrels(path: str | Path) -> Qrels:
     path = Path(path)
     qrels: Qrels = {}
     for lineno, line in iter_lines(path, "MAX_FIELDS_LINE_BYTES"):
-        fields = line.split()
+        fields = line_columns(line, path, lineno, 4, "field", "expected 4 fields, found {n}",
+                              "'query_id iteration passage_id label'")
         if not fields:
             continue
-        if len(fields) != 4:
-            raise InputError(f"expected 4 fields, found {len(fields)}", path=path, line=lineno, field="line",
-                             value=line[:80], expected="'query_id iteration passage_id label'")
         qid, _, pid, label_text = fields
-        if (invisible := invisible_char("".join(fields))) is not None:
-            raise InputError(f"a field contains {invisible}", path=path, line=lineno, field="line", value=line[:80],
-                             expected="ids of visible characters (a damaged or concatenated file?)")
         try:
             label = int(label_text)
         except ValueError:

@@ -80,36 +80,38 @@ def _json_object(path: Path, text: str, what: str, expected: str) -> dict[str, A
     return data
 
 
+def _json_entries(path: Path, text: str, what: str, expected: str, kind: type, message: str,
+                  entry_expected: str) -> Iterator[tuple[str, Any]]:
+    """(key, value) of the file's top-level JSON object, each value checked to be a ``kind``."""
+    for key, value in _json_object(path, text, what, expected).items():
+        if not isinstance(value, kind):
+            raise InputError(message, path=path, field=limits.cut(key), value=value, expected=entry_expected)
+        yield key, value
+
+
+def _tsv_rows(text: str, path: Path, count: int, message: str, expected: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, its ``count`` tab-separated fields, stripped) of each line that is not blank or a
+    ``#`` comment; the last field keeps any further tabs."""
+    for lineno, line in _tsv_lines(text, path):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t", count - 1)
+        if len(fields) != count:
+            raise InputError(message, path=path, line=lineno, value=line, expected=expected)
+        yield lineno, [f.strip() for f in fields]
+
+
 def load_queries(path: Path) -> list[Query]:
     """Queries from a JSON object ``{id: text}`` or a TSV file ``id<TAB>text`` (``#`` lines skipped)."""
     text = _read(path)
     pairs: list[tuple[str, str, int | None]] = []
     if _is_json(path, text):
-        data = _json_object(path, text, "queries", '{"query_id": "query text", ...}')
-        for qid, qtext in data.items():
-            if not isinstance(qtext, str):
-                raise InputError(
-                    "query text must be a string",
-                    path=path,
-                    field=limits.cut(qid),
-                    value=qtext,
-                    expected='{"query_id": "query text"}',
-                )
-            pairs.append((qid, qtext, None))
+        entries = _json_entries(path, text, "queries", '{"query_id": "query text", ...}', str,
+                                "query text must be a string", '{"query_id": "query text"}')
+        pairs.extend((qid, qtext, None) for qid, qtext in entries)
     else:
-        for lineno, line in _tsv_lines(text, path):
-            if not line.strip() or line.startswith("#"):
-                continue
-            qid, sep, qtext = line.partition("\t")
-            if not sep:
-                raise InputError(
-                    "a query line needs a tab between id and text",
-                    path=path,
-                    line=lineno,
-                    value=line,
-                    expected="id<TAB>text",
-                )
-            pairs.append((qid.strip(), qtext.strip(), lineno))
+        rows = _tsv_rows(text, path, 2, "a query line needs a tab between id and text", "id<TAB>text")
+        pairs.extend((qid, qtext, lineno) for lineno, (qid, qtext) in rows)
     if len(pairs) > limits.MAX_QUERIES_PER_FILE:
         count = limits.count_text(limits.MAX_QUERIES_PER_FILE)
         raise limits.over_limit(f"more than {count} queries in one file", "MAX_QUERIES_PER_FILE",
@@ -138,31 +140,13 @@ def load_facets(path: Path, query_ids: set[str]) -> dict[str, dict[str, str]]:
     text = _read(path)
     triples: list[tuple[str, str, Any, int | None]] = []
     if _is_json(path, text):
-        data = _json_object(path, text, "facets", '{"query_id": {"facet_id": "facet text"}}')
-        for qid, query_facets in data.items():
-            if not isinstance(query_facets, dict):
-                raise InputError(
-                    "facets of a query must be an object",
-                    path=path,
-                    field=limits.cut(qid),
-                    value=query_facets,
-                    expected='{"facet_id": "facet text"}',
-                )
-            triples.extend((qid, fid, ftext, None) for fid, ftext in query_facets.items())
+        entries = _json_entries(path, text, "facets", '{"query_id": {"facet_id": "facet text"}}', dict,
+                                "facets of a query must be an object", '{"facet_id": "facet text"}')
+        triples.extend((qid, fid, ftext, None) for qid, query_facets in entries for fid, ftext in query_facets.items())
     else:
-        for lineno, line in _tsv_lines(text, path):
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split("\t", 2)
-            if len(parts) != 3:
-                raise InputError(
-                    "a facet line needs three tab-separated fields",
-                    path=path,
-                    line=lineno,
-                    value=line,
-                    expected="query_id<TAB>facet_id<TAB>text",
-                )
-            triples.append((parts[0].strip(), parts[1].strip(), parts[2].strip(), lineno))
+        rows = _tsv_rows(text, path, 3, "a facet line needs three tab-separated fields",
+                         "query_id<TAB>facet_id<TAB>text")
+        triples.extend((qid, fid, ftext, lineno) for lineno, (qid, fid, ftext) in rows)
     facets: dict[str, dict[str, str]] = {}
     for qid, fid, ftext, line_of_facet in triples:
         if qid not in query_ids:

@@ -73,6 +73,9 @@ def read_report(path: Path) -> ExamReport:
     except ValueError:  # an integer of more digits than Python converts
         raise number_too_long(path, None) from None
     written_as = raw.get("schema_version") if isinstance(raw, dict) else None
+    if isinstance(raw, dict) and raw.get("kind") == "evaluation":  # the other envelope of the one schema
+        raise InputError("an `exam-harness evaluate --json` document, not an exam report (exam-report.json)",
+                         path=path, field="kind", value="evaluation", expected="exam-report")
     check_values(raw, path)  # before migrating: the fields are named as the file writes them
     if isinstance(raw, dict):
         raw = migrate(raw)  # a kept report of schema 2.x reads as 3.0
@@ -136,7 +139,7 @@ def check_values(raw: Any, path: Path) -> None:
             todo.extend(reversed([((*where, i), v) for i, v in enumerate(value)]))
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             field = ".".join(str(x) for x in where)
-            if not math.isfinite(value):
+            if isinstance(value, float) and not math.isfinite(value):  # an int is finite (and may not fit a float)
                 raise InputError("a report's numbers are finite", path=path, field=field, value=value,
                                  expected="a finite number (not NaN or infinity)")
             if value < 0:

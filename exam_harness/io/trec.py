@@ -11,7 +11,7 @@ from pathlib import Path
 
 from exam_harness.errors import InputError
 from exam_harness.io.limits import quoted
-from exam_harness.io.parts import FilePart, invisible_char, model_errors
+from exam_harness.io.parts import FilePart, line_columns, model_errors
 from exam_harness.io.textio import iter_lines
 from exam_harness.models import RankedPassage, Run
 
@@ -24,22 +24,11 @@ def read_trec_run(path: Path) -> FilePart:
     # (run, query) -> docid -> line, to name both lines of a duplicate
     seen: dict[tuple[str, str], dict[str, int]] = {}
     for lineno, line in iter_lines(path, "MAX_FIELDS_LINE_BYTES"):
-        cols = line.split()
+        cols = line_columns(line, path, lineno, 6, "column", "{n} columns",
+                            f"6 whitespace-separated columns: {COLUMNS}")
         if not cols:
             continue
-        if len(cols) != 6:
-            raise InputError(
-                f"{len(cols)} columns",
-                path=path,
-                line=lineno,
-                field="line",
-                value=line[:80],
-                expected=f"6 whitespace-separated columns: {COLUMNS}",
-            )
         qid, _q0, docid, rank_text, score_text, tag = cols
-        if (invisible := invisible_char("".join(cols))) is not None:
-            raise InputError(f"a column contains {invisible}", path=path, line=lineno, field="line", value=line[:80],
-                             expected="ids of visible characters (a damaged or concatenated file?)")
         try:
             rank = int(rank_text)
         except ValueError:

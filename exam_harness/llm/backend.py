@@ -33,6 +33,7 @@ class Generation:
     # Probability of each grade 0..max_grade from the first decoding step, when the backend knows it.
     grade_probabilities: tuple[float, ...] | None = None
     prompt_tokens: int | None = None
+    completion_tokens: int | None = None  # the answer's tokens (the server's usage, else counted)
 
 
 GenerationResult = Generation | GradeFailure

@@ -241,7 +241,8 @@ class HFBackend:
         self.max_input_tokens = max_input_tokens
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE["cuda" if self.device.startswith("cuda") else "cpu"]
         self._digit_tables: dict[int, list[list[int]]] = {}
-        self.stats = {"prompts": 0, "fast_path": 0, "fallback": 0, "truncated": 0, "batch_halvings": 0}
+        self.stats = {"prompts": 0, "fast_path": 0, "fallback": 0, "truncated": 0, "batch_halvings": 0,
+                      "prompt_tokens": 0, "completion_tokens": 0}  # tokens as the tokenizer counts them
 
     @property
     def model(self) -> Any:
@@ -496,7 +497,9 @@ class HFBackend:
             grade_probs, mass = probabilities
             details["digit_mass"] = round(mass, 6)
         n_prompt = len(prompt) if isinstance(prompt, list) else None
-        return DetailedGeneration(text, grade_probs, n_prompt, details)
+        self.stats["prompt_tokens"] += n_prompt or 0
+        self.stats["completion_tokens"] += end
+        return DetailedGeneration(text, grade_probs, n_prompt, completion_tokens=end, details=details)
 
     def _digit_table(self, scale: int) -> list[list[int]]:
         """Per grade 0..scale, the token ids that read as that single digit (e.g. '5', '▁5', '5.')."""

@@ -19,8 +19,9 @@ Behaviour:
   becomes a :class:`~exam_harness.graders.base.GradeFailure` naming status, last error and attempts,
   never a grade.
 * **Token counts** are estimates: ``ceil(characters / chars_per_token)`` with 4 characters per token
-  (OpenAI's rule of thumb for English; no tokenizer is downloaded). ``usage.prompt_tokens`` from the
-  server replaces the estimate in statistics when present.
+  (OpenAI's rule of thumb for English; no tokenizer is downloaded). ``usage.prompt_tokens`` and
+  ``usage.completion_tokens`` from the server replace the estimates in statistics when present; a
+  malformed answer asked again is counted too (it was paid for). :mod:`exam_harness.llm.cost` prices them.
 * **Truncation.** With ``max_context_tokens`` (the model's context window), the passage alone is cut
   so that system message + prompt + ``max_tokens`` fit by the estimate; the instruction and the
   question always stay whole. Without it nothing is cut (remote models have long windows; a server
@@ -436,18 +437,18 @@ class OpenAIBackend:
             text = raw.text
         body = _decode_body(text)
         text, probabilities = _extract(body, self.endpoint, rating_scale if logprobs else None)
+        # An answer is paid for whether or not it is usable: counted before a malformed one is asked again.
+        reported = body.get("usage")
+        usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
+        prompt_tokens = _count(usage.get("prompt_tokens"), request.estimated_tokens)
+        completion_tokens = _count(usage.get("completion_tokens"), self.count_tokens(text))
+        self.stats.prompt_tokens += prompt_tokens
+        self.stats.completion_tokens += completion_tokens
         if rating_scale is not None and is_malformed_rating(text, rating_scale):
             # An empty answer or a number off the scale is not a grade: ask again, then report it.
             raise MalformedResponse(f"the answer {_snippet(text)} is not a grade on 0..{rating_scale}")
-        reported = body.get("usage")
-        usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
-        prompt_tokens = usage.get("prompt_tokens")
-        if not isinstance(prompt_tokens, int):
-            prompt_tokens = request.estimated_tokens
-        completion_tokens = usage.get("completion_tokens")
-        self.stats.prompt_tokens += prompt_tokens
-        self.stats.completion_tokens += completion_tokens if isinstance(completion_tokens, int) else 0
-        return Generation(text=text, grade_probabilities=probabilities, prompt_tokens=prompt_tokens)
+        return Generation(text=text, grade_probabilities=probabilities, prompt_tokens=prompt_tokens,
+                          completion_tokens=completion_tokens)
 
 
 # -- response handling ----------------------------------------------------------------------------
@@ -529,6 +530,12 @@ def _logprob(value: float) -> float:
 
 
 _LOGPROB_SLACK = 1e-3
+
+
+def _count(value: Any, otherwise: int) -> int:
+    """A token count as a server reports it (a non-negative integer; a bool or a float is not one),
+    else ``otherwise`` (the estimate)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else otherwise
 
 
 def _is_number(value: Any) -> bool:

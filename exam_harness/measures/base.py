@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from exam_harness.errors import ConfigError
 from exam_harness.measures.stats import mean_stderr
@@ -57,6 +57,7 @@ class Measure(abc.ABC):
     """
 
     family: ClassVar[str] = ""
+    shown: ClassVar[str] = ""  # the name in table headings (EXAM-Cover); "": the key
     at: ClassVar[str | None] = "k"
     printed: ClassVar[Mapping[str, str]] = {"min_grade": "tau"}
     # from Bindings: field name -> bindings attribute
@@ -72,8 +73,9 @@ class Measure(abc.ABC):
 
     def pool_read(self) -> str | None:
         """The pool policy whose passages this measure's values depend on beyond each run's top-k, or
-        None (a failed pair there makes the value incomplete; see ScoringContext.rests_on_failures)."""
-        return None
+        None (a failed pair there makes the value incomplete; see ScoringContext.rests_on_failures):
+        a measure with a ``pool`` parameter reads its pool."""
+        return str(bound(self, "pool")) if "pool" in self.__dataclass_fields__ else None
 
     def depth(self) -> int:
         """The cut-off of the runs this measure reads."""
@@ -91,12 +93,16 @@ class Measure(abc.ABC):
     @property
     def key(self) -> str:
         """The short name used in tables and JSON, without the parameters they show elsewhere."""
-        cut = getattr(self, self.at) if self.at else None
-        return self.family + (f"@{cut}" if cut is not None else "")
+        return self._with_cut(self.family)
 
     @property
     def title(self) -> str:
-        return self.key
+        """The name a table's heading shows: ``shown`` (the family when empty) with the cut-off."""
+        return self._with_cut(self.shown) if self.shown else self.key
+
+    def _with_cut(self, name: str) -> str:
+        cut = getattr(self, self.at) if self.at else None
+        return name + (f"@{cut}" if cut is not None else "")
 
     def __str__(self) -> str:
         params = []
@@ -134,6 +140,22 @@ class Measure(abc.ABC):
             return cls(**values)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"measure {text!r}: {exc}") from None
+
+
+def bound(measure: Measure, name: str) -> Any:
+    """A parameter of a bound measure (see :meth:`Measure.bind`)."""
+    value = getattr(measure, name)
+    if value is None:
+        raise ConfigError(f"measure {measure} has no {name}: bind it to an exam plan first (Measure.bind)")
+    return value
+
+
+def family_of(base: type[M], name: str, family: str, doc: str) -> type[M]:
+    """A measure class that differs from ``base`` only in its printed ``family``: for measures one class
+    computes from a table keyed by family (the TREC RAG scores, the citation measures), one line each."""
+    made = type(name, (base,), {"family": family, "__doc__": doc, "__module__": base.__module__,
+                                "__qualname__": name})
+    return cast("type[M]", dataclass(frozen=True)(made))
 
 
 def _show(value: object) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from exam_harness.measures.base import Measure, PerQuery
+from exam_harness.measures.base import Measure, PerQuery, family_of
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
@@ -34,6 +34,8 @@ def citation_values(sentences: tuple[tuple[float | None, ...], ...]) -> dict[str
 
 @dataclass(frozen=True)
 class CitationMeasure(Measure):
+    """Base of the three citation measures: ``family`` picks the value (one subclass each, by :func:`family_of`)."""
+
     at: ClassVar[str | None] = None
     bound_from: ClassVar[dict[str, str]] = {}
 
@@ -50,25 +52,10 @@ class CitationMeasure(Measure):
         return out
 
 
-@dataclass(frozen=True)
-class CitationPrecision(CitationMeasure):
-    """Weighted citation precision over the (sentence, cited document) pairs."""
-
-    family: ClassVar[str] = "citation-precision"
-
-
-@dataclass(frozen=True)
-class CitationRecall(CitationMeasure):
-    """Weighted citation recall over the sentences (each by its best citation; uncited: 0)."""
-
-    family: ClassVar[str] = "citation-recall"
-
-
-@dataclass(frozen=True)
-class CitationF1(CitationMeasure):
-    """Harmonic mean of citation precision and recall."""
-
-    family: ClassVar[str] = "citation-f1"
-
+CitationPrecision = family_of(CitationMeasure, "CitationPrecision", "citation-precision",
+                              "Weighted citation precision over the (sentence, cited document) pairs.")
+CitationRecall = family_of(CitationMeasure, "CitationRecall", "citation-recall",
+                           "Weighted citation recall over the sentences (each by its best citation; uncited: 0).")
+CitationF1 = family_of(CitationMeasure, "CitationF1", "citation-f1", "Harmonic mean of citation precision and recall.")
 
 CITATION_MEASURES: tuple[type[Measure], ...] = (CitationPrecision, CitationRecall, CitationF1)

@@ -26,7 +26,7 @@ from exam_harness.errors import InputError
 from exam_harness.measures._checks import check_min_grade
 from exam_harness.measures.cover import covered_by
 from exam_harness.measures.nuggets import ResponseLengths
-from exam_harness.measures.qrels import Qrels, check_m, check_variant, count_label, label_of, relevance_level
+from exam_harness.measures.qrels import Qrels, QrelsCut, count_label, label_of
 
 POOLS: tuple[str, ...] = ("judged", "top-k")
 TrecValues = dict[str, dict[str, dict[str, float]]]  # run -> query -> trec name -> value
@@ -65,6 +65,18 @@ class ScoringInput:
         return list(self.rankings)
 
 
+@dataclass
+class _TrecPass:
+    """The trec measures of one qrels cut: those announced, and pytrec_eval's values for those evaluated,
+    as it gives them (run -> query -> trec_eval name -> value) and as columns (trec_eval name -> run ->
+    query -> value; None until picked for ``evaluated``)."""
+
+    wanted: set[str] = field(default_factory=set)
+    evaluated: frozenset[str] = frozenset()
+    raw: TrecValues = field(default_factory=dict)
+    columns: dict[str, dict[str, dict[str, float]]] | None = None
+
+
 class ScoringContext:
     """Lazily computed, memoised intermediate results over one :class:`ScoringInput`."""
 
@@ -87,15 +99,11 @@ class ScoringContext:
         self._covered: dict[tuple[int, int], dict[tuple[str, str], frozenset[str]]] = {}
         self._lengths = ResponseLengths(exam.responses, exam.passage_text)
         self._charged: dict[int, dict[str, dict[str, int]]] = {}
-        self._trec_runs: dict[int, dict[str, dict[str, dict[str, float]]]] = {}
+        self._trec_run_dicts: dict[int, dict[str, dict[str, dict[str, float]]]] = {}
         self._pools: dict[tuple[str, int], dict[str, list[str]]] = {}
         self._overall: dict[tuple[int, str, int], dict[str, frozenset[str]]] = {}
-        self._qrels: dict[tuple[str, int, int, str, int], Qrels] = {}
-        self._trec: dict[tuple[str, int, int, str, int], tuple[frozenset[str], TrecValues]] = {}
-        self.trec_wanted: dict[tuple[str, int, int, str, int], set[str]] = {}
-        # qrels -> (the measures evaluated, trec_eval name -> run -> query -> value)
-        self._trec_columns: dict[tuple[str, int, int, str, int],
-                                 tuple[frozenset[str], dict[str, dict[str, dict[str, float]]]]] = {}
+        self._qrels: dict[QrelsCut, Qrels] = {}  # keyed by the cut's labels (QrelsCut.labels)
+        self._trec: dict[QrelsCut, _TrecPass] = {}
 
     @property
     def queries(self) -> Sequence[str]:
@@ -249,105 +257,105 @@ class ScoringContext:
             self._overall[key] = result
         return self._overall[key]
 
-    @staticmethod
-    def qrels_key(variant: str, min_grade: int, m: int, pool: str, k: int) -> tuple[str, int, int, str, int]:
-        # max-grade labels do not depend on tau or m (only their binarisation does): one qrels serves all
-        return (variant, 0 if variant == "max-grade" else min_grade, m if variant == "at-least-m" else 0, pool, k)
-
-    def qrels(self, variant: str, min_grade: int, m: int, pool: str, k: int) -> Qrels:
-        """The EXAM-Qrels of a label variant over the pool (the one qrels builder, see measures.qrels)."""
-        check_variant(variant)
-        if variant == "at-least-m":
-            check_m(m)
-        key = self.qrels_key(variant, min_grade, m, pool, k)
+    def qrels(self, cut: QrelsCut) -> Qrels:
+        """The EXAM-Qrels of a cut's label variant over its pool (the one qrels builder, see measures.qrels)."""
+        key = cut.labels
         if key not in self._qrels:
             qrels: Qrels = {}
-            for q, pooled in self.pool(pool, k).items():
+            for q, pooled in self.pool(cut.pool, cut.k).items():
                 bank = self.bank(q)
                 if not bank:
                     continue
                 failed = self._failed.get(q, set())
                 pids = [p for p in pooled if p not in failed]  # no label rests on a grade that failed
-                if variant == "max-grade":
+                if cut.variant == "max-grade":
                     rows = self.grade_rows(q, pids)
-                    qrels[q] = {p: label_of(rows[p], variant, min_grade, m) for p in pids}
+                    qrels[q] = {p: label_of(rows[p], cut.variant, cut.min_grade, cut.m) for p in pids}
                 else:  # count and at-least-m read the coverage every other measure shares
-                    masks = self._coverage_masks(q, min_grade, pids)
-                    qrels[q] = {p: count_label(masks[p].bit_count(), variant, m) for p in pids}
+                    masks = self._coverage_masks(q, cut.min_grade, pids)
+                    qrels[q] = {p: count_label(masks[p].bit_count(), cut.variant, cut.m) for p in pids}
             self._qrels[key] = qrels
         return self._qrels[key]
 
-    def want_trec(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> None:
+    def want_trec(self, cut: QrelsCut, trec_name: str) -> None:
         """Announce a trec measure, so that one pytrec_eval pass computes all measures of the same qrels."""
-        self.trec_wanted.setdefault(self._trec_key(variant, min_grade, m, pool, k), set()).add(trec_name)
+        self._trec_pass(cut).wanted.add(trec_name)
 
-    @staticmethod
-    def _trec_key(variant: str, min_grade: int, m: int, pool: str, k: int) -> tuple[str, int, int, str, int]:
-        return (variant, min_grade, m if variant == "at-least-m" else 0, pool, k)
-
-    def trec(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> TrecValues:
+    def trec(self, cut: QrelsCut, trec_name: str) -> TrecValues:
         """run -> query -> trec name -> value of the announced measures of these qrels (pytrec_eval once)."""
         from exam_harness.measures.trec import parse_trec_name
 
-        raw = self.trec_raw(variant, min_grade, m, pool, k, trec_name)
-        by_trec = {parse_trec_name(name).trec_name: name
-                   for name in self._trec[self._trec_key(variant, min_grade, m, pool, k)][0]}
+        raw = self.trec_raw(cut, trec_name)
+        by_trec = {parse_trec_name(name).trec_name: name for name in self._trec[cut].evaluated}
         return {run: {q: {by_trec[t]: float(v) for t, v in values.items() if t in by_trec}
                       for q, values in by_query.items()} for run, by_query in raw.items()}
 
-    def trec_raw(self, variant: str, min_grade: int, m: int, pool: str, k: int, trec_name: str) -> TrecValues:
+    def trec_raw(self, cut: QrelsCut, trec_name: str) -> TrecValues:
         """:meth:`trec` as pytrec_eval gives it: keyed by trec_eval name (``P_20``, ``ndcg_cut_10``), which
         a trec measure reads directly rather than have every value renamed."""
-        from exam_harness.measures.trec import checked_trec_names, evaluate_raw, parse_trec_name, run_scores
+        from exam_harness.measures.trec import checked_trec_names, evaluate_raw, parse_trec_name
 
-        key = self._trec_key(variant, min_grade, m, pool, k)
-        names = self.trec_wanted.setdefault(key, set())
-        names.add(trec_name)
-        done = self._trec.get(key)
-        if done is None or trec_name not in done[0]:
-            qrels = self.qrels(variant, min_grade, m, pool, k)
-            level = relevance_level(variant, min_grade)
-            by_trec = checked_trec_names(sorted(names), level)
-            runs = self._trec_runs.get(k)
-            if runs is None:  # the runs as trec_eval reads them (run_dicts): the same for every qrels variant
-                top = self.trec_top_k(k)
-                runs = self._trec_runs[k] = {run: {} for run in top}
-                for q in self.queries:  # query by query, so that the query's passage ids stay in cache
-                    for run, ranking in top.items():
-                        runs[run][q] = run_scores(q, ranking[q])
+        done = self._trec_pass(cut)
+        done.wanted.add(trec_name)
+        if trec_name not in done.evaluated:
+            qrels = self.qrels(cut)
+            level = cut.relevance_level
+            by_trec = checked_trec_names(sorted(done.wanted), level)
             asked = [parse_trec_name(n).asked for n in by_trec.values()]
-            done = (frozenset(names), evaluate_raw(qrels, runs, asked, level))
-            self._trec[key] = done
-        return done[1]
+            done.raw = evaluate_raw(qrels, self._trec_runs(cut.k), asked, level)
+            done.evaluated, done.columns = frozenset(done.wanted), None
+        return done.raw
 
-    def trec_per_query(self, variant: str, min_grade: int, m: int, pool: str, k: int,
-                       trec_name: str) -> dict[str, dict[str, float]]:
+    def trec_per_query(self, cut: QrelsCut, trec_name: str) -> dict[str, dict[str, float]]:
         """run -> query -> the value of one trec measure on every query of the exam, 0.0 where trec_eval
         reports none (a run that did not answer). Every announced measure of these qrels is picked from
         pytrec_eval's values in one pass over each run's queries (memoised; the dicts are shared)."""
         from exam_harness.measures.trec import parse_trec_name
 
-        raw = self.trec_raw(variant, min_grade, m, pool, k, trec_name)
-        key = self._trec_key(variant, min_grade, m, pool, k)
-        names = self._trec[key][0]
-        done = self._trec_columns.get(key)
-        if done is None or done[0] is not names:
-            queries = self.queries
-            columns: dict[str, dict[str, dict[str, float]]] = {parse_trec_name(n).trec_name: {} for n in names}
-            no_values: dict[str, float] = {}
-            for run in self.runs:
-                by_query = raw.get(run, {})
-                try:  # every query reported (the usual case): looked up once for all measures
-                    rows = list(map(by_query.__getitem__, queries))
+        self.trec_raw(cut, trec_name)
+        done = self._trec[cut]
+        if done.columns is None:
+            done.columns = self._columns(done)
+        return done.columns[parse_trec_name(trec_name).trec_name]
+
+    def _trec_pass(self, cut: QrelsCut) -> _TrecPass:
+        found = self._trec.get(cut)
+        if found is None:
+            found = self._trec[cut] = _TrecPass()
+        return found
+
+    def _trec_runs(self, k: int) -> dict[str, dict[str, dict[str, float]]]:
+        """The runs as trec_eval reads them (run_dicts): the same for every qrels cut of depth ``k``."""
+        from exam_harness.measures.trec import run_scores
+
+        runs = self._trec_run_dicts.get(k)
+        if runs is None:
+            top = self.trec_top_k(k)
+            runs = self._trec_run_dicts[k] = {run: {} for run in top}
+            for q in self.queries:  # query by query, so that the query's passage ids stay in cache
+                for run, ranking in top.items():
+                    runs[run][q] = run_scores(q, ranking[q])
+        return runs
+
+    def _columns(self, done: _TrecPass) -> dict[str, dict[str, dict[str, float]]]:
+        """trec_eval name -> run -> query -> value of every evaluated measure of a pass."""
+        from exam_harness.measures.trec import parse_trec_name
+
+        queries = self.queries
+        columns: dict[str, dict[str, dict[str, float]]] = {parse_trec_name(n).trec_name: {} for n in done.evaluated}
+        no_values: dict[str, float] = {}
+        for run in self.runs:
+            by_query = done.raw.get(run, {})
+            try:  # every query reported (the usual case): looked up once for all measures
+                rows = list(map(by_query.__getitem__, queries))
+            except KeyError:
+                rows = [by_query.get(q, no_values) for q in queries]
+            for name, column in columns.items():
+                try:  # picked in C
+                    column[run] = dict(zip(queries, map(itemgetter(name), rows)))
                 except KeyError:
-                    rows = [by_query.get(q, no_values) for q in queries]
-                for name, column in columns.items():
-                    try:  # picked in C
-                        column[run] = dict(zip(queries, map(itemgetter(name), rows)))
-                    except KeyError:
-                        column[run] = {q: row.get(name, 0.0) for q, row in zip(queries, rows)}
-            done = self._trec_columns[key] = (names, columns)
-        return done[1][parse_trec_name(trec_name).trec_name]
+                    column[run] = {q: row.get(name, 0.0) for q, row in zip(queries, rows)}
+        return columns
 
     def response_text(self, run: str, query: str, k: int) -> str:
         """The text nugget F charges: the full generated response, else the run's top-k passages joined."""

@@ -18,16 +18,17 @@ class Correlation:
     """Correlation over the ``n`` runs in both leaderboards.
 
     ``missing``: runs of the official leaderboard without a score; ``extra``: scored runs the
-    official leaderboard lacks. Coefficients are NaN when undefined (n < 2, or one side all tied).
+    official leaderboard lacks. Coefficients are None when undefined (n < 2, or one side all tied):
+    the result is written as strict JSON by ``evaluate`` (a field of its document), where NaN is not.
     """
 
-    spearman: float
-    kendall: float
+    spearman: float | None
+    kendall: float | None
     n: int
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
-    spearman_p: float = math.nan
-    kendall_p: float = math.nan
+    spearman_p: float | None = None
+    kendall_p: float | None = None
 
 
 def leaderboard_correlation(scores: Mapping[str, float], official_ranks: Mapping[str, float]) -> Correlation:
@@ -41,15 +42,19 @@ def leaderboard_correlation(scores: Mapping[str, float], official_ranks: Mapping
     theirs = rankdata([float(official_ranks[r]) for r in common], method="average")
     # scipy warns (an error under filterwarnings=error) on constant input; the value is NaN anyway.
     if n < 2 or len(set(ours)) < 2 or len(set(theirs)) < 2:
-        return Correlation(math.nan, math.nan, n, missing, extra)
+        return Correlation(None, None, n, missing, extra)
     rho = spearmanr(ours, theirs)
     tau = kendalltau(ours, theirs)
     return Correlation(
-        spearman=float(rho.statistic),
-        kendall=float(tau.statistic),
+        spearman=_finite(rho.statistic),
+        kendall=_finite(tau.statistic),
         n=n,
         missing=missing,
         extra=extra,
-        spearman_p=float(rho.pvalue),
-        kendall_p=float(tau.pvalue),
+        spearman_p=_finite(rho.pvalue),
+        kendall_p=_finite(tau.pvalue),
     )
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None

@@ -10,10 +10,9 @@ the normalised score is undefined there and a 0 would shrink every run's mean al
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from exam_harness.errors import ConfigError
-from exam_harness.measures.base import Measure, PerQuery
+from exam_harness.measures.base import Measure, PerQuery, bound
 from exam_harness.measures.intent_aware import dcg, ideal_dcg
 from exam_harness.measures.nuggets import QueryNuggets
 
@@ -23,24 +22,14 @@ if TYPE_CHECKING:
 EMPTY_POLICIES: tuple[str, ...] = ("skip", "zero")
 
 
-def bound(measure: Measure, name: str) -> Any:
-    value = getattr(measure, name)
-    if value is None:
-        raise ConfigError(f"measure {measure} has no {name}: bind it to an exam plan first (Measure.bind)")
-    return value
-
-
 @dataclass(frozen=True)
 class ExamCover(Measure):
     """EXAM-Cover@k(tau): the share of a query's test points that some passage of the run's top-k covers."""
 
     family: ClassVar[str] = "exam-cover"
+    shown: ClassVar[str] = "EXAM-Cover"
     k: int | None = None
     min_grade: int | None = None
-
-    @property
-    def title(self) -> str:
-        return f"EXAM-Cover@{self.k}"
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
         k, tau = bound(self, "k"), bound(self, "min_grade")
@@ -55,6 +44,7 @@ class NExam(Measure):
     """n-EXAM@k(tau): covered test points / the test points any passage of the pool covers."""
 
     family: ClassVar[str] = "n-exam-cover"
+    shown: ClassVar[str] = "n-EXAM"
     bound_from: ClassVar[dict[str, str]] = {"k": "k", "min_grade": "min_grade", "pool": "pool", "empty": "empty"}
     k: int | None = None
     min_grade: int | None = None
@@ -65,13 +55,6 @@ class NExam(Measure):
         super().__post_init__()
         if self.empty is not None and self.empty not in EMPTY_POLICIES:
             raise ValueError(f"empty={self.empty!r} must be one of {', '.join(EMPTY_POLICIES)}")
-
-    @property
-    def title(self) -> str:
-        return f"n-EXAM@{self.k}"
-
-    def pool_read(self) -> str | None:
-        return str(bound(self, "pool"))
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
         k, tau = bound(self, "k"), bound(self, "min_grade")
@@ -132,6 +115,7 @@ class AlphaNDCG(Measure):
     """alpha-nDCG@k over test points, the ideal ranking over the pool (see measures.intent_aware)."""
 
     family: ClassVar[str] = "alpha-ndcg"
+    shown: ClassVar[str] = "α-nDCG"
     printed: ClassVar[dict[str, str]] = {"min_grade": "tau"}
     bound_from: ClassVar[dict[str, str]] = {"k": "k", "min_grade": "min_grade", "alpha": "redundancy_alpha",
                                             "pool": "pool"}
@@ -139,13 +123,6 @@ class AlphaNDCG(Measure):
     min_grade: int | None = None
     alpha: float | None = None
     pool: str | None = None
-
-    @property
-    def title(self) -> str:
-        return f"α-nDCG@{self.k}"
-
-    def pool_read(self) -> str | None:
-        return str(bound(self, "pool"))
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
         k, tau, alpha = bound(self, "k"), bound(self, "min_grade"), bound(self, "alpha")

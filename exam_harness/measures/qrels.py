@@ -13,6 +13,7 @@ reports, ``exam-harness evaluate`` and the bank edit impact all take their qrels
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from exam_harness.errors import InputError
 from exam_harness.io.qrels import Qrels as Qrels  # the one type, defined with its file format
@@ -50,6 +51,37 @@ def label_of(grades_of_passage: Sequence[int], variant: str, min_grade: int, m: 
 def count_label(count: int, variant: str, m: int) -> int:
     """The ``count`` or ``at-least-m`` label of a passage covering ``count`` test points."""
     return count if variant == "count" else int(count >= m)
+
+
+@dataclass(frozen=True)
+class QrelsCut:
+    """Which EXAM-Qrels a value reads: the label variant, tau, m, the pool and the depth k its runs are cut
+    at. The five travel together from a trec measure (or a report's qrels file) to the scoring context,
+    which keys its qrels and its pytrec_eval passes by them. ``m`` shapes only at-least-m labels: it is
+    kept as 0 for the other variants, so that cuts differing only there are equal."""
+
+    variant: str
+    min_grade: int
+    m: int
+    pool: str
+    k: int
+
+    def __post_init__(self) -> None:
+        check_variant(self.variant)
+        if self.variant == "at-least-m":
+            check_m(self.m)
+        elif self.m != 0:
+            object.__setattr__(self, "m", 0)
+
+    @property
+    def labels(self) -> QrelsCut:
+        """The cut with the same labels: max-grade labels do not depend on tau (only their binarisation
+        does), so one qrels serves every tau."""
+        return replace(self, min_grade=0) if self.variant == "max-grade" else self
+
+    @property
+    def relevance_level(self) -> int:
+        return relevance_level(self.variant, self.min_grade)
 
 
 def qrels_file_name(variant: str, min_grade: int, m: int) -> str:

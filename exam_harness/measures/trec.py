@@ -19,8 +19,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.errors import ConfigError, InputError
-from exam_harness.measures.base import Measure, PerQuery
-from exam_harness.measures.qrels import check_variant
+from exam_harness.measures.base import Measure, PerQuery, bound
+from exam_harness.measures.qrels import QrelsCut, check_variant
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
@@ -293,21 +293,16 @@ class TrecMeasure(Measure):
         except InputError as exc:
             raise ConfigError(f"measure {text!r}: {exc}") from None
 
-    def pool_read(self) -> str | None:
-        from exam_harness.measures.exam import bound
-
-        return str(bound(self, "pool"))
-
     def compute(self, ctx: ScoringContext) -> PerQuery:
-        return dict(ctx.trec_per_query(*self._qrels_args(), self.name))
+        return dict(ctx.trec_per_query(self.cut, self.name))
 
     def announce(self, ctx: ScoringContext) -> None:
         """Tell the context this measure is coming (one pytrec_eval pass per qrels for all of them)."""
-        ctx.want_trec(*self._qrels_args(), self.name)
+        ctx.want_trec(self.cut, self.name)
 
-    def _qrels_args(self) -> tuple[str, int, int, str, int]:
-        from exam_harness.measures.exam import bound
-
+    @property
+    def cut(self) -> QrelsCut:
+        """The qrels this (bound) measure reads."""
         label = bound(self, "label")
         m = bound(self, "m") if label == "at-least-m" else 0
-        return label, bound(self, "min_grade"), m, bound(self, "pool"), bound(self, "k")
+        return QrelsCut(label, bound(self, "min_grade"), m, bound(self, "pool"), bound(self, "k"))

@@ -31,8 +31,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.answers import word_count
-from exam_harness.measures.base import Bindings, Measure, PerQuery
-from exam_harness.measures.exam import bound
+from exam_harness.measures.base import Bindings, Measure, PerQuery, bound, family_of
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
@@ -102,10 +101,9 @@ def assignments(ctx: ScoringContext, k: int, tau: int, partial: int) -> Labels:
 
 @dataclass(frozen=True)
 class NuggetScore(Measure):
-    """Base of the six track scores: ``name`` picks the formula."""
+    """Base of the six track scores: ``family`` picks the formula (one subclass each, by :func:`family_of`)."""
 
     at: ClassVar[str | None] = None
-    name: ClassVar[str] = ""
     k: int | None = None
     min_grade: int | None = None
     partial: int | None = None
@@ -135,46 +133,12 @@ class NuggetScore(Measure):
                 for run, by_query in found.items()}
 
 
-@dataclass(frozen=True)
-class All(NuggetScore):
-    """All score: nugget credit over every nugget (support 1, partial 0.5)."""
-
-    family: ClassVar[str] = "A"
-
-
-@dataclass(frozen=True)
-class AllStrict(NuggetScore):
-    """Strict all score: only supported nuggets earn credit."""
-
-    family: ClassVar[str] = "A_strict"
-
-
-@dataclass(frozen=True)
-class Vital(NuggetScore):
-    """Vital score: nugget credit over the vital nuggets."""
-
-    family: ClassVar[str] = "V"
-
-
-@dataclass(frozen=True)
-class VitalStrict(NuggetScore):
-    """Strict vital score."""
-
-    family: ClassVar[str] = "V_strict"
-
-
-@dataclass(frozen=True)
-class Weighted(NuggetScore):
-    """Weighted score: vital nuggets weigh 1, okay ones 0.5."""
-
-    family: ClassVar[str] = "W"
-
-
-@dataclass(frozen=True)
-class WeightedStrict(NuggetScore):
-    """Strict weighted score."""
-
-    family: ClassVar[str] = "W_strict"
+All = family_of(NuggetScore, "All", "A", "All score: nugget credit over every nugget (support 1, partial 0.5).")
+AllStrict = family_of(NuggetScore, "AllStrict", "A_strict", "Strict all score: only supported nuggets earn credit.")
+Vital = family_of(NuggetScore, "Vital", "V", "Vital score: nugget credit over the vital nuggets.")
+VitalStrict = family_of(NuggetScore, "VitalStrict", "V_strict", "Strict vital score.")
+Weighted = family_of(NuggetScore, "Weighted", "W", "Weighted score: vital nuggets weigh 1, okay ones 0.5.")
+WeightedStrict = family_of(NuggetScore, "WeightedStrict", "W_strict", "Strict weighted score.")
 
 
 @dataclass(frozen=True)

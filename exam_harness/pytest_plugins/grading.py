@@ -19,6 +19,7 @@ from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, I
 from exam_harness.graders.base import GradingRequest
 from exam_harness.grading import GradingOutcome, dry_run_summary, run_grading_pass
 from exam_harness.grading_setup import GradingSetup, open_grading
+from exam_harness.llm.cost import merged_cost, meter_of
 from exam_harness.models import QueryBank
 from exam_harness.preflight import check_covered, check_gate_runs, check_outputs, check_overlap
 from exam_harness.progress import GradingProgress
@@ -115,6 +116,10 @@ class ExamGrading:
         data = setup.exam_inputs(self.config).load_runs(list(options.runs))
         if self._worker_grading is None:
             self._worker_grading = open_grading(options, setup.registries(self.config), data, alpha_ndcg=False)
+            meter = meter_of(self._worker_grading.grader)
+            if meter is not None and meter.max_cost is not None:  # N workers must not spend N budgets
+                meter.closed = ("max_cost bounds the controller's grading pass under pytest-xdist; a worker sends "
+                                "nothing")
         grading = self._worker_grading
         plan = grading.plan
         outcome = run_grading_pass(grading.grader, grading.requests(data, [bank]), self.cache(),
@@ -233,7 +238,7 @@ def merged(first: GradingOutcome, second: GradingOutcome) -> GradingOutcome:
         seconds=first.seconds + second.seconds, source=second.source,
         cache_damaged=first.cache_damaged + second.cache_damaged,
         cache_notices=list(dict.fromkeys([*first.cache_notices, *second.cache_notices])),
-        fallbacks={**first.fallbacks, **second.fallbacks},
+        fallbacks={**first.fallbacks, **second.fallbacks}, cost=merged_cost(first.cost, second.cost),
         repeats=second.repeats, reducer=second.reducer, samples={**first.samples, **second.samples},
     )
     for part, n in second.decided_by.items():

@@ -90,23 +90,15 @@ class ExamReporting:
             results += gates.decide(session)
         if report.incomplete_runs and not report.cache.failures:
             # only declared systems failed: the systems plugin's FAIL line says which, on how many queries
-            for s in report.systems:
-                if s.incomplete_queries:
-                    results.append(GateResult(
-                        gate="incomplete-exam", run=s.run, value=len(s.incomplete_queries), limit=0, passed=False,
-                        message=f"FAIL incomplete exam: run {s.run!r} has no answer in {len(s.incomplete_queries)} of "
-                                f"{s.queries} queries (its system failed on them); its scores are not scores"))
+            results += _incomplete_checks(report, "run {run!r} has no answer in {n} of {queries} queries (its "
+                                                  "system failed on them); its scores are not scores")
         elif report.incomplete_runs:
             runs = ", ".join(repr(r) for r in report.incomplete_runs)
             self.incomplete_message = (
                 f"FAIL incomplete exam: {report.cache.failures} pairs could not be graded; the scores of runs {runs} "
                 "rest on them and are not scores (see the '!' footnote)")
-            for s in report.systems:
-                if s.incomplete_queries:
-                    results.append(GateResult(
-                        gate="incomplete-exam", run=s.run, value=len(s.incomplete_queries), limit=0, passed=False,
-                        message=f"FAIL incomplete exam: the scores of run {s.run!r} rest on pairs that could not be "
-                                f"graded in {len(s.incomplete_queries)} of {s.queries} queries; they are not scores"))
+            results += _incomplete_checks(report, "the scores of run {run!r} rest on pairs that could not be graded "
+                                                  "in {n} of {queries} queries; they are not scores")
         results += self._fallback_checks(report)
         report.verdict = verdict_of(results)
         if not report.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
@@ -283,3 +275,12 @@ def _encoded_pieces(reporter: str, file_name: str, pieces: Iterable[object]) -> 
 def _bad_output(reporter: str, file_name: str, value: object, what: str = "the content") -> str:
     return (f"reporter {reporter!r} gave {what} of {file_name!r} as {type(value).__name__}; a reporter's files() "
             "maps each file name to a text (str) or an iterable of text pieces")
+
+
+def _incomplete_checks(report: ExamReport, why: str) -> list[GateResult]:
+    """A failed ``incomplete-exam`` check per run with incomplete queries; ``why`` is formatted with the
+    run, the number of its incomplete queries and the number of queries."""
+    return [GateResult(gate="incomplete-exam", run=s.run, value=len(s.incomplete_queries), limit=0, passed=False,
+                       message="FAIL incomplete exam: " + why.format(run=s.run, n=len(s.incomplete_queries),
+                                                                     queries=s.queries))
+            for s in report.systems if s.incomplete_queries]

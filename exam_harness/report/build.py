@@ -29,11 +29,12 @@ from exam_harness.measures.base import Measure
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.pipeline import score
-from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
+from exam_harness.measures.qrels import Qrels, QrelsCut, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
+from exam_harness.report.cost import cost_summary
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
@@ -166,6 +167,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
         trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
+        cost=cost_summary(grading.cost, inputs.data.runs, outcome.banks, plan.k, grading.unsupported),
         judge_variance=_judge_variance(ctx, inputs, outcome, plan, str(measures[0]), cover.per_query)
         if grading.repeats > 1 else None,
     )
@@ -419,7 +421,7 @@ def fallback_counts(inputs: ExamInputs, outcome: SessionOutcome, k: int,
 def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -> dict[str, Qrels]:
     """File name -> EXAM-Qrels for each label variant and tau (max-grade labels are the same at every tau)."""
     return {
-        qrels_file_name(label, tau, plan.qrels_m): ctx.qrels(label, tau, plan.qrels_m, plan.pool, plan.k)
+        qrels_file_name(label, tau, plan.qrels_m): ctx.qrels(QrelsCut(label, tau, plan.qrels_m, plan.pool, plan.k))
         for tau in min_grades for label in plan.labels
     }
 

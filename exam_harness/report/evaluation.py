@@ -1,43 +1,52 @@
-"""``exam-harness evaluate``'s leaderboards: a view of the one scoring pipeline's result.
+"""``exam-harness evaluate``'s document: the result core of the JSON report inside an evaluation envelope.
 
-For each tau of the plan, every measure of :meth:`ExamPlan.measures` becomes a leaderboard with a
-bootstrap confidence interval per system, Spearman's rho and Kendall's tau against an official
-leaderboard when one is given, and paired significance tests against a baseline run on request.
+For each tau of the plan, every measure of :meth:`ExamPlan.measures` is scored once by the one scoring
+pipeline. The scores are the report's result core (report/schema.py): ``measures[]`` (each with its
+printed name, title, label, tau and k), ``systems[].scores[NAME]`` (mean and standard error) and, with
+``--per-query``, ``per_query[].scores[NAME]``. The envelope adds what only ``evaluate`` computes, per
+measure in ``leaderboards[]`` (keyed by the measure's name): the queries it scored and those it left out
+(n-EXAM where no passage of the pool covers a test point), bootstrap confidence intervals, the correlation
+with an official leaderboard, paired significance tests against a baseline run; and for the whole
+evaluation the settings, the grading summary (the report's cache summary with its source), the
+collection, the agreement tables with human judgments and the runs over external qrels.
 
 JSON shape (``--json``)::
 
-    {"leaderboards": [{"measure": "exam-cover@20", "min_grade": 3, "systems": {"runA": 0.71},
-                       "stderr": {"runA": 0.03}, "ci": {"runA": [0.65, 0.77]},
-                       "correlation": {"spearman": 0.72, "kendall": 0.54, ...}},
-                      {"measure": "P@20", "label": "max-grade", "min_grade": 3, ...}, ...],
+    {"kind": "evaluation", "schema_version": "3.3", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
+     "systems": [{"run": "runA", "queries": 43, "scores": {"exam-cover(tau=3)@20": {"mean": 0.71,
+                  "stderr": 0.03}}}],
+     "leaderboards": [{"measure": "exam-cover(tau=3)@20", "key": "exam-cover@20", "queries": 43,
+                       "dropped": [], "ci": {"runA": [0.65, 0.77]}, "correlation": {...}}],
      "agreement": {...}, "settings": {...}, "grading": {...}, "collection": {...}}
 
 Keys present only when their analysis ran (so a plain evaluation's document keeps its shape):
 ``min_answers`` (``--min-answers``: one "min answers = m" agreement view per m, see
 analysis/agreement.py), ``direct_agreement`` (the files hold recorded direct grades and judgments:
 one view per direct grading run) and ``external_qrels`` (``--qrels`` / ``--official-qrels``, see
-:func:`external_qrels_evaluation`).
+:func:`external_qrels_evaluation`). ``report/document.py`` joins this envelope and the pytest report
+into the one JSON schema ``exam-harness schema`` prints.
 
 Undefined numbers (a correlation over tied scores) are ``null``, never NaN, so the file is strict JSON.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from exam_harness import __version__
 from exam_harness.analysis.agreement import (
     AgreementResult,
     DirectAgreement,
     MinAnswersAgreement,
     agreement_tables,
     direct_agreement,
-    finite,
     min_answers_agreement,
 )
 from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
@@ -48,28 +57,33 @@ from exam_harness.io.textio import atomic_write_text
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
+from exam_harness.measures.exam import ExamCover
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
-from exam_harness.measures.result import MeasureResult
+from exam_harness.measures.result import ExamResult, MeasureResult
 from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
+from exam_harness.report.cost import cost_summary
+from exam_harness.report.schema import (
+    SCHEMA_VERSION,
+    CacheSummary,
+    CostSummary,
+    MeasureInfo,
+    QueryScore,
+    Score,
+    SystemScore,
+)
 
 
-class CorrelationResult(BaseModel):
-    spearman: float | None
-    kendall: float | None
-    n: int
-    spearman_p: float | None = None
-    kendall_p: float | None = None
-    missing: list[str] = Field(default_factory=list)
-    extra: list[str] = Field(default_factory=list)
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
 
-class ComparisonResult(BaseModel):
+class ComparisonResult(_Model):
     diff: float
     ci: tuple[float, float]
     p: float
@@ -77,7 +91,7 @@ class ComparisonResult(BaseModel):
     significantly_better: bool
 
 
-class SignificanceResult(BaseModel):
+class SignificanceResult(_Model):
     baseline: str
     method: str
     alpha: float
@@ -85,29 +99,78 @@ class SignificanceResult(BaseModel):
     runs: dict[str, ComparisonResult]
 
 
-class Leaderboard(BaseModel):
-    """One measure at one minimum grade: every system's mean over queries."""
-
-    model_config = ConfigDict(extra="forbid")
+class MeasureStats(_Model):
+    """What ``evaluate`` adds to one measure of the result core (``measure``: its name in ``measures[]``)."""
 
     measure: str
-    label: str | None = None
-    min_grade: int
-    relevance_level: int | None = None
-    queries: int = 0
-    systems: dict[str, float]
-    stderr: dict[str, float] = Field(default_factory=dict)
+    key: str  # the short name --plot and the tables' lookups take (exam-cover@20, P@20)
+    queries: int  # the queries some run has a value on
+    # the queries of the exam the measure leaves out: n-EXAM where no passage of the pool covers a test
+    # point at its tau (--n-exam-empty skip), nugget F where a query has no nuggets
+    dropped: list[str] = Field(default_factory=list)
+    relevance_level: int | None = None  # a trec measure's: the qrels label from which a passage is relevant
     ci: dict[str, tuple[float, float]] = Field(default_factory=dict)
-    correlation: CorrelationResult | None = None
+    correlation: Correlation | None = None
     significance: SignificanceResult | None = None
-    per_query: dict[str, dict[str, float]] | None = None
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """One measure of an evaluation as a leaderboard: the tables, the plots and the tests read it; the
+    document holds its parts (the measure, the runs' scores, the measure's statistics)."""
+
+    info: MeasureInfo
+    stats: MeasureStats
+    systems: dict[str, float]  # run -> mean
+    stderr: dict[str, float]
+    per_query: dict[str, dict[str, float]] | None  # run -> query -> value (--per-query)
 
     @property
-    def key(self) -> str:
-        return f"{self.measure}[{self.label}]" if self.label else self.measure
+    def measure(self) -> str:
+        return self.stats.key
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def title(self) -> str:
+        return self.info.title
+
+    @property
+    def label(self) -> str | None:
+        return self.info.label
+
+    @property
+    def min_grade(self) -> int:
+        return self.info.min_grade or 0  # 0: a measure without a tau (the answers' length)
+
+    @property
+    def queries(self) -> int:
+        return self.stats.queries
+
+    @property
+    def dropped(self) -> list[str]:
+        return self.stats.dropped
+
+    @property
+    def relevance_level(self) -> int | None:
+        return self.stats.relevance_level
+
+    @property
+    def ci(self) -> dict[str, tuple[float, float]]:
+        return self.stats.ci
+
+    @property
+    def correlation(self) -> Correlation | None:
+        return self.stats.correlation
+
+    @property
+    def significance(self) -> SignificanceResult | None:
+        return self.stats.significance
 
 
-class ExternalLeaderboard(BaseModel):
+class ExternalLeaderboard(_Model):
     """One trec_eval measure of every run over one given qrels file at one relevance level."""
 
     qrels: str  # the file, or OFFICIAL_QRELS_SOURCE for the judgments of the run files
@@ -116,17 +179,11 @@ class ExternalLeaderboard(BaseModel):
     queries: int
     systems: dict[str, float]
     stderr: dict[str, float] = Field(default_factory=dict)
-    correlation: CorrelationResult | None = None
+    correlation: Correlation | None = None
     per_query: dict[str, dict[str, float]] | None = None
 
 
-class QueryCorrelation(BaseModel):
-    spearman: float | None
-    kendall: float | None
-    n: int
-
-
-class PerQueryCorrelation(BaseModel):
+class PerQueryCorrelation(_Model):
     """A leaderboard's per-query values against the official qrels' values of ``official_measure``:
     per query, Spearman's rho and Kendall's tau over the runs (null where undefined, e.g. every run
     scores 0 on the query); their means over the queries where defined; ``pooled``: the coefficients
@@ -137,16 +194,16 @@ class PerQueryCorrelation(BaseModel):
     min_grade: int | None = None  # of an EXAM leaderboard
     relevance_level: int | None = None  # of a qrels file
     official_measure: str
-    queries: dict[str, QueryCorrelation]
+    queries: dict[str, Correlation]
     mean_spearman: float | None
     mean_kendall: float | None
     undefined: int
-    pooled: CorrelationResult
+    pooled: Correlation
     # (run, query, official value, this leaderboard's value): drawn by ``--plot``, not written to JSON
     points: list[tuple[str, str, float, float]] = Field(default_factory=list, exclude=True)
 
 
-class ExternalQrelsResult(BaseModel):
+class ExternalQrelsResult(_Model):
     """``--qrels``: every run scored over given qrels files; the official qrels' leaderboards come first."""
 
     official_qrels: str | None
@@ -157,7 +214,7 @@ class ExternalQrelsResult(BaseModel):
     per_query: list[PerQueryCorrelation] = Field(default_factory=list)
 
 
-class CollectionSummary(BaseModel):
+class CollectionSummary(_Model):
     queries: int
     passages: int
     distinct_passages: int
@@ -166,50 +223,114 @@ class CollectionSummary(BaseModel):
     judged: int
 
 
-class GradingSummary(BaseModel):
-    """How the grades of an evaluation were obtained."""
+class EvaluationGrading(CacheSummary):
+    """How the grades of an evaluation were obtained: the report's cache summary of the grading pass
+    (no cache for recorded grades: hits and misses 0), the source, and a few pairs without a grade."""
 
-    source: str  # "recorded" or "grader"
-    grader: dict[str, Any] = Field(default_factory=dict)
-    pairs: int = 0
-    unique_pairs: int = 0
-    cache_hits: int = 0
-    graded: int = 0
-    failures: int = 0
-    seconds: float = 0.0
+    source: Literal["recorded", "grader"]
     failure_examples: list[str] = Field(default_factory=list)
+    cost: CostSummary | None = None  # an LLM grader's tokens and cost (docs/cost.md); left out of the JSON when None
 
 
-_OPTIONAL_BOARD_KEYS = ("label", "relevance_level", "correlation", "significance", "per_query")
+class EvaluationSettings(_Model):
+    grader: GraderSpec  # the grader, or the recorded grading run (name "recorded", its model and prompt class)
+    k: int
+    min_grades: list[int]
+    labels: list[str]
+    measures: list[str]
+    qrels_m: int
+    pool: str
+    judgment_level: int
+    alpha_ndcg: bool
+    redundancy_alpha: float
+    nugget_f: bool
+    beta: float
+    bootstrap: int
+    confidence: float
+    seed: int
+    baseline: str | None = None
+    significance: str
+    alpha: float
+    resamples: int
+    per_query: bool
+    runs: list[str] = Field(default_factory=list)
+    banks: list[str] = Field(default_factory=list)
+    official: str | None = None
 
 
-class EvaluationResult(BaseModel):
-    leaderboards: list[Leaderboard]
+_OPTIONAL_STATS_KEYS = ("relevance_level", "correlation", "significance")
+# what a pytest session tallies per run and evaluate has not: left out of evaluate's systems[]
+_SESSION_ONLY = {"outcomes", "grade_counts", "fallbacks"}
+
+
+class EvaluationReport(_Model):
+    """``exam-harness evaluate --json``: the result core (measures, systems, per_query) in its envelope."""
+
+    kind: Literal["evaluation"] = "evaluation"
+    schema_version: str = SCHEMA_VERSION
+    tool_version: str
+    created: str
+    settings: EvaluationSettings
+    grading: EvaluationGrading
+    collection: CollectionSummary
+    measures: list[MeasureInfo]
+    systems: list[SystemScore]
+    per_query: list[QueryScore] = Field(default_factory=list)  # --per-query
+    leaderboards: list[MeasureStats]  # one per measure, in the order of measures[]
+    official: dict[str, float] | None = None
     agreement: AgreementResult | None = None
     min_answers: list[MinAnswersAgreement] | None = None
     direct_agreement: list[DirectAgreement] | None = None
     external_qrels: ExternalQrelsResult | None = None
-    settings: dict[str, Any] = Field(default_factory=dict)
-    grading: GradingSummary | None = None
-    collection: CollectionSummary | None = None
-    official: dict[str, float] | None = None
     trec_rag_agreement: AssignmentAgreement | None = None  # against human nugget assignments
 
+    def boards(self) -> list[Leaderboard]:
+        """Every measure as a leaderboard, in the order of ``measures``."""
+        stats = {s.measure: s for s in self.leaderboards}
+        per_query: dict[str, dict[str, dict[str, float]]] | None = None
+        if self.per_query:
+            per_query = {}
+            for row in self.per_query:
+                for name, value in row.scores.items():
+                    per_query.setdefault(name, {}).setdefault(row.run, {})[row.query_id] = value
+        boards = []
+        for info in self.measures:
+            held = {s.run: s.scores[info.name] for s in self.systems if info.name in s.scores}
+            boards.append(Leaderboard(
+                info=info, stats=stats[info.name], systems={run: s.mean for run, s in held.items()},
+                stderr={run: s.stderr for run, s in held.items()},
+                per_query=per_query.get(info.name, {}) if per_query is not None else None,
+            ))
+        return boards
+
     def find(self, measure: str, min_grade: int, label: str | None = None) -> Leaderboard:
-        for board in self.leaderboards:
+        """The leaderboard of the measure of short name ``measure`` (``exam-cover@20``) at ``min_grade``."""
+        boards = self.boards()
+        for board in boards:
             if board.measure == measure and board.min_grade == min_grade and board.label == label:
                 return board
-        have = sorted({(b.measure, b.label or "", b.min_grade) for b in self.leaderboards})
+        have = sorted({(b.measure, b.label or "", b.min_grade) for b in boards})
         raise KeyError(f"no leaderboard {measure!r} label={label!r} min_grade={min_grade}; have {have[:12]}")
+
+    def dropped(self) -> list[Leaderboard]:
+        """The leaderboards of measures that leave some queries out."""
+        return [board for board in self.boards() if board.dropped]
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document: optional parts that are absent are left out rather than null."""
-        doc = self.model_dump(mode="json")
-        external = doc.get("external_qrels") or {}
-        for board in doc["leaderboards"] + external.get("leaderboards", []):
-            for key in _OPTIONAL_BOARD_KEYS:
+        doc = self.model_dump(mode="json", exclude={"systems": {"__all__": _SESSION_ONLY}})
+        for stats in doc["leaderboards"]:
+            for key in _OPTIONAL_STATS_KEYS:
+                if stats.get(key) is None:
+                    stats.pop(key, None)
+        for board in (doc.get("external_qrels") or {}).get("leaderboards", []):
+            for key in ("correlation", "per_query"):
                 if board.get(key) is None:
                     board.pop(key, None)
+        if not doc["per_query"]:
+            doc.pop("per_query")
+        if doc.get("grading") and doc["grading"].get("cost") is None:
+            doc["grading"].pop("cost", None)
         return {key: value for key, value in doc.items() if value is not None}
 
     def write_json(self, path: str | Path) -> Path:
@@ -218,17 +339,19 @@ class EvaluationResult(BaseModel):
         return path
 
 
-def grading_summary(outcome: GradingOutcome, spec: GraderSpec) -> GradingSummary:
-    if outcome.source == "recorded":
-        grader: dict[str, Any] = {"name": "recorded", "model": spec.model, "prompt_class": spec.prompt_class}
+def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:
+    """The grading pass in the report's terms; ``cache``: the grade cache's path (None for recorded grades)."""
+    recorded = outcome.source == "recorded"
+    if recorded:
         examples = [f"no recorded grade for passage {p} on {t}" for p, t in list(outcome.failures)[:3]]
     else:
-        grader = spec.model_dump(mode="json")
         examples = [f"{p} on {t}: {msg}" for (p, t), msg in list(outcome.failures.items())[:3]]
-    return GradingSummary(
-        source=outcome.source, grader=grader, pairs=outcome.pairs, unique_pairs=outcome.unique,
-        cache_hits=outcome.cache_hits, graded=outcome.graded, failures=len(outcome.failures),
-        seconds=round(outcome.seconds, 3), failure_examples=examples,
+    return EvaluationGrading(
+        path=None if recorded else cache, pairs=outcome.pairs, unique_pairs=outcome.unique,
+        hits=outcome.cache_hits, misses=0 if recorded else outcome.cache_misses, graded=outcome.graded,
+        failures=len(outcome.failures), grading_seconds=round(outcome.seconds, 3),
+        source="recorded" if recorded else "grader", failure_examples=examples,
+        cost=cost_summary(outcome.cost, {}, [], 0),  # no per-run figures here: the tokens of the session
     )
 
 
@@ -261,8 +384,9 @@ def evaluate_exam(
     official: Mapping[str, float] | None = None,
     min_answers: Sequence[int] = (),
     external: ExternalQrels | None = None,
-) -> EvaluationResult:
-    """Every leaderboard of the plan at each of its tau values, plus the agreement tables; the
+    cache: str | None = None,
+) -> EvaluationReport:
+    """Every measure of the plan at each of its tau values, plus the agreement tables; the
     "min answers = m" views for each m of ``min_answers``, the direct-grade views when the files hold
     recorded direct grades, and the runs scored over ``external`` qrels when given."""
     data = view.data
@@ -274,7 +398,7 @@ def evaluate_exam(
                                   for m in plan.measures(tau, nuggets=nuggets, track=track,
                                                          support=bool(ctx.exam.support))))
     result = score(ctx, measures)
-    boards = [_leaderboard(result[m], m, ctx, options, official) for m in measures]
+    stats = [_stats(result[m], m, ctx, options, official) for m in measures]
     agreement = views = direct = None
     if data.judgments:
         tps = {q: view.test_points[q] for q in view.queries}
@@ -292,73 +416,107 @@ def evaluate_exam(
                                                     keep_per_query=options.per_query)
     pool = ctx.pool(plan.pool, plan.k)
     queries = list(ctx.queries)
-    return EvaluationResult(
-        leaderboards=boards,
-        agreement=agreement,
-        min_answers=views,
-        direct_agreement=direct,
-        external_qrels=external_result,
-        settings=_settings(plan, options),
-        grading=grading_summary(outcome, spec),
+    return EvaluationReport(
+        tool_version=__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        settings=_settings(plan, options, spec),
+        grading=grading_summary(outcome, cache),
         collection=CollectionSummary(
             queries=len(queries), passages=sum(len(pool[q]) for q in queries),
             distinct_passages=len({p for q in queries for p in pool[q]}), runs=len(data.runs),
             test_points=sum(len(view.test_points[q]) for q in queries),
             judged=sum(len(j) for q, j in data.judgments.items() if q in view.test_points),
         ),
+        measures=[MeasureInfo.of(m) for m in measures],
+        systems=_systems(result, measures, view),
+        per_query=_per_query(ctx, result, measures, plan) if options.per_query else [],
+        leaderboards=stats,
         official=dict(official) if official else None,
+        agreement=agreement,
+        min_answers=views,
+        direct_agreement=direct,
+        external_qrels=external_result,
     )
 
 
-def _leaderboard(
+def _systems(result: ExamResult, measures: Sequence[Measure], view: ExamView) -> list[SystemScore]:
+    """Each run's mean and standard error of every measure, as the report writes them."""
+    named = [(str(m), result[m]) for m in measures]
+    systems = []
+    for run in result.runs:
+        incomplete = {q for _, r in named for q in r.incomplete.get(run, ())}
+        systems.append(SystemScore(
+            run=run, generated=view.data.runs[run].generated, queries=len(result.queries),
+            scores={name: Score(mean=r.scores[run].mean, stderr=r.scores[run].stderr)
+                    for name, r in named if run in r.scores},
+            incomplete_queries=[q for q in result.queries if q in incomplete],
+        ))
+    return systems
+
+
+def _per_query(ctx: ScoringContext, result: ExamResult, measures: Sequence[Measure],
+               plan: ExamPlan) -> list[QueryScore]:
+    """Every measure's value per run and query (``--per-query``); ``covered``: the test points covered at
+    the plan's first tau (EXAM-Cover's, as the report counts them)."""
+    cover_measure = ExamCover(k=plan.k, min_grade=plan.min_grades[0])
+    cover = result[cover_measure] if cover_measure in result else score(ctx, [cover_measure])[cover_measure]
+    named = [(str(m), result[m]) for m in measures]
+    rows = []
+    for run in result.runs:
+        incomplete = {q for _, r in named for q in r.incomplete.get(run, ())}
+        values = [(name, r.per_query.get(run, {})) for name, r in named]
+        for q in result.queries:
+            bank = len(result.test_points[q])
+            rows.append(QueryScore(
+                run=run, query_id=q, covered=round(cover.per_query[run][q] * bank), test_points=bank,
+                scores={name: v[q] for name, v in values if q in v}, incomplete=q in incomplete,
+            ))
+    return rows
+
+
+def _stats(
     result: MeasureResult, measure: Measure, ctx: ScoringContext, options: ExamOptions,
     official: Mapping[str, float] | None,
-) -> Leaderboard:
+) -> MeasureStats:
     per_query = {run: dict(values) for run, values in result.per_query.items()}
     label = measure.label if isinstance(measure, TrecMeasure) else None
     tau = int(getattr(measure, "min_grade", 0))  # every measure of an exam plan is bound to a tau
-    board = Leaderboard(
-        measure=measure.key,
-        label=label,
-        min_grade=tau,
-        relevance_level=relevance_level(label, tau) if label is not None else None,
+    scored = {q for values in per_query.values() for q in values}
+    stats = MeasureStats(
+        measure=str(measure),
+        key=measure.key,
         queries=max((len(v) for v in per_query.values()), default=0),
-        systems={run: s.mean for run, s in result.scores.items()},
-        stderr={run: s.stderr for run, s in result.scores.items()},
-        per_query=per_query if options.per_query else None,
+        dropped=[q for q in ctx.queries if q not in scored],
+        relevance_level=relevance_level(label, tau) if label is not None else None,
     )
     if options.bootstrap:
-        board.ci = bootstrap_cis(per_query, n_resamples=options.bootstrap, seed=options.seed,
+        stats.ci = bootstrap_cis(per_query, n_resamples=options.bootstrap, seed=options.seed,
                                  confidence=options.confidence)
     if official:
-        c = leaderboard_correlation(board.systems, official)
-        board.correlation = CorrelationResult(
-            spearman=finite(c.spearman), kendall=finite(c.kendall), n=c.n, spearman_p=finite(c.spearman_p),
-            kendall_p=finite(c.kendall_p), missing=c.missing, extra=c.extra,
-        )
+        stats.correlation = leaderboard_correlation(result.means, official)
     if options.baseline is not None:
-        qids = sorted({q for values in per_query.values() for q in values})
+        qids = sorted(scored)
         comparisons = compare_to_baseline(per_query, options.baseline, queries=qids, alpha=options.alpha,
                                    method=options.significance, n_resamples=options.resamples, seed=options.seed)
-        board.significance = SignificanceResult(
+        stats.significance = SignificanceResult(
             baseline=options.baseline, method=options.significance, alpha=options.alpha, resamples=options.resamples,
             runs={c.run: ComparisonResult(diff=c.diff, ci=(c.ci_low, c.ci_high), p=c.p,
                                           significantly_worse=c.significantly_worse,
                                           significantly_better=c.significantly_better) for c in comparisons},
         )
-    return board
+    return stats
 
 
-def _settings(plan: ExamPlan, options: ExamOptions) -> dict[str, Any]:
-    return {
-        "k": plan.k, "min_grades": list(plan.min_grades), "labels": list(plan.labels),
-        "measures": [str(m) for m in plan.requested], "qrels_m": plan.qrels_m, "pool": plan.pool,
-        "judgment_level": plan.relevance_level, "alpha_ndcg": plan.alpha_ndcg,
-        "redundancy_alpha": plan.redundancy_alpha, "nugget_f": True if plan.nugget_f else None, "beta": plan.beta,
-        "bootstrap": options.bootstrap, "confidence": options.confidence, "seed": options.seed,
-        "baseline": options.baseline, "significance": options.significance, "alpha": options.alpha,
-        "resamples": options.resamples, "per_query": options.per_query,
-    }
+def _settings(plan: ExamPlan, options: ExamOptions, spec: GraderSpec) -> EvaluationSettings:
+    return EvaluationSettings(
+        grader=spec, k=plan.k, min_grades=list(plan.min_grades), labels=list(plan.labels),
+        measures=[str(m) for m in plan.requested], qrels_m=plan.qrels_m, pool=plan.pool,
+        judgment_level=plan.relevance_level, alpha_ndcg=plan.alpha_ndcg,
+        redundancy_alpha=plan.redundancy_alpha, nugget_f=plan.nugget_f, beta=plan.beta,
+        bootstrap=options.bootstrap, confidence=options.confidence, seed=options.seed,
+        baseline=options.baseline, significance=options.significance, alpha=options.alpha,
+        resamples=options.resamples, per_query=options.per_query,
+    )
 
 
 # --- external qrels (``--qrels``) ---------------------------------------------------------------
@@ -382,12 +540,6 @@ class ExternalQrels:
     official_qrels: QrelsMap | None = None
     official_name: str | None = None
     official_relevance_level: int = 2
-
-
-def _correlation(c: Correlation) -> CorrelationResult:
-    return CorrelationResult(spearman=finite(c.spearman), kendall=finite(c.kendall), n=c.n,
-                             spearman_p=finite(c.spearman_p), kendall_p=finite(c.kendall_p),
-                             missing=c.missing, extra=c.extra)
 
 
 def _score_correlation(ours: Mapping[str, float], theirs: Mapping[str, float]) -> Correlation:
@@ -435,22 +587,20 @@ def qrels_leaderboards(
 
 def per_query_correlation(
     source: Mapping[str, Mapping[str, float]], official: Mapping[str, Mapping[str, float]]
-) -> tuple[dict[str, QueryCorrelation], CorrelationResult, list[tuple[str, str, float, float]]]:
+) -> tuple[dict[str, Correlation], Correlation, list[tuple[str, str, float, float]]]:
     """Per query both sides score, the correlation over the runs both score; then the pooled
     correlation over every (run, query) point and the points themselves."""
     queries = [q for q in dict.fromkeys(q for values in official.values() for q in values)
                if any(q in values for values in source.values())]
-    per_query: dict[str, QueryCorrelation] = {}
+    per_query: dict[str, Correlation] = {}
     points: list[tuple[str, str, float, float]] = []
     for q in queries:
         ours = {run: v[q] for run, v in source.items() if q in v and run in official and q in official[run]}
         theirs = {run: official[run][q] for run in ours}
-        c = _score_correlation(ours, theirs)
-        per_query[q] = QueryCorrelation(spearman=finite(c.spearman), kendall=finite(c.kendall), n=c.n)
+        per_query[q] = _score_correlation(ours, theirs)
         points.extend((run, q, theirs[run], ours[run]) for run in ours)
     keys = {f"{run}\t{q}": (o, s) for run, q, o, s in points}
-    pooled = _correlation(_score_correlation({k: s for k, (_, s) in keys.items()},
-                                             {k: o for k, (o, _) in keys.items()}))
+    pooled = _score_correlation({k: s for k, (_, s) in keys.items()}, {k: o for k, (o, _) in keys.items()})
     return per_query, pooled, points
 
 
@@ -501,7 +651,7 @@ def external_qrels_evaluation(
                                                   relevance_level=board.relevance_level))
     for board in boards:
         if official:
-            board.correlation = _correlation(leaderboard_correlation(board.systems, official))
+            board.correlation = leaderboard_correlation(board.systems, official)
         if not keep_per_query:
             board.per_query = None
     return ExternalQrelsResult(

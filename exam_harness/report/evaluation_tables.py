@@ -19,9 +19,10 @@ from rich.text import Text
 from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.report.analysis_tables import agreement_renderables
+from exam_harness.report.cost import summary_lines
 from exam_harness.report.evaluation import (
     OFFICIAL_QRELS_SOURCE,
-    EvaluationResult,
+    EvaluationReport,
     ExternalLeaderboard,
     ExternalQrelsResult,
     Leaderboard,
@@ -41,31 +42,36 @@ def system_order(
     return sorted(systems, key=lambda r: (-scores.get(r, 0.0), r))
 
 
-def summary_line(result: EvaluationResult) -> str:
-    c = result.collection
-    g = result.grading
-    parts = []
-    if c is not None:
-        parts.append(
-            f"{c.queries} queries, {c.passages:,} passages ({c.distinct_passages:,} distinct), {c.runs} runs, "
-            f"{c.test_points} test points, {c.judged:,} judged"
-        )
-    if g is not None:
-        who = g.grader.get("name", g.source)
-        model = g.grader.get("model")
-        pc = g.grader.get("prompt_class")
-        desc = who + (f" {model}" if model else "") + (f" / {pc}" if pc else "")
-        graded = g.source == "grader"
-        extra = f", {g.cache_hits:,} from cache, {g.graded:,} graded in {g.seconds:.1f}s" if graded else ""
-        fail = f", {g.failures:,} without grade" if g.failures else ""
-        parts.append(f"grades: {desc} ({g.unique_pairs:,} pairs{extra}{fail})")
-    return "; ".join(parts)
+def summary_line(result: EvaluationReport) -> str:
+    c, g, spec = result.collection, result.grading, result.settings.grader
+    collection = (f"{c.queries} queries, {c.passages:,} passages ({c.distinct_passages:,} distinct), {c.runs} runs, "
+                  f"{c.test_points} test points, {c.judged:,} judged")
+    desc = " ".join(x for x in (spec.name, spec.model) if x) + (f" / {spec.prompt_class}" if spec.prompt_class else "")
+    graded = g.source == "grader"
+    extra = f", {g.hits:,} from cache, {g.graded:,} graded in {g.grading_seconds:.1f}s" if graded else ""
+    fail = f", {g.failures:,} without grade" if g.failures else ""
+    # an LLM grader's tokens and cost (docs/cost.md)
+    return "; ".join([collection, f"grades: {desc} ({g.unique_pairs:,} pairs{extra}{fail})", *summary_lines(g.cost)])
 
 
-def correlation_table(result: EvaluationResult) -> Table:
+def dropped_lines(result: EvaluationReport) -> list[str]:
+    """One line per measure that leaves queries out (n-EXAM where no passage of the pool covers a test point
+    at its tau, nugget F where a query has no nuggets), naming them: its means are over the other queries."""
+    lines = []
+    for board in result.boards():
+        if board.dropped:
+            at = f" at grade ≥ {board.min_grade}" if board.min_grade else ""
+            label = f" (qrels label {board.label})" if board.label else ""
+            lines.append(f"{board.title}{at}{label} scores {board.queries} of {result.collection.queries} queries; "
+                         f"left out ({len(board.dropped)}): {', '.join(board.dropped)}")
+    return lines
+
+
+def correlation_table(result: EvaluationReport) -> Table:
     """Spearman's rho / Kendall's tau of every leaderboard against the official one, per tau."""
     # boards of measures without a tau (min_grade 0) are shown in every tau's table
-    taus = sorted({b.min_grade for b in result.leaderboards} - {0}) or [0]
+    boards = result.boards()
+    taus = sorted({b.min_grade for b in boards} - {0}) or [0]
     table = Table(
         title="Correlation with the official leaderboard (Spearman ρ / Kendall τ)", title_justify="left",
         header_style="bold",
@@ -75,11 +81,11 @@ def correlation_table(result: EvaluationResult) -> Table:
     for tau in taus:
         table.add_column(f"grade ≥ {tau}", justify="right", no_wrap=True)
     rows: dict[tuple[str, str], dict[int, Leaderboard]] = {}
-    for b in result.leaderboards:
+    for b in boards:
         rows.setdefault((b.measure, b.label or ""), {})[b.min_grade] = b
     missing: set[str] = set()
     extra: set[str] = set()
-    for (measure, label), by_tau in rows.items():
+    for (_, label), by_tau in rows.items():
         cells = []
         for tau in taus:
             board = by_tau.get(tau)
@@ -89,7 +95,7 @@ def correlation_table(result: EvaluationResult) -> Table:
                 extra.update(c.extra)
             # n: the runs both leaderboards rank; a coefficient over 2 runs says little
             cells.append("–" if c is None else f"{fmt(c.spearman)} / {fmt(c.kendall)} (n={c.n})")
-        table.add_row(title_of(measure), label, *cells)
+        table.add_row(next(iter(by_tau.values())).title, label, *cells)
     notes = []
     if missing:
         notes.append(f"official runs not among the evaluated runs (left out): {_names(missing)}")
@@ -106,18 +112,18 @@ def _names(names: set[str], limit: int = 8) -> str:
     return ", ".join(repr(n) for n in shown[:limit]) + (f" and {len(shown) - limit} more" if len(shown) > limit else "")
 
 
-def system_table(result: EvaluationResult, min_grade: int, *, label: str = "max-grade") -> Table:
+def system_table(result: EvaluationReport, min_grade: int, *, label: str = "max-grade") -> Table:
     """One row per system at one tau: official rank, EXAM and n-EXAM with stderr, the qrels measures
     of one label variant, alpha-nDCG and nugget F where computed; correlations in the footer."""
     official = result.official
     # measures without a tau (min_grade 0: citation scores, answer length) stand beside every tau's
-    boards = [b for b in result.leaderboards
+    boards = [b for b in result.boards()
               if b.min_grade in (min_grade, 0) and (b.label is None or b.label == label)]
     if not boards:
         return Table(title=f"no leaderboards at grade ≥ {min_grade}")
     order = system_order(list(boards[0].systems), official, boards[0].systems)
     columns = [
-        Column(title_of(b.measure), {r: (v, b.stderr.get(r)) for r, v in b.systems.items()},
+        Column(b.title, {r: (v, b.stderr.get(r)) for r, v in b.systems.items()},
                stderr=b.measure.startswith(_WITH_STDERR))
         for b in boards
     ]
@@ -131,9 +137,9 @@ def system_table(result: EvaluationResult, min_grade: int, *, label: str = "max-
     return render_table(board, "inline")
 
 
-def significance_table(result: EvaluationResult, min_grade: int) -> Table | None:
+def significance_table(result: EvaluationReport, min_grade: int) -> Table | None:
     """The baseline comparison of the cover leaderboards at one tau (all others are in the JSON)."""
-    boards = [b for b in result.leaderboards
+    boards = [b for b in result.boards()
               if b.min_grade == min_grade and b.significance is not None and b.measure.startswith(_WITH_STDERR)]
     if not boards:
         return None
@@ -146,7 +152,7 @@ def significance_table(result: EvaluationResult, min_grade: int) -> Table | None
     )
     table.add_column("run", style="cyan", no_wrap=True)
     for b in boards:
-        table.add_column(f"{title_of(b.measure)} Δ [CI]", justify="right", no_wrap=True)
+        table.add_column(f"{b.title} Δ [CI]", justify="right", no_wrap=True)
         table.add_column("p", justify="right")
     order = system_order([r for r in boards[0].systems if r != sig.baseline], result.official, boards[0].systems)
     for run in order:
@@ -166,12 +172,14 @@ def significance_table(result: EvaluationResult, min_grade: int) -> Table | None
 
 
 def print_evaluation(
-    result: EvaluationResult, console: Console, *, brief: bool = False, label: str = "max-grade"
+    result: EvaluationReport, console: Console, *, brief: bool = False, label: str = "max-grade"
 ) -> None:
     console.print(summary_line(result), soft_wrap=True)
+    for line in dropped_lines(result):
+        console.print(line, soft_wrap=True)
     if result.official:
         console.print(correlation_table(result))
-    taus = sorted({b.min_grade for b in result.leaderboards})
+    taus = sorted({b.min_grade for b in result.boards()})
     if not brief:
         for tau in taus:
             console.print(system_table(result, tau, label=label))

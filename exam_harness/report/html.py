@@ -22,6 +22,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from exam_harness.io.textio import atomic_write_text
+from exam_harness.report.cost import cost_lines
 from exam_harness.report.html_assets import CSS, JS
 from exam_harness.report.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
 
@@ -370,6 +371,7 @@ def _settings(report: ExamReport) -> str:
         ("cache", f"{c.path or 'none'}: {c.hits} hits, {c.misses} misses ({c.hit_rate:.1%} hit rate), "
                   f"{c.graded} graded, {c.failures} failures; {c.pairs} pairs ({c.unique_pairs} unique); "
                   f"{c.grading_seconds:.1f} s grading"),
+        *(("grading cost", line) for line in cost_lines(report)),  # an LLM grader's tokens and cost
         ("qrels files", ", ".join(f"{q.file} ({q.label} ≥ {q.relevance_level})" for q in report.qrels) or "–"),
         ("tool version", report.tool_version),
         ("schema version", report.schema_version),

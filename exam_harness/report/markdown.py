@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from exam_harness.display import visible
 from exam_harness.gates import GateCheck, Verdicts, title
+from exam_harness.report.cost import cost_lines
 from exam_harness.report.schema import ExamReport, SystemScore, TestPointOutcome
 from exam_harness.report.terminal import ranked
 
@@ -50,7 +51,8 @@ def code(text: str) -> str:
 def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str:
     """The whole summary as GitHub-flavoured markdown (ends with a newline)."""
     verdicts = verdicts or Verdicts()
-    parts = [_heading(report, verdicts), *_warnings(report), _verdict(report), _leaderboard(report), _context(report)]
+    parts = [_heading(report, verdicts), *_warnings(report), _verdict(report), _leaderboard(report), _context(report),
+             *(escape(line) for line in cost_lines(report))]  # an LLM grader's tokens and cost (report/cost.py)
     if verdicts.checks:
         parts.append(_gates(report, verdicts.checks))
     if verdicts.reference is not None:

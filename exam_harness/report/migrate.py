@@ -1,4 +1,9 @@
-"""Reports of schema 2.x read as 3.0: their fixed score fields become scores keyed by measure name.
+"""Kept reports of an older schema read as today's.
+
+Schema 3.0 and 3.1 read as 3.2 (:func:`migrate_3`): ``kind`` is ``exam-report`` and each measure's tau and k
+are read from its printed name (a plugin measure this session does not register keeps None).
+
+Schema 2.x reads as 3.0 first: its fixed score fields become scores keyed by measure name.
 
 A 2.x report held ``exam_cover``/``n_exam_cover`` (+ ``_stderr``), ``nugget_f`` and ``qrels_measures[label]
 [measure]`` per run and per query. Each becomes the score of the measure the session computed, named as
@@ -12,8 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from exam_harness.errors import ConfigError
 from exam_harness.measures.base import Measure
 from exam_harness.measures.exam import ExamCover, NExam, NuggetF
+from exam_harness.measures.parsing import parse_measure
 from exam_harness.measures.trec import TrecMeasure
 from exam_harness.report.schema import MeasureInfo
 
@@ -22,8 +29,32 @@ BETA = 3.0  # nugget F's beta in every pytest session (pytest has no --beta)
 
 
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
-    """A 2.x report document (parsed JSON) rewritten as 3.0; anything else is returned unchanged, for the
-    schema check to judge. Malformed 2.x content is left for that check to name too."""
+    """A 2.x or 3.x report document (parsed JSON) rewritten as 3.2; anything else is returned unchanged, for
+    the schema check to judge. Malformed content is left for that check to name too. A 3.x report keeps the
+    ``schema_version`` it was written as."""
+    return migrate_3(_migrate_2(raw))
+
+
+def migrate_3(raw: dict[str, Any]) -> dict[str, Any]:
+    """A 3.0 or 3.1 report gains 3.2's fields: ``kind`` and each measure's ``min_grade`` and ``k``."""
+    if str(raw.get("schema_version", "")) not in ("3.0", "3.1"):
+        return raw
+    raw.setdefault("kind", "exam-report")
+    for info in raw.get("measures") or []:
+        if isinstance(info, dict) and isinstance(info.get("name"), str) and "min_grade" not in info:
+            info.update(_tau_and_k(info["name"]))
+    return raw
+
+
+def _tau_and_k(name: str) -> dict[str, Any]:
+    try:
+        parsed = MeasureInfo.of(parse_measure(name))
+    except (ConfigError, ValueError):  # a plugin measure unknown here: its tau and k stay unknown
+        return {}
+    return {"min_grade": parsed.min_grade, "k": parsed.k}
+
+
+def _migrate_2(raw: dict[str, Any]) -> dict[str, Any]:
     version = str(raw.get("schema_version", ""))
     settings = raw.get("settings")
     if version.split(".")[0] != "2" or not isinstance(settings, dict):
@@ -63,12 +94,7 @@ def _system_scores(system: dict[str, Any], cover: Measure, n_exam: Measure, nugg
     nugget_f = system.pop("nugget_f", None)
     if nugget_f is not None:
         scores[str(nugget)] = nugget_f
-    by_label = system.pop("qrels_measures", {}) or {}
-    for (label, name), measure in trec.items():
-        score = by_label.get(label, {}).get(name) if isinstance(by_label, dict) else None
-        if score is not None:
-            scores[str(measure)] = score
-    return scores
+    return _trec_scores(scores, system, trec)
 
 
 def _query_scores(row: dict[str, Any], cover: Measure, n_exam: Measure, nugget: Measure,
@@ -77,7 +103,13 @@ def _query_scores(row: dict[str, Any], cover: Measure, n_exam: Measure, nugget: 
     for measure, value in ((n_exam, row.pop("n_exam_cover", None)), (nugget, row.pop("nugget_f", None))):
         if value is not None:
             scores[str(measure)] = value
-    by_label = row.pop("qrels_measures", {}) or {}
+    return _trec_scores(scores, row, trec)
+
+
+def _trec_scores(scores: dict[str, Any], entry: dict[str, Any],
+                 trec: dict[tuple[str, str], TrecMeasure]) -> dict[str, Any]:
+    """``scores`` with the trec measures of an entry's ``qrels_measures`` (label -> name -> value) added."""
+    by_label = entry.pop("qrels_measures", {}) or {}
     for (label, name), measure in trec.items():
         value = by_label.get(label, {}).get(name) if isinstance(by_label, dict) else None
         if value is not None:

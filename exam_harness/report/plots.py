@@ -22,7 +22,7 @@ from typing import Any
 
 from exam_harness.errors import ConfigError
 from exam_harness.io.textio import atomic_write_bytes
-from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE, EvaluationResult, ExternalQrelsResult, Leaderboard
+from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE, EvaluationReport, ExternalQrelsResult, Leaderboard
 from exam_harness.report.evaluation_tables import system_order
 from exam_harness.report.tables import title_of
 
@@ -42,10 +42,11 @@ def _pyplot() -> Any:
     return plt
 
 
-def _pick(result: EvaluationResult, tau: int, measures: Sequence[str], label: str) -> list[Leaderboard]:
+def _pick(result: EvaluationReport, tau: int, measures: Sequence[str], label: str) -> list[Leaderboard]:
     boards = []
+    every = result.boards()
     for wanted in measures:
-        for b in result.leaderboards:
+        for b in every:
             if b.min_grade != tau:
                 continue
             cut_off = b.measure.startswith(("exam-cover", "n-exam-cover", "alpha-ndcg"))
@@ -74,7 +75,7 @@ def _save(fig: Any, path: Path, **kwargs: Any) -> Path:
 
 
 def plot_leaderboards(
-    result: EvaluationResult,
+    result: EvaluationReport,
     folder: str | Path,
     *,
     measures: Sequence[str] = DEFAULT_PLOT_MEASURES,
@@ -86,11 +87,12 @@ def plot_leaderboards(
     plt = _pyplot()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    taus = sorted({b.min_grade for b in result.leaderboards})
+    every = result.boards()
+    taus = sorted({b.min_grade for b in every})
     if not taus:
         raise ConfigError("nothing to draw: the result has no leaderboards")
     official = result.official or {}
-    first = result.leaderboards[0]
+    first = every[0]
     runs = system_order(list(first.systems), official, first.systems)
     left_out = [r for r in runs if official and r not in official]
     # Runs the official leaderboard lacks are left out: nothing to compare them with, and an outlier
@@ -115,7 +117,7 @@ def plot_leaderboards(
             corr = board.correlation
             tag = f" (ρ={corr.spearman:.2f})" if corr is not None and corr.spearman is not None else ""
             ax.errorbar(xs, scaled, yerr=errors, marker=markers[i % len(markers)], markersize=3.5, linewidth=1.0,
-                        elinewidth=0.6, capsize=2, label=title_of(board.measure) + tag, zorder=2 + i)
+                        elinewidth=0.6, capsize=2, label=board.title + tag, zorder=2 + i)
         ax.set_ylim(-0.15, 1.15)
         ax.set_ylabel("min-max normalised")
         ax.set_title(f"grade ≥ {tau}", loc="left", fontsize=10)

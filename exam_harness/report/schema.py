@@ -1,12 +1,15 @@
 """The versioned JSON report (pydantic schema). ``exam-harness schema`` prints its JSON Schema.
 
-Bump ``SCHEMA_VERSION`` on any change a reader could notice; readers check it.
+The result core (``measures``, ``systems[].scores``, ``per_query[].scores``) is shared with the document
+``exam-harness evaluate --json`` writes (report/evaluation.py); ``kind`` tells the two envelopes apart and
+report/document.py joins them into the one schema. ``SCHEMA_VERSION`` versions both.
+Bump it on any change a reader could notice; readers check it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, with_config
 
@@ -16,7 +19,7 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "3.2"
+SCHEMA_VERSION = "3.3"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -25,8 +28,12 @@ SCHEMA_VERSION = "3.2"
 #      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
 # 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
-# 3.2: judge_variance (a judge asked K times per pair: each case's spread, flaky cases, the judge's share of
-#      each run's variance; None without repeats; 3.1 reads as 3.2)
+# 3.2: kind ("exam-report"; "evaluation" for evaluate's document, which now shares the result core and this
+#      version); measures[].min_grade and measures[].k (the measure's tau and cut-off; 3.0 and 3.1 reports
+#      read as 3.2, report/migrate.py); cost (an LLM grader's tokens and cost,
+#      this session's, the cached grades' and per run; docs/cost.md; none in older reports)
+# 3.3: judge_variance (a judge asked K times per pair: each case's spread, flaky cases, the judge's share of
+#      each run's variance; None without repeats; 3.2 reads as 3.3)
 
 
 class _Model(BaseModel):
@@ -51,17 +58,27 @@ class Outcomes(_Model):
 class MeasureInfo(_Model):
     """A measure of the report: ``name`` is its printed form with every parameter (``exam-cover(tau=4)@20``,
     ``P(label=count,tau=4,pool=judged,k=20)@20``), which parses back with the measure registry and keys its
-    scores; ``title`` heads its column; ``label`` is a trec measure's qrels label variant (views group by it)."""
+    scores; ``title`` heads its column (the measure class's, a plugin's too); ``label`` is a trec measure's
+    qrels label variant (views group by it); ``min_grade`` (tau) and ``k`` the measure's own, None for a
+    measure without one (the answers' length has no tau)."""
 
     name: str
     title: str
     label: str | None = None
+    min_grade: int | None = None
+    k: int | None = None
 
     @classmethod
     def of(cls, measure: Measure) -> MeasureInfo:
-        """How the report names a (bound) measure: its printed form, title and label variant."""
+        """How the report names a (bound) measure: its printed form, title, label variant, tau and k."""
         label = getattr(measure, "label", None)  # a trec measure's qrels label variant
-        return cls(name=str(measure), title=measure.title, label=label if isinstance(label, str) else None)
+        return cls(name=str(measure), title=measure.title, label=label if isinstance(label, str) else None,
+                   min_grade=_int_or_none(getattr(measure, "min_grade", None)),
+                   k=_int_or_none(getattr(measure, "k", None)))
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class SystemScore(_Model):
@@ -101,6 +118,36 @@ class CacheSummary(_Model):
     @property
     def hit_rate(self) -> float:
         return self.hits / self.unique_pairs if self.unique_pairs else 1.0
+
+
+class TokenCount(_Model):
+    """Tokens spent (or that cached grades cost when made), and their cost when prices are given."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int | None = None  # calls sent, retries included (this session only)
+    cost: float | None = None  # at the grader's prices per 1,000 tokens; None without prices
+
+
+class RunTokens(_Model):
+    """The tokens of the grades of one run's top-k pairs, cached or not (shared pairs count for each run)."""
+
+    run: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None = None
+
+
+class CostSummary(_Model):
+    """An LLM grader's tokens and cost (docs/cost.md); the report has none for other graders."""
+
+    session: TokenCount  # what this session spent
+    cached: TokenCount  # what the cached grades it used cost when they were made
+    runs: list[RunTokens] = Field(default_factory=list)
+    price_prompt: float | None = None  # per 1,000 tokens
+    price_completion: float | None = None
+    max_cost: float | None = None
+    stopped: str | None = None  # why grading stopped at max_cost, with the pairs left ungraded
 
 
 class QrelsFile(_Model):
@@ -234,6 +281,7 @@ class Verdict(_Model):
 
 
 class ExamReport(_Model):
+    kind: Literal["exam-report"] = "exam-report"  # the pytest session's envelope (see report/document.py)
     schema_version: str = SCHEMA_VERSION
     tool_version: str
     created: str
@@ -255,6 +303,8 @@ class ExamReport(_Model):
     trec_rag: list[RagAssignments] = Field(default_factory=list)
     # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
     verdict: Verdict | None = None
+    # an LLM grader's tokens and cost, this session's and per run (None for other graders; docs/cost.md)
+    cost: CostSummary | None = None
     # a judge asked K times per pair (grader option repeats): spreads, flaky cases, variance shares
     judge_variance: JudgeVariance | None = None
 

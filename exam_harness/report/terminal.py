@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Group
 
 from exam_harness.measures.lookup import find_measure
+from exam_harness.report.cost import cost_lines
 from exam_harness.report.schema import ExamReport, MeasureInfo, SystemScore
 from exam_harness.report.tables import Column, Leaderboard, render_table, render_text
 
@@ -153,7 +154,7 @@ def n_exam_dropped_line(report: ExamReport) -> str | None:
 def render_to_text(report: ExamReport, *, color: bool, width: int | None = None, label: str = "max-grade") -> str:
     width = width or shutil.get_terminal_size((120, 24)).columns
     # The summary lines are never wrapped: CI logs grep them whole.
-    lines = [cache_line(report)]
+    lines = [cache_line(report), *cost_lines(report)]  # an LLM grader's tokens and cost (report/cost.py)
     note = incomplete_line(report)
     if note:
         lines.append(note)

@@ -1,0 +1,198 @@
+"""Token counts and cost of LLM grading, and the ``max_cost`` budget that bounds them.
+
+Figures (docs/cost.md):
+
+* **This session**: the tokens the grader's backend spent, read from its counters (the server's
+  ``usage`` for an OpenAI-compatible server, the estimate where it sends none; the tokenizer's count
+  for transformers), retries and the second stage of ``llm-verify`` included.
+* **Cached**: what the grades found in the cache cost when they were made, from the token counts
+  each LLM grade keeps in its details (``prompt_tokens``, ``completion_tokens``; a call that made
+  ``shared_by`` grades, such as nugget assignment, is split evenly among them).
+* **Per run**: the tokens of the distinct pairs in a run's top-k, cached or not: what grading that run
+  alone costs. Pairs shared by runs count for each, so runs do not add up to the session.
+
+Prices are per 1,000 tokens (grader options ``price_prompt`` and ``price_completion``; a price not
+given counts as 0). ``max_cost`` is checked before each batch: the batch's bound (estimated prompt
+tokens of its distinct prompts plus the answer limit for each) must fit within what is left, else
+only the part of the batch that fits is sent and grading stops there (:class:`Meter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from exam_harness.errors import ConfigError
+
+if TYPE_CHECKING:
+    from exam_harness.graders.base import GradingRequest
+    from exam_harness.llm.backend import TextBackend
+
+Pair = tuple[str, str]  # (passage id, test point id), as exam_harness.inputs.Pair
+
+
+@dataclass
+class TokenUsage:
+    """Tokens and calls. Floats: a call's tokens shared by several grades are split among them."""
+
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    calls: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(self.prompt_tokens + other.prompt_tokens,
+                          self.completion_tokens + other.completion_tokens, self.calls + other.calls)
+
+    def __sub__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(self.prompt_tokens - other.prompt_tokens,
+                          self.completion_tokens - other.completion_tokens, self.calls - other.calls)
+
+    @property
+    def total(self) -> float:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Prices per 1,000 tokens, in the user's currency (shown with ``$``)."""
+
+    prompt: float = 0.0
+    completion: float = 0.0
+
+    def cost(self, usage: TokenUsage) -> float:
+        return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1000.0
+
+
+def money(value: float) -> str:
+    """A cost as shown: cents for a dollar or more, else four decimals (a cheap model's pennies)."""
+    return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"
+
+
+def prices_from(price_prompt: float | None, price_completion: float | None, max_cost: float | None,
+                grader: str) -> Prices | None:
+    """The grader's prices, or None when neither is given; ``max_cost`` without a price is a ConfigError."""
+    if price_prompt is None and price_completion is None:
+        if max_cost is not None:
+            raise ConfigError(f"grader {grader!r}: max_cost={max_cost:g} needs a price: give price_prompt and "
+                              "price_completion (per 1,000 tokens)")
+        return None
+    return Prices(price_prompt or 0.0, price_completion or 0.0)
+
+
+def backend_usage(backend: object) -> TokenUsage:
+    """A backend's lifetime counters: ``stats`` as an object (OpenAI) or a dict (transformers)."""
+    stats = getattr(backend, "stats", None)
+
+    def read(name: str) -> float:
+        value = stats.get(name, 0) if isinstance(stats, dict) else getattr(stats, name, 0)
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
+    return TokenUsage(read("prompt_tokens"), read("completion_tokens"), int(read("calls") or read("prompts")))
+
+
+def grade_tokens(details: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(prompt, completion) tokens of one grade from its details; None when it holds no count."""
+    prompt, completion = details.get("prompt_tokens"), details.get("completion_tokens")
+    if not isinstance(prompt, (int, float)) and not isinstance(completion, (int, float)):
+        return None
+    shared = details.get("shared_by")
+    share = float(shared) if isinstance(shared, (int, float)) and shared >= 1 else 1.0
+    return (float(prompt or 0) / share, float(completion or 0) / share)
+
+
+@dataclass
+class GradingCost:
+    """The token and cost figures of one grading pass (``GradingOutcome.cost``)."""
+
+    session: TokenUsage = field(default_factory=TokenUsage)
+    cached: TokenUsage = field(default_factory=TokenUsage)
+    prices: Prices | None = None
+    max_cost: float | None = None
+    # pair -> its grade's (prompt, completion) tokens, cached or new: the per-run figures
+    pair_tokens: dict[Pair, tuple[float, float]] = field(default_factory=dict)
+    stopped: str | None = None  # why grading stopped at max_cost (None: it did not)
+    not_graded: int = 0  # distinct pairs left ungraded by the stop
+
+    def cost(self, usage: TokenUsage) -> float | None:
+        return self.prices.cost(usage) if self.prices is not None else None
+
+    def run_usage(self, pairs: Iterable[Pair]) -> TokenUsage:
+        """Tokens of the grades of ``pairs`` (each distinct pair once)."""
+        out = TokenUsage()
+        for pair in set(pairs):
+            tokens = self.pair_tokens.get(pair)
+            if tokens is not None:
+                out.prompt_tokens += tokens[0]
+                out.completion_tokens += tokens[1]
+        return out
+
+
+def merged_cost(first: GradingCost | None, second: GradingCost | None) -> GradingCost | None:
+    """Two passes' figures as one (an xdist worker grades bank by bank)."""
+    if first is None or second is None:
+        return second or first
+    return GradingCost(first.session + second.session, first.cached + second.cached, second.prices,
+                       second.max_cost, {**first.pair_tokens, **second.pair_tokens},
+                       second.stopped or first.stopped, first.not_graded + second.not_graded)
+
+
+class Meter:
+    """An LLM grader's spending: its backend's counters, priced, and the ``max_cost`` check."""
+
+    def __init__(self, grader: object, backend: TextBackend, prices: Prices | None, max_cost: float | None,
+                 answer_tokens: int) -> None:
+        self.grader = grader
+        self.backend = backend
+        self.prices = prices
+        self.max_cost = max_cost
+        self.answer_tokens = answer_tokens  # the bound of one call's completion
+        # why this process may spend nothing at all (an xdist worker: the controller holds the budget)
+        self.closed: str | None = None
+        # a backend without counters (a third party's): the tokens its new grades keep, noted by the pass
+        self.counts = getattr(backend, "stats", None) is not None
+        self.noted = TokenUsage()
+
+    def used(self) -> TokenUsage:
+        """What the backend has spent in its lifetime: its counters, else the tokens its grades noted."""
+        return backend_usage(self.backend) if self.counts else TokenUsage(**vars(self.noted))
+
+    def note(self, tokens: tuple[float, float]) -> None:
+        """A new grade's tokens, for a backend that keeps no counters of its own."""
+        if not self.counts:
+            self.noted.prompt_tokens += tokens[0]
+            self.noted.completion_tokens += tokens[1]
+
+    def bound(self, requests: Sequence[GradingRequest]) -> tuple[int, int, float]:
+        """``(calls, prompt tokens, cost)`` that grading ``requests`` may spend, by the dry run's estimate
+        with every answer as long as allowed."""
+        from exam_harness.llm.estimate import estimate_requests
+
+        calls, prompt_tokens = estimate_requests(self.grader, requests)
+        prices = self.prices or Prices()
+        return calls, prompt_tokens, prices.cost(TokenUsage(prompt_tokens, calls * self.answer_tokens))
+
+    def affordable(self, requests: Sequence[GradingRequest], spent: float) -> int:
+        """How many of ``requests``, from the first, fit within ``max_cost`` after ``spent``: all of them
+        without a budget; else the longest prefix whose bound fits (found by bisection)."""
+        if self.max_cost is None or not requests:
+            return len(requests)
+        if self.closed is not None:
+            return 0
+        left = self.max_cost - spent
+        if self.bound(requests)[2] <= left:
+            return len(requests)
+        low, high = 0, len(requests)  # the prefix of `low` fits, that of `high` does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self.bound(requests[:middle])[2] <= left:
+                low = middle
+            else:
+                high = middle
+        return low
+
+
+def meter_of(grader: object) -> Meter | None:
+    """The grader's :class:`Meter` (an LLM grader's), else None."""
+    meter = getattr(grader, "meter", None)
+    return meter if isinstance(meter, Meter) else None
