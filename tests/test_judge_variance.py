@@ -12,6 +12,7 @@ import textwrap
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -355,3 +356,36 @@ def test_sample_keys_extend_the_grader_s_own() -> None:
     assert seen == [12] and three.backend.seed == 10  # sample i sends seed + i, then the seed is back
     one.close()
     three.close()
+
+
+def test_max_cost_bounds_every_sample_together(tmp_path: Path) -> None:
+    """``max_cost`` holds for the K samples of a pass together, not per sample; the figures sum every sample's
+    tokens, and what was graded is cached for a rerun with a larger budget."""
+    from exam_harness.cache import GradeCache
+    from exam_harness.grading import run_grading_pass
+    from tests.test_grading_cost import PRICES, SeededServer, make_grader, requests
+
+    pool = requests(4)
+    with SeededServer() as server:
+        bound = make_grader(server, **PRICES).meter.bound([pool[0]])[2]
+        # one sample of the 4 pairs costs at most 4 bounds: a budget per sample would let all 12 calls through
+        max_cost = 6.5 * bound
+        cache = GradeCache(tmp_path / "grades.sqlite")
+        grader = make_grader(server, **PRICES, temperature="1", repeats="3", max_cost=f"{max_cost!r}")
+        outcome = run_grading_pass(grader, pool, cache)
+        asked = server.spent().calls
+        assert 4 <= asked < 12 and outcome.graded == asked
+        cost = outcome.cost
+        assert cost is not None and cost.stopped is not None
+        spent = cost.cost(cost.session)
+        assert spent is not None and 0 < spent <= max_cost
+        assert (cost.session.prompt_tokens, cost.session.completion_tokens) == (
+            server.spent().prompt_tokens, server.spent().completion_tokens)
+        # a pair without all 3 samples is no grade; each says the budget stopped it
+        assert len(outcome.grades) + len(outcome.failures) == 4 and outcome.failures
+        assert all("max_cost" in why for why in outcome.failures.values())
+        rest = run_grading_pass(make_grader(server, **PRICES, temperature="1", repeats="3", max_cost="100"),
+                                pool, cache)
+        assert rest.cache_hits == asked and rest.graded == 12 - asked and len(rest.grades) == 4
+        assert all(len(samples) == 3 for samples in rest.samples.values())
+        cache.close()
