@@ -19,6 +19,26 @@ import exam_harness.io
 import exam_harness.measures
 import exam_harness.report.build  # noqa: F401
 
+
+@pytest.fixture(scope="session", autouse=True)
+def openai_transport_loaded() -> None:
+    """What the OpenAI client loads lazily on its first request (its HTTP transport, the exception classes
+    it maps to its own errors) loaded before any test's in-process pytester run: first imported inside a
+    run, those modules are dropped after it, and on the next import the client no longer recognises the
+    transport's timeouts and dropped connections, which then escape its retries as raw transport errors.
+    Faults on the first request take the retry paths too."""
+    from exam_harness.llm.backend import PromptParts
+    from exam_harness.llm.openai import OpenAIBackend
+    from tests.fake_openai_server import FakeOpenAIServer, Fault
+
+    with FakeOpenAIServer(lambda prompt: "1") as server:
+        server.add_next_faults(Fault("slow", delay=5.0), Fault("drop"), Fault("status", status=429, retry_after="0"))
+        backend = OpenAIBackend("fake-model", base_url=server.base_url, api_key="test", timeout=0.25,
+                                backoff_base=0.001, backoff_max=0.002)
+        answers = backend.generate([PromptParts("warm-up", "")], max_new_tokens=2)
+    assert [getattr(a, "text", None) for a in answers] == ["1"]
+
+
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 

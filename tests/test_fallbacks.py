@@ -16,7 +16,7 @@ import pytest
 
 from exam_harness.cache import SCHEMA_VERSION, GradeCache
 from exam_harness.models import Grade
-from tests.fake_openai_server import FakeOpenAIServer, Fault
+from tests.fake_openai_server import FakeOpenAIServer
 from tests.test_openai_plugin import BANK, COLLECTION, RUNS, openai_args
 
 pytest_plugins = ["pytester"]
@@ -26,22 +26,6 @@ pytest.importorskip("openai")
 def _answer(prompt: str) -> str:
     """banana for the weak passage p2 (2 pairs, both in run weak's top-k), else the digit the passage asks for."""
     return "banana" if "GRADE=2" in prompt else prompt.split("GRADE=", 1)[1][0]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def warm_client() -> None:
-    """The OpenAI client's lazily loaded transport, timeouts included, imported before the first in-process
-    pytester run (as tests/test_server_faults.py does, and for the same reason: a module first imported
-    inside a run is dropped after it, and the client's exception mapping breaks for later test files)."""
-    from exam_harness.llm.backend import PromptParts
-    from exam_harness.llm.openai import OpenAIBackend
-
-    with FakeOpenAIServer(_answer) as srv:
-        srv.add_next_faults(Fault("slow", delay=5.0), Fault("drop"), Fault("status", status=429, retry_after="0"))
-        backend = OpenAIBackend("fake-model", base_url=srv.base_url, api_key="test", timeout=0.25,
-                                backoff_base=0.001, backoff_max=0.002)
-        answers = backend.generate([PromptParts(f"GRADE={d} warm-up", "") for d in "01"], max_new_tokens=2)
-    assert [getattr(a, "text", None) for a in answers] == ["0", "1"]
 
 
 @pytest.fixture

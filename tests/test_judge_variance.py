@@ -62,21 +62,6 @@ class SequenceJudge:
         return "5" if draw < float(p.group(1)) else "1"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def warm_client() -> None:
-    """The OpenAI client's lazily loaded transport imported before the first in-process pytester run
-    (tests/test_fallbacks.py says why)."""
-    from exam_harness.llm.backend import PromptParts
-    from exam_harness.llm.openai import OpenAIBackend
-
-    with FakeOpenAIServer(lambda prompt: "1") as srv:
-        srv.add_next_faults(Fault("slow", delay=5.0), Fault("drop"), Fault("status", status=429, retry_after="0"))
-        backend = OpenAIBackend("fake-model", base_url=srv.base_url, api_key="test", timeout=0.25,
-                                backoff_base=0.001, backoff_max=0.002)
-        answers = backend.generate([PromptParts("warm-up", "")], max_new_tokens=2)
-    assert [getattr(a, "text", None) for a in answers] == ["1"]
-
-
 @pytest.fixture
 def judge() -> SequenceJudge:
     return SequenceJudge()

@@ -112,23 +112,6 @@ class DyingServer(FakeOpenAIServer):
 
 
 # ---------------------------------------------------------------------------- the project
-@pytest.fixture(scope="module", autouse=True)
-def warm_client() -> None:
-    """Import what the OpenAI client loads lazily (its HTTP transport, resources) before the first
-    in-process pytester run. pytester drops modules first imported inside a run; re-imported on the
-    next run, the transport's exception classes would no longer be the ones the client maps, and a
-    timeout would escape its retries as a raw transport error (see tests/conftest.py)."""
-    from exam_harness.llm.backend import PromptParts
-    from exam_harness.llm.openai import OpenAIBackend
-
-    with FakeOpenAIServer(responder) as server:
-        server.add_next_faults(Fault("slow", delay=5.0), Fault("drop"), Fault("status", status=429, retry_after="0"))
-        backend = OpenAIBackend("fake-model", base_url=server.base_url, api_key="test", timeout=0.25,
-                                backoff_base=0.001, backoff_max=0.002)
-        answers = backend.generate([PromptParts(f"GRADE={d} warm-up", "") for d in "0123"], max_new_tokens=2)
-    assert [getattr(a, "text", None) for a in answers] == ["0", "1", "2", "3"]
-
-
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeini(
