@@ -186,6 +186,7 @@ def test_known_spread_flaky_cases_and_judge_share(project: pytest.Pytester, serv
     assert "- **flaky** good q2/c: answered in 2 of 3, best grades 0, 5, 5" in markdown
     html = (project.path / "html" / "index.html").read_text()
     assert '<section id="judge-variance">' in html
+    assert '<a href="#judge-variance">Judge variance</a>' in html  # the nav bar leads to it
     assert '<tr class="flaky"><td>weak</td><td>q1/a</td><td>flaky</td><td>1 of 3</td><td>5, 0, 0</td></tr>' in html
 
 

@@ -92,7 +92,8 @@ def _header(report: ExamReport, title: str) -> str:
         + f" · k={_e(s.k)} · τ={_e(s.min_grade)} · created {_e(report.created)}</p></header>",
         '<nav><a href="#leaderboard">Leaderboard</a><a href="#heatmap">Heatmap</a>'
         '<a href="#grades">Grade distributions</a><a href="#drilldown">Drill-down</a>'
-        '<a href="#settings">Settings</a></nav>',
+        + ('<a href="#judge-variance">Judge variance</a>' if report.judge_variance is not None else "")
+        + '<a href="#settings">Settings</a></nav>',
     ]
     if report.partial:
         parts.append(f'<div class="banner partial" role="alert">partial exam: {_e(report.partial)}</div>')
