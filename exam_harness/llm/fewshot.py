@@ -9,7 +9,7 @@ papers found both few-shot variants generalise poorly; they are here for compari
 
 from __future__ import annotations
 
-from exam_harness.llm.prompts import FAGGIOLI_B, SUN, PromptTemplate
+from exam_harness.llm.prompts import FAGGIOLI_B, SUN, direct_yes_no
 
 # (query, passage, relevant?)
 EXAMPLES: tuple[tuple[str, str, bool], ...] = (
@@ -59,18 +59,12 @@ def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-FAGGIOLI_B_FEW = PromptTemplate(
+FAGGIOLI_B_FEW = direct_yes_no(
     "FagB_few",
     _escape(_examples("Question", "")) + FAGGIOLI_B.template,
-    "yes_no",
-    max_grade=1,
-    needs_bank=False,
 )
 
-SUN_FEW = PromptTemplate(
+SUN_FEW = direct_yes_no(
     "Sun_few",
     _escape(_examples("Query", "Does the passage answer the query?")) + SUN.template,
-    "yes_no",
-    max_grade=1,
-    needs_bank=False,
 )

@@ -32,6 +32,11 @@ class PromptTemplate:
         return before, after
 
 
+def direct_yes_no(prompt_class: str, template: str) -> PromptTemplate:
+    """A direct relevance prompt answered Yes or No (grade 0/1): the query alone, no bank needed."""
+    return PromptTemplate(prompt_class, template, "yes_no", max_grade=1, needs_bank=False)
+
+
 QUESTION_SELF_RATING = PromptTemplate(
     "QuestionSelfRatedUnanswerablePromptWithChoices",
     "Can the question be answered based on the available context? choose one:\n"
@@ -82,38 +87,29 @@ ANSWER_VERIFICATION = (
     'Is "{answer}" an equally correct response to this question? Answer yes or no.'
 )
 
-FAGGIOLI_B = PromptTemplate(
+FAGGIOLI_B = direct_yes_no(
     "FagB",
     "Instruction: Indicate if the passage is relevant for the question. Respond with 'Yes' or 'No'.\n\n"
     "Question: {query_title}\n"
     "Passage: {context}\n"
     "Answer:",
-    "yes_no",
-    max_grade=1,
-    needs_bank=False,
 )
 
-HELM = PromptTemplate(
+HELM = direct_yes_no(
     "HELM",
     "Instruction: Does the passage answer the query? Respond with 'Yes' or 'No'.\n\n"
     "Query: {query_title}\n"
     "Passage: {context}\n"
     "Answer:",
-    "yes_no",
-    max_grade=1,
-    needs_bank=False,
 )
 
-SUN = PromptTemplate(
+SUN = direct_yes_no(
     "Sun",
     "Instruction: Given a passage and a query, predict whether the passage includes an answer to the "
     'query by producing either "Yes" or "No".\n'
     "Query: {query_title}\n"
     "Passage: {context}\n"
     "Answer:",
-    "yes_no",
-    max_grade=1,
-    needs_bank=False,
 )
 
 THOMAS = PromptTemplate(
