@@ -336,17 +336,21 @@ def _by_source(boards: Sequence[ExternalLeaderboard]) -> dict[tuple[str, int], l
     return grouped
 
 
+def _named_rows_table(title: str, names: tuple[str, str], figures: Sequence[str]) -> Table:
+    """A table whose rows are named by two columns (the first highlighted) followed by right-aligned figures."""
+    table = Table(title=title, title_justify="left", header_style="bold")
+    table.add_column(names[0], style="cyan")
+    table.add_column(names[1], no_wrap=True)
+    for name in figures:
+        table.add_column(name, justify="right", no_wrap=True)
+    return table
+
+
 def external_correlation_table(ext: ExternalQrelsResult) -> Table:
     """Spearman's rho / Kendall's tau of each qrels leaderboard against the official leaderboard: a row
     per measure, a section per qrels file and relevance level."""
-    table = Table(title="Leaderboards over qrels files: correlation with the official leaderboard",
-                  title_justify="left", header_style="bold")
-    table.add_column("qrels", style="cyan")
-    table.add_column("measure", no_wrap=True)
-    table.add_column("Spearman ρ", justify="right", no_wrap=True)
-    table.add_column("Kendall τ", justify="right", no_wrap=True)
-    table.add_column("runs", justify="right", no_wrap=True)
-    table.add_column("queries", justify="right", no_wrap=True)
+    table = _named_rows_table("Leaderboards over qrels files: correlation with the official leaderboard",
+                              ("qrels", "measure"), ("Spearman ρ", "Kendall τ", "runs", "queries"))
     for i, ((qrels, level), boards) in enumerate(_by_source(ext.leaderboards).items()):
         if i:
             table.add_section()
@@ -379,17 +383,10 @@ def per_query_table(ext: ExternalQrelsResult) -> Table | None:
     the queries where defined, and tau pooled over every (run, query) point."""
     if not ext.per_query:
         return None
-    table = Table(
-        title=f"Per-query correlation with the {ext.official_qrels or OFFICIAL_QRELS_SOURCE} (relevance level "
+    table = _named_rows_table(
+        f"Per-query correlation with the {ext.official_qrels or OFFICIAL_QRELS_SOURCE} (relevance level "
         f"{ext.official_relevance_level}): per query, ρ / τ over the runs; mean over the queries; τ pooled over "
-        "every (run, query)", title_justify="left", header_style="bold",
-    )
-    table.add_column("leaderboard", style="cyan")
-    table.add_column("vs official", no_wrap=True)
-    table.add_column("mean ρ", justify="right", no_wrap=True)
-    table.add_column("mean τ", justify="right", no_wrap=True)
-    table.add_column("pooled τ", justify="right", no_wrap=True)
-    table.add_column("queries", justify="right", no_wrap=True)
+        "every (run, query)", ("leaderboard", "vs official"), ("mean ρ", "mean τ", "pooled τ", "queries"))
     previous = None
     for c in ext.per_query:
         name = _per_query_name(c)
