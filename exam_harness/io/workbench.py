@@ -564,15 +564,16 @@ class _ParagraphReader:
         # every field checked: record (nothing above recorded anything)
         shared = self.part.shared_grades.setdefault((llm, prompt_class), {})
         keys = list(zip(tids, values, found))
-        grades = list(map(shared.get, keys))
-        for index in [i for i, rec in enumerate(grades) if rec is None]:
+        known = list(map(shared.get, keys))
+        for index in [i for i, rec in enumerate(known) if rec is None]:
             tid, grade, answer = key = keys[index]
             rec = shared.get(key)  # made for an earlier rating of this entry
             if rec is None:
                 rec = shared[key] = RecordedGrade(
                     test_point_id=tid, grade=grade, answer=answer, llm=llm, prompt_class=prompt_class
                 )
-            grades[index] = rec
+            known[index] = rec
+        grades = cast("list[RecordedGrade]", known)  # each None was replaced just above
         recorded = self.part.recorded
         pairs = list(zip(itertools.repeat(pid), tids))
         if len(set(tids)) == len(tids) and not any(map(recorded.__contains__, pairs)):
