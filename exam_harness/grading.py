@@ -12,6 +12,8 @@ Both give a :class:`GradingOutcome`: grades as small integers, the answer text b
 
 from __future__ import annotations
 
+import itertools
+import operator
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -314,13 +316,16 @@ def run_grading_pass(
 # --- replaying recorded grades -----------------------------------------------------------------
 
 GradingRun = tuple[str | None, str | None]  # (llm, prompt class) of recorded grades
+_GRADING_RUN = operator.attrgetter("llm", "prompt_class")
 
 
 def recorded_grading_runs(data: ExamData) -> Counter[GradingRun]:
     """How many recorded grades each (llm, prompt class) grading run holds (direct grades excluded)."""
-    # one pass over ~100k grades on DL19: Counter counts an iterable in C (is_direct_id inlined)
-    return Counter((g.llm, g.prompt_class) for (_pid, tid), grades in data.recorded.items()
-                   if not tid.endswith(DIRECT_ID_END) for g in grades)
+    # ~100k grades on DL19: every grade counted in C, then the few direct ones taken off again
+    counts = Counter(map(_GRADING_RUN, itertools.chain.from_iterable(data.recorded.values())))
+    for pair in [pair for pair in data.recorded if pair[1].endswith(DIRECT_ID_END)]:
+        counts.subtract(map(_GRADING_RUN, data.recorded[pair]))
+    return +counts  # runs of direct grades alone left out
 
 
 def describe_grading_run(run: GradingRun) -> str:
