@@ -1,10 +1,9 @@
-"""The fast paths of the JSON-lines and paragraph readers give what their checking paths give.
+"""The fast path of the JSON-lines reader gives what its checking path gives.
 
 ``iter_json_lines`` parses with pydantic-core and falls back to ``json.loads`` (with the checks that
-name what is wrong) for any line it refuses; the paragraph reader records well-formed self-rating
-entries list by list and hands any other entry to the field-by-field reader. Each test reads the same
-generated file both ways (the fast path switched off by monkeypatching) and compares the values read,
-or the error messages.
+name what is wrong) for any line it refuses. Each test reads the same generated file both ways (the
+fast path switched off by monkeypatching) and compares the values read, or the error messages: JSON
+lines, and paragraph files read through them.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from hypothesis import strategies as st
 
 from exam_harness.errors import InputError
 from exam_harness.io import textio
-from exam_harness.io.workbench import _ParagraphReader, read_paragraph_file
+from exam_harness.io.workbench import read_paragraph_file
 from tests.test_fuzz_loaders import _json, json_lines
 
 checked = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -30,7 +29,7 @@ _ENTRY = {"answers": [["q1/a", "yes"], ["q1/b", None], ["q1/c", "2"]], "llm": "m
           "prompt_info": {"prompt_class": "C", "is_self_rated": True}, "correctAnswered": ["q1/a"],
           "self_ratings": [{"question_id": "q1/a", "self_rating": 5}, {"question_id": "q1/b", "self_rating": 0},
                            {"question_id": "q1/c", "self_rating": 2}]}
-# lines whose exam_grades are self-ratings, as the DL19 file holds them: mutated, they reach each check
+# lines whose exam_grades are self-ratings, as the DL19 file holds them
 SELF_RATED_SEED: list[Any] = [
     ["q1", [{"paragraph_id": "p1", "text": "t", "exam_grades": [_ENTRY, {**_ENTRY, "llm": "other"}]},
             {"paragraph_id": "p2", "text": "u",
@@ -84,21 +83,16 @@ def _read_paragraphs(path: Path) -> Any:
     return part.recorded, part.runs, part.passages, part.judgments
 
 
-def _field_by_field(patch: pytest.MonkeyPatch) -> None:
-    _no_fast_json(patch)
-    patch.setattr(_ParagraphReader, "_self_ratings", lambda self, entry, pid: False)
-
-
 @checked
 @given(data=json_lines(SELF_RATED_SEED).map(lambda data: b'["q0", []]\n' + data))
 @example(data=b'["q1", []]\n' + _json(SELF_RATED_SEED[0]) + b"\n" + _json(SELF_RATED_SEED[1]) + b"\n")
 def test_paragraph_files_read_alike_both_ways(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    _both_ways(data, _read_paragraphs, _field_by_field, monkeypatch)
+    _both_ways(data, _read_paragraphs, _no_fast_json, monkeypatch)
 
 
-def test_the_fast_paths_are_taken() -> None:
-    """The tests above compare two paths only if the fast ones run: a well-formed entry is recorded."""
-    reader = _ParagraphReader(Path("x.jsonl"))
-    assert reader._self_ratings(_ENTRY, "p1")
-    assert [g.grade for g in reader.part.recorded["p1", "q1/a"]] == [5]
-    assert not reader._self_ratings({**_ENTRY, "self_ratings": [{"question_id": "q1/a", "self_rating": True}]}, "p1")
+def test_the_fast_path_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests above compare two paths only if the fast one runs: json.loads is not called."""
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(_json(SELF_RATED_SEED[0]) + b"\n")
+    monkeypatch.setattr(textio.json, "loads", None)
+    assert list(textio.iter_json_lines(path)) == [(1, SELF_RATED_SEED[0])]

@@ -20,9 +20,7 @@ part is an md5 hex digest), since one passage may be graded for several queries.
 
 from __future__ import annotations
 
-import itertools
 import json
-import operator
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -52,10 +50,6 @@ from exam_harness.models import (
 from exam_harness.redaction import secret_input_errors, secret_texts
 
 DIRECT_GRADE_SUFFIX = "direct"
-# the fast path of self-ratings (see _ParagraphReader._self_ratings)
-_QUESTION_ID = operator.itemgetter("question_id")
-_SELF_RATING = operator.itemgetter("self_rating")
-_ANSWER_TYPES = {str, type(None)}
 ITEM_FORMS = "a question (question_id, question_text[, gold_answers]) or a nugget (nugget_id, nugget_text)"
 
 
@@ -401,12 +395,9 @@ class _ParagraphReader:
         rankings = self._list(pdata, "rankings", "paragraph_data.", null=False)
         if rankings:
             self._rankings(rankings, qid, pid)
-        entries = para.get("exam_grades")
-        for g, entry in enumerate(entries if type(entries) is list else self._list(para, "exam_grades")):
-            if not self._self_ratings(entry, pid):
-                self._exam_grades(entry, f"exam_grades[{g}]", pid)
-        entries = para.get("grades")
-        for g, entry in enumerate(entries if type(entries) is list else self._list(para, "grades")):
+        for g, entry in enumerate(self._list(para, "exam_grades")):
+            self._exam_grades(entry, f"exam_grades[{g}]", pid)
+        for g, entry in enumerate(self._list(para, "grades")):
             self._direct_grade(entry, f"grades[{g}]", qid, pid)
 
     def _list(self, record: dict[str, Any], key: str, prefix: str = "", *, null: bool = True) -> list[Any]:
@@ -531,57 +522,6 @@ class _ParagraphReader:
                 "must be a string", f"{where}.prompt_info.prompt_class", prompt_class, "a prompt class name"
             )
         return llm, prompt_class
-
-    def _self_ratings(self, entry: Any, pid: str) -> bool:
-        """Record an ``exam_grades`` entry of self-ratings (with question ids) whose every field is as
-        expected, checked list by list at C speed (the DL19 file's ~100k grades). ``False``, having
-        recorded nothing, for any other entry: :meth:`_exam_grades` reads it, or finds the fault and
-        says which field holds it."""
-        if type(entry) is not dict:
-            return False
-        ratings, answer_pairs = entry.get("self_ratings"), entry.get("answers")
-        llm, info = entry.get("llm"), entry.get("prompt_info")
-        prompt_class = info.get("prompt_class") if type(info) is dict else None
-        if (type(ratings) is not list or type(answer_pairs) is not list or (llm is not None and type(llm) is not str)
-                or (prompt_class is not None and type(prompt_class) is not str)
-                or (info is not None and type(info) is not dict and info)):
-            return False
-        try:
-            answers = dict(answer_pairs)
-        except (TypeError, ValueError):
-            return False
-        # each check over the whole list at C speed (map, set, min, max): ~100k grades on DL19
-        try:
-            tids = list(map(_QUESTION_ID, ratings))  # nugget ids, or a question_id of null, take the slow path
-            values = list(map(_SELF_RATING, ratings))
-        except (KeyError, TypeError):  # a field missing, or a rating that is not an object
-            return False
-        found = list(map(answers.get, tids)) if {*map(type, tids)} <= {str} else None
-        if (found is None or "" in tids or (values and not ({*map(type, values)} <= {int} and min(values) >= 0
-                                                            and max(values) <= MAX_GRADE))
-                or not {*map(type, found)} <= _ANSWER_TYPES):
-            return False
-        # every field checked: record (nothing above recorded anything)
-        shared = self.part.shared_grades.setdefault((llm, prompt_class), {})
-        keys = list(zip(tids, values, found))
-        known = list(map(shared.get, keys))
-        for index in [i for i, rec in enumerate(known) if rec is None]:
-            tid, grade, answer = key = keys[index]
-            rec = shared.get(key)  # made for an earlier rating of this entry
-            if rec is None:
-                rec = shared[key] = RecordedGrade(
-                    test_point_id=tid, grade=grade, answer=answer, llm=llm, prompt_class=prompt_class
-                )
-            known[index] = rec
-        grades = cast("list[RecordedGrade]", known)  # each None was replaced just above
-        recorded = self.part.recorded
-        pairs = list(zip(itertools.repeat(pid), tids))
-        if len(set(tids)) == len(tids) and not any(map(recorded.__contains__, pairs)):
-            recorded.update(zip(pairs, [[rec] for rec in grades]))  # the common case: new pairs only
-        else:
-            for pair, rec in zip(pairs, grades):
-                recorded.setdefault(pair, []).append(rec)
-        return True
 
     def _exam_grades(self, entry: Any, where: str, pid: str) -> None:
         if not isinstance(entry, dict):
