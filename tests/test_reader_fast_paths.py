@@ -8,6 +8,7 @@ lines, and paragraph files read through them.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -94,5 +95,5 @@ def test_the_fast_path_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     """The tests above compare two paths only if the fast one runs: json.loads is not called."""
     path = tmp_path / "runs.jsonl"
     path.write_bytes(_json(SELF_RATED_SEED[0]) + b"\n")
-    monkeypatch.setattr(textio.json, "loads", None)
+    monkeypatch.setattr(json, "loads", None)  # the module textio calls
     assert list(textio.iter_json_lines(path)) == [(1, SELF_RATED_SEED[0])]
