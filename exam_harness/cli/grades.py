@@ -55,7 +55,7 @@ def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Regi
     inputs.load_runs(args.runs)
     banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)]
     # A command runs once: what is loaded now stays until it exits, so the cyclic collector is told
-    # to leave it out of its passes (on DL19 ~1M objects, walked by every later full collection).
+    # to leave it out of its passes (on DL19 ~240k containers, walked by every later full collection).
     gc.freeze()
     return inputs, banks
 
