@@ -2,13 +2,16 @@
 
 Under pytest the hooks are pytest's (installed plugins, ``-p`` plugins and every conftest.py pytest
 loaded). The ``exam-harness`` command line builds a small pluggy manager with the same hook
-specifications, loads the installed ``pytest11`` plugins and the current folder's ``conftest.py``,
-and calls the same registration hooks. Like pytest, it accepts hook functions without a decorator.
+specifications, loads the installed ``pytest11`` plugins of packages that require exam-harness and the
+current folder's ``conftest.py``, and calls the same registration hooks. Like pytest, it accepts hook
+functions without a decorator.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +29,8 @@ from exam_harness.registry import Registry
 from exam_harness.report.reporters import Reporter, builtin_reporters
 
 HOOK_PREFIX = "pytest_exam_"
+PROJECT = "exam-harness"
+_REQUIREMENT_NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 @dataclass(frozen=True)
@@ -67,17 +72,46 @@ class _Manager(pluggy.PluginManager):
 
 
 def cli_plugin_manager(folder: Path | None = None) -> pluggy.PluginManager:
-    """Installed ``pytest11`` plugins and ``folder``'s conftest.py (the current folder by default)."""
+    """The installed ``pytest11`` plugins of packages that require exam-harness, and ``folder``'s
+    conftest.py (the current folder by default)."""
     manager = _Manager("pytest")
     manager.add_hookspecs(hookspecs)
-    try:
-        manager.load_setuptools_entrypoints("pytest11")
-    except ImportError as exc:
-        raise ConfigError(f"an installed pytest plugin cannot be imported: {exc}") from exc
+    for entry_point in exam_plugin_entry_points():
+        if manager.has_plugin(entry_point.name) or manager.is_blocked(entry_point.name):
+            continue
+        try:
+            plugin = entry_point.load()
+        except ImportError as exc:
+            raise ConfigError(f"an installed pytest plugin cannot be imported: {exc}") from exc
+        manager.register(plugin, name=entry_point.name)
     conftest = (folder or Path.cwd()) / "conftest.py"
     if conftest.is_file():
         manager.register(_import_conftest(conftest), name=str(conftest))
     return manager
+
+
+def exam_plugin_entry_points() -> list[importlib.metadata.EntryPoint]:
+    """The ``pytest11`` entry points of installed packages that declare exam-harness as a requirement,
+    exam-harness's own excepted (its pytest plugin registers no extension).
+
+    A plugin's registration hooks are handed exam-harness's registries and fill them with its classes,
+    so its package requires exam-harness; other pytest plugins (xdist, hypothesis, anyio, ...) have
+    nothing to register and are not imported, which keeps a command's start fast.
+    """
+    found: list[importlib.metadata.EntryPoint] = []
+    for entry_point in importlib.metadata.entry_points(group="pytest11"):
+        dist = entry_point.dist
+        if dist is None or _project(dist.name) == PROJECT:
+            continue
+        if any(_project(requirement) == PROJECT for requirement in dist.requires or ()):
+            found.append(entry_point)
+    return found
+
+
+def _project(requirement: str) -> str:
+    """The normalised project name a requirement (``Exam_Harness[hf]>=0.1; extra == "x"``) starts with."""
+    name = _REQUIREMENT_NAME.match(requirement)
+    return re.sub(r"[-_.]+", "-", name.group()).lower() if name else ""
 
 
 def _import_conftest(path: Path) -> object:

@@ -1,17 +1,18 @@
 """Hook specifications of exam-harness, added to pytest's plugin manager in ``pytest_addhooks``.
 
-Implement them in a conftest.py or in a package registered under the ``pytest11`` entry point. The
-``exam-harness`` command line calls the registration hooks too: it loads installed ``pytest11``
-plugins and the current folder's conftest.py (``exam_harness/extensions.py``), so a grader, format,
-measure or reporter a conftest.py registers works in ``pytest``, ``evaluate``, ``analyze`` and
-``graders`` alike. Hook functions need no decorator (as in pytest).
+Implement them in a conftest.py or in a package registered under the ``pytest11`` entry point (a
+package that requires exam-harness). The ``exam-harness`` command line calls the registration hooks
+too: it loads the installed ``pytest11`` plugins of packages that require exam-harness and the current
+folder's conftest.py (``exam_harness/extensions.py``), so a grader, format, measure or reporter a
+conftest.py registers works in ``pytest``, ``evaluate``, ``analyze`` and ``graders`` alike. Hook
+functions need no decorator (as in pytest).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pytest
+import pluggy
 
 if TYPE_CHECKING:
     from exam_harness.graders.registry import GraderRegistry
@@ -23,8 +24,12 @@ if TYPE_CHECKING:
     from exam_harness.report.reporters import Reporter
     from exam_harness.report.schema import ExamReport
 
+# the marker ``pytest.hookspec`` is (project "pytest"), made here so that the command line adds these
+# specifications to its manager without importing pytest
+hookspec = pluggy.HookspecMarker("pytest")
 
-@pytest.hookspec
+
+@hookspec
 def pytest_exam_register_graders(registry: GraderRegistry) -> None:
     """Add grader factories with ``registry.register(name, factory_or_"module:attr", description)``.
 
@@ -35,7 +40,7 @@ def pytest_exam_register_graders(registry: GraderRegistry) -> None:
     """
 
 
-@pytest.hookspec
+@hookspec
 def pytest_exam_register_bank_formats(registry: Registry[BankFormat]) -> None:
     """Add bank file formats (objects with ``claims(path)`` and ``load(path)``; see ``io/formats.py``).
 
@@ -44,30 +49,30 @@ def pytest_exam_register_bank_formats(registry: Registry[BankFormat]) -> None:
     """
 
 
-@pytest.hookspec
+@hookspec
 def pytest_exam_register_run_formats(registry: Registry[RunFormat]) -> None:
     """Add run-side file formats (objects with ``collection``, ``claims(path)`` and ``read(path, keep)``
     returning an ``exam_harness.io.parts.FilePart``); asked before the built-in ones."""
 
 
-@pytest.hookspec
+@hookspec
 def pytest_exam_register_measures(registry: Registry[type[Measure]]) -> None:
     """Add measure families (``Measure`` subclasses) that ``--exam-measures``/``--measures`` can name."""
 
 
-@pytest.hookspec
+@hookspec
 def pytest_exam_register_reporters(registry: Registry[Reporter]) -> None:
     """Add reporters: objects whose ``files(report, plan, qrels)`` return report files by name (each a
     text, or an iterable of its pieces); the session writes them with the built-in ones (see
     ``report/reporters.py``)."""
 
 
-@pytest.hookspec
+@hookspec
 def pytest_exam_grading_finished(plan: ExamPlan, outcome: GradingOutcome) -> None:
     """Called after the grading pass, before any exam case runs, with every grade and failure."""
 
 
-@pytest.hookspec
+@hookspec
 def pytest_exam_report(report: ExamReport, plan: ExamPlan) -> None:
     """Called at session finish by the process that writes reports, after the report files are written.
 

@@ -141,9 +141,12 @@ def _line_of(path: Path, needle: str) -> int | None:
 # --- the exam as scoring sees it ------------------------------------------------------------------
 
 
+DIRECT_ID_END = "/" + DIRECT_GRADE_SUFFIX
+
+
 def is_direct_id(test_point_id: str) -> bool:
     """Whether an id is the pseudo test point of direct (query-level) grades, never a real test point."""
-    return test_point_id.endswith("/" + DIRECT_GRADE_SUFFIX)
+    return test_point_id.endswith(DIRECT_ID_END)
 
 
 @dataclass

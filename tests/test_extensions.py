@@ -4,6 +4,7 @@ and a conftest.py bank format (an unknown suffix) work in pytest, ``graders``, `
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,30 @@ def test_pytest_collects_a_bank_of_a_plugin_format(pytester: pytest.Pytester) ->
     result = pytester.runpytest("banks", "-v")
     result.stdout.fnmatch_lines(["*banks/mine.qbank::q1::q1/*?A? PASSED*", "*4 passed, 2 missed*"])
     assert result.ret == 0
+
+
+def _install(site: Path, project: str, module: str, source: str, requires: str | None) -> None:
+    """A distribution installed into the folder ``site``: its module and a ``pytest11`` entry point."""
+    (site / f"{module}.py").write_text(source)
+    info = site / f"{project}-1.0.dist-info"
+    info.mkdir()
+    requirement = f"Requires-Dist: {requires}\n" if requires else ""
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project}\nVersion: 1.0\n{requirement}")
+    (info / "entry_points.txt").write_text(f"[pytest11]\n{project} = {module}\n")
+
+
+def test_the_command_line_loads_installed_plugins_of_packages_that_require_exam_harness(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site, "exam-keyword", "exam_keyword_plugin", KEYWORD_CONFTEST, "Exam_Harness[hf]>=0.1")
+    # a pytest plugin of another kind (xdist, hypothesis, ...): not imported by the command line
+    _install(site, "other-plugin", "other_pytest_plugin", "raise RuntimeError('imported')\n", "pytest>=8")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.chdir(tmp_path)  # no conftest.py here
+    from exam_harness.extensions import cli_registries
+
+    registries = cli_registries()
+    assert "keyword" in registries.graders.names()
+    assert "exam_keyword_plugin" in sys.modules and "other_pytest_plugin" not in sys.modules
