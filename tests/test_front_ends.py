@@ -105,7 +105,7 @@ def test_a_dry_run_with_the_openai_grader_needs_no_key(project: pytest.Pytester,
     result = project.runpytest("banks", "--exam-grader=openai", "--exam-model=gpt-4o-mini", "--exam-dry-run")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
     result.stdout.fnmatch_lines(["*exam dry run: 11 pairs, 0 cached; grader 'openai' would be asked 11 pairs in * calls "
-                                 "with about * prompt tokens; nothing was sent*", "*8 deselected*"])
+                                 "with about * prompt tokens and at most * completion tokens; nothing was sent*", "*8 deselected*"])
     assert "_pytest.outcomes.Exit" not in result.stdout.str() + result.stderr.str()
     assert "Exit:" not in result.stdout.str() + result.stderr.str()
     assert not (project.path / "reports" / "exam-report.json").exists()
