@@ -1,4 +1,5 @@
-"""The offline default grader: bundled all-MiniLM-L6-v2, cosine similarity cut into 0..5."""
+"""The offline default grader: bundled all-MiniLM-L6-v2, support of its signals cut into 0..5
+(reading like a careful person: tests/test_default_grader.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, GradingRequest
-from exam_harness.graders.embedding import CUT_POINTS, MAX_SENTENCE_SCAN_CHARS, EmbeddingGrader
+from exam_harness.graders.embedding import MAX_SENTENCE_SCAN_CHARS, EmbeddingGrader
 from exam_harness.graders.registry import default_registry
+from exam_harness.graders.support import shipped_model, signals_of_reason
 from exam_harness.grading import run_grading_pass
 from exam_harness.models import Grade, Passage, Query, TestPoint
 
@@ -30,12 +32,16 @@ def request(question: str, passage: str) -> GradingRequest:
     )
 
 
+CUT_POINTS = shipped_model().cut_points
+
+
 @pytest.mark.parametrize(
-    ("similarity", "grade"),
-    [(-0.2, 0), (0.0, 0), (0.29, 0), (CUT_POINTS[0], 1), (0.39, 1), (CUT_POINTS[1], 2), (0.55, 3), (0.6, 4), (0.69, 4), (0.7, 5), (0.99, 5)],
+    ("support", "grade"),
+    [(0.0, 0), (CUT_POINTS[0] - 1e-6, 0), (CUT_POINTS[0], 1), (CUT_POINTS[1], 2), (CUT_POINTS[2], 3),
+     (CUT_POINTS[3] - 1e-6, 3), (CUT_POINTS[3], 4), (CUT_POINTS[4], 5), (1.0, 5)],
 )
-def test_cut_points_map_similarity_to_grades(grader: EmbeddingGrader, similarity: float, grade: int) -> None:
-    assert grader.grade_of(similarity) == grade
+def test_cut_points_map_support_to_grades(grader: EmbeddingGrader, support: float, grade: int) -> None:
+    assert grader.grade_of(support) == grade
 
 
 def test_answering_passage_outgrades_unrelated_one(grader: EmbeddingGrader) -> None:
@@ -46,8 +52,11 @@ def test_answering_passage_outgrades_unrelated_one(grader: EmbeddingGrader) -> N
     assert isinstance(good, Grade) and isinstance(bad, Grade)
     assert good.raw_response is not None and bad.raw_response is not None
     assert good.grade >= 4 and bad.grade <= 1
-    assert float(good.raw_response) > float(bad.raw_response)
-    assert good.details["cosine"] == pytest.approx(float(good.raw_response), abs=1e-4)
+    assert good.raw_response is not None and bad.raw_response is not None
+    (good_support, good_signals), (bad_support, _) = signals_of_reason(good.raw_response), signals_of_reason(
+        bad.raw_response)  # type: ignore[misc]
+    assert good_support > bad_support
+    assert good.details["cosine"] == pytest.approx(good_signals.span, abs=1e-4)
 
 
 def test_spec_records_model_and_cut_points(grader: EmbeddingGrader) -> None:
