@@ -22,6 +22,7 @@ Last line: ``grader quality: DL19 kappa <k> ± <s>, LLMJudge kappa <k2> ± <s2> 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import sys
@@ -36,6 +37,7 @@ from exam_harness.analysis.support_fit import Instances, SupportFit, fit_support
 from exam_harness.cache import GradeCache  # noqa: E402
 from exam_harness.graders.base import GraderConfig  # noqa: E402
 from exam_harness.graders.embedding import EmbeddingGrader  # noqa: E402
+from exam_harness.graders.support import QUESTION_SIGNALS  # noqa: E402
 from exam_harness.grading import grade_banks  # noqa: E402
 from exam_harness.io import load_bank, load_runs  # noqa: E402
 from exam_harness.models import ExamData, Query, QueryBank, TestPoint  # noqa: E402
@@ -77,8 +79,10 @@ def shard_of(banks: list[QueryBank], shard: str | None) -> set[str] | None:
 
 
 def measure(name: str, data: ExamData, banks: list[QueryBank], cache: GradeCache, folds_k: int,
-            seed: int, shard: str | None = None) -> tuple[SupportFit, float | None, float | None] | None:
-    grader = EmbeddingGrader(GraderConfig())
+            seed: int, shard: str | None = None, support_model: Path | None = None,
+            ) -> tuple[SupportFit, float | None, float | None] | None:
+    # The fit reads only the signals in the stored reasons, not the supports of the model that graded.
+    grader = EmbeddingGrader(GraderConfig(options={"support_model": str(support_model)} if support_model else {}))
     started = time.perf_counter()
     only = shard_of(banks, shard)
     view, outcome = grade_banks(data, banks, grader, cache, k=20, pool="judged", only_queries=only,
@@ -93,15 +97,19 @@ def measure(name: str, data: ExamData, banks: list[QueryBank], cache: GradeCache
     instances = Instances.of(signals, tps, data.judgments, RELEVANCE)
     folds = query_folds((q for q, _ in instances.keys), folds_k, seed)
     fit = fit_support(instances, folds)
+    # Version 4's signals (no query signal), fit and held out the same way: the baseline of the query signal.
+    v4 = fit_support(Instances.of(signals, tps, data.judgments, RELEVANCE, QUESTION_SIGNALS[:3]), folds)
     # The previous default: best whole-passage cosine, one cut point chosen by kappa per fold.
     cosines = passage_scores(instances.keys, tps, {pair: s.passage for pair, s in signals.items()})
     sample = Sample.of(instances.keys, [cosines[k] for k in instances.keys], instances.relevant.tolist())
     previous = cross_validate(sample, list(COSINE_GRID), folds)
     print(f"  previous default (whole-passage cosine >= cut): held-out kappa {previous.held_out.mean:.3f} ± "
           f"{previous.held_out.sd:.3f} (cut {previous.chosen}, in-sample {previous.in_sample_kappa:.3f})")
+    print(f"  version 4 signals (span, passage, words): held-out kappa {v4.held_out.mean:.3f} ± {v4.held_out.sd:.3f}"
+          f"; in-sample {v4.in_sample_kappa:.3f}")
     print(f"  support model: held-out kappa {fit.held_out.mean:.3f} ± {fit.held_out.sd:.3f} per fold "
           + " ".join("–" if k is None else f"{k:.3f}" for k in fit.fold_kappas)
-          + f"; in-sample {fit.in_sample_kappa:.3f} at support >= {fit.threshold:g}; weights span/passage/words "
+          + f"; in-sample {fit.in_sample_kappa:.3f} at support >= {fit.threshold:g}; weights " + "/".join(fit.names) + " "
           + " ".join(f"{w:.3f}" for w in fit.weights) + f", intercept {fit.intercept:.3f}")
     return fit, previous.held_out.mean, previous.held_out.sd
 
@@ -116,6 +124,9 @@ def main() -> int:
     parser.add_argument("--shard", default=None, metavar="I/N",
                         help="Only grade the I-th of N shards of the queries into --cache (run N of them at once on "
                         "a machine with N free cores, then once without --shard to measure from the cache).")
+    parser.add_argument("--support-model", type=Path, default=None,
+                        help="Grade with this support model file (the signals, and so the figures, are the same "
+                        "whichever: a fixed file keeps a grade cache valid while the shipped one is refit).")
     parser.add_argument("--write-model", type=Path, default=None,
                         help="Write the DL19 fit as a support model file (how graders/support_model.json is made).")
     args = parser.parse_args()
@@ -129,7 +140,7 @@ def main() -> int:
             if args.only and args.only != name.lower():
                 continue
             data, banks = load(args.data)
-            measured = measure(name, data, banks, cache, args.folds, args.seed, args.shard)
+            measured = measure(name, data, banks, cache, args.folds, args.seed, args.shard, args.support_model)
             if measured is not None:
                 results[name] = measured[0]
     finally:
@@ -141,6 +152,8 @@ def main() -> int:
             "TREC DL 2019 passages: NIST judgments (relevance >= 2) of the 9,260 judged passages of 43 queries, "
             "generated questions dl19-genq-questions-v1; benchmarks/grader_quality.py", 4,
             shipped_model().answer_key_floor)
+        # The answer model (benchmarks/answer_model_fit.py) is kept as it is.
+        model = dataclasses.replace(model, with_answers=shipped_model().with_answers)
         args.write_model.write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.write_model}")
 

@@ -3,6 +3,7 @@ question, long answers window by window, a reason for every grade, and a support
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -58,23 +59,40 @@ def test_the_obvious_cases_are_at_least_sixty_triples() -> None:
         assert {"question", "answers", "answering", "distractor"} <= set(case)
 
 
-def test_the_default_grader_gets_the_obvious_cases_right_at_its_default_min_grade(grader: EmbeddingGrader) -> None:
+def obvious_share(grader: EmbeddingGrader, cases: list[dict[str, object]]) -> tuple[float, list[str]]:
+    """The share of the cases' passages graded right at the default min grade, and the wrong ones."""
     requests = []
-    for i, case in enumerate(OBVIOUS):
-        answers = tuple(case["answers"])
-        requests.append(pair(f"o{i}", case["question"], f"answering{i}", case["answering"], answers))
-        requests.append(pair(f"o{i}", case["question"], f"distractor{i}", case["distractor"], answers))
+    for i, case in enumerate(cases):
+        answers = tuple(str(a) for a in case["answers"])  # type: ignore[attr-defined]
+        requests.append(pair(f"o{i}", str(case["question"]), f"answering{i}", str(case["answering"]), answers))
+        requests.append(pair(f"o{i}", str(case["question"]), f"distractor{i}", str(case["distractor"]), answers))
     tau = grader.spec().default_min_grade
     grades = graded(grader, requests)
     right = [(g.grade >= tau) == r.passage.id.startswith("answering") for r, g in zip(requests, grades)]
     wrong = [f"{r.passage.id}: {g.grade} {g.raw_response}" for r, g, ok in zip(requests, grades, right) if not ok]
-    share = sum(right) / len(right)
+    return sum(right) / len(right), wrong
+
+
+# The answer model was fit on the odd lines (benchmarks/answer_model_fit.py): the even lines are held out.
+HELD_OUT = OBVIOUS[0::2]
+
+
+def test_the_default_grader_gets_the_held_out_obvious_cases_right(grader: EmbeddingGrader) -> None:
+    share, wrong = obvious_share(grader, HELD_OUT)
     assert share >= OBVIOUS_FLOOR, f"{share:.1%} right; wrong: " + "\n".join(wrong)
 
 
-# The issue's target is 0.95; the shipped DL19 fit reaches about 0.63 by an estimate from the signals
-# (docs/graders.md): word-sharing distractors outscore answers in other words on MiniLM cosines.
-OBVIOUS_FLOOR = 0.55
+@pytest.mark.xfail(strict=True, reason="issue 20 target not met: 88.7% of the held-out obvious cases (the answer "
+                   "model of statement, answer and gain cosines; docs/graders.md)")
+def test_the_issue_target_on_the_held_out_obvious_cases(grader: EmbeddingGrader) -> None:
+    share, wrong = obvious_share(grader, HELD_OUT)
+    assert share >= 0.95, f"{share:.1%} right; wrong: " + "\n".join(wrong)
+
+
+# The issue's target is 0.95; the shipped answer model reaches 0.887 held out (0.943 on its fitting half): some
+# distractors name the gold answer in a sentence built from the question's words ("Rainbow Colours is a paint
+# brand that sells seven thousand tins a week"), which MiniLM cosines rank as close as an answer.
+OBVIOUS_FLOOR = 0.85
 
 
 # -- an own bank: battery storage -----------------------------------------------------------------------------
@@ -130,7 +148,7 @@ def test_every_grade_carries_a_reason_that_quotes_the_best_span(grader: Embeddin
     support, signals = signals_of_reason(grade.raw_response) or (None, None)
     assert support == pytest.approx(grade.details["support"], abs=1e-4)
     assert signals == Signals(round(grade.details["cosine"], 4), round(grade.details["passage_cosine"], 4),
-                              round(grade.details["words"], 4))
+                              round(grade.details["words"], 4), round(grade.details["query_cosine"], 4))
 
 
 def test_an_answer_key_decision_names_no_gold_answer_and_quotes_no_span(grader: EmbeddingGrader) -> None:
@@ -145,10 +163,17 @@ def test_an_answer_key_decision_names_no_gold_answer_and_quotes_no_span(grader: 
 
 
 def test_reasons_are_read_back_and_a_quote_cannot_fake_the_figures() -> None:
-    signals = Signals(0.61, 0.52, 0.5)
+    signals = Signals(0.61, 0.52, 0.5, 0.44, answer=0.3, statement=0.66)
+    assert signals.value("gain") == pytest.approx(0.05)
     fake = "support 0.9999 (span 0.9999, passage 0.9999, words 1.0000)"
     raw = reason(0.4321, signals, f"a passage that quotes {fake}")
     assert signals_of_reason(raw) == (0.4321, signals)
+    # a reason of version 4 (no query signal) reads back without it; a model that needs it says so
+    old = signals_of_reason("“x” support 0.4120 (span 0.6100, passage 0.5200, words 0.5000)")
+    assert old is not None and old[1].query is None
+    needs_query = dataclasses.replace(shipped_model(), signals=("span", "query"), weights=(1.0, 1.0))
+    with pytest.raises(ConfigError, match="'query' is missing"):
+        needs_query.support(old[1])
     assert signals_of_reason("0.4804") is None
     with pytest.raises(Exception, match="holds no support signals"):
         stored_signals({("p", "t"): "0.4804"})
@@ -178,7 +203,8 @@ def test_the_shipped_model_names_its_fitting_data() -> None:
 @pytest.mark.parametrize(
     ("change", "field"),
     [({"weights": [1, 2]}, "weights"), ({"cut_points": [0.5, 0.4, 0.3, 0.2, 0.1]}, "cut_points"),
-     ({"signals": ["span"]}, "signals"), ({"fitted_on": ""}, "fitted_on"), ({"intercept": "x"}, "intercept")],
+     ({"signals": ["span", "nonsense", "words"]}, "signals"), ({"fitted_on": ""}, "fitted_on"),
+     ({"intercept": "x"}, "intercept"), ({"with_answers": {"signals": ["answer"], "weights": []}}, "with_answers.weights")],
 )
 def test_a_bad_support_model_file_names_the_file_and_field(tmp_path: Path, change: dict[str, object],
                                                           field: str) -> None:
@@ -221,12 +247,44 @@ def test_the_support_fit_is_held_out_over_query_folds() -> None:
             judgments.setdefault(f"q{q}", {})[f"p{q}-{p}"] = 2 if relevant else 0
             for t, tid in enumerate(test_points[f"q{q}"]):
                 span = rng.uniform(0.55, 0.8) if relevant and t == 0 else rng.uniform(0.2, 0.6)
-                signals[(f"p{q}-{p}", tid)] = Signals(span, span - 0.1, rng.random())
+                signals[(f"p{q}-{p}", tid)] = Signals(span, span - 0.1, rng.random(), rng.uniform(0.2, 0.6))
     data = Instances.of(signals, test_points, judgments, 2)
     folds = [[f"q{q}" for q in range(10) if q % 5 == i] for i in range(5)]
     fit = fit_support(data, folds)
-    assert fit.weights[0] > 0 and abs(fit.weights[2]) < fit.weights[0]
+    assert fit.weights[0] > 0 and abs(fit.weights[2]) < fit.weights[0] and abs(fit.weights[3]) < fit.weights[0]
     assert fit.held_out.mean is not None and fit.held_out.mean > 0.6
     assert len(fit.fold_kappas) == 5 and fit.in_sample_kappa >= fit.held_out.mean - 0.2
     cuts = cut_points_around(fit.threshold, 4)
     assert cuts[3] == pytest.approx(fit.threshold) and cuts == sorted(cuts)
+
+
+# -- the query and the answers --------------------------------------------------------------------------------
+
+
+def test_the_query_is_read_and_is_part_of_the_cache_identity(grader: EmbeddingGrader) -> None:
+    """One question under two queries: the query signal (the query's cosine with the passage) differs, and
+    so do the cache payloads, so a grade made under one query is never replayed under the other."""
+    question = "How long does it last?"
+    text = "Most utility-scale battery installations discharge at full output for about four hours."
+    tp = TestPoint(id="q/1", query_id="q", kind="question", text=question)
+    on, off = (GradingRequest(Query(id="q", text=query), tp, Passage(id="p", text=text))
+               for query in ("grid battery storage duration", "history of the roman empire"))
+    assert grader.cache_payload(on) != grader.cache_payload(off)
+    a, b = graded(grader, [on, off])
+    assert a.details["query_cosine"] > b.details["query_cosine"] + 0.2
+    assert a.details["cosine"] == b.details["cosine"] and a.details["support"] > b.details["support"]
+
+
+def test_test_points_with_gold_answers_are_graded_by_the_answer_model(grader: EmbeddingGrader) -> None:
+    model = shipped_model()
+    assert model.with_answers is not None and "obvious cases" in model.with_answers.fitted_on
+    q = BATTERY["questions"][1]
+    with_gold, without = (pair(q["id"], q["text"], "p", q["answering"], answers)
+                          for answers in (tuple(q["answers"]), ()))
+    a, b = graded(grader, [with_gold, without])
+    assert a.details["statement_cosine"] > a.details["cosine"]  # the answer stated brings the passage closer
+    signals = signals_of_reason(a.raw_response or "")
+    assert signals is not None and signals[1].answer is not None
+    assert a.details["support"] == pytest.approx(model.with_answers.support(signals[1]), abs=1e-3)
+    assert "answer_cosine" not in b.details
+    assert b.details["support"] == pytest.approx(model.support(signals[1]), abs=1e-3)

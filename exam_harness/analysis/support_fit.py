@@ -1,7 +1,7 @@
 """Fitting the default grader's support model on human judgments, held out over folds of queries.
 
-The embedding grader stores, per (passage, test point), the signals it read (span, passage and word
-signals, :mod:`exam_harness.graders.support`) in its reason. A judgment is per (query, passage), and a
+The embedding grader stores, per (passage, test point), the signals it read (span, passage, word and
+query signals, :mod:`exam_harness.graders.support`) in its reason. A judgment is per (query, passage), and a
 passage's label is its best grade over the query's test points, so the model is fit as a
 multiple-instance problem: each judged passage is represented by its best-supported test point
 (first by span cosine, then by the model of the previous round), a logistic regression is fit on those
@@ -25,7 +25,7 @@ import numpy as np
 from exam_harness.analysis.calibration import Key, Pair, Sample, Spread, choose_threshold, kappa_at
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.graders.embedding import ANSWER_KEY_DECIDED
-from exam_harness.graders.support import Signals, SupportModel, fit_logistic, signals_of_reason
+from exam_harness.graders.support import QUESTION_SIGNALS, Signals, SupportModel, fit_logistic, signals_of_reason
 
 ROUNDS = 3
 LOGIT_SPACING = 1.0  # between successive cut points, on the logit scale
@@ -60,14 +60,16 @@ class Instances:
     keys: list[Key]
     matrices: list[np.ndarray]  # one (test points x signals) matrix per key
     relevant: np.ndarray
+    names: tuple[str, ...] = QUESTION_SIGNALS  # the signals, the matrices' columns
 
     @classmethod
     def of(cls, signals: Mapping[Pair, Signals], test_points: Mapping[str, Sequence[str]],
-           judgments: Mapping[str, Mapping[str, int]], relevance_level: int) -> Instances:
+           judgments: Mapping[str, Mapping[str, int]], relevance_level: int,
+           names: Sequence[str] = QUESTION_SIGNALS) -> Instances:
         keys, matrices, relevant = [], [], []
         for qid in sorted(judgments):
             for pid, level in sorted(judgments[qid].items()):
-                rows = [signals[(pid, t)].vector() for t in test_points.get(qid, ()) if (pid, t) in signals]
+                rows = [signals[(pid, t)].vector(names) for t in test_points.get(qid, ()) if (pid, t) in signals]
                 if rows:
                     keys.append((qid, pid))
                     matrices.append(np.asarray(rows, dtype=float))
@@ -75,11 +77,11 @@ class Instances:
         if not keys:
             raise ConfigError("no judged passage has support signals: the judgments and the graded pool share no "
                               "(query, passage)")
-        return cls(keys, matrices, np.asarray(relevant, dtype=bool))
+        return cls(keys, matrices, np.asarray(relevant, dtype=bool), tuple(names))
 
     def subset(self, mask: np.ndarray) -> Instances:
         idx = np.flatnonzero(mask)
-        return Instances([self.keys[i] for i in idx], [self.matrices[i] for i in idx], self.relevant[idx])
+        return Instances([self.keys[i] for i in idx], [self.matrices[i] for i in idx], self.relevant[idx], self.names)
 
     def queries(self) -> np.ndarray:
         return np.asarray([q for q, _ in self.keys], dtype=object)
@@ -123,11 +125,12 @@ class SupportFit:
     fold_kappas: list[float | None]
     passages: int
     queries: int
+    names: tuple[str, ...] = QUESTION_SIGNALS
 
     def model(self, fitted_on: str, min_grade: int, answer_key_floor: float) -> SupportModel:
         held = self.held_out
         return SupportModel(
-            weights=tuple(round(w, 6) for w in self.weights), intercept=round(self.intercept, 6),
+            signals=self.names, weights=tuple(round(w, 6) for w in self.weights), intercept=round(self.intercept, 6),
             cut_points=tuple(cut_points_around(self.threshold, min_grade)), fitted_on=fitted_on,
             answer_key_floor=answer_key_floor,
             notes={"passages": self.passages, "queries": self.queries, "min_grade": min_grade,
@@ -156,4 +159,4 @@ def fit_support(data: Instances, folds: Sequence[Sequence[str]]) -> SupportFit:
         k = kappa_at(Sample(supports(test, w, b), test.relevant, test.queries()), t)
         per_fold.append(k if math.isfinite(k) else None)
     return SupportFit(weights, intercept, threshold, kappa, Spread.of(per_fold), per_fold, len(data.keys),
-                      len(set(queries.tolist())))
+                      len(set(queries.tolist())), data.names)

@@ -10,6 +10,7 @@ hold their text. The analysis is :mod:`exam_harness.analysis.calibration`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -61,9 +62,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
                         help="Embedding grader: the supports tried as the cut point of the minimum grade "
                         "(default: 0.02:0.98:0.01).")
     parser.add_argument("--fit-support", dest="fit_support", type=Path, metavar="OUT",
-                        help="Embedding grader: fit its support model (the weights of its span, passage and word "
-                        "signals, and its cut points) on these judgments, held out over the folds, and write it "
-                        "to OUT (a JSON file for --exam-grader-option support_model=OUT).")
+                        help="Embedding grader: fit its support model (the weights of its span, passage, word and "
+                        "query signals, and its cut points) on these judgments, held out over the folds, and write "
+                        "it to OUT (a JSON file for --exam-grader-option support_model=OUT).")
     parser.add_argument("--spacing", type=_positive, default=0.1, metavar="GAP",
                         help="Embedding grader: the gap between successive cut points (default: 0.1, as shipped).")
     parser.add_argument("--json", type=Path, metavar="OUT", help="Write the calibration report as JSON.")
@@ -183,6 +184,8 @@ def fit_support_model(graded: Graded, report: CalibrationReport, options: ExamOp
     sources = ", ".join(Path(p).name for p in args.runs)
     model = fit.model(f"judgments of {sources} (relevance >= {options.relevance_level}), {len(report.folds)} folds",
                       min_grade, shipped_model().answer_key_floor)
+    # Only the model of all test points is fit on judgments; the shipped answer model is kept.
+    model = dataclasses.replace(model, with_answers=shipped_model().with_answers)
     atomic_write_text(args.fit_support, json.dumps(model.to_json(), indent=1) + "\n")
     return model
 

@@ -80,7 +80,10 @@ from exam_harness.llm.hf import local_fingerprint
 from exam_harness.models import MAX_GRADE, Grade, GraderSpec
 from exam_harness.options import boolean, choice, integer, optional, text
 
-VERSION = "4"  # 4: support of span, passage and word signals; answer key only in a window about the question
+VERSION = "5"  # 5: the query signal, answer signals for test points with gold answers, the answer model
+# A gold answer counts only in a span whose cosine with the question reaches this (and when the pair's support
+# reaches the support model's answer_key_floor): a gold string in a passage about something else decides nothing.
+ANSWER_SPAN_COSINE = 0.35
 ANSWER_KEY_DECIDED = "gold answer found"
 SPANS = ("window", "sentence", "passage")
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -197,7 +200,8 @@ class EmbeddingGrader(Grader):
         self.model_name, self.model_revision = model_identity(chosen)
         self.support_model: SupportModel = (read_support_model(Path(values["support_model"]))
                                             if values["support_model"] else shipped_model())
-        cuts = values["cut_points"] if values["cut_points"] is not None else self.support_model.cut_points
+        self.cut_points_given = values["cut_points"] is not None  # then they cut every model's support
+        cuts = values["cut_points"] if self.cut_points_given else self.support_model.cut_points
         self.cut_points: tuple[float, ...] = tuple(float(c) for c in cuts)
         self.span: str = values["span"]
         self.answer_key: AnswerKeyGrader | None = AnswerKeyGrader(GraderConfig()) if values["answer_key"] else None
@@ -210,6 +214,7 @@ class EmbeddingGrader(Grader):
         self._matrix: Any = None
         self._questions: dict[str, str] = {}
         self._spans: dict[str, list[str]] = {}
+        self._answers: dict[tuple[str, str], tuple[str, str]] = {}
         self._word_sets: dict[str, set[str]] = {}
 
     def spec(self) -> GraderSpec:
@@ -224,6 +229,10 @@ class EmbeddingGrader(Grader):
                      "answer_key": self.answer_key.spec().fingerprint()[:16] if self.answer_key else False},
             default_min_grade=4,
         )
+
+    def cache_payload(self, request: GradingRequest) -> dict[str, Any]:
+        # The query signal reads the query text: grades of one question under two queries differ.
+        return {**super().cache_payload(request), "query": request.query.text}
 
     def _load(self) -> Any:
         if self._model is None:
@@ -272,9 +281,12 @@ class EmbeddingGrader(Grader):
             return
         import numpy as np
 
-        questions = {text: self.readable(text) for text in dict.fromkeys(r.test_point.text for r in requests)}
+        questions = {text: self.readable(text) for text in
+                     dict.fromkeys(t for r in requests for t in (r.test_point.text, r.query.text))}
+        answers = self._answer_texts(requests)
         spans = {text: self.spans_of(text) for text in dict.fromkeys(r.passage.text for r in requests)}
-        texts = _distinct(questions.values(), (s for group in spans.values() for s in group))
+        texts = _distinct(questions.values(), (t for pair in answers.values() for t in pair),
+                          (s for group in spans.values() for s in group))
         # Longest first, as sentence-transformers orders one encode call; slices of that order keep
         # each model batch to texts of about one length however many slices there are.
         texts.sort(key=len, reverse=True)
@@ -286,24 +298,40 @@ class EmbeddingGrader(Grader):
             matrix[start : start + len(part)] = part
         # Set only once every text is encoded: a pass whose preparation failed grades as if unprepared.
         self._rows = {text: i for i, text in enumerate(texts)}
-        self._matrix, self._questions, self._spans = matrix, questions, spans
+        self._matrix, self._questions, self._spans, self._answers = matrix, questions, spans, answers
+
+    def _answer_texts(self, requests: Sequence[GradingRequest]) -> dict[tuple[str, str], tuple[str, str]]:
+        """(question, gold answer) -> the readable answer and statement (question, then answer) texts."""
+        out: dict[tuple[str, str], tuple[str, str]] = {}
+        for r in requests:
+            question = r.test_point.text
+            for gold in r.test_point.gold_answers:
+                if (question, gold) not in out:
+                    found = self._answers.get((question, gold))
+                    out[(question, gold)] = found or (self.readable(gold), self.readable(f"{question} {gold}"))
+        return out
 
     def _release_vectors(self) -> None:
         self._rows, self._matrix, self._questions, self._spans, self._word_sets = {}, None, {}, {}, {}
+        self._answers = {}
 
     def close(self) -> None:
         """Let the model and the pass's vectors go (the model loads again on the next use)."""
         self._release_vectors()
         self._model = None
 
-    def _vectors(self, left: Sequence[str], right: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]], Any]:
-        """The readable text of each test point, the spans of each passage, and a lookup of any of these
-        texts' vectors: from the pass's preparation, or encoded here, each distinct one once."""
+    def _vectors(self, requests: Sequence[GradingRequest]) -> tuple[dict[str, str], dict[str, list[str]],
+                                                                      dict[tuple[str, str], tuple[str, str]], Any]:
+        """The readable text of each test point and query, the spans of each passage, the answer and
+        statement texts of each gold answer, and a lookup of any of these texts' vectors: from the pass's
+        preparation, or encoded here, each distinct one once."""
         questions = {text: self._questions[text] if text in self._questions else self.readable(text)
-                     for text in dict.fromkeys(left)}
+                     for text in dict.fromkeys(t for r in requests for t in (r.test_point.text, r.query.text))}
         spans = {text: self._spans[text] if text in self._spans else self.spans_of(text)
-                 for text in dict.fromkeys(right)}
-        needed = _distinct(questions.values(), (s for group in spans.values() for s in group))
+                 for text in dict.fromkeys(r.passage.text for r in requests)}
+        answers = self._answer_texts(requests)
+        needed = _distinct(questions.values(), (t for pair in answers.values() for t in pair),
+                           (s for group in spans.values() for s in group))
         missing = [text for text in needed if text not in self._rows]
         fresh: Any = self.encode(missing) if missing else None
         fresh_rows = {text: i for i, text in enumerate(missing)}
@@ -312,28 +340,35 @@ class EmbeddingGrader(Grader):
             row = self._rows.get(text)
             return self._matrix[row] if row is not None else fresh[fresh_rows[text]]
 
-        return questions, spans, vector
+        return questions, spans, answers, vector
 
-    def similarities(self, left: Sequence[str], right: Sequence[str]) -> list[float]:
-        """Cosine of each left text with the best-matching span of the paired right text (the whole
-        passage or one of its windows)."""
-        return [m.span for m in self.matches(left, right)]
+    def matches(self, requests: Sequence[GradingRequest]) -> list[Match]:
+        """For each request: the test point's cosine with the whole passage, with each window, and the
+        best window; the query's cosine with the passage; and, for gold answers, the answer and statement
+        signals. Vectors come from the pass's preparation (see :meth:`_vectors`)."""
+        import numpy as np
 
-    def matches(self, left: Sequence[str], right: Sequence[str]) -> list[Match]:
-        """For each (test point, passage) pair: its cosine with the whole passage, with each window, and
-        the best window. Vectors come from the pass's preparation (see :meth:`_vectors`)."""
-        questions, spans, vector = self._vectors(left, right)
+        questions, spans, answers, vector = self._vectors(requests)
         out: list[Match] = []
-        for a, b in zip(left, right):
-            q = vector(questions[a])
-            group = spans[b]
-            cosines = [float(q @ vector(s)) for s in group]
+        for request in requests:
+            group = spans[request.passage.text]
+            span_matrix = np.stack([vector(s) for s in group])
+            cosines = [float(c) for c in span_matrix @ vector(questions[request.test_point.text])]
             best = max(range(len(cosines)), key=cosines.__getitem__)
-            out.append(Match(passage=cosines[0], span=cosines[best], best=group[best], spans=group, cosines=cosines))
+            query = float(span_matrix[0] @ vector(questions[request.query.text]))
+            answer = statement = None
+            for gold in request.test_point.gold_answers:
+                answer_text, statement_text = answers[(request.test_point.text, gold)]
+                a = float(np.max(span_matrix @ vector(answer_text)))
+                s = float(np.max(span_matrix @ vector(statement_text)))
+                answer, statement = max(a, answer or -1.0), max(s, statement or -1.0)
+            out.append(Match(passage=cosines[0], span=cosines[best], best=group[best], spans=group, cosines=cosines,
+                             query=query, answer=answer, statement=statement))
         return out
 
-    def grade_of(self, support: float) -> int:
-        return bisect.bisect_right(self.cut_points, support)
+    def grade_of(self, support: float, model: SupportModel | None = None) -> int:
+        cuts = self.cut_points if self.cut_points_given or model is None else model.cut_points
+        return bisect.bisect_right(cuts, support)
 
     def _words(self, text: str) -> set[str]:
         found = self._word_sets.get(text)
@@ -342,39 +377,42 @@ class EmbeddingGrader(Grader):
         return found
 
     def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
-        found = self.matches([r.test_point.text for r in requests], [r.passage.text for r in requests])
+        found = self.matches(requests)
         results: list[GradeResult] = []
         for request, match in zip(requests, found):
             words = word_overlap(self._words(request.test_point.text), self._words(request.passage.text))
-            signals = Signals(span=match.span, passage=match.passage, words=words)
-            support = self.support_model.support(signals)
+            signals = Signals(span=match.span, passage=match.passage, words=words, query=match.query,
+                              answer=match.answer, statement=match.statement)
+            model = self.support_model.for_pair(bool(request.test_point.gold_answers))
+            support = model.support(signals)
             details: dict[str, Any] = {"cosine": round(match.span, 6), "passage_cosine": round(match.passage, 6),
-                                       "words": round(words, 6), "support": round(support, 6),
-                                       "decided_by": "embedding"}
+                                       "words": round(words, 6), "query_cosine": round(match.query, 6),
+                                       "support": round(support, 6), "decided_by": "embedding"}
+            if match.answer is not None and match.statement is not None:
+                details.update(answer_cosine=round(match.answer, 6), statement_cosine=round(match.statement, 6))
             keyed = self._answer_key_span(request, match) if self.answer_key else None
-            if keyed is not None:
+            if keyed is not None and support >= self.support_model.answer_key_floor:
                 gold, span_cosine = keyed
                 details.update(gold_fingerprint=gold_fingerprint(request.test_point.text, gold),
                                decided_by="answer-key")
                 # No quote: the span holding the gold answer is a near copy of it (a secret of the bank).
                 raw = (f"{ANSWER_KEY_DECIDED} in a window about the question (cosine {span_cosine:.4f} >= "
-                       f"{self.support_model.answer_key_floor:g}); " + reason(support, signals, "").lstrip("“” "))
+                       f"{ANSWER_SPAN_COSINE:g}, support >= {self.support_model.answer_key_floor:g}); "
+                       + reason(support, signals, "").lstrip("“” "))
                 results.append(Grade(grade=MAX_GRADE, grader=self.name, details=details, raw_response=raw))
             else:
-                results.append(Grade(grade=self.grade_of(support), grader=self.name, details=details,
+                results.append(Grade(grade=self.grade_of(support, model), grader=self.name, details=details,
                                      raw_response=reason(support, signals, match.best)))
         return results
 
     def _answer_key_span(self, request: GradingRequest, match: Match) -> tuple[str, float] | None:
         """(the gold answer, the window's cosine) when a gold answer is found in a window (or the whole
-        passage) whose cosine with the test point reaches the support model's ``answer_key_floor``: a
-        gold string in a passage about something else counts for nothing."""
+        passage) whose cosine with the test point reaches :data:`ANSWER_SPAN_COSINE`."""
         golds = request.test_point.gold_answers
         if not golds:
             return None
-        floor = self.support_model.answer_key_floor
         for span, cosine in sorted(zip(match.spans, match.cosines), key=lambda sc: -sc[1]):
-            if cosine < floor:
+            if cosine < ANSWER_SPAN_COSINE:
                 break
             gold = closest_gold(span, golds)
             if gold is not None:
@@ -396,6 +434,9 @@ class Match:
     best: str
     spans: list[str]
     cosines: list[float]
+    query: float = 0.0  # the query's cosine with the whole passage
+    answer: float | None = None  # for gold answers: the best answer and statement cosines with a span
+    statement: float | None = None
 
 
 def _distinct(*groups: Iterable[str]) -> list[str]:
