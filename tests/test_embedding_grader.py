@@ -203,12 +203,14 @@ def keyed_request(question: str, passage: str, answers: tuple[str, ...]) -> Grad
 
 def test_a_passage_stating_the_gold_answer_gets_the_top_grade(grader: EmbeddingGrader) -> None:
     """The new user's first required question: the passage states the answer outright, yet its cosine
-    with the question sits below grade 4; with the answer key it is answered, and the grade says so."""
+    with the question sits below grade 4. The answer model reads the answer (the question followed by it
+    comes close to the passage), and with the answer key the gold answer in it decides, and says so."""
     [plain] = EmbeddingGrader(GraderConfig(options={"answer_key": "false"})).grade_batch(
         [keyed_request(VENV_Q, VENV_PASSAGE, ("venv",))])
     [keyed] = grader.grade_batch([keyed_request(VENV_Q, VENV_PASSAGE, ("venv",))])
     assert isinstance(plain, Grade) and isinstance(keyed, Grade)
-    assert plain.grade < 4 and plain.details["decided_by"] == "embedding"
+    assert plain.details["cosine"] < 0.4 and plain.details["statement_cosine"] > plain.details["cosine"]
+    assert plain.grade >= 4 and plain.details["decided_by"] == "embedding"
     assert keyed.grade == 5 and keyed.details["decided_by"] == "answer-key"
     assert keyed.raw_response is not None and keyed.raw_response.startswith("gold answer found")
     assert "venv" not in json.dumps(keyed.details) and "gold_fingerprint" in keyed.details  # no gold in clear
@@ -217,8 +219,8 @@ def test_a_passage_stating_the_gold_answer_gets_the_top_grade(grader: EmbeddingG
 
 def test_without_a_gold_match_the_embedding_grade_stands(grader: EmbeddingGrader) -> None:
     keyed = keyed_request(VENV_Q, VENV_PASSAGE, ("virtualenv wrapper",))
-    unkeyed = request(VENV_Q, VENV_PASSAGE)
-    [with_key], [without] = grader.grade_batch([keyed]), grader.grade_batch([unkeyed])
+    [with_key] = grader.grade_batch([keyed])
+    [without] = EmbeddingGrader(GraderConfig(options={"answer_key": "false"})).grade_batch([keyed])
     assert isinstance(with_key, Grade) and isinstance(without, Grade)
     assert with_key.grade == without.grade and with_key.details["decided_by"] == "embedding"
     assert grader.decided_by(with_key.raw_response) == "embedding"
