@@ -27,8 +27,9 @@ def grader() -> EmbeddingGrader:
 
 
 def request(question: str, passage: str) -> GradingRequest:
+    # The question stands for its query too: the query signal reads the query's cosine with the passage.
     return GradingRequest(
-        Query(id="q", text="q"), TestPoint(id="q/1", query_id="q", kind="question", text=question), Passage(id="p", text=passage)
+        Query(id="q", text=question), TestPoint(id="q/1", query_id="q", kind="question", text=question), Passage(id="p", text=passage)
     )
 
 
