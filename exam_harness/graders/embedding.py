@@ -22,27 +22,31 @@ the vectors for that pass only (a matrix of one row per distinct text; the next 
 them up. The grading chunk (``--exam-batch-size``, how many grades are stored at a time) does not
 set the model batch. A text no pass prepared (a direct ``grade_batch`` call) is encoded with its batch.
 
-Reading like a careful person (version 4, docs/graders.md): a passage is compared with a test point as a
+Reading like a careful person (version 5, docs/graders.md): a passage is compared with a test point as a
 whole *and* window by window (``span=window``: runs of consecutive sentences of at least
 ``MIN_WINDOW_CHARS`` characters, not overlapping, so they add about one passage's length of text to
-encode; a long generated answer is read window by window). Three signals, the best window's cosine, the
-whole passage's cosine and the share of the test point's content words in the passage, are combined by a
-logistic regression, the support model (:mod:`exam_harness.graders.support`), into ``support``: the
-fitted probability that a person judges the passage relevant. The grade is the number of the model's cut
-points that support reaches (``cut_points`` overrides them). The shipped model was fit on TREC DL 2019
-under query cross-validation (benchmarks/grader_quality.py; its file names its fitting data);
-``exam-harness calibrate --fit-support`` fits one on a team's own judgments.
+encode; a long generated answer is read window by window). Four signals, the best window's cosine, the
+whole passage's cosine, the share of the test point's content words in the passage and the query's cosine
+with the passage (the query text is part of the cache payload), are combined by a logistic regression,
+the support model (:mod:`exam_harness.graders.support`), into ``support``: the fitted probability that a
+person judges the passage relevant. The grade is the number of the model's cut points that support
+reaches (``cut_points`` overrides them). The shipped model was fit on TREC DL 2019 under query
+cross-validation (benchmarks/grader_quality.py; its file names its fitting data);
+``exam-harness calibrate --fit-support`` fits one on a team's own judgments. Test points with gold answers
+(``answers:`` in a bank) are graded by the file's answer model instead, over the best cosines of a gold
+answer and of the question followed by a gold answer with a span (benchmarks/answer_model_fit.py).
 
-Test points with gold answers (``answers:`` in a bank) are also checked with the answer key (option
-``answer_key``, on by default), but only inside windows about the question: a gold answer found (the
-method's answer check, :func:`~exam_harness.graders.answer_key.closest_gold`) in a window, or the whole
-passage, whose cosine with the test point reaches the model's ``answer_key_floor`` gives grade 5; a gold
-string in a passage about something else decides nothing. ``details["decided_by"]`` says which part
-decided (``answer-key`` or ``embedding``); the raw response of an answer-key decision starts with
-:data:`ANSWER_KEY_DECIDED` and quotes no span (the span would be a near copy of the secret answer).
+Those test points are also checked with the answer key (option ``answer_key``, on by default), but only
+inside windows about the question: a gold answer found (the method's answer check,
+:func:`~exam_harness.graders.answer_key.closest_gold`) in a window, or the whole passage, whose cosine with
+the test point reaches :data:`ANSWER_SPAN_COSINE` gives grade 5 when the pair's support reaches the model
+file's ``answer_key_floor``; a gold string in a passage about something else decides nothing.
+``details["decided_by"]`` says which part decided (``answer-key`` or ``embedding``); the raw response of an
+answer-key decision starts with :data:`ANSWER_KEY_DECIDED` and quotes no span (the span would be a near
+copy of the secret answer).
 
 Every grade's raw response is its reason: the best span quoted and cut, then the support and the
-signals (``“…” support 0.4120 (span 0.6100, passage 0.5200, words 0.5000)``), which ``calibrate`` reads
+signals (``“…” support 0.4120 (span 0.6100, passage 0.5200, words 0.5000, query 0.4800)``), which ``calibrate`` reads
 back to refit the model from cached grades.
 """
 
