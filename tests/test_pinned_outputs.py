@@ -15,7 +15,9 @@ tied scores move (MRR up to 0.0116, nDCG@10 up to 0.0015); with --tie-order rank
 earlier golden file to 1e-12 (checked when the default changed); schema 2.1 added the session's
 verdict and each run's count of grades read by a fallback rule (keys only; every value equal); and the
 example report became schema 3.0 (scores keyed by measure name): the 2.0 golden, read through
-report/migrate.py, equals it to 1e-12.
+report/migrate.py, equals it to 1e-12; the default embedding grader became version 5 (issue 20: sentence
+windows, a support model with the query signal, an answer model for test points with gold answers, reasons as
+answers): the example's grades, qrels lines and answers change, its ranking (strong > rag > weak) holds.
 """
 
 from __future__ import annotations
