@@ -70,8 +70,12 @@ def verdict(
     return Verdict(outcome, best_grade, best_passage, min_grade, k, len(top_k), tuple(errors))
 
 
+ANSWER_CHARS = 200  # a reason quotes a span (up to 100 characters) and its figures
+
+
 def describe(result: Verdict, *, text: str | None = None, answer: str | None = None) -> str:
-    """The one-line message of a verdict: what was missed, the best passage, its grade and answer.
+    """The one-line message of a verdict: what was missed, the best passage, its grade and answer (the
+    grade's reason: an LLM's raw answer, the default grader's best span quoted with its support).
 
     ``text`` (the test point) and ``answer`` (the best passage's raw or extracted answer) are left
     out by the caller for secret banks.
@@ -88,7 +92,7 @@ def describe(result: Verdict, *, text: str | None = None, answer: str | None = N
     if result.best_grade is None:
         # retrieved passages, none graded for this test point: the grading pass did not cover the pair
         return f"missed{what}: none of the run's {result.retrieved} passages has a grade for this test point"
-    said = f", answer {shorten(answer, 80)!r}" if answer is not None and answer.strip() else ""
+    said = f", answer {shorten(answer, ANSWER_CHARS)!r}" if answer is not None and answer.strip() else ""
     best = f"best grade {result.best_grade} (passage {result.best_passage}{said})"
     if result.answered:
         return f"answered{what}: {best} >= min grade {result.min_grade}"

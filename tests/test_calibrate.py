@@ -28,8 +28,9 @@ from exam_harness.analysis.calibration import (
 from exam_harness.cli import main
 from exam_harness.cli.calibrate import ini_settings, ini_text, pyproject_text
 from exam_harness.errors import ConfigError, InputError
-from exam_harness.graders.base import read_grader_options
-from exam_harness.graders.embedding import ANSWER_KEY_DECIDED, CUT_POINTS, EmbeddingGrader
+from exam_harness.graders.base import GraderConfig, read_grader_options
+from exam_harness.graders.embedding import ANSWER_KEY_DECIDED, EmbeddingGrader
+from exam_harness.graders.support import read_support_model, shipped_model
 from exam_harness.options import ExamOptions, specs
 from tests.helpers import write_bank, write_exam
 
@@ -142,8 +143,9 @@ def test_kappa_by_hand_and_ties() -> None:
 
 
 def test_embedding_cosines_read_the_raw_responses() -> None:
-    cos = embedding_cosines({("p", "t1"): "0.4804", ("p", "t2"): f"{ANSWER_KEY_DECIDED} (answer key); cosine 0.1",
-                             ("p", "t3"): None})
+    reason = "“a span” support 0.4804 (span 0.6100, passage 0.5200, words 0.5000)"
+    cos = embedding_cosines({("p", "t1"): reason, ("p", "t2"): f"{ANSWER_KEY_DECIDED} in a window; support 0.1 "
+                             "(span 0.1, passage 0.1, words 0.0)", ("p", "t3"): None})
     assert cos == {("p", "t1"): 0.4804, ("p", "t2"): math.inf}
     with pytest.raises(InputError, match=r"'p'.*'t4'.*raw_response"):
         embedding_cosines({("p", "t4"): "yes"})
@@ -254,11 +256,23 @@ def test_cli_calibrates_the_embedding_grader_cut_points(
     assert "Embedding cut points" in printed and "exam_grader_options" in printed
     doc = json.loads(out.read_text())
     cut = doc["cut_points"]
-    assert cut["current"] == list(CUT_POINTS) and cut["min_grade"] == 4
+    assert cut["current"] == list(shipped_model().cut_points) and cut["min_grade"] == 4
     assert len(cut["chosen"]) == 5 and cut["chosen"][3] == cut["search"]["chosen"]
     taus, grader_options = _check_ini_values(doc["settings"])
     assert taus == (4,) and read_grader_options("embedding", EmbeddingGrader.options, grader_options)[
         "cut_points"] == tuple(cut["chosen"])
+    # The support model refit on these judgments: written, named in the settings, readable by the grader.
+    model = tmp_path / "team-support.json"
+    code = main(["calibrate", str(exam), "--bank", str(bank), "--grader", "embedding", "--cache", "none",
+                 "--folds", "2", "--fit-support", str(model), "--json", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert f"wrote {model}" in printed and "held-out κ" in printed
+    fitted = read_support_model(model)
+    assert "relevance >= 2" in fitted.fitted_on and fitted.notes["passages"] > 0
+    _, grader_options = _check_ini_values(json.loads(out.read_text())["settings"])
+    assert grader_options == {"support_model": str(model)}
+    assert EmbeddingGrader(GraderConfig(options=grader_options)).support_model == fitted
 
 
 @pytest.mark.realdata

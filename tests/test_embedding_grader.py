@@ -1,4 +1,5 @@
-"""The offline default grader: bundled all-MiniLM-L6-v2, cosine similarity cut into 0..5."""
+"""The offline default grader: bundled all-MiniLM-L6-v2, support of its signals cut into 0..5
+(reading like a careful person: tests/test_default_grader.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, GradingRequest
-from exam_harness.graders.embedding import CUT_POINTS, MAX_SENTENCE_SCAN_CHARS, EmbeddingGrader
+from exam_harness.graders.embedding import MAX_SENTENCE_SCAN_CHARS, EmbeddingGrader
 from exam_harness.graders.registry import default_registry
+from exam_harness.graders.support import shipped_model, signals_of_reason
 from exam_harness.grading import run_grading_pass
 from exam_harness.models import Grade, Passage, Query, TestPoint
 
@@ -25,17 +27,22 @@ def grader() -> EmbeddingGrader:
 
 
 def request(question: str, passage: str) -> GradingRequest:
+    # The question stands for its query too: the query signal reads the query's cosine with the passage.
     return GradingRequest(
-        Query(id="q", text="q"), TestPoint(id="q/1", query_id="q", kind="question", text=question), Passage(id="p", text=passage)
+        Query(id="q", text=question), TestPoint(id="q/1", query_id="q", kind="question", text=question), Passage(id="p", text=passage)
     )
 
 
+CUT_POINTS = shipped_model().cut_points
+
+
 @pytest.mark.parametrize(
-    ("similarity", "grade"),
-    [(-0.2, 0), (0.0, 0), (0.29, 0), (CUT_POINTS[0], 1), (0.39, 1), (CUT_POINTS[1], 2), (0.55, 3), (0.6, 4), (0.69, 4), (0.7, 5), (0.99, 5)],
+    ("support", "grade"),
+    [(0.0, 0), (CUT_POINTS[0] - 1e-6, 0), (CUT_POINTS[0], 1), (CUT_POINTS[1], 2), (CUT_POINTS[2], 3),
+     (CUT_POINTS[3] - 1e-6, 3), (CUT_POINTS[3], 4), (CUT_POINTS[4], 5), (1.0, 5)],
 )
-def test_cut_points_map_similarity_to_grades(grader: EmbeddingGrader, similarity: float, grade: int) -> None:
-    assert grader.grade_of(similarity) == grade
+def test_cut_points_map_support_to_grades(grader: EmbeddingGrader, support: float, grade: int) -> None:
+    assert grader.grade_of(support) == grade
 
 
 def test_answering_passage_outgrades_unrelated_one(grader: EmbeddingGrader) -> None:
@@ -46,8 +53,11 @@ def test_answering_passage_outgrades_unrelated_one(grader: EmbeddingGrader) -> N
     assert isinstance(good, Grade) and isinstance(bad, Grade)
     assert good.raw_response is not None and bad.raw_response is not None
     assert good.grade >= 4 and bad.grade <= 1
-    assert float(good.raw_response) > float(bad.raw_response)
-    assert good.details["cosine"] == pytest.approx(float(good.raw_response), abs=1e-4)
+    assert good.raw_response is not None and bad.raw_response is not None
+    (good_support, good_signals), (bad_support, _) = signals_of_reason(good.raw_response), signals_of_reason(
+        bad.raw_response)  # type: ignore[misc]
+    assert good_support > bad_support
+    assert good.details["cosine"] == pytest.approx(good_signals.span, abs=1e-4)
 
 
 def test_spec_records_model_and_cut_points(grader: EmbeddingGrader) -> None:
@@ -194,12 +204,14 @@ def keyed_request(question: str, passage: str, answers: tuple[str, ...]) -> Grad
 
 def test_a_passage_stating_the_gold_answer_gets_the_top_grade(grader: EmbeddingGrader) -> None:
     """The new user's first required question: the passage states the answer outright, yet its cosine
-    with the question sits below grade 4; with the answer key it is answered, and the grade says so."""
+    with the question sits below grade 4. The answer model reads the answer (the question followed by it
+    comes close to the passage), and with the answer key the gold answer in it decides, and says so."""
     [plain] = EmbeddingGrader(GraderConfig(options={"answer_key": "false"})).grade_batch(
         [keyed_request(VENV_Q, VENV_PASSAGE, ("venv",))])
     [keyed] = grader.grade_batch([keyed_request(VENV_Q, VENV_PASSAGE, ("venv",))])
     assert isinstance(plain, Grade) and isinstance(keyed, Grade)
-    assert plain.grade < 4 and plain.details["decided_by"] == "embedding"
+    assert plain.details["cosine"] < 0.4 and plain.details["statement_cosine"] > plain.details["cosine"]
+    assert plain.grade >= 4 and plain.details["decided_by"] == "embedding"
     assert keyed.grade == 5 and keyed.details["decided_by"] == "answer-key"
     assert keyed.raw_response is not None and keyed.raw_response.startswith("gold answer found")
     assert "venv" not in json.dumps(keyed.details) and "gold_fingerprint" in keyed.details  # no gold in clear
@@ -208,8 +220,8 @@ def test_a_passage_stating_the_gold_answer_gets_the_top_grade(grader: EmbeddingG
 
 def test_without_a_gold_match_the_embedding_grade_stands(grader: EmbeddingGrader) -> None:
     keyed = keyed_request(VENV_Q, VENV_PASSAGE, ("virtualenv wrapper",))
-    unkeyed = request(VENV_Q, VENV_PASSAGE)
-    [with_key], [without] = grader.grade_batch([keyed]), grader.grade_batch([unkeyed])
+    [with_key] = grader.grade_batch([keyed])
+    [without] = EmbeddingGrader(GraderConfig(options={"answer_key": "false"})).grade_batch([keyed])
     assert isinstance(with_key, Grade) and isinstance(without, Grade)
     assert with_key.grade == without.grade and with_key.details["decided_by"] == "embedding"
     assert grader.decided_by(with_key.raw_response) == "embedding"

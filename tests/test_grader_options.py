@@ -169,7 +169,7 @@ NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
 # `places` fixture) and the options it needs to matter (a custom prompt for custom_output, ...).
 SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
     "embedding": {"model": ("{embedding}", {}), "cut_points": ("0.1,0.2,0.3,0.4,0.5", {}), "span": ("sentence", {}),
-                  "answer_key": ("false", {})},
+                  "answer_key": ("false", {}), "support_model": ("{support_model}", {})},
     "answer-key": {},
     "recorded": {"llm": ("other-llm", {}), "prompt_class": ("OtherPrompt", {})},
     "hf": {
@@ -247,6 +247,10 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         if path.is_file():
             (embedding / path.relative_to(bundled)).parent.mkdir(parents=True, exist_ok=True)
             (embedding / path.relative_to(bundled)).symlink_to(path)
+    from exam_harness.graders.support import SHIPPED_MODEL
+
+    support_model = root / "support_model.json"  # the shipped model with another intercept: a refit one
+    support_model.write_text(json.dumps({**json.loads(SHIPPED_MODEL.read_text()), "intercept": -1.0}))
     prompt = root / "rate.txt"
     prompt.write_text("Question: {question}\nPassage: {context}\nAnswer yes or no:")
     return {
@@ -256,6 +260,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "qa_other": str(save_model(build_extractive_qa(qa_tok, " France"), qa_tok, root / "qa-other")),
         "embedding": str(embedding),
         "prompt": str(prompt),
+        "support_model": str(support_model),
     }
 
 

@@ -19,7 +19,9 @@ report/migrate.py, equals it to 1e-12; and schema 3.2 made ``evaluate``'s docume
 in its own envelope: the DL19 document pinned before, rebuilt from today's, equals it to 1e-12
 (``dl19-evaluate-recorded-before-3.2.json.gz``, kept for that check), while the example report gained
 ``kind`` and each measure's ``min_grade`` and ``k`` (keys only; every value equal); and it gained ``cost``
-(an LLM grader's tokens and cost, docs/cost.md; null for the embedding grader: the key only).
+(an LLM grader's tokens and cost, docs/cost.md; null for the embedding grader: the key only); and the default embedding grader became version 5 (issue 20: sentence
+windows, a support model with the query signal, an answer model for test points with gold answers, reasons as
+answers): the example's grades, qrels lines and answers change, its ranking (strong > rag > weak) holds.
 """
 
 from __future__ import annotations

@@ -66,12 +66,14 @@ def passage_scores(
 
 
 def embedding_cosines(answers: Mapping[Pair, str | None]) -> dict[Pair, float]:
-    """(passage, test point) -> cosine, read from the embedding grader's stored raw responses (the cosine
-    as ``0.4804``). A grade the answer key decided is 5 whatever the cut points, so its score is +inf.
+    """(passage, test point) -> the score the embedding grader's cut points apply to, read from its stored
+    raw responses: the support in its reason (``... support 0.4804 (span ...)``). A grade the answer key
+    decided is 5 whatever the cut points, so its score is +inf.
 
-    The raw response keeps 4 decimals (the cache returns no details), so a cosine within 0.00005 of a cut
-    point may read as on its other side: on DL19, "cosine >= 0.6" and "grade >= 4" differ in kappa by 0.0002."""
+    The reason keeps 4 decimals (the cache returns no details), so a support within 0.00005 of a cut point
+    may read as on its other side."""
     from exam_harness.graders.embedding import ANSWER_KEY_DECIDED
+    from exam_harness.graders.support import signals_of_reason
 
     out: dict[Pair, float] = {}
     for pair, raw in answers.items():
@@ -80,13 +82,13 @@ def embedding_cosines(answers: Mapping[Pair, str | None]) -> dict[Pair, float]:
         if raw.startswith(ANSWER_KEY_DECIDED):
             out[pair] = math.inf
             continue
-        try:
-            out[pair] = float(raw)
-        except ValueError:
+        found = signals_of_reason(raw)
+        if found is None:
             raise InputError(
                 f"the stored answer of passage {pair[0]!r} on test point {pair[1]!r} is not an embedding "
-                "grader's cosine", field="raw_response", value=raw,
-                expected="a number such as 0.4804 (grades of the embedding grader)") from None
+                "grader's reason", field="raw_response", value=raw[:80],
+                expected="a reason such as '“…” support 0.4804 (span 0.61, passage 0.52, words 0.50)'")
+        out[pair] = found[0]
     return out
 
 
@@ -290,7 +292,7 @@ class CalibrationSettings:
     min_answers: tuple[int, ...] = (1, 2, 5)  # m of the at-least-m rules (1: max-grade)
     # embedding cut points: the grade whose cut point is searched, the grid, the spacing of the others
     cut_min_grade: int = 4
-    grid: tuple[float, ...] = tuple(round(0.30 + 0.01 * i, 2) for i in range(51))
+    grid: tuple[float, ...] = tuple(round(0.02 + 0.01 * i, 2) for i in range(97))
     spacing: float = 0.1
 
 

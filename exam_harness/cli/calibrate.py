@@ -10,6 +10,7 @@ hold their text. The analysis is :mod:`exam_harness.analysis.calibration`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # imported when the command runs, so that `exam-harness --hel
     from rich.table import Table
 
     from exam_harness.analysis.calibration import CalibrationReport, CutPointCalibration, Spread, ThresholdSearch
+    from exam_harness.graders.support import SupportModel
     from exam_harness.io.qrels import Qrels
     from exam_harness.models import ExamData
 
@@ -56,9 +58,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--min-answers", type=_integer(1), nargs="+", default=[1, 2, 5], metavar="M",
                         help="m of the 'at least m test points reach tau' label rules shown (default: 1 2 5; "
                         "1 is the max-grade label).")
-    parser.add_argument("--grid", type=_grid, default=_grid("0.30:0.80:0.01"), metavar="LOW:HIGH:STEP",
-                        help="Embedding grader: the cosines tried as the cut point of the minimum grade "
-                        "(default: 0.30:0.80:0.01).")
+    parser.add_argument("--grid", type=_grid, default=_grid("0.02:0.98:0.01"), metavar="LOW:HIGH:STEP",
+                        help="Embedding grader: the supports tried as the cut point of the minimum grade "
+                        "(default: 0.02:0.98:0.01).")
+    parser.add_argument("--fit-support", dest="fit_support", type=Path, metavar="OUT",
+                        help="Embedding grader: fit its support model (the weights of its span, passage, word and "
+                        "query signals, and its cut points) on these judgments, held out over the folds, and write "
+                        "it to OUT (a JSON file for --exam-grader-option support_model=OUT).")
     parser.add_argument("--spacing", type=_positive, default=0.1, metavar="GAP",
                         help="Embedding grader: the gap between successive cut points (default: 0.1, as shipped).")
     parser.add_argument("--json", type=Path, metavar="OUT", help="Write the calibration report as JSON.")
@@ -108,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.preflight import check_writable
 
     options = options_from_cli(args, GROUPS)
-    check_writable([("--json", args.json, False)])
+    check_writable([("--json", args.json, False), ("--fit-support", args.fit_support, False)])
     judgments = _read_judgments(args.judgments) if args.judgments else None
     graded = grade_for_calibration(args, options, judgments)
     spec = graded.spec
@@ -132,9 +138,27 @@ def run(args: argparse.Namespace) -> int:
     )
     report.grader = {"name": spec.name, "model": spec.model, "prompt_class": spec.prompt_class,
                      "source": graded.outcome.source}
-    report.settings = ini_settings(report, options, graded.outcome.source)
     console = Console(highlight=False, markup=False)  # ids in the output are data, not markup
+    fitted = None
+    if args.fit_support is not None:
+        if spec.name != "embedding" or graded.outcome.source == "recorded":
+            raise ConfigError("--fit-support fits the embedding grader's support model: grade with --grader embedding")
+        fitted = fit_support_model(graded, report, options, args)
+    report.settings = ini_settings(report, options, graded.outcome.source)
+    if fitted is not None:
+        report.settings["exam_grader_options"] = [
+            f"support_model={args.fit_support}",
+            *(o for o in report.settings.get("exam_grader_options", []) if not o.startswith("cut_points="))]
+        report.settings["exam_min_grade"] = str(fitted.notes.get("min_grade", spec.default_min_grade))
     print_calibration(report, console)
+    if fitted is not None:
+        notes = fitted.notes
+        console.print(f"support model fit on {notes['passages']:,} judged passages of {notes['queries']} queries: "
+                      f"held-out κ {notes['held_out_kappa']} ± {notes['held_out_kappa_sd']} (in-sample "
+                      f"{notes['in_sample_kappa']}); weights span/passage/words "
+                      + " ".join(f"{w:.3f}" for w in fitted.weights) + f", intercept {fitted.intercept:.3f}, cut "
+                      "points " + ",".join(f"{c:g}" for c in fitted.cut_points) + f"; wrote {args.fit_support}",
+                      soft_wrap=True)
     if args.json:
         from exam_harness.io.textio import atomic_write_text
 
@@ -143,6 +167,27 @@ def run(args: argparse.Namespace) -> int:
         atomic_write_text(args.json, json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
         console.print(f"wrote {args.json}", soft_wrap=True)
     return report_failures("calibrate", graded.outcome, graded.inputs.redact)
+
+
+def fit_support_model(graded: Graded, report: CalibrationReport, options: ExamOptions,
+                      args: argparse.Namespace) -> SupportModel:
+    """Fit the embedding grader's support model on the calibration's judged passages and folds; write it."""
+    from exam_harness.analysis.support_fit import Instances, fit_support, stored_signals
+    from exam_harness.graders.support import shipped_model
+    from exam_harness.io.textio import atomic_write_text
+
+    view = graded.view
+    tps = {q: view.test_points[q] for q in view.queries}
+    data = Instances.of(stored_signals(graded.outcome.answers), tps, view.data.judgments, options.relevance_level)
+    fit = fit_support(data, report.folds)
+    min_grade = report.cut_points.min_grade if report.cut_points is not None else 4
+    sources = ", ".join(Path(p).name for p in args.runs)
+    model = fit.model(f"judgments of {sources} (relevance >= {options.relevance_level}), {len(report.folds)} folds",
+                      min_grade, shipped_model().answer_key_floor)
+    # Only the model of all test points is fit on judgments; the shipped answer model is kept.
+    model = dataclasses.replace(model, with_answers=shipped_model().with_answers)
+    atomic_write_text(args.fit_support, json.dumps(model.to_json(), indent=1) + "\n")
+    return model
 
 
 # --- inputs ---------------------------------------------------------------------------------------------

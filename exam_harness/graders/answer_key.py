@@ -50,6 +50,17 @@ def best_span(passage_words: Sequence[str], gold: str) -> tuple[str, float] | No
     return best
 
 
+def closest_gold(text: str, gold_answers: Sequence[str]) -> str | None:
+    """The gold answer that ``text`` holds by the answer check (the closest, if several), or None."""
+    words = normalise(text).split()
+    found: tuple[str, float] | None = None
+    for gold in gold_answers:
+        span = best_span(words, normalise(gold))
+        if span is not None and span[1] < MAX_RELATIVE_DISTANCE and (found is None or span[1] < found[1]):
+            found = (gold, span[1])
+    return found[0] if found else None
+
+
 class AnswerKeyGrader(Grader):
     name = "answer-key"
 
