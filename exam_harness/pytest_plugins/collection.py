@@ -142,11 +142,13 @@ class ExamCase(ExamItem):
         """The verdict in words; a secret bank's text and the answers graded on it stay out."""
         inputs = setup_of(self.config).exam_inputs(self.config)
         secret = self.bank.secret or inputs.redact_all
-        answer = None
+        reason = passage = None
         if result.best_passage is not None and not secret:
-            answer = self._graded().grading.answers.get((result.best_passage, self.test_point.id))
+            reason = self._graded().grading.answers.get((result.best_passage, self.test_point.id))
+            best = inputs.data.passages.get(result.best_passage)
+            passage = best.text if best is not None else None
         text = None if secret else self.test_point.text
-        return inputs.redact(describe(result, text=text, answer=answer))
+        return inputs.redact(describe(result, text=text, reason=reason, passage=passage))
 
     def setup(self) -> None:
         system_failed(self)

@@ -71,8 +71,13 @@ class QueryCase(ExamItem):
         secret = self._secret()
         answers = self._answers()
         for tp, v in picked[:SHOWN]:
-            answer = answers.get((v.best_passage, tp.id)) if v.best_passage is not None and not secret else None
-            lines.append(f"  {self._shown(tp)}: {describe(v, text=None if secret else tp.text, answer=answer)}")
+            reason = passage = None
+            if v.best_passage is not None and not secret:
+                reason = answers.get((v.best_passage, tp.id))
+                best = inputs.data.passages.get(v.best_passage)
+                passage = best.text if best is not None else None
+            said = describe(v, text=None if secret else tp.text, reason=reason, passage=passage)
+            lines.append(f"  {self._shown(tp)}: {said}")
         if len(picked) > SHOWN:
             lines.append(f"  ... and {len(picked) - SHOWN} more (see the JSON report's outcomes)")
         return inputs.redact("\n".join(lines))

@@ -1,4 +1,9 @@
-"""Reports of schema 2.x read as 3.0: their fixed score fields become scores keyed by measure name.
+"""Kept reports of older schemas read as the current one.
+
+Schema 3.0 and 3.1 reports read as 3.2: each outcome's ``answer`` (the best grade's extracted answer or raw
+response, which is its reason) becomes its ``reason``; they hold no ``best_passage_text``.
+
+Reports of schema 2.x read as 3.0 first: their fixed score fields become scores keyed by measure name.
 
 A 2.x report held ``exam_cover``/``n_exam_cover`` (+ ``_stderr``), ``nugget_f`` and ``qrels_measures[label]
 [measure]`` per run and per query. Each becomes the score of the measure the session computed, named as
@@ -22,8 +27,25 @@ BETA = 3.0  # nugget F's beta in every pytest session (pytest has no --beta)
 
 
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
-    """A 2.x report document (parsed JSON) rewritten as 3.0; anything else is returned unchanged, for the
-    schema check to judge. Malformed 2.x content is left for that check to name too."""
+    """A 2.x, 3.0 or 3.1 report document (parsed JSON) rewritten as 3.2; anything else is returned
+    unchanged, for the schema check to judge. Malformed content is left for that check to name too."""
+    return _answer_to_reason(_from_2(raw))
+
+
+def _answer_to_reason(raw: dict[str, Any]) -> dict[str, Any]:
+    """A 3.0 or 3.1 document as 3.2: ``outcomes[].answer`` renamed ``reason``."""
+    if str(raw.get("schema_version", "")) not in ("3.0", "3.1"):
+        return raw
+    outcomes = raw.get("outcomes")
+    for outcome in outcomes if isinstance(outcomes, list) else []:
+        if isinstance(outcome, dict) and "answer" in outcome and "reason" not in outcome:
+            outcome["reason"] = outcome.pop("answer")
+    raw["schema_version"] = "3.2"
+    return raw
+
+
+def _from_2(raw: dict[str, Any]) -> dict[str, Any]:
+    """A 2.x document as 3.0."""
     version = str(raw.get("schema_version", ""))
     settings = raw.get("settings")
     if version.split(".")[0] != "2" or not isinstance(settings, dict):

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "3.1"
+SCHEMA_VERSION = "3.2"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -25,6 +25,8 @@ SCHEMA_VERSION = "3.1"
 #      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
 # 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
+# 3.2: outcomes[].reason (the best grade's reason) replaces outcomes[].answer, which held the same text (3.0
+#      and 3.1 read as 3.2, report/migrate.py); outcomes[].best_passage_text (the best passage's text, cut)
 
 
 class _Model(BaseModel):
@@ -140,7 +142,11 @@ class TestPointOutcome:
     outcome: str  # answered, missed, required-missed, error, skipped
     best_grade: int | None = None
     best_passage: str | None = None
-    answer: str | None = None  # the best passage's extracted answer or raw response; None for secret banks
+    # --- why (schema 3.2): None for secret banks -------------------------------------------------------
+    # the best grade's reason, cut: the default grader's best span quoted with its support, an LLM's answer,
+    # the answer key's finding, a recorded grade's answer (was ``answer`` until 3.1)
+    reason: str | None = None
+    best_passage_text: str | None = None  # the best passage's text, cut (report/build.py PASSAGE_CHARS)
 
 
 class NuggetAssignment(_Model):
