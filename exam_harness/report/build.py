@@ -315,7 +315,7 @@ class TopGrades:
         return found
 
 
-REASON_CHARS = 500  # a grade's reason as the report keeps it
+REPORT_REASON_CHARS = 500  # a grade's reason as the JSON report keeps it (a line shows verdicts.REASON_CHARS)
 _UNSEEN = "\0unseen"  # marks a text not shortened yet; compared by identity, so no answer text is taken for it
 
 
@@ -361,7 +361,7 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
                     reason = memo.get(best_passage, _UNSEEN)
                     if reason is _UNSEEN:
                         raw = answers.get((best_passage, tid))
-                        reason = memo[best_passage] = shorten(raw, REASON_CHARS) if raw is not None else None
+                        reason = memo[best_passage] = shorten(raw, REPORT_REASON_CHARS) if raw is not None else None
                     passage = passage_texts.get(best_passage, _UNSEEN)
                     if passage is _UNSEEN:
                         held = texts.get(best_passage)

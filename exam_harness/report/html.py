@@ -25,11 +25,11 @@ from exam_harness.display import shorten
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.report.html_assets import CSS, JS
 from exam_harness.report.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
+from exam_harness.verdicts import PASSAGE_CHARS as SNIPPET_CHARS  # the text beside an id, as a report keeps it
 
 # the drill-down lists these outcomes, worst first, under these names
 DRILL_OUTCOMES = {"required-missed": "required missed", "error": "errors", "missed": "missed"}
 PASSAGE_CHARS = 1200  # a passage is shown up to this length: one page can hold many runs' misses
-SNIPPET_CHARS = 160  # its text beside its id (verdicts.PASSAGE_CHARS, as a report keeps it)
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
 _CSP = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_SCRIPT_HASH}'; "
         "base-uri 'none'; form-action 'none'")

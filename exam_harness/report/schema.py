@@ -146,7 +146,7 @@ class TestPointOutcome:
     # the best grade's reason, cut: the default grader's best span quoted with its support, an LLM's answer,
     # the answer key's finding, a recorded grade's answer (was ``answer`` until 3.1)
     reason: str | None = None
-    best_passage_text: str | None = None  # the best passage's text, cut (report/build.py PASSAGE_CHARS)
+    best_passage_text: str | None = None  # the best passage's text, cut (verdicts.PASSAGE_CHARS)
 
 
 class NuggetAssignment(_Model):
