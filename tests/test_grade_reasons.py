@@ -124,10 +124,17 @@ def test_a_secret_banks_reasons_and_passages_stay_out(project: pytest.Pytester) 
 
 
 def test_the_answer_key_says_whether_a_gold_answer_was_found(project: pytest.Pytester) -> None:
-    result = project.runpytest("banks", "-rs", "--exam-grader=answer-key")
-    result.stdout.fnmatch_lines(["*[[]weak[]] - missed *: best grade 0 (passage p2 *, reason 'no gold answer in the "
+    result = project.runpytest("banks", "-rs", "--exam-grader=answer-key", "--exam-cases=query")
+    result.stdout.fnmatch_lines(["  q1/hours: missed *: best grade 0 (passage p2 *, reason 'no gold answer in the "
                                  "passage (closest span at relative edit distance 0.* >= 0.2)') < min grade 1 *"])
-    assert _outcome(project, "good")["reason"] == "gold answer found in the passage (relative edit distance 0.00 < 0.2)"
+    # the grade (and the cache) names no gold answer; a bank that is not secret shows which one was found
+    assert _outcome(project, "good")["reason"] == (
+        "gold answer 'four hours' found in the passage (relative edit distance 0.00 < 0.2)")
+    (project.path / "banks" / "exam.yaml").write_text("secret: true\n" + BANK)
+    project.runpytest("banks", "--exam-grader=answer-key")
+    assert _outcome(project, "good")["reason"] is None
+    stored = [p.read_bytes() for p in (project.path / ".cache").iterdir() if p.is_file()]  # with a WAL file
+    assert stored and not any(GOLD.encode() in data for data in stored)
 
 
 @pytest.fixture

@@ -62,6 +62,18 @@ def closest_gold(text: str, gold_answers: Sequence[str]) -> str | None:
     return found[0] if found else None
 
 
+FOUND = "gold answer found"  # how a reason of a grade a found gold answer decided begins (the embedding grader's too)
+
+
+def naming_the_gold(reason: str | None, gold_answers: Sequence[str], passage: str | None) -> str | None:
+    """``reason`` with the gold answer it found named, for the outputs of a bank that is not secret: a stored
+    reason names none (the grade cache holds no gold answer), so it is found again in the passage."""
+    if reason is None or passage is None or not gold_answers or not reason.startswith(FOUND):
+        return reason
+    gold = closest_gold(passage, gold_answers)
+    return reason if gold is None else f"gold answer {gold!r} found{reason[len(FOUND):]}"
+
+
 def reason(found: tuple[str, str, float] | None) -> str:
     """The grade's reason, from the closest (gold answer, passage span, relative edit distance): whether a
     gold answer was found and how close its closest span came. Neither is quoted: both are bank secrets."""
@@ -69,7 +81,7 @@ def reason(found: tuple[str, str, float] | None) -> str:
     if found is None:
         return "no gold answer checked: the passage or the gold answers hold no words after normalising"
     if found[2] < MAX_RELATIVE_DISTANCE:
-        return f"gold answer found in the passage (relative edit distance {found[2]:.2f} < {limit})"
+        return f"{FOUND} in the passage (relative edit distance {found[2]:.2f} < {limit})"
     return f"no gold answer in the passage (closest span at relative edit distance {found[2]:.2f} >= {limit})"
 
 

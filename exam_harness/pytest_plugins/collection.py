@@ -144,9 +144,12 @@ class ExamCase(ExamItem):
         secret = self.bank.secret or inputs.redact_all
         reason = passage = None
         if result.best_passage is not None and not secret:
-            reason = self._graded().grading.answers.get((result.best_passage, self.test_point.id))
+            from exam_harness.graders.answer_key import naming_the_gold  # rapidfuzz: only for a message
+
             best = inputs.data.passages.get(result.best_passage)
             passage = best.text if best is not None else None
+            reason = naming_the_gold(self._graded().grading.answers.get((result.best_passage, self.test_point.id)),
+                                     self.test_point.gold_answers, passage)
         text = None if secret else self.test_point.text
         return inputs.redact(describe(result, text=text, reason=reason, passage=passage))
 

@@ -322,6 +322,8 @@ _UNSEEN = "\0unseen"  # marks a text not shortened yet; compared by identity, so
 def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan,
                         tops: TopGrades | None = None) -> list[TestPointOutcome]:
     """Every run's verdict on every test point of the scored banks (texts left out for secret banks)."""
+    from exam_harness.graders.answer_key import naming_the_gold  # rapidfuzz: only when a report is built
+
     grading = outcome.grading
     tops = tops if tops is not None else TopGrades(inputs, outcome, plan.k)
     tau, k, unsupported, answers, grades = plan.min_grade, plan.k, grading.unsupported, grading.answers, grading.grades
@@ -360,7 +362,9 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
                 if best_passage is not None and not secret:
                     reason = memo.get(best_passage, _UNSEEN)
                     if reason is _UNSEEN:
-                        raw = answers.get((best_passage, tid))
+                        held = texts.get(best_passage)
+                        raw = naming_the_gold(answers.get((best_passage, tid)), tp.gold_answers,
+                                              held.text if held is not None else None)
                         reason = memo[best_passage] = shorten(raw, REPORT_REASON_CHARS) if raw is not None else None
                     passage = passage_texts.get(best_passage, _UNSEEN)
                     if passage is _UNSEEN:
