@@ -16,8 +16,9 @@ What the cache holds (schema 3): one row per graded pair in the table ``grades``
 * ``extracted_answer`` and ``raw_response``: the grader's answer texts, at most
   :attr:`Grade.MAX_TEXT_CHARS <exam_harness.models.Grade.MAX_TEXT_CHARS>` (4,096) characters each:
   the model's reply of an LLM grader and the answer it extracted, the answer span of the ``qa``
-  grader, the cosine of the ``embedding`` grader, the published answer of the ``recorded`` grader;
-  nothing for the ``answer-key`` grader.
+  grader, the reason of the ``embedding`` grader (its best span quoted, and its support), the published
+  answer of the ``recorded`` grader; the reason of the ``answer-key`` grader (found or not, and how
+  close, quoting no gold answer). Together they are the grade's reason every output shows.
 * ``record``: the rest of the :class:`~exam_harness.models.Grade` as JSON: the grader's name, the
   grade probabilities and the details (model, prompt class and token counts of LLM graders, whose
   ``prompt_tokens``, ``completion_tokens`` and ``shared_by`` a rerun reads to report what its cached

@@ -34,7 +34,8 @@ class GradingOutcome:
     """Every grade of an exam and every pair without one."""
 
     grades: dict[Pair, int] = field(default_factory=dict)
-    answers: dict[Pair, str | None] = field(default_factory=dict)  # extracted answer, else the raw response
+    # extracted answer, else the raw response: the grade's reason every output shows (docs/reasons.md)
+    answers: dict[Pair, str | None] = field(default_factory=dict)
     failures: dict[Pair, str] = field(default_factory=dict)
     # test point id -> why the grader cannot grade it (left out of scores; its cases are skipped)
     unsupported: dict[str, str] = field(default_factory=dict)

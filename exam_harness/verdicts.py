@@ -70,15 +70,18 @@ def verdict(
     return Verdict(outcome, best_grade, best_passage, min_grade, k, len(top_k), tuple(errors))
 
 
-ANSWER_CHARS = 200  # a reason quotes a span (up to 100 characters) and its figures
+REASON_CHARS = 200  # a reason quotes a span (up to 100 characters) and its figures
+PASSAGE_CHARS = 160  # the best passage's text beside its id
 
 
-def describe(result: Verdict, *, text: str | None = None, answer: str | None = None) -> str:
-    """The one-line message of a verdict: what was missed, the best passage, its grade and answer (the
-    grade's reason: an LLM's raw answer, the default grader's best span quoted with its support).
+def describe(result: Verdict, *, text: str | None = None, reason: str | None = None,
+             passage: str | None = None) -> str:
+    """The one-line message of a verdict: what was missed, the best passage (its id and text, cut), its
+    grade and the grade's reason (an LLM's raw answer, the default grader's best span quoted with its
+    support, the answer key's finding), cut.
 
-    ``text`` (the test point) and ``answer`` (the best passage's raw or extracted answer) are left
-    out by the caller for secret banks.
+    ``text`` (the test point), ``reason`` and ``passage`` (the best passage's text) are left out by the
+    caller for secret banks: an answering passage, or a reason quoting it, would tell the secret answer.
     """
     what = f" {shorten(text, 120)!r}" if text else ""
     if result.outcome == "skipped":
@@ -92,8 +95,9 @@ def describe(result: Verdict, *, text: str | None = None, answer: str | None = N
     if result.best_grade is None:
         # retrieved passages, none graded for this test point: the grading pass did not cover the pair
         return f"missed{what}: none of the run's {result.retrieved} passages has a grade for this test point"
-    said = f", answer {shorten(answer, ANSWER_CHARS)!r}" if answer is not None and answer.strip() else ""
-    best = f"best grade {result.best_grade} (passage {result.best_passage}{said})"
+    quoted = f" {shorten(passage, PASSAGE_CHARS)!r}" if passage is not None and passage.strip() else ""
+    said = f", reason {shorten(reason, REASON_CHARS)!r}" if reason is not None and reason.strip() else ""
+    best = f"best grade {result.best_grade} (passage {result.best_passage}{quoted}{said})"
     if result.answered:
         return f"answered{what}: {best} >= min grade {result.min_grade}"
     return f"missed{what}: {best} < min grade {result.min_grade} in the run's top {result.k}"

@@ -46,13 +46,33 @@ def test_no_gold_answer_is_kept_in_clear() -> None:
     passage = Passage(id="p", text="Most of the air we breathe is nitrogen gas, with some oxygen.")
     result = AnswerKeyGrader(GraderConfig()).grade_batch([GradingRequest(Query(id="q", text="q"), tp, passage)])[0]
     assert isinstance(result, Grade) and result.grade == 1
-    assert result.extracted_answer is None and result.raw_response is None
+    assert result.extracted_answer is None
+    assert result.raw_response == "gold answer found in the passage (relative edit distance 0.00 < 0.2)"
     assert result.details == {"gold_fingerprint": gold_fingerprint(tp.text, "nitrogen gas"), "relative_distance": 0.0}
     stored = result.model_dump_json().lower()
     assert "nitrogen" not in stored and "argon" not in stored
     # Anyone holding the bank can tell which answer matched; the fingerprint depends on the question.
     assert gold_fingerprint(tp.text, "nitrogen gas") != gold_fingerprint(tp.text, "argon")
     assert gold_fingerprint("another question", "nitrogen gas") != gold_fingerprint(tp.text, "nitrogen gas")
+
+
+@pytest.mark.parametrize(
+    ("passage", "answers", "reason"),
+    [
+        ("Most coasts see two high tides each day.", ("two",),
+         "gold answer found in the passage (relative edit distance 0.00 < 0.2)"),
+        ("The Eiffel Tower is in Pisa.", ("Paris",),
+         "no gold answer in the passage (closest span at relative edit distance 0.75 >= 0.2)"),
+        ("", ("oxygen",), "no gold answer checked: the passage or the gold answers hold no words after normalising"),
+    ],
+)
+def test_every_grade_says_why_without_quoting_a_gold_answer(passage: str, answers: tuple[str, ...],
+                                                             reason: str) -> None:
+    tp = TestPoint(id="q/1", query_id="q", kind="question", text="question?", gold_answers=answers)
+    [result] = AnswerKeyGrader(GraderConfig()).grade_batch(
+        [GradingRequest(Query(id="q", text="q"), tp, Passage(id="p", text=passage))])
+    assert isinstance(result, Grade) and result.raw_response == reason
+    assert all(gold.lower() not in reason.lower() for gold in answers)
 
 
 def test_test_points_without_gold_answers_are_not_supported() -> None:

@@ -34,7 +34,7 @@ def test_a_bank_symlinked_from_elsewhere_is_examined(project: pytest.Pytester) -
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # its required question was put to both runs and missed
     result.stdout.fnmatch_lines(["FAILED banks/required.yaml::q2::q2/never[[]good[]] - missed 'a question no*"])
     # q2 is also in banks/exam.yaml: a query spread over two files is graded for all its test points
-    result.stdout.fnmatch_lines(["missed 'a question no passage answers': best grade 0 (passage p4, answer '0')*"])
+    result.stdout.fnmatch_lines(["missed 'a question no passage answers': best grade 0 (passage p4 'answers [[]c[]]', reason '0')*"])
 
 
 def test_a_dangling_bank_link_is_an_input_error(project: pytest.Pytester) -> None:

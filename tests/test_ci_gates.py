@@ -198,7 +198,7 @@ def test_question_text_in_ids_and_messages_but_never_for_secret_banks(project: p
     shown.stdout.fnmatch_lines([
         "banks/exam.yaml::q2::q2/which-module-creates-virtual-environments-*[[]weak[]] MISSED*",
         "MISSED banks/exam.yaml::q2::q2/which-module-creates-*[[]weak[]] - missed 'Which module creates virtual "
-        "environments?': best grade 0 (passage p5, answer '0') < min grade 4 in the run's top 20"])
+        "environments?': best grade 0 (passage p5 'another useless passage', reason '0') < min grade 4 in the run's top 20"])
     outcomes = _report(project)["outcomes"]
     assert {o["text"] for o in outcomes} == {"Which module creates virtual environments?"}
 

@@ -131,7 +131,7 @@ def test_a_long_generated_answer_is_read_window_by_window(grader: EmbeddingGrade
         assert grade.grade >= tau, grade.raw_response
         # the best window is the one that states the fact, and the reason quotes it
         assert grade.details["cosine"] > grade.details["passage_cosine"]
-        assert question["answering"][:40] in grade.raw_response
+        assert grade.raw_response is not None and question["answering"][:40] in grade.raw_response
 
 
 # -- reasons ----------------------------------------------------------------------------------------------

@@ -54,8 +54,9 @@ def test_answering_passage_outgrades_unrelated_one(grader: EmbeddingGrader) -> N
     assert good.raw_response is not None and bad.raw_response is not None
     assert good.grade >= 4 and bad.grade <= 1
     assert good.raw_response is not None and bad.raw_response is not None
-    (good_support, good_signals), (bad_support, _) = signals_of_reason(good.raw_response), signals_of_reason(
-        bad.raw_response)  # type: ignore[misc]
+    good_read, bad_read = signals_of_reason(good.raw_response), signals_of_reason(bad.raw_response)
+    assert good_read is not None and bad_read is not None
+    (good_support, good_signals), (bad_support, _) = good_read, bad_read
     assert good_support > bad_support
     assert good.details["cosine"] == pytest.approx(good_signals.span, abs=1e-4)
 

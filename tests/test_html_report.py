@@ -160,26 +160,27 @@ def make_report(*, partial: str | None = "deselected by -k bm25", outcomes: bool
     ]
     tp = [
         TestPointOutcome(run="bm25", query_id="q1", test_point_id="q1-a", kind="question", text="Who wrote it?",
-                         outcome="missed", best_grade=2, best_passage="d1", answer="nobody"),
+                         outcome="missed", best_grade=2, best_passage="d1", reason="nobody"),
         TestPointOutcome(run="bm25", query_id="q10", test_point_id="q10-n", kind="nugget", required=True,
                          text=EVIL_TEXT, outcome="required-missed", best_grade=1, best_passage="d-evil",
-                         answer=EVIL_TEXT),
+                         reason=EVIL_TEXT),
         TestPointOutcome(run="bm25", query_id="q2", test_point_id="q2-s", kind="question", text=None,
-                         outcome="missed", best_grade=0, best_passage="d-missing", answer=None),
+                         outcome="missed", best_grade=0, best_passage="d-missing", reason=None),
         TestPointOutcome(run="bm25", query_id="q2", test_point_id="q2-b", kind="question", text="Where?",
-                         outcome="answered", best_grade=5, best_passage="d2", answer="here"),
+                         outcome="answered", best_grade=5, best_passage="d2", reason="here"),
         TestPointOutcome(run="dense", query_id="q2", test_point_id="q2-s", kind="question", text=None,
-                         outcome="missed", best_grade=3, best_passage="d2", answer=None),
+                         outcome="missed", best_grade=3, best_passage="d2", reason=None),
         TestPointOutcome(run=EVIL_RUN, query_id="q1", test_point_id="q1-a", kind="question", text="Who wrote it?",
-                         outcome="missed", best_grade=None, best_passage=None, answer=None),
+                         outcome="missed", best_grade=None, best_passage=None, reason=None),
         TestPointOutcome(run=EVIL_RUN, query_id="q2", test_point_id="q2-b", kind="question", text="Where?",
-                         outcome="error", best_grade=None, best_passage=None, answer=None),
+                         outcome="error", best_grade=None, best_passage=None, reason=None),
         TestPointOutcome(run=EVIL_RUN, query_id="q10", test_point_id="q10-n", kind="nugget", required=True,
-                         text=EVIL_TEXT, outcome="missed", best_grade=3, best_passage="d1", answer="partly"),
+                         text=EVIL_TEXT, outcome="missed", best_grade=3, best_passage="d1", reason="partly",
+                         best_passage_text="Kept in the report: the text of d1, cut…"),
         TestPointOutcome(run="rag", query_id="q1", test_point_id="q1-a", kind="question", text="Who wrote it?",
                          outcome="skipped"),
         TestPointOutcome(run="rag", query_id="q10", test_point_id="q10-n", kind="nugget", required=True,
-                         text=EVIL_TEXT, outcome="missed", best_grade=0, best_passage="d2", answer="no idea"),
+                         text=EVIL_TEXT, outcome="missed", best_grade=0, best_passage="d2", reason="no idea"),
     ] if outcomes else []
     return ExamReport(
         tool_version="9.9.9", created="2024-05-01T12:00:00+00:00",
@@ -323,7 +324,7 @@ def test_secret_test_points_show_the_id_only(dom: Node) -> None:
     for row in secret:
         cell = row.find("td", cls="text")
         assert cell.text() == "q2-s" and not cell.find_all(cls="tp-text")
-        assert row.find("td", cls="answer").text() == "–"
+        assert row.find("td", cls="reason").text() == "–"
 
 
 def _passage_id(row: Node) -> str:
@@ -338,11 +339,24 @@ def test_best_passage_with_its_text_when_known(dom: Node) -> None:
     assert first.find("code", cls="tp-id").text() == "q1-a"
     assert first.find_all("td")[4].text() == "2"
     assert first.find("details", cls="passage").find("blockquote").text() == PASSAGES["d1"]
-    assert first.find("td", cls="answer").text() == "nobody"
+    assert first.find("td", cls="reason").text() == "nobody"
     unknown = bm25.find_all("tr", cls="tp")[2]  # q2-s: d-missing has no text
     assert unknown.find_all("td")[5].text() == "d-missing" and not unknown.find_all("details")
     evil = dom.find("details", data_run=EVIL_RUN).find_all("tr", cls="tp")
     assert [_passage_id(r) for r in evil] == ["–", "–", "d1"]  # no best passage: a dash
+
+
+def test_best_passage_text_beside_its_id(dom: Node) -> None:
+    """The passage's text, cut, beside its id: the report's own cut text, else the session's text cut; never
+    for a secret bank's test point (an answering passage would tell its answer)."""
+    bm25 = dom.find("details", data_run="bm25").find_all("tr", cls="tp")
+    assert bm25[1].find("summary").find("span", cls="passage-text").text() == PASSAGES["d1"]
+    assert not bm25[2].find_all("span", cls="passage-text")  # q2-s: a secret bank's, and no text known
+    secret = dom.find("details", data_run="dense").find_all("tr", cls="tp")
+    assert secret[0].find("code", cls="tp-id").text() == "q2-s" and not secret[0].find_all("span", cls="passage-text")
+    evil = dom.find("details", data_run=EVIL_RUN).find_all("tr", cls="tp")[2]
+    assert evil.find("span", cls="passage-text").text() == "Kept in the report: the text of d1, cut…"
+    assert evil.find("td", cls="reason").text() == "partly"
 
 
 def test_long_passages_are_cut() -> None:
@@ -556,6 +570,10 @@ def test_browser_opens_the_linked_drilldown(written: Path, tmp_path: Path) -> No
     dom = parse(_browse(tmp_path, f"{written.as_uri()}#{anchor}", "--dump-dom").stdout.decode("utf-8"))
     opened = [d.attrs["data-run"] for d in dom.find_all("details", cls="run-drill") if "open" in d.attrs]
     assert opened == ["bm25"]
+    # why it was missed, as the browser shows it: the best passage's text beside its id, the grade's reason
+    row = dom.find("details", data_run="bm25").find_all("tr", cls="tp")[1]
+    assert row.find("span", cls="passage-text").text() == PASSAGES["d1"]
+    assert row.find("td", cls="reason").text() == "nobody"
 
 
 def test_browser_screenshot_is_not_blank(written: Path, tmp_path: Path) -> None:

@@ -256,14 +256,18 @@ def test_a_kept_report_of_schema_2_reads_as_3() -> None:
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())  # pinned without the volatile fields
     new = ExamReport.model_validate({**pinned, "tool_version": "0.1.0", "created": "2026-11-23T00:00:00+00:00"})
     assert old.schema_version == new.schema_version == SCHEMA_VERSION
-    # a 2.0 report holds no session verdict (2.1 added it): everything else, ids included, reads as today's
-    assert old.verdict is None
+    # a 2.0 report holds no session verdict (2.1 added it) and no best passage texts (3.4 added them):
+    # everything else, ids and reasons (2.0's answers) included, reads as today's
+    assert old.verdict is None and all(o.best_passage_text is None for o in old.outcomes)
+    assert any(o.best_passage_text for o in new.outcomes) and any(o.reason for o in old.outcomes)
+    for outcome in new.outcomes:
+        outcome.best_passage_text = None
     volatile = {"tool_version", "created", "verdict"}
     assert old.model_dump(exclude=volatile) == new.model_dump(exclude=volatile)
     assert not math.isnan(old.means("nugget-f")["good"])
 
 
-def test_a_kept_report_of_schema_3_0_reads_in_3_1(tmp_path: Path) -> None:
+def test_a_kept_report_of_schema_3_0_reads_in_3_2(tmp_path: Path) -> None:
     # 3.1 added trec_rag (TREC RAG nugget assignments); a 3.0 report, which has none, reads with it empty
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())
     pinned.pop("trec_rag", None)
@@ -271,7 +275,25 @@ def test_a_kept_report_of_schema_3_0_reads_in_3_1(tmp_path: Path) -> None:
     kept.write_text(json.dumps({**pinned, "schema_version": "3.0", "tool_version": "0.1.0",
                                 "created": "2026-11-23T00:00:00+00:00"}))
     report = read_report(kept)
-    assert report.schema_version == "3.0" and report.trec_rag == []  # the version it was written as
+    assert report.schema_version == "3.2" and report.trec_rag == []  # 3.0 reads as 3.2 (answers are reasons)
     assert report.means("exam-cover") == {s["run"]: s["scores"][pinned["measures"][0]["name"]]["mean"]
                                           for s in pinned["systems"]}
+
+
+def test_a_kept_report_of_schema_3_1_reads_its_answers_as_reasons(tmp_path: Path) -> None:
+    # 3.2 renamed each outcome's answer (the best grade's extracted answer or raw response) to reason, and
+    # added the best passage's text, which a 3.1 report lacks
+    pinned = json.loads((GOLDEN / "exam-report.json").read_text())
+    reasons = [o["reason"] for o in pinned["outcomes"]]
+    assert any(reasons)
+    for outcome in pinned["outcomes"]:
+        outcome["answer"] = outcome.pop("reason")
+        del outcome["best_passage_text"]
+    kept = tmp_path / "exam-report.json"
+    kept.write_text(json.dumps({**pinned, "schema_version": "3.1", "tool_version": "0.1.0",
+                                "created": "2026-11-23T00:00:00+00:00"}))
+    report = read_report(kept)
+    assert report.schema_version == "3.2"
+    assert [o.reason for o in report.outcomes] == reasons
+    assert all(o.best_passage_text is None for o in report.outcomes)
 

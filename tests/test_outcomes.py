@@ -40,7 +40,7 @@ def test_junit_counts_every_case_and_marks_misses_skipped(project: pytest.Pytest
     (missed,) = skipped
     assert missed.get("name") == "q1/b[weak]"
     message = missed.find("skipped").get("message", "")  # type: ignore[union-attr]
-    assert message == "missed 'question b': best grade 0 (passage p3, answer '0') < min grade 4 in the run's top 20"
+    assert message == "missed 'question b': best grade 0 (passage p3 'nothing useful here', reason '0') < min grade 4 in the run's top 20"
     assert properties(missed)["exam_outcome"] == "missed" and properties(missed)["exam_min_grade"] == "4"
     assert properties(failed[0])["exam_outcome"] == "required-missed"
     answered = [c for c in cases if c not in skipped and c not in failed]

@@ -49,7 +49,7 @@ TOLERANCE = 1e-12
 # builds, and rounding can turn that into one unit of the 4th decimal ('0.3365' vs '0.3364'), so each
 # decimal number in such a text may differ from the pinned one by MODEL_TEXT_TOLERANCE (1e-4 and a
 # margin for the float subtraction); the words around the numbers, and integers, are compared exactly.
-MODEL_OUTPUT_KEYS = frozenset({"answer"})
+MODEL_OUTPUT_KEYS = frozenset({"answer", "reason"})  # "answer" until schema 3.1
 MODEL_TEXT_TOLERANCE = 1.000001e-4
 _DECIMAL = re.compile(r"[-+]?\d+\.\d+(?:[eE][-+]?\d+)?")
 

@@ -41,7 +41,7 @@ def test_ids_and_messages_name_the_query_and_what_was_missed(project: pytest.Pyt
     result = project.runpytest("banks", "--exam-cases=query", "-rs")
     result.stdout.fnmatch_lines([
         "MISSED banks/exam.yaml::q1[[]weak[]] - 1 of 3 test points missed (2 answered, 1 missed)",
-        "  q1/b: missed 'question b': best grade 0 (passage p3, answer '0') < min grade 4 in the run's top 20",
+        "  q1/b: missed 'question b': best grade 0 (passage p3 'nothing useful here', reason '0') < min grade 4 in the run's top 20",
     ])
 
 

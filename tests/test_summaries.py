@@ -116,7 +116,7 @@ def _report(run: str, text: str | None) -> ExamReport:
                               test_points=1)],
         outcomes=[TestPointOutcome(run=run, query_id="q|1", test_point_id="t`1", kind="question", required=True,
                                    text=text, outcome="required-missed", best_grade=2, best_passage="p<1>",
-                                   answer="`rm -rf`")],
+                                   reason="`rm -rf`", best_passage_text="<b>**passage**</b> | one")],
     )
 
 
@@ -125,6 +125,7 @@ def test_names_and_texts_cannot_break_the_markdown() -> None:
     assert "<script>" not in text and "evil\\|run&lt;script&gt;" in text
     assert "\\*\\*bold\\*\\* \\[link\\](http:&#8203;//x) &lt;/details&gt;" in text  # no autolink either
     assert "`` `rm -rf` ``" in text  # a code span with a longer fence than the backticks inside
+    assert "“&lt;b&gt;\\*\\*passage\\*\\*&lt;/b&gt; \\| one”" in text  # the passage's text, markdown-inert
     assert text.count("<details>") == text.count("</details>") == 1
 
 

@@ -9,7 +9,8 @@ Gold answers are secrets of the bank (a secret bank's must never reach a develop
 stored in the grade cache, so a grade holds no gold answer in clear: not the matched answer, whose
 :func:`gold_fingerprint` stands in for it in the details (with the relative edit distance), and not
 the matching passage span, which is a near copy of it (no extracted answer). The gold answers shape
-grades through the cache key only, which is a hash.
+grades through the cache key only, which is a hash. The raw response is the grade's reason, which says
+whether a gold answer was found and how close the closest span came, quoting neither (:func:`reason`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from exam_harness.graders.base import Grader, GraderConfig, GradeResult, Grading
 from exam_harness.graders.matching import MAX_RELATIVE_DISTANCE, normalise
 from exam_harness.models import Grade, GraderSpec, TestPoint
 
-VERSION = "1"
+VERSION = "2"  # 2: the raw response is the grade's reason
 
 
 def gold_fingerprint(test_point_text: str, gold: str) -> str:
@@ -61,6 +62,29 @@ def closest_gold(text: str, gold_answers: Sequence[str]) -> str | None:
     return found[0] if found else None
 
 
+FOUND = "gold answer found"  # how a reason of a grade a found gold answer decided begins (the embedding grader's too)
+
+
+def naming_the_gold(reason: str | None, gold_answers: Sequence[str], passage: str | None) -> str | None:
+    """``reason`` with the gold answer it found named, for the outputs of a bank that is not secret: a stored
+    reason names none (the grade cache holds no gold answer), so it is found again in the passage."""
+    if reason is None or passage is None or not gold_answers or not reason.startswith(FOUND):
+        return reason
+    gold = closest_gold(passage, gold_answers)
+    return reason if gold is None else f"gold answer {gold!r} found{reason[len(FOUND):]}"
+
+
+def reason(found: tuple[str, str, float] | None) -> str:
+    """The grade's reason, from the closest (gold answer, passage span, relative edit distance): whether a
+    gold answer was found and how close its closest span came. Neither is quoted: both are bank secrets."""
+    limit = f"{MAX_RELATIVE_DISTANCE:g}"
+    if found is None:
+        return "no gold answer checked: the passage or the gold answers hold no words after normalising"
+    if found[2] < MAX_RELATIVE_DISTANCE:
+        return f"{FOUND} in the passage (relative edit distance {found[2]:.2f} < {limit})"
+    return f"no gold answer in the passage (closest span at relative edit distance {found[2]:.2f} >= {limit})"
+
+
 class AnswerKeyGrader(Grader):
     name = "answer-key"
 
@@ -93,5 +117,5 @@ class AnswerKeyGrader(Grader):
             if found is not None:
                 fingerprint = gold_fingerprint(request.test_point.text, found[0])
                 details = {"gold_fingerprint": fingerprint, "relative_distance": round(found[2], 4)}
-            results.append(Grade(grade=int(correct), grader=self.name, details=details))
+            results.append(Grade(grade=int(correct), grader=self.name, details=details, raw_response=reason(found)))
         return results

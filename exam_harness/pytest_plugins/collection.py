@@ -142,13 +142,18 @@ class ExamCase(ExamItem):
         """The verdict in words; a secret bank's text and the answers graded on it stay out."""
         inputs = setup_of(self.config).exam_inputs(self.config)
         secret = self.bank.secret or inputs.redact_all
-        answer = None
+        reason = passage = None
         if result.best_passage is not None and not secret:
-            answer = self._graded().grading.answers.get((result.best_passage, self.test_point.id))
+            from exam_harness.graders.answer_key import naming_the_gold  # rapidfuzz: only for a message
+
+            best = inputs.data.passages.get(result.best_passage)
+            passage = best.text if best is not None else None
+            reason = naming_the_gold(self._graded().grading.answers.get((result.best_passage, self.test_point.id)),
+                                     self.test_point.gold_answers, passage)
         text = None if secret else self.test_point.text
         held = self.judge_samples()
         flaky = f"; flaky: answered in {held[0]} of {held[1]} judge samples" if held and 0 < held[0] < held[1] else ""
-        return inputs.redact(describe(result, text=text, answer=answer) + flaky)
+        return inputs.redact(describe(result, text=text, reason=reason, passage=passage) + flaky)
 
     def judge_samples(self) -> tuple[int, int] | None:
         """(samples that answer this case, K) for a judge asked K times per pair (grader option repeats)."""

@@ -70,9 +70,16 @@ class QueryCase(ExamItem):
         lines = [f"{len(picked)} of {len(results)} test points {'/'.join(outcomes)} ({head})"]
         secret = self._secret()
         answers = self._answers()
+        from exam_harness.graders.answer_key import naming_the_gold  # rapidfuzz: only for a message
+
         for tp, v in picked[:SHOWN]:
-            answer = answers.get((v.best_passage, tp.id)) if v.best_passage is not None and not secret else None
-            lines.append(f"  {self._shown(tp)}: {describe(v, text=None if secret else tp.text, answer=answer)}")
+            reason = passage = None
+            if v.best_passage is not None and not secret:
+                best = inputs.data.passages.get(v.best_passage)
+                passage = best.text if best is not None else None
+                reason = naming_the_gold(answers.get((v.best_passage, tp.id)), tp.gold_answers, passage)
+            said = describe(v, text=None if secret else tp.text, reason=reason, passage=passage)
+            lines.append(f"  {self._shown(tp)}: {said}")
         if len(picked) > SHOWN:
             lines.append(f"  ... and {len(picked) - SHOWN} more (see the JSON report's outcomes)")
         return inputs.redact("\n".join(lines))

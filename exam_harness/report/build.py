@@ -49,7 +49,7 @@ from exam_harness.report.schema import (
     SystemScore,
     TestPointOutcome,
 )
-from exam_harness.verdicts import verdict
+from exam_harness.verdicts import PASSAGE_CHARS, verdict
 
 
 @dataclass(frozen=True)
@@ -336,16 +336,20 @@ class TopGrades:
         return found
 
 
-_UNSEEN = "\0unseen"  # marks an answer not shortened yet; compared by identity, so no answer text is taken for it
+REPORT_REASON_CHARS = 500  # a grade's reason as the JSON report keeps it (a line shows verdicts.REASON_CHARS)
+_UNSEEN = "\0unseen"  # marks a text not shortened yet; compared by identity, so no answer text is taken for it
 
 
 def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan,
                         tops: TopGrades | None = None) -> list[TestPointOutcome]:
     """Every run's verdict on every test point of the scored banks (texts left out for secret banks)."""
+    from exam_harness.graders.answer_key import naming_the_gold  # rapidfuzz: only when a report is built
+
     grading = outcome.grading
     tops = tops if tops is not None else TopGrades(inputs, outcome, plan.k)
     tau, k, unsupported, answers, grades = plan.min_grade, plan.k, grading.unsupported, grading.answers, grading.grades
-    shortened: dict[str, dict[str, str | None]] = {}  # test point -> best passage -> its answer, shortened
+    shortened: dict[str, dict[str, str | None]] = {}  # test point -> best passage -> its reason, shortened
+    texts, passage_texts = inputs.data.passages, dict[str, str | None]()  # passage -> its text, shortened
     found: list[TestPointOutcome] = []
     append, grade_rows = found.append, tops.rows
     for index, bank in enumerate(outcome.banks):
@@ -375,15 +379,23 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
                     outcome_of = "answered" if best_grade >= tau else missed
                 else:
                     outcome_of, best_grade, best_passage = missed, None, None
-                answer = None
+                reason = passage = None
                 if best_passage is not None and not secret:
-                    answer = memo.get(best_passage, _UNSEEN)
-                    if answer is _UNSEEN:
-                        raw = answers.get((best_passage, tid))
-                        answer = memo[best_passage] = shorten(raw, 500) if raw is not None else None
+                    reason = memo.get(best_passage, _UNSEEN)
+                    if reason is _UNSEEN:
+                        held = texts.get(best_passage)
+                        raw = naming_the_gold(answers.get((best_passage, tid)), tp.gold_answers,
+                                              held.text if held is not None else None)
+                        reason = memo[best_passage] = shorten(raw, REPORT_REASON_CHARS) if raw is not None else None
+                    passage = passage_texts.get(best_passage, _UNSEEN)
+                    if passage is _UNSEEN:
+                        held = texts.get(best_passage)
+                        passage = passage_texts[best_passage] = (
+                            shorten(held.text, PASSAGE_CHARS) if held is not None else None)
                 append(TestPointOutcome(
                     run=name, query_id=qid, test_point_id=shown, kind=kind, required=required, text=text,
-                    outcome=outcome_of, best_grade=best_grade, best_passage=best_passage, answer=answer,
+                    outcome=outcome_of, best_grade=best_grade, best_passage=best_passage, reason=reason,
+                    best_passage_text=passage,
                 ))
     return found
 

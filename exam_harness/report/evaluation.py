@@ -12,7 +12,7 @@ collection, the agreement tables with human judgments and the runs over external
 
 JSON shape (``--json``)::
 
-    {"kind": "evaluation", "schema_version": "3.3", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
+    {"kind": "evaluation", "schema_version": "3.4", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
      "systems": [{"run": "runA", "queries": 43, "scores": {"exam-cover(tau=3)@20": {"mean": 0.71,
                   "stderr": 0.03}}}],
      "leaderboards": [{"measure": "exam-cover(tau=3)@20", "key": "exam-cover@20", "queries": 43,

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
+from exam_harness.display import shorten
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.report.cost import cost_lines
 from exam_harness.report.html_assets import CSS, JS
 from exam_harness.report.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
+from exam_harness.verdicts import PASSAGE_CHARS as SNIPPET_CHARS  # the text beside an id, as a report keeps it
 
 # the drill-down lists these outcomes, worst first, under these names
 DRILL_OUTCOMES = {"required-missed": "required missed", "error": "errors", "missed": "missed"}
@@ -297,14 +299,21 @@ def _grades(report: ExamReport, systems: Sequence[SystemScore]) -> str:
             f'<div class="grade-grid">{charts}</div></section>')
 
 
-def _passage(pid: str | None, passages: Mapping[str, str]) -> str:
+def _passage(o: TestPointOutcome, passages: Mapping[str, str]) -> str:
+    """The best passage's id with its text cut beside it; the session's passages (up to PASSAGE_CHARS) open
+    below it. A report read from a file has only the cut text it keeps (``best_passage_text``)."""
+    pid = o.best_passage
     if pid is None:
         return '<span class="muted">–</span>'
     text = passages.get(pid)
+    cut = o.best_passage_text
+    if cut is None and text is not None and o.text is not None:  # not for a secret bank (its text is None)
+        cut = shorten(text, SNIPPET_CHARS)
+    beside = f' <span class="passage-text">{_e(cut)}</span>' if cut else ""
     if text is None:
-        return f"<code>{_e(pid)}</code>"
+        return f"<code>{_e(pid)}</code>{beside}"
     shown = text if len(text) <= PASSAGE_CHARS else text[:PASSAGE_CHARS] + f"… ({len(text)} characters)"
-    return (f'<details class="passage"><summary><code>{_e(pid)}</code></summary>'
+    return (f'<details class="passage"><summary><code>{_e(pid)}</code>{beside}</summary>'
             f"<blockquote>{_e(shown)}</blockquote></details>")
 
 
@@ -316,12 +325,12 @@ def _outcome_row(o: TestPointOutcome, passages: Mapping[str, str]) -> str:
     else:
         point = f'<code class="tp-id">{_e(o.test_point_id)}</code><div class="tp-text">{_e(o.text)}</div>'
     grade = "–" if o.best_grade is None else _e(o.best_grade)
-    answer = '<span class="muted">–</span>' if o.answer is None else _e(o.answer)
+    reason = '<span class="muted">–</span>' if o.reason is None else _e(o.reason)
     return (f'<tr class="tp outcome-{_e(o.outcome)}" data-outcome="{_e(o.outcome)}">'
             f"<td>{_e(o.query_id)}</td><td class=\"text\">{point}</td>"
             f'<td><span class="tag">{_e(o.kind)}</span>{required}</td>'
             f'<td class="outcome {_e(o.outcome)}">{_e(o.outcome)}</td><td class="num">{grade}</td>'
-            f"<td>{_passage(o.best_passage, passages)}</td><td class=\"answer\">{answer}</td></tr>")
+            f"<td>{_passage(o, passages)}</td><td class=\"reason\">{reason}</td></tr>")
 
 
 def _drilldown(report: ExamReport, systems: Sequence[SystemScore], anchors: Mapping[str, str],
@@ -345,7 +354,7 @@ def _drilldown(report: ExamReport, systems: Sequence[SystemScore], anchors: Mapp
             rows = "\n".join(_outcome_row(o, passages) for o in found)
             parts.append('<div class="scroll"><table class="drill"><thead><tr><th>query</th><th>test point</th>'
                          '<th>kind</th><th>outcome</th><th class="num">best grade</th><th>best passage</th>'
-                         f"<th>answer</th></tr></thead><tbody>\n{rows}\n</tbody></table></div>")
+                         f"<th>reason</th></tr></thead><tbody>\n{rows}\n</tbody></table></div>")
         else:
             parts.append('<p class="note">Nothing missed.</p>')
         parts.append('<p class="note"><a href="#leaderboard">↑ leaderboard</a></p></details>')

@@ -57,7 +57,8 @@ details.run-drill[open] > summary { border-bottom: 1px solid var(--line); margin
 details.run-drill:target { box-shadow: 0 0 0 2px var(--accent); }
 .drill td { font-size: 13px; }
 .drill td.text { max-width: 28rem; }
-.drill td.answer { max-width: 22rem; overflow-wrap: anywhere; }
+.drill td.reason { max-width: 22rem; overflow-wrap: anywhere; }
+.drill .passage-text { color: #555; font-size: 0.9em; }
 .outcome { font-weight: 600; white-space: nowrap; }
 .outcome.required-missed { color: var(--bad); }
 .outcome.error { color: #8e44ad; }

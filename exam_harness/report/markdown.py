@@ -12,11 +12,12 @@ import math
 import re
 from collections.abc import Sequence
 
-from exam_harness.display import visible
+from exam_harness.display import shorten, visible
 from exam_harness.gates import GateCheck, Verdicts, title
 from exam_harness.report.cost import cost_lines
 from exam_harness.report.schema import ExamReport, SystemScore, TestPointOutcome
 from exam_harness.report.terminal import ranked
+from exam_harness.verdicts import REASON_CHARS
 
 # Characters that start markdown syntax anywhere in a line (a table cell included); '<', '>' and '&'
 # become entities so that GitHub never reads a run name as HTML.
@@ -215,8 +216,9 @@ def _missed_item(o: TestPointOutcome) -> str:
         return f"- {code(o.query_id)} {what}: could not be graded"
     if o.best_passage is None:
         return f"- {code(o.query_id)} {what}: no graded passage in the top k"
-    answer = f", answer {code(o.answer)}" if o.answer else ""
-    return f"- {code(o.query_id)} {what}: best grade {o.best_grade} (passage {code(o.best_passage)}{answer})"
+    passage = f" “{escape(o.best_passage_text)}”" if o.best_passage_text else ""
+    reason = f", reason {code(shorten(o.reason, REASON_CHARS))}" if o.reason else ""
+    return f"- {code(o.query_id)} {what}: best grade {o.best_grade} (passage {code(o.best_passage)}{passage}{reason})"
 
 
 def _table(head: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

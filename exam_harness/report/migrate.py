@@ -2,6 +2,9 @@
 
 Schema 3.0 and 3.1 read as 3.2 (:func:`migrate_3`): ``kind`` is ``exam-report`` and each measure's tau and k
 are read from its printed name (a plugin measure this session does not register keeps None).
+Schema 3.0 to 3.3 read as 3.4 (:func:`answer_to_reason`): each outcome's ``answer`` (the best grade's
+extracted answer or raw response, which is its reason) becomes its ``reason``; they hold no
+``best_passage_text``.
 
 Schema 2.x reads as 3.0 first: its fixed score fields become scores keyed by measure name.
 
@@ -29,10 +32,10 @@ BETA = 3.0  # nugget F's beta in every pytest session (pytest has no --beta)
 
 
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
-    """A 2.x or 3.x report document (parsed JSON) rewritten as 3.2; anything else is returned unchanged, for
+    """A 2.x or 3.x report document (parsed JSON) rewritten as today's; anything else is returned unchanged, for
     the schema check to judge. Malformed content is left for that check to name too. A 3.x report keeps the
     ``schema_version`` it was written as."""
-    return migrate_3(_migrate_2(raw))
+    return answer_to_reason(migrate_3(_migrate_2(raw)))
 
 
 def migrate_3(raw: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +55,17 @@ def _tau_and_k(name: str) -> dict[str, Any]:
     except (ConfigError, ValueError):  # a plugin measure unknown here: its tau and k stay unknown
         return {}
     return {"min_grade": parsed.min_grade, "k": parsed.k}
+
+
+def answer_to_reason(raw: dict[str, Any]) -> dict[str, Any]:
+    """A 3.0 to 3.3 report's ``outcomes[].answer`` renamed ``reason`` (3.4)."""
+    if str(raw.get("schema_version", "")) not in ("3.0", "3.1", "3.2", "3.3"):
+        return raw
+    outcomes = raw.get("outcomes")
+    for outcome in outcomes if isinstance(outcomes, list) else []:
+        if isinstance(outcome, dict) and "answer" in outcome and "reason" not in outcome:
+            outcome["reason"] = outcome.pop("answer")
+    return raw
 
 
 def _migrate_2(raw: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "3.3"
+SCHEMA_VERSION = "3.4"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -34,6 +34,8 @@ SCHEMA_VERSION = "3.3"
 #      this session's, the cached grades' and per run; docs/cost.md; none in older reports)
 # 3.3: judge_variance (a judge asked K times per pair: each case's spread, flaky cases, the judge's share of
 #      each run's variance; None without repeats; 3.2 reads as 3.3)
+# 3.4: outcomes[].reason (the best grade's reason) replaces outcomes[].answer, which held the same text (3.0
+#      to 3.3 read as 3.4, report/migrate.py); outcomes[].best_passage_text (the best passage's text, cut)
 
 
 class _Model(BaseModel):
@@ -189,7 +191,11 @@ class TestPointOutcome:
     outcome: str  # answered, missed, required-missed, error, skipped
     best_grade: int | None = None
     best_passage: str | None = None
-    answer: str | None = None  # the best passage's extracted answer or raw response; None for secret banks
+    # --- why (schema 3.2): None for secret banks -------------------------------------------------------
+    # the best grade's reason, cut: the default grader's best span quoted with its support, an LLM's answer,
+    # the answer key's finding, a recorded grade's answer (was ``answer`` until 3.1)
+    reason: str | None = None
+    best_passage_text: str | None = None  # the best passage's text, cut (verdicts.PASSAGE_CHARS)
 
 
 class NuggetAssignment(_Model):
