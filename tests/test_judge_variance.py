@@ -212,7 +212,7 @@ def test_m_of_k_gate_reads_back_from_junit(project: pytest.Pytester, server: Fak
     missed = {c.get("name"): c.find("skipped") for c in root.iter("testcase")}
     flagged = missed["q2/c[good]"]
     assert flagged is not None and flagged.get("message", "").endswith(
-        "best grade 3 (passage p3, answer '0 | 5 | 5') < min grade 4 in the run's top 20; flaky: answered in 2 of 3 "
+        "best grade 3 (passage p3 'SEQ=0,5,5 a passage the judge accepts twice', reason '0 | 5 | 5') < min grade 4 in the run's top 20; flaky: answered in 2 of 3 "
         "judge samples")
     verdict = _report(project)["verdict"]
     assert sorted((g["run"], g["measure"], g["value"], g["passed"]) for g in verdict["gates"]

@@ -267,7 +267,7 @@ def test_a_kept_report_of_schema_2_reads_as_3() -> None:
     assert not math.isnan(old.means("nugget-f")["good"])
 
 
-def test_a_kept_report_of_schema_3_0_reads_in_3_2(tmp_path: Path) -> None:
+def test_a_kept_report_of_schema_3_0_reads_as_today_s(tmp_path: Path) -> None:
     # 3.1 added trec_rag (TREC RAG nugget assignments); a 3.0 report, which has none, reads with it empty
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())
     pinned.pop("trec_rag", None)
@@ -275,13 +275,14 @@ def test_a_kept_report_of_schema_3_0_reads_in_3_2(tmp_path: Path) -> None:
     kept.write_text(json.dumps({**pinned, "schema_version": "3.0", "tool_version": "0.1.0",
                                 "created": "2026-11-23T00:00:00+00:00"}))
     report = read_report(kept)
-    assert report.schema_version == "3.2" and report.trec_rag == []  # 3.0 reads as 3.2 (answers are reasons)
+    # 3.0 reads as today's (answers are reasons), keeping the version it was written as
+    assert report.schema_version == "3.0" and report.trec_rag == []
     assert report.means("exam-cover") == {s["run"]: s["scores"][pinned["measures"][0]["name"]]["mean"]
                                           for s in pinned["systems"]}
 
 
 def test_a_kept_report_of_schema_3_1_reads_its_answers_as_reasons(tmp_path: Path) -> None:
-    # 3.2 renamed each outcome's answer (the best grade's extracted answer or raw response) to reason, and
+    # 3.4 renamed each outcome's answer (the best grade's extracted answer or raw response) to reason, and
     # added the best passage's text, which a 3.1 report lacks
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())
     reasons = [o["reason"] for o in pinned["outcomes"]]
@@ -293,7 +294,7 @@ def test_a_kept_report_of_schema_3_1_reads_its_answers_as_reasons(tmp_path: Path
     kept.write_text(json.dumps({**pinned, "schema_version": "3.1", "tool_version": "0.1.0",
                                 "created": "2026-11-23T00:00:00+00:00"}))
     report = read_report(kept)
-    assert report.schema_version == "3.2"
+    assert report.schema_version == "3.1"  # the version it was written as
     assert [o.reason for o in report.outcomes] == reasons
     assert all(o.best_passage_text is None for o in report.outcomes)
 

@@ -78,8 +78,8 @@ def read_report(path: Path) -> ExamReport:
                          path=path, field="kind", value="evaluation", expected="exam-report")
     check_values(raw, path)  # before migrating: the fields are named as the file writes them
     if isinstance(raw, dict):
-        raw = migrate(raw)  # a kept report of schema 2.x reads as 3.0
-    migrated_text = written_as != (raw.get("schema_version") if isinstance(raw, dict) else None)
+        raw = migrate(raw)  # a kept report of an older schema reads as today's (report/migrate.py)
+    migrated_text = written_as != SCHEMA_VERSION  # an older report may have been rewritten: check what was read
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError(
