@@ -14,6 +14,7 @@ import pytest
 import pytrec_eval  # noqa: F401
 import rich.progress  # noqa: F401
 import scipy.stats  # noqa: F401  (imports numpy.fft, a C extension)
+import torch  # noqa: F401  (a C extension the default grader loads: imported twice it crashes the process)
 
 import exam_harness.io
 import exam_harness.measures
