@@ -32,12 +32,15 @@ exam: $(STAMP)
 # empty value lets Python write bytecode.
 test: export PYTHONDONTWRITEBYTECODE =
 
+# The suite runs on every core (pytest-xdist; TEST_WORKERS=0 runs it in one process, e.g. to debug).
+TEST_WORKERS ?= auto
+
 # pytest's exit code 5 (no tests collected, e.g. a -k that matches nothing) is said loudly and not a
 # failure; make itself would turn any failing recipe into exit 2, so it is handled here.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest tests $(PYTEST_ARGS) || { rc=$$?; if [ $$rc -eq 5 ]; then \
+	$(BIN)/pytest tests -n $(TEST_WORKERS) $(PYTEST_ARGS) || { rc=$$?; if [ $$rc -eq 5 ]; then \
 	  echo "make test: pytest collected no tests (exit 5)" >&2; exit 0; fi; exit $$rc; }
 
 bench: $(STAMP)
