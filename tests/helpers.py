@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -207,30 +206,28 @@ PROJECT_RUNS = {
 }
 
 
+def write_project(pytester: pytest.Pytester, bank: str, collection: str, runs: Mapping[str, str],
+                  *ini: str) -> pytest.Pytester:
+    """A pytester project: ``banks/exam.yaml``, ``runs/collection.tsv`` and the run files, with an ini that
+    points the harness at them (cache, report folder) plus the ``ini`` lines given."""
+    settings = ["exam_banks = banks", "exam_runs = runs", "exam_cache = .cache/grades.sqlite",
+                "exam_report_dir = reports", *ini]
+    pytester.makeini("[pytest]\n" + "\n".join(settings) + "\n")
+    (pytester.path / "banks").mkdir()
+    (pytester.path / "banks" / "exam.yaml").write_text(bank)
+    folder = pytester.path / "runs"
+    folder.mkdir()
+    (folder / "collection.tsv").write_text(collection)
+    for name, text in runs.items():
+        (folder / name).write_text(text)
+    return pytester
+
+
 def make_project(pytester: pytest.Pytester) -> pytest.Pytester:
     """A pytester project: marker grader from its conftest.py, one bank, a collection and two runs."""
     pytester.makeconftest(CONFTEST)
-    pytester.makeini(
-        textwrap.dedent(
-            """
-            [pytest]
-            exam_grader = marker
-            exam_banks = banks
-            exam_runs = runs
-            exam_cache = .cache/grades.sqlite
-            exam_report_dir = reports
-            filterwarnings = ignore::pytest.PytestAssertRewriteWarning
-            """
-        )
-    )
-    (pytester.path / "banks").mkdir()
-    (pytester.path / "banks" / "exam.yaml").write_text(BANK)
-    runs = pytester.path / "runs"
-    runs.mkdir()
-    (runs / "collection.tsv").write_text(COLLECTION)
-    for name, text in PROJECT_RUNS.items():
-        (runs / name).write_text(text)
-    return pytester
+    return write_project(pytester, BANK, COLLECTION, PROJECT_RUNS, "exam_grader = marker",
+                         "filterwarnings = ignore::pytest.PytestAssertRewriteWarning")
 
 
 def report_means(report: dict[str, Any], measure: str = "exam-cover") -> dict[str, float]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import textwrap
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from exam_harness.cache import SCHEMA_VERSION, GradeCache
 from exam_harness.models import Grade
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.helpers import write_project
 from tests.test_openai_plugin import BANK, COLLECTION, RUNS, openai_args
 
 pytest_plugins = ["pytester"]
@@ -36,22 +36,7 @@ def server() -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture
 def llm_project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini(textwrap.dedent("""
-        [pytest]
-        exam_banks = banks
-        exam_runs = runs
-        exam_cache = .cache/grades.sqlite
-        exam_report_dir = reports
-        exam_min_grade = 1
-        """))
-    (pytester.path / "banks").mkdir()
-    (pytester.path / "banks" / "exam.yaml").write_text(BANK)
-    runs = pytester.path / "runs"
-    runs.mkdir()
-    (runs / "collection.tsv").write_text(COLLECTION)
-    for name, text in RUNS.items():
-        (runs / name).write_text(text)
-    return pytester
+    return write_project(pytester, BANK, COLLECTION, RUNS, "exam_min_grade = 1")
 
 
 def _systems(project: pytest.Pytester) -> dict[str, dict]:  # type: ignore[type-arg]

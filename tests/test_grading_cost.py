@@ -10,7 +10,6 @@ import hashlib
 import json
 import random
 import re
-import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from exam_harness.grading import run_grading_pass
 from exam_harness.llm.cost import Prices, TokenUsage
 from exam_harness.models import Passage, Query, TestPoint
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault
+from tests.helpers import write_project
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")
@@ -201,22 +201,7 @@ RUNS = {"good.run": "q1 Q0 p1 1 2.0 good\nq2 Q0 p3 1 1.0 good\n",
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini(textwrap.dedent("""
-        [pytest]
-        exam_banks = banks
-        exam_runs = runs
-        exam_cache = .cache/grades.sqlite
-        exam_report_dir = reports
-        exam_k = 2
-        """))
-    (pytester.path / "banks").mkdir()
-    (pytester.path / "banks" / "exam.yaml").write_text(BANK)
-    runs = pytester.path / "runs"
-    runs.mkdir()
-    (runs / "collection.tsv").write_text(COLLECTION)
-    for name, text in RUNS.items():
-        (runs / name).write_text(text)
-    return pytester
+    return write_project(pytester, BANK, COLLECTION, RUNS, "exam_k = 2")
 
 
 def pytest_args(server: FakeOpenAIServer, **extra: str) -> list[str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import textwrap
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer, Fault
+from tests.helpers import write_project
 from tests.test_openai_plugin import BANK, openai_args
 
 pytest_plugins = ["pytester"]
@@ -75,21 +75,7 @@ def server(judge: SequenceJudge) -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini(textwrap.dedent("""
-        [pytest]
-        exam_banks = banks
-        exam_runs = runs
-        exam_cache = .cache/grades.sqlite
-        exam_report_dir = reports
-        """))
-    (pytester.path / "banks").mkdir()
-    (pytester.path / "banks" / "exam.yaml").write_text(BANK)
-    runs = pytester.path / "runs"
-    runs.mkdir()
-    (runs / "collection.tsv").write_text(COLLECTION)
-    for name, text in RUNS.items():
-        (runs / name).write_text(text)
-    return pytester
+    return write_project(pytester, BANK, COLLECTION, RUNS)
 
 
 def args(server: FakeOpenAIServer, repeats: int, *extra: str) -> list[str]:

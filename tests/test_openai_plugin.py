@@ -5,13 +5,12 @@ never a grade (nor a cached one)."""
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Iterator
 
 import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer, Fault
-from tests.helpers import report_means
+from tests.helpers import report_means, write_project
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")
@@ -53,25 +52,7 @@ def server() -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini(
-        textwrap.dedent(
-            """
-            [pytest]
-            exam_banks = banks
-            exam_runs = runs
-            exam_cache = .cache/grades.sqlite
-            exam_report_dir = reports
-            """
-        )
-    )
-    (pytester.path / "banks").mkdir()
-    (pytester.path / "banks" / "exam.yaml").write_text(BANK)
-    runs = pytester.path / "runs"
-    runs.mkdir()
-    (runs / "collection.tsv").write_text(COLLECTION)
-    for name, text in RUNS.items():
-        (runs / name).write_text(text)
-    return pytester
+    return write_project(pytester, BANK, COLLECTION, RUNS)
 
 
 def openai_args(server: FakeOpenAIServer, *extra: str) -> list[str]:
