@@ -26,6 +26,7 @@ from exam_harness.llm.cost import Prices, TokenUsage
 from exam_harness.models import Passage, Query, TestPoint
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault
 from tests.helpers import write_project
+from tests.test_openai_plugin import BANK
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")
@@ -182,18 +183,6 @@ def test_prices_cost_of_tokens() -> None:
 
 # --- through pytest ------------------------------------------------------------------------------
 
-BANK = """\
-queries:
-  - id: q1
-    text: first query
-    questions:
-      - {id: q1/a, text: question a}
-      - {id: q1/b, text: question b}
-  - id: q2
-    text: second query
-    questions:
-      - {id: q2/c, text: question c}
-"""
 COLLECTION = "id\ttext\np1\tfirst passage\np2\tsecond passage\np3\tthird passage\np4\tfourth passage\n"
 RUNS = {"good.run": "q1 Q0 p1 1 2.0 good\nq2 Q0 p3 1 1.0 good\n",
         "weak.run": "q1 Q0 p1 1 2.0 weak\nq1 Q0 p2 2 1.0 weak\nq2 Q0 p4 1 1.0 weak\n"}
