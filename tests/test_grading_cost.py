@@ -25,7 +25,7 @@ from exam_harness.grading import run_grading_pass
 from exam_harness.llm.cost import Prices, TokenUsage
 from exam_harness.models import Passage, Query, TestPoint
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault
-from tests.helpers import write_project
+from tests.helpers import doc_example, printed_block, table_rows, write_project
 from tests.test_openai_plugin import BANK
 
 pytest_plugins = ["pytester"]
@@ -319,13 +319,12 @@ def test_evaluate_prints_and_writes_the_session_and_each_run_s_tokens_and_cost(
         assert runs[run]["cost"] == pytest.approx((prompt * 0.5 + completion * 2) / 1000, abs=1e-6)
     assert expected["good"][0] + expected["weak"][0] > spent.prompt_tokens  # the shared pairs count twice
     # the terminal's table: run, prompt tokens, completion tokens, cost
-    lines = printed.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Grading cost per run"))
-    rows = {cells[0]: cells[1:] for line in lines[start + 4:start + 10] if line.startswith("│")
-            for cells in [[cell.strip() for cell in line.strip("│").split("│")]]}
+    rows = table_rows(printed, "Grading cost per run")
     for run, (prompt, completion) in expected.items():
         assert rows[run] == [f"{prompt:,}", f"{completion:,}", f"${(prompt * 0.5 + completion * 2) / 1000:.4f}"]
     assert rows["this session (6 calls)"][:2] == [f"{spent.prompt_tokens:,}", f"{spent.completion_tokens:,}"]
+    example = doc_example("cost.md", "evaluate-cost")  # what the document shows is printed
+    assert printed_block(printed, example[0], len(example)) == example
 
     # A rerun spends nothing: each run's figures are what its cached grades cost when made.
     assert main(args) == 0

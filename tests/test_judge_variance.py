@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer, Fault
-from tests.helpers import write_project
+from tests.helpers import doc_example, printed_block, table_rows, write_project
 from tests.test_openai_plugin import BANK, openai_args
 
 pytest_plugins = ["pytester"]
@@ -382,19 +382,6 @@ def _evaluate(tmp_path: Path, server: FakeOpenAIServer, *options: str, min_grade
     return argv
 
 
-def _table_rows(printed: str, title: str) -> dict[str, list[str]]:
-    """The rows of the rich table titled ``title`` in ``printed``: run -> its cells."""
-    lines = printed.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(title))
-    rows: dict[str, list[str]] = {}
-    for line in lines[start + 4:]:  # title, top rule, header, header rule
-        if not line.startswith("│"):
-            break
-        cells = [cell.strip() for cell in line.strip("│").split("│")]
-        rows[cells[0]] = cells[1:]
-    return rows
-
-
 def test_evaluate_shows_the_judge_variance_at_each_tau(tmp_path: Path, server: FakeOpenAIServer,
                                                         capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -409,8 +396,8 @@ def test_evaluate_shows_the_judge_variance_at_each_tau(tmp_path: Path, server: F
     assert main(_evaluate(tmp_path, server, "temperature=1", "repeats=3")) == 0
     printed = capsys.readouterr().out
     assert server.count() == 3 * PAIRS
-    at3 = _table_rows(printed, "Judge variance at grade ≥ 3 (EXAM-Cover@20): 3 samples per pair, reduced by mean")
-    at4 = _table_rows(printed, "Judge variance at grade ≥ 4 (EXAM-Cover@20): 3 samples per pair, reduced by mean")
+    at3 = table_rows(printed, "Judge variance at grade ≥ 3 (EXAM-Cover@20): 3 samples per pair, reduced by mean")
+    at4 = table_rows(printed, "Judge variance at grade ≥ 4 (EXAM-Cover@20): 3 samples per pair, reduced by mean")
     # run: score, sample scores, judge variance, query variance, judge share, flaky cases, cover in >= 1..3 of 3
     assert at4 == {
         "good": ["0.5000", "0.5000, 1.0000, 1.0000", "0.08333", "0.25000", "25%", "1 of 3", "1.0000 / 1.0000 / 0.5000"],
@@ -419,6 +406,8 @@ def test_evaluate_shows_the_judge_variance_at_each_tau(tmp_path: Path, server: F
     assert at3["good"][:5] == ["1.0000", "0.5000, 1.0000, 1.0000", "0.08333", "0.00000", "100%"]
     assert at3["weak"] == at4["weak"]
     assert printed.count("  flaky good q2/c: answered in 2 of 3 samples (best grades 0, 5, 5)") == 2
+    example = doc_example("judge-variance.md", "evaluate-judge-variance")  # what the document shows is printed
+    assert printed_block(printed, example[0], len(example)) == example
     assert printed.count("  flaky weak q1/a: answered in 1 of 3 samples (best grades 5, 0, 0)") == 2
 
     document = json.loads((tmp_path / "out.json").read_text())
