@@ -268,3 +268,34 @@ def evaluation_boards(doc: dict[str, Any]) -> list[dict[str, Any]]:
             board["per_query"] = per_query
         boards.append(board)
     return boards
+
+
+def doc_example(document: str, marker: str) -> list[str]:
+    """The lines of the fenced block after ``<!-- MARKER: ... -->`` in ``docs/DOCUMENT`` (trailing spaces cut):
+    an example output a test compares with what the command printed, so the document stays true."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / document).read_text()
+    at = text.index(f"<!-- {marker}:")
+    start = text.index("```\n", at) + 4
+    return [line.rstrip() for line in text[start:text.index("\n```", start)].splitlines()]
+
+
+def printed_block(printed: str, first: str, lines: int) -> list[str]:
+    """The ``lines`` lines of ``printed`` from the one starting with ``first`` (trailing spaces cut)."""
+    shown = [line.rstrip() for line in printed.splitlines()]
+    start = next(i for i, line in enumerate(shown) if line.startswith(first))
+    return shown[start:start + lines]
+
+
+def table_rows(printed: str, title: str) -> dict[str, list[str]]:
+    """The body rows of the rich table titled ``title...`` in ``printed``: first cell -> the other cells (the rows
+    of every section, up to the table's bottom rule)."""
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    rows: dict[str, list[str]] = {}
+    for line in lines[start + 4:]:  # title, top rule, header, header rule
+        if line.startswith("└"):
+            break
+        if line.startswith("│"):
+            cells = [cell.strip() for cell in line.strip("│").split("│")]
+            rows[cells[0]] = cells[1:]
+    return rows

@@ -25,7 +25,7 @@ from exam_harness.grading import run_grading_pass
 from exam_harness.llm.cost import Prices, TokenUsage
 from exam_harness.models import Passage, Query, TestPoint
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault
-from tests.helpers import write_project
+from tests.helpers import doc_example, printed_block, table_rows, write_project
 from tests.test_openai_plugin import BANK
 
 pytest_plugins = ["pytester"]
@@ -54,12 +54,16 @@ class SeededServer(FakeOpenAIServer):
 
     def answer_body(self, path: str, body: dict[str, Any], prompt: str, fault: Fault | None) -> dict[str, Any]:
         answer = super().answer_body(path, body, prompt, fault)
-        prompt_tokens, completion_tokens = max(1, len(prompt) // 4), self._rng(prompt).randint(1, 9)
+        prompt_tokens, completion_tokens = self.usage_of(prompt)
         answer["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                            "total_tokens": prompt_tokens + completion_tokens}
         with self._sent_lock:
             self.sent.append((prompt_tokens, completion_tokens))
         return answer
+
+    def usage_of(self, prompt: str) -> tuple[int, int]:
+        """The ``usage`` this server reports for an answer to ``prompt``: (prompt, completion) tokens."""
+        return max(1, len(prompt) // 4), self._rng(prompt).randint(1, 9)
 
     def spent(self) -> TokenUsage:
         with self._sent_lock:
@@ -265,28 +269,68 @@ def test_dry_run_prints_tokens_and_cost(project: pytest.Pytester, server: Seeded
     assert float(found[2]) == pytest.approx((int(found[1]) * 0.5 + 192 * 2) / 1000, abs=0.005)
 
 
-def test_evaluate_prints_and_writes_the_session_tokens_and_cost(
-    server: SeededServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_evaluate_prints_and_writes_the_session_and_each_run_s_tokens_and_cost(
+    server: SeededServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``exam-harness evaluate`` with an LLM grader: the session's tokens and cost on the summary line, each
+    run's (the usage the server reported for the grades of its top-k pairs) in a table and in ``grading.cost``."""
     from exam_harness.cli import main
-    from tests.helpers import KEYWORD_BANK, write_bank, write_exam
+    from exam_harness.report.document import validate_document
+    from exam_harness.report.evaluation import EvaluationReport
 
-    runs, _official = write_exam(tmp_path / "data")
-    bank = write_bank(tmp_path / "kw.jsonl", KEYWORD_BANK)
-    args = ["evaluate", str(runs), "--bank", str(bank), "--grader", "openai", "--cache", str(tmp_path / "c.sqlite"),
-            "--k", "2", "--measures", "P@2", "--json", str(tmp_path / "lb.json"), "--bootstrap", "0", "--no-progress"]
+    (tmp_path / "exam.yaml").write_text(BANK)
+    (tmp_path / "collection.tsv").write_text(COLLECTION)
+    for name, text in RUNS.items():
+        (tmp_path / name).write_text(text)
+    args = ["evaluate", str(tmp_path / "collection.tsv"), *(str(tmp_path / name) for name in RUNS), "--bank",
+            str(tmp_path / "exam.yaml"), "--grader", "openai", "--cache", str(tmp_path / "c.sqlite"), "--k", "2",
+            "--json", str(tmp_path / "lb.json"), "--bootstrap", "0", "--no-progress"]
     for key, value in grader_options(server, **PRICES).items():
         args += ["--grader-option", f"{key}={value}"]
-    main(args)  # pairs the seeded grades leave uncovered do not matter here
+    monkeypatch.setenv("COLUMNS", "200")  # every table column on one line
+    assert main(args) == 0
     spent = server.spent()
-    assert spent.calls > 0
+    assert spent.calls == 6  # q1: {p1, p2} x {a, b}; q2: {p3, p4} x {c}
+    printed = capsys.readouterr().out
     assert (f"grading cost: this session {spent.prompt_tokens:,} prompt + {spent.completion_tokens:,} completion "
-            "tokens") in capsys.readouterr().out
-    cost = json.loads((tmp_path / "lb.json").read_text())["grading"]["cost"]
+            f"tokens = ${(spent.prompt_tokens * 0.5 + spent.completion_tokens * 2) / 1000:.4f} in 6 calls") in printed
+
+    def usage(pairs: list[tuple[str, str]]) -> tuple[int, int]:
+        """What the server reported for the grades of these (passage text, question) pairs, one call each."""
+        prompts = [next(r.prompt for r in server.requests if f"\n{text}\n" in r.prompt and f" {question}\n" in r.prompt)
+                   for text, question in pairs]
+        assert len(set(prompts)) == len(pairs)
+        return sum(server.usage_of(p)[0] for p in prompts), sum(server.usage_of(p)[1] for p in prompts)
+
+    a, b, c = "question a", "question b", "question c"
+    expected = {  # each run's top-2: good ranks p1 and p3, weak p1, p2 and p4 (p1's pairs count for both)
+        "good": usage([("first passage", a), ("first passage", b), ("third passage", c)]),
+        "weak": usage([("first passage", a), ("first passage", b), ("second passage", a), ("second passage", b),
+                       ("fourth passage", c)]),
+    }
+    document = json.loads((tmp_path / "lb.json").read_text())
+    assert isinstance(validate_document(document), EvaluationReport)  # the one schema
+    cost = document["grading"]["cost"]
     assert (cost["session"]["prompt_tokens"], cost["session"]["completion_tokens"]) == (
         spent.prompt_tokens, spent.completion_tokens)
-    assert cost["runs"] == [] and cost["session"]["cost"] == pytest.approx(
-        (spent.prompt_tokens * 0.5 + spent.completion_tokens * 2) / 1000, abs=1e-6)
+    runs = {r["run"]: r for r in cost["runs"]}
+    assert {run: (r["prompt_tokens"], r["completion_tokens"]) for run, r in runs.items()} == expected
+    for run, (prompt, completion) in expected.items():
+        assert runs[run]["cost"] == pytest.approx((prompt * 0.5 + completion * 2) / 1000, abs=1e-6)
+    assert expected["good"][0] + expected["weak"][0] > spent.prompt_tokens  # the shared pairs count twice
+    # the terminal's table: run, prompt tokens, completion tokens, cost
+    rows = table_rows(printed, "Grading cost per run")
+    for run, (prompt, completion) in expected.items():
+        assert rows[run] == [f"{prompt:,}", f"{completion:,}", f"${(prompt * 0.5 + completion * 2) / 1000:.4f}"]
+    assert rows["this session (6 calls)"][:2] == [f"{spent.prompt_tokens:,}", f"{spent.completion_tokens:,}"]
+    example = doc_example("cost.md", "evaluate-cost")  # what the document shows is printed
+    assert printed_block(printed, example[0], len(example)) == example
+
+    # A rerun spends nothing: each run's figures are what its cached grades cost when made.
+    assert main(args) == 0
+    again = json.loads((tmp_path / "lb.json").read_text())["grading"]["cost"]
+    assert server.spent().calls == 6 and again["session"]["prompt_tokens"] == 0
+    assert again["cached"]["prompt_tokens"] == spent.prompt_tokens and again["runs"] == cost["runs"]
 
 
 def test_a_call_that_makes_several_grades_is_shared_among_them(tmp_path: Path) -> None:

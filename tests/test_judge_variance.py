@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer, Fault
-from tests.helpers import write_project
+from tests.helpers import doc_example, printed_block, table_rows, write_project
 from tests.test_openai_plugin import BANK, openai_args
 
 pytest_plugins = ["pytester"]
@@ -361,3 +361,85 @@ def test_max_cost_bounds_every_sample_together(tmp_path: Path) -> None:
         assert rest.cache_hits == asked and rest.graded == 12 - asked and len(rest.grades) == 4
         assert all(len(samples) == 3 for samples in rest.samples.values())
         cache.close()
+
+
+# --- exam-harness evaluate ------------------------------------------------------------------------------------
+
+
+def _evaluate(tmp_path: Path, server: FakeOpenAIServer, *options: str, min_grades: tuple[str, ...] = ("3", "4"),
+              ) -> list[str]:
+    """``exam-harness evaluate`` over the project's bank, collection and runs (written into ``tmp_path``)."""
+    (tmp_path / "exam.yaml").write_text(BANK)
+    (tmp_path / "collection.tsv").write_text(COLLECTION)
+    for name, text in RUNS.items():
+        (tmp_path / name).write_text(text)
+    argv = ["evaluate", str(tmp_path / "collection.tsv"), *(str(tmp_path / name) for name in RUNS), "--bank",
+            str(tmp_path / "exam.yaml"), "--grader", "openai", "--cache", str(tmp_path / "grades.sqlite"),
+            "--min-grade", *min_grades, "--bootstrap", "0", "--no-progress", "--json", str(tmp_path / "out.json")]
+    for option in (f"base_url={server.base_url}", "model=fake-model", "api_key=test", "timeout=10",
+                   "backoff_base=0.001", "backoff_max=0.002", *options):
+        argv += ["--grader-option", option]
+    return argv
+
+
+def test_evaluate_shows_the_judge_variance_at_each_tau(tmp_path: Path, server: FakeOpenAIServer,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``evaluate --grader openai`` with repeats=3 prints and writes the pytest report's figures, once per tau:
+    the scripted answers give good the sample scores 0.5, 1, 1 and weak 0.5, 0, 0 at either tau; good's q2/c
+    (grades 0, 5, 5: mean 3) is covered at tau 3 and missed at tau 4, which moves its score and the share."""
+    from exam_harness.cli import main
+    from exam_harness.report.document import validate_document
+    from exam_harness.report.evaluation import EvaluationReport
+
+    monkeypatch.setenv("COLUMNS", "200")  # every table column on one line
+    assert main(_evaluate(tmp_path, server, "temperature=1", "repeats=3")) == 0
+    printed = capsys.readouterr().out
+    assert server.count() == 3 * PAIRS
+    at3 = table_rows(printed, "Judge variance at grade ≥ 3 (EXAM-Cover@20): 3 samples per pair, reduced by mean")
+    at4 = table_rows(printed, "Judge variance at grade ≥ 4 (EXAM-Cover@20): 3 samples per pair, reduced by mean")
+    # run: score, sample scores, judge variance, query variance, judge share, flaky cases, cover in >= 1..3 of 3
+    assert at4 == {
+        "good": ["0.5000", "0.5000, 1.0000, 1.0000", "0.08333", "0.25000", "25%", "1 of 3", "1.0000 / 1.0000 / 0.5000"],
+        "weak": ["0.0000", "0.5000, 0.0000, 0.0000", "0.08333", "0.00000", "100%", "2 of 3", "0.5000 / 0.0000 / 0.0000"],
+    }
+    assert at3["good"][:5] == ["1.0000", "0.5000, 1.0000, 1.0000", "0.08333", "0.00000", "100%"]
+    assert at3["weak"] == at4["weak"]
+    assert printed.count("  flaky good q2/c: answered in 2 of 3 samples (best grades 0, 5, 5)") == 2
+    example = doc_example("judge-variance.md", "evaluate-judge-variance")  # what the document shows is printed
+    assert printed_block(printed, example[0], len(example)) == example
+    assert printed.count("  flaky weak q1/a: answered in 1 of 3 samples (best grades 5, 0, 0)") == 2
+
+    document = json.loads((tmp_path / "out.json").read_text())
+    assert isinstance(validate_document(document), EvaluationReport)  # the one schema
+    by_tau = {jv["min_grade"]: jv for jv in document["judge_variance"]}
+    assert sorted(by_tau) == [3, 4]
+    assert by_tau[4]["measure"] == "exam-cover(tau=4)@20" and by_tau[4]["measure"] in [
+        m["name"] for m in document["measures"]]
+    runs = {r["run"]: r for r in by_tau[4]["runs"]}
+    assert runs["good"]["sample_scores"] == [0.5, 1.0, 1.0]
+    assert runs["good"]["judge_variance"] == pytest.approx(1 / 12) and runs["good"]["judge_share"] == pytest.approx(0.25)
+    assert runs["weak"]["cover_at_least"] == [0.5, 0.0, 0.0]
+    # the score beside the figures is the leaderboard's EXAM-Cover at that tau
+    means = {s["run"]: s["scores"]["exam-cover(tau=3)@20"]["mean"] for s in document["systems"]}
+    assert {r["run"]: r["score"] for r in by_tau[3]["runs"]} == means == {"good": 1.0, "weak": 0.0}
+    cases = {(c["run"], c["test_point_id"]): c for c in by_tau[4]["cases"]}
+    assert {key for key, c in cases.items() if c["flaky"]} == {("good", "q2/c"), ("weak", "q1/a"), ("weak", "q1/b")}
+    assert cases[("good", "q2/c")]["best_grades"] == [0, 5, 5]
+
+    # reducer=majority is read from the cache (nothing asked): (0, 5, 5) reduces to 5, so good covers q2/c at 4
+    assert main(_evaluate(tmp_path, server, "temperature=1", "repeats=3", "reducer=majority")) == 0
+    assert server.count() == 3 * PAIRS
+    majority = json.loads((tmp_path / "out.json").read_text())["judge_variance"]
+    good = next(r for r in majority[1]["runs"] if r["run"] == "good")
+    assert (majority[1]["reducer"], good["score"], good["sample_scores"]) == ("majority", 1.0, [0.5, 1.0, 1.0])
+
+
+def test_evaluate_without_repeats_shows_no_judge_variance(tmp_path: Path, server: FakeOpenAIServer,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.cli import main
+
+    assert main(_evaluate(tmp_path, server, min_grades=("4",))) == 0
+    assert server.count() == PAIRS
+    assert "Judge variance" not in capsys.readouterr().out
+    assert "judge_variance" not in json.loads((tmp_path / "out.json").read_text())

@@ -145,6 +145,20 @@ def test_a_kept_report_of_schema_3_1_reads_as_3_2(tmp_path: Path) -> None:
     assert {m.min_grade for m in report.measures} == {4} and {m.k for m in report.measures} == {20}
 
 
+def test_a_kept_report_of_schema_3_4_reads_as_3_5(tmp_path: Path) -> None:
+    """3.5 added fields to the evaluation envelope only: a 3.4 exam report reads unchanged."""
+    from exam_harness.io.report import read_report
+
+    pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
+    kept = {**pinned, "schema_version": "3.4", "tool_version": "0.1.0", "created": "2026-11-23T00:00:00+00:00"}
+    path = tmp_path / "exam-report.json"
+    path.write_text(json.dumps(kept))
+    report = read_report(path)
+    assert report.schema_version == "3.4" and SCHEMA_VERSION == "3.5"
+    assert report.model_dump(mode="json", exclude={"schema_version"}) == ExamReport.model_validate(
+        {**kept, "schema_version": SCHEMA_VERSION}).model_dump(mode="json", exclude={"schema_version"})
+
+
 def test_an_evaluation_document_is_not_read_as_a_kept_report(tmp_path: Path) -> None:
     from exam_harness.errors import InputError
     from exam_harness.io.report import read_report

@@ -52,7 +52,8 @@ def cost_lines(report: ExamReport) -> list[str]:
 
 
 def summary_lines(c: CostSummary | None) -> list[str]:
-    """:func:`cost_lines` of a cost section (also ``exam-harness evaluate``'s, which has no per-run figures)."""
+    """:func:`cost_lines` of a cost section (also ``exam-harness evaluate``'s summary line, given the section
+    without its runs: it prints each run's figures as a table, report/evaluation_tables.py)."""
     if c is None:
         return []
     calls = f" in {c.session.calls:,} calls" if c.session.calls else ""

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "3.4"
+SCHEMA_VERSION = "3.5"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -36,6 +36,9 @@ SCHEMA_VERSION = "3.4"
 #      each run's variance; None without repeats; 3.2 reads as 3.3)
 # 3.4: outcomes[].reason (the best grade's reason) replaces outcomes[].answer, which held the same text (3.0
 #      to 3.3 read as 3.4, report/migrate.py); outcomes[].best_passage_text (the best passage's text, cut)
+# 3.5: the evaluation envelope (evaluate --json) gains judge_variance (one per tau of --min-grade; None
+#      without repeats) and fills grading.cost.runs (each run's tokens and cost); the exam report is unchanged
+#      (3.4 reads as 3.5)
 
 
 class _Model(BaseModel):
