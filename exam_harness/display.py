@@ -29,3 +29,8 @@ def shorten(text: str, limit: int) -> str:
     ``repr``, which escapes control characters, or through :func:`visible`)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and its noun, singular for one (``1 query``, ``2 queries``)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

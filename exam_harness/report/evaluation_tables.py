@@ -19,6 +19,7 @@ from rich.text import Text
 
 from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
+from exam_harness.display import counted
 from exam_harness.llm.cost import money
 from exam_harness.report.analysis_tables import agreement_renderables
 from exam_harness.report.cost import summary_lines
@@ -48,8 +49,8 @@ def system_order(
 
 def summary_line(result: EvaluationReport) -> str:
     c, g, spec = result.collection, result.grading, result.settings.grader
-    collection = (f"{c.queries} queries, {c.passages:,} passages ({c.distinct_passages:,} distinct), {c.runs} runs, "
-                  f"{c.test_points} test points, {c.judged:,} judged")
+    collection = (f"{counted(c.queries, 'query', 'queries')}, {c.passages:,} passages ({c.distinct_passages:,} "
+                  f"distinct), {counted(c.runs, 'run')}, {counted(c.test_points, 'test point')}, {c.judged:,} judged")
     desc = " ".join(x for x in (spec.name, spec.model) if x) + (f" / {spec.prompt_class}" if spec.prompt_class else "")
     graded = g.source == "grader"
     extra = f", {g.hits:,} from cache, {g.graded:,} graded in {g.grading_seconds:.1f}s" if graded else ""

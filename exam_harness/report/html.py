@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from exam_harness.display import shorten
+from exam_harness.display import counted, shorten
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.report.cost import cost_lines
 from exam_harness.report.html_assets import CSS, JS
@@ -88,8 +88,9 @@ def _ordered(preferred: Sequence[str], seen: Iterable[str]) -> list[str]:
 def _header(report: ExamReport, title: str) -> str:
     s = report.settings
     parts = [
-        f'<header><h1>{_e(title)}</h1><p class="meta">{_e(len(report.systems))} runs · {_e(report.queries)} queries · '
-        f"{_e(report.test_points)} test points · grader {_e(s.grader.name)}"
+        f'<header><h1>{_e(title)}</h1><p class="meta">{_e(counted(len(report.systems), "run"))} · '
+        f'{_e(counted(report.queries, "query", "queries"))} · '
+        f'{_e(counted(report.test_points, "test point"))} · grader {_e(s.grader.name)}'
         + (f" ({_e(s.grader.model)})" if s.grader.model else "")
         + f" · k={_e(s.k)} · τ={_e(s.min_grade)} · created {_e(report.created)}</p></header>",
         '<nav><a href="#leaderboard">Leaderboard</a><a href="#heatmap">Heatmap</a>'

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from exam_harness.display import shorten, visible
+from exam_harness.display import counted, shorten, visible
 from exam_harness.gates import GateCheck, Verdicts, title
 from exam_harness.report.cost import cost_lines
 from exam_harness.report.schema import ExamReport, SystemScore, TestPointOutcome
@@ -153,7 +153,8 @@ def _context(report: ExamReport) -> str:
     if report.decided_by:
         about.append("decided by " + ", ".join(f"{escape(part)} {n}" for part, n in report.decided_by.items()))
     grader = code(st.grader.name) + (f" ({'; '.join(about)})" if about else "")
-    return (f"{report.queries} queries · {report.test_points} test points · {len(report.systems)} runs · grader "
+    return (f"{counted(report.queries, 'query', 'queries')} · {counted(report.test_points, 'test point')} · "
+            f"{counted(len(report.systems), 'run')} · grader "
             f"{grader} · k={st.k} · τ={st.min_grade} · "
             f"{cache.unique_pairs} pairs ({cache.hits} cached, {cache.graded} graded, {cache.failures} failed)")
 

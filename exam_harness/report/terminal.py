@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Group
 
+from exam_harness.display import counted
 from exam_harness.measures.lookup import find_measure
 from exam_harness.report.cost import cost_lines
 from exam_harness.report.schema import ExamReport, MeasureInfo, SystemScore
@@ -120,7 +121,8 @@ def cache_line(report: ExamReport) -> str:
     c = report.cache
     rate = 100.0 * c.hits / c.unique_pairs if c.unique_pairs else 100.0
     line = (
-        f"{report.queries} queries, {report.test_points} test points, {len(report.systems)} runs; "
+        f"{counted(report.queries, 'query', 'queries')}, {counted(report.test_points, 'test point')}, "
+        f"{counted(len(report.systems), 'run')}; "
         f"grades: {c.pairs} pairs, {c.unique_pairs} unique; cache {c.hits} hits / {c.misses} misses "
         f"({rate:.1f}% hits); graded {c.graded} in {c.grading_seconds:.1f}s"
     )
