@@ -35,7 +35,7 @@ class Correlation:
     """Correlation over the ``n`` runs in both leaderboards.
 
     ``missing``: runs of the official leaderboard without a score; ``extra``: scored runs the
-    official leaderboard lacks. Coefficients are None when undefined (n < 2, or one side all tied):
+    official leaderboard lacks. Coefficients are None when undefined (n < 2, one side all tied, a NaN score):
     the result is written as strict JSON by ``evaluate`` (a field of its document), where NaN is not.
     """
 
