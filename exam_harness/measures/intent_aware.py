@@ -11,6 +11,7 @@ pool covers anything.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,18 +26,31 @@ def _check_alpha(alpha: float) -> None:
         raise InputError("alpha must lie in [0, 1]", field="alpha", value=alpha, expected="e.g. 0.5")
 
 
-def _gain(covers: AbstractSet[str], seen: Mapping[str, int], keep: float) -> float:
+def _gain(covers: AbstractSet[str], seen: dict[str, int], keep: float) -> float:
+    if seen.keys().isdisjoint(covers):  # each term is keep ** 0 = 1.0, and their fsum the count
+        return float(len(covers))
     return math.fsum([keep ** seen.get(t, 0) for t in covers])  # fsum: exact, so any order gives one value
+
+
+@functools.lru_cache(maxsize=16)
+def _discounts(k: int) -> tuple[float, ...]:
+    """log2(1 + j) for ranks j = 1..k, at index j - 1."""
+    return tuple(math.log2(1 + j) for j in range(1, k + 1))
 
 
 def dcg(ranked: Sequence[str], coverage: Mapping[str, AbstractSet[str]], k: int, keep: float) -> float:
     seen: dict[str, int] = {}
     total = 0.0
-    for j, pid in enumerate(ranked[:k], start=1):
+    discounts = _discounts(k)
+    for j, pid in enumerate(ranked[:k]):
         covers = coverage.get(pid)
         if not covers:  # no gain (adding 0.0 would change nothing)
             continue
-        total += _gain(covers, seen, keep) / math.log2(1 + j)
+        # _gain, inlined: this loop runs for every run, query and covering passage
+        if seen.keys().isdisjoint(covers):
+            total += len(covers) / discounts[j]
+        else:
+            total += math.fsum([keep ** seen.get(t, 0) for t in covers]) / discounts[j]
         for t in covers:
             seen[t] = seen.get(t, 0) + 1
     return total
@@ -61,6 +75,7 @@ def ideal_dcg(
     heapq.heapify(heap)
     seen: dict[str, int] = {}
     total = 0.0
+    discounts = _discounts(k)
     for j in range(1, k + 1):
         while heap:
             neg, best, computed = heap[0]
@@ -70,7 +85,7 @@ def ideal_dcg(
         if not heap or -heap[0][0] <= 0.0:
             break
         neg, best, _ = heapq.heappop(heap)
-        total += -neg / math.log2(1 + j)
+        total += -neg / discounts[j - 1]
         for t in coverage[best]:
             seen[t] = seen.get(t, 0) + 1
     return total
