@@ -36,6 +36,7 @@ from tests.helpers import (
     PROMPT,
     KeywordGrader,
     evaluation_boards,
+    paragraph_lines,
     write_bank,
     write_exam,
 )
@@ -182,6 +183,19 @@ def test_replay_takes_each_pair_s_grade_and_answer_of_the_chosen_run(tmp_path: P
     assert replay(data, llm=LLM)[1].grades == expected
     zeros = replay(data, llm="other-model")[1].grades
     assert set(zeros) >= set(expected) and set(zeros.values()) == {0}
+
+
+def test_replay_names_each_pair_without_a_recorded_grade(tmp_path: Path) -> None:
+    """A pooled passage lacking a grade on one of its query's test points: that pair is a failure."""
+    lines = paragraph_lines()
+    para = lines[0][1][0]
+    dropped = para["exam_grades"][0]["self_ratings"].pop(0)["question_id"]
+    path = tmp_path / "gap.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    view, outcome, _ = replay(load_runs([path]).data)
+    assert outcome.failures == {(para["paragraph_id"], dropped): "no recorded grade"}
+    assert outcome.pairs == len(outcome.grades) + 1 == sum(len(view.pooled[q]) * len(view.test_points[q])
+                                                           for q in view.queries)
 
 
 def test_bootstrap_cis_equal_the_per_run_function() -> None:
