@@ -402,10 +402,10 @@ def test_the_harness_nesting_limit_wins_over_the_parser_s(
 ) -> None:
     import yaml
 
-    from exam_harness.io import located, located_yaml
+    from exam_harness.io import located
 
     if build != "installed":
-        monkeypatch.setattr(located_yaml, "_YamlLoader", yaml.SafeLoader if build == "pure-python" else _StrictBuild)
+        monkeypatch.setattr(located, "_YamlLoader", yaml.SafeLoader if build == "pure-python" else _StrictBuild)
     with pytest.raises(InputError) as info:
         located.parse_yaml(text, Path("b.yaml"))
     assert info.value.line == line and "nesting deeper than 64 levels" in str(info.value), str(info.value)
@@ -413,9 +413,9 @@ def test_the_harness_nesting_limit_wins_over_the_parser_s(
 
 
 def test_a_parser_error_that_is_not_nesting_stays_the_parser_s(monkeypatch: pytest.MonkeyPatch) -> None:
-    from exam_harness.io import located, located_yaml
+    from exam_harness.io import located
 
-    monkeypatch.setattr(located_yaml, "_YamlLoader", _StrictBuild)
+    monkeypatch.setattr(located, "_YamlLoader", _StrictBuild)
     text = "queries: " + "[" * 50 + "]" * 50 + "\nbad: [1, 2\n"  # within the limit, then unclosed
     with pytest.raises(InputError) as info:
         located.parse_yaml(text, Path("b.yaml"))
@@ -423,28 +423,3 @@ def test_a_parser_error_that_is_not_nesting_stays_the_parser_s(monkeypatch: pyte
     deep = "queries: " + "[" * 101 + "]" * 101 + "\n"  # past both limits: the harness's message
     with pytest.raises(InputError, match="nesting deeper than 64 levels"):
         located.parse_yaml(deep, Path("b.yaml"))
-
-
-def test_pyyaml_is_imported_only_for_a_yaml_file(tmp_path: Path) -> None:
-    """A paragraph file and a JSON leaderboard are read without PyYAML (evaluate's inputs); a YAML
-    bank file imports it."""
-    import subprocess
-    import sys
-
-    from tests.helpers import write_exam
-
-    exam, official = write_exam(tmp_path / "data")
-    bank = tmp_path / "bank.yaml"
-    bank.write_text("queries:\n  - id: q1\n    text: what is alpha\n    questions:\n      - What is alpha?\n")
-    code = (
-        "import sys\n"
-        "from pathlib import Path\n"
-        "from exam_harness.io import load_bank, load_leaderboard, load_runs\n"
-        f"assert load_runs([Path({str(exam)!r})]).data.recorded\n"
-        f"assert load_leaderboard(Path({str(official)!r}))\n"
-        "assert 'yaml' not in sys.modules\n"
-        f"assert load_bank(Path({str(bank)!r}))\n"
-        "assert 'yaml' in sys.modules\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 import exam_harness.io.limits as limits
@@ -381,7 +382,5 @@ def write_bank_yaml(path: Path, banks: Sequence[QueryBank], *, secret: bool = Fa
 
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     else:
-        import yaml  # only when a YAML file is written (reading a paragraph file needs none)
-
         text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
     atomic_write_text(path, text)
