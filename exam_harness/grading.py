@@ -17,6 +17,7 @@ import operator
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from exam_harness.cache import GradeCache, cache_key
@@ -464,14 +465,25 @@ def _stop_at_budget(meter: Meter, outcome: GradingOutcome, by_key: Mapping[str, 
 
 GradingRun = tuple[str | None, str | None]  # (llm, prompt class) of recorded grades
 _GRADING_RUN = operator.attrgetter("llm", "prompt_class")
+_TEST_POINT = operator.itemgetter(1)
 
 
-def recorded_grading_runs(data: ExamData) -> Counter[GradingRun]:
-    """How many recorded grades each (llm, prompt class) grading run holds (direct grades excluded)."""
+def _direct_test_points(data: ExamData) -> set[str]:
+    """The pseudo test points of direct grades among the recorded ones (none in most files)."""
+    # ~100k pairs on DL19 but a few hundred test points: the ids are gathered in C, then checked
+    return {tid for tid in set(map(_TEST_POINT, data.recorded)) if tid.endswith(DIRECT_ID_END)}
+
+
+def recorded_grading_runs(data: ExamData, direct: AbstractSet[str] | None = None) -> Counter[GradingRun]:
+    """How many recorded grades each (llm, prompt class) grading run holds (direct grades excluded;
+    ``direct``: the direct pseudo test points, when the caller has them)."""
+    if direct is None:
+        direct = _direct_test_points(data)
     # ~100k grades on DL19: every grade counted in C, then the few direct ones taken off again
     counts = Counter(map(_GRADING_RUN, itertools.chain.from_iterable(data.recorded.values())))
-    for pair in [pair for pair in data.recorded if pair[1].endswith(DIRECT_ID_END)]:
-        counts.subtract(map(_GRADING_RUN, data.recorded[pair]))
+    if direct:
+        for pair in [pair for pair in data.recorded if pair[1] in direct]:
+            counts.subtract(map(_GRADING_RUN, data.recorded[pair]))
     return +counts  # runs of direct grades alone left out
 
 
@@ -485,7 +497,10 @@ def choose_grading_run(data: ExamData, llm: str | None = None, prompt_class: str
 
     No recorded grades, no match, or several matches are a ConfigError listing what the file has.
     """
-    counts = recorded_grading_runs(data)
+    return _choose_grading_run(recorded_grading_runs(data), llm, prompt_class)
+
+
+def _choose_grading_run(counts: Counter[GradingRun], llm: str | None, prompt_class: str | None) -> GradingRun:
     if not counts:
         raise ConfigError(
             "the loaded files hold no recorded exam_grades to replay; give a bank and a grader "
@@ -517,29 +532,41 @@ def replay(
     With ``banks`` the test points are the banks'; bank pairs of the judged passages without a
     recorded grade are failures, recorded grades of other test points are ignored.
     """
-    run = choose_grading_run(data, llm, prompt_class)
+    direct = _direct_test_points(data)
+    counts = recorded_grading_runs(data, direct)
+    run = _choose_grading_run(counts, llm, prompt_class)
     outcome = GradingOutcome(source="recorded")
     grades, answers = outcome.grades, outcome.answers
     llm, prompt_class = run
-    for pair, recs in data.recorded.items():  # ~100k on DL19: is_direct_id inlined
-        if pair[1].endswith(DIRECT_ID_END):
-            continue
-        for rec in recs:
-            if rec.llm == llm and rec.prompt_class == prompt_class:
-                grades[pair] = rec.grade
-                answers[pair] = rec.answer
-                break
+    if len(counts) == 1 and not direct:
+        # every recorded grade is of this one run (~100k on DL19): each pair's first grade is the one
+        for pair, recs in data.recorded.items():
+            rec = recs[0]
+            grades[pair] = rec.grade
+            answers[pair] = rec.answer
+    else:
+        for pair, recs in data.recorded.items():
+            if direct and pair[1] in direct:
+                continue
+            for rec in recs:
+                if rec.llm == llm and rec.prompt_class == prompt_class:
+                    grades[pair] = rec.grade
+                    answers[pair] = rec.answer
+                    break
     view = view_from_banks(data, banks, outcome.grades) if banks else view_from_recorded(data, outcome.grades)
     if banks:
         keep = view.query_of()
         outcome.grades = {pair: g for pair, g in outcome.grades.items() if pair[1] in keep}
     graded = outcome.grades
-    for qid in view.queries:
-        tids = view.test_points[qid]
-        for pid in view.pooled.get(qid, []):
-            for tid in tids:
-                if (pid, tid) not in graded:
-                    outcome.failures[(pid, tid)] = "no recorded grade"
     outcome.pairs = sum(len(view.pooled.get(q, [])) * len(view.test_points[q]) for q in view.queries)
+    # Without banks every grade is a pair of the view (its passage pooled, its test point the query's),
+    # so as many grades as pairs leave no pair without one (DL19: ~100k pairs not looked up again).
+    if banks or len(graded) != outcome.pairs:
+        for qid in view.queries:
+            tids = view.test_points[qid]
+            for pid in view.pooled.get(qid, []):
+                for tid in tids:
+                    if (pid, tid) not in graded:
+                        outcome.failures[(pid, tid)] = "no recorded grade"
     outcome.unique = len(outcome.grades)
     return view, outcome, recorded_spec(run)

@@ -29,12 +29,14 @@ from exam_harness.plan import make_plan
 from exam_harness.report.build import exam_qrels
 from exam_harness.report.evaluation import EvaluationReport, evaluate_exam, scoring_context
 from tests.helpers import (
+    GRADES,
     KEYWORD_BANK,
     LLM,
     OFFICIAL,
     PROMPT,
     KeywordGrader,
     evaluation_boards,
+    paragraph_lines,
     write_bank,
     write_exam,
 )
@@ -163,6 +165,37 @@ def test_several_recorded_grading_runs_must_be_chosen(tmp_path: Path) -> None:
     assert spec.model == "other-model" and len(outcome.grades) == 20
     with pytest.raises(ConfigError, match="no recorded grading run matches"):
         replay(data, prompt_class="Nope")
+
+
+def test_replay_takes_each_pair_s_grade_and_answer_of_the_chosen_run(tmp_path: Path) -> None:
+    """With one grading run in the file (each pair's first grade taken) and with two (the chosen
+    run's grades picked out of each pair's), the grades are the file's."""
+    expected = {(pid, f"{qid}/{t}"): g for qid, by_passage in GRADES.items()
+                for pid, ratings in by_passage.items() for t, g in ratings.items()}
+    one, _ = write_exam(tmp_path / "one")
+    _, outcome, spec = replay(load_runs([one]).data)
+    assert outcome.grades == expected and spec.model == LLM
+    assert outcome.answers == {pair: f"answer {pair[0]} {pair[1]}" for pair in expected}
+    # the other run rates every test point 0 on every passage (the same entry is added to each paragraph)
+    other = [{"question_id": tid, "self_rating": 0} for tid in sorted({tid for _, tid in expected})]
+    two, _ = write_exam(tmp_path / "two", extra_run={"llm": "other-model", "self_ratings": other})
+    data = load_runs([two]).data
+    assert replay(data, llm=LLM)[1].grades == expected
+    zeros = replay(data, llm="other-model")[1].grades
+    assert set(zeros) >= set(expected) and set(zeros.values()) == {0}
+
+
+def test_replay_names_each_pair_without_a_recorded_grade(tmp_path: Path) -> None:
+    """A pooled passage lacking a grade on one of its query's test points: that pair is a failure."""
+    lines = paragraph_lines()
+    para = lines[0][1][0]
+    dropped = para["exam_grades"][0]["self_ratings"].pop(0)["question_id"]
+    path = tmp_path / "gap.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    view, outcome, _ = replay(load_runs([path]).data)
+    assert outcome.failures == {(para["paragraph_id"], dropped): "no recorded grade"}
+    assert outcome.pairs == len(outcome.grades) + 1 == sum(len(view.pooled[q]) * len(view.test_points[q])
+                                                           for q in view.queries)
 
 
 def test_bootstrap_cis_equal_the_per_run_function() -> None:

@@ -104,3 +104,18 @@ def test_lazy_greedy_equals_the_full_scan() -> None:
         alpha = rng.choice([0.0, 0.5, 1.0, rng.random()])
         k = rng.randint(1, 20)
         assert ideal_dcg(coverage, coverage, k=k, alpha=alpha) == _full_scan_ideal(coverage, k, alpha)
+
+
+def test_lazy_greedy_over_shared_coverage_sets_equals_the_full_scan() -> None:
+    # passages sharing one coverage set object (as the scoring context gives them) share a heap entry
+    import random
+
+    rng = random.Random(11)
+    for _ in range(300):
+        topics = [f"t{i}" for i in range(rng.randint(1, 6))]
+        sets = [frozenset(t for t in topics if rng.random() < 0.4) for _ in range(rng.randint(1, 5))]
+        coverage = {f"p{i:02d}": rng.choice(sets) for i in range(rng.randint(0, 30))}
+        alpha = rng.choice([0.0, 0.5, 1.0, rng.random()])
+        k = rng.randint(1, 25)
+        plain = {p: set(ts) for p, ts in coverage.items()}
+        assert ideal_dcg(coverage, coverage, k=k, alpha=alpha) == _full_scan_ideal(plain, k, alpha)

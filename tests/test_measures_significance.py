@@ -118,3 +118,21 @@ def test_compare_errors() -> None:
         compare_to_baseline({"base": BASE, "other": BASE}, "bsae")
     with pytest.raises(InputError, match="method"):
         compare_to_baseline({"base": BASE}, "base", method="wilcoxon")
+
+
+def test_bootstrap_means_are_the_resample_means_on_one_thread() -> None:
+    """Each bootstrap mean is the mean of the queries drawn (counted from the draws, not read back
+    from the implementation), for a leaderboard's rows at once."""
+    from exam_harness.measures.significance import _bootstrap_means, _resample_counts
+
+    rng = np.random.default_rng(7)
+    values = rng.uniform(0.0, 1.0, size=(5, 43))
+    values[4] = 0.3  # a row of one value
+    counts = _resample_counts(43, 300, 3)
+    assert counts.shape == (43, 300) and (counts.sum(axis=0) == 43).all()
+    means = _bootstrap_means(values, 300, 3)
+    for s in (0, 17, 299):
+        drawn = np.repeat(np.arange(43), counts[:, s].astype(int))  # the queries resample s drew
+        for row in range(4):
+            assert means[row, s] == pytest.approx(math.fsum(values[row, drawn].tolist()) / 43, abs=1e-15)
+    assert (means[4] == 0.3).all()

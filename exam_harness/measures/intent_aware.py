@@ -66,27 +66,49 @@ def ideal_dcg(
     round computed); the top entry, once recomputed in this round, beats every other entry's bound,
     or ties it with a smaller id: the choice of the full scan (the largest gain, ties to the smallest
     id) with the same gains, computed only for the passages near the top.
+
+    Passages whose coverage is one and the same set object (the scoring context keeps one per distinct
+    coverage of a query) have equal gains in every round: they share one heap entry, standing for the
+    smallest id among them not chosen yet, whose gain is computed once for all of them.
     """
     check_k(k)
     _check_alpha(alpha)
     keep = 1.0 - alpha
     # passages covering nothing add no gain; nothing is seen yet, so each gain is the count covered
-    heap = [(-float(len(coverage[p])), p, 0) for p in {p for p in pool if coverage.get(p)}]
+    by_set: dict[int, tuple[AbstractSet[str], list[str]]] = {}
+    for p in set(pool):
+        covers = coverage.get(p)
+        if covers:
+            group = by_set.get(id(covers))
+            if group is None:
+                by_set[id(covers)] = (covers, [p])
+            else:
+                group[1].append(p)
+    groups = list(by_set.values())
+    for _, ids in groups:
+        ids.sort(reverse=True)  # the smallest id last, chosen first
+    heap = [(-float(len(covers)), ids[-1], 0, g) for g, (covers, ids) in enumerate(groups)]
     heapq.heapify(heap)
     seen: dict[str, int] = {}
     total = 0.0
     discounts = _discounts(k)
     for j in range(1, k + 1):
         while heap:
-            neg, best, computed = heap[0]
+            neg, best, computed, g = heap[0]
             if computed == j:
                 break
-            heapq.heapreplace(heap, (-_gain(coverage[best], seen, keep), best, j))
+            heapq.heapreplace(heap, (-_gain(groups[g][0], seen, keep), best, j, g))
         if not heap or -heap[0][0] <= 0.0:
             break
-        neg, best, _ = heapq.heappop(heap)
+        neg, best, _, g = heap[0]
+        covers, ids = groups[g]
+        ids.pop()
+        if ids:  # the group's next id, its last gain a bound (computed in this round: recomputed in the next)
+            heapq.heapreplace(heap, (neg, ids[-1], j, g))
+        else:
+            heapq.heappop(heap)
         total += -neg / discounts[j - 1]
-        for t in coverage[best]:
+        for t in covers:
             seen[t] = seen.get(t, 0) + 1
     return total
 

@@ -167,7 +167,7 @@ def _permutation_p(d: np.ndarray, n_resamples: int, seed: int, alternative: Alte
 
 @functools.lru_cache(maxsize=8)
 def _resample_counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
-    """resamples x n: how often each query is drawn in each bootstrap resample (one seeded generator,
+    """n x resamples: how often each query is drawn in each bootstrap resample (one seeded generator,
     blocks of _CHUNK resamples). Cached: a leaderboard's runs, τ values and measures share them."""
     rng = np.random.default_rng(seed)
     counts = np.zeros((n_resamples, n))
@@ -175,14 +175,26 @@ def _resample_counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
         rows = min(_CHUNK, n_resamples - start)
         index = rng.integers(0, n, size=(rows, n))
         np.add.at(counts, (np.arange(start, start + rows)[:, None], index), 1.0)
-    counts.setflags(write=False)
-    return counts
+    by_query = np.ascontiguousarray(counts.T)  # the layout einsum reads fastest (see _bootstrap_means)
+    by_query.setflags(write=False)
+    return by_query
 
 
 def _bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """rows x resamples: each row's mean in each bootstrap resample of the queries (the columns)."""
+    """rows x resamples: each row's mean in each bootstrap resample of the queries (the columns).
+
+    einsum, not the matrix product: BLAS hands a product this size (runs x queries x 1000) to a thread
+    per core, whose start-up and waiting cost several times the sums themselves (2-15 ms of CPU a
+    leaderboard on two busy cores against ~0.5 ms), and whose split of the work moves the last bits of
+    the means with the number of cores. einsum sums on one thread in an order set by the shapes alone.
+    It sums each row's deviations from its mean (every resample draws n queries, so the mean adds
+    back): summed one query after another, the rounding stays at the deviations' scale (a constant
+    difference between two runs stays inside its interval).
+    """
     n = values.shape[1]
-    return np.asarray(values @ _resample_counts(n, n_resamples, seed).T / n, dtype=float)
+    centre = values.mean(axis=1, keepdims=True)
+    deviations = np.einsum("rq,qs->rs", values - centre, _resample_counts(n, n_resamples, seed))
+    return np.asarray(centre + deviations / n, dtype=float)
 
 
 def _percentile_ci(means: np.ndarray, confidence: float) -> tuple[float, float]:
