@@ -34,6 +34,19 @@ def test_evaluate_prints_and_writes_the_leaderboards(
     assert doc["settings"]["official"] == str(exam[1]) and doc["grading"]["source"] == "recorded"
 
 
+def test_a_misspelt_official_run_is_shown_with_its_look_alike(
+    exam: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    official = json.loads(exam[1].read_text())
+    official["c"] = official.pop("C")  # the run is C: one leaderboard spells it otherwise
+    misspelt = tmp_path / "official.json"
+    misspelt.write_text(json.dumps(official))
+    assert main(["evaluate", str(exam[0]), "--official", str(misspelt), "--k", "2", "--brief", "--bootstrap", "0"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())  # the caption wraps at the table's width
+    assert "official runs not among the evaluated runs (left out): 'c' ~ 'C' (they differ only in case" in printed
+    assert "evaluated runs the official leaderboard lacks (left out): 'C'" in printed
+
+
 def test_evaluate_default_min_grade_and_brief(exam: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["evaluate", str(exam[0]), "--k", "2", "--brief", "--bootstrap", "0"]) == 0
     printed = capsys.readouterr().out

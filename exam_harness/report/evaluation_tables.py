@@ -21,6 +21,7 @@ from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.display import counted
 from exam_harness.llm.cost import money
+from exam_harness.preflight import near_match
 from exam_harness.report.analysis_tables import agreement_renderables
 from exam_harness.report.cost import summary_lines
 from exam_harness.report.evaluation import (
@@ -104,7 +105,8 @@ def correlation_table(result: EvaluationReport) -> Table:
         table.add_row(next(iter(by_tau.values())).title, label, *cells)
     notes = []
     if missing:
-        notes.append(f"official runs not among the evaluated runs (left out): {_names(missing)}")
+        # a misspelt run name leaves its run out of every correlation: show what it was probably meant as
+        notes.append(f"official runs not among the evaluated runs (left out): {_names(missing, near=sorted(extra))}")
     if extra:
         notes.append(f"evaluated runs the official leaderboard lacks (left out): {_names(extra)}")
     if notes:
@@ -113,9 +115,16 @@ def correlation_table(result: EvaluationReport) -> Table:
     return table
 
 
-def _names(names: set[str], limit: int = 8) -> str:
+def _names(names: set[str], limit: int = 8, near: Sequence[str] = ()) -> str:
+    """The names, cut after ``limit``; each with its look-alike among ``near`` (``'a_b' ~ 'a-b'``) if any."""
     shown = sorted(names)
-    return ", ".join(repr(n) for n in shown[:limit]) + (f" and {len(shown) - limit} more" if len(shown) > limit else "")
+
+    def named(n: str) -> str:
+        match = near_match(n, near) if near else None
+        return f"{n!r} ~ {match}" if match else repr(n)
+
+    more = f" and {len(shown) - limit} more" if len(shown) > limit else ""
+    return ", ".join(named(n) for n in shown[:limit]) + more
 
 
 def system_table(result: EvaluationReport, min_grade: int, *, label: str = "max-grade") -> Table:
