@@ -99,7 +99,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
 def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, GradingOutcome]:
     """``--support``: every (answer sentence, cited document) pair graded by the session's grader with its
     ``support`` prompt, through the cache; the support credits of each answer sentence."""
-    from exam_harness.grading import run_grading_pass
+    from exam_harness.grading import chunk_size_for, run_grading_pass
     from exam_harness.support import support_credits, support_pairs
 
     answers = graded.inputs.answers
@@ -113,7 +113,7 @@ def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, Gradi
                                      data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
     cache = GradeCache(options.cache)
     try:
-        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=options.batch_size or 256)
+        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size))
     finally:
         grader.close()
         cache.close()

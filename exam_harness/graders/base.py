@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from exam_harness.errors import ConfigError
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, Query, TestPoint
+
+if TYPE_CHECKING:
+    from exam_harness.llm.cost import Meter
 
 
 @dataclass(frozen=True)
@@ -92,10 +96,28 @@ class Grader(abc.ABC):
     """Base class of graders. Subclasses set ``name`` and implement :meth:`spec` and :meth:`grade_batch`.
 
     ``options`` declares what ``--exam-grader-option KEY=VALUE`` accepts (see :class:`GraderOption`).
+
+    The attributes and methods below are everything the grading pass (``grading.py``, ``grading_setup.py``)
+    asks of a grader besides grading, each with the answer of a grader that lacks the capability; a
+    grader that has it sets or overrides it.
     """
 
     name: str = ""
     options: ClassVar[tuple[GraderOption, ...]] = ()
+    chunk_size: int | None = None  # pairs per call it prefers when --batch-size is not given; None: the default
+    repeats: int = 1  # samples asked per pair (graders/repeats.py)
+    reducer: str = "mean"  # how a pair's samples make its grade (graders/repeats.py)
+    meter: Meter | None = None  # an LLM grader's token and cost counter (llm/cost.py)
+
+    def sampling(self, index: int) -> AbstractContextManager[None]:
+        """The context in which sample ``index`` of a grader with repeats is asked (an LLM grader moves
+        its backend's seed by ``index``); by default, nothing changes."""
+        return nullcontext()
+
+    def estimate(self, requests: Sequence[GradingRequest]) -> tuple[int, int] | None:
+        """Dry-run figures ``(calls, prompt_tokens)`` for grading ``requests``, nothing sent; None for a
+        grader that sends no prompts."""
+        return None
 
     @abc.abstractmethod
     def spec(self) -> GraderSpec:
