@@ -153,4 +153,4 @@ def test_the_command_line_imports_a_conftest_with_postponed_annotations_and_a_da
     from exam_harness.extensions import cli_registries
 
     measure = cli_registries().measures.get("constant")
-    assert measure.family == "constant" and str(measure(k=3)) == "constant@3"
+    assert measure.family == "constant" and str(measure.from_text({}, 3, "constant@3")) == "constant@3"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from exam_harness.errors import ConfigError
@@ -72,6 +72,48 @@ def read_grader_options(
         if key not in names:
             raise ConfigError(f"grader {grader!r}: {unknown_name_message('option', key, sorted(names))}")
     return {o.name: (o.value(given[o.name], grader) if o.name in given else o.default) for o in declared}
+
+
+_OPTION = "exam_harness.option"  # the dataclass field metadata key of a declared option
+
+
+def option_field(default: Any, help: str, convert: Callable[[str], Any] = str) -> Any:
+    """A dataclass field that is an option: its name, ``default``, ``help`` and ``convert`` (with its
+    bounds) written once, for the constructor (the field), parsing and listings (:func:`options_of`)
+    and the check of a library caller's values (:func:`check_options`)."""
+    return field(default=default, metadata={_OPTION: (help, convert)})
+
+
+def shared_option(option: GraderOption) -> Any:
+    """:func:`option_field` of an option declared elsewhere (shared by several graders); the field
+    must be named as the option."""
+    return option_field(option.default, option.help, option.convert)
+
+
+def options_of(settings: type[Any]) -> tuple[GraderOption, ...]:
+    """The options a dataclass declares with :func:`option_field`, in field order."""
+    return tuple(GraderOption(f.name, f.default, *f.metadata[_OPTION]) for f in fields(settings)
+                 if _OPTION in f.metadata)
+
+
+def check_options(instance: Any, what: str) -> None:
+    """Check, and convert in place, every declared option of a dataclass instance by its converter:
+    a library caller's native values (``concurrency=0``) meet the same bounds as a user's strings. None
+    stands for "unset" where it is the default. ConfigError ``<what> option NAME: got VALUE, expected ...``."""
+    for f in fields(instance):
+        if _OPTION not in f.metadata:
+            continue
+        value = getattr(instance, f.name)
+        if value is None and f.default is None:
+            continue
+        convert = f.metadata[_OPTION][1]
+        try:
+            converted = convert(value if isinstance(value, str) else str(value))
+        except ValueError as exc:
+            reason = str(exc) or "a valid value"
+            expected = reason.removeprefix("must be ")
+            raise ConfigError(f"{what} option {f.name}: got {value!r}, expected {expected}") from None
+        object.__setattr__(instance, f.name, converted)
 
 
 def declared_options(factory: object) -> tuple[GraderOption, ...]:

@@ -250,6 +250,8 @@ class _Item:
 class LLMGrader(Grader):
     """Grades (passage, test point) pairs with one prompt mode of the method over a text backend."""
 
+    meter: Meter  # every LLM grader counts its tokens (docs/cost.md)
+
     def __init__(
         self,
         backend: TextBackend,
