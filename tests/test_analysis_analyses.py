@@ -134,3 +134,14 @@ def test_analyze_cli_errors(exam: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["analyze", "verify", str(exam), "--query", "nope"]) == 4
     assert "query not in the exam" in capsys.readouterr().err
     assert main(["analyze", "missing", str(exam), "--limit", "-1"]) == 4
+
+
+def test_subcommand_arguments_meet_the_schema_s_bounds(exam: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A subcommand's own arguments convert with the option schema's converters: the bounds are checked before
+    anything is read, with the schema's words (a negative --hide-below hid nothing and passed silently)."""
+    assert main(["analyze", "verify", str(exam), "--hide-below", "-1"]) == 4
+    assert "argument --hide-below: must be an integer >= 0" in capsys.readouterr().err
+    assert main(["analyze", "missing", str(exam), "--limit", "-1"]) == 4
+    assert "argument --limit: must be an integer >= 0" in capsys.readouterr().err
+    assert main(["calibrate", str(exam), "--spacing", "1"]) == 4
+    assert "argument --spacing: must be < 1" in capsys.readouterr().err

@@ -8,7 +8,6 @@ import gc
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError
@@ -18,7 +17,7 @@ from exam_harness.grading import GradingOutcome, replay
 from exam_harness.grading_setup import open_grading
 from exam_harness.inputs import ExamInputs, ExamView
 from exam_harness.models import ExamData, GraderSpec, QueryBank
-from exam_harness.options import ExamOptions
+from exam_harness.options import BANK_FILES, RUN_FILES, ExamOptions
 from exam_harness.plan import ExamPlan, make_plan
 from exam_harness.preflight import check_overlap, check_run_name
 from exam_harness.progress import GradingProgress
@@ -27,11 +26,8 @@ from exam_harness.support import Credits
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """Run files (positional) and ``--bank`` files."""
-    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_FILE",
-                        help="Workbench paragraph file(s) (.jsonl[.gz]), or TREC runs with a collection.")
-    parser.add_argument("--bank", action="append", type=Path, default=[], metavar="BANK_FILE",
-                        help="Bank file of the test points; repeatable (default: the test points of the recorded "
-                        "grades).")
+    RUN_FILES.add_to(parser)
+    BANK_FILES.add_to(parser)
 
 
 @dataclass(frozen=True)
