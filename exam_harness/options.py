@@ -561,7 +561,7 @@ class Argument:
     convert: Converter | None = text
     default: Any = None
     nargs: str | None = None
-    many: bool = False  # repeatable (argparse's append)
+    many: bool = False  # repeatable (argparse's append; with nargs, extend)
     metavar: str | None = None
     required: bool = False
     positional: bool = False
@@ -577,8 +577,8 @@ class Argument:
             kwargs.update(type=_argparse_type(spec.convert), default=spec.default, metavar=spec.metavar)
             if spec.nargs is not None:
                 kwargs["nargs"] = spec.nargs
-            if spec.many:
-                kwargs["action"] = "append"
+            if spec.many:  # repeatable: each time one value, or several after one flag (nargs)
+                kwargs["action"] = "extend" if spec.nargs is not None else "append"
         if spec.positional:
             parser.add_argument(spec.name, **kwargs)
             return
@@ -624,6 +624,7 @@ JSON_OUT = Argument("json", "Write the analysis as JSON.", output_path, metavar=
 ROW_LIMIT = Argument("limit", "Rows shown per table; 0 for all (default: 20).", integer(0), default=20)
 RUN_FILES = Argument("runs", "Workbench paragraph file(s) (.jsonl[.gz]), or TREC runs with a collection.", Path,
                      nargs="+", metavar="RUN_FILE", positional=True)
+PYTEST_ARGS = Argument("pytest_args", "Arguments for pytest.", str, nargs=argparse.REMAINDER, positional=True)
 BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default: the test points of the recorded "
                       "grades).", Path, default=[], many=True, metavar="BANK_FILE")
 
