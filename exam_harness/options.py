@@ -4,7 +4,8 @@ Every option is declared once, as a field of :class:`ExamOptions` (its default),
 converter and help text. The pytest plugin registers the options of the groups it uses as
 ``--exam-NAME`` plus the ini key ``exam_NAME`` (the command line wins over the ini file); a
 subcommand registers the groups it uses as ``--NAME``. Both read raw strings and convert them here,
-so a bad value gets the same message, naming where it came from, on either front end.
+so a bad value gets the same message, naming where it came from, on either front end. An argument of
+one subcommand alone is an :class:`Argument`, converted by the same converters.
 """
 
 from __future__ import annotations
