@@ -115,7 +115,11 @@ def _project(requirement: str) -> str:
 
 
 def _import_conftest(path: Path) -> object:
-    # Import it the way pytest's rootdir conftest would be: its folder on sys.path, module name conftest.
+    # Import it the way pytest's rootdir conftest would be: its folder on sys.path, module name conftest,
+    # and the module in sys.modules before its body runs. Code that looks its own module up by name
+    # needs the entry: dataclasses resolves a string annotation ("ClassVar[str]" under
+    # ``from __future__ import annotations``) in sys.modules[cls.__module__], and typing.get_type_hints
+    # does the same later on.
     folder = str(path.parent.resolve())
     if folder not in sys.path:
         sys.path.insert(0, folder)
@@ -123,9 +127,15 @@ def _import_conftest(path: Path) -> object:
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
+    previous = sys.modules.get("conftest")
+    sys.modules["conftest"] = module
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
+        if previous is None:
+            del sys.modules["conftest"]
+        else:
+            sys.modules["conftest"] = previous
         raise ConfigError(f"{path} raised {type(exc).__name__} on import: {exc}") from exc
     return module
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
-from exam_harness.graders.repeats import SampleGrader, reduce_grades, repeats_of
+from exam_harness.graders.repeats import SampleGrader, reduce_grades
 from exam_harness.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
-from exam_harness.llm.cost import GradingCost, Meter, TokenUsage, grade_tokens, meter_of, money
+from exam_harness.llm.cost import GradingCost, Meter, TokenUsage, grade_tokens, money
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
 from exam_harness.progress import GradingProgress
 
@@ -170,7 +170,7 @@ def group_by_key(
 def pending_requests(grader: Grader, requests: Sequence[GradingRequest], cache: GradeCache) -> list[GradingRequest]:
     """One request per distinct pair the grader would be asked about (what a dry run counts); for a grader
     with repeats, one per pair and sample not cached."""
-    repeats, _ = repeats_of(grader)
+    repeats = grader.repeats
     if repeats > 1:
         return [r for i in range(repeats) for r in pending_requests(SampleGrader(grader, i), requests, cache)]
     by_key = group_by_key(grader, requests, {})
@@ -181,22 +181,20 @@ def pending_requests(grader: Grader, requests: Sequence[GradingRequest], cache: 
 
 def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: GradeCache) -> str:
     """What grading would spend, computed without calling the grader."""
-    from exam_harness.llm.estimate import estimate_requests
-
-    repeats = repeats_of(grader)[0]
+    repeats = grader.repeats
     # per sample: the same prompt asked again is another call (estimate_requests counts one per distinct prompt)
     samples = [pending_requests(SampleGrader(grader, i), requests, cache) for i in range(repeats)] if repeats > 1 \
         else [pending_requests(grader, requests, cache)]
     pending = [r for sample in samples for r in sample]
     cached = len(group_by_key(grader, requests, {})) * repeats - len(pending)
     text = f"exam dry run: {len(requests)} pairs, {cached} cached; grader {grader.name!r} would be asked "
-    try:
-        estimates = [estimate_requests(grader, sample) for sample in samples]
-        calls, tokens = sum(c for c, _ in estimates), sum(t for _, t in estimates)
-    except ConfigError:  # not an LLM grader: no prompts, so no tokens to count
+    estimates = [grader.estimate(sample) for sample in samples]
+    if any(figures is None for figures in estimates):  # not an LLM grader: no prompts, so no tokens to count
         return text + f"{len(pending)} pairs (no prompts: not an LLM grader); nothing was graded"
+    calls = sum(figures[0] for figures in estimates if figures is not None)
+    tokens = sum(figures[1] for figures in estimates if figures is not None)
     text += f"{len(pending)} pairs in {calls} calls with about {tokens} prompt tokens"
-    meter = meter_of(grader)
+    meter = grader.meter
     if meter is not None:
         text += f" and at most {calls * meter.answer_tokens} completion tokens"
         if meter.prices is not None:
@@ -267,7 +265,7 @@ DEFAULT_CHUNK_SIZE = 256  # pairs per grader call when neither --batch-size nor 
 
 def chunk_size_for(grader: Grader, batch_size: int | None) -> int:
     """Pairs per grader call: ``batch_size`` when given, else the grader's own ``chunk_size``, else the default."""
-    return batch_size or int(getattr(grader, "chunk_size", 0) or DEFAULT_CHUNK_SIZE)
+    return batch_size or grader.chunk_size or DEFAULT_CHUNK_SIZE
 
 
 def run_grading_pass(
@@ -290,13 +288,12 @@ def run_grading_pass(
     A grader with ``repeats=K`` (graders/repeats.py) is asked K times per pair, each sample through the
     cache under its index; a pair's grade is the reducer's over its K samples. ``budget_from``: the
     backend's counters where ``max_cost`` started counting (the first sample's pass; default: this pass)."""
-    repeats, reducer = repeats_of(grader)
-    if repeats > 1:
-        return _repeated_pass(grader, requests, cache, repeats, reducer, chunk_size=chunk_size, on_start=on_start,
-                              on_progress=on_progress, strict_fallbacks=strict_fallbacks)
+    if grader.repeats > 1:
+        return _repeated_pass(grader, requests, cache, grader.repeats, grader.reducer, chunk_size=chunk_size,
+                              on_start=on_start, on_progress=on_progress, strict_fallbacks=strict_fallbacks)
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
-    meter = meter_of(grader)
+    meter = grader.meter
     cost = outcome.cost = GradingCost(prices=meter.prices, max_cost=meter.max_cost) if meter is not None else None
     used_before = meter.used() if meter is not None else TokenUsage()  # the backend counts over its lifetime
     spent_from = budget_from if budget_from is not None else used_before
@@ -383,7 +380,7 @@ def _repeated_pass(
     if on_start is not None:
         on_start(sum(len(pending_requests(s, requests, cache)) for s in samplers) if grader.uses_cache()
                  else len(group_by_key(grader, requests, {})) * repeats)
-    meter = meter_of(grader)
+    meter = grader.meter
     budget_from = meter.used() if meter is not None else None  # max_cost bounds the K samples together
     passes = [run_grading_pass(s, requests, cache, chunk_size=chunk_size, on_progress=on_progress,
                                strict_fallbacks=strict_fallbacks, budget_from=budget_from) for s in samplers]

@@ -4,7 +4,8 @@ Every option is declared once, as a field of :class:`ExamOptions` (its default),
 converter and help text. The pytest plugin registers the options of the groups it uses as
 ``--exam-NAME`` plus the ini key ``exam_NAME`` (the command line wins over the ini file); a
 subcommand registers the groups it uses as ``--NAME``. Both read raw strings and convert them here,
-so a bad value gets the same message, naming where it came from, on either front end.
+so a bad value gets the same message, naming where it came from, on either front end. An argument of
+one subcommand alone is an :class:`Argument`, converted by the same converters.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -546,6 +547,87 @@ def options_from_cli(args: argparse.Namespace, groups: Iterable[str], *,
     return ExamOptions(**values)
 
 
+
+# --- a subcommand's own arguments ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Argument:
+    """An argument of one or a few subcommands (not an option of both front ends, which is a field of
+    :class:`ExamOptions`), declared once with the converters above: its bounds and messages are those of
+    every option (``argument --limit: must be an integer >= 0``). ``convert`` None: a switch."""
+
+    name: str  # --NAME; a positional argument's name when ``positional``
+    help: str
+    convert: Converter | None = text
+    default: Any = None
+    nargs: str | None = None
+    many: bool = False  # repeatable (argparse's append; with nargs, extend)
+    metavar: str | None = None
+    required: bool = False
+    positional: bool = False
+    dest: str | None = None
+
+    def add_to(self, parser: argparse.ArgumentParser, **changes: Any) -> None:
+        """Add this argument to a subcommand's ``parser`` (``changes``: fields that differ there)."""
+        spec = replace(self, **changes) if changes else self
+        kwargs: dict[str, Any] = {"help": argparse_help(spec.help)}
+        if spec.convert is None:
+            kwargs.update(action="store_true", default=bool(spec.default))
+        else:
+            kwargs.update(type=_argparse_type(spec.convert), default=spec.default, metavar=spec.metavar)
+            if spec.nargs is not None:
+                kwargs["nargs"] = spec.nargs
+            if spec.many:  # repeatable: each time one value, or several after one flag (nargs)
+                kwargs["action"] = "extend" if spec.nargs is not None else "append"
+        if spec.positional:
+            parser.add_argument(spec.name, **kwargs)
+            return
+        if spec.required:
+            kwargs["required"] = True
+        parser.add_argument(f"--{spec.name}", dest=spec.dest or spec.name.replace("-", "_"), **kwargs)
+
+
+def _argparse_type(convert: Converter) -> Converter:
+    """``convert`` for argparse: its ValueError reason becomes the usage error's message."""
+
+    def parse(raw: str) -> Any:
+        try:
+            return convert(raw)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc) or "is invalid") from None
+
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def output_path(raw: str) -> Path:
+    """A file to write: any non-empty path."""
+    return Path(text(raw))
+
+
+def cosine_grid(raw: str) -> tuple[float, ...]:
+    """``LOW:HIGH:STEP`` -> the values LOW, LOW+STEP, ..., HIGH (rounded to 6 decimals), within -1..1."""
+    try:
+        low, high, step = (float(x) for x in raw.split(":"))
+    except ValueError:
+        raise ValueError("must be LOW:HIGH:STEP, e.g. 0.30:0.80:0.01") from None
+    if not (-1 <= low <= high <= 1 and step > 0):
+        raise ValueError("needs -1 <= LOW <= HIGH <= 1 and STEP > 0")
+    count = round((high - low) / step) + 1
+    if count > 10_000:
+        raise ValueError(f"has {count} points; at most 10000")
+    return tuple(round(low + i * step, 6) for i in range(count))
+
+
+# Arguments several subcommands share, each written once.
+JSON_OUT = Argument("json", "Write the analysis as JSON.", output_path, metavar="OUT")
+ROW_LIMIT = Argument("limit", "Rows shown per table; 0 for all (default: 20).", integer(0), default=20)
+RUN_FILES = Argument("runs", "Workbench paragraph file(s) (.jsonl[.gz]), or TREC runs with a collection.", Path,
+                     nargs="+", metavar="RUN_FILE", positional=True)
+PYTEST_ARGS = Argument("pytest_args", "Arguments for pytest.", str, nargs=argparse.REMAINDER, positional=True)
+BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default: the test points of the recorded "
+                      "grades).", Path, default=[], many=True, metavar="BANK_FILE")
 
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
     """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart

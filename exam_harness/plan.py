@@ -116,8 +116,8 @@ def make_plan(
     taus = resolve_min_grades(options.min_grade, spec, where)
     requested = parse_measures(options.measures, registry, where.replace("min-grade", "measures"))
     for measure in requested:
-        depth = getattr(measure, "k", None)
-        if isinstance(depth, int) and depth > options.k:
+        depth = measure.depth()  # 0 while the cut-off is the plan's, still unbound
+        if depth > options.k:
             # passages below the exam's k are not graded: they would count as covering nothing
             k_option = where.replace("min-grade", "k")
             raise ConfigError(f"{where.replace('min-grade', 'measures')}: {measure} reads each run's top {depth}, "

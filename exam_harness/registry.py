@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, cast
 
 from exam_harness.errors import ConfigError
@@ -25,11 +25,18 @@ def unknown_name_message(what: str, name: str, available: list[str]) -> str:
 
 
 class Registry(Generic[T]):
-    """Name -> entry, in registration order; ``kind`` names the extension point in messages."""
+    """Name -> entry, in registration order; ``kind`` names the extension point in messages.
 
-    def __init__(self, kind: str, *, install_hint: str = "") -> None:
+    ``problem``, when given, says why an entry cannot serve (None when it can); it is asked on register
+    and, for a lazy ``"module:attr"`` entry, when the entry is imported, so that a wrong entry fails
+    where it is registered or named, not in the middle of a run (lm-eval's registry checks the base
+    class the same way)."""
+
+    def __init__(self, kind: str, *, install_hint: str = "", problem: Callable[[object], str | None] | None = None
+                 ) -> None:
         self.kind = kind
         self.install_hint = install_hint
+        self._problem = problem
         self._entries: dict[str, T | str] = {}
         self._descriptions: dict[str, str] = {}
 
@@ -38,6 +45,8 @@ class Registry(Generic[T]):
             raise ConfigError(f"{self.kind} name must be a non-empty word, got {name!r}")
         if name in self._entries and not replace:
             raise ConfigError(f"{self.kind} {name!r} is registered twice; pass replace=True to override it")
+        if not isinstance(entry, str):
+            self._check(name, entry)
         self._entries[name] = entry
         self._descriptions[name] = description
 
@@ -61,8 +70,14 @@ class Registry(Generic[T]):
             raise ConfigError(unknown_name_message(self.kind, name, sorted(self._entries))) from None
         if isinstance(entry, str):
             entry = cast(T, self._import(name, entry))
+            self._check(name, entry)
             self._entries[name] = entry
         return entry
+
+    def _check(self, name: str, entry: object) -> None:
+        problem = self._problem(entry) if self._problem is not None else None
+        if problem is not None:
+            raise ConfigError(f"{self.kind} {name!r}: {problem}")
 
     def values(self) -> Iterator[T]:
         """Every entry in registration order, imported (for registries whose entries are all used)."""

@@ -134,3 +134,24 @@ def test_analyze_cli_errors(exam: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["analyze", "verify", str(exam), "--query", "nope"]) == 4
     assert "query not in the exam" in capsys.readouterr().err
     assert main(["analyze", "missing", str(exam), "--limit", "-1"]) == 4
+
+
+def test_subcommand_arguments_meet_the_schema_s_bounds(exam: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A subcommand's own arguments convert with the option schema's converters: the bounds are checked before
+    anything is read, with the schema's words (a negative --hide-below hid nothing and passed silently)."""
+    assert main(["analyze", "verify", str(exam), "--hide-below", "-1"]) == 4
+    assert "argument --hide-below: must be an integer >= 0" in capsys.readouterr().err
+    assert main(["analyze", "missing", str(exam), "--limit", "-1"]) == 4
+    assert "argument --limit: must be an integer >= 0" in capsys.readouterr().err
+    assert main(["calibrate", str(exam), "--spacing", "1"]) == 4
+    assert "argument --spacing: must be < 1" in capsys.readouterr().err
+
+
+def test_no_subcommand_adds_an_argument_outside_the_schema() -> None:
+    """Subcommands declare their arguments in exam_harness/options.py's terms (ExamOptions fields through
+    add_cli_options, else an Argument): converters and bounds are written once."""
+    import exam_harness.cli as cli
+
+    folder = Path(cli.__file__).parent
+    direct = {path.name: path.read_text().count(".add_argument(") for path in sorted(folder.glob("*.py"))}
+    assert {name: count for name, count in direct.items() if count} == {"__init__.py": 1}  # --version

@@ -116,3 +116,41 @@ def test_the_command_line_loads_installed_plugins_of_packages_that_require_exam_
     registries = cli_registries()
     assert "keyword" in registries.graders.names()
     assert "exam_keyword_plugin" in sys.modules and "other_pytest_plugin" not in sys.modules
+
+
+# A measure written the way Measure subclasses are: postponed annotations and ClassVar class settings.
+# dataclasses reads the string "ClassVar[str]" through sys.modules[cls.__module__].
+DATACLASS_MEASURE_CONFTEST = '''
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from exam_harness.measures.base import Measure
+
+
+@dataclass(frozen=True)
+class Constant(Measure):
+    family: ClassVar[str] = "constant"
+    k: int | None = None
+
+    def compute(self, ctx):
+        return {}
+
+
+def pytest_exam_register_measures(registry):
+    registry.register("constant", Constant, "the same value everywhere")
+'''
+
+
+def test_the_command_line_imports_a_conftest_with_postponed_annotations_and_a_dataclass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "conftest.py").write_text(DATACLASS_MEASURE_CONFTEST)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "conftest", raising=False)  # restored after the test
+    assert main(["graders"]) == 0, capsys.readouterr().err
+    from exam_harness.extensions import cli_registries
+
+    measure = cli_registries().measures.get("constant")
+    assert measure.family == "constant" and str(measure.from_text({}, 3, "constant@3")) == "constant@3"

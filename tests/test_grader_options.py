@@ -311,3 +311,29 @@ def test_an_option_that_does_not_shape_grades_leaves_the_cache_identity(
     value, _reason = NOT_SHAPING[name][option]
     base = {**BASE[name], **({"price_prompt": "1"} if option == "max_cost" else {})}  # a budget needs a price
     assert cache_identity(name, base, places) == cache_identity(name, {**base, option: value}, places)
+
+
+def test_an_option_is_declared_once_as_a_field_for_constructor_parsing_and_checks() -> None:
+    from dataclasses import dataclass
+
+    from exam_harness.graders.base import check_options, option_field, options_of
+    from exam_harness.options import integer, optional
+
+    @dataclass
+    class Settings:
+        name: str
+        width: int = option_field(8, "columns (default: 8)", integer(1))
+        depth: int | None = option_field(None, "rows (default: all)", optional(integer(1)))
+
+        def __post_init__(self) -> None:
+            check_options(self, "toy")
+
+    assert [(o.name, o.default, o.help) for o in options_of(Settings)] == [
+        ("width", 8, "columns (default: 8)"), ("depth", None, "rows (default: all)")]
+    assert read_grader_options("toy", options_of(Settings), {"width": "3"}) == {"width": 3, "depth": None}
+    assert Settings("a", width="4").width == 4  # type: ignore[arg-type]  # a string is converted as a user's
+    with pytest.raises(ConfigError, match=r"^toy option width: got 0, expected an integer >= 1$"):
+        Settings("a", width=0)  # a library caller's value meets the same bounds
+    with pytest.raises(ConfigError, match=r"^toy option depth: got True, expected an integer >= 1$"):
+        Settings("a", depth=True)
+    assert options_of(OpenAIBackend) == OPENAI_OPTIONS[1:]  # every option but the model is the backend's field

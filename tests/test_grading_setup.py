@@ -87,3 +87,25 @@ def test_a_session_builds_its_registries_once(project: pytest.Pytester) -> None:
     result = project.runpytest("banks", "--exam-fail-under=0.1")  # the gates plugin asks at configure
     result.assert_outcomes(passed=6)
     result.stdout.fnmatch_lines(["registries built: 1"])
+
+
+class PromptCountingGrader(KeywordGrader):
+    """A plugin grader that is no LLM grader yet declares what its prompts would cost (one word each)."""
+
+    name = "counting"
+
+    def estimate(self, requests: Sequence[GradingRequest]) -> tuple[int, int]:
+        return len(requests), sum(len(r.passage.text.split()) for r in requests)
+
+
+def test_a_dry_run_counts_what_any_grader_declares_it_would_send() -> None:
+    from exam_harness.cache import GradeCache
+    from exam_harness.grading import dry_run_summary
+    from exam_harness.models import Passage, Query, TestPoint
+
+    tp = TestPoint(id="t1", query_id="q1", kind="question", text="What is alpha?")
+    requests = [GradingRequest(Query(id="q1", text="alpha"), tp, Passage(id=p, text=text))
+                for p, text in (("p1", "alpha beta"), ("p2", "gamma delta epsilon"))]
+    cache = GradeCache(None)
+    assert "2 pairs in 2 calls with about 5 prompt tokens" in dry_run_summary(PromptCountingGrader(), requests, cache)
+    assert "(no prompts: not an LLM grader)" in dry_run_summary(KeywordGrader(), requests, cache)

@@ -4,8 +4,10 @@ gated and compared by name; kept reports of schema 2.x read as 3.0."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -298,3 +300,80 @@ def test_a_kept_report_of_schema_3_1_reads_its_answers_as_reasons(tmp_path: Path
     assert [o.reason for o in report.outcomes] == reasons
     assert all(o.best_passage_text is None for o in report.outcomes)
 
+
+
+# -- declared parameters, inputs and the registry's check (issue 26, item 7) -----------------------
+
+MODE_MEASURE = '''
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from exam_harness.measures.base import Measure
+
+
+@dataclass(frozen=True)
+class Spread(Measure):
+    family: ClassVar[str] = "spread"
+    k: int | None = None
+    mode: Literal["print", "skip"] | None = None
+    ratio: float | None = None
+
+    def compute(self, ctx):
+        return {}
+'''
+
+
+def _module_measure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> type[Any]:
+    (tmp_path / "spread_measure.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "spread_measure", raising=False)
+    return importlib.import_module("spread_measure").Spread  # type: ignore[no-any-return]
+
+
+def test_measure_parameters_convert_by_their_declared_types(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from exam_harness.measures.registry import builtin_measures
+
+    spread = _module_measure(tmp_path, monkeypatch, MODE_MEASURE)
+    registry = builtin_measures()
+    registry.register("spread", spread)
+    # a str parameter whose allowed words contain "int" ('print') is no number
+    measure = parse_measure("spread(mode=skip,ratio=0.5)@5", registry)
+    assert (measure.mode, measure.ratio, measure.k) == ("skip", 0.5, 5)  # type: ignore[attr-defined]
+    assert {n: p.dtype for n, p in spread.supported_params().items()} == {"k": int, "mode": str, "ratio": float}
+    with pytest.raises(ConfigError, match=r"parameter ratio='x' must be a number"):
+        parse_measure("spread(ratio=x)", registry)
+
+
+def test_the_measure_registry_checks_entries_on_register_and_on_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from exam_harness.measures.registry import builtin_measures
+
+    registry = builtin_measures()
+    with pytest.raises(ConfigError, match=r"^measure 'odd': <class 'dict'> is not a Measure subclass$"):
+        registry.register("odd", dict)  # type: ignore[arg-type]
+    registry.register("lazy", "collections:OrderedDict")  # a lazy entry is checked when it is imported
+    with pytest.raises(ConfigError, match=r"^measure 'lazy': <class 'collections.OrderedDict'> is not a Measure"):
+        parse_measure("lazy@3", registry)
+    listed = _module_measure(tmp_path, monkeypatch, MODE_MEASURE.replace("ratio: float | None", "ratio: list[int]"))
+    with pytest.raises(ConfigError, match=r"^measure 'spread': measure class Spread: parameter ratio is typed "
+                                          r"list\[int\]; a parameter is an int, a float or a str"):
+        registry.register("spread", listed)
+
+
+def test_measures_declare_the_inputs_they_read() -> None:
+    from dataclasses import fields
+
+    from exam_harness.measures.base import INPUTS, required_inputs
+    from exam_harness.measures.context import ScoringInput
+
+    assert {f.name for f in fields(ScoringInput)} >= INPUTS
+    bound = [parse_measure(text).bind(BOUND) for text in ("exam-cover@10", "n-exam-cover(pool=top-k)@10",
+                                                          "n-exam-cover@10", "citation-f1", "response-words@10")]
+    assert [sorted(m.requires()) for m in bound] == [
+        ["grades"], ["grades"], ["grades", "judged"], ["support"], ["importance", "passage_text", "responses"]]
+    assert required_inputs(bound[:2]) == {"grades"}
+    assert required_inputs(parse_measure(t).bind(BOUND) for t in ("V", "nugget-f@20", "ndcg@10")) == {
+        "grades", "importance", "nuggets", "responses", "passage_text", "judged"}

@@ -108,7 +108,7 @@ def test_estimate_requests_for_dry_runs(server: FakeOpenAIServer) -> None:
     calls, tokens = estimate_requests(grader, requests)
     assert calls == 2
     backend = grader.backend
-    assert isinstance(backend, OpenAIBackend)
+    assert isinstance(backend, OpenAIBackend) and backend.system_prompt is not None  # the chat default
     assert tokens > 2 * backend.count_tokens(backend.system_prompt) + 400 // 4
     assert server.count() == 0
 

@@ -18,11 +18,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, report_failures, show_progress
+from exam_harness.cli.grades import Graded, obtain_grades, report_failures, show_progress
 from exam_harness.errors import ConfigError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
-from exam_harness.options import GRADING, RECORDED, SCORING, add_cli_options, options_from_cli
+from exam_harness.options import (
+    BANK_FILES,
+    GRADING,
+    JSON_OUT,
+    RECORDED,
+    ROW_LIMIT,
+    RUN_FILES,
+    SCORING,
+    Argument,
+    add_cli_options,
+    integer,
+    options_from_cli,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,44 +57,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     inner = parser.add_subparsers(dest="analysis", metavar="ANALYSIS")
     inner.required = True
 
-    def common(name: str, help_text: str) -> argparse.ArgumentParser:
+    def common(name: str, help_text: str, *, runs: str = "+") -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = inner.add_parser(name, help=help_text, description=help_text)
-        add_input_arguments(sub)
+        RUN_FILES.add_to(sub, nargs=runs)
+        BANK_FILES.add_to(sub)
         add_cli_options(sub, GROUPS)
-        sub.add_argument("--json", type=Path, metavar="OUT", help="Write the analysis as JSON.")
-        sub.add_argument("--limit", type=int, default=20, help="Rows shown per table; 0 for all (default: 20).")
-        sub.add_argument("--query", help="Only this query (default: all).")
-        sub.add_argument("--reveal", action="store_true",
-                         help="Show the text of secret banks' test points and the answers graded on them "
-                              "(for the bank's owner; default: ids only).")
+        for argument in (JSON_OUT, ROW_LIMIT, QUERY, REVEAL):
+            argument.add_to(sub)
         sub.set_defaults(func=run)
         return sub
 
     verify = common("verify", "Per test point: the extracted answers with their grades, highest first.")
-    verify.add_argument("--test-point", help="Only this test point id (default: all of the queries chosen).")
-    verify.add_argument("--hide-below", type=int, default=0, metavar="GRADE",
-                        help="Hide answers graded below this (default: 0).")
+    TEST_POINT.add_to(verify)
+    HIDE_BELOW.add_to(verify)
     grid = common("grid", "Per passage of one query: every test point's grade (and answer with --answers).")
-    grid.add_argument("--passage", action="append", default=[],
-                      help="Only these passages; repeatable (default: the pool).")
-    grid.add_argument("--answers", action="store_true", help="Show the extracted answers under the grades.")
+    PASSAGES.add_to(grid)
+    ANSWERS.add_to(grid)
     common("missing", "Passages judged relevant that reach no grade >= TAU on any test point "
                       "(the bank needs a question).")
     common("spurious", "Test points ranked by how often judged non-relevant passages reach grade >= TAU on them.")
+    # the run files are optional beside --grades (checked in run)
     agreement = common("agreement", "Grade x judgment counts, lenient / strict binarisations and Cohen's kappa "
                                     "(plus one binarisation per --min-grade); the 'min answers = m' views with "
-                                    "per-row kappa and the merged 3-way table; the recorded direct grades' tables.")
+                                    "per-row kappa and the merged 3-way table; the recorded direct grades' tables.",
+                       runs="*")
     from exam_harness.cli.evaluate import DEFAULT_MIN_ANSWERS, add_min_answers_argument
 
     add_min_answers_argument(agreement, default=DEFAULT_MIN_ANSWERS)
-    agreement.add_argument("--grades", action="append", type=Path, default=[], metavar="FILE",
-                           help="Instead of grades x judgments: the agreement of two graders, or two runs of one "
-                           "grader; give it twice (Workbench files with exam_grades, e.g. from evaluate "
-                           "--export-workbench, compared per (passage, test point); or two exam-report.json, "
-                           "compared per case by best grade). Run files are then not needed.")
-    for action in agreement._actions:  # the run files are optional beside --grades (checked in run)
-        if action.dest == "runs":
-            action.nargs = "*"
+    GRADE_FILES.add_to(agreement)
 
     impact = inner.add_parser(
         "edit-impact",
@@ -90,21 +92,35 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description="Grade only the queries an edit touches (old grades from the cache, new grades for changed "
         "and added test points) and report the bank diff, label changes and score moves (first --labels variant).",
     )
-    impact.add_argument("runs", nargs="+", type=Path, metavar="RUN_FILE", help="Workbench paragraph file(s) or runs.")
-    impact.add_argument("--old", type=Path, required=True, action="append", metavar="BANK",
-                        help="The bank before the edit.")
-    impact.add_argument("--new", type=Path, required=True, action="append", metavar="BANK",
-                        help="The bank after the edit.")
+    RUN_FILES.add_to(impact, help="Workbench paragraph file(s) or runs.")
+    OLD_BANK.add_to(impact)
+    NEW_BANK.add_to(impact)
     add_cli_options(impact, IMPACT_GROUPS, defaults=IMPACT_DEFAULTS)
-    impact.add_argument("--limit", type=int, default=20, help="Rows shown per table; 0 for all (default: 20).")
-    impact.add_argument("--json", type=Path, metavar="OUT", help="Write the analysis as JSON.")
+    ROW_LIMIT.add_to(impact)
+    JSON_OUT.add_to(impact)
     impact.set_defaults(func=run_edit_impact)
 
 
+# This subcommand's own arguments (the shared ones are in exam_harness/options.py).
+QUERY = Argument("query", "Only this query (default: all).")
+REVEAL = Argument("reveal", "Show the text of secret banks' test points and the answers graded on them (for the "
+                  "bank's owner; default: ids only).", None)
+TEST_POINT = Argument("test-point", "Only this test point id (default: all of the queries chosen).")
+HIDE_BELOW = Argument("hide-below", "Hide answers graded below this (default: 0).", integer(0), default=0,
+                      metavar="GRADE")
+PASSAGES = Argument("passage", "Only these passages; repeatable (default: the pool).", default=[], many=True)
+ANSWERS = Argument("answers", "Show the extracted answers under the grades.", None)
+GRADE_FILES = Argument(
+    "grades", "Instead of grades x judgments: the agreement of two graders, or two runs of one grader; give it twice "
+    "(Workbench files with exam_grades, e.g. from evaluate --export-workbench, compared per (passage, test point); "
+    "or two exam-report.json, compared per case by best grade). Run files are then not needed.", Path, default=[],
+    many=True, metavar="FILE")
+OLD_BANK = Argument("old", "The bank before the edit.", Path, many=True, required=True, metavar="BANK")
+NEW_BANK = Argument("new", "The bank after the edit.", Path, many=True, required=True, metavar="BANK")
+
+
 def _limit(args: argparse.Namespace) -> int | None:
-    if args.limit < 0:
-        raise ConfigError(f"--limit must be >= 0, got {args.limit}")
-    return None if args.limit == 0 else args.limit
+    return None if args.limit == 0 else int(args.limit)  # ROW_LIMIT's converter refuses a negative limit
 
 
 def _write_json(path: Path | None, payload: Any) -> None:

@@ -14,11 +14,23 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import Graded, add_input_arguments, report_failures
 from exam_harness.errors import ConfigError
-from exam_harness.options import GRADING, RECORDED, SCORING, ExamOptions, add_cli_options, integer, options_from_cli
+from exam_harness.options import (
+    GRADING,
+    RECORDED,
+    SCORING,
+    Argument,
+    ExamOptions,
+    add_cli_options,
+    cosine_grid,
+    integer,
+    number,
+    options_from_cli,
+    output_path,
+)
 
 if TYPE_CHECKING:  # imported when the command runs, so that `exam-harness --help` stays fast
     from rich.console import Console
@@ -46,65 +58,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     add_input_arguments(parser)
     add_cli_options(parser, (GRADING, RECORDED))
     add_cli_options(parser, (SCORING,), only=SCORING_USED)
-    parser.add_argument("--min-grade", dest="min_grade", nargs="+", metavar="TAU",
-                        help="Candidate minimum grades (default: every grade of the grader's scale, 1..5); the "
-                        "embedding grader's cut points are calibrated for the one given, else for its default, 4.")
-    parser.add_argument("--judgments", type=Path, metavar="QRELS",
-                        help="Human judgments as a trec qrels file (replaces the judgments of the run files).")
-    parser.add_argument("--folds", type=_integer(2), default=5, metavar="K",
-                        help="Folds of queries for cross-validation (default: 5).")
-    parser.add_argument("--seed", type=_integer(), default=0, help="Seed of the shuffle that deals queries into "
-                        "folds (default: 0).")
-    parser.add_argument("--min-answers", type=_integer(1), nargs="+", default=[1, 2, 5], metavar="M",
-                        help="m of the 'at least m test points reach tau' label rules shown (default: 1 2 5; "
-                        "1 is the max-grade label).")
-    parser.add_argument("--grid", type=_grid, default=_grid("0.02:0.98:0.01"), metavar="LOW:HIGH:STEP",
-                        help="Embedding grader: the supports tried as the cut point of the minimum grade "
-                        "(default: 0.02:0.98:0.01).")
-    parser.add_argument("--fit-support", dest="fit_support", type=Path, metavar="OUT",
-                        help="Embedding grader: fit its support model (the weights of its span, passage, word and "
-                        "query signals, and its cut points) on these judgments, held out over the folds, and write "
-                        "it to OUT (a JSON file for --exam-grader-option support_model=OUT).")
-    parser.add_argument("--spacing", type=_positive, default=0.1, metavar="GAP",
-                        help="Embedding grader: the gap between successive cut points (default: 0.1, as shipped).")
-    parser.add_argument("--json", type=Path, metavar="OUT", help="Write the calibration report as JSON.")
+    for argument in ARGUMENTS:
+        argument.add_to(parser)
     parser.set_defaults(func=run)
 
 
-def _integer(minimum: int | None = None) -> Any:
-    convert = integer(minimum)
-
-    def parse(raw: str) -> int:
-        try:
-            return int(convert(raw))
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
-
-
-def _positive(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a number") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError("must be a number between 0 and 1")
-    return value
-
-
-def _grid(raw: str) -> tuple[float, ...]:
-    """``LOW:HIGH:STEP`` -> the cosines LOW, LOW+STEP, ..., HIGH (rounded to 6 decimals)."""
-    try:
-        low, high, step = (float(x) for x in raw.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be LOW:HIGH:STEP, e.g. 0.30:0.80:0.01") from None
-    if not (-1 <= low <= high <= 1 and step > 0):
-        raise argparse.ArgumentTypeError("needs -1 <= LOW <= HIGH <= 1 and STEP > 0")
-    count = round((high - low) / step) + 1
-    if count > 10_000:
-        raise argparse.ArgumentTypeError(f"has {count} points; at most 10000")
-    return tuple(round(low + i * step, 6) for i in range(count))
+# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+ARGUMENTS: tuple[Argument, ...] = (
+    Argument("min-grade", "Candidate minimum grades (default: every grade of the grader's scale, 1..5); the "
+             "embedding grader's cut points are calibrated for the one given, else for its default, 4.", str,
+             nargs="+", metavar="TAU", dest="min_grade"),  # the schema's field: options_from_cli converts it
+    Argument("judgments", "Human judgments as a trec qrels file (replaces the judgments of the run files).", Path,
+             metavar="QRELS"),
+    Argument("folds", "Folds of queries for cross-validation (default: 5).", integer(2), default=5, metavar="K"),
+    Argument("seed", "Seed of the shuffle that deals queries into folds (default: 0).", integer(), default=0),
+    Argument("min-answers", "m of the 'at least m test points reach tau' label rules shown (default: 1 2 5; 1 is "
+             "the max-grade label).", integer(1), nargs="+", default=[1, 2, 5], metavar="M"),
+    Argument("grid", "Embedding grader: the supports tried as the cut point of the minimum grade (default: "
+             "0.02:0.98:0.01).", cosine_grid, default=cosine_grid("0.02:0.98:0.01"), metavar="LOW:HIGH:STEP"),
+    Argument("fit-support", "Embedding grader: fit its support model (the weights of its span, passage, word and "
+             "query signals, and its cut points) on these judgments, held out over the folds, and write it to OUT "
+             "(a JSON file for --exam-grader-option support_model=OUT).", Path, metavar="OUT", dest="fit_support"),
+    Argument("spacing", "Embedding grader: the gap between successive cut points (default: 0.1, as shipped).",
+             number(0, 1, open_low=True, open_high=True), default=0.1, metavar="GAP"),
+    Argument("json", "Write the calibration report as JSON.", output_path, metavar="OUT"),
+)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,24 +11,29 @@ import argparse
 import sys
 from pathlib import Path
 
-from exam_harness.errors import ConfigError
 from exam_harness.gates import Allowance, parse_allowance
-from exam_harness.options import significance_level
+from exam_harness.options import ROW_LIMIT, Argument, significance_level
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser("compare", help="Differences between two exam reports, per run and per query.")
-    parser.add_argument("old", type=Path, help="The reference report (exam-report.json or a kept report).")
-    parser.add_argument("new", type=Path, help="The report to compare with it.")
-    parser.add_argument("--measure", action="append", default=[], metavar="MEASURE",
-                        help="Measures to compare, by name: exam-cover, n-exam-cover, nugget-f, a trec_eval measure "
-                        "(ndcg@10, recip_rank) or a plugin's measure; repeatable "
-                        "(default: exam-cover and n-exam-cover).")
-    parser.add_argument("--fail", action="append", default=[], metavar="MEASURE:DROP",
-                        help="Exit 1 when a run dropped by more than this: MEASURE:DROP or MEASURE:PCT%%; repeatable.")
-    parser.add_argument("--alpha", default="0.05", help="Significance level shown with each drop (default: 0.05).")
-    parser.add_argument("--limit", type=int, default=20, help="Per-query rows shown; 0 for all (default: 20).")
+    for argument in ARGUMENTS:
+        argument.add_to(parser)
+    ROW_LIMIT.add_to(parser, help="Per-query rows shown; 0 for all (default: 20).")
     parser.set_defaults(func=run)
+
+
+# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+ARGUMENTS: tuple[Argument, ...] = (
+    Argument("old", "The reference report (exam-report.json or a kept report).", Path, positional=True),
+    Argument("new", "The report to compare with it.", Path, positional=True),
+    Argument("measure", "Measures to compare, by name: exam-cover, n-exam-cover, nugget-f, a trec_eval measure "
+             "(ndcg@10, recip_rank) or a plugin's measure; repeatable (default: exam-cover and n-exam-cover).",
+             default=[], many=True, metavar="MEASURE"),
+    Argument("fail", "Exit 1 when a run dropped by more than this: MEASURE:DROP or MEASURE:PCT%; repeatable.",
+             parse_allowance, default=[], many=True, metavar="MEASURE:DROP"),
+    Argument("alpha", "Significance level shown with each drop (default: 0.05).", significance_level, default=0.05),
+)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.report.compare import changes_table, query_table
 
     registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins
-    allowances = [_allowance(raw) for raw in args.fail]
-    alpha = _alpha(args.alpha)
+    allowances: list[Allowance] = args.fail
+    alpha: float = args.alpha
     measures = list(dict.fromkeys([*(args.measure or COMPARED), *(a.measure for a in allowances)]))
     check_measures(args.measure, registry, "--measure")
     check_measures([a.measure for a in allowances], registry, "--fail")
@@ -57,16 +62,3 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     return 1 if failures else 0
 
-
-def _allowance(raw: str) -> Allowance:
-    try:
-        return parse_allowance(raw)
-    except ValueError as exc:
-        raise ConfigError(f"--fail {exc}, got {raw!r}") from None
-
-
-def _alpha(raw: str) -> float:
-    try:
-        return significance_level(raw)
-    except ValueError as exc:
-        raise ConfigError(f"--alpha {exc}, got {raw!r}") from None

@@ -24,10 +24,13 @@ from exam_harness.io.qrels import Qrels
 from exam_harness.options import (
     EVALUATE,
     GRADING,
+    JSON_OUT,
     RECORDED,
     SCORING,
     SIGNIFICANCE,
+    Argument,
     add_cli_options,
+    integer,
     options_from_cli,
 )
 from exam_harness.preflight import check_writable
@@ -52,34 +55,42 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     add_input_arguments(parser)
     add_cli_options(parser, GROUPS)
-    parser.add_argument("--json", type=Path, metavar="OUT", help="Write the leaderboards as JSON.")
-    parser.add_argument("--qrels-dir", type=Path, metavar="DIR",
-                        help="Write the EXAM-Qrels files (one per label variant and minimum grade) here.")
-    parser.add_argument("--plot", type=Path, metavar="DIR",
-                        help="Draw the leaderboards (PNG and SVG) into this folder.")
-    parser.add_argument("--export-workbench", type=Path, metavar="FILE",
-                        help="Write passages, runs, judgments and grades as a Workbench paragraph file (.jsonl[.gz]).")
-    parser.add_argument("--brief", action="store_true", help="Print only the correlations and agreement tables.")
+    JSON_OUT.add_to(parser, help="Write the leaderboards as JSON.")
+    for argument in OUTPUTS:
+        argument.add_to(parser)
     add_min_answers_argument(parser, default=None)
-    parser.add_argument("--qrels", type=Path, nargs="+", action="extend", default=[], metavar="QRELS_FILE",
-                        help="Score the runs over these trec_eval qrels files (repeatable) with the --measures, one "
-                        "leaderboard per file and relevance level, correlated with --official; with official "
-                        "qrels, also per query (and drawn under --plot).")
-    parser.add_argument("--qrels-level", type=int, nargs="+", default=None, metavar="LEVEL",
-                        help="Relevance levels of the --qrels files, one leaderboard each (default: 1, trec_eval's).")
-    parser.add_argument("--official-qrels", type=Path, metavar="QRELS_FILE",
-                        help="The official qrels (at --relevance-level) that per-query correlations compare with "
-                        "(default: the human judgments in the run files, if any).")
+    for argument in QRELS:
+        argument.add_to(parser)
     parser.set_defaults(func=run)
+
+
+# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+OUTPUTS: tuple[Argument, ...] = (
+    Argument("qrels-dir", "Write the EXAM-Qrels files (one per label variant and minimum grade) here.", Path,
+             metavar="DIR"),
+    Argument("plot", "Draw the leaderboards (PNG and SVG) into this folder.", Path, metavar="DIR"),
+    Argument("export-workbench", "Write passages, runs, judgments and grades as a Workbench paragraph file "
+             "(.jsonl[.gz]).", Path, metavar="FILE"),
+    Argument("brief", "Print only the correlations and agreement tables.", None),
+)
+QRELS: tuple[Argument, ...] = (
+    Argument("qrels", "Score the runs over these trec_eval qrels files (repeatable) with the --measures, one "
+             "leaderboard per file and relevance level, correlated with --official; with official qrels, also per "
+             "query (and drawn under --plot).", Path, nargs="+", many=True, default=[], metavar="QRELS_FILE"),
+    Argument("qrels-level", "Relevance levels of the --qrels files, one leaderboard each (default: 1, trec_eval's).",
+             integer(0), nargs="+", metavar="LEVEL"),
+    Argument("official-qrels", "The official qrels (at --relevance-level) that per-query correlations compare with "
+             "(default: the human judgments in the run files, if any).", Path, metavar="QRELS_FILE"),
+)
 
 
 def add_min_answers_argument(parser: argparse.ArgumentParser, default: Sequence[int] | None) -> None:
     """``--min-answers M ...``; bare ``--min-answers`` means 1 2 5."""
     when = "default: 1 2 5" if default else "bare: 1 2 5; default: none"
-    parser.add_argument("--min-answers", type=int, nargs="*", default=default, metavar="M",
-                        help="Agreement with the judgments when a passage is relevant at tau if at least M test "
-                        "points reach tau (its label: the M-th highest grade), with per-row kappa and the merged "
-                        f"3-way table; one view per M ({when}).")
+    # min_answers_of says a value below 1 is no count of test points
+    Argument("min-answers", "Agreement with the judgments when a passage is relevant at tau if at least M test points "
+             "reach tau (its label: the M-th highest grade), with per-row kappa and the merged 3-way table; one view "
+             f"per M ({when}).", integer(), nargs="*", default=default, metavar="M").add_to(parser)
 
 
 def min_answers_of(value: Sequence[int] | None) -> tuple[int, ...]:

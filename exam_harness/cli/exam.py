@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from exam_harness.options import PYTEST_ARGS
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     # Listed for ``exam-harness --help``; main() never parses an ``exam`` command line with it.
@@ -19,7 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description="Run the exam under pytest. Every argument is passed on to pytest, e.g. "
         "'exam-harness exam -q -k tides --exam-fail-under=0.5'.",
     )
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="Arguments for pytest.")
+    PYTEST_ARGS.add_to(parser)
     parser.set_defaults(func=run)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from exam_harness.errors import ConfigError
 from exam_harness.io.queries import add_facets, load_facets, load_queries
 from exam_harness.llm.backend import PromptParts, TextBackend
-from exam_harness.options import parse_key_values
+from exam_harness.options import Argument, choice, integer, parse_key_values
 
 BACKENDS = ("openai", "hf")
 
@@ -28,57 +28,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "Existing bank files are merged: items already there stay as they are, items a person "
         "deleted are not added again.",
     )
-    parser.add_argument(
-        "queries", type=Path, help="Queries: a JSON object {id: text} or a TSV file 'id<TAB>text'."
-    )
-    parser.add_argument(
-        "--out", type=Path, required=True, help="Bank file to create or merge into (.yaml, .json, .jsonl, .jsonl.gz)."
-    )
-    parser.add_argument(
-        "--kind", choices=("questions", "nuggets"), default="questions", help="What to generate (default: questions)."
-    )
-    parser.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default="openai",
-        help="Model backend (default: openai, any OpenAI-compatible server).",
-    )
-    parser.add_argument(
-        "--model", help="Model: the served model's name for openai (required), a hub name or local path for hf."
-    )
-    parser.add_argument(
-        "--base-url",
-        help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 "
-        "(default: OPENAI_BASE_URL, else api.openai.com).",
-    )
-    parser.add_argument(
-        "--facets",
-        type=Path,
-        help="Subtopics: JSON {query_id: {facet_id: text}} or TSV 'query_id<TAB>facet_id<TAB>text' (default: none).",
-    )
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="Backend option, repeatable, e.g. temperature=0.2, concurrency=16, endpoint=completions "
-        "(default: none).",
-    )
-    parser.add_argument(
-        "--max-new-tokens", type=int, default=1024, help="Answer length limit in tokens (default: 1024)."
-    )
-    parser.add_argument(
-        "--refresh",
-        action="store_true",
-        help="Also regenerate banks that already have items of this kind, merging new items in "
-        "(default: skip them).",
-    )
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="Print how many calls and prompt tokens generation would spend, and stop.",
-    )
+    for argument in ARGUMENTS:
+        argument.add_to(parser)
     parser.set_defaults(func=run)
+
+
+# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+ARGUMENTS: tuple[Argument, ...] = (
+    Argument("queries", "Queries: a JSON object {id: text} or a TSV file 'id<TAB>text'.", Path, positional=True),
+    Argument("out", "Bank file to create or merge into (.yaml, .json, .jsonl, .jsonl.gz).", Path, required=True),
+    Argument("kind", "What to generate (default: questions).", choice("questions", "nuggets"), default="questions",
+             metavar="{questions,nuggets}"),
+    Argument("backend", "Model backend (default: openai, any OpenAI-compatible server).", choice(*BACKENDS),
+             default="openai", metavar="{" + ",".join(BACKENDS) + "}"),
+    Argument("model", "Model: the served model's name for openai (required), a hub name or local path for hf."),
+    Argument("base-url", "OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default: OPENAI_BASE_URL, "
+             "else api.openai.com)."),
+    Argument("facets", "Subtopics: JSON {query_id: {facet_id: text}} or TSV 'query_id<TAB>facet_id<TAB>text' "
+             "(default: none).", Path),
+    Argument("option", "Backend option, repeatable, e.g. temperature=0.2, concurrency=16, endpoint=completions "
+             "(default: none).", str, default=[], many=True, metavar="KEY=VALUE"),  # read by parse_key_values
+    Argument("max-new-tokens", "Answer length limit in tokens (default: 1024).", integer(1), default=1024),
+    Argument("refresh", "Also regenerate banks that already have items of this kind, merging new items in "
+             "(default: skip them).", None),
+    Argument("dry-run", "Print how many calls and prompt tokens generation would spend, and stop.", None),
+)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,8 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.llm.estimate import estimate_prompts
 
     check_bank_path(args.out)
-    if args.max_new_tokens < 1:
-        raise ConfigError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
     queries = load_queries(args.queries)
     if args.facets is not None:
         queries = add_facets(queries, load_facets(args.facets, {q.id for q in queries}))

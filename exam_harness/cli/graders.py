@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 
+from exam_harness.options import Argument
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser("graders", help="List the available graders, or the options of one.")
-    parser.add_argument("name", nargs="?", help="A grader whose options to list (default: list every grader).")
+    Argument("name", "A grader whose options to list (default: list every grader).", nargs="?",
+             positional=True).add_to(parser)
     parser.set_defaults(func=run)
 
 

@@ -8,7 +8,6 @@ import gc
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError
@@ -18,7 +17,7 @@ from exam_harness.grading import GradingOutcome, replay
 from exam_harness.grading_setup import open_grading
 from exam_harness.inputs import ExamInputs, ExamView
 from exam_harness.models import ExamData, GraderSpec, QueryBank
-from exam_harness.options import ExamOptions
+from exam_harness.options import BANK_FILES, RUN_FILES, ExamOptions
 from exam_harness.plan import ExamPlan, make_plan
 from exam_harness.preflight import check_overlap, check_run_name
 from exam_harness.progress import GradingProgress
@@ -27,11 +26,8 @@ from exam_harness.support import Credits
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """Run files (positional) and ``--bank`` files."""
-    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_FILE",
-                        help="Workbench paragraph file(s) (.jsonl[.gz]), or TREC runs with a collection.")
-    parser.add_argument("--bank", action="append", type=Path, default=[], metavar="BANK_FILE",
-                        help="Bank file of the test points; repeatable (default: the test points of the recorded "
-                        "grades).")
+    RUN_FILES.add_to(parser)
+    BANK_FILES.add_to(parser)
 
 
 @dataclass(frozen=True)
@@ -99,7 +95,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
 def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, GradingOutcome]:
     """``--support``: every (answer sentence, cited document) pair graded by the session's grader with its
     ``support`` prompt, through the cache; the support credits of each answer sentence."""
-    from exam_harness.grading import run_grading_pass
+    from exam_harness.grading import chunk_size_for, run_grading_pass
     from exam_harness.support import support_credits, support_pairs
 
     answers = graded.inputs.answers
@@ -113,7 +109,7 @@ def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, Gradi
                                      data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
     cache = GradeCache(options.cache)
     try:
-        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=options.batch_size or 256)
+        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size))
     finally:
         grader.close()
         cache.close()

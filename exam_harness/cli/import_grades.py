@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from exam_harness.options import GRADING, add_cli_options, options_from_cli
+from exam_harness.options import BANK_FILES, GRADING, Argument, add_cli_options, options_from_cli
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,9 +20,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("paragraphs", type=Path, metavar="PARAGRAPH_FILE", help="Graded Workbench paragraph file.")
-    parser.add_argument("--bank", type=Path, action="append", required=True, metavar="BANK_FILE",
-                        help="Bank with the test points' texts (part of every grade's cache key); repeatable.")
+    Argument("paragraphs", "Graded Workbench paragraph file.", Path, metavar="PARAGRAPH_FILE",
+             positional=True).add_to(parser)
+    BANK_FILES.add_to(parser, help="Bank with the test points' texts (part of every grade's cache key); repeatable.",
+                      default=None, required=True)
     add_cli_options(parser, [GRADING], only=["cache"])
     parser.set_defaults(func=run)
 

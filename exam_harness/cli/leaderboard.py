@@ -6,12 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from exam_harness.options import Argument
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser("leaderboard", help="Show the leaderboard of a saved exam-report.json.")
-    parser.add_argument("report", type=Path, help="Path to exam-report.json.")
-    parser.add_argument("--label", default="max-grade",
-                        help="Qrels label variant of the measures (default: max-grade).")
+    Argument("report", "Path to exam-report.json.", Path, positional=True).add_to(parser)
+    Argument("label", "Qrels label variant of the measures (default: max-grade).", default="max-grade").add_to(parser)
     parser.set_defaults(func=run)
 
 

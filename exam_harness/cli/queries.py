@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from exam_harness.options import Argument, choice
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
@@ -15,8 +17,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description="List the queries of bank files or folders, one per line: 'id<TAB>text' (tsv) or "
         '{"query_id", "text", "facets"} (jsonl); a query in several banks is listed once.',
     )
-    parser.add_argument("banks", nargs="+", type=Path, metavar="BANK", help="Bank files or folders.")
-    parser.add_argument("--format", choices=("tsv", "jsonl"), default="tsv", help="Output format (default: tsv).")
+    Argument("banks", "Bank files or folders.", Path, nargs="+", metavar="BANK", positional=True).add_to(parser)
+    Argument("format", "Output format (default: tsv).", choice("tsv", "jsonl"), default="tsv",
+             metavar="{tsv,jsonl}").add_to(parser)
     parser.set_defaults(func=run)
 
 

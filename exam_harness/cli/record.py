@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from exam_harness.options import SYSTEMS, add_cli_options, options_from_cli
+from exam_harness.options import PYTEST_ARGS, SYSTEMS, Argument, add_cli_options, options_from_cli
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,12 +22,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "the options go to pytest (pytest's own options after '--'), e.g. "
         "'exam-harness record --system my-rag banks/ -- -k tides'.",
     )
-    parser.add_argument("--system", action="append", default=[], metavar="NAME",
-                        help="Record this system only; repeatable (default: every declared system).")
+    Argument("system", "Record this system only; repeatable (default: every declared system).", default=[],
+             many=True, metavar="NAME").add_to(parser)
     add_cli_options(parser, [SYSTEMS], defaults={"system_mode": "once"})
-    parser.add_argument("--mode", dest="system_mode", default=None, metavar="MODE",
-                        help="Same as --system-mode.")
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="Arguments for pytest.")
+    # raw like --system-mode, which options_from_cli converts
+    Argument("mode", "Same as --system-mode.", str, metavar="MODE", dest="system_mode").add_to(parser)
+    PYTEST_ARGS.add_to(parser)
     parser.set_defaults(func=run)
 
 

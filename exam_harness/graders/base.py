@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from exam_harness.errors import ConfigError
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, Query, TestPoint
+
+if TYPE_CHECKING:
+    from exam_harness.llm.cost import Meter
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,48 @@ def read_grader_options(
     return {o.name: (o.value(given[o.name], grader) if o.name in given else o.default) for o in declared}
 
 
+_OPTION = "exam_harness.option"  # the dataclass field metadata key of a declared option
+
+
+def option_field(default: Any, help: str, convert: Callable[[str], Any] = str) -> Any:
+    """A dataclass field that is an option: its name, ``default``, ``help`` and ``convert`` (with its
+    bounds) written once, for the constructor (the field), parsing and listings (:func:`options_of`)
+    and the check of a library caller's values (:func:`check_options`)."""
+    return field(default=default, metadata={_OPTION: (help, convert)})
+
+
+def shared_option(option: GraderOption) -> Any:
+    """:func:`option_field` of an option declared elsewhere (shared by several graders); the field
+    must be named as the option."""
+    return option_field(option.default, option.help, option.convert)
+
+
+def options_of(settings: type[Any]) -> tuple[GraderOption, ...]:
+    """The options a dataclass declares with :func:`option_field`, in field order."""
+    return tuple(GraderOption(f.name, f.default, *f.metadata[_OPTION]) for f in fields(settings)
+                 if _OPTION in f.metadata)
+
+
+def check_options(instance: Any, what: str) -> None:
+    """Check, and convert in place, every declared option of a dataclass instance by its converter:
+    a library caller's native values (``concurrency=0``) meet the same bounds as a user's strings. None
+    stands for "unset" where it is the default. ConfigError ``<what> option NAME: got VALUE, expected ...``."""
+    for f in fields(instance):
+        if _OPTION not in f.metadata:
+            continue
+        value = getattr(instance, f.name)
+        if value is None and f.default is None:
+            continue
+        convert = f.metadata[_OPTION][1]
+        try:
+            converted = convert(value if isinstance(value, str) else str(value))
+        except ValueError as exc:
+            reason = str(exc) or "a valid value"
+            expected = reason.removeprefix("must be ")
+            raise ConfigError(f"{what} option {f.name}: got {value!r}, expected {expected}") from None
+        object.__setattr__(instance, f.name, converted)
+
+
 def declared_options(factory: object) -> tuple[GraderOption, ...]:
     """The options a grader factory (a Grader class, or a function with an ``options`` attribute) declares."""
     options = getattr(factory, "options", ())
@@ -92,10 +138,28 @@ class Grader(abc.ABC):
     """Base class of graders. Subclasses set ``name`` and implement :meth:`spec` and :meth:`grade_batch`.
 
     ``options`` declares what ``--exam-grader-option KEY=VALUE`` accepts (see :class:`GraderOption`).
+
+    The attributes and methods below are everything the grading pass (``grading.py``, ``grading_setup.py``)
+    asks of a grader besides grading, each with the answer of a grader that lacks the capability; a
+    grader that has it sets or overrides it.
     """
 
     name: str = ""
     options: ClassVar[tuple[GraderOption, ...]] = ()
+    chunk_size: int | None = None  # pairs per call it prefers when --batch-size is not given; None: the default
+    repeats: int = 1  # samples asked per pair (graders/repeats.py)
+    reducer: str = "mean"  # how a pair's samples make its grade (graders/repeats.py)
+    meter: Meter | None = None  # an LLM grader's token and cost counter (llm/cost.py)
+
+    def sampling(self, index: int) -> AbstractContextManager[None]:
+        """The context in which sample ``index`` of a grader with repeats is asked (an LLM grader moves
+        its backend's seed by ``index``); by default, nothing changes."""
+        return nullcontext()
+
+    def estimate(self, requests: Sequence[GradingRequest]) -> tuple[int, int] | None:
+        """Dry-run figures ``(calls, prompt_tokens)`` for grading ``requests``, nothing sent; None for a
+        grader that sends no prompts."""
+        return None
 
     @abc.abstractmethod
     def spec(self) -> GraderSpec:

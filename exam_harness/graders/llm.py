@@ -57,6 +57,7 @@ from __future__ import annotations
 import json
 import string
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -65,6 +66,7 @@ from exam_harness.errors import ConfigError
 from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GraderOption, GradingRequest
 from exam_harness.graders.matching import is_answer, matching_gold_answer
+from exam_harness.graders.repeats import moved_seed
 from exam_harness.llm import prompts
 from exam_harness.llm.backend import Generation, PromptParts, TextBackend
 from exam_harness.llm.cost import Meter, Prices, prices_from
@@ -247,6 +249,8 @@ class _Item:
 
 class LLMGrader(Grader):
     """Grades (passage, test point) pairs with one prompt mode of the method over a text backend."""
+
+    meter: Meter  # every LLM grader counts its tokens (docs/cost.md)
 
     def __init__(
         self,
@@ -608,6 +612,16 @@ class LLMGrader(Grader):
                 for name, value in zip(("prompt_tokens", "completion_tokens"), spent[index]):
                     details[name] = int(details.get(name) or 0) + value
             out[index] = grade.model_copy(update={"grade": 1 if correct else 0, "details": details})
+
+    def sampling(self, index: int) -> AbstractContextManager[None]:
+        """Sample ``index`` sends the backend's seed moved by ``index`` (the same seed would ask for the
+        same answer)."""
+        return moved_seed(self.backend, index)
+
+    def estimate(self, requests: Sequence[GradingRequest]) -> tuple[int, int]:
+        from exam_harness.llm.estimate import estimate_prompts
+
+        return estimate_prompts(self.backend, self.prompts_for(requests), self.max_new_tokens)
 
     def probe(self) -> None:
         """Ask the backend whether it can answer at all (a server reachable, the model served)."""

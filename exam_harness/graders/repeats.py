@@ -57,27 +57,18 @@ def reduce_grades(reducer: str, grades: Sequence[int]) -> int:
     return REDUCERS[reducer](grades)
 
 
-def repeats_of(grader: Grader) -> tuple[int, str]:
-    """(samples per pair, reducer) of ``grader``: (1, "mean") for a grader without repeats."""
-    repeats = getattr(grader, "repeats", 1)
-    reducer = getattr(grader, "reducer", "mean")
-    return (repeats if isinstance(repeats, int) and repeats > 0 else 1,
-            reducer if isinstance(reducer, str) and reducer in REDUCERS else "mean")
-
-
 @contextmanager
-def _sample_seed(grader: Grader, index: int) -> Iterator[None]:
-    """The backend's seed moved by ``index`` while sample ``index`` is asked (no seed: nothing to move)."""
-    backend = getattr(grader, "backend", None)
-    seed = getattr(backend, "seed", None)
+def moved_seed(backend: object, index: int) -> Iterator[None]:
+    """``backend``'s seed moved by ``index`` while sample ``index`` is asked (no seed: nothing to move)."""
+    seed = getattr(backend, "seed", None)  # the openai backend's option; a local model draws no seed
     if index == 0 or not isinstance(seed, int):
         yield
         return
-    backend.seed = seed + index  # type: ignore[union-attr]
+    backend.seed = seed + index  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        backend.seed = seed  # type: ignore[union-attr]
+        backend.seed = seed  # type: ignore[attr-defined]
 
 
 class SampleGrader(Grader):
@@ -88,7 +79,8 @@ class SampleGrader(Grader):
         self.index = index
         self.name = grader.name
         # the grader's spending (llm/cost.py): every sample counts tokens on, and max_cost holds for all together
-        self.meter = getattr(grader, "meter", None)
+        self.meter = grader.meter
+        self.chunk_size = grader.chunk_size
 
     def spec(self) -> GraderSpec:
         return self.grader.spec()
@@ -101,8 +93,11 @@ class SampleGrader(Grader):
         return self.grader.supports(test_point)
 
     def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
-        with _sample_seed(self.grader, self.index):
+        with self.grader.sampling(self.index):
             return self.grader.grade_batch(requests)
+
+    def estimate(self, requests: Sequence[GradingRequest]) -> tuple[int, int] | None:
+        return self.grader.estimate(requests)
 
     def uses_cache(self) -> bool:
         return self.grader.uses_cache()

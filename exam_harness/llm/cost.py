@@ -190,9 +190,3 @@ class Meter:
             else:
                 high = middle
         return low
-
-
-def meter_of(grader: object) -> Meter | None:
-    """The grader's :class:`Meter` (an LLM grader's), else None."""
-    meter = getattr(grader, "meter", None)
-    return meter if isinstance(meter, Meter) else None

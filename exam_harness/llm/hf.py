@@ -26,12 +26,20 @@ import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.base import GradeFailure, GraderOption, read_grader_options
+from exam_harness.graders.base import (
+    GradeFailure,
+    GraderOption,
+    check_options,
+    option_field,
+    options_of,
+    read_grader_options,
+    shared_option,
+)
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.options import boolean, choice, integer, optional, text
 from exam_harness.parsing import single_digit_grade
@@ -139,25 +147,72 @@ def _is_out_of_memory(exc: BaseException) -> bool:
 _WORD_END = re.compile(r"\s+")
 
 
-class HFBackend:
-    """A transformers model behind the :class:`~exam_harness.llm.backend.TextBackend` protocol."""
+# Shared with the extractive QA grader, which loads its model the same way.
+REVISION_OPTION = GraderOption("revision", None, "hub revision: a branch, tag or commit (default: the newest)",
+                               optional(text))
+DEVICE_OPTION = GraderOption("device", "auto", "auto, cpu, cuda, cuda:N or mps (default: auto, cuda when present); "
+                             "--exam-device wins", str.strip)
+LOCAL_FILES_ONLY_OPTION = GraderOption("local_files_only", False, "true to never contact the hub, as HF_HUB_OFFLINE=1 "
+                                       "does (default: false)", boolean)
 
-    def __init__(
-        self,
-        model: str = DEFAULT_MODEL,
-        *,
-        revision: str | None = None,
-        device: str | None = "auto",
-        dtype: str = "auto",
-        num_beams: int = 1,
-        batch_size: int | None = None,
-        max_input_tokens: int | None = None,
-        local_files_only: bool = False,
-        quantize: str | None = None,
-        chat: bool | None = None,
-        fast_path_tokens: int = FAST_PATH_TOKENS,
-        trust_remote_code: bool = False,
-    ) -> None:
+
+@dataclass(eq=False, repr=False)
+class HFBackend:
+    """A transformers model behind the :class:`~exam_harness.llm.backend.TextBackend` protocol.
+
+    Each field after ``model_id`` is an option, declared once here: the constructor's keyword, the ``hf``
+    grader's option (:data:`HF_OPTIONS`) and the check of a library caller's value (by the same converter).
+    ``device``, ``batch_size`` and ``chat`` are resolved on construction (auto -> what this machine and
+    model give); the tokenizer and configuration load then, the weights on first use."""
+
+    model_id: str = DEFAULT_MODEL
+    _: KW_ONLY
+    revision: str | None = shared_option(REVISION_OPTION)
+    device: str = shared_option(DEVICE_OPTION)
+    dtype: str = option_field("auto", "auto, float32, bfloat16 or float16 (default: auto, bfloat16 on a GPU that "
+                              "supports it, else float32)", choice(*DTYPES))
+    num_beams: int = option_field(1, "beams of the search (default: 1, greedy); 5 decodes as the reference "
+                                  "implementation does", integer(1))
+    batch_size: int | None = option_field(None, "prompts per batch, halved when memory runs out (default: 16 on "
+                                          "CPU, 256 on GPU); --exam-batch-size wins", optional(integer(1)))
+    max_input_tokens: int | None = option_field(None, "prompt tokens at most (default: 512 for seq2seq models, the "
+                                                "context length for causal LMs)", optional(integer(1)))
+    local_files_only: bool = shared_option(LOCAL_FILES_ONLY_OPTION)
+    quantize: str = option_field("none", "none or int8, dynamic int8 quantisation on CPU (default: none)",
+                                 choice("none", "int8"))
+    chat: bool | None = option_field(None, "wrap prompts in the tokenizer's chat template: true, false or auto "
+                                     "(default: auto, true for causal LMs that have one)",
+                                     optional(boolean, unset=("", "auto")))
+    fast_path_tokens: int = option_field(FAST_PATH_TOKENS, "tokens decoded for every rating before the full-decode "
+                                         f"fallback; 0 turns it off (default: {FAST_PATH_TOKENS})", integer(0))
+    trust_remote_code: bool = option_field(False, "true to run model code from the hub (default: false)", boolean)
+
+    def __post_init__(self) -> None:
+        check_options(self, "hf")
+        self.device = resolve_device(self.device)
+        if self.quantize == "int8" and self.device != "cpu":
+            raise ConfigError("quantize=int8 is a CPU option (dynamic int8 quantisation); use device=cpu")
+        self.torch_dtype = resolve_dtype(self.dtype, self.device)
+        self._load_kwargs: dict[str, Any] = {"revision": self.revision, "local_files_only": self.local_files_only,
+                                             "trust_remote_code": self.trust_remote_code}
+        gen = self._load_configuration()
+        self._model: Any = None  # the weights load on first use: a session whose grades are all cached never pays
+        if Path(self.model_id).is_dir():
+            self.revision = local_fingerprint(Path(self.model_id))
+        self.generation_config = self._greedy(gen)
+        self._generation_configs: dict[tuple[int, bool], Any] = {}
+        eos = self.generation_config.eos_token_id
+        self._eos_ids = set(eos if isinstance(eos, list) else [eos])
+        # A minimum answer length would make a capped greedy decode differ from the full one.
+        self._fast_ok = not (gen.min_length or gen.min_new_tokens)
+        self._wrap = self._chat_wrap()
+        self.batch_size = self.batch_size or DEFAULT_BATCH_SIZE["cuda" if self.device.startswith("cuda") else "cpu"]
+        self._digit_tables: dict[int, list[list[int]]] = {}
+        self.stats = {"prompts": 0, "fast_path": 0, "fallback": 0, "truncated": 0, "batch_halvings": 0,
+                      "prompt_tokens": 0, "completion_tokens": 0}  # tokens as the tokenizer counts them
+
+    def _load_configuration(self) -> Any:
+        """Load the model's configuration and tokenizer (not its weights); return its generation configuration."""
         from transformers import (
             AutoConfig,
             AutoModelForCausalLM,
@@ -166,83 +221,57 @@ class HFBackend:
             GenerationConfig,
         )
 
-        if num_beams < 1:
-            raise ConfigError(f"num_beams={num_beams} is invalid; expected an integer >= 1")
-        if quantize not in (None, "none", "int8"):
-            raise ConfigError(f"quantize={quantize!r} is invalid; expected none or int8")
-        self.model_id = model
-        self.device = resolve_device(device)
-        self.num_beams = num_beams
-        self.quantize = None if quantize in (None, "none") else quantize
-        if self.quantize and self.device != "cpu":
-            raise ConfigError("quantize=int8 is a CPU option (dynamic int8 quantisation); use device=cpu")
-        self.torch_dtype = resolve_dtype(dtype, self.device)
-        self.fast_path_tokens = fast_path_tokens
-        load: dict[str, Any] = {
-            "revision": revision, "local_files_only": local_files_only, "trust_remote_code": trust_remote_code
-        }
         try:
-            config = AutoConfig.from_pretrained(model, **load)
-            self.tokenizer = AutoTokenizer.from_pretrained(model, **load)
+            config = AutoConfig.from_pretrained(self.model_id, **self._load_kwargs)
+            self.tokenizer = AutoTokenizer.from_pretrained(self.model_id, **self._load_kwargs)
             self.is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
-            auto = AutoModelForSeq2SeqLM if self.is_encoder_decoder else AutoModelForCausalLM
+            self._auto: Any = AutoModelForSeq2SeqLM if self.is_encoder_decoder else AutoModelForCausalLM
             try:
-                gen = GenerationConfig.from_pretrained(model, **load)
+                gen = GenerationConfig.from_pretrained(self.model_id, **self._load_kwargs)
             except OSError:  # no generation_config.json: what from_pretrained would derive
                 gen = GenerationConfig.from_model_config(config)
         except (OSError, ValueError) as exc:
-            raise model_load_error(model, exc) from exc
-        # The weights load on first use: a session whose grades are all cached never pays for them.
-        self._auto: Any = auto
-        self._load_kwargs = load
-        self._model: Any = None
-        folder = Path(model)
-        self.revision = getattr(config, "_commit_hash", None) or revision
-        if folder.is_dir():
-            self.revision = local_fingerprint(folder)
+            raise model_load_error(self.model_id, exc) from exc
+        self.revision = getattr(config, "_commit_hash", None) or self.revision
         self._config = config
-
         tok = self.tokenizer
         if not self.is_encoder_decoder:
             tok.padding_side = "left"  # decoder-only models continue from the right end
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
+        return gen
+
+    def _greedy(self, gen: Any) -> Any:
+        """A copy of the model's generation configuration that decodes deterministically with our beams."""
         gen = copy.deepcopy(gen)
         gen.do_sample = False
-        gen.num_beams = num_beams
+        gen.num_beams = self.num_beams
         gen.num_return_sequences = 1
         gen.temperature = gen.top_p = gen.top_k = None  # sampling knobs of chat models: unused, unwarned
         gen.max_length = None
         if gen.pad_token_id is None:
-            gen.pad_token_id = tok.pad_token_id
+            gen.pad_token_id = self.tokenizer.pad_token_id
         if gen.eos_token_id is None:
-            gen.eos_token_id = tok.eos_token_id
-        self.generation_config = gen
-        self._generation_configs: dict[tuple[int, bool], Any] = {}
-        eos = gen.eos_token_id
-        self._eos_ids = set(eos if isinstance(eos, list) else [eos])
-        # A minimum answer length would make a capped greedy decode differ from the full one.
-        self._fast_ok = not (gen.min_length or gen.min_new_tokens)
+            gen.eos_token_id = self.tokenizer.eos_token_id
+        return gen
 
+    def _chat_wrap(self) -> tuple[str, str]:
+        """What the chat template puts before and after a prompt ("", "" without chat); resolves ``chat``."""
+        tok = self.tokenizer
         has_template = bool(getattr(tok, "chat_template", None))
-        self.chat = chat if chat is not None else (not self.is_encoder_decoder and has_template)
-        self._wrap = ("", "")
-        if self.chat:
-            if self.is_encoder_decoder or not has_template:
-                raise ConfigError(
-                    f"chat=true needs a causal model whose tokenizer has a chat template; {model!r} has none"
-                )
-            marker = "\x00PROMPT\x00"
-            rendered = tok.apply_chat_template(
-                [{"role": "user", "content": marker}], tokenize=False, add_generation_prompt=True
+        self.chat = self.chat if self.chat is not None else (not self.is_encoder_decoder and has_template)
+        if not self.chat:
+            return ("", "")
+        if self.is_encoder_decoder or not has_template:
+            raise ConfigError(
+                f"chat=true needs a causal model whose tokenizer has a chat template; {self.model_id!r} has none"
             )
-            before, _, after = str(rendered).partition(marker)
-            self._wrap = (before, after)
-        self.max_input_tokens = max_input_tokens
-        self.batch_size = batch_size or DEFAULT_BATCH_SIZE["cuda" if self.device.startswith("cuda") else "cpu"]
-        self._digit_tables: dict[int, list[list[int]]] = {}
-        self.stats = {"prompts": 0, "fast_path": 0, "fallback": 0, "truncated": 0, "batch_halvings": 0,
-                      "prompt_tokens": 0, "completion_tokens": 0}  # tokens as the tokenizer counts them
+        marker = "\x00PROMPT\x00"
+        rendered = tok.apply_chat_template(
+            [{"role": "user", "content": marker}], tokenize=False, add_generation_prompt=True
+        )
+        before, _, after = str(rendered).partition(marker)
+        return (before, after)
 
     @property
     def model(self) -> Any:
@@ -277,7 +306,7 @@ class HFBackend:
             "decoding": "greedy" if self.num_beams == 1 else "beam",
             "num_beams": self.num_beams,
             "dtype": str(self.torch_dtype).removeprefix("torch."),
-            "quantize": self.quantize,
+            "quantize": None if self.quantize == "none" else self.quantize,
             "max_input_tokens": self.input_limit(0),
             "chat": self.chat,
         }
@@ -409,20 +438,21 @@ class HFBackend:
         order = sorted(indices, key=lambda i: len(prepared[i]), reverse=True)  # type: ignore[arg-type]
         pos = 0
         while pos < len(order):
-            chunk = order[pos : pos + self.batch_size]
+            size = self.batch_size or 1  # set on construction
+            chunk = order[pos : pos + size]
             try:
                 decoded = self._generate_batch([prepared[i] for i in chunk], max_new_tokens, rating_scale)  # type: ignore[misc]
             except RuntimeError as exc:
                 if not _is_out_of_memory(exc):
                     raise
                 self._free_memory()
-                if self.batch_size == 1:
+                if size == 1:
                     for i in chunk:
                         tokens = len(prepared[i])  # type: ignore[arg-type]
                         results[i] = GradeFailure(f"out of memory even at batch size 1 ({tokens} prompt tokens)")
                     pos += len(chunk)
                 else:
-                    self.batch_size = max(1, self.batch_size // 2)
+                    self.batch_size = max(1, size // 2)
                     self.stats["batch_halvings"] += 1
                 continue
             out.update(zip(chunk, decoded))
@@ -535,36 +565,9 @@ class HFBackend:
 # --------------------------------------------------------------------------------------------
 # Options
 
-# Shared with the extractive QA grader, which loads its model the same way.
-REVISION_OPTION = GraderOption("revision", None, "hub revision: a branch, tag or commit (default: the newest)",
-                               optional(text))
-DEVICE_OPTION = GraderOption("device", "auto", "auto, cpu, cuda, cuda:N or mps (default: auto, cuda when present); "
-                             "--exam-device wins", str.strip)
-LOCAL_FILES_ONLY_OPTION = GraderOption("local_files_only", False, "true to never contact the hub, as HF_HUB_OFFLINE=1 "
-                                       "does (default: false)", boolean)
-
-HF_OPTIONS: tuple[GraderOption, ...] = (
-    GraderOption("model", DEFAULT_MODEL, f"hub name or local folder (default: {DEFAULT_MODEL}); --exam-model wins",
-                 optional(text)),
-    REVISION_OPTION,
-    DEVICE_OPTION,
-    GraderOption("dtype", "auto", "auto, float32, bfloat16 or float16 (default: auto, bfloat16 on a GPU that "
-                 "supports it, else float32)", choice(*DTYPES)),
-    GraderOption("num_beams", 1, "beams of the search (default: 1, greedy); 5 decodes as the reference "
-                 "implementation does", integer(1)),
-    GraderOption("batch_size", None, "prompts per batch, halved when memory runs out (default: 16 on CPU, 256 on "
-                 "GPU); --exam-batch-size wins", optional(integer(1))),
-    GraderOption("max_input_tokens", None, "prompt tokens at most (default: 512 for seq2seq models, the context "
-                 "length for causal LMs)", optional(integer(1))),
-    LOCAL_FILES_ONLY_OPTION,
-    GraderOption("quantize", "none", "none or int8, dynamic int8 quantisation on CPU (default: none)",
-                 choice("none", "int8")),
-    GraderOption("chat", None, "wrap prompts in the tokenizer's chat template: true, false or auto (default: auto, "
-                 "true for causal LMs that have one)", optional(boolean, unset=("", "auto"))),
-    GraderOption("fast_path_tokens", FAST_PATH_TOKENS, "tokens decoded for every rating before the full-decode "
-                 f"fallback; 0 turns it off (default: {FAST_PATH_TOKENS})", integer(0)),
-    GraderOption("trust_remote_code", False, "true to run model code from the hub (default: false)", boolean),
-)
+MODEL_OPTION = GraderOption("model", DEFAULT_MODEL, f"hub name or local folder (default: {DEFAULT_MODEL}); "
+                            "--exam-model wins", optional(text))
+HF_OPTIONS: tuple[GraderOption, ...] = (MODEL_OPTION, *options_of(HFBackend))
 
 
 def backend_from_options(
@@ -574,17 +577,6 @@ def backend_from_options(
     names refused, defaults filled in). ``model``, ``device`` and ``batch_size``, the grader's
     ``--exam-model``, ``--exam-device`` and ``--exam-batch-size``, win over the same-named options."""
     values = read_grader_options("hf", HF_OPTIONS, options)
-    return HFBackend(
-        model or values["model"] or DEFAULT_MODEL,
-        revision=values["revision"],
-        device=device or values["device"],
-        dtype=values["dtype"],
-        num_beams=values["num_beams"],
-        batch_size=batch_size or values["batch_size"],
-        max_input_tokens=values["max_input_tokens"],
-        local_files_only=values["local_files_only"],
-        quantize=values["quantize"],
-        chat=values["chat"],
-        fast_path_tokens=values["fast_path_tokens"],
-        trust_remote_code=values["trust_remote_code"],
-    )
+    name = values.pop("model")
+    return HFBackend(model or name or DEFAULT_MODEL, **{**values, "device": device or values["device"],
+                                                         "batch_size": batch_size or values["batch_size"]})

@@ -45,12 +45,19 @@ import json
 import logging
 import math
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, InitVar, asdict, dataclass, field
 from typing import Any, Literal
 
 from exam_harness.errors import ConfigError, InfrastructureError
-from exam_harness.graders.base import GradeFailure, GraderOption, read_grader_options
+from exam_harness.graders.base import (
+    GradeFailure,
+    GraderOption,
+    check_options,
+    option_field,
+    options_of,
+    read_grader_options,
+)
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.llm.retry import (
     AsyncRetrier,
@@ -114,77 +121,88 @@ class _Request:
         return self.messages[-1][1]
 
 
+def http_url(raw: str) -> str:
+    """An http(s) URL with a host: anything else would fail pair by pair, so it fails here."""
+    from urllib.parse import urlsplit
+
+    value = raw.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http:// or https:// URL with a host, e.g. http://localhost:8000/v1")
+    return value
+
+
+MODEL_OPTION = GraderOption("model", None, "the served model's name (default: --exam-model; this option wins over it)",
+                            optional(text))
+
+
+@dataclass(eq=False, repr=False)  # repr: the API key is no one's business
 class OpenAIBackend:
-    """Talks to one OpenAI-compatible server. See the module docstring for the behaviour."""
+    """Talks to one OpenAI-compatible server. See the module docstring for the behaviour.
 
-    revision: str | None = None
+    Each field after ``model_id`` is an option, declared once here: the constructor's keyword, the
+    ``openai`` grader's option (:data:`OPENAI_OPTIONS`: its default, help and converter) and the check
+    of a library caller's value (:func:`~exam_harness.graders.base.check_options`). Adding an option
+    is adding a field."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        endpoint: Endpoint = "chat",
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
-        seed: int | None = None,
-        system_prompt: str | None = None,
-        fence_context: bool | None = None,
-        logprobs: bool = False,
-        top_logprobs: int = 10,
-        max_context_tokens: int | None = None,
-        chars_per_token: float = CHARS_PER_TOKEN,
-        concurrency: int = 8,
-        max_retries: int = 5,
-        timeout: float = 60.0,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
-        retry_after_max: float = 120.0,
-        retry_after_limit: float = 300.0,
-        revision: str | None = None,
-        max_consecutive_failures: int = 5,
-        need_key: bool = True,
-    ) -> None:
-        if not model or not model.strip():
+    model_id: str
+    _: KW_ONLY
+    base_url: str | None = option_field(None, "server URL such as http://localhost:8000/v1 (default: OPENAI_BASE_URL, "
+                                        "else api.openai.com)", optional(http_url))
+    api_key: str | None = option_field(None, "API key (default: OPENAI_API_KEY; none needed for a local server)")
+    endpoint: Endpoint = option_field("chat", "chat or completions (default: chat)", choice("chat", "completions"))
+    temperature: float = option_field(0.0, "sampling temperature in 0..2 (default: 0)", number(0, 2))
+    max_tokens: int | None = option_field(None, "answer tokens asked of the server (default: the prompt mode's "
+                                          "max_new_tokens)", optional(integer(1)))
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = option_field(
+        "max_tokens", "request field of the answer limit: max_tokens or max_completion_tokens (default: max_tokens)",
+        choice("max_tokens", "max_completion_tokens"))
+    seed: int | None = option_field(None, "sampling seed sent to the server (default: none)", optional(integer()))
+    system_prompt: str | None = option_field(None, "system message of the chat endpoint; empty for none (default: "
+                                             "an assessor's instructions for chat, none for completions)")
+    fence_context: bool | None = option_field(None, "put the passage between <passage> tags (default: true for "
+                                              "chat, false for completions)", boolean)
+    logprobs: bool = option_field(False, "ask for the answer's top log-probabilities to give grade probabilities "
+                                  "(default: false)", boolean)
+    top_logprobs: int = option_field(10, "alternatives per answer token in 1..20 (default: 10)", integer(1, 20))
+    max_context_tokens: int | None = option_field(None, "the model's context window in tokens; the passage is cut "
+                                                  "to fit (default: none, nothing is cut)", optional(integer(16)))
+    chars_per_token: float = option_field(CHARS_PER_TOKEN, "characters per token of the estimates (default: "
+                                          f"{CHARS_PER_TOKEN:g})", number(0, open_low=True))
+    concurrency: int = option_field(8, "requests in flight at once (default: 8)", integer(1))
+    max_retries: int = option_field(5, "retries of a failed request (default: 5)", integer(0))
+    max_consecutive_failures: int = option_field(
+        5, "connection failures in a row (no answer in between) after which grading stops with one error instead "
+        "of retrying every pair; 0 never stops (default: 5)", integer(0))
+    timeout: float = option_field(60.0, "seconds one request may take in all: connecting, sending and reading the "
+                                  "whole answer (default: 60)", number(0, open_low=True))
+    backoff_base: float = option_field(0.5, "seconds of the first retry's backoff ceiling, doubled per retry "
+                                       "(default: 0.5)", number(0))
+    backoff_max: float = option_field(30.0, "seconds the backoff ceiling grows to at most (default: 30)", number(0))
+    retry_after_max: float = option_field(120.0, "seconds of a server's Retry-After honoured at most (default: 120)",
+                                          number(0))
+    retry_after_limit: float = option_field(300.0, "a server's Retry-After longer than this many seconds fails the "
+                                            "pair at once instead of waiting (default: 300)", number(0))
+    revision: str | None = option_field(None, "a label of the model's version, kept in the cache key (default: "
+                                        "none)")
+    need_key: InitVar[bool] = True  # False (a dry run, which sends nothing) accepts a missing API key
+    # set from the options after the checks
+    stopped: str | None = field(init=False, default=None)  # why grading stopped (a dead server), once it has
+    policy: RetryPolicy = field(init=False)
+    stats: BackendStats = field(init=False, default_factory=BackendStats)
+    _api_key: str = field(init=False)
+    _scrub: Callable[[str], str] = field(init=False)
+
+    def __post_init__(self, need_key: bool) -> None:
+        if not self.model_id or not self.model_id.strip():
             raise ConfigError("the openai backend needs a model name (option model=NAME)")
-        if endpoint not in ("chat", "completions"):
-            raise ConfigError(f"openai option endpoint must be 'chat' or 'completions', got {endpoint!r}")
-        if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
-            raise ConfigError(
-                "openai option max_tokens_field must be 'max_tokens' or 'max_completion_tokens', "
-                f"got {max_tokens_field!r}"
-            )
-        _require(concurrency >= 1, "concurrency", concurrency, "an integer >= 1")
-        _require(max_retries >= 0, "max_retries", max_retries, "an integer >= 0")
-        _require(timeout > 0, "timeout", timeout, "seconds > 0")
-        _require(chars_per_token > 0, "chars_per_token", chars_per_token, "a number > 0")
-        _require(0 <= temperature <= 2, "temperature", temperature, "a number in 0..2")
-        _require(1 <= top_logprobs <= 20, "top_logprobs", top_logprobs, "an integer in 1..20")
-        _require(max_tokens is None or max_tokens >= 1, "max_tokens", max_tokens, "an integer >= 1")
-        _require(
-            max_context_tokens is None or max_context_tokens >= 16,
-            "max_context_tokens",
-            max_context_tokens,
-            "an integer >= 16",
-        )
-        _require(backoff_base >= 0, "backoff_base", backoff_base, "seconds >= 0")
-        _require(backoff_max >= 0, "backoff_max", backoff_max, "seconds >= 0")
-        _require(retry_after_max >= 0, "retry_after_max", retry_after_max, ">= 0")
-        _require(retry_after_limit >= 0, "retry_after_limit", retry_after_limit, ">= 0")
-
-        self.model_id = model
-        self.revision = revision
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if self.base_url is not None and base_url is None:
+        check_options(self, "openai")
+        if self.base_url is None and os.environ.get("OPENAI_BASE_URL"):
             try:
-                self.base_url = http_url(self.base_url)
+                self.base_url = http_url(os.environ["OPENAI_BASE_URL"])
             except ValueError as exc:
-                raise ConfigError(f"OPENAI_BASE_URL={self.base_url!r} {exc}") from None
-        self.max_consecutive_failures = max_consecutive_failures
-        self.stopped: str | None = None  # why grading stopped (a dead server), once it has
-        key = api_key or os.environ.get("OPENAI_API_KEY")
+                raise ConfigError(f"OPENAI_BASE_URL={os.environ['OPENAI_BASE_URL']!r} {exc}") from None
+        key = self.api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if self.base_url is None and need_key:
                 raise ConfigError(
@@ -194,30 +212,14 @@ class OpenAIBackend:
             key = "EMPTY"  # local servers accept any key (and a dry run sends nothing); the client insists on one
         self._api_key = key
         # whatever a server sends back (an error body echoing the request's headers) loses the key
-        self._scrub = credential_scrubber(key, api_key, os.environ.get("OPENAI_API_KEY"))
-        self.endpoint: Endpoint = endpoint
-        self.temperature = float(temperature)
-        self.max_tokens = max_tokens
-        self.max_tokens_field = max_tokens_field
-        self.seed = seed
-        if system_prompt is None:
-            system_prompt = DEFAULT_SYSTEM_PROMPT if endpoint == "chat" else ""
-        self.system_prompt = system_prompt
-        self.fence_context = (endpoint == "chat") if fence_context is None else bool(fence_context)
-        self.logprobs = bool(logprobs)
-        self.top_logprobs = int(top_logprobs)
-        self.max_context_tokens = max_context_tokens
-        self.chars_per_token = float(chars_per_token)
-        self.concurrency = int(concurrency)
-        self.timeout = float(timeout)
-        self.policy = RetryPolicy(
-            max_retries=int(max_retries),
-            backoff_base=float(backoff_base),
-            backoff_max=float(backoff_max),
-            retry_after_max=float(retry_after_max),
-            retry_after_limit=float(retry_after_limit),
-        )
-        self.stats = BackendStats()
+        self._scrub = credential_scrubber(key, self.api_key, os.environ.get("OPENAI_API_KEY"))
+        if self.system_prompt is None:
+            self.system_prompt = DEFAULT_SYSTEM_PROMPT if self.endpoint == "chat" else ""
+        if self.fence_context is None:
+            self.fence_context = self.endpoint == "chat"
+        self.policy = RetryPolicy(max_retries=self.max_retries, backoff_base=self.backoff_base,
+                                  backoff_max=self.backoff_max, retry_after_max=self.retry_after_max,
+                                  retry_after_limit=self.retry_after_limit)
 
     # -- TextBackend protocol ----------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -587,11 +589,6 @@ def _cut_text(text: str, max_chars: int) -> str:
     return cut[:space] if space >= max_chars * 0.8 else cut
 
 
-def _require(ok: bool, name: str, value: object, expected: str) -> None:
-    if not ok:
-        raise ConfigError(f"openai option {name}: got {value!r}, expected {expected}")
-
-
 def _import_openai() -> Any:
     try:
         import openai
@@ -602,58 +599,8 @@ def _import_openai() -> Any:
     return openai
 
 
-def http_url(raw: str) -> str:
-    """An http(s) URL with a host: anything else would fail pair by pair, so it fails here."""
-    from urllib.parse import urlsplit
-
-    value = raw.strip()
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError("must be an http:// or https:// URL with a host, e.g. http://localhost:8000/v1")
-    return value
-
-
 # -- options ---------------------------------------------------------------------------------------
-OPENAI_OPTIONS: tuple[GraderOption, ...] = (
-    GraderOption("model", None, "the served model's name (default: --exam-model; this option wins over it)",
-                 optional(text)),
-    GraderOption("base_url", None, "server URL such as http://localhost:8000/v1 (default: OPENAI_BASE_URL, else "
-                 "api.openai.com)", optional(http_url)),
-    GraderOption("api_key", None, "API key (default: OPENAI_API_KEY; none needed for a local server)"),
-    GraderOption("endpoint", "chat", "chat or completions (default: chat)", choice("chat", "completions")),
-    GraderOption("temperature", 0.0, "sampling temperature in 0..2 (default: 0)", number(0, 2)),
-    GraderOption("max_tokens", None, "answer tokens asked of the server (default: the prompt mode's max_new_tokens)",
-                 optional(integer(1))),
-    GraderOption("max_tokens_field", "max_tokens", "request field of the answer limit: max_tokens or "
-                 "max_completion_tokens (default: max_tokens)", choice("max_tokens", "max_completion_tokens")),
-    GraderOption("seed", None, "sampling seed sent to the server (default: none)", optional(integer())),
-    GraderOption("system_prompt", None, "system message of the chat endpoint; empty for none (default: an "
-                 "assessor's instructions for chat, none for completions)"),
-    GraderOption("fence_context", None, "put the passage between <passage> tags (default: true for chat, false "
-                 "for completions)", boolean),
-    GraderOption("logprobs", False, "ask for the answer's top log-probabilities to give grade probabilities "
-                 "(default: false)", boolean),
-    GraderOption("top_logprobs", 10, "alternatives per answer token in 1..20 (default: 10)", integer(1, 20)),
-    GraderOption("max_context_tokens", None, "the model's context window in tokens; the passage is cut to fit "
-                 "(default: none, nothing is cut)", optional(integer(16))),
-    GraderOption("chars_per_token", CHARS_PER_TOKEN, "characters per token of the estimates (default: "
-                 f"{CHARS_PER_TOKEN:g})", number(0, open_low=True)),
-    GraderOption("concurrency", 8, "requests in flight at once (default: 8)", integer(1)),
-    GraderOption("max_retries", 5, "retries of a failed request (default: 5)", integer(0)),
-    GraderOption("max_consecutive_failures", 5, "connection failures in a row (no answer in between) after which "
-                 "grading stops with one error instead of retrying every pair; 0 never stops (default: 5)",
-                 integer(0)),
-    GraderOption("timeout", 60.0, "seconds one request may take in all: connecting, sending and reading the whole "
-                 "answer (default: 60)", number(0, open_low=True)),
-    GraderOption("backoff_base", 0.5, "seconds of the first retry's backoff ceiling, doubled per retry "
-                 "(default: 0.5)", number(0)),
-    GraderOption("backoff_max", 30.0, "seconds the backoff ceiling grows to at most (default: 30)", number(0)),
-    GraderOption("retry_after_max", 120.0, "seconds of a server's Retry-After honoured at most (default: 120)",
-                 number(0)),
-    GraderOption("retry_after_limit", 300.0, "a server's Retry-After longer than this many seconds fails the pair at "
-                 "once instead of waiting (default: 300)", number(0)),
-    GraderOption("revision", None, "a label of the model's version, kept in the cache key (default: none)"),
-)
+OPENAI_OPTIONS: tuple[GraderOption, ...] = (MODEL_OPTION, *options_of(OpenAIBackend))
 
 
 def backend_from_options(model: str | None, options: Mapping[str, Any], *, need_key: bool = True) -> OpenAIBackend:

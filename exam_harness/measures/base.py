@@ -12,7 +12,10 @@ class (here or in a plugin) plus one entry in the measure registry (``pytest_exa
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+import functools
+import types
+import typing
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
@@ -38,6 +41,23 @@ class Bindings:
     beta: float
     redundancy_alpha: float
     empty: str
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One parameter of a measure family, as ir_measures declares its ``SUPPORTED_PARAMS``: the field it
+    sets, the type its text converts to, and the name it prints as."""
+
+    field: str
+    dtype: type  # int, float or str
+    printed: str
+
+
+PARAM_TYPES: tuple[type, ...] = (int, float, str)
+# What a measure may read of the scoring input beyond the queries, test points and rankings every
+# measure reads (the fields of measures.context.ScoringInput).
+INPUTS: frozenset[str] = frozenset({"grades", "nuggets", "importance", "support", "judged", "responses",
+                                    "passage_text"})
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,17 @@ class Measure(abc.ABC):
     def depth(self) -> int:
         """The cut-off of the runs this measure reads."""
         return int(getattr(self, "k", 0) or 0)
+
+    def requires(self) -> frozenset[str]:
+        """The scoring inputs (:data:`INPUTS`) this measure's values depend on beyond the queries, test points
+        and rankings: by default the grades, and the judged passages where it reads the ``judged`` pool."""
+        return frozenset({"grades", "judged"} if self.pool_read() == "judged" else {"grades"})
+
+    @classmethod
+    def supported_params(cls) -> dict[str, ParamInfo]:
+        """Printed name -> :class:`ParamInfo` of each parameter (every field), typed from the fields'
+        annotations as Python resolves them (``int | None`` -> int)."""
+        return dict(_supported_params(cls))
 
     @abc.abstractmethod
     def compute(self, ctx: ScoringContext) -> PerQuery:
@@ -124,14 +155,14 @@ class Measure(abc.ABC):
     @classmethod
     def from_text(cls: type[M], params: Mapping[str, str], cut: int | None, text: str) -> M:
         """Build from parsed ``name=value`` parameters and the ``@`` cut-off (used by :func:`parse_measure`)."""
-        names = {cls.printed.get(f.name, f.name): f for f in fields(cls)}
+        names = cls.supported_params()
         values: dict[str, Any] = {}
         for key, raw in params.items():
-            f = names.get(key)
-            if f is None or f.name == cls.at:
-                valid = ", ".join(n for n, x in names.items() if x.name != cls.at)
+            info = names.get(key)
+            if info is None or info.field == cls.at:
+                valid = ", ".join(n for n, x in names.items() if x.field != cls.at)
                 raise ConfigError(f"measure {text!r}: unknown parameter {key!r}; valid: {valid}")
-            values[f.name] = _coerce(raw, f.type, text, key)
+            values[info.field] = _convert(raw, info.dtype, text, key)
         if cut is not None:
             if cls.at is None:
                 raise ConfigError(f"measure {text!r}: {cls.family} takes no @ cut-off")
@@ -162,13 +193,51 @@ def _show(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _coerce(raw: str, annotation: object, text: str, key: str) -> object:
-    kind = str(annotation)
+def required_inputs(measures: Iterable[Measure]) -> frozenset[str]:
+    """Every scoring input (:data:`INPUTS`) some of ``measures`` depends on (:meth:`Measure.requires`)."""
+    return frozenset().union(*(measure.requires() for measure in measures))
+
+
+@functools.cache
+def _supported_params(cls: type[Measure]) -> tuple[tuple[str, ParamInfo], ...]:
+    hints = typing.get_type_hints(cls)
+    found = []
+    for f in fields(cls):
+        printed = cls.printed.get(f.name, f.name)
+        found.append((printed, ParamInfo(f.name, _param_type(cls, f.name, hints[f.name]), printed)))
+    return tuple(found)
+
+
+def _param_type(cls: type[Measure], name: str, hint: object) -> type:
+    """int, float or str from ``X`` or ``X | None``; a ConfigError for any other type."""
+    options = [t for t in typing.get_args(hint) if t is not type(None)] \
+        if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union else [hint]
+    if typing.get_origin(options[0]) is typing.Literal and len(options) == 1:
+        options = [type(v) for v in typing.get_args(options[0])]
+    if len(set(options)) == 1 and options[0] in PARAM_TYPES:
+        return cast(type, options[0])
+    raise ConfigError(f"measure class {cls.__qualname__}: parameter {name} is typed {hint}; a parameter is an int, "
+                      "a float or a str (or one of them | None)")
+
+
+def measure_class_problem(entry: object) -> str | None:
+    """Why ``entry`` cannot be a measure family (the measure registry's check on register and on load), or None:
+    it must be a subclass of :class:`Measure` whose parameters (its fields) are typed int, float or str."""
+    if not (isinstance(entry, type) and issubclass(entry, Measure)):
+        return f"{entry!r} is not a Measure subclass"
     try:
-        if "int" in kind:
-            return int(raw)
-        if "float" in kind:
-            return float(raw)
+        entry.supported_params()
+    except ConfigError as exc:
+        return str(exc)
+    except NameError as exc:  # an annotation that names nothing importable
+        return f"{entry.__qualname__}: a parameter's type cannot be resolved ({exc})"
+    return None
+
+
+def _convert(raw: str, dtype: type, text: str, key: str) -> object:
+    if dtype is str:
+        return raw
+    try:
+        return dtype(raw)
     except ValueError:
         raise ConfigError(f"measure {text!r}: parameter {key}={raw!r} must be a number") from None
-    return raw

@@ -43,6 +43,9 @@ class CitationMeasure(Measure):
     def key(self) -> str:
         return self.family
 
+    def requires(self) -> frozenset[str]:
+        return frozenset({"support"})  # the graded support of each cited sentence, no test point grades
+
     def compute(self, ctx: ScoringContext) -> PerQuery:
         support = ctx.exam.support
         out: PerQuery = {}

@@ -88,6 +88,10 @@ class NuggetF(Measure):
     def key(self) -> str:
         return "nugget-f"
 
+    def requires(self) -> frozenset[str]:
+        # the nuggets' weights, and the generated response (else the top-k passages' text) it charges
+        return frozenset({"grades", "nuggets", "responses", "passage_text"})
+
     @property
     def title(self) -> str:
         return "nugget-F"

@@ -3,7 +3,7 @@ pytrec_eval knows parses to a TrecMeasure); plugins add families with ``pytest_e
 
 from __future__ import annotations
 
-from exam_harness.measures.base import Measure
+from exam_harness.measures.base import Measure, measure_class_problem
 from exam_harness.registry import Registry
 
 BUILTIN_MEASURES: dict[str, tuple[str, str]] = {
@@ -28,7 +28,7 @@ BUILTIN_MEASURES: dict[str, tuple[str, str]] = {
 
 
 def builtin_measures() -> Registry[type[Measure]]:
-    registry: Registry[type[Measure]] = Registry("measure")
+    registry: Registry[type[Measure]] = Registry("measure", problem=measure_class_problem)
     for name, (ref, description) in BUILTIN_MEASURES.items():
         registry.register(name, ref, description)
     return registry

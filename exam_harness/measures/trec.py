@@ -277,17 +277,18 @@ class TrecMeasure(Measure):
     def parse(cls, text: str, *, params: Mapping[str, str] | None = None, base: str | None = None) -> TrecMeasure:
         name = parse_trec_name(base if base is not None else text).name
         values: dict[str, object] = {"name": name}
+        supported = {printed: info for printed, info in cls.supported_params().items() if info.field != "name"}
         for key, raw in (params or {}).items():
-            field_name = {"tau": "min_grade"}.get(key, key)
-            if field_name not in ("label", "min_grade", "m", "pool", "k"):
-                raise ConfigError(f"measure {text!r}: unknown parameter {key!r}; valid: label, tau, m, pool, k")
-            if field_name in ("min_grade", "m", "k"):
+            info = supported.get(key)
+            if info is None:
+                raise ConfigError(f"measure {text!r}: unknown parameter {key!r}; valid: {', '.join(supported)}")
+            if info.dtype is int:
                 try:
-                    values[field_name] = int(raw)
+                    values[info.field] = int(raw)
                 except ValueError:
                     raise ConfigError(f"measure {text!r}: parameter {key}={raw!r} must be an integer") from None
             else:
-                values[field_name] = raw
+                values[info.field] = raw
         try:
             return cls(**values)  # type: ignore[arg-type]
         except InputError as exc:

@@ -126,6 +126,9 @@ class NuggetScore(Measure):
             done = replace(done, partial=default_partial(done.min_grade))
         return done
 
+    def requires(self) -> frozenset[str]:
+        return frozenset({"grades", "importance"})  # each nugget's grade and its vital/okay label
+
     def compute(self, ctx: ScoringContext) -> PerQuery:
         k, tau, partial = bound(self, "k"), bound(self, "min_grade"), bound(self, "partial")
         found = assignments(ctx, k, tau, partial)
@@ -153,6 +156,10 @@ class ResponseWords(Measure):
     @property
     def key(self) -> str:
         return self.family
+
+    def requires(self) -> frozenset[str]:
+        # no grades: the answers' words, on the queries that have labelled nuggets
+        return frozenset({"responses", "passage_text", "importance"})
 
     def compute(self, ctx: ScoringContext) -> PerQuery:
         k = bound(self, "k")

@@ -19,7 +19,7 @@ from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, I
 from exam_harness.graders.base import GradingRequest
 from exam_harness.grading import GradingOutcome, dry_run_summary, run_grading_pass
 from exam_harness.grading_setup import GradingSetup, open_grading
-from exam_harness.llm.cost import merged_cost, meter_of
+from exam_harness.llm.cost import merged_cost
 from exam_harness.models import QueryBank
 from exam_harness.preflight import check_covered, check_gate_runs, check_outputs, check_overlap
 from exam_harness.progress import GradingProgress
@@ -116,7 +116,7 @@ class ExamGrading:
         data = setup.exam_inputs(self.config).load_runs(list(options.runs))
         if self._worker_grading is None:
             self._worker_grading = open_grading(options, setup.registries(self.config), data, alpha_ndcg=False)
-            meter = meter_of(self._worker_grading.grader)
+            meter = self._worker_grading.grader.meter
             if meter is not None and meter.max_cost is not None:  # N workers must not spend N budgets
                 meter.closed = ("max_cost bounds the controller's grading pass under pytest-xdist; a worker sends "
                                 "nothing")
