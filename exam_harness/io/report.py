@@ -7,7 +7,7 @@ import functools
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from pydantic_core import SchemaValidator
@@ -23,6 +23,9 @@ from exam_harness.io.textio import (
 from exam_harness.models import readable_from_generated
 from exam_harness.report.migrate import migrate
 from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
+
+if TYPE_CHECKING:
+    from exam_harness.report.evaluation import EvaluationReport
 
 _COLLECTIONS = {"list", "dict", "tuple", "set", "frozenset"}
 
@@ -63,19 +66,45 @@ def _schema_error(exc: ValidationError, path: Path) -> InputError:
 
 
 def read_report(path: Path) -> ExamReport:
+    text, raw = _read_json(path)
+    if isinstance(raw, dict) and raw.get("kind") == "evaluation":  # the other envelope of the one schema
+        raise InputError("an `exam-harness evaluate --json` document, not an exam report (exam-report.json)",
+                         path=path, field="kind", value="evaluation", expected="exam-report")
+    return _exam_report(text, raw, path)
+
+
+def read_document(path: Path) -> ExamReport | EvaluationReport:
+    """Either result document: an exam report (as :func:`read_report` reads it) or ``evaluate``'s."""
+    text, raw = _read_json(path)
+    if not (isinstance(raw, dict) and raw.get("kind") == "evaluation"):
+        return _exam_report(text, raw, path)
+    from exam_harness.report.evaluation import EvaluationReport
+
+    version = raw.get("schema_version")
+    if str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        raise InputError("not an evaluation document of a schema this version reads", path=path,
+                         field="schema_version", value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x")
+    try:
+        return EvaluationReport.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        raise _schema_error(exc, path) from None
+
+
+def _read_json(path: Path) -> tuple[str, Any]:
+    """The file's text and its JSON value (bounded, checked: any error names the file and line)."""
     data = read_bytes(path)
     check_json_document(data, path)
     text = decode_text(data, path)
     try:
-        raw = check_surrogates(text, json.loads(text), path)
+        return text, check_surrogates(text, json.loads(text), path)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     except ValueError:  # an integer of more digits than Python converts
         raise number_too_long(path, None) from None
+
+
+def _exam_report(text: str, raw: Any, path: Path) -> ExamReport:
     written_as = raw.get("schema_version") if isinstance(raw, dict) else None
-    if isinstance(raw, dict) and raw.get("kind") == "evaluation":  # the other envelope of the one schema
-        raise InputError("an `exam-harness evaluate --json` document, not an exam report (exam-report.json)",
-                         path=path, field="kind", value="evaluation", expected="exam-report")
     check_values(raw, path)  # before migrating: the fields are named as the file writes them
     if isinstance(raw, dict):
         raw = migrate(raw)  # a kept report of an older schema reads as today's (report/migrate.py)

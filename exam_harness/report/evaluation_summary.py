@@ -11,7 +11,7 @@ from rich.console import Console
 from exam_harness.report.evaluation import EvaluationReport
 from exam_harness.report.evaluation_tables import print_evaluation
 
-WIDTH = 140  # wide enough for a leaderboard of the default measures without wrapping
+WIDTH = 400  # a table takes the width it needs; a narrower console would cut the columns of many measures
 
 
 def evaluation_text(result: EvaluationReport, label: str = "max-grade") -> str:
