@@ -40,7 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 def run(args: argparse.Namespace) -> int:
     from exam_harness.extensions import cli_registries
     from exam_harness.gates import check_measures
-    from exam_harness.io.report import read_document
+    from exam_harness.report.document import read_document
     from exam_harness.results.verdict import Checks, decision
 
     options = options_from_cli(args, GROUPS)

@@ -7,7 +7,7 @@ import functools
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import SchemaValidator
@@ -23,9 +23,6 @@ from exam_harness.io.textio import (
 from exam_harness.models import readable_from_generated
 from exam_harness.report.migrate import migrate
 from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
-
-if TYPE_CHECKING:
-    from exam_harness.report.evaluation import EvaluationReport
 
 _COLLECTIONS = {"list", "dict", "tuple", "set", "frozenset"}
 
@@ -57,7 +54,7 @@ def _fail_fast_validator() -> SchemaValidator:
     return SchemaValidator(schema)
 
 
-def _schema_error(exc: ValidationError, path: Path) -> InputError:
+def schema_error(exc: ValidationError, path: Path) -> InputError:
     first = exc.errors(include_url=False)[0]
     return InputError(
         f"does not match the report schema: {first['msg']}", path=path,
@@ -66,31 +63,14 @@ def _schema_error(exc: ValidationError, path: Path) -> InputError:
 
 
 def read_report(path: Path) -> ExamReport:
-    text, raw = _read_json(path)
+    text, raw = read_json_file(path)
     if isinstance(raw, dict) and raw.get("kind") == "evaluation":  # the other envelope of the one schema
         raise InputError("an `exam-harness evaluate --json` document, not an exam report (exam-report.json)",
                          path=path, field="kind", value="evaluation", expected="exam-report")
-    return _exam_report(text, raw, path)
+    return exam_report_from(text, raw, path)
 
 
-def read_document(path: Path) -> ExamReport | EvaluationReport:
-    """Either result document: an exam report (as :func:`read_report` reads it) or ``evaluate``'s."""
-    text, raw = _read_json(path)
-    if not (isinstance(raw, dict) and raw.get("kind") == "evaluation"):
-        return _exam_report(text, raw, path)
-    from exam_harness.report.evaluation import EvaluationReport
-
-    version = raw.get("schema_version")
-    if str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
-        raise InputError("not an evaluation document of a schema this version reads", path=path,
-                         field="schema_version", value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x")
-    try:
-        return EvaluationReport.model_validate_json(text, strict=True)
-    except ValidationError as exc:
-        raise _schema_error(exc, path) from None
-
-
-def _read_json(path: Path) -> tuple[str, Any]:
+def read_json_file(path: Path) -> tuple[str, Any]:
     """The file's text and its JSON value (bounded, checked: any error names the file and line)."""
     data = read_bytes(path)
     check_json_document(data, path)
@@ -103,7 +83,8 @@ def _read_json(path: Path) -> tuple[str, Any]:
         raise number_too_long(path, None) from None
 
 
-def _exam_report(text: str, raw: Any, path: Path) -> ExamReport:
+def exam_report_from(text: str, raw: Any, path: Path) -> ExamReport:
+    """The exam report ``raw`` (parsed from ``text``, read from ``path``): checked, migrated and validated."""
     written_as = raw.get("schema_version") if isinstance(raw, dict) else None
     check_values(raw, path)  # before migrating: the fields are named as the file writes them
     if isinstance(raw, dict):
@@ -122,11 +103,11 @@ def _exam_report(text: str, raw: Any, path: Path) -> ExamReport:
         # refused by the cheap check: a strict error on it would quote the whole document as its input.
         _fail_fast_validator().validate_json(json.dumps(raw) if migrated_text else text, strict=True)
     except ValidationError as exc:
-        raise _schema_error(exc, path) from None
+        raise schema_error(exc, path) from None
     try:
         report = ExamReport.model_validate(raw)  # valid, so no flood of errors
     except ValidationError as exc:  # pragma: no cover - the strict check above is stricter
-        raise _schema_error(exc, path) from None
+        raise schema_error(exc, path) from None
     return migrated(report, written_as)
 
 
