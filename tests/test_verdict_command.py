@@ -98,6 +98,8 @@ def test_usage_errors_exit_4(project: pytest.Pytester, capsys: pytest.CaptureFix
     assert main(["verdict", report, "--compare", "latest", "--compare-required"]) == 4
     assert "--compare-required" in capsys.readouterr().err
     assert main(["verdict", str(project.path / "runs" / "weak.run")]) == 4
+    assert main(["verdict", report, "--compare-fail", "exam-cover:0.1"]) == 4
+    assert "--compare-fail needs --compare [REF]" in capsys.readouterr().err
 
 
 # --- evaluate: every writer, and a verdict from its document -------------------------------------------

@@ -6,7 +6,10 @@ grading run with ``--llm`` / ``--prompt-class`` when it holds several); with ``-
 Options come from the one schema (``exam_harness/options.py``), as in pytest without the ``exam-`` prefix;
 the analyses only this command draws have their own options here: ``--min-answers`` (the "min answers
 = m" agreement views), ``--qrels`` / ``--qrels-level`` / ``--official-qrels`` (the runs scored over
-given qrels files, with per-query correlations against the official qrels).
+given qrels files, with per-query correlations against the official qrels). Every output is made by
+a writer of the one registry pytest writes with (results/writers.py): ``--report-dir`` the same report
+set, ``--markdown``/``--html`` the same summaries (options of the schema), ``--json``, ``--qrels-dir``,
+``--plot`` and ``--export-workbench`` one writer's files each.
 """
 
 from __future__ import annotations

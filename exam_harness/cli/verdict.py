@@ -70,6 +70,8 @@ def _reference(options: ExamOptions) -> tuple[str, ExamReport] | None:
     from exam_harness.io.history import NothingKept
     from exam_harness.preflight import load_reference
 
+    if options.compare_fail and options.compare is None:
+        raise ConfigError("--compare-fail needs --compare [REF]: the kept report to compare with")
     try:
         return load_reference(options, Path.cwd())
     except NothingKept as exc:
