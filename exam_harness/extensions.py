@@ -26,7 +26,7 @@ from exam_harness.io.formats import BankFormat, RunFormat, builtin_bank_formats,
 from exam_harness.measures.base import Measure
 from exam_harness.measures.registry import builtin_measures
 from exam_harness.registry import Registry
-from exam_harness.report.reporters import Reporter, builtin_reporters
+from exam_harness.results.writers import Writer, builtin_writers
 
 HOOK_PREFIX = "pytest_exam_"
 PROJECT = "exam-harness"
@@ -41,12 +41,12 @@ class Registries:
     bank_formats: Registry[BankFormat]
     run_formats: Registry[RunFormat]
     measures: Registry[type[Measure]]
-    reporters: Registry[Reporter]
+    writers: Registry[Writer]  # filled by pytest_exam_register_reporters
 
     @classmethod
     def builtin(cls) -> Registries:
         return cls(default_registry(), builtin_bank_formats(), builtin_run_formats(), builtin_measures(),
-                   builtin_reporters())
+                   builtin_writers())
 
     @classmethod
     def from_hook(cls, hook: Any) -> Registries:
@@ -56,7 +56,7 @@ class Registries:
         hook.pytest_exam_register_bank_formats(registry=registries.bank_formats)
         hook.pytest_exam_register_run_formats(registry=registries.run_formats)
         hook.pytest_exam_register_measures(registry=registries.measures)
-        hook.pytest_exam_register_reporters(registry=registries.reporters)
+        hook.pytest_exam_register_reporters(registry=registries.writers)
         return registries
 
 

@@ -24,7 +24,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from exam_harness.errors import ConfigError
 from exam_harness.report.schema import GateResult
@@ -32,9 +32,11 @@ from exam_harness.report.schema import GateResult
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
-    from exam_harness.report.schema import ExamReport, MeasureInfo
+    from exam_harness.report.evaluation import EvaluationReport
+    from exam_harness.report.schema import ExamReport, JudgeVariance, MeasureInfo
 
     MeasureRegistry = Registry[type[Measure]]
+    Document: TypeAlias = ExamReport | EvaluationReport  # either result document: the core fields are the same
 
 # What a comparison reads when told no measure.
 COMPARED: tuple[str, ...] = ("exam-cover", "n-exam-cover")
@@ -167,7 +169,7 @@ def _percent(raw: str) -> float:
 # --- reading a report ---------------------------------------------------------------------------
 
 
-def find(report: ExamReport, measure: str, registry: MeasureRegistry | None = None) -> MeasureInfo | None:
+def find(report: Document, measure: str, registry: MeasureRegistry | None = None) -> MeasureInfo | None:
     """The report's measure that ``measure`` names (None where it holds none)."""
     from exam_harness.measures.lookup import find_measure
 
@@ -177,7 +179,7 @@ def find(report: ExamReport, measure: str, registry: MeasureRegistry | None = No
         return None
 
 
-def title(measure: str, report: ExamReport, registry: MeasureRegistry | None = None) -> str:
+def title(measure: str, report: Document, registry: MeasureRegistry | None = None) -> str:
     info = find(report, measure, registry)
     return info.title if info is not None else measure
 
@@ -213,7 +215,7 @@ class GateCheck:
         return self.value is not None and self.value >= self.limit
 
 
-def threshold_checks(report: ExamReport, thresholds: Sequence[Threshold],
+def threshold_checks(report: Document, thresholds: Sequence[Threshold],
                      registry: MeasureRegistry | None = None) -> list[GateCheck]:
     """Every examined run's value of every gated measure beside its threshold, sorted by run then measure."""
     systems = {s.run: s for s in report.systems}
@@ -235,28 +237,36 @@ def threshold_checks(report: ExamReport, thresholds: Sequence[Threshold],
     return checks
 
 
-def holding_cover(report: ExamReport, run: str, holds: tuple[int, int]) -> float | None:
+def holding_cover(report: Document, run: str, holds: tuple[int, int]) -> float | None:
     """The run's EXAM-Cover counting test points answered in at least M of the K judge samples (None where
     the report holds no K samples per pair)."""
-    jv = report.judge_variance
+    jv = _judge_variance(report)
     figures = jv.run(run) if jv is not None and jv.repeats == holds[1] else None
     return figures.cover_at_least[holds[0] - 1] if figures is not None else None
 
 
-def threshold_failures(report: ExamReport, thresholds: Sequence[Threshold],
+def _judge_variance(report: Document) -> JudgeVariance | None:
+    """The judge-variance figures at the document's leading measure (evaluate's first tau)."""
+    jv = report.judge_variance
+    if isinstance(jv, list):
+        return jv[0] if jv else None
+    return jv
+
+
+def threshold_failures(report: Document, thresholds: Sequence[Threshold],
                        registry: MeasureRegistry | None = None) -> list[str]:
     """One FAIL line per run and measure below its threshold (a measure the report lacks is a failure too)."""
     return [_threshold_message(check, report, registry)
             for check in threshold_checks(report, thresholds, registry) if not check.passed]
 
 
-def _threshold_message(check: GateCheck, report: ExamReport, registry: MeasureRegistry | None = None) -> str:
+def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegistry | None = None) -> str:
     measure, holds = split_holds(check.measure)
     name = title(measure, report, registry)
     if holds is not None:
         name += f" with verdicts holding in {holds[0]} of {holds[1]} samples"
         if check.value is None:
-            jv = report.judge_variance
+            jv = _judge_variance(report)
             asked = f"asked {jv.repeats} samples per pair" if jv is not None else "asked once per pair"
             return (f"FAIL run {check.run!r} cannot meet {name}: the judge was {asked} (grader option "
                     f"repeats={holds[1]} asks {holds[1]})")
@@ -267,7 +277,7 @@ def _threshold_message(check: GateCheck, report: ExamReport, registry: MeasureRe
     return f"{name} of run {check.run!r} is {check.value:.4f}, at least the required {check.limit:g}"
 
 
-def threshold_results(report: ExamReport, checks: Sequence[GateCheck],
+def threshold_results(report: Document, checks: Sequence[GateCheck],
                       registry: MeasureRegistry | None = None) -> list[GateResult]:
     """Each threshold check as a check of the verdict (``--exam-fail-under``)."""
     return [GateResult(gate="exam-fail-under", run=c.run, measure=c.measure, value=c.value, limit=c.limit,
@@ -296,7 +306,7 @@ class Change:
 
 
 def compare(
-    old: ExamReport, new: ExamReport, measures: Sequence[str], allowances: Sequence[Allowance] = (),
+    old: Document, new: Document, measures: Sequence[str], allowances: Sequence[Allowance] = (),
     registry: MeasureRegistry | None = None,
 ) -> list[Change]:
     """Every run both reports hold, on every measure both hold: means, difference and the paired test.
@@ -323,7 +333,7 @@ def compare(
     return changes
 
 
-def paired_values(old: ExamReport, new: ExamReport, run: str | None, was: str,
+def paired_values(old: Document, new: Document, run: str | None, was: str,
                   now: str) -> list[tuple[float, float]]:
     """(old, new) value of measure ``was`` in ``old`` and ``now`` in ``new`` on every query both scored,
     for ``run`` (every run when None), in the new report's order."""
@@ -338,13 +348,13 @@ def paired_values(old: ExamReport, new: ExamReport, run: str | None, was: str,
     return pairs
 
 
-def regression_failures(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
+def regression_failures(changes: Sequence[Change], allowances: Sequence[Allowance], report: Document,
                         reference: str, alpha: float, registry: MeasureRegistry | None = None) -> list[str]:
     return [r.message for r in regression_results(changes, allowances, report, reference, alpha, registry)
             if not r.passed]
 
 
-def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
+def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance], report: Document,
                        reference: str, alpha: float, registry: MeasureRegistry | None = None) -> list[GateResult]:
     """Each change on a measure with an allowed drop as a check of the verdict (``--exam-compare-fail``);
     its limit is the lowest value the allowance accepts."""

@@ -297,35 +297,35 @@ class ExamOptions:
         "A ... W_strict with TREC RAG nuggets), 0.5@2of3 (EXAM-Cover of verdicts holding in 2 of the judge's 3 "
         "samples, grader option repeats=3); repeatable, "
         "a run's own threshold replaces the default for that measure (default: no gate)",
-        parse_threshold, group=GATES, fronts=("pytest",), metavar="[RUN=][MEASURE:]X[@MofK]", many=True)
+        parse_threshold, group=GATES, metavar="[RUN=][MEASURE:]X[@MofK]", many=True)
     save: str | None = declare(
         "save", None, "Keep this session's report in the history folder as NNNN_NAME.json (default: not kept)",
         _save_name, group=GATES, fronts=("pytest",), metavar="NAME")
     autosave: bool = declare("autosave", False, "Keep every session's report in the history folder "
                              "(named by date and time)", group=GATES, flag=True, fronts=("pytest",))
     history_dir: Path = declare("history-dir", Path(".exam-history"), "Folder of kept reports (plain JSON, for git)",
-                                Path, group=GATES, path=True, fronts=("pytest",), metavar="DIR")
+                                Path, group=GATES, path=True, metavar="DIR")
     compare: str | None = declare(
         "compare", None, "Compare every run with a kept report: latest (the bare flag), a number NNNN, a name, or a "
-        "report file (default: no comparison)", text, group=GATES, fronts=("pytest",), metavar="REF", const="latest")
+        "report file (default: no comparison)", text, group=GATES, metavar="REF", const="latest")
     compare_required: bool = declare(
         "compare-required", False, "Make a missing kept report an error for --exam-compare (default: a first run "
-        "with nothing kept warns and goes on without the comparison)", group=GATES, flag=True, fronts=("pytest",))
+        "with nothing kept warns and goes on without the comparison)", group=GATES, flag=True)
     compare_fail: tuple[Allowance, ...] = declare(
         "compare-fail", (), "Fail a run that dropped against the compared report: MEASURE:DROP (absolute) or "
         "MEASURE:PCT% (relative), e.g. exam-cover:0.05 or exam-cover:5%; repeatable (default: report only)",
-        parse_allowance, group=GATES, fronts=("pytest",), metavar="MEASURE:DROP", many=True)
+        parse_allowance, group=GATES, metavar="MEASURE:DROP", many=True)
     markdown: Path | None = declare(
         "markdown", None, "Write a markdown summary (leaderboard, gates, regressions, missed required test points) "
         "here, e.g. for a PR comment; also appended to $GITHUB_STEP_SUMMARY when that is set (default: none)",
-        Path, group=REPORTS, path=True, fronts=("pytest",), metavar="FILE")
+        Path, group=REPORTS, path=True, metavar="FILE")
     html: Path | None = declare(
         "html", None, "Write a self-contained HTML report (leaderboard, per-query heatmap, grade distributions, "
         "drill-down to missed test points) into this folder (default: none)", Path, group=REPORTS, path=True,
-        fronts=("pytest",), metavar="DIR")
+        metavar="DIR")
     report_dir: Path | None = declare(
         "report-dir", Path("reports"), "Folder for qrels and the JSON report; 'none' writes none", path_or_none,
-        group=REPORTS, path=True, fronts=("pytest",), metavar="DIR")
+        group=REPORTS, path=True, metavar="DIR")
     redact: bool = declare(
         "redact", False, "Treat every bank as secret: outputs carry no test point text, gold or extracted answer "
         "(default: only banks marked 'secret: true')", group=REPORTS, flag=True)
@@ -335,7 +335,7 @@ class ExamOptions:
     max_fallbacks: float = declare(
         "max-fallbacks", 0.05, "Largest share (0..1) of a run's grades that a fallback rule may read from answers "
         "holding no grade (an LLM's 'I cannot rate this.' read as grade 1); above it the run's scores are "
-        "incomplete and the session fails", number(0, 1), group=GATES, fronts=("pytest",), metavar="SHARE")
+        "incomplete and the session fails", number(0, 1), group=GATES, metavar="SHARE")
     strict_fallbacks: bool = declare(
         "strict-fallbacks", False, "An answer holding no grade is a pair that could not be graded, never a grade "
         "read by a fallback rule", group=GRADING, flag=True, fronts=("pytest",))

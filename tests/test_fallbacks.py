@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cache import SCHEMA_VERSION, GradeCache
+from exam_harness.cli import main
 from exam_harness.models import Grade
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.helpers import write_project
@@ -65,6 +66,12 @@ def test_fallbacks_are_counted_and_fail_the_run_past_the_limit(llm_project: pyte
         in markdown
     html = (llm_project.path / "html" / "index.html").read_text()
     assert "grades read by a fallback rule from answers holding no grade: good 0 of 3, weak 2 of 3" in html
+    # the saved report reaches the same verdict: the fallback check alone (its queries are marked incomplete
+    # by the report's builder, and that makes no incomplete-exam check of its own)
+    path = llm_project.path / "reports" / "exam-report.json"
+    saved = json.loads(path.read_text())["verdict"]
+    assert [g["gate"] for g in saved["gates"]] == ["exam-max-fallbacks"]
+    assert main(["verdict", str(path)]) == 1
 
     # warm: the flag comes back from the cache, and with it the same counts and verdict
     warm = llm_project.runpytest(*openai_args(server))

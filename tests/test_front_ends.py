@@ -292,7 +292,7 @@ def test_an_html_report_that_fails_after_grading_comes_after_the_leaderboard(pro
     def full_disk(*args: object, **kwargs: object) -> Path:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(html, "write_html_report", full_disk)
+    monkeypatch.setattr(html, "render_html", full_disk)
     result = project.runpytest("banks", "--exam-html=html", "--exam-markdown=summary.md")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     _leaderboard_then(result, "FAIL cannot write the HTML report into html: No space left on device; the leaderboard "

@@ -19,7 +19,7 @@ def with_reporter(pytester: pytest.Pytester, content: str) -> None:
     pytester.makeconftest(CONFTEST + textwrap.dedent(f"""
 
         class CsvReporter:
-            def files(self, report, plan, qrels):
+            def files(self, out):
                 return {{"leaderboard.csv": {content}}}
 
 
@@ -29,7 +29,7 @@ def with_reporter(pytester: pytest.Pytester, content: str) -> None:
 
 
 def test_a_reporters_pieces_are_written(project: pytest.Pytester) -> None:
-    with_reporter(project, '("run,cover\\n", *(f"{run},{cover:.3f}\\n" for run, cover in report.means("exam-cover").items()))')
+    with_reporter(project, '("run,cover\\n", *(f"{run},{cover:.3f}\\n" for run, cover in out.document.means("exam-cover").items()))')
     result = project.runpytest("banks")
     assert result.ret == 0, result.stdout.str()
     report = json.loads((project.path / "reports" / "exam-report.json").read_text())
@@ -51,8 +51,8 @@ def test_a_reporter_giving_other_than_text_fails_the_session(project: pytest.Pyt
     assert result.ret == 1
     output = result.stdout.str()
     assert "Traceback" not in output + result.stderr.str()
-    result.stdout.fnmatch_lines([f"FAIL cannot write the reports into *reports: reporter 'csv' {said}; a reporter's "
-                                 "files() maps each file name to a text (str) or an iterable of text pieces*"])
+    result.stdout.fnmatch_lines([f"FAIL cannot write the reports into *reports: writer 'csv' {said}; a writer's "
+                                 "files() maps each file name to a text (str), an iterable of text pieces or a Binary*"])
     assert "EXAM-Cover@20" in output  # the leaderboard is printed all the same
     assert (project.path / "reports" / "exam-report.json").read_text() == before
     assert not (project.path / "reports" / "leaderboard.csv").exists()

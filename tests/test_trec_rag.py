@@ -128,7 +128,8 @@ def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: Fa
     monkeypatch.setenv("COLUMNS", "400")  # every leaderboard column on one line
     banks, runs = write_exam(tmp_path)
     args = ["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "openai", "--cache", str(tmp_path / "c.sqlite"),
-            "--json", str(tmp_path / "out.json"), "--bootstrap", "0"]
+            "--json", str(tmp_path / "out.json"), "--bootstrap", "0", "--report-dir", str(tmp_path / "set"),
+            "--per-query"]  # the metrics file's rows per query come from the per-query scores
     for option in grader_options(server):
         args += ["--grader-option", option]
     assert main(args) == 0, capsys.readouterr()
@@ -138,6 +139,16 @@ def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: Fa
     for key in SCORES:
         for run in ("rag24", "rag25"):
             assert abs(boards[key]["systems"][run] - want[(run, "all")][key]) <= 1e-12
+    # the report set has the track's files, as a pytest session's (results/writers.py)
+    rows = [json.loads(line) for line in (tmp_path / "set" / "trec-rag-metrics.jsonl").read_text().splitlines()]
+    assert len(rows) == 6
+    for row in rows:
+        for key, name in METRIC_NAMES.items():
+            assert abs(row[name] - want[(row["run_id"], row["qid"])][key]) <= 1e-12, (row, key)
+    assigned = [json.loads(line) for line in (tmp_path / "set" / "trec-rag-assignments.jsonl").read_text().splitlines()]
+    assert sorted((a["run_id"], a["qid"]) for a in assigned) == sorted((r["run_id"], r["qid"]) for r in rows
+                                                                       if r["qid"] != "all")
+    assert all(len(a["nuggets"]) == 3 for a in assigned)
     out = capsys.readouterr().out
     assert "V_strict" in out and f"{want[('rag24', 'all')]['W']:.3f}" in out
 

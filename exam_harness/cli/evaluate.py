@@ -6,7 +6,10 @@ grading run with ``--llm`` / ``--prompt-class`` when it holds several); with ``-
 Options come from the one schema (``exam_harness/options.py``), as in pytest without the ``exam-`` prefix;
 the analyses only this command draws have their own options here: ``--min-answers`` (the "min answers
 = m" agreement views), ``--qrels`` / ``--qrels-level`` / ``--official-qrels`` (the runs scored over
-given qrels files, with per-query correlations against the official qrels).
+given qrels files, with per-query correlations against the official qrels). Every output is made by
+a writer of the one registry pytest writes with (results/writers.py): ``--report-dir`` the same report
+set, ``--markdown``/``--html`` the same summaries (options of the schema), ``--json``, ``--qrels-dir``,
+``--plot`` and ``--export-workbench`` one writer's files each.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from exam_harness.options import (
     GRADING,
     JSON_OUT,
     RECORDED,
+    REPORTS,
     SCORING,
     SIGNIFICANCE,
     Argument,
+    ExamOptions,
     add_cli_options,
     integer,
     options_from_cli,
@@ -38,9 +43,13 @@ from exam_harness.preflight import check_writable
 if TYPE_CHECKING:
     from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement, HumanLabels
     from exam_harness.measures.context import ScoringContext
-    from exam_harness.report.evaluation import ExternalQrels
+    from exam_harness.report.evaluation import EvaluationReport, ExternalQrels
+    from exam_harness.results.writers import WriterInput
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
+# the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
+REPORT_OUTPUTS = ("report_dir", "markdown", "html")  # the report set and the summaries, as pytest names them
+OUTPUT_DEFAULTS = {"report_dir": None}
 DEFAULT_MIN_ANSWERS = (1, 2, 5)
 OFFICIAL_FROM_JUDGMENTS = "judgments of the run files"
 
@@ -55,6 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     add_input_arguments(parser)
     add_cli_options(parser, GROUPS)
+    add_cli_options(parser, (REPORTS,), only=REPORT_OUTPUTS, defaults={"report_dir": "none"})
     JSON_OUT.add_to(parser, help="Write the leaderboards as JSON.")
     for argument in OUTPUTS:
         argument.add_to(parser)
@@ -180,13 +190,14 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from exam_harness.io import load_leaderboard
-    from exam_harness.report.build import exam_qrels
     from exam_harness.report.evaluation import evaluate_exam, scoring_context
     from exam_harness.report.evaluation_tables import print_evaluation
 
-    options = options_from_cli(args, GROUPS)
+    options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
-                    ("--export-workbench", args.export_workbench, False)])
+                    ("--export-workbench", args.export_workbench, False), ("--markdown", options.markdown, False),
+                    ("--html", options.html, True)])
+    step_summary = check_outputs(args, options)
     official = load_leaderboard(options.official) if options.official else None
     min_answers = min_answers_of(args.min_answers)
     human = None
@@ -219,29 +230,13 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False, markup=False)  # names in the output are data, not markup
     print_evaluation(result, console, brief=args.brief, label=plan.labels[0])
-    written: list[Path] = []
-    if args.json:
-        written.append(result.write_json(args.json))
-    if args.qrels_dir:
-        from exam_harness.io.qrels import write_qrels
-
-        for name, qrels in exam_qrels(ctx, plan, plan.min_grades).items():
-            written.append(write_qrels(args.qrels_dir / name, qrels))
-    if args.plot:
-        from exam_harness.report.plots import plot_leaderboards
-
-        written.extend(plot_leaderboards(result, args.plot))
-        if result.external_qrels is not None and result.external_qrels.per_query:
-            from exam_harness.report.plots import plot_per_query
-
-            written.extend(plot_per_query(result.external_qrels, args.plot))
-    if args.export_workbench:
-        from exam_harness.io.workbench_export import export_view
-
-        export_view(args.export_workbench, graded.view, graded.outcome, graded.spec)
-        written.append(args.export_workbench)
+    in_set = options.report_dir is not None  # only the report set's writers read the qrels and assignments
+    out = writer_input(result, ctx, graded, qrels=in_set or args.qrels_dir is not None, assignments=in_set)
+    written, warnings = write_outputs(args, options, out, graded, step_summary)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
+    for line in warnings:
+        print(line, file=sys.stderr)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
     if support is not None and support.failures:
         print(f"exam-harness evaluate: {len(support.failures):,} (sentence, cited document) pairs have no support "
@@ -249,3 +244,82 @@ def run(args: argparse.Namespace) -> int:
                   f"{p} on {t}: {m}" for (p, t), m in list(support.failures.items())[:3]) + ")", file=sys.stderr)
         failed = 1
     return failed
+
+
+def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
+    """The outputs checked before any grading: the report folder can be owned, the Workbench file is named
+    as one; returns ``$GITHUB_STEP_SUMMARY`` when the markdown summary can be appended there."""
+    import os
+
+    from exam_harness.errors import InputError
+    from exam_harness.io.report_set import check_owned_folder
+    from exam_harness.results.writers import GITHUB_STEP_SUMMARY, step_summary_problem
+
+    if options.report_dir is not None:
+        check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank],
+                           label="--report-dir")
+    target = args.export_workbench
+    if target is not None and not (target.name.endswith(".jsonl") or target.name.endswith(".jsonl.gz")):
+        raise InputError("a Workbench paragraph file must be written to .jsonl or .jsonl.gz", path=target,
+                         field="file name", value=target.name, expected="NAME.jsonl or NAME.jsonl.gz")
+    path = os.environ.get(GITHUB_STEP_SUMMARY)
+    if not path:
+        return None
+    problem = step_summary_problem(Path(path))
+    if problem is not None:
+        print(f"warning: ${GITHUB_STEP_SUMMARY}={path} {problem}; the markdown summary is not appended there",
+              file=sys.stderr)
+        return None
+    return path
+
+
+def writer_input(result: EvaluationReport, ctx: ScoringContext, graded: Graded, *, qrels: bool,
+                 assignments: bool) -> WriterInput:
+    """What the writers read for evaluate's document: the EXAM-Qrels at every tau, the TREC RAG nugget
+    assignments (at the first tau, where nuggets carry an importance) and the Workbench export; the
+    first two are made only when asked for (they take as long as scoring)."""
+    from exam_harness.io.workbench_export import view_text
+    from exam_harness.report.build import exam_qrels
+    from exam_harness.report.trec_rag import rag_assignments
+    from exam_harness.results.writers import WriterInput
+
+    plan, view = graded.plan, graded.view
+    rows = (rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
+            if assignments and ctx.exam.importance else None)
+    return WriterInput(result, plan, exam_qrels(ctx, plan, plan.min_grades) if qrels else {}, assignments=rows,
+                       workbench=lambda: view_text(view, graded.outcome, graded.spec))
+
+
+def write_outputs(args: argparse.Namespace, options: ExamOptions, out: WriterInput, graded: Graded,
+                  step_summary: str | None) -> tuple[list[Path], list[str]]:
+    """Every output asked for, each by its writer of the one registry (results/writers.py): the report set
+    (--report-dir, as pytest's), the document (--json), the qrels, plots, Workbench file, markdown and HTML;
+    the markdown summary is also appended to ``$GITHUB_STEP_SUMMARY``. Returns the paths and warnings."""
+    from exam_harness.results.writers import (
+        GITHUB_STEP_SUMMARY,
+        append_step_summary,
+        requested_text,
+        write_report_files,
+        write_requested_file,
+        write_requested_folder,
+    )
+
+    writers = graded.registries.writers
+    written: list[Path] = []
+    warnings: list[str] = []
+    asked = (("json", args.json, False), ("qrels", args.qrels_dir, True), ("plots", args.plot, True),
+             ("workbench", args.export_workbench, False), ("markdown", options.markdown, False),
+             ("html", options.html, True))
+    for name, target, folder in asked:
+        if target is not None:
+            write = write_requested_folder if folder else write_requested_file
+            written += write(writers, name, target, out)
+    if options.report_dir is not None:
+        written += write_report_files(options.report_dir, writers, out)
+    if step_summary is not None:
+        try:
+            append_step_summary(step_summary, requested_text(writers, "markdown", out))
+        except OSError as exc:
+            warnings.append(f"warning: cannot append the markdown summary to ${GITHUB_STEP_SUMMARY}={step_summary}: "
+                            f"{exc.strerror or exc}")
+    return written, warnings

@@ -39,6 +39,7 @@ class Graded:
     outcome: GradingOutcome
     spec: GraderSpec
     plan: ExamPlan
+    registries: Registries  # built-ins and plugins': the writers of the outputs too
 
 
 def show_progress(options: ExamOptions) -> bool:
@@ -76,7 +77,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
                               "are replayed)")
         view, outcome, spec = replay(data, llm=options.llm, prompt_class=options.prompt_class, banks=banks)
         plan = make_plan(options, spec, where="--min-grade", several=several, registry=registries.measures)
-        return Graded(inputs, view, outcome, spec, plan)
+        return Graded(inputs, view, outcome, spec, plan, registries)
     if options.llm is not None or options.prompt_class is not None:
         raise ConfigError("--llm/--prompt-class choose recorded grades; with --grader use --grader-option instead")
     if not banks:
@@ -89,7 +90,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
             view, outcome = grading.grade(data, banks, cache, progress=progress)
         finally:
             cache.close()
-    return Graded(inputs, view, outcome, grading.grader.spec(), grading.plan)
+    return Graded(inputs, view, outcome, grading.grader.spec(), grading.plan, registries)
 
 
 def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, GradingOutcome]:

@@ -54,7 +54,7 @@ def _fail_fast_validator() -> SchemaValidator:
     return SchemaValidator(schema)
 
 
-def _schema_error(exc: ValidationError, path: Path) -> InputError:
+def schema_error(exc: ValidationError, path: Path) -> InputError:
     first = exc.errors(include_url=False)[0]
     return InputError(
         f"does not match the report schema: {first['msg']}", path=path,
@@ -63,19 +63,29 @@ def _schema_error(exc: ValidationError, path: Path) -> InputError:
 
 
 def read_report(path: Path) -> ExamReport:
+    text, raw = read_json_file(path)
+    if isinstance(raw, dict) and raw.get("kind") == "evaluation":  # the other envelope of the one schema
+        raise InputError("an `exam-harness evaluate --json` document, not an exam report (exam-report.json)",
+                         path=path, field="kind", value="evaluation", expected="exam-report")
+    return exam_report_from(text, raw, path)
+
+
+def read_json_file(path: Path) -> tuple[str, Any]:
+    """The file's text and its JSON value (bounded, checked: any error names the file and line)."""
     data = read_bytes(path)
     check_json_document(data, path)
     text = decode_text(data, path)
     try:
-        raw = check_surrogates(text, json.loads(text), path)
+        return text, check_surrogates(text, json.loads(text), path)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     except ValueError:  # an integer of more digits than Python converts
         raise number_too_long(path, None) from None
+
+
+def exam_report_from(text: str, raw: Any, path: Path) -> ExamReport:
+    """The exam report ``raw`` (parsed from ``text``, read from ``path``): checked, migrated and validated."""
     written_as = raw.get("schema_version") if isinstance(raw, dict) else None
-    if isinstance(raw, dict) and raw.get("kind") == "evaluation":  # the other envelope of the one schema
-        raise InputError("an `exam-harness evaluate --json` document, not an exam report (exam-report.json)",
-                         path=path, field="kind", value="evaluation", expected="exam-report")
     check_values(raw, path)  # before migrating: the fields are named as the file writes them
     if isinstance(raw, dict):
         raw = migrate(raw)  # a kept report of an older schema reads as today's (report/migrate.py)
@@ -93,11 +103,11 @@ def read_report(path: Path) -> ExamReport:
         # refused by the cheap check: a strict error on it would quote the whole document as its input.
         _fail_fast_validator().validate_json(json.dumps(raw) if migrated_text else text, strict=True)
     except ValidationError as exc:
-        raise _schema_error(exc, path) from None
+        raise schema_error(exc, path) from None
     try:
         report = ExamReport.model_validate(raw)  # valid, so no flood of errors
     except ValidationError as exc:  # pragma: no cover - the strict check above is stricter
-        raise _schema_error(exc, path) from None
+        raise schema_error(exc, path) from None
     return migrated(report, written_as)
 
 

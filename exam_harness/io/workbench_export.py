@@ -101,6 +101,28 @@ def export_workbench(
     if not (path.name.endswith(".jsonl") or path.name.endswith(".jsonl.gz")):
         raise InputError("a Workbench paragraph file must be written to .jsonl or .jsonl.gz", path=path,
                          field="file name", value=path.name, expected="NAME.jsonl or NAME.jsonl.gz")
+    lines, paragraphs, recorded_count, ours_count = _paragraph_lines(
+        data, banks=banks, grades=grades, answers=answers, grader=grader, include_recorded=include_recorded,
+        pool=pool)
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    return ExportSummary(path, len(lines), paragraphs, recorded_count, ours_count)
+
+
+def workbench_text(data: ExamData, *, banks: Sequence[QueryBank] = (), grades: Mapping[Pair, Grade | int] | None = None,
+                   answers: Mapping[Pair, str | None] | None = None, grader: GraderSpec | None = None,
+                   pool: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The Workbench paragraph file :func:`export_workbench` writes, as text (for a report set's writer)."""
+    lines = _paragraph_lines(data, banks=banks, grades=grades, answers=answers, grader=grader,
+                             include_recorded=True, pool=pool)[0]
+    return "".join(line + "\n" for line in lines)
+
+
+def _paragraph_lines(
+    data: ExamData, *, banks: Sequence[QueryBank], grades: Mapping[Pair, Grade | int] | None,
+    answers: Mapping[Pair, str | None] | None, grader: GraderSpec | None, include_recorded: bool,
+    pool: Mapping[str, Sequence[str]] | None,
+) -> tuple[list[str], int, int, int]:
+    """The paragraph file's lines (one per query) and the paragraphs, recorded grades and our grades in it."""
     if grades and grader is None:
         raise InputError("exporting grades needs the grader's spec (its model and prompt class name the entry)",
                          field="grader", expected="a GraderSpec")
@@ -198,22 +220,24 @@ def export_workbench(
             paras.append(para)
         paragraphs += len(paras)
         lines.append(json.dumps([qid, paras], ensure_ascii=False))
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
-    return ExportSummary(path, len(lines), paragraphs, recorded_count, ours_count)
+    return lines, paragraphs, recorded_count, ours_count
 
 
 def export_view(path: str | Path, view: ExamView, outcome: GradingOutcome, spec: GraderSpec) -> ExportSummary:
     """Export an evaluation's exam: regraded grades become our entry; recorded ones stay as they were."""
+    return export_workbench(path, view.data, **_view_exported(view, outcome, spec))
+
+
+def view_text(view: ExamView, outcome: GradingOutcome, spec: GraderSpec) -> str:
+    """:func:`export_view`'s paragraph file as text."""
+    return workbench_text(view.data, **_view_exported(view, outcome, spec))
+
+
+def _view_exported(view: ExamView, outcome: GradingOutcome, spec: GraderSpec) -> dict[str, Any]:
     regraded = outcome.source == "grader"
-    return export_workbench(
-        path,
-        view.data,
-        banks=view.banks,
-        grades=outcome.grades if regraded else None,
-        answers=outcome.answers if regraded else None,
-        grader=spec if regraded else None,
-        pool=view.pooled,
-    )
+    return {"banks": view.banks, "grades": outcome.grades if regraded else None,
+            "answers": outcome.answers if regraded else None, "grader": spec if regraded else None,
+            "pool": view.pooled}
 
 
 # --- import -------------------------------------------------------------------------------------

@@ -11,25 +11,16 @@ from typing import Any
 import pytest
 
 from exam_harness.errors import ExamError
-from exam_harness.gates import (
-    COMPARED,
-    Change,
-    GateCheck,
-    Verdicts,
-    check_measures,
-    compare,
-    regression_results,
-    threshold_checks,
-    threshold_results,
-    title,
-)
+from exam_harness.gates import Change, GateCheck, Verdicts, check_measures, title
 from exam_harness.measures.base import Measure
-from exam_harness.measures.exam import ExamCover
 from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
 from exam_harness.registry import Registry
-from exam_harness.report.schema import ExamReport, GateResult
+from exam_harness.report.schema import ExamReport
+from exam_harness.results.verdict import Decision
+
+GATES = ("exam-fail-under", "exam-baseline", "exam-compare-fail")  # the checks this plugin's options ask for
 
 
 class ExamGates:
@@ -67,54 +58,27 @@ class ExamGates:
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
 
-    def decide(self, session: pytest.Session) -> list[GateResult]:
-        """Every gate's checks over the built report (called by the reporting plugin before it writes
-        anything, so that the reports and the test cases carry the verdict)."""
-        built = self.reporting.built
-        graded = self.reporting.grading.graded
-        if built is None or graded is None:
-            return []
+    def show(self, decision: Decision, report: ExamReport) -> None:
+        """The gates' part of the session's verdict (results/verdict.py), said in the terminal summary:
+        every baseline comparison and every change against the reference, significant or not (silence
+        would read as "no baseline"), then the FAIL lines."""
         options = setup_of(self.config).options
-        report = built.report
-        results: list[GateResult] = []
-        try:
-            if options.baseline is not None:
-                from exam_harness.analysis.sections import baseline_section
-                from exam_harness.measures.significance import baseline_comparisons, baseline_message
+        self.checks = list(decision.thresholds)
+        self.changes = list(decision.changes)
+        gated = [r for r in decision.verdict.gates if r.gate in GATES]
+        self.baseline_failures = [r.message for r in gated if r.gate == "exam-baseline" and not r.passed]
+        if options.baseline is not None:
+            from exam_harness.analysis.sections import baseline_section
 
-                cover = ExamCover().bind(graded.plan.bindings(graded.plan.min_grade))
-                per_query = built.result[cover].per_query
-                comparisons = baseline_comparisons(per_query, options.baseline, options.alpha, options.significance,
-                                                   n_resamples=options.resamples)
-                results += [GateResult(
-                    gate="exam-baseline", run=c.run, measure="exam-cover", value=c.mean, limit=c.baseline_mean,
-                    passed=not c.significantly_worse, message=baseline_message(c, cover.title, options.alpha))
-                    for c in comparisons]
-                self.baseline_failures = [r.message for r in results if not r.passed]
-                self.failures += self.baseline_failures
-                # Every run's difference is shown, significant or not: silence would read as "no baseline".
-                self.sections.append(baseline_section(per_query, options.baseline, alpha=options.alpha,
-                                                      method=options.significance, measure=cover.title,
-                                                      n_resamples=options.resamples))
-        except ExamError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        registry = self.registry
-        self.checks = threshold_checks(report, options.fail_under, registry)
-        thresholds = threshold_results(report, self.checks, registry)
-        self.failures += [r.message for r in thresholds if not r.passed]
-        results = thresholds + results
+            self.sections.append(baseline_section(decision.per_query, options.baseline, alpha=options.alpha,
+                                                  method=options.significance, measure=decision.baseline_measure,
+                                                  n_resamples=options.resamples))
         if self.reference is not None:
             name, reference = self.reference
-            measures = list(dict.fromkeys([*COMPARED, *(a.measure for a in options.compare_fail)]))
-            self.changes = compare(reference, report, measures, options.compare_fail, registry)
-            self.sections.append(_comparison_section(self.changes, reference, report, name, registry))
-            regressions = regression_results(self.changes, options.compare_fail, report, name, options.alpha,
-                                             registry)
-            self.failures += [r.message for r in regressions if not r.passed]
-            results += regressions
-        if self.failures and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        return results
+            self.sections.append(_comparison_section(self.changes, reference, report, name, self.registry))
+        # the order the FAIL lines have always been said in: the baseline, thresholds, regressions
+        order = {gate: i for i, gate in enumerate(("exam-baseline", "exam-fail-under", "exam-compare-fail"))}
+        self.failures += [r.message for r in sorted(gated, key=lambda r: order[r.gate]) if not r.passed]
 
     def verdicts(self) -> Verdicts:
         """The gates' decisions for the markdown summary and the HTML report."""

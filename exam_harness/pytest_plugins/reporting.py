@@ -11,7 +11,8 @@ graded fails (exit 1, naming the runs and the count), and a session that ran par
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,17 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.errors import ExamError, OutputError
+from exam_harness.gates import Verdicts
 from exam_harness.paths import shown_path
 from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
-from exam_harness.pytest_plugins.verdict import report_checks, teststatus, verdict_of
+from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
-from exam_harness.report.schema import ExamReport, GateResult
+from exam_harness.report.schema import ExamReport
+from exam_harness.results.verdict import Checks, Decision, decision
+from exam_harness.results.writers import WriterInput, WriterOutputError
 
 
 class ExamReporting:
@@ -35,6 +39,7 @@ class ExamReporting:
         self.grading = grading
         self.outcomes = outcomes
         self.built: BuiltReport | None = None
+        self.decision: Decision | None = None
         self.written: list[Path] = []
         self.ignored_queries: dict[str, list[tuple[str, str | None]]] = {}  # run -> [(query, near match)]
         self.incomplete_message: str | None = None
@@ -57,17 +62,22 @@ class ExamReporting:
         try:
             partial = self._partial(session)
             cache = None if setup.options.cache is None else shown_path(setup.options.cache, root)
-            outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered())
-            self.built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
+            outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered(),
+                                     max_fallbacks=setup.options.max_fallbacks)
+            built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
+            self.decision = self._decide(built.report)
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
+        # the verdict is the document's own: stored in it before any writer reads it
+        self.built = replace(built, report=built.report.model_copy(update={"verdict": self.decision.verdict}))
         report = self.built.report
-        self._decide(session, report)
+        if not self.decision.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if setup.options.report_dir is not None:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:
                 self.written = self._write(folder)
-            except (OSError, OutputError, ReporterOutputError) as exc:
+            except (OSError, OutputError, WriterOutputError) as exc:
                 # The scores are computed: say what failed, keep the leaderboard and the exit status honest.
                 why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
                 self.write_error = (f"FAIL cannot write the reports into {folder}: {why}; the leaderboard above is "
@@ -76,60 +86,40 @@ class ExamReporting:
         # a grader's error may echo the prompt, and with it a secret bank's text
         self.failure_reasons = Counter(inputs.redact(m) for m in graded.grading.failures.values()).most_common()
         self._keep(report)
-        self.config.hook.pytest_exam_report(report=self.built.report, plan=graded.plan)
-        if report.verdict is not None:
-            report_checks(self.config, report.verdict)
+        self.config.hook.pytest_exam_report(report=report, plan=graded.plan)
+        report_checks(self.config, self.decision.verdict)
         self.ignored_queries = uncovered_queries((b.query.id for b in banks), inputs.data)
 
-    def _decide(self, session: pytest.Session, report: ExamReport) -> None:
-        """The session's verdict, set on the report before anything is written: the gates' checks and
-        the checks always made (no run's scores rest on pairs that could not be graded)."""
-        results: list[GateResult] = []
+    def _decide(self, report: ExamReport) -> Decision:
+        """The session's verdict over the built report (results/verdict.py): the gates asked for and the
+        checks always made; the gates plugin shows its details."""
+        setup = setup_of(self.config)
         gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
+        reference = gates.reference if gates is not None else None
+        found = decision(report, Checks.of(setup.options, reference, setup.registries(self.config).measures))
         if gates is not None:
-            results += gates.decide(session)
-        if report.incomplete_runs and not report.cache.failures:
-            # only declared systems failed: the systems plugin's FAIL line says which, on how many queries
-            results += _incomplete_checks(report, "run {run!r} has no answer in {n} of {queries} queries (its "
-                                                  "system failed on them); its scores are not scores")
-        elif report.incomplete_runs:
-            runs = ", ".join(repr(r) for r in report.incomplete_runs)
+            gates.show(found, report)
+        incomplete = [r.run for r in found.verdict.gates if r.gate == "incomplete-exam" and r.run is not None]
+        if incomplete and report.cache.failures:
+            runs = ", ".join(repr(r) for r in incomplete)
             self.incomplete_message = (
                 f"FAIL incomplete exam: {report.cache.failures} pairs could not be graded; the scores of runs {runs} "
                 "rest on them and are not scores (see the '!' footnote)")
-            results += _incomplete_checks(report, "the scores of run {run!r} rest on pairs that could not be graded "
-                                                  "in {n} of {queries} queries; they are not scores")
-        results += self._fallback_checks(report)
-        report.verdict = verdict_of(results)
-        if not report.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return found
 
-    def _fallback_checks(self, report: ExamReport) -> list[GateResult]:
-        """``--exam-max-fallbacks``: a run whose share of grades read by a fallback rule exceeds the limit
-        fails, and its scores over the queries holding such grades are marked incomplete (``!``)."""
-        assert self.built is not None
-        limit = setup_of(self.config).options.max_fallbacks
-        results = []
-        for s in report.systems:
-            graded = sum(n for grade, n in s.grade_counts.items() if grade != "failed")
-            if not s.fallbacks or s.fallbacks <= limit * graded:
-                continue
-            share = s.fallbacks / graded
-            queries = set(self.built.fallbacks.get(s.run, {}))
-            s.incomplete_queries = sorted(set(s.incomplete_queries) | queries)
-            for row in report.per_query:
-                if row.run == s.run and row.query_id in queries:
-                    row.incomplete = True
-            over = f"{len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
-            results.append(GateResult(
-                gate="exam-max-fallbacks", run=s.run, value=share, limit=limit, passed=False,
-                message=f"FAIL run {s.run!r}: {s.fallbacks} of {graded} grades ({share:.1%}) were read by a fallback "
-                        f"rule from answers holding no grade, more than --exam-max-fallbacks {limit:g} allows; its "
-                        f"scores over {over} rest on them and are not scores"))
-        return results
+    def writer_input(self) -> WriterInput:
+        """What the writers read: the report, the plan, the qrels, the gates' details and passage texts."""
+        assert self.built is not None and self.grading.graded is not None
+        report = self.built.report
+        gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
+        data = setup_of(self.config).exam_inputs(self.config).data
+        shown = {o.best_passage for o in report.outcomes if o.best_passage is not None and o.outcome != "answered"}
+        passages = {pid: data.passages[pid].text for pid in sorted(shown) if pid in data.passages}
+        return WriterInput(report, self.grading.graded.plan, self.built.qrels,
+                           verdicts=gates.verdicts() if gates is not None else Verdicts(), passages=passages)
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
-        return teststatus(report, self.built.report.verdict if self.built is not None else None)
+        return teststatus(report, self.decision.verdict if self.decision is not None else None)
 
     def _keep(self, report: ExamReport) -> None:
         """``--exam-save NAME`` / ``--exam-autosave``: keep the report in the history folder (a partial
@@ -179,24 +169,10 @@ class ExamReporting:
         return f"{reported} of {expected} cases ran" + (f" ({', '.join(how)})" if how else " (a selection of cases)")
 
     def _write(self, folder: Path) -> list[Path]:
-        """Every reporter's files, written into ``folder`` as one set (old set or new after any kill)."""
-        import gzip
+        """Every report-set writer's files, written into ``folder`` as one set (old set or new after any kill)."""
+        from exam_harness.results.writers import write_report_files
 
-        from exam_harness.io.report_set import write_report_set
-
-        assert self.built is not None and self.grading.graded is not None
-        registries = setup_of(self.config).registries(self.config)
-        plan = self.grading.graded.plan
-        files: dict[str, bytes | Iterable[bytes]] = {}
-        for name in registries.reporters.names():
-            made = registries.reporters.get(name).files(self.built.report, plan, self.built.qrels)
-            for file_name, content in made.items():
-                data = _encoded(name, file_name, content)
-                if file_name.endswith(".gz"):
-                    whole = data if isinstance(data, bytes) else b"".join(data)
-                    data = gzip.compress(whole, mtime=0)
-                files[file_name] = data
-        return write_report_set(folder, files)
+        return write_report_files(folder, setup_of(self.config).registries(self.config).writers, self.writer_input())
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if self.built is None:
@@ -250,37 +226,3 @@ class InterruptedSummary:
             if session is not None:
                 session.exitstatus = pytest.ExitCode.INTERRUPTED
             return None
-
-
-class ReporterOutputError(ExamError):
-    """A reporter gave a file's content as something other than a text or an iterable of texts."""
-
-
-def _encoded(reporter: str, file_name: str, content: object) -> bytes | Iterator[bytes]:
-    """A reporter's file as UTF-8: a text at once, pieces as they are written (each checked)."""
-    if isinstance(content, str):
-        return content.encode("utf-8")
-    if isinstance(content, (bytes, bytearray)) or not isinstance(content, Iterable):
-        raise ReporterOutputError(_bad_output(reporter, file_name, content))
-    return _encoded_pieces(reporter, file_name, content)
-
-
-def _encoded_pieces(reporter: str, file_name: str, pieces: Iterable[object]) -> Iterator[bytes]:
-    for piece in pieces:
-        if not isinstance(piece, str):
-            raise ReporterOutputError(_bad_output(reporter, file_name, piece, "a piece"))
-        yield piece.encode("utf-8")
-
-
-def _bad_output(reporter: str, file_name: str, value: object, what: str = "the content") -> str:
-    return (f"reporter {reporter!r} gave {what} of {file_name!r} as {type(value).__name__}; a reporter's files() "
-            "maps each file name to a text (str) or an iterable of text pieces")
-
-
-def _incomplete_checks(report: ExamReport, why: str) -> list[GateResult]:
-    """A failed ``incomplete-exam`` check per run with incomplete queries; ``why`` is formatted with the
-    run, the number of its incomplete queries and the number of queries."""
-    return [GateResult(gate="incomplete-exam", run=s.run, value=len(s.incomplete_queries), limit=0, passed=False,
-                       message="FAIL incomplete exam: " + why.format(run=s.run, n=len(s.incomplete_queries),
-                                                                     queries=s.queries))
-            for s in report.systems if s.incomplete_queries]

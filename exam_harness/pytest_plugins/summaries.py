@@ -1,4 +1,5 @@
-"""Summaries people look at, written once the gates have decided: the markdown summary
+"""Summaries people look at (the ``markdown`` and ``html`` writers of results/writers.py), written once
+the gates have decided: the markdown summary
 (``--exam-markdown FILE``, and appended to ``$GITHUB_STEP_SUMMARY`` when GitHub Actions sets it) and
 the self-contained HTML report (``--exam-html DIR``).
 
@@ -14,7 +15,6 @@ checked before grading too: a FIFO there would block the session, a folder canno
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,18 @@ from typing import Any
 import pytest
 
 from exam_harness.errors import ExamError
-from exam_harness.gates import Verdicts
 from exam_harness.paths import shown_path
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
-
-GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+from exam_harness.registry import Registry
+from exam_harness.results.writers import (
+    GITHUB_STEP_SUMMARY,
+    Writer,
+    append_step_summary,
+    requested_text,
+    step_summary_problem,
+    write_requested_folder,
+)
 
 
 class ExamSummaries:
@@ -58,14 +64,12 @@ class ExamSummaries:
         built = self.reporting.built
         if built is None:
             return result
-        gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
-        verdicts: Verdicts = gates.verdicts() if gates is not None else Verdicts()
         options = setup_of(self.config).options
         # Each output on its own: one that fails leaves the others written; the leaderboard is printed
         # (pytest_terminal_summary) before the failure is said.
         if options.markdown is not None or self.step_summary is not None:
             try:
-                self._markdown(verdicts)  # each target's own failure is caught there; this is the rendering's
+                self._markdown()  # each target's own failure is caught there; this is the rendering's
             except ExamError as exc:
                 self._failed("the markdown summary", exc)
         if options.html is not None:
@@ -82,12 +86,10 @@ class ExamSummaries:
         self.failures.append(f"FAIL cannot write {what}: {why}; the leaderboard above is complete and the grades "
                              "are cached, so a rerun after fixing it grades nothing")
 
-    def _markdown(self, verdicts: Verdicts) -> None:
+    def _markdown(self) -> None:
         from exam_harness.io.textio import atomic_write_text
-        from exam_harness.report.markdown import render_markdown
 
-        assert self.reporting.built is not None
-        text = render_markdown(self.reporting.built.report, verdicts)
+        text = requested_text(self._writers(), "markdown", self.reporting.writer_input())
         target = setup_of(self.config).options.markdown
         if target is not None:
             try:
@@ -104,15 +106,11 @@ class ExamSummaries:
                                      f"{self.step_summary}: {exc.strerror or exc}; the exam's verdict stands")
 
     def _html(self, directory: Path) -> None:
-        from exam_harness.report.html import write_html_report
+        for path in write_requested_folder(self._writers(), "html", directory, self.reporting.writer_input()):
+            self.written.append(f"HTML report: {self._shown(path)}")
 
-        assert self.reporting.built is not None
-        report = self.reporting.built.report
-        data = setup_of(self.config).exam_inputs(self.config).data
-        shown = {o.best_passage for o in report.outcomes if o.best_passage is not None and o.outcome != "answered"}
-        passages = {pid: data.passages[pid].text for pid in sorted(shown) if pid in data.passages}
-        path = write_html_report(report, directory, passages)
-        self.written.append(f"HTML report: {self._shown(path)}")
+    def _writers(self) -> Registry[Writer]:
+        return setup_of(self.config).registries(self.config).writers
 
     def _shown(self, path: Path) -> str:
         return shown_path(path, self.config.rootpath)
@@ -125,30 +123,3 @@ class ExamSummaries:
             terminalreporter.write_line(line, yellow=True, bold=True)
         for line in self.failures:
             terminalreporter.write_line(line, red=True, bold=True)
-
-
-def step_summary_problem(path: Path) -> str | None:
-    """Why ``path`` cannot take an appended summary (a folder, a FIFO, a device: not a regular file), or None.
-    A missing file is fine (it is created); a missing or unwritable folder shows when appending."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if stat.S_ISDIR(mode):
-        return "is a folder"
-    if not stat.S_ISREG(mode):
-        return "is not a regular file (a FIFO, socket or device)"
-    return None
-
-
-def append_step_summary(path: str, text: str) -> None:
-    """Append ``text`` to ``path`` (GitHub Actions collects what each step appends). Opened without
-    blocking, and refused unless it is a regular file, so a FIFO put there since the check cannot hang
-    the session."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
-    with os.fdopen(fd, "a", encoding="utf-8") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        handle.write(text)

@@ -1,6 +1,7 @@
-"""The session's verdict where CI reads results: each check of the verdict (a gate, an allowed
-regression, the baseline, a run's incomplete grading or fallback share) becomes a test case of its own,
-``exam gates::exam-fail-under[weak-ranker-exam-cover]``, that passes or fails with the check's message.
+"""The session's verdict (decided by results/verdict.py) where CI reads results: each check of the
+verdict (a gate, an allowed regression, the baseline, a run's incomplete grading or fallback share)
+becomes a test case of its own, ``exam gates::exam-fail-under[weak-ranker-exam-cover]``, that passes
+or fails with the check's message.
 
 The checks need the report, which exists only once every case has run, so their cases are reported
 at session finish, before any plugin writes its results (pytest's JUnit XML is written by a plain
@@ -11,18 +12,12 @@ print no progress letter, and are kept out of ``--lf``'s last failures: a gate i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
-from exam_harness.report.schema import GateResult, Verdict
+from exam_harness.report.schema import Verdict
 
 GATES_PATH = "exam gates"  # the node id's path part: the JUnit classname of every check's case
 GATE_PROPERTY = "exam_gate"
-
-
-def verdict_of(results: Sequence[GateResult]) -> Verdict:
-    return Verdict(passed=all(r.passed for r in results), gates=list(results))
 
 
 def report_checks(config: pytest.Config, verdict: Verdict) -> None:

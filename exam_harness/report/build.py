@@ -49,6 +49,7 @@ from exam_harness.report.schema import (
     SystemScore,
     TestPointOutcome,
 )
+from exam_harness.results.verdict import over_fallback_limit
 from exam_harness.verdicts import PASSAGE_CHARS, verdict
 
 
@@ -62,6 +63,9 @@ class SessionOutcome:
     cache_path: str | None = None
     partial: str | None = None  # why the session covered part of the exam only
     unanswered: Mapping[str, Collection[str]] = field(default_factory=dict)  # run -> queries its system failed on
+    # --exam-max-fallbacks: a run with a larger share of grades read by a fallback rule has its scores over
+    # the queries holding such grades marked incomplete (None: never)
+    max_fallbacks: float | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,10 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     systems: list[SystemScore] = []
     per_query: list[QueryScore] = []
     for run in result.runs:
+        counts = grade_counts(tops, run)
+        fallback_count = sum(fallbacks.get(run, {}).values())
+        if outcome.max_fallbacks is not None and over_fallback_limit(fallback_count, counts, outcome.max_fallbacks):
+            incomplete[run] |= set(fallbacks[run])
         systems.append(SystemScore(
             run=run,
             generated=inputs.data.runs[run].generated,
@@ -128,8 +136,8 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
             scores={name: _score(r.scores[run]) for name, r in named},
             outcomes=outcome.tallies.get(run, Outcomes()),
             incomplete_queries=[q for q in result.queries if q in incomplete[run]],
-            grade_counts=grade_counts(tops, run),
-            fallbacks=sum(fallbacks.get(run, {}).values()),
+            grade_counts=counts,
+            fallbacks=fallback_count,
         ))
         run_cover = cover.per_query[run]
         run_values = [(name, r.per_query[run]) for name, r in named]

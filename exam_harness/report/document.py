@@ -9,6 +9,7 @@ in their own envelope; ``kind`` tells them apart (``exam-report`` | ``evaluation
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter
@@ -35,3 +36,24 @@ def json_schema() -> dict[str, Any]:
 def validate_document(document: object) -> ExamReport | EvaluationReport:
     """A parsed JSON document (either kind) validated against the schema; pydantic's ValidationError if not."""
     return document_adapter().validate_python(document)
+
+
+def read_document(path: Path) -> ExamReport | EvaluationReport:
+    """Either result document from its file: an exam report (as ``io.report.read_report`` reads it, an
+    older schema migrated) or ``evaluate``'s; a bad file is an InputError naming it, the line or field."""
+    from pydantic import ValidationError
+
+    from exam_harness.errors import InputError
+    from exam_harness.io.report import exam_report_from, read_json_file, schema_error
+
+    text, raw = read_json_file(path)
+    if not (isinstance(raw, dict) and raw.get("kind") == "evaluation"):
+        return exam_report_from(text, raw, path)
+    version = raw.get("schema_version")
+    if str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        raise InputError("not an evaluation document of a schema this version reads", path=path,
+                         field="schema_version", value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x")
+    try:
+        return EvaluationReport.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        raise schema_error(exc, path) from None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +67,19 @@ def _normalised(board: Leaderboard, runs: Sequence[str]) -> tuple[list[float], l
     return scaled, errors
 
 
-def _save(fig: Any, path: Path, **kwargs: Any) -> Path:
+def _image(fig: Any, suffix: str, **kwargs: Any) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format=path.suffix.lstrip("."), **kwargs)
-    atomic_write_bytes(path, buffer.getvalue())
-    return path
+    fig.savefig(buffer, format=suffix, **kwargs)
+    return buffer.getvalue()
+
+
+def _written(folder: str | Path, images: Mapping[str, bytes]) -> list[Path]:
+    """Each image written atomically into ``folder`` (created) by its file name."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in images.items():
+        atomic_write_bytes(folder / name, data)
+    return [folder / name for name in images]
 
 
 def plot_leaderboards(
@@ -84,9 +92,19 @@ def plot_leaderboards(
     dpi: int = 130,
 ) -> list[Path]:
     """Draw ``NAME.png`` and ``NAME.svg`` into ``folder`` (created); returns the two paths."""
+    return _written(folder, leaderboard_images(result, measures=measures, label=label, name=name, dpi=dpi))
+
+
+def leaderboard_images(
+    result: EvaluationReport,
+    *,
+    measures: Sequence[str] = DEFAULT_PLOT_MEASURES,
+    label: str = "max-grade",
+    name: str = "leaderboards",
+    dpi: int = 130,
+) -> dict[str, bytes]:
+    """``NAME.png`` and ``NAME.svg``: the leaderboards against the official ranking, by file name."""
     plt = _pyplot()
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     every = result.boards()
     taus = sorted({b.min_grade for b in every})
     if not taus:
@@ -132,9 +150,9 @@ def plot_leaderboards(
     bottom.set_xlabel(xlabel)
     fig.suptitle("Leaderboards against the official ranking (± standard error)", fontsize=11)
     fig.tight_layout()
-    paths = [_save(fig, folder / f"{name}.png", dpi=dpi), _save(fig, folder / f"{name}.svg")]
+    images = {f"{name}.png": _image(fig, "png", dpi=dpi), f"{name}.svg": _image(fig, "svg")}
     plt.close(fig)
-    return paths
+    return images
 
 
 def _panel_title(source: str, measure: str, min_grade: int | None, level: int | None) -> str:
@@ -149,11 +167,14 @@ def plot_per_query(
     """Draw ``NAME-MEASURE.png`` and ``.svg`` into ``folder`` (created) per official qrels measure of
     the per-query correlations; returns the paths. Panel titles give the mean per-query Kendall tau
     and the pooled one (over every point)."""
+    return _written(folder, per_query_images(external, name=name, dpi=dpi))
+
+
+def per_query_images(external: ExternalQrelsResult, *, name: str = "per-query", dpi: int = 130) -> dict[str, bytes]:
+    """:func:`plot_per_query`'s images by file name."""
     plt = _pyplot()
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     official_name = external.official_qrels or OFFICIAL_QRELS_SOURCE
-    paths: list[Path] = []
+    images: dict[str, bytes] = {}
     for official_measure in dict.fromkeys(c.official_measure for c in external.per_query):
         entries = [c for c in external.per_query if c.official_measure == official_measure]
         cols = min(3, len(entries))
@@ -179,6 +200,7 @@ def plot_per_query(
                      "a point per run and query", fontsize=10)
         fig.tight_layout()
         slug = re.sub(r"[^A-Za-z0-9]+", "", official_measure)
-        paths += [_save(fig, folder / f"{name}-{slug}.png", dpi=dpi), _save(fig, folder / f"{name}-{slug}.svg")]
+        images[f"{name}-{slug}.png"] = _image(fig, "png", dpi=dpi)
+        images[f"{name}-{slug}.svg"] = _image(fig, "svg")
         plt.close(fig)
-    return paths
+    return images

@@ -20,10 +20,9 @@ from exam_harness.report.schema import ExamReport, NuggetAssignment, RagAssignme
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
-    from exam_harness.measures.qrels import Qrels
     from exam_harness.models import TestPoint
-    from exam_harness.plan import ExamPlan
-    from exam_harness.report.reporters import FileContent
+    from exam_harness.report.evaluation import EvaluationReport
+    from exam_harness.results.writers import FileContent, WriterInput
 
 METRICS_FILE = "trec-rag-metrics.jsonl"
 ASSIGNMENTS_FILE = "trec-rag-assignments.jsonl"
@@ -55,7 +54,7 @@ def rag_assignments(ctx: ScoringContext, k: int, tau: int, points: Mapping[str, 
     return rows
 
 
-def track_names(report: ExamReport) -> dict[str, str]:
+def track_names(report: ExamReport | EvaluationReport) -> dict[str, str]:
     """Each track score the report holds (``A`` ... ``W_strict``) -> its measure name in the report."""
     from exam_harness.measures.lookup import find_measure
 
@@ -63,7 +62,7 @@ def track_names(report: ExamReport) -> dict[str, str]:
     return {key: info.name for key, info in found.items() if info is not None}
 
 
-def metrics_rows(report: ExamReport) -> Iterator[dict[str, object]]:
+def metrics_rows(report: ExamReport | EvaluationReport) -> Iterator[dict[str, object]]:
     names = track_names(report)
     for system in report.systems:
         if not any(name in system.scores for name in names.values()):
@@ -81,17 +80,18 @@ def _lines(rows: Iterator[dict[str, object]]) -> Iterator[str]:
         yield json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-class TrecRagReporter:
-    """``trec-rag-metrics.jsonl`` and ``trec-rag-assignments.jsonl`` where the report holds the track's scores."""
+class TrecRagWriter:
+    """``trec-rag-metrics.jsonl`` and ``trec-rag-assignments.jsonl`` where the document holds the track's scores."""
 
-    def files(self, report: ExamReport, plan: ExamPlan, qrels: Mapping[str, Qrels]) -> dict[str, FileContent]:
+    def files(self, out: WriterInput) -> dict[str, FileContent]:
+        report = out.document
         if not track_names(report):
             return {}
         assigned = ({"run_id": a.run_id, "qid": a.qid, "query": a.query, "answer_text": a.answer_text,
                      "response_length": a.response_length,
                      "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
-                                 for n in a.nuggets]} for a in report.trec_rag)
+                                 for n in a.nuggets]} for a in out.rag_assignments())
         return {METRICS_FILE: "".join(_lines(metrics_rows(report))), ASSIGNMENTS_FILE: "".join(_lines(assigned))}
 
 
-REPORTER = TrecRagReporter()
+WRITER = TrecRagWriter()
