@@ -51,7 +51,12 @@ def show_progress(options: ExamOptions) -> bool:
 
 def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Registries) -> tuple[ExamInputs,
                                                                                                 list[QueryBank]]:
-    inputs = ExamInputs(registries.bank_formats, registries.run_formats)
+    run_formats = registries.run_formats
+    if options.trec_rag_fix:
+        from exam_harness.io.formats import trec_rag_fixing
+
+        run_formats = trec_rag_fixing(run_formats)
+    inputs = ExamInputs(registries.bank_formats, run_formats)
     inputs.load_runs(args.runs)
     banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)]
     # A command runs once: what is loaded now stays until it exits, so the cyclic collector is told

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +48,8 @@ class LoadedRuns:
     files: list[Path] = field(default_factory=list)
     # run -> query id -> an answer with cited sentences (TREC RAG answer files)
     answers: dict[str, dict[str, CitedAnswer]] = field(default_factory=dict)
+    # the files' warnings (e.g. the TREC RAG checker's), each said once through ``notify`` as it was read
+    warnings: list[str] = field(default_factory=list)
 
 
 def _skipped_in_folder(path: Path) -> bool:
@@ -89,9 +91,11 @@ class _Merger:
         self.recorded: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
         self.responses: dict[str, dict[str, str]] = {}
         self.answers: dict[str, dict[str, CitedAnswer]] = {}
+        self.warnings: list[str] = []
 
     def add(self, part: FilePart, trec: bool) -> None:
         path = part.path
+        self.warnings.extend(part.warnings)
         for name, run in part.runs.items():
             line = part.run_lines.get(name, 0)
             if name in self.runs:
@@ -166,14 +170,23 @@ class _Merger:
         )
 
 
-def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None) -> LoadedRuns:
+def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None,
+              notify: Callable[[str], None] | None = None) -> LoadedRuns:
     """Read and merge every run-side file under ``paths`` (see the module docstring).
 
     Raises InputError for unrecognised files, a run name defined by two files, a passage id with two
-    different texts, and (after all files are read) a ranked docid that no file gives a text for.
+    different texts, and (after all files are read) a ranked docid that no file gives a text for. The
+    files' warnings are kept in :attr:`LoadedRuns.warnings` and each said through ``notify`` (default:
+    a line on stderr).
     """
     with collector_paused():
-        return _load_runs(paths, formats or builtin_run_formats())
+        loaded = _load_runs(paths, formats or builtin_run_formats())
+    if loaded.warnings:
+        from exam_harness.cache import print_notice
+
+        for warning in loaded.warnings:
+            (notify or print_notice)(f"warning: {warning}")
+    return loaded
 
 
 @contextlib.contextmanager
@@ -210,4 +223,5 @@ def _load_runs(paths: Sequence[Path], formats: Registry[RunFormat]) -> LoadedRun
     data = ExamData.model_construct(
         runs=merger.runs, passages=passages, judgments=merger.judgments, recorded=merger.recorded
     )
-    return LoadedRuns(data=data, responses=merger.responses, files=files, answers=merger.answers)
+    return LoadedRuns(data=data, responses=merger.responses, files=files, answers=merger.answers,
+                      warnings=merger.warnings)

@@ -1,8 +1,11 @@
-"""The TREC RAG track's nugget scores (AutoNuggetizer, as castorini/nuggetizer computes them).
+"""The TREC RAG track's nugget scores: A and V as castorini/nuggetizer's ``calculate_nugget_scores``
+(``core/metrics.py``) computes them; W, the weighted score, from the track's papers (nuggetizer does not
+compute it). docs/trec-rag.md names the sources.
 
 Each nugget of a query is assigned to a run's answer as *support*, *partial support* or *not support*,
-worth s = 1 / 0.5 / 0 (strict: ss = 1 for support only). Per (run, query), with N the nuggets, V the
-vital and O the okay ones:
+worth s = 1 / 0.5 / 0 (strict: ss = 1 for support only; any other label 0). Per (run, query), with N
+the nuggets (whatever their importance word), V those whose importance is ``vital`` and O those whose
+importance is ``okay``:
 
 - ``A`` = sum_N s / |N|;  ``A_strict`` = sum_N ss / |N|
 - ``V`` = sum_V s / |V| (0 when the query has no vital nugget);  ``V_strict`` likewise with ss
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 
 OKAY_WEIGHT = 0.5  # W's weight of an okay nugget (a vital one weighs 1)
 SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"
+VITAL, OKAY = "vital", "okay"
 CREDIT = {SUPPORT: 1.0, PARTIAL: 0.5, NOT_SUPPORT: 0.0}
 STRICT_CREDIT = {SUPPORT: 1.0, PARTIAL: 0.0, NOT_SUPPORT: 0.0}
 
@@ -57,12 +61,15 @@ def nugget_scores(labels: list[tuple[str, str]]) -> dict[str, float]:
     """The six scores of one answer from its (importance, label) per nugget (the module docstring's
     formulas); keys ``A``, ``A_strict``, ``V``, ``V_strict``, ``W``, ``W_strict``."""
     out: dict[str, float] = {}
-    vital = [label for imp, label in labels if imp == "vital"]
-    okay = [label for imp, label in labels if imp != "vital"]
+    vital = [label for imp, label in labels if imp == VITAL]
+    okay = [label for imp, label in labels if imp == OKAY]
     for suffix, credit in (("", CREDIT), ("_strict", STRICT_CREDIT)):
-        v = math.fsum(credit[label] for label in vital)
-        o = math.fsum(credit[label] for label in okay)
-        out["A" + suffix] = (v + o) / len(labels) if labels else 0.0
+        # nuggetizer's semantics: a label other than the three earns nothing; A counts every nugget,
+        # whatever its importance word; only "vital" is vital, and W's okay weight goes to "okay" only
+        every = math.fsum(credit.get(label, 0.0) for _imp, label in labels)
+        v = math.fsum(credit.get(label, 0.0) for label in vital)
+        o = math.fsum(credit.get(label, 0.0) for label in okay)
+        out["A" + suffix] = every / len(labels) if labels else 0.0
         out["V" + suffix] = v / len(vital) if vital else 0.0
         weight = len(vital) + OKAY_WEIGHT * len(okay)
         out["W" + suffix] = (v + OKAY_WEIGHT * o) / weight if weight else 0.0
