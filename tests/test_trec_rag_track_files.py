@@ -15,6 +15,7 @@ import pytest
 from exam_harness.errors import InputError
 from exam_harness.io.banks import load_bank
 from exam_harness.io.nuggetizer import read_nuggetizer_bank
+from exam_harness.io.runs import load_runs
 from exam_harness.io.trec_rag import check_rag_answers, fix_rag_file
 from tests.trec_rag_data import write_lines
 
@@ -87,7 +88,11 @@ def checker_2024(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
 
 
 def test_a_real_2024_run_loads_with_the_checkers_warnings(tmp_path: Path) -> None:
-    path = write_lines(tmp_path / "team-rag", run_2024())  # any file name: a track submission has none
+    path = write_lines(tmp_path / "runs" / "team-rag", run_2024())  # any file name: a track submission has none
+    said: list[str] = []
+    loaded = load_runs([path.parent], notify=said.append)
+    assert sorted(loaded.answers["team-rag"]) == ["2024-105741", "2024-127266", "2024-96359"]
+    assert len(said) == 3
     part, check = check_rag_answers(path)
     answers = part.answers["team-rag"]
     assert answers["2024-105741"].words == 503  # read whole: a warning never refuses or changes an answer
