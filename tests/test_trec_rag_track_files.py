@@ -39,7 +39,7 @@ def long_answer(words: int, per_sentence: int = 37) -> list[dict[str, Any]]:
 
 def run_2024() -> list[dict[str, Any]]:
     """Three topics of one 2024 run: a 503-word answer, a usual one, one with a duplicated citation."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for t, words in (("2024-105741", 503), ("2024-127266", 120), ("2024-96359", 60)):
         answer = long_answer(words)
         rows.append({"run_id": "team-rag", "topic_id": t, "topic": f"topic {t}",
@@ -173,7 +173,7 @@ def test_the_trec_rag_fix_option_reaches_the_command_line(tmp_path: Path, capsys
 
 
 def test_2025_rules_are_the_validators(tmp_path: Path) -> None:
-    row = {"metadata": {"team_id": "t", "run_id": "r25", "narrative_id": "n1"},
+    row: dict[str, Any] = {"metadata": {"team_id": "t", "run_id": "r25", "narrative_id": "n1"},
            "references": [segment(0), segment(1), segment(0)],
            "answer": long_answer(450)}
     rows = [row, {**copy.deepcopy(row), "metadata": {**row["metadata"], "narrative_id": "n2", "type": "manual",

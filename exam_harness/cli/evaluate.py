@@ -50,8 +50,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "grading with any grader, correlate them with an official leaderboard and tabulate agreement "
         "with human judgments.",
     )
-    add_input_arguments(parser)
+    add_input_arguments(parser, runs_required=False)
     add_cli_options(parser, GROUPS)
+    parser.add_argument("--assignments", type=Path, nargs="+", action="extend", default=[], metavar="ASSIGNMENTS_FILE",
+                        help="Score TREC RAG nugget assignment files (nuggetizer's assign output, or assessors' "
+                        "files of its shape) as recorded grades, with no grader and no run files: A, V and W "
+                        "(strict too) per run (the line's run_id, else the file's stem); with "
+                        "--human-assignments, their agreement.")
+    parser.add_argument("--trec-rag-dir", type=Path, metavar="DIR",
+                        help="With --assignments: write per run <run>.metrics.jsonl and <run>.assignments.jsonl "
+                        "as nuggetizer writes them, and the per-topic table (trec-rag-per-topic.csv, .txt) here.")
     parser.add_argument("--json", type=Path, metavar="OUT", help="Write the leaderboards as JSON.")
     parser.add_argument("--qrels-dir", type=Path, metavar="DIR",
                         help="Write the EXAM-Qrels files (one per label variant and minimum grade) here.")
@@ -175,7 +183,17 @@ def run(args: argparse.Namespace) -> int:
 
     options = options_from_cli(args, GROUPS)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
-                    ("--export-workbench", args.export_workbench, False)])
+                    ("--export-workbench", args.export_workbench, False), ("--trec-rag-dir", args.trec_rag_dir, True)])
+    if args.assignments:
+        from exam_harness.cli.evaluate_assignments import score_assignments
+
+        return score_assignments(args, options)
+    if args.trec_rag_dir:
+        raise ConfigError("--trec-rag-dir writes what --assignments scores; without it the track's files come "
+                          "with the reports (trec-rag-*.jsonl)")
+    if not args.runs:
+        raise ConfigError("evaluate needs run files (RUN_FILE ...), or --assignments FILE ... to score the "
+                          "TREC RAG assignments they hold")
     official = load_leaderboard(options.official) if options.official else None
     min_answers = min_answers_of(args.min_answers)
     human = None

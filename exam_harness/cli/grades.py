@@ -25,9 +25,10 @@ from exam_harness.progress import GradingProgress
 from exam_harness.support import Credits
 
 
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """Run files (positional) and ``--bank`` files."""
-    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_FILE",
+def add_input_arguments(parser: argparse.ArgumentParser, runs_required: bool = True) -> None:
+    """Run files (positional; ``runs_required=False``: the command checks there are some when it needs
+    them) and ``--bank`` files."""
+    parser.add_argument("runs", nargs="+" if runs_required else "*", type=Path, metavar="RUN_FILE",
                         help="Workbench paragraph file(s) (.jsonl[.gz]), or TREC runs with a collection.")
     parser.add_argument("--bank", action="append", type=Path, default=[], metavar="BANK_FILE",
                         help="Bank file of the test points; repeatable (default: the test points of the recorded "

@@ -76,6 +76,21 @@ def nugget_scores(labels: list[tuple[str, str]]) -> dict[str, float]:
     return out
 
 
+TRACK_KEYS = ("A", "A_strict", "V", "V_strict", "W", "W_strict")
+
+
+def per_topic_scores(labels: dict[str, dict[str, list[tuple[str, str]]]]) -> dict[str, dict[str, dict[str, float]]]:
+    """run -> topic -> the six scores, from recorded labels (an assignment file's) with no grader."""
+    return {run: {q: nugget_scores(nuggets) for q, nuggets in by_topic.items()} for run, by_topic in labels.items()}
+
+
+def run_means(per_topic: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """run -> each score's mean over the run's topics (nuggetizer's ``calculate_global_metrics``: every
+    record of the file counts once)."""
+    return {run: {key: math.fsum(scores[key] for scores in by_topic.values()) / len(by_topic) for key in TRACK_KEYS}
+            for run, by_topic in per_topic.items() if by_topic}
+
+
 # ctx -> (k, tau, partial) -> run -> query -> [(importance, label)], shared by the six measures
 Labels = dict[str, dict[str, list[tuple[str, str]]]]  # run -> query -> (importance, label) per nugget
 _ASSIGNED: weakref.WeakKeyDictionary[ScoringContext, dict[tuple[int, int, int], Labels]] = weakref.WeakKeyDictionary()

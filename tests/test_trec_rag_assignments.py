@@ -1,0 +1,127 @@
+"""Assignment files as a grade source: nuggetizer's assign output (and assessors' files of its shape) scored
+with no grader, as nuggetizer's metrics and the track's W score them, per run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exam_harness.cli import main
+from exam_harness.errors import InputError
+from exam_harness.io.assignments import read_assignment_files
+from tests.trec_rag_data import write_lines
+
+
+def line(qid: str, nuggets: list[tuple[str, str, str]], run: str | None = None) -> dict[str, Any]:
+    row: dict[str, Any] = {"query": f"query {qid}", "qid": qid, "answer_text": "an answer", "response_length": 2,
+                           "nuggets": [{"text": t, "importance": i, "assignment": a} for t, i, a in nuggets]}
+    if run is not None:
+        row["run_id"] = run
+    return row
+
+
+# run "bm25-gpt" (its file's stem, no run_id in the lines), run "team-x" (run_id in each line)
+RUN_A = [
+    line("t1", [("n1", "vital", "support"), ("n2", "vital", "partial_support"), ("n3", "okay", "not_support"),
+                ("n1", "vital", "support"), ("n4", "failed", "support")]),  # a repeated text and a stray importance
+    line("t2", [("m1", "vital", "Support"), ("m2", "okay", "partial_support"), ("m3", "okay", "support")]),
+    line("t3", [("k1", "okay", "partial_support")]),  # no vital nugget: V is 0
+]
+RUN_B = [
+    line("t1", [("n1", "vital", "not_support"), ("n2", "vital", "support"), ("n3", "okay", "support"),
+                ("n1", "vital", "partial support"), ("n4", "failed", "partial_support")], run="team-x"),
+    line("t2", [("m1", "vital", "support"), ("m2", "okay", "support"), ("m3", "okay", "not_support")], run="team-x"),
+]
+
+
+def hand(nuggets: list[tuple[str, str, str]]) -> dict[str, float]:
+    """Written out by hand from nuggetizer's calculate_nugget_scores (A, V) and the track papers' W."""
+    full = {"support": 1.0, "partial_support": 0.5}
+    strict = {"support": 1.0}
+    out = {}
+    for suffix, credit in (("", full), ("_strict", strict)):
+        every = [credit.get(a, 0.0) for _t, _i, a in nuggets]
+        vital = [credit.get(a, 0.0) for _t, i, a in nuggets if i == "vital"]
+        okay = [credit.get(a, 0.0) for _t, i, a in nuggets if i == "okay"]
+        out["A" + suffix] = sum(every) / len(every)
+        out["V" + suffix] = sum(vital) / len(vital) if vital else 0.0
+        out["W" + suffix] = (sum(vital) + 0.5 * sum(okay)) / (len(vital) + 0.5 * len(okay))
+    return out
+
+
+def nuggets_of(row: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(n["text"], n["importance"], n["assignment"]) for n in row["nuggets"]]
+
+
+def test_hand_values_are_what_the_formulas_say() -> None:
+    t1 = hand(nuggets_of(RUN_A[0]))  # credits 1, .5, 0, 1, 1 over 5; vital 1, .5, 1; okay 0
+    assert t1["A"] == 3.5 / 5 and t1["V"] == 2.5 / 3 and t1["W"] == 2.5 / 3.5
+    assert t1["A_strict"] == 3 / 5 and t1["V_strict"] == 2 / 3
+    assert hand(nuggets_of(RUN_A[1]))["V"] == 0.0  # "Support" is no label nuggetizer knows: 0
+
+
+def test_assignment_files_score_each_run_as_the_hand_computation(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    a = write_lines(tmp_path / "bm25-gpt.jsonl", RUN_A)
+    b = write_lines(tmp_path / "assessed" / "b.jsonl", RUN_B)
+    out = tmp_path / "out.json"
+    assert main(["evaluate", "--assignments", str(a), str(b), "--json", str(out),
+                 "--trec-rag-dir", str(tmp_path / "track")]) == 0
+    captured = capsys.readouterr()
+    warnings = [w for w in captured.err.splitlines() if "warning:" in w]
+    assert len(warnings) == 2  # one line per file with stray labels
+    assert "1 nugget(s) with a label other than support/partial_support/not_support ('Support' x1" in warnings[0]
+    assert "'partial support' x1" in warnings[1]
+    doc = json.loads(out.read_text())
+    assert sorted(doc["runs"]) == ["bm25-gpt", "team-x"]
+    for run, rows in (("bm25-gpt", RUN_A), ("team-x", RUN_B)):
+        want = {row["qid"]: hand(nuggets_of(row)) for row in rows}
+        for qid, scores in want.items():
+            for key, value in scores.items():
+                assert abs(doc["per_topic"][run][qid][key] - value) <= 1e-12, (run, qid, key)
+        for key in scores:
+            mean = sum(s[key] for s in want.values()) / len(want)
+            assert abs(doc["runs"][run][key] - mean) <= 1e-12
+        assert doc["runs"][run]["topics"] == len(rows)
+    # nuggetizer's metrics file, one per run: a row per topic then the "all" row, its four scores only
+    metrics = [json.loads(x) for x in (tmp_path / "track" / "bm25-gpt.metrics.jsonl").read_text().splitlines()]
+    assert [m["qid"] for m in metrics] == ["t1", "t2", "t3", "all"]
+    assert set(metrics[0]) == {"qid", "strict_vital_score", "strict_all_score", "vital_score", "all_score"}
+    assert abs(metrics[0]["vital_score"] - 2.5 / 3) <= 1e-12
+    assert abs(metrics[3]["all_score"] - sum(hand(nuggets_of(r))["A"] for r in RUN_A) / 3) <= 1e-12
+    assigned = [json.loads(x) for x in (tmp_path / "track" / "team-x.assignments.jsonl").read_text().splitlines()]
+    assert [(r["run_id"], r["qid"]) for r in assigned] == [("team-x", "t1"), ("team-x", "t2")]
+    table = (tmp_path / "track" / "trec-rag-per-topic.txt").read_text().splitlines()
+    assert f"bm25-gpt W t1 {2.5 / 3.5:.4f}" in table and len(table) == 6 * 5
+    csv = (tmp_path / "track" / "trec-rag-per-topic.csv").read_text().splitlines()
+    assert csv[0] == "run,topic,A,A_strict,V,V_strict,W,W_strict" and len(csv) == 6
+
+
+def test_two_assignment_sources_agree_as_before(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    machine = write_lines(tmp_path / "team-x.jsonl", [line("t2", nuggets_of(RUN_B[1]))])
+    human = write_lines(tmp_path / "human.jsonl", [
+        {"run_id": "team-x", "qid": "t2", "nuggets": [{"text": "m1", "assignment": "support"},
+                                                       {"text": "m2", "assignment": "not_support"},
+                                                       {"text": "m3", "assignment": "not_support"}]}])
+    out = tmp_path / "out.json"
+    assert main(["evaluate", "--assignments", str(machine), "--human-assignments", str(human),
+                 "--json", str(out)]) == 0
+    agreement = json.loads(out.read_text())["agreement"]
+    assert agreement["pairs"] == 3 and agreement["agreement"] == 2 / 3
+    assert agreement["confusion"]["support"]["not_support"] == 1
+    assert "agreement with" in capsys.readouterr().out
+
+
+def test_a_second_line_for_one_run_and_topic_is_an_input_error(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "r.jsonl", [RUN_A[0], RUN_A[1], RUN_A[0]])
+    with pytest.raises(InputError) as caught:
+        read_assignment_files([path])
+    assert (caught.value.line, caught.value.field) == (3, "qid") and "first at" in str(caught.value)
+
+
+def test_evaluate_without_runs_or_assignments_says_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate"]) != 0
+    assert "--assignments" in capsys.readouterr().err
