@@ -125,3 +125,38 @@ def test_a_second_line_for_one_run_and_topic_is_an_input_error(tmp_path: Path) -
 def test_evaluate_without_runs_or_assignments_says_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["evaluate"]) != 0
     assert "--assignments" in capsys.readouterr().err
+
+
+# --- the track's scores only over assignment grades ---------------------------------------------
+
+
+def test_only_assignment_prompts_give_assignment_grades() -> None:
+    from exam_harness.graders.llm import MODES
+    from exam_harness.measures.trec_rag import grade_kind, scores_the_track
+    from exam_harness.models import GraderSpec
+
+    kinds = {name: grade_kind(GraderSpec(name="openai", version="1", options={"prompt": name, "output": m.output}))
+             for name, m in MODES.items()}
+    assert {name for name, kind in kinds.items() if kind == "assignment"} == {"nugget-assignment",
+                                                                              "nugget-assignment-2"}
+    assert kinds["umbrela"] == "relevance" and kinds["sun"] == "relevance"
+    assert kinds["self-rating"] == kinds["nugget-rating"] == "self-rating"
+    # recorded grades are known by their prompt class
+    assert scores_the_track(GraderSpec(name="recorded", version="1", prompt_class="TrecRagNuggetAssignment"))
+    assert not scores_the_track(GraderSpec(name="recorded", version="1", prompt_class="NuggetSelfRating"))
+    assert not scores_the_track(GraderSpec(name="lexical", version="1"))
+
+
+def test_no_track_score_over_grades_that_are_no_assignments(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import evaluation_boards
+    from tests.trec_rag_data import write_exam
+
+    banks, runs = write_exam(tmp_path)
+    out = tmp_path / "out.json"
+    assert main(["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "lexical",
+                 "--cache", str(tmp_path / "c.sqlite"), "--json", str(out), "--bootstrap", "0"]) in (0, 1)
+    measures = {board["measure"] for board in evaluation_boards(json.loads(out.read_text()))}
+    assert "nugget-f" in measures and len(measures) > 3  # the exam's own measures are there
+    assert not measures & {"A", "A_strict", "V", "V_strict", "W", "W_strict", "response-words"}
+    assert "V_strict" not in capsys.readouterr().out

@@ -168,6 +168,12 @@ def human_agreement(ctx: ScoringContext, graded: Graded, human: HumanLabels) -> 
         raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "
                           "among the banks)")
     plan, view = graded.plan, graded.view
+    from exam_harness.measures.trec_rag import grade_kind, scores_the_track
+
+    if not scores_the_track(plan.grader):
+        raise ConfigError(f"--human-assignments compares nugget assignments, and grader {plan.grader.name!r} gives "
+                          f"{grade_kind(plan.grader)} grades (grade with --grader-option prompt=nugget-assignment, "
+                          "or compare two assignment files: --assignments FILE --human-assignments FILE)")
     rows = rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
     machine = ((row.run_id, row.qid, n.text or "", n.assignment) for row in rows for n in row.nuggets)
     return assignment_agreement(machine, human)

@@ -38,6 +38,7 @@ from exam_harness.measures.base import Bindings, Measure, PerQuery, bound, famil
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
+    from exam_harness.models import GraderSpec
 
 OKAY_WEIGHT = 0.5  # W's weight of an okay nugget (a vital one weighs 1)
 SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"
@@ -74,6 +75,31 @@ def nugget_scores(labels: list[tuple[str, str]]) -> dict[str, float]:
         weight = len(vital) + OKAY_WEIGHT * len(okay)
         out["W" + suffix] = (v + OKAY_WEIGHT * o) / weight if weight else 0.0
     return out
+
+
+# What a grade says, by the grader's prompt: the track's scores read nugget *assignment* labels; a
+# relevance grade (UMBRELA, the direct baselines: the passage against the query alone) or a self-rating
+# (the method's 0..5 answerability) is no assignment, and A ... W over it would name a value the track
+# never computes.
+ASSIGNMENT_PROMPT_CLASSES = ("TrecRagNuggetAssignment", "TrecRagNuggetAssignment2")
+_KIND_OF_OUTPUT = {"assignment": "assignment", "umbrela": "relevance", "yes_no": "relevance", "thomas": "relevance",
+                   "self_rating": "self-rating"}
+
+
+def grade_kind(spec: GraderSpec) -> str:
+    """``assignment``, ``relevance``, ``self-rating`` or ``other``: what the grades of ``spec`` are (its
+    prompt's output; recorded grades by their prompt class)."""
+    output = spec.options.get("output")
+    if isinstance(output, str) and output in _KIND_OF_OUTPUT:
+        return _KIND_OF_OUTPUT[output]
+    if spec.prompt_class in ASSIGNMENT_PROMPT_CLASSES:
+        return "assignment"
+    return "other"
+
+
+def scores_the_track(spec: GraderSpec) -> bool:
+    """Whether the track's scores mean something over ``spec``'s grades: assignment grades only."""
+    return grade_kind(spec) == "assignment"
 
 
 TRACK_KEYS = ("A", "A_strict", "V", "V_strict", "W", "W_strict")
