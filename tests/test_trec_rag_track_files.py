@@ -220,3 +220,17 @@ def test_a_real_nugget_file_reads_as_nuggetizer_reads_it(tmp_path: Path, capsys:
     load_bank(path)  # through the bank formats: the same three lines on stderr
     err = capsys.readouterr().err
     assert err.count("exam-harness: warning: ") == 3
+
+
+def test_evaluate_names_the_answers_it_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.cli import main
+    from tests.trec_rag_data import ANSWERS_2024, write_exam
+
+    banks, runs = write_exam(tmp_path)
+    extra = copy.deepcopy(ANSWERS_2024[0])
+    extra.update(run_id="rag24b", topic_id="t9")  # a topic the nugget file does not hold
+    write_lines(runs / "rag24b.jsonl", [{**ANSWERS_2024[0], "run_id": "rag24b"}, extra])
+    assert main(["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "lexical",
+                 "--cache", str(tmp_path / "c.sqlite"), "--bootstrap", "0"]) in (0, 1)
+    err = capsys.readouterr().err
+    assert "warning: 1 answer(s) for topics no bank holds are not scored: rag24b/t9" in err

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,10 +60,23 @@ def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Regi
     inputs = ExamInputs(registries.bank_formats, run_formats)
     inputs.load_runs(args.runs)
     banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)]
+    if banks and inputs.answers:
+        say_dropped_answers(inputs.answers, {bank.query.id for bank in banks})
     # A command runs once: what is loaded now stays until it exits, so the cyclic collector is told
     # to leave it out of its passes (on DL19 ~240k containers, walked by every later full collection).
     gc.freeze()
     return inputs, banks
+
+
+def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: set[str]) -> list[tuple[str, str]]:
+    """Name the answers (TREC RAG answer files) whose topic no bank holds: nothing scores them (one line on stderr)."""
+    dropped = sorted((run, q) for run, by_query in answers.items() for q in by_query if q not in covered)
+    if dropped:
+        from exam_harness.cache import print_notice
+
+        shown = ", ".join(f"{run}/{q}" for run, q in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
+        print_notice(f"warning: {len(dropped)} answer(s) for topics no bank holds are not scored: {shown}")
+    return dropped
 
 
 def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True,
