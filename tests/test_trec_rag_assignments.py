@@ -137,9 +137,9 @@ def test_only_assignment_prompts_give_assignment_grades() -> None:
 
     kinds = {name: grade_kind(GraderSpec(name="openai", version="1", options={"prompt": name, "output": m.output}))
              for name, m in MODES.items()}
-    assert {name for name, kind in kinds.items() if kind == "assignment"} == {"nugget-assignment",
-                                                                              "nugget-assignment-2"}
-    assert kinds["umbrela"] == "relevance" and kinds["sun"] == "relevance"
+    assert {name for name, kind in kinds.items() if kind == "assignment"} == {
+        "nugget-assignment", "nugget-assignment-2", "nuggetizer-assignment", "nuggetizer-assignment-2"}
+    assert kinds["umbrela"] == kinds["umbrela-zeroshot"] == kinds["sun"] == "relevance"
     assert kinds["self-rating"] == kinds["nugget-rating"] == "self-rating"
     # recorded grades are known by their prompt class
     assert scores_the_track(GraderSpec(name="recorded", version="1", prompt_class="TrecRagNuggetAssignment"))

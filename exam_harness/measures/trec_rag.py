@@ -81,8 +81,10 @@ def nugget_scores(labels: list[tuple[str, str]]) -> dict[str, float]:
 # relevance grade (UMBRELA, the direct baselines: the passage against the query alone) or a self-rating
 # (the method's 0..5 answerability) is no assignment, and A ... W over it would name a value the track
 # never computes.
-ASSIGNMENT_PROMPT_CLASSES = ("TrecRagNuggetAssignment", "TrecRagNuggetAssignment2")
-_KIND_OF_OUTPUT = {"assignment": "assignment", "umbrela": "relevance", "yes_no": "relevance", "thomas": "relevance",
+ASSIGNMENT_PROMPT_CLASSES = ("TrecRagNuggetAssignment", "TrecRagNuggetAssignment2", "NuggetizerAssignment",
+                             "NuggetizerAssignment2")
+_KIND_OF_OUTPUT = {"assignment": "assignment", "label": "assignment", "umbrela": "relevance", "yes_no": "relevance",
+                   "thomas": "relevance",
                    "self_rating": "self-rating"}
 
 
