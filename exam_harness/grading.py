@@ -206,6 +206,17 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
     return text + "; nothing was sent"
 
 
+def shared_tokens(requests: Sequence[GradingRequest], tokens: tuple[float, float]
+                  ) -> dict[tuple[str, str], tuple[float, float]]:
+    """Each pair's share of one grade's tokens. A grade answers every request of its key: for a
+    query-level prompt (UMBRELA, the direct baselines: the passage against the query alone) that is every
+    test point of the query with that passage, one call; each pair gets its share, so a run's pairs sum
+    to the call's tokens once, not once per test point."""
+    per_passage = Counter(r.passage.id for r in requests)
+    return {(r.passage.id, r.test_point.id): (tokens[0] / per_passage[r.passage.id],
+                                              tokens[1] / per_passage[r.passage.id]) for r in requests}
+
+
 def _use_cached_grades(
     grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], cache: GradeCache, outcome: GradingOutcome,
     strict: bool = False,
@@ -221,8 +232,8 @@ def _use_cached_grades(
         for request in by_key[key]:
             pair = (request.passage.id, request.test_point.id)
             outcome.record_value(pair, hit.grade, hit.answer, hit.fallback, strict)
-            if cost is not None and hit.tokens is not None:
-                cost.pair_tokens[pair] = hit.tokens
+        if cost is not None and hit.tokens is not None:
+            cost.pair_tokens.update(shared_tokens(by_key[key], hit.tokens))
         if cost is not None and hit.tokens is not None:
             cost.cached.prompt_tokens += hit.tokens[0]
             cost.cached.completion_tokens += hit.tokens[1]
@@ -345,7 +356,7 @@ def run_grading_pass(
                     new[key] = result
                     tokens = grade_tokens(result.details) if cost is not None else None
                     if meter is not None and cost is not None and tokens is not None:
-                        cost.pair_tokens.update(((r.passage.id, r.test_point.id), tokens) for r in by_key[key])
+                        cost.pair_tokens.update(shared_tokens(by_key[key], tokens))
                         meter.note(tokens)
             store.add(new)
             outcome.graded += len(new)

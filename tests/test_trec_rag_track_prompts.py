@@ -126,3 +126,27 @@ def test_a_custom_prompt_may_answer_with_an_assignment_label(tmp_path: Path) -> 
     assert [r.grade for r in results[:2] if isinstance(r, Grade)] == [1, 2]
     assert isinstance(results[2], GradeFailure)
     assert grade_kind(grader.spec()) == "assignment" and grader.spec().max_grade == 2
+
+
+def test_a_query_level_prompts_tokens_are_counted_once_per_call() -> None:
+    from exam_harness.cache import GradeCache
+    from exam_harness.grading import run_grading_pass
+
+    passages = [PASSAGE, Passage(id="p2", text="Photosynthesis turns light into sugar.")]
+    points = [nugget(t) for t in ("a", "b", "c")]
+    pool = [GradingRequest(query=QUERY, test_point=tp, passage=p) for p in passages for tp in points]
+    backend = ScriptedBackend(lambda _p: "##final score: 2")
+    outcome = run_grading_pass(LLMGrader(backend, prompt="umbrela-zeroshot"), pool, GradeCache(None))
+    assert len(backend.calls[0]["prompts"]) == 2  # one call per passage: the prompt holds no test point
+    cost = outcome.cost
+    assert cost is not None and cost.session.prompt_tokens > 0
+    run = cost.run_usage((r.passage.id, r.test_point.id) for r in pool)
+    assert run.prompt_tokens == pytest.approx(cost.session.prompt_tokens)  # not three times it
+    assert run.completion_tokens == pytest.approx(cost.session.completion_tokens)
+    # cached grades share the same way
+    cache = GradeCache(None)
+    run_grading_pass(LLMGrader(ScriptedBackend(lambda _p: "##final score: 2"), prompt="umbrela-zeroshot"), pool, cache)
+    again = run_grading_pass(LLMGrader(ScriptedBackend(lambda _p: "1"), prompt="umbrela-zeroshot"), pool, cache).cost
+    assert again is not None
+    assert again.run_usage((r.passage.id, r.test_point.id) for r in pool).prompt_tokens == pytest.approx(
+        again.cached.prompt_tokens)
