@@ -160,3 +160,38 @@ def test_no_track_score_over_grades_that_are_no_assignments(tmp_path: Path,
     assert "nugget-f" in measures and len(measures) > 3  # the exam's own measures are there
     assert not measures & {"A", "A_strict", "V", "V_strict", "W", "W_strict", "response-words"}
     assert "V_strict" not in capsys.readouterr().out
+
+
+# --- assignment files among the runs: recorded grades through the whole exam ---------------------
+
+
+def test_assignment_files_among_the_runs_give_the_track_scores_with_no_grader(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import evaluation_boards
+
+    run_b = [line("t1", [("n1", "vital", "not_support"), ("n2", "vital", "support"), ("n3", "okay", "support"),
+                         ("n1", "vital", "partial_support"), ("n4", "failed", "partial_support")]),
+             line("t2", [("m1", "vital", "support"), ("m2", "okay", "banana"), ("m3", "okay", "not_support")]),
+             line("t3", [("k1", "okay", "support")])]
+    runs: dict[str, list[dict[str, Any]]] = {"bm25-gpt": copy_rows(RUN_A), "team-x": run_b}
+    for name, rows in runs.items():
+        for row in rows:
+            row["answer_text"] = f"{name} answers {row['qid']}"  # one passage per answer
+        write_lines(tmp_path / "runs" / f"{name}.jsonl", rows)
+    bank = write_lines(tmp_path / "nuggets.jsonl", [
+        {"qid": row["qid"], "query": row["query"],
+         "nuggets": [{"text": n["text"], "importance": n["importance"]} for n in row["nuggets"]]} for row in RUN_A])
+    out = tmp_path / "out.json"
+    assert main(["evaluate", str(tmp_path / "runs"), "--bank", str(bank), "--json", str(out),
+                 "--bootstrap", "0"]) == 0, capsys.readouterr()
+    boards = {b["measure"]: b for b in evaluation_boards(json.loads(out.read_text()))}
+    for run, rows in runs.items():
+        want = [hand(nuggets_of(row)) for row in rows]
+        for key in ("A", "A_strict", "V", "V_strict", "W", "W_strict"):
+            assert abs(boards[key]["systems"][run] - sum(w[key] for w in want) / len(want)) <= 1e-12, (run, key)
+    err = capsys.readouterr().err
+    assert "'banana' x1" in err  # the stray label: one warning line, counted 0
+
+
+def copy_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return json.loads(json.dumps(rows))  # type: ignore[no-any-return]

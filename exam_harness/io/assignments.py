@@ -12,6 +12,13 @@ is kept and earns nothing, and is said in one warning line per file. The run is 
 else the file's stem (nuggetizer's ``get_run_id`` names a run by its answer file's stem). The importance
 is any word (only ``vital`` is vital); a missing one is ``vital``, as nuggetizer's create step reads it.
 A malformed line, or a second line for one (run, topic), is an input error naming the line.
+
+Read as a run-side file (:func:`read_assignment_part`: a ``.jsonl`` among the runs whose first line is an
+assignment), each line is the run's answer to the topic (its ``answer_text``, one passage) with each
+nugget's label as a recorded grade (support 2, partial_support 1, anything else 0; grading run
+:data:`RECORDED_LLM` / :data:`RECORDED_PROMPT_CLASS`): ``--grader recorded`` (the default on such files)
+replays them, and the track's scores come out of either front end with no grader, over the nugget file
+given as the bank.
 """
 
 from __future__ import annotations
@@ -23,10 +30,13 @@ from pathlib import Path
 
 from exam_harness.errors import InputError
 from exam_harness.io.limits import quoted
-from exam_harness.io.parts import check_word
+from exam_harness.io.parts import FilePart, check_word
 from exam_harness.io.textio import iter_json_lines
 
 LABELS = ("support", "partial_support", "not_support")
+LABEL_GRADES = {"support": 2, "partial_support": 1, "not_support": 0}
+RECORDED_LLM = "assignment-file"
+RECORDED_PROMPT_CLASS = "NuggetizerAssignment"  # an assignment prompt class: the track's scores read these grades
 # run -> topic -> (nugget text, importance, label) per nugget in file order
 Assigned = dict[str, dict[str, list[tuple[str, str, str]]]]
 
@@ -114,3 +124,59 @@ def _read_one(path: Path, found: AssignmentSet) -> None:
         found.warnings.append(f"{path}: {sum(odd.values())} nugget(s) with a label other than "
                               f"{'/'.join(LABELS)} ({words}; lines {', '.join(map(str, odd_lines[:10]))}): "
                               "each counts 0, as nuggetizer scores it")
+
+
+def is_assignment_record(value: object) -> bool:
+    """Whether a JSON line is a nugget assignment (``qid`` and nuggets that carry an ``assignment``)."""
+    if not isinstance(value, dict) or "qid" not in value or not isinstance(value.get("nuggets"), list):
+        return False
+    nuggets = value["nuggets"]
+    return bool(nuggets) and isinstance(nuggets[0], dict) and "assignment" in nuggets[0]
+
+
+def read_assignment_part(path: Path) -> FilePart:
+    """An assignment file as run-side content: per line the run's answer (one passage ranked first) and
+    each nugget's label as a recorded grade of that passage."""
+    from exam_harness.io.parts import model_errors
+    from exam_harness.io.trec_rag import answer_passage_id
+    from exam_harness.models import RankedPassage, RecordedGrade, Run, test_point_id
+
+    found = AssignmentSet()
+    _read_one(path, found)
+    part = FilePart(path=path, warnings=list(found.warnings))
+    rankings: dict[str, dict[str, list[RankedPassage]]] = {}
+    texts = _answer_texts(path)
+    for (run, qid), (_path, lineno) in found.origin.items():
+        part.run_lines.setdefault(run, lineno)
+        ranked = rankings.setdefault(run, {}).setdefault(qid, [])
+        text = texts.get(lineno, "")
+        part.responses.setdefault(run, {})[qid] = text
+        if not text.strip():
+            continue  # an empty answer ranks nothing: every nugget is missed
+        pid = answer_passage_id(text)
+        part.passages.setdefault(pid, (text, lineno))
+        ranked.append(RankedPassage(passage_id=pid, rank=1, score=0.0))
+        seen: dict[str, int] = {}
+        for nugget_text, _importance, label in found.labels[run][qid]:
+            base = test_point_id(qid, nugget_text)
+            seen[base] = seen.get(base, 0) + 1
+            tid = base if seen[base] == 1 else f"{base}~{seen[base]}"  # the nugget file's rule for repeats
+            grade = RecordedGrade(test_point_id=tid, grade=LABEL_GRADES.get(label, 0), answer=label,
+                                  llm=RECORDED_LLM, prompt_class=RECORDED_PROMPT_CLASS)
+            part.recorded.setdefault((pid, tid), []).append(grade)
+    for run, per_query in rankings.items():
+        with model_errors(path, part.run_lines[run], "run"):
+            part.runs[run] = Run(name=run, rankings=per_query, generated=True, source=str(path))
+    return part
+
+
+def _answer_texts(path: Path) -> dict[int, str]:
+    """line -> the line's ``answer_text`` (nuggetizer writes the answer's sentences joined by spaces)."""
+    out: dict[int, str] = {}
+    for lineno, record in iter_json_lines(path):
+        text = record.get("answer_text") if isinstance(record, dict) else None
+        if text is not None and not isinstance(text, str):
+            raise InputError("answer_text must be a string", path=path, line=lineno, field="answer_text",
+                             value=quoted(text), expected="the assessed answer's text")
+        out[lineno] = text or ""
+    return out

@@ -132,7 +132,8 @@ class Responses:
 
 @dataclass(frozen=True)
 class WorkbenchParagraphs:
-    """Any other ``.jsonl``: a TREC RAG answer file or a Workbench paragraph file (its first line says which);
+    """Any other ``.jsonl``: a TREC RAG answer file, a nugget assignment file (nuggetizer's assign output) or a
+    Workbench paragraph file (its first line says which);
     ``fix``: TREC RAG answers read with the track checker's fixes (``--trec-rag-fix``)."""
 
     collection: bool = False
@@ -146,8 +147,13 @@ class WorkbenchParagraphs:
         from exam_harness.io.trec_rag import is_rag_answer_record, read_rag_answers
         from exam_harness.io.workbench import read_paragraph_file
 
-        if is_rag_answer_record(first_json_line(path)):
+        first = first_json_line(path)
+        if is_rag_answer_record(first):
             return read_rag_answers(path, fix=self.fix)
+        from exam_harness.io.assignments import is_assignment_record, read_assignment_part
+
+        if is_assignment_record(first):
+            return read_assignment_part(path)
         return read_paragraph_file(path)
 
 

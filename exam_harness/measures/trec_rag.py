@@ -99,6 +99,12 @@ def grade_kind(spec: GraderSpec) -> str:
     return "other"
 
 
+def recorded_scale(prompt_class: str | None) -> tuple[int, int]:
+    """(max grade, default tau) of recorded grades by their prompt class: an assignment prompt's labels are
+    2 / 1 / 0, read back at tau 2; anything else is the published self-ratings' 0..5 at tau 4."""
+    return (2, 2) if prompt_class in ASSIGNMENT_PROMPT_CLASSES else (5, 4)
+
+
 def scores_the_track(spec: GraderSpec) -> bool:
     """Whether the track's scores mean something over ``spec``'s grades: assignment grades only."""
     return grade_kind(spec) == "assignment"
