@@ -14,6 +14,8 @@ from exam_harness.errors import InputError
 from exam_harness.io.assignments import read_assignment_files
 from tests.trec_rag_data import write_lines
 
+pytest_plugins = ["pytester"]
+
 
 def line(qid: str, nuggets: list[tuple[str, str, str]], run: str | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {"query": f"query {qid}", "qid": qid, "answer_text": "an answer", "response_length": 2,
@@ -195,3 +197,23 @@ def test_assignment_files_among_the_runs_give_the_track_scores_with_no_grader(
 
 def copy_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return json.loads(json.dumps(rows))  # type: ignore[no-any-return]
+
+
+def test_assignment_files_give_the_track_scores_in_a_pytest_session(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\nexam_grader = recorded\n")
+    rows = copy_rows(RUN_A)
+    for row in rows:
+        row["answer_text"] = f"answer to {row['qid']}"
+    write_lines(pytester.path / "runs" / "bm25-gpt.jsonl", rows)
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", [
+        {"qid": row["qid"], "query": row["query"],
+         "nuggets": [{"text": n["text"], "importance": n["importance"]} for n in row["nuggets"]]} for row in RUN_A])
+    result = pytester.runpytest("banks", "-p", "no:cacheprovider")
+    assert result.ret in (0, 1), result.stdout.str()  # missed nuggets are failed cases
+    metrics = [json.loads(x) for x in (pytester.path / "reports" / "trec-rag-bm25-gpt.metrics.jsonl").read_text()
+               .splitlines()]
+    by_topic = {m["qid"]: m for m in metrics}
+    for row in RUN_A:
+        want = hand(nuggets_of(row))
+        assert abs(by_topic[row["qid"]]["vital_score"] - want["V"]) <= 1e-12
+        assert abs(by_topic[row["qid"]]["strict_all_score"] - want["A_strict"]) <= 1e-12
