@@ -178,7 +178,7 @@ def test_assignment_files_among_the_runs_give_the_track_scores_with_no_grader(
     runs: dict[str, list[dict[str, Any]]] = {"bm25-gpt": copy_rows(RUN_A), "team-x": run_b}
     for name, rows in runs.items():
         for row in rows:
-            row["answer_text"] = f"{name} answers {row['qid']}"  # one passage per answer
+            row["answer_text"] = f"the answer to {row['qid']}"  # both runs wrote the same texts: labels stay apart
         write_lines(tmp_path / "runs" / f"{name}.jsonl", rows)
     bank = write_lines(tmp_path / "nuggets.jsonl", [
         {"qid": row["qid"], "query": row["query"],

@@ -153,7 +153,8 @@ def read_assignment_part(path: Path) -> FilePart:
         part.responses.setdefault(run, {})[qid] = text
         if not text.strip():
             continue  # an empty answer ranks nothing: every nugget is missed
-        pid = answer_passage_id(text)
+        # one passage per run's answer, even where two runs wrote the same text: each run's labels are its own
+        pid = "asg-" + answer_passage_id(f"{run}\x00{text}")[len("rag-"):]
         part.passages.setdefault(pid, (text, lineno))
         ranked.append(RankedPassage(passage_id=pid, rank=1, score=0.0))
         seen: dict[str, int] = {}
