@@ -19,6 +19,8 @@ from exam_harness.io.runs import load_runs
 from exam_harness.io.trec_rag import check_rag_answers, fix_rag_file
 from tests.trec_rag_data import write_lines
 
+pytest_plugins = ["pytester"]
+
 SEG = "msmarco_v2.1_doc_{}_{}#{}_{}"
 
 
@@ -234,3 +236,20 @@ def test_evaluate_names_the_answers_it_drops(tmp_path: Path, capsys: pytest.Capt
                  "--cache", str(tmp_path / "c.sqlite"), "--bootstrap", "0"]) in (0, 1)
     err = capsys.readouterr().err
     assert "warning: 1 answer(s) for topics no bank holds are not scored: rag24b/t9" in err
+
+
+def test_the_trec_rag_fix_option_reaches_pytest(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\nexam_grader = answer-key\n")
+    rows = run_2024()
+    rows[2]["answer"][1]["citations"] = [0, 9]
+    write_lines(pytester.path / "runs" / "team-rag.jsonl", rows)
+    write_lines(pytester.path / "banks" / "nuggets.jsonl",
+                [{"qid": r["topic_id"], "query": r["topic"], "nuggets": [{"text": "w0x1", "importance": "vital"}]}
+                 for r in rows])
+    refused = pytester.runpytest("banks", "-p", "no:cacheprovider")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["*team-rag.jsonl:3*citation index 9 is out of range*"])
+    fixed = pytester.runpytest("banks", "-p", "no:cacheprovider", "--exam-trec-rag-fix")
+    assert fixed.ret in (0, 1), fixed.stdout.str() + fixed.stderr.str()
+    said = fixed.stdout.str() + fixed.stderr.str()
+    assert "team-rag.jsonl:3: answer[1]: dropped out-of-range citation(s) [9]" in said
