@@ -111,5 +111,6 @@ def builtin_reporters() -> Registry[Reporter]:
     registry.register("qrels", QrelsReporter(), "trec_eval qrels files, one per label variant")
     registry.register("json", JsonReporter(), f"{REPORT_NAME}, the versioned JSON report")
     registry.register("trec-rag", "exam_harness.report.trec_rag:REPORTER",
-                      "trec-rag-metrics.jsonl and trec-rag-assignments.jsonl, where nuggets carry an importance")
+                      "trec-rag-metrics.jsonl, trec-rag-assignments.jsonl, per run trec-rag-<run>.metrics.jsonl and "
+                      "trec-rag-<run>.assignments.jsonl, trec-rag-per-topic.csv/.txt: where the track's scores are")
     return registry

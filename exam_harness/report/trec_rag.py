@@ -4,8 +4,13 @@
 "vital_score", "strict_vital_score", "weighted_score", "strict_weighted_score"}`` and a ``"qid": "all"`` row
 with the run's means; read from the report's A ... W_strict values, so they are the leaderboard's numbers.
 ``trec-rag-assignments.jsonl``: one row per (run, query) ``{"run_id", "qid", "query", "answer_text",
-"response_length", "nuggets": [{"text", "importance", "assignment"}]}``. Both are written whenever a bank's
-nuggets carry an importance.
+"response_length", "nuggets": [{"text", "importance", "assignment"}]}``. Per run, ``trec-rag-<run>.metrics.jsonl``
+(nuggetizer's own metrics file: a row per topic with its four scores, then ``"qid": "all"``) and
+``trec-rag-<run>.assignments.jsonl`` (that run's rows: nuggetizer's ``metrics`` on it scores one run, where
+on the all-runs file it pools them); ``trec-rag-per-topic.csv`` and ``.txt`` (``run measure topic value``).
+All are written where the report holds the track's scores; the per-run and per-topic contents are pure
+functions of per-topic scores (:func:`per_run_files`, :func:`per_topic_table`), which ``evaluate
+--assignments`` writes too.
 """
 
 from __future__ import annotations
