@@ -204,6 +204,17 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
     return text + "; nothing was sent"
 
 
+def shared_tokens(requests: Sequence[GradingRequest], tokens: tuple[float, float]
+                  ) -> dict[tuple[str, str], tuple[float, float]]:
+    """Each pair's share of one grade's tokens. A grade answers every request of its key: for a
+    query-level prompt (UMBRELA, the direct baselines: the passage against the query alone) that is every
+    test point of the query with that passage, one call; each pair gets its share, so a run's pairs sum
+    to the call's tokens once, not once per test point."""
+    per_passage = Counter(r.passage.id for r in requests)
+    return {(r.passage.id, r.test_point.id): (tokens[0] / per_passage[r.passage.id],
+                                              tokens[1] / per_passage[r.passage.id]) for r in requests}
+
+
 def _use_cached_grades(
     grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], cache: GradeCache, outcome: GradingOutcome,
     strict: bool = False,
@@ -219,8 +230,8 @@ def _use_cached_grades(
         for request in by_key[key]:
             pair = (request.passage.id, request.test_point.id)
             outcome.record_value(pair, hit.grade, hit.answer, hit.fallback, strict)
-            if cost is not None and hit.tokens is not None:
-                cost.pair_tokens[pair] = hit.tokens
+        if cost is not None and hit.tokens is not None:
+            cost.pair_tokens.update(shared_tokens(by_key[key], hit.tokens))
         if cost is not None and hit.tokens is not None:
             cost.cached.prompt_tokens += hit.tokens[0]
             cost.cached.completion_tokens += hit.tokens[1]
@@ -342,7 +353,7 @@ def run_grading_pass(
                     new[key] = result
                     tokens = grade_tokens(result.details) if cost is not None else None
                     if meter is not None and cost is not None and tokens is not None:
-                        cost.pair_tokens.update(((r.passage.id, r.test_point.id), tokens) for r in by_key[key])
+                        cost.pair_tokens.update(shared_tokens(by_key[key], tokens))
                         meter.note(tokens)
             store.add(new)
             outcome.graded += len(new)
@@ -517,8 +528,13 @@ def _choose_grading_run(counts: Counter[GradingRun], llm: str | None, prompt_cla
 
 
 def recorded_spec(run: GradingRun) -> GraderSpec:
-    """The identity of a recorded grading run (self-ratings 0..5, as the published files hold)."""
-    return GraderSpec(name="recorded", version="1", model=run[0], prompt_class=run[1], default_min_grade=4)
+    """The identity of a recorded grading run (self-ratings 0..5, as the published files hold; nugget
+    assignments 0..2)."""
+    from exam_harness.measures.trec_rag import recorded_scale
+
+    max_grade, tau = recorded_scale(run[1])
+    return GraderSpec(name="recorded", version="1", model=run[0], prompt_class=run[1], max_grade=max_grade,
+                      default_min_grade=tau)
 
 
 def replay(

@@ -42,6 +42,7 @@ class ExamInputs:
         self.responses: dict[str, dict[str, str]] = {}
         self.answers: dict[str, dict[str, CitedAnswer]] = {}  # run -> query -> cited answer (TREC RAG files)
         self.run_files: list[Path] = []
+        self.warnings: list[str] = []  # what the run-side files warned about as they were read (said on stderr too)
         self.extra_runs: list[Path] = []  # run folders beside the configured ones (a live system's answers)
         self.system_names: Callable[[], list[str]] = list  # declared systems: runs before they are recorded
 
@@ -84,6 +85,7 @@ class ExamInputs:
             extra = [p for p in self.extra_runs if p not in paths]
             loaded = load_runs([*paths, *extra], self.run_formats)
             self._data, self.responses, self.run_files = loaded.data, loaded.responses, loaded.files
+            self.warnings = loaded.warnings
             self.answers = loaded.answers
         return self._data
 

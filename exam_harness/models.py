@@ -19,7 +19,9 @@ from exam_harness.display import is_hidden_char
 TestPointKind = Literal["question", "nugget"]
 _WHITESPACE = re.compile(r"\s")
 
-Importance = Literal["vital", "okay"]  # a TREC RAG nugget's importance (nuggetizer's labels)
+# a TREC RAG nugget's importance: the word nuggetizer's file holds ("vital", "okay", or any other word its
+# scorer wrote, e.g. "failed"); only "vital" is vital (io/nuggetizer.py)
+Importance = str
 
 MIN_GRADE = 0
 MAX_GRADE = 5

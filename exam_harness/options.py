@@ -359,6 +359,10 @@ class ExamOptions:
         "strict-queries", False, "A query that a run ranks but no bank covers is a usage error naming the run file "
         "and line (default: a note naming its nearest bank query, e.g. 'sizng' ~ 'sizing')", group=INPUTS,
         flag=True, fronts=("pytest",))
+    trec_rag_fix: bool = declare(
+        "trec-rag-fix", False, "Read TREC RAG answer files with the track checker's fixes applied (over-long answers "
+        "trimmed from the end, out-of-range citations dropped, duplicate references merged) and say what changed "
+        "on which line (default: read them as given; the track's errors refuse the file)", group=SCORING, flag=True)
 
     # evaluate
     official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "

@@ -133,6 +133,12 @@ def parse_assignment_list(response: str, count: int, labels: tuple[str, ...]) ->
     return [ASSIGNMENT_GRADES[item] for item in items]
 
 
+def parse_assignment_label(response: str) -> int | None:
+    """One nugget-assignment label (a custom prompt's answer) as its grade: support 2, partial_support 1,
+    not_support 0 (case, quotes and surrounding punctuation free); None for anything else."""
+    return ASSIGNMENT_GRADES.get(_label(response.strip().strip(_SURROUNDING)))
+
+
 def parse_umbrela_score(response: str, max_grade: int = 3) -> int | None:
     """UMBRELA's answer ``##final score: N`` (or a lone digit) as a grade 0..max_grade; None otherwise."""
     found = _UMBRELA_SCORE.findall(response)

@@ -105,6 +105,18 @@ def test_pytest_session_writes_the_track_scores(project: pytest.Pytester, server
     assert first["answer_text"] == "Tides come from moon gravity. The sun matters too."
     assert first["response_length"] == 9 and first["query"] == "what causes tides"
 
+    # per run, nuggetizer's own metrics file (a row per topic, then "all"; its four scores) and assignments
+    for run in ("rag24", "rag25"):
+        metrics = [json.loads(x) for x in (reports / f"trec-rag-{run}.metrics.jsonl").read_text().splitlines()]
+        assert sorted(m["qid"] for m in metrics) == ["2", "all", "t1"] and metrics[-1]["qid"] == "all"
+        for m in metrics:
+            assert abs(m["strict_vital_score"] - want[(run, m["qid"])]["V_strict"]) <= 1e-12
+        per_run = (reports / f"trec-rag-{run}.assignments.jsonl").read_text().splitlines()
+        assert {json.loads(x)["run_id"] for x in per_run} == {run} and len(per_run) == 2
+    table = (reports / "trec-rag-per-topic.txt").read_text().splitlines()
+    assert f"rag25 W_strict 2 {want[('rag25', '2')]['W_strict']:.4f}" in table and len(table) == 2 * 6 * 2
+    assert (reports / "trec-rag-per-topic.csv").read_text().startswith("run,topic,A,A_strict,V,V_strict,W,W_strict\n")
+
     # the terminal leaderboard shows the same means
     out = result.stdout.str()
     assert "V_strict" in out and "W_strict" in out

@@ -37,10 +37,10 @@ ANSWERS_2025: list[dict[str, Any]] = [
     {"metadata": {"team_id": "team", "run_id": "rag25", "type": "automatic", "narrative_id": "t1",
                   "narrative": "what causes tides"},
      "references": ["d2", "d4"], "answer": [{"text": "Two tides a day happen because of sun gravity.",
-                                             "citations": ["d4", 0]}]},
+                                             "citations": ["d4", "d2"]}]},
     {"metadata": {"team_id": "team", "run_id": "rag25", "type": "manual", "narrative_id": "2",
                   "narrative": "who built the eiffel tower"},
-     "references": ["d3"], "answer": [{"text": "The tower is wrought iron.", "citations": [0]}]},
+     "references": ["d3"], "answer": [{"text": "The tower is wrought iron.", "citations": ["d3"]}]},
 ]
 
 # The labels the responder gives, by hand: (run, topic) -> (importance, label) per nugget in file order.

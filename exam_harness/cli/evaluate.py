@@ -62,11 +62,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "grading with any grader, correlate them with an official leaderboard and tabulate agreement "
         "with human judgments.",
     )
-    add_input_arguments(parser)
+    add_input_arguments(parser, runs_required=False)
     add_cli_options(parser, GROUPS)
     add_cli_options(parser, (REPORTS,), only=REPORT_OUTPUTS, defaults={"report_dir": "none"})
     JSON_OUT.add_to(parser, help="Write the leaderboards as JSON.")
-    for argument in OUTPUTS:
+    for argument in (*ASSIGNMENTS, *OUTPUTS):
         argument.add_to(parser)
     add_min_answers_argument(parser, default=None)
     for argument in QRELS:
@@ -75,6 +75,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 # This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+ASSIGNMENTS: tuple[Argument, ...] = (
+    Argument("assignments", "Score TREC RAG nugget assignment files (nuggetizer's assign output, or assessors' files "
+             "of its shape) as recorded grades, with no grader and no run files: A, V and W (strict too) per run (the "
+             "line's run_id, else the file's stem); with --human-assignments, their agreement.", Path, nargs="+",
+             many=True, default=[], metavar="ASSIGNMENTS_FILE"),
+    Argument("trec-rag-dir", "With --assignments: write per run <run>.metrics.jsonl and <run>.assignments.jsonl as "
+             "nuggetizer writes them, and the per-topic table (trec-rag-per-topic.csv, .txt) here.", Path,
+             metavar="DIR"),
+)
 OUTPUTS: tuple[Argument, ...] = (
     Argument("qrels-dir", "Write the EXAM-Qrels files (one per label variant and minimum grade) here.", Path,
              metavar="DIR"),
@@ -181,6 +190,12 @@ def human_agreement(ctx: ScoringContext, graded: Graded, human: HumanLabels) -> 
         raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "
                           "among the banks)")
     plan, view = graded.plan, graded.view
+    from exam_harness.measures.trec_rag import grade_kind, scores_the_track
+
+    if not scores_the_track(plan.grader):
+        raise ConfigError(f"--human-assignments compares nugget assignments, and grader {plan.grader.name!r} gives "
+                          f"{grade_kind(plan.grader)} grades (grade with --grader-option prompt=nugget-assignment, "
+                          "or compare two assignment files: --assignments FILE --human-assignments FILE)")
     rows = rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
     machine = ((row.run_id, row.qid, n.text or "", n.assignment) for row in rows for n in row.nuggets)
     return assignment_agreement(machine, human)
@@ -196,8 +211,19 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
                     ("--export-workbench", args.export_workbench, False), ("--markdown", options.markdown, False),
-                    ("--html", options.html, True)])
+                    ("--html", options.html, True),
+                    ("--trec-rag-dir", args.trec_rag_dir, True)])
     step_summary = check_outputs(args, options)
+    if args.assignments:
+        from exam_harness.cli.evaluate_assignments import score_assignments
+
+        return score_assignments(args, options)
+    if args.trec_rag_dir:
+        raise ConfigError("--trec-rag-dir writes what --assignments scores; without it the track's files come "
+                          "with the reports (trec-rag-*.jsonl)")
+    if not args.runs:
+        raise ConfigError("evaluate needs run files (RUN_FILE ...), or --assignments FILE ... to score the "
+                          "TREC RAG assignments they hold")
     official = load_leaderboard(options.official) if options.official else None
     min_answers = min_answers_of(args.min_answers)
     human = None

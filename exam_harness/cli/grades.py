@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from exam_harness.cache import GradeCache
@@ -24,9 +24,10 @@ from exam_harness.progress import GradingProgress
 from exam_harness.support import Credits
 
 
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """Run files (positional) and ``--bank`` files."""
-    RUN_FILES.add_to(parser)
+def add_input_arguments(parser: argparse.ArgumentParser, runs_required: bool = True) -> None:
+    """Run files (positional; ``runs_required=False``: the command checks there are some when it needs
+    them) and ``--bank`` files."""
+    RUN_FILES.add_to(parser, **({} if runs_required else {"nargs": "*"}))
     BANK_FILES.add_to(parser)
 
 
@@ -48,13 +49,31 @@ def show_progress(options: ExamOptions) -> bool:
 
 def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Registries) -> tuple[ExamInputs,
                                                                                                 list[QueryBank]]:
-    inputs = ExamInputs(registries.bank_formats, registries.run_formats)
+    run_formats = registries.run_formats
+    if options.trec_rag_fix:
+        from exam_harness.io.formats import trec_rag_fixing
+
+        run_formats = trec_rag_fixing(run_formats)
+    inputs = ExamInputs(registries.bank_formats, run_formats)
     inputs.load_runs(args.runs)
     banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)]
+    if banks and inputs.answers:
+        say_dropped_answers(inputs.answers, {bank.query.id for bank in banks})
     # A command runs once: what is loaded now stays until it exits, so the cyclic collector is told
     # to leave it out of its passes (on DL19 ~240k containers, walked by every later full collection).
     gc.freeze()
     return inputs, banks
+
+
+def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: set[str]) -> list[tuple[str, str]]:
+    """Name the answers (TREC RAG answer files) whose topic no bank holds: nothing scores them (one line on stderr)."""
+    dropped = sorted((run, q) for run, by_query in answers.items() for q in by_query if q not in covered)
+    if dropped:
+        from exam_harness.cache import print_notice
+
+        shown = ", ".join(f"{run}/{q}" for run, q in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
+        print_notice(f"warning: {len(dropped)} answer(s) for topics no bank holds are not scored: {shown}")
+    return dropped
 
 
 def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True,

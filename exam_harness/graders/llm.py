@@ -30,13 +30,19 @@ nugget-assignment   TREC RAG nugget assignment: up to ``nuggets_per_call``      
                     nuggets of one passage per call, answered as a list of
                     support (2) / partial_support (1) / not_support (0)
 nugget-assignment-2 the same with support (2) / not_support (0) only              0, 2
+nuggetizer-         the track's own assignment prompts, word for word               0..2
+assignment(-2)      (llm/track_prompts.py), read as nuggetizer reads them: an
+                    out-of-set label fails that nugget only
+umbrela-zeroshot    UMBRELA's own zero-shot prompt, read as umbrela reads it       0..3
 support             TREC RAG support: does the document (the passage) support     0..2
                     the answer sentence (the test point)? Full Support 2,
                     Partial Support 1, No Support 0; any other answer fails
 custom:PATH         the prompt in file PATH with ``{question}`` and               0..5
                     ``{context}`` (and optionally ``{query}``) placeholders,
-                    parsed as self-rating (option ``custom_output`` = yes-no
-                    or answer for the other parsers)
+                    parsed as self-rating (option ``custom_output`` = yes-no,
+                    answer, or assignment: one label support 2 /
+                    partial_support 1 / not_support 0, graded as the track's
+                    assignments)
 ==================  ===========================================================  ===========
 
 A nugget-assignment answer that is not a list of exactly one allowed label per nugget is asked again
@@ -67,16 +73,23 @@ from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GraderOption, GradingRequest
 from exam_harness.graders.matching import is_answer, matching_gold_answer
 from exam_harness.graders.repeats import moved_seed
-from exam_harness.llm import prompts
+from exam_harness.llm import prompts, track_prompts
 from exam_harness.llm.backend import Generation, PromptParts, TextBackend
 from exam_harness.llm.cost import Meter, Prices, prices_from
 from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
+from exam_harness.llm.track_prompts import (
+    assignment_grades,
+    nuggetizer_nugget_list,
+    parse_nuggetizer_labels,
+    parse_umbrela_reference,
+)
 from exam_harness.models import Grade, GraderSpec, TestPoint
 from exam_harness.options import choice, integer, number, optional, text
 from exam_harness.parsing import (
     FALLBACK_NOT_A_GRADE,
     FALLBACK_NOT_YES_NO,
     is_malformed_rating,
+    parse_assignment_label,
     parse_assignment_list,
     parse_support,
     parse_umbrela_score,
@@ -88,7 +101,7 @@ from exam_harness.parsing import (
 VERSION = "1"
 
 Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas", "assignment", "umbrela",
-                 "support"]
+                 "support", "label"]
 MALFORMED_RETRIES = 2  # a malformed list answer is asked this many times more before its nuggets fail
 ASSIGNMENT_LABELS_3 = ("support", "partial_support", "not_support")
 ASSIGNMENT_LABELS_2 = ("support", "not_support")
@@ -110,6 +123,8 @@ class PromptMode:
     max_new_tokens: int = 32
     needs_gold: bool = False
     labels: tuple[str, ...] = ()  # the labels a nugget-assignment answer may give
+    # the track's own prompt (llm/track_prompts.py): its nugget list and its tool's parser
+    track: bool = False
 
     @property
     def templates(self) -> list[prompts.PromptTemplate]:
@@ -159,10 +174,18 @@ MODES: dict[str, PromptMode] = {
                    default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3),
         PromptMode("nugget-assignment-2", "assignment", nugget=prompts.NUGGET_ASSIGNMENT_2, max_grade=2,
                    default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2),
+        PromptMode("nuggetizer-assignment", "assignment", nugget=track_prompts.NUGGETIZER_ASSIGN.template,
+                   max_grade=2, default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3, track=True),
+        PromptMode("nuggetizer-assignment-2", "assignment", nugget=track_prompts.NUGGETIZER_ASSIGN_2.template,
+                   max_grade=2, default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2, track=True),
+        PromptMode("umbrela-zeroshot", "umbrela", direct=track_prompts.UMBRELA_ZEROSHOT.template, max_grade=3,
+                   default_min_grade=2, max_new_tokens=32, track=True),
     )
 }
 VERIFY_MAX_NEW_TOKENS = 8
-CUSTOM_OUTPUTS: dict[str, Output] = {"self-rating": "self_rating", "yes-no": "yes_no", "answer": "answer"}
+# "assignment": the answer is one nugget-assignment label, support 2 / partial_support 1 / not_support 0
+CUSTOM_OUTPUTS: dict[str, Output] = {"self-rating": "self_rating", "yes-no": "yes_no", "answer": "answer",
+                                     "assignment": "label"}
 
 
 def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
@@ -194,8 +217,9 @@ def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
     if output not in CUSTOM_OUTPUTS:
         raise ConfigError(f"custom_output={output!r} is invalid; expected one of {', '.join(CUSTOM_OUTPUTS)}")
     kind = CUSTOM_OUTPUTS[output]
-    max_grade = 5 if kind == "self_rating" else 1
-    template_output: prompts.OutputKind = "self_rating" if kind == "self_rating" else "answer"
+    max_grade = 5 if kind == "self_rating" else 2 if kind == "label" else 1
+    template_output: prompts.OutputKind = ("self_rating" if kind == "self_rating" else "assignment" if kind == "label"
+                                           else "answer")
     template = prompts.PromptTemplate(f"custom:{file.name}", text, template_output, max_grade)
     return PromptMode(
         f"custom:{file}",
@@ -203,7 +227,7 @@ def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
         question=template,
         nugget=template,
         max_grade=max_grade,
-        default_min_grade=4 if kind == "self_rating" else 1,
+        default_min_grade=4 if kind == "self_rating" else 2 if kind == "label" else 1,
         max_new_tokens=128 if kind == "answer" else 32,
     )
 
@@ -398,7 +422,7 @@ class LLMGrader(Grader):
         template = self.mode.nugget
         assert template is not None
         calls = self._assignment_calls(requests, results)
-        answers: dict[int, tuple[list[int], Generation]] = {}
+        answers: dict[int, tuple[list[int | str], Generation]] = {}
         failures: dict[int, GradeFailure] = {}
         pending = list(range(len(calls)))
         for attempt in range(1 + MALFORMED_RETRIES):
@@ -413,7 +437,7 @@ class LLMGrader(Grader):
                     failures[c] = gen
                     continue
                 assert isinstance(gen, Generation)
-                grades = parse_assignment_list(gen.text, len(calls[c][0]), self.mode.labels)
+                grades = self._assignment_grades(gen.text, len(calls[c][0]))
                 if grades is None:
                     failures[c] = GradeFailure(
                         f"malformed response {gen.text.strip()[:80]!r} after {attempt + 1} tries: not a list of "
@@ -434,11 +458,28 @@ class LLMGrader(Grader):
             made_by_call = sum(len(by_text[text]) for text in chunk)
             details = dict(self._details(template, gen, made_by_call), nuggets_in_call=len(chunk))
             for position, (text, grade) in enumerate(zip(chunk, grades)):
+                if isinstance(grade, str):  # the track's parser: a label outside the prompt's fails this nugget alone
+                    failed = GradeFailure(f"label {grade!r} is none of {', '.join(self.mode.labels)}")
+                    for i in by_text[text]:
+                        results[i] = failed
+                    continue
                 made = Grade(grade=grade, grader=self.name, raw_response=gen.text, extracted_answer=labels[grade],
                              details=dict(details, position=position))
                 for i in by_text[text]:
                     results[i] = made
         return [r if r is not None else GradeFailure("not graded") for r in results]
+
+    def _assignment_grades(self, text: str, count: int) -> list[int | str] | None:
+        """The grade of each nugget of a call's answer, or the label itself where it is none of the mode's
+        (that nugget fails); None when the answer is no list of ``count`` labels (asked again)."""
+        if not self.mode.track:
+            found = parse_assignment_list(text, count, self.mode.labels)
+            return None if found is None else [*found]
+        labels = parse_nuggetizer_labels(text, count)
+        if labels is None:
+            return None
+        grades = assignment_grades(labels, self.mode.labels)
+        return [label if grade is None else grade for label, grade in zip(labels, grades)]
 
     def _assignment_calls(self, requests: Sequence[GradingRequest], results: list[GradeResult | None]
                           ) -> list[tuple[list[str], dict[str, list[int]], PromptParts]]:
@@ -460,8 +501,9 @@ class LLMGrader(Grader):
             texts = list(by_text)
             for start in range(0, len(texts), self.nuggets_per_call):
                 chunk = texts[start : start + self.nuggets_per_call]
-                before, after = template.split(query=query, nuggets=json.dumps(chunk, ensure_ascii=False),
-                                               count=str(len(chunk)))
+                nuggets = (nuggetizer_nugget_list(chunk) if self.mode.track
+                           else json.dumps(chunk, ensure_ascii=False))
+                before, after = template.split(query=query, nuggets=nuggets, count=str(len(chunk)))
                 calls.append((chunk, by_text, PromptParts(before, passage, after)))
         return calls
 
@@ -530,8 +572,16 @@ class LLMGrader(Grader):
                                             "Partial Support or No Support"))
                     continue
                 grade = parsed
+            elif output == "label":
+                parsed = parse_assignment_label(text)
+                if parsed is None:  # not one of the three labels: no grade
+                    out.append(GradeFailure(f"malformed response {text.strip()[:80]!r}: not support, "
+                                            "partial_support or not_support"))
+                    continue
+                grade = parsed
             elif output == "umbrela":
-                parsed = parse_umbrela_score(text, self.mode.max_grade)
+                parsed = (parse_umbrela_reference(text) if self.mode.track
+                          else parse_umbrela_score(text, self.mode.max_grade))
                 if parsed is None:  # no score in the answer: no grade
                     out.append(GradeFailure(f"malformed response {text.strip()[:80]!r}: no final score on "
                                             f"0..{self.mode.max_grade}"))

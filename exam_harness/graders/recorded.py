@@ -20,6 +20,7 @@ from exam_harness.graders.base import (
     GradingRequest,
     read_grader_options,
 )
+from exam_harness.measures.trec_rag import recorded_scale
 from exam_harness.models import Grade, GraderSpec, RecordedGrade
 
 VERSION = "1"
@@ -54,12 +55,14 @@ class RecordedGrader(Grader):
                 self.llm, self.prompt_class = next(iter(matching))
 
     def spec(self) -> GraderSpec:
+        max_grade, tau = recorded_scale(self.prompt_class)
         return GraderSpec(
             name=self.name,
             version=VERSION,
             model=self.llm,
             prompt_class=self.prompt_class,
-            default_min_grade=4,
+            max_grade=max_grade,
+            default_min_grade=tau,
         )
 
     def uses_cache(self) -> bool:

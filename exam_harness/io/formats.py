@@ -11,7 +11,7 @@ pytest's bank collection, ``exam-harness evaluate --bank`` and the run loader al
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -132,9 +132,12 @@ class Responses:
 
 @dataclass(frozen=True)
 class WorkbenchParagraphs:
-    """Any other ``.jsonl``: a TREC RAG answer file or a Workbench paragraph file (its first line says which)."""
+    """Any other ``.jsonl``: a TREC RAG answer file, a nugget assignment file (nuggetizer's assign output) or a
+    Workbench paragraph file (its first line says which);
+    ``fix``: TREC RAG answers read with the track checker's fixes (``--trec-rag-fix``)."""
 
     collection: bool = False
+    fix: bool = False
 
     def claims(self, path: Path) -> bool:
         return base_name(path).endswith(".jsonl") and not _run_side_jsonl(base_name(path))
@@ -144,9 +147,26 @@ class WorkbenchParagraphs:
         from exam_harness.io.trec_rag import is_rag_answer_record, read_rag_answers
         from exam_harness.io.workbench import read_paragraph_file
 
-        if is_rag_answer_record(first_json_line(path)):
-            return read_rag_answers(path)
+        first = first_json_line(path)
+        if is_rag_answer_record(first):
+            return read_rag_answers(path, fix=self.fix)
+        from exam_harness.io.assignments import is_assignment_record, read_assignment_part
+
+        if is_assignment_record(first):
+            return read_assignment_part(path)
         return read_paragraph_file(path)
+
+
+def trec_rag_fixing(formats: Registry[RunFormat]) -> Registry[RunFormat]:
+    """``formats`` with TREC RAG answer files read with the track checker's fixes applied (``--trec-rag-fix``)."""
+    fixing: Registry[RunFormat] = Registry(formats.kind)
+    descriptions = formats.describe()
+    for name in formats:
+        entry = formats.get(name)
+        if isinstance(entry, WorkbenchParagraphs):
+            entry = replace(entry, fix=True)
+        fixing.register(name, entry, descriptions[name])
+    return fixing
 
 
 def builtin_bank_formats() -> Registry[BankFormat]:

@@ -1,15 +1,23 @@
 """nuggetizer nugget files (the output of its ``create`` step) as nugget banks, and back.
 
-One JSON object per line and query: ``{"query", "qid", "nuggets": [{"text", "importance": "vital"|"okay"}]}``.
-Each nugget becomes a nugget test point with its importance kept (``TestPoint.importance``) and the TREC
-QA weight nugget F reads (vital 1, okay 0: okay nuggets earn no recall, see measures.nuggets). Ids follow
-the method's rule (``qid/md5(text)``); a nugget text given twice for one query is an input error.
+One JSON object per line and query: ``{"query", "qid", "nuggets": [{"text", "importance"}]}``.
+Read with nuggetizer's own semantics (castorini/nuggetizer ``cli/adapters.py``,
+``scored_nuggets_from_record``; ``core/metrics.py``, ``calculate_nugget_scores``): the importance is
+whatever word the file holds (nuggetizer writes its scorer's word lowercased, so real files hold
+``failed``, ``not_relevant``, ... beside ``vital`` and ``okay``), a missing one is ``vital``, and only
+``vital`` is vital; a nugget text given twice for one query is kept twice (nuggetizer scores both). Each
+nugget becomes a nugget test point with its importance kept (``TestPoint.importance``) and the TREC QA
+weight nugget F reads (vital 1, anything else 0: see measures.nuggets). Ids follow the method's rule
+(``qid/md5(text)``; the n-th repeat of a text gets ``~n``). A query without nuggets is skipped (nothing
+to assign). These oddities are warnings, each kind said in one line per file; a malformed line is an
+input error.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +27,55 @@ from exam_harness.io.parts import check_word, model_errors
 from exam_harness.io.textio import atomic_write_text, iter_json_lines
 from exam_harness.models import Query, QueryBank, TestPoint, test_point_id
 
-IMPORTANCES = ("vital", "okay")
-NUGGET_WEIGHTS = {"vital": 1.0, "okay": 0.0}
+IMPORTANCES = ("vital", "okay")  # the two words the track's scores name; any other word is read as well
+VITAL = "vital"
+
+
+def nugget_weight(importance: str) -> float:
+    """The TREC QA weight nugget F reads: vital 1, any other importance 0."""
+    return 1.0 if importance == VITAL else 0.0
 
 
 def is_nuggetizer_record(value: Any) -> bool:
     return isinstance(value, dict) and "qid" in value and isinstance(value.get("nuggets"), list)
 
 
-def load_nuggetizer_bank(path: Path) -> list[QueryBank]:
-    """Read a nuggetizer nugget file into one nugget bank per query."""
+def load_nuggetizer_bank(path: Path, notify: Callable[[str], None] | None = None) -> list[QueryBank]:
+    """Read a nuggetizer nugget file into one nugget bank per query; its warnings are said through
+    ``notify`` (default: a line on stderr), see :func:`nuggetizer_warnings`."""
+    banks, warnings = read_nuggetizer_bank(path)
+    if warnings:
+        from exam_harness.cache import print_notice
+
+        for warning in warnings:
+            (notify or print_notice)(f"warning: {warning}")
+    return banks
+
+
+def nuggetizer_warnings(path: Path, other_importance: Counter[str], repeats: list[int],
+                        empty: list[int]) -> list[str]:
+    """One line per kind of oddity in a nugget file."""
+    out = []
+    if other_importance:
+        words = ", ".join(f"{word!r} x{n}" for word, n in sorted(other_importance.items()))
+        out.append(f"{path}: {sum(other_importance.values())} nugget(s) of an importance other than vital/okay "
+                   f"({words}): kept, not vital, and outside W's okay weight (as nuggetizer scores them)")
+    if repeats:
+        out.append(f"{path}: {len(repeats)} nugget text(s) repeated within a query (lines "
+                   f"{', '.join(map(str, sorted(set(repeats))[:10]))}): each kept and scored, as nuggetizer does")
+    if empty:
+        out.append(f"{path}: {len(empty)} quer(y/ies) without nuggets (lines {', '.join(map(str, empty[:10]))}): "
+                   "nothing to assign, skipped")
+    return out
+
+
+def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
+    """The banks of a nuggetizer nugget file and its warnings (one line per kind)."""
     banks: list[QueryBank] = []
     lines: dict[str, int] = {}
+    other_importance: Counter[str] = Counter()
+    repeats: list[int] = []
+    empty: list[int] = []
     for lineno, record in iter_json_lines(path):
         def fail(message: str, field: str, value: object = None, expected: str | None = None,
                  lineno: int = lineno) -> InputError:
@@ -56,25 +101,32 @@ def load_nuggetizer_bank(path: Path) -> list[QueryBank]:
             if not isinstance(nugget, dict) or not isinstance(nugget.get("text"), str) or not nugget["text"].strip():
                 raise fail("a nugget must be an object with a non-empty text", where, quoted(nugget),
                            '{"text", "importance"}')
-            importance = nugget.get("importance", "vital")
+            importance = nugget.get("importance", VITAL)
+            if not isinstance(importance, str) or check_word(importance, "importance") is not None:
+                raise fail("a nugget importance must be a word", f"{where}.importance", quoted(importance),
+                           " or ".join(map(repr, IMPORTANCES)) + " (any other word is read as not vital)")
             if importance not in IMPORTANCES:
-                raise fail("unknown nugget importance", f"{where}.importance", importance,
-                           " or ".join(map(repr, IMPORTANCES)))
-            tid = test_point_id(qid, nugget["text"])
-            if tid in points:
-                raise fail("the same nugget text twice for one query", f"{where}.text", quoted(nugget["text"]),
-                           "distinct nugget texts")
+                other_importance[importance] += 1
+            tid = base = test_point_id(qid, nugget["text"])
+            repeat = 1
+            while tid in points:
+                repeat += 1
+                tid = f"{base}~{repeat}"
+            if repeat > 1:
+                repeats.append(lineno)
             with model_errors(path, lineno, "nugget"):
                 points[tid] = TestPoint(id=tid, query_id=qid, kind="nugget", text=nugget["text"],
-                                        weight=NUGGET_WEIGHTS[importance], importance=importance)
+                                        weight=nugget_weight(importance), importance=importance)
         if not points:
-            raise fail("a query without nuggets", "nuggets", [], "at least one nugget")
+            empty.append(lineno)
+            continue
         with model_errors(path, lineno, "query"):
             banks.append(QueryBank(query=Query(id=qid, text=query or qid), test_points=tuple(points.values()),
                                    source=str(path)))
     if not banks:
-        raise InputError("empty nugget file", path=path, line=1, expected="one JSON object per query")
-    return banks
+        raise InputError("empty nugget file" if not empty else "no query of the nugget file has nuggets",
+                         path=path, line=1, expected="one JSON object per query with its nuggets")
+    return banks, nuggetizer_warnings(path, other_importance, repeats, empty)
 
 
 def nuggetizer_record(bank: QueryBank) -> dict[str, Any]:

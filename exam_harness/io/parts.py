@@ -34,6 +34,8 @@ class FilePart:
     responses: dict[str, dict[str, str]] = field(default_factory=dict)
     # run name -> query id -> an answer whose sentences cite references (TREC RAG answer files)
     answers: dict[str, dict[str, CitedAnswer]] = field(default_factory=dict)
+    # what the file's format warns about (a warning never refuses a file), one line per kind of warning
+    warnings: list[str] = field(default_factory=list)
     # (llm, prompt class) -> (test point id, grade, answer) -> one shared (frozen) recorded grade
     shared_grades: dict[tuple[Any, Any], dict[tuple[Any, ...], RecordedGrade]] = field(default_factory=dict, repr=False)
 

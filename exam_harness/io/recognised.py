@@ -11,6 +11,8 @@ RECOGNISED_FORMS = (
     "*.run or *.trec (TREC run: qid Q0 docid rank score tag), "
     "*.responses.jsonl (generated responses: {query_id, run, response}), "
     "*.jsonl (TREC RAG answers: {run_id, topic_id, references, answer: [{text, citations}]} or the 2025 "
-    "{metadata, references, answer}; else a Workbench paragraph file: [query_id, [paragraph, ...]]); "
+    "{metadata, references, answer}; nugget assignments: {qid, run_id, answer_text, nuggets: [{text, importance, "
+    "assignment}]}; else a Workbench paragraph file: [query_id, [paragraph, ...]]), "
+    "a file of any other name whose first line is a TREC RAG answer; "
     "each optionally .gz"
 )

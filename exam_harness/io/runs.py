@@ -10,6 +10,8 @@ are skipped) and recognises each file by name:
 * ``*.responses.jsonl``: generated responses ``{"query_id", "run"|"system", "response"}``
 * other ``*.jsonl``: TREC RAG answer files (2024/2025, :mod:`exam_harness.io.trec_rag`) when the first
   line's ``answer`` is a list of sentences, else Workbench paragraph files (lines ``[query_id, [paragraph, ...]]``)
+* a file of any other name whose first line is a TREC RAG answer: a TREC RAG answer file (submissions
+  carry any name)
 
 each optionally gzipped (``.gz``). Collections are read last and keep only the passages that some
 run ranks (or a judgment or recorded grade mentions), so a full collection can back a few runs; with
@@ -20,13 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from exam_harness.answers import CitedAnswer
 from exam_harness.errors import InputError
-from exam_harness.io.formats import RunFormat, TrecRun, builtin_run_formats, claiming
+from exam_harness.io.formats import RunFormat, TrecRun, WorkbenchParagraphs, builtin_run_formats, claiming
 from exam_harness.io.parts import FilePart
 from exam_harness.io.recognised import RECOGNISED_FORMS as RECOGNISED_FORMS
 from exam_harness.io.textio import is_hidden
@@ -48,6 +50,8 @@ class LoadedRuns:
     files: list[Path] = field(default_factory=list)
     # run -> query id -> an answer with cited sentences (TREC RAG answer files)
     answers: dict[str, dict[str, CitedAnswer]] = field(default_factory=dict)
+    # the files' warnings (e.g. the TREC RAG checker's), each said once through ``notify`` as it was read
+    warnings: list[str] = field(default_factory=list)
 
 
 def _skipped_in_folder(path: Path) -> bool:
@@ -58,12 +62,27 @@ def _skipped_in_folder(path: Path) -> bool:
 
 def file_format(path: Path, formats: Registry[RunFormat]) -> RunFormat:
     """The run format that claims ``path``, or an InputError listing the recognised forms."""
-    fmt = claiming(formats, path)
+    fmt = claiming(formats, path) or _rag_answers_by_content(path, formats)
     if fmt is None:
         raise InputError(
             "unrecognised run-side file", path=path, field="file name", value=path.name, expected=RECOGNISED_FORMS
         )
     return fmt
+
+
+def _rag_answers_by_content(path: Path, formats: Registry[RunFormat]) -> RunFormat | None:
+    """The format that reads TREC RAG answer files, for a file no format claims by its name whose first
+    line is a TREC RAG answer: track submissions carry any name (often none with a suffix)."""
+    from exam_harness.io.textio import first_json_line
+    from exam_harness.io.trec_rag import is_rag_answer_record
+
+    try:
+        if not is_rag_answer_record(first_json_line(path)):
+            return None
+    except (InputError, OSError, UnicodeDecodeError):
+        return None  # not JSON lines: the unrecognised file it is
+    known = [fmt for fmt in map(formats.get, formats) if isinstance(fmt, WorkbenchParagraphs)]
+    return known[-1] if known else WorkbenchParagraphs()
 
 
 def run_files(paths: Sequence[Path]) -> list[Path]:
@@ -89,9 +108,11 @@ class _Merger:
         self.recorded: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
         self.responses: dict[str, dict[str, str]] = {}
         self.answers: dict[str, dict[str, CitedAnswer]] = {}
+        self.warnings: list[str] = []
 
     def add(self, part: FilePart, trec: bool) -> None:
         path = part.path
+        self.warnings.extend(part.warnings)
         for name, run in part.runs.items():
             line = part.run_lines.get(name, 0)
             if name in self.runs:
@@ -166,14 +187,23 @@ class _Merger:
         )
 
 
-def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None) -> LoadedRuns:
+def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None,
+              notify: Callable[[str], None] | None = None) -> LoadedRuns:
     """Read and merge every run-side file under ``paths`` (see the module docstring).
 
     Raises InputError for unrecognised files, a run name defined by two files, a passage id with two
-    different texts, and (after all files are read) a ranked docid that no file gives a text for.
+    different texts, and (after all files are read) a ranked docid that no file gives a text for. The
+    files' warnings are kept in :attr:`LoadedRuns.warnings` and each said through ``notify`` (default:
+    a line on stderr).
     """
     with collector_paused():
-        return _load_runs(paths, formats or builtin_run_formats())
+        loaded = _load_runs(paths, formats or builtin_run_formats())
+    if loaded.warnings:
+        from exam_harness.cache import print_notice
+
+        for warning in loaded.warnings:
+            (notify or print_notice)(f"warning: {warning}")
+    return loaded
 
 
 @contextlib.contextmanager
@@ -210,4 +240,5 @@ def _load_runs(paths: Sequence[Path], formats: Registry[RunFormat]) -> LoadedRun
     data = ExamData.model_construct(
         runs=merger.runs, passages=passages, judgments=merger.judgments, recorded=merger.recorded
     )
-    return LoadedRuns(data=data, responses=merger.responses, files=files, answers=merger.answers)
+    return LoadedRuns(data=data, responses=merger.responses, files=files, answers=merger.answers,
+                      warnings=merger.warnings)

@@ -1,4 +1,4 @@
-"""TREC RAG answer files (2024 and 2025 formats): read as generated runs, written back.
+"""TREC RAG answer files (2024 and 2025 formats): read as generated runs, checked by the track's rules, written back.
 
 2024, one JSON object per line and topic::
 
@@ -6,36 +6,58 @@
      "answer": [{"text", "citations": [index into references, ...]}, ...]}
 
 2025: ``{"metadata": {"team_id", "run_id", "type": "automatic"|"manual", "narrative_id", "narrative",
-"prompt"?}, "references": [...], "answer": [{"text", "citations"}]}``, where a citation is an index into
-``references`` or a segment id among them.
+"prompt"?}, "references": [...], "answer": [{"text", "citations"}]}``, where the citations of a file are
+all indexes into ``references`` (the validator's ``--format 1``) or all segment ids among them (``--format 2``).
 
 Each line becomes one answer of run ``run_id``: the sentences joined by spaces are one passage (id
 ``rag-<md5 of the text, 16 hex digits>``) ranked first for the topic, and the full response nugget F
 measures; the sentences and their citations are kept as :class:`~exam_harness.answers.CitedAnswer`.
-The track's validator rules are input errors naming the file, line and rule: at most
-:data:`MAX_WORDS` words (NFKC, split on whitespace), at most :data:`MAX_REFERENCES` references,
-citations that resolve, and a 2025 ``type`` among :data:`RUN_TYPES`. Topic ids are read as strings.
+
+The rules are the track's own, classified as its tools classify them (docs/trec-rag.md names each):
+the 2024 checker (ragnarok ``scripts/rag24_validation.py``, ``check_rag24_run``) and the 2025 validator
+(``scripts/rag25_validation.py``, ``validate_entry`` and its ``fix_*`` helpers). An *error* is an
+:class:`InputError` naming file, line and field; a *warning* never refuses a file: each kind is said once
+per file (:attr:`FilePart.warnings`), with the lines it concerns. With ``fix`` the checker's fixes are
+applied as the file is read (over-long answers trimmed from the end, out-of-range citations dropped,
+duplicate references merged, ``response_length`` set) and :attr:`FilePart.fixes` says what changed on
+which line; :func:`fix_rag_file` gives the fixed file's text as the checker's ``.fixed`` file holds it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exam_harness.answers import CitedAnswer, CitedSentence
+from exam_harness.answers import CitedAnswer, CitedSentence, word_count
 from exam_harness.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_word, model_errors
 from exam_harness.io.textio import atomic_write_text, iter_json_lines
 from exam_harness.models import RankedPassage, Run
 
-MAX_WORDS = 400
-MAX_REFERENCES = 100
+MAX_WORDS = 400  # both years; 2024 warns (and its fix trims), 2025 checks only when fixing (--fix-length)
+MAX_REFERENCES_2024 = 20  # 2024: an error
+MAX_REFERENCES_2025 = 100  # 2025: no error; --fix-citations trims to it
 RUN_TYPES = ("automatic", "manual")
 FORMATS = ("2024", "2025")
+FIELDS_2024 = ("run_id", "topic_id", "topic", "references", "response_length", "answer")
+METADATA_KEYS_2025 = ("team_id", "run_id", "narrative_id")
+
+# warning kinds: key -> what one line per file says after "<n> line(s) ..."
+WARNINGS = {
+    "long": "hold an answer over 400 words (the 2024 checker warns and its fix trims sentences from the end; "
+            "read as given unless --trec-rag-fix)",
+    "length": "report a response_length other than the answer's words (the 2024 checker warns)",
+    "long_reported": "report a response_length over 400 (the 2024 checker warns)",
+    "dup_citation": "cite one reference twice in a sentence (the 2024 checker warns; read once)",
+    "no_type": "lack the optional metadata.type (the 2025 validator warns)",
+    "no_narrative": "lack the optional metadata.narrative (the 2025 validator warns)",
+    "no_prompt": "lack the optional metadata.prompt (the 2025 validator warns)",
+}
 
 
 def is_rag_answer_record(value: Any) -> bool:
@@ -52,6 +74,40 @@ def _id_text(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass
+class RagFileCheck:
+    """The account of one answer file: warnings by kind (their lines), fixes per line, the fixed records."""
+
+    path: Path
+    fix: bool = False
+    warned: dict[str, list[int]] = field(default_factory=dict)
+    fixes: list[str] = field(default_factory=list)
+    fixed: list[dict[str, Any]] = field(default_factory=list)
+    run_tag: str | None = None  # 2024: the first line's run_id (another one is an error)
+    citation_kind: tuple[str, int] | None = None  # 2025: ("index" | "segment id", first line)
+
+    def warn(self, kind: str, lineno: int) -> None:
+        lines = self.warned.setdefault(kind, [])
+        if not lines or lines[-1] != lineno:
+            lines.append(lineno)
+
+    def fixed_line(self, lineno: int, what: str) -> None:
+        self.fixes.append(f"{self.path}:{lineno}: {what}")
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per kind of warning."""
+        out = []
+        for kind, lines in self.warned.items():
+            shown = ", ".join(map(str, lines[:10])) + (f" and {len(lines) - 10} more" if len(lines) > 10 else "")
+            out.append(f"{self.path}: {len(lines)} line(s) {WARNINGS[kind]}: line {shown}")
+        return out
+
+
 class _Line:
     def __init__(self, path: Path, lineno: int) -> None:
         self.path, self.lineno = path, lineno
@@ -66,95 +122,243 @@ class _Line:
         return str(value)
 
 
-def _parse(record: Any, line: _Line) -> CitedAnswer:
+@dataclass
+class _Sentence:
+    raw: dict[str, Any]
+    text: str
+    citations: list[Any]
+
+
+def _sentences(record: dict[str, Any], line: _Line) -> list[_Sentence]:
+    answer = record.get("answer")
+    if not isinstance(answer, list):
+        raise line.fail("answer must be a list of sentences", "answer", quoted(answer), '[{"text", "citations"}]')
+    out = []
+    for i, value in enumerate(answer):
+        where = f"answer[{i}]"
+        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+            raise line.fail("a sentence must be an object with a text", where, quoted(value), '{"text", "citations"}')
+        if "citations" not in value:
+            raise line.fail("a sentence without citations (an error in both years' tools)", f"{where}.citations",
+                            None, 'a "citations" list, [] when the sentence cites nothing')
+        if not isinstance(value["citations"], list):
+            raise line.fail("citations must be a list", f"{where}.citations", quoted(value["citations"]), "a list")
+        out.append(_Sentence(value, value["text"], list(value["citations"])))
+    return out
+
+
+def _references(record: dict[str, Any], line: _Line) -> list[str]:
+    references = record.get("references")
+    if not isinstance(references, list):
+        raise line.fail("references must be a list of segment ids", "references", quoted(references), "a list")
+    return [line.word(ref, f"references[{i}]", "segment id") for i, ref in enumerate(references)]
+
+
+def _merge_duplicates(refs: list[str], sentences: list[_Sentence], line: _Line, check: RagFileCheck) -> list[str]:
+    """References with each segment id once (its first place); index citations follow their reference."""
+    unique = list(dict.fromkeys(refs))
+    if len(unique) == len(refs):
+        return refs
+    new_index = {ref: i for i, ref in enumerate(unique)}
+    for sentence in sentences:
+        sentence.citations = [new_index[refs[c]] if _is_index(c) and 0 <= c < len(refs) else c
+                              for c in sentence.citations]
+    check.fixed_line(line.lineno, f"removed {len(refs) - len(unique)} duplicate reference(s)")
+    return unique
+
+
+def _resolve(sentences: list[_Sentence], refs: list[str], line: _Line, check: RagFileCheck,
+             segment_ids: bool) -> list[CitedSentence]:
+    """Each sentence's citations as indexes: out-of-range ones dropped with ``fix`` (else an error),
+    repeated ones read once (a warning)."""
+    index_of = {ref: i for i, ref in reversed(list(enumerate(refs)))}
+    out = []
+    for i, sentence in enumerate(sentences):
+        resolved: list[int] = []
+        dropped: list[Any] = []
+        for j, cite in enumerate(sentence.citations):
+            where = f"answer[{i}].citations[{j}]"
+            if segment_ids and isinstance(cite, str):
+                if cite in index_of:
+                    resolved.append(index_of[cite])
+                    continue
+                if not check.fix:
+                    raise line.fail("citation is no reference of this answer", where, quoted(cite),
+                                    "one of the answer's references")
+            elif _is_index(cite):
+                if 0 <= cite < len(refs):
+                    resolved.append(cite)
+                    continue
+                if not check.fix:
+                    raise line.fail(f"citation index {cite} is out of range", where, cite,
+                                    f"an index into the {len(refs)} references (0..{len(refs) - 1})")
+            else:
+                raise line.fail("citation is no reference of this answer", where, quoted(cite),
+                                "a segment id among references" if segment_ids else "an index into references")
+            dropped.append(cite)
+        if dropped:
+            check.fixed_line(line.lineno, f"answer[{i}]: dropped out-of-range citation(s) {dropped}")
+        once = list(dict.fromkeys(resolved))
+        if len(once) != len(resolved):
+            check.warn("dup_citation", line.lineno)
+        sentence.citations = [refs[c] for c in once] if segment_ids else once
+        out.append(CitedSentence(text=sentence.text, citations=tuple(once)))
+    return out
+
+
+def _trim(sentences: list[_Sentence], line: _Line, check: RagFileCheck) -> list[_Sentence]:
+    """The checker's fix of an over-long answer: sentences removed from the end until it has at most 400 words."""
+    words = sum(word_count(s.text.strip()) for s in sentences)
+    kept = list(sentences)
+    while words > MAX_WORDS and kept:
+        last = kept.pop()
+        words -= word_count(last.text.strip())
+    if len(kept) != len(sentences):
+        check.fixed_line(line.lineno, f"removed {len(sentences) - len(kept)} sentence(s) from the end "
+                                      f"({sum(word_count(s.text.strip()) for s in sentences)} -> {words} words)")
+    return kept
+
+
+def _fixed_answer(sentences: list[_Sentence]) -> list[dict[str, Any]]:
+    return [{**s.raw, "citations": s.citations} for s in sentences]
+
+
+def _parse_2024(record: dict[str, Any], line: _Line, check: RagFileCheck) -> CitedAnswer:
+    for name in FIELDS_2024:
+        if name not in record:
+            raise line.fail(f'the 2024 line lacks "{name}"', name, None, ", ".join(FIELDS_2024))
+    run = line.word(record["run_id"], "run_id", "run_id")
+    if check.run_tag is None:
+        check.run_tag = run
+    elif run != check.run_tag:
+        raise line.fail(f"run tag {quoted(run)} differs from the file's first ({quoted(check.run_tag)})", "run_id",
+                        run, "one run_id per 2024 file (the checker's rule)")
+    qid = line.word(record["topic_id"], "topic_id", "topic_id")
+    query = record["topic"]
+    if not isinstance(query, str):
+        raise line.fail("the topic text must be a string", "topic", quoted(query), "the query text")
+    reported = record["response_length"]
+    if not _is_index(reported):
+        raise line.fail("response_length must be an integer", "response_length", quoted(reported), "the words")
+    refs = _references(record, line)
+    sentences = _sentences(record, line)
+    if len(set(refs)) != len(refs):
+        if not check.fix:
+            dup = next(ref for i, ref in enumerate(refs) if ref in refs[:i])
+            raise line.fail(f"duplicate reference {quoted(dup)} (an error in the 2024 checker)", "references", dup,
+                            "each segment id once (--trec-rag-fix merges them)")
+        refs = _merge_duplicates(refs, sentences, line, check)
+    if len(refs) > MAX_REFERENCES_2024:
+        raise line.fail(f"{len(refs)} references, more than {MAX_REFERENCES_2024}", "references", len(refs),
+                        f"at most {MAX_REFERENCES_2024} references (the 2024 checker's rule)")
+    if reported > MAX_WORDS:
+        check.warn("long_reported", line.lineno)
+    cited = _resolve(sentences, refs, line, check, segment_ids=False)
+    words = sum(word_count(s.text.strip()) for s in sentences)
+    if words > MAX_WORDS:
+        check.warn("long", line.lineno)
+        if check.fix:
+            sentences = _trim(sentences, line, check)
+            cited = cited[:len(sentences)]
+            words = sum(word_count(s.text.strip()) for s in sentences)
+    if words != reported:
+        check.warn("length", line.lineno)
+        if check.fix:
+            check.fixed_line(line.lineno, f"response_length {reported} -> {words}")
+    if check.fix:
+        check.fixed.append({**record, "references": refs, "response_length": words,
+                            "answer": _fixed_answer(sentences)})
+    return CitedAnswer(run=run, query_id=qid, query=query, references=tuple(refs), sentences=tuple(cited),
+                       metadata={"format": "2024"})
+
+
+def _parse_2025(record: dict[str, Any], line: _Line, check: RagFileCheck) -> CitedAnswer:
+    meta = record["metadata"]
+    if not isinstance(meta, dict):
+        raise line.fail("metadata must be an object", "metadata", quoted(meta), ", ".join(METADATA_KEYS_2025))
+    for key in METADATA_KEYS_2025:
+        if key not in meta:
+            raise line.fail(f"metadata lacks {key}", f"metadata.{key}", None, ", ".join(METADATA_KEYS_2025))
+    run = line.word(meta["run_id"], "metadata.run_id", "run_id")
+    qid = line.word(meta["narrative_id"], "metadata.narrative_id", "narrative_id")
+    if "type" not in meta:
+        check.warn("no_type", line.lineno)
+    elif meta["type"] not in RUN_TYPES:
+        raise line.fail("unknown run type", "metadata.type", meta["type"], " or ".join(map(repr, RUN_TYPES)))
+    for key in ("narrative", "prompt"):
+        if key not in meta:
+            check.warn(f"no_{key}", line.lineno)
+    query = meta.get("narrative", "")
+    if not isinstance(query, str):
+        raise line.fail("the narrative must be a string", "metadata.narrative", quoted(query), "the query text")
+    refs = _references(record, line)
+    sentences = _sentences(record, line)
+    kinds = {"segment id" if isinstance(c, str) else "index" for s in sentences for c in s.citations}
+    if len(kinds) > 1:
+        raise line.fail("citations mix indexes and segment ids", "answer", None,
+                        "all indexes (--format 1) or all segment ids (--format 2)")
+    if kinds:
+        kind = kinds.pop()
+        if check.citation_kind is None:
+            check.citation_kind = (kind, line.lineno)
+        elif check.citation_kind[0] != kind:
+            raise line.fail(f"citations are {kind}es" if kind == "index" else f"citations are {kind}s"
+                            + f", at line {check.citation_kind[1]} {check.citation_kind[0]}"
+                            + ("es" if check.citation_kind[0] == "index" else "s"), "answer", None,
+                            "one citation form per file, as the validator's --format reads it")
+    segment_ids = check.citation_kind is not None and check.citation_kind[0] == "segment id"
+    if check.fix:
+        refs = _merge_duplicates(refs, sentences, line, check)
+        if len(refs) > MAX_REFERENCES_2025:
+            check.fixed_line(line.lineno, f"references trimmed from {len(refs)} to {MAX_REFERENCES_2025}")
+            refs = refs[:MAX_REFERENCES_2025]
+    cited = _resolve(sentences, refs, line, check, segment_ids=segment_ids)
+    if check.fix and sum(word_count(s.text.strip()) for s in sentences) > MAX_WORDS:
+        sentences = _trim(sentences, line, check)
+        cited = cited[:len(sentences)]
+    if check.fix:
+        check.fixed.append({**record, "references": refs, "answer": _fixed_answer(sentences)})
+    metadata = {key: value for key, value in meta.items() if key not in ("run_id", "narrative_id")}
+    metadata["format"] = "2025"
+    return CitedAnswer(run=run, query_id=qid, query=query, references=tuple(refs), sentences=tuple(cited),
+                       metadata=metadata)
+
+
+def _parse(record: Any, line: _Line, check: RagFileCheck) -> CitedAnswer:
     if not isinstance(record, dict):
         raise line.fail("a TREC RAG answer line must be a JSON object", "line", type(record).__name__,
                         '{"run_id", "topic_id", "references", "answer"} (2024) or {"metadata", ...} (2025)')
-    metadata: dict[str, Any] = {}
-    if "metadata" in record:  # 2025
-        meta = record["metadata"]
-        if not isinstance(meta, dict):
-            raise line.fail("metadata must be an object", "metadata", quoted(meta),
-                            '{"team_id", "run_id", "type", "narrative_id", "narrative"}')
-        run = line.word(meta.get("run_id"), "metadata.run_id", "run_id")
-        qid = line.word(meta.get("narrative_id"), "metadata.narrative_id", "narrative_id")
-        kind = meta.get("type")
-        if kind not in RUN_TYPES:
-            raise line.fail("unknown run type", "metadata.type", kind, " or ".join(map(repr, RUN_TYPES)))
-        query = meta.get("narrative", "")
-        metadata = {key: value for key, value in meta.items() if key not in ("run_id", "narrative_id")}
-        metadata["format"] = "2025"
-    else:  # 2024
-        run = line.word(record.get("run_id"), "run_id", "run_id")
-        qid = line.word(record.get("topic_id"), "topic_id", "topic_id")
-        query = record.get("topic", "")
-        metadata = {"format": "2024"}
-    if not isinstance(query, str):
-        raise line.fail("the topic text must be a string", "topic", quoted(query), "the query text")
-    refs, sentences = _cited(record, line, MAX_REFERENCES)
-    answer = CitedAnswer(run=run, query_id=qid, query=query, references=refs, sentences=sentences,
-                         metadata=metadata)
-    words = answer.words
-    if words > MAX_WORDS:
-        raise line.fail(f"answer of {words} words is longer than {MAX_WORDS}", "answer", words,
-                        f"at most {MAX_WORDS} words (NFKC-normalised text split on whitespace; the track's rule)")
-    return answer
-
-
-def _cited(record: dict[str, Any], line: _Line,
-           most: int | None) -> tuple[tuple[str, ...], tuple[CitedSentence, ...]]:
-    """The references and the cited sentences of a line (``most``: the references allowed; None: any)."""
-    references = record.get("references", [])
-    if not isinstance(references, list):
-        raise line.fail("references must be a list of segment ids", "references", quoted(references), "a list")
-    if most is not None and len(references) > most:
-        raise line.fail(f"more than {most} references ({len(references)})", "references",
-                        len(references), f"at most {most} references (the track's rule)")
-    refs = tuple(line.word(ref, f"references[{i}]", "segment id") for i, ref in enumerate(references))
-    index_of = {ref: i for i, ref in reversed(list(enumerate(refs)))}
-    return refs, tuple(_sentence(s, i, refs, index_of, line) for i, s in enumerate(record["answer"]))
+    if "metadata" in record:
+        return _parse_2025(record, line, check)
+    return _parse_2024(record, line, check)
 
 
 def cited_response(record: dict[str, Any], path: Path, lineno: int, run: str, query_id: str) -> CitedAnswer:
     """The cited answer of a generated-response line that also holds ``references`` and ``answer``
     sentences (a live system's :class:`~exam_harness.systems.declare.Answer` as its recording writes it):
     read as a TREC RAG answer's, without the track's limits on words and references, which bind only
-    track submissions."""
-    refs, sentences = _cited(record, _Line(path, lineno), None)
-    return CitedAnswer(run=run, query_id=query_id, query="", references=refs, sentences=sentences)
+    track submissions; citations are indexes or segment ids."""
+    line, check = _Line(path, lineno), RagFileCheck(path)
+    refs = _references({"references": record.get("references", [])}, line)
+    answer = [{"citations": [], **s} if isinstance(s, dict) else s for s in record["answer"]]
+    sentences = _sentences({"answer": answer}, line)
+    index_of = {ref: i for i, ref in reversed(list(enumerate(refs)))}
+    for sentence in sentences:
+        sentence.citations = [index_of.get(c, c) if isinstance(c, str) else c for c in sentence.citations]
+    cited = _resolve(sentences, refs, line, check, segment_ids=False)
+    return CitedAnswer(run=run, query_id=query_id, query="", references=tuple(refs), sentences=tuple(cited))
 
 
-def _sentence(value: Any, index: int, refs: Sequence[str], index_of: dict[str, int], line: _Line) -> CitedSentence:
-    where = f"answer[{index}]"
-    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
-        raise line.fail("a sentence must be an object with a text", where, quoted(value), '{"text", "citations"}')
-    citations = value.get("citations", [])
-    if not isinstance(citations, list):
-        raise line.fail("citations must be a list", f"{where}.citations", quoted(citations), "a list of indexes")
-    resolved: list[int] = []
-    for j, cite in enumerate(citations):
-        field = f"{where}.citations[{j}]"
-        if isinstance(cite, int) and not isinstance(cite, bool):
-            if not 0 <= cite < len(refs):
-                raise line.fail(f"citation index {cite} is out of range", field, cite,
-                                f"an index into the {len(refs)} references (0..{len(refs) - 1})")
-            resolved.append(cite)
-        elif isinstance(cite, str) and cite in index_of:
-            resolved.append(index_of[cite])
-        else:
-            raise line.fail("citation is no reference of this answer", field, quoted(cite),
-                            "an index into references or one of its segment ids")
-    return CitedSentence(text=value["text"], citations=tuple(resolved))
-
-
-def read_rag_answers(path: Path) -> FilePart:
-    """Read a TREC RAG answer file (either format, line by line) into runs, passages and answers."""
+def check_rag_answers(path: Path, fix: bool = False) -> tuple[FilePart, RagFileCheck]:
+    """Read a TREC RAG answer file (either format, line by line) into runs, passages and answers, with the
+    account of its warnings and (``fix``) fixes."""
     part = FilePart(path=path)
+    check = RagFileCheck(path=path, fix=fix)
     rankings: dict[str, dict[str, list[RankedPassage]]] = {}
     seen: dict[tuple[str, str], int] = {}
     for lineno, record in iter_json_lines(path):
         line = _Line(path, lineno)
-        answer = _parse(record, line)
+        answer = _parse(record, line, check)
         key = (answer.run, answer.query_id)
         if key in seen:
             raise line.fail(f"run {quoted(answer.run)} has a second answer for topic {quoted(answer.query_id)} "
@@ -174,19 +378,36 @@ def read_rag_answers(path: Path) -> FilePart:
     for run, per_query in rankings.items():
         with model_errors(path, part.run_lines[run], "run"):
             part.runs[run] = Run(name=run, rankings=per_query, generated=True, source=str(path))
-    return part
+    part.warnings.extend(check.warnings)
+    part.warnings.extend(check.fixes)
+    return part, check
+
+
+def read_rag_answers(path: Path, fix: bool = False) -> FilePart:
+    """Read a TREC RAG answer file (see :func:`check_rag_answers`)."""
+    return check_rag_answers(path, fix)[0]
+
+
+def fix_rag_file(path: Path) -> tuple[str, list[str]]:
+    """The text of ``path`` with the track's fixes applied (the checker's ``.fixed`` file) and the account
+    of what changed, one entry per change and line."""
+    _part, check = check_rag_answers(path, fix=True)
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in check.fixed), check.fixes
 
 
 # --- writing ------------------------------------------------------------------------------------
 
 
-def answer_record(answer: CitedAnswer, fmt: str) -> dict[str, Any]:
-    """One answer as a line of the 2024 or 2025 format."""
-    sentences = [{"text": s.text, "citations": list(s.citations)} for s in answer.sentences]
+def answer_record(answer: CitedAnswer, fmt: str, segment_ids: bool = False) -> dict[str, Any]:
+    """One answer as a line of the 2024 or 2025 format; ``segment_ids``: 2025 citations as the segment ids
+    themselves (the validator's ``--format 2``) rather than indexes (``--format 1``, 2024's only form)."""
     if fmt == "2024":
+        sentences = [{"text": s.text, "citations": list(s.citations)} for s in answer.sentences]
         return {"run_id": answer.run, "topic_id": answer.query_id, "topic": answer.query,
                 "references": list(answer.references), "response_length": answer.words, "answer": sentences}
     if fmt == "2025":
+        sentences = [{"text": s.text, "citations": answer.cited(s) if segment_ids else list(s.citations)}
+                     for s in answer.sentences]
         meta = {key: value for key, value in answer.metadata.items() if key != "format"}
         meta.setdefault("team_id", answer.run)
         meta.setdefault("type", "automatic")
@@ -197,7 +418,24 @@ def answer_record(answer: CitedAnswer, fmt: str) -> dict[str, Any]:
     raise ValueError(f"unknown TREC RAG format {fmt!r}; one of {', '.join(FORMATS)}")
 
 
-def write_rag_answers(path: Path, answers: Iterable[CitedAnswer], fmt: str = "2024") -> None:
+def rag_answer_text(answers: Iterable[CitedAnswer], fmt: str = "2024", segment_ids: bool = False) -> str:
+    """``answers`` as the text of one TREC RAG answer file (a 2024 file holds one run: the checker's rule)."""
+    answers = list(answers)
+    runs = sorted({a.run for a in answers})
+    if fmt == "2024" and len(runs) > 1:
+        raise ValueError(f"a 2024 TREC RAG file holds one run, not {len(runs)} ({', '.join(runs)}): "
+                         "see rag_answer_files")
+    return "".join(json.dumps(answer_record(a, fmt, segment_ids), ensure_ascii=False) + "\n" for a in answers)
+
+
+def rag_answer_files(answers: Iterable[CitedAnswer], fmt: str = "2024", segment_ids: bool = False) -> dict[str, str]:
+    """One TREC RAG answer file per run, ``{file name: content}``: ``<run>.jsonl``, topics in the order given."""
+    by_run: dict[str, list[CitedAnswer]] = {}
+    for answer in answers:
+        by_run.setdefault(answer.run, []).append(answer)
+    return {f"{run}.jsonl": rag_answer_text(run_answers, fmt, segment_ids) for run, run_answers in by_run.items()}
+
+
+def write_rag_answers(path: Path, answers: Iterable[CitedAnswer], fmt: str = "2024", segment_ids: bool = False) -> None:
     """Write ``answers`` as a TREC RAG answer file of format ``fmt`` (atomically)."""
-    lines = [json.dumps(answer_record(a, fmt), ensure_ascii=False) for a in answers]
-    atomic_write_text(Path(path), "".join(line + "\n" for line in lines))
+    atomic_write_text(Path(path), rag_answer_text(answers, fmt, segment_ids))

@@ -1,8 +1,11 @@
-"""The TREC RAG track's nugget scores (AutoNuggetizer, as castorini/nuggetizer computes them).
+"""The TREC RAG track's nugget scores: A and V as castorini/nuggetizer's ``calculate_nugget_scores``
+(``core/metrics.py``) computes them; W, the weighted score, from the track's papers (nuggetizer does not
+compute it). docs/trec-rag.md names the sources.
 
 Each nugget of a query is assigned to a run's answer as *support*, *partial support* or *not support*,
-worth s = 1 / 0.5 / 0 (strict: ss = 1 for support only). Per (run, query), with N the nuggets, V the
-vital and O the okay ones:
+worth s = 1 / 0.5 / 0 (strict: ss = 1 for support only; any other label 0). Per (run, query), with N
+the nuggets (whatever their importance word), V those whose importance is ``vital`` and O those whose
+importance is ``okay``:
 
 - ``A`` = sum_N s / |N|;  ``A_strict`` = sum_N ss / |N|
 - ``V`` = sum_V s / |V| (0 when the query has no vital nugget);  ``V_strict`` likewise with ss
@@ -35,9 +38,11 @@ from exam_harness.measures.base import Bindings, Measure, PerQuery, bound, famil
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
+    from exam_harness.models import GraderSpec
 
 OKAY_WEIGHT = 0.5  # W's weight of an okay nugget (a vital one weighs 1)
 SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"
+VITAL, OKAY = "vital", "okay"
 CREDIT = {SUPPORT: 1.0, PARTIAL: 0.5, NOT_SUPPORT: 0.0}
 STRICT_CREDIT = {SUPPORT: 1.0, PARTIAL: 0.0, NOT_SUPPORT: 0.0}
 
@@ -57,16 +62,67 @@ def nugget_scores(labels: list[tuple[str, str]]) -> dict[str, float]:
     """The six scores of one answer from its (importance, label) per nugget (the module docstring's
     formulas); keys ``A``, ``A_strict``, ``V``, ``V_strict``, ``W``, ``W_strict``."""
     out: dict[str, float] = {}
-    vital = [label for imp, label in labels if imp == "vital"]
-    okay = [label for imp, label in labels if imp != "vital"]
+    vital = [label for imp, label in labels if imp == VITAL]
+    okay = [label for imp, label in labels if imp == OKAY]
     for suffix, credit in (("", CREDIT), ("_strict", STRICT_CREDIT)):
-        v = math.fsum(credit[label] for label in vital)
-        o = math.fsum(credit[label] for label in okay)
-        out["A" + suffix] = (v + o) / len(labels) if labels else 0.0
+        # nuggetizer's semantics: a label other than the three earns nothing; A counts every nugget,
+        # whatever its importance word; only "vital" is vital, and W's okay weight goes to "okay" only
+        every = math.fsum(credit.get(label, 0.0) for _imp, label in labels)
+        v = math.fsum(credit.get(label, 0.0) for label in vital)
+        o = math.fsum(credit.get(label, 0.0) for label in okay)
+        out["A" + suffix] = every / len(labels) if labels else 0.0
         out["V" + suffix] = v / len(vital) if vital else 0.0
         weight = len(vital) + OKAY_WEIGHT * len(okay)
         out["W" + suffix] = (v + OKAY_WEIGHT * o) / weight if weight else 0.0
     return out
+
+
+# What a grade says, by the grader's prompt: the track's scores read nugget *assignment* labels; a
+# relevance grade (UMBRELA, the direct baselines: the passage against the query alone) or a self-rating
+# (the method's 0..5 answerability) is no assignment, and A ... W over it would name a value the track
+# never computes.
+ASSIGNMENT_PROMPT_CLASSES = ("TrecRagNuggetAssignment", "TrecRagNuggetAssignment2", "NuggetizerAssignment",
+                             "NuggetizerAssignment2")
+_KIND_OF_OUTPUT = {"assignment": "assignment", "label": "assignment", "umbrela": "relevance", "yes_no": "relevance",
+                   "thomas": "relevance",
+                   "self_rating": "self-rating"}
+
+
+def grade_kind(spec: GraderSpec) -> str:
+    """``assignment``, ``relevance``, ``self-rating`` or ``other``: what the grades of ``spec`` are (its
+    prompt's output; recorded grades by their prompt class)."""
+    output = spec.options.get("output")
+    if isinstance(output, str) and output in _KIND_OF_OUTPUT:
+        return _KIND_OF_OUTPUT[output]
+    if spec.prompt_class in ASSIGNMENT_PROMPT_CLASSES:
+        return "assignment"
+    return "other"
+
+
+def recorded_scale(prompt_class: str | None) -> tuple[int, int]:
+    """(max grade, default tau) of recorded grades by their prompt class: an assignment prompt's labels are
+    2 / 1 / 0, read back at tau 2; anything else is the published self-ratings' 0..5 at tau 4."""
+    return (2, 2) if prompt_class in ASSIGNMENT_PROMPT_CLASSES else (5, 4)
+
+
+def scores_the_track(spec: GraderSpec) -> bool:
+    """Whether the track's scores mean something over ``spec``'s grades: assignment grades only."""
+    return grade_kind(spec) == "assignment"
+
+
+TRACK_KEYS = ("A", "A_strict", "V", "V_strict", "W", "W_strict")
+
+
+def per_topic_scores(labels: dict[str, dict[str, list[tuple[str, str]]]]) -> dict[str, dict[str, dict[str, float]]]:
+    """run -> topic -> the six scores, from recorded labels (an assignment file's) with no grader."""
+    return {run: {q: nugget_scores(nuggets) for q, nuggets in by_topic.items()} for run, by_topic in labels.items()}
+
+
+def run_means(per_topic: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """run -> each score's mean over the run's topics (nuggetizer's ``calculate_global_metrics``: every
+    record of the file counts once)."""
+    return {run: {key: math.fsum(scores[key] for scores in by_topic.values()) / len(by_topic) for key in TRACK_KEYS}
+            for run, by_topic in per_topic.items() if by_topic}
 
 
 # ctx -> (k, tau, partial) -> run -> query -> [(importance, label)], shared by the six measures

@@ -25,7 +25,7 @@ from exam_harness.paths import shown_path
 from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
-from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
+from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_controller, setup_of
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.schema import ExamReport
@@ -175,6 +175,9 @@ class ExamReporting:
         return write_report_files(folder, setup_of(self.config).registries(self.config).writers, self.writer_input())
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        inputs = setup_of(config).inputs if SETUP_KEY in config.stash else None
+        for warning in inputs.warnings if inputs is not None else ():  # said during collection, where pytest hides it
+            terminalreporter.write_line(f"warning: {warning}")
         if self.built is None:
             return
         from exam_harness.report.terminal import render_summary

@@ -65,7 +65,12 @@ class ExamSetup:
         """The inputs, created on first use with the formats plugins registered by then."""
         if self.inputs is None:
             registries = self.registries(config)
-            self.inputs = ExamInputs(registries.bank_formats, registries.run_formats, redact=self.options.redact)
+            run_formats = registries.run_formats
+            if self.options.trec_rag_fix:
+                from exam_harness.io.formats import trec_rag_fixing
+
+                run_formats = trec_rag_fixing(run_formats)
+            self.inputs = ExamInputs(registries.bank_formats, run_formats, redact=self.options.redact)
         return self.inputs
 
 

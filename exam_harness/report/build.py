@@ -31,6 +31,7 @@ from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import Qrels, QrelsCut, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
+from exam_harness.measures.trec_rag import scores_the_track
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
@@ -111,7 +112,8 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     tau = plan.min_grade
     ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
                                             failed=grading.failures.keys(), tie_order=plan.tie_order))
-    track = bool(ctx.exam.importance)  # TREC RAG nuggets: the track's scores and the answers' length
+    # TREC RAG nuggets graded by an assignment prompt: the track's scores and the answers' length
+    track = bool(ctx.exam.importance) and scores_the_track(plan.grader)
     measures = plan.measures(tau, nuggets=any(ctx.exam.nuggets.values()), track=track)
     result = score(ctx, measures)
     cover = result[measures[0]]  # EXAM-Cover: the covered counts of the per-query rows come from it

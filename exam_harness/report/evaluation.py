@@ -67,6 +67,7 @@ from exam_harness.measures.result import ExamResult, MeasureResult
 from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
+from exam_harness.measures.trec_rag import scores_the_track
 from exam_harness.models import GraderSpec, QueryBank, Run, readable_id
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
@@ -400,7 +401,7 @@ def evaluate_exam(
     data = view.data
     check_baseline(options.baseline, data.runs)
     nuggets = bool(ctx.exam.nuggets)
-    track = bool(ctx.exam.importance)
+    track = bool(ctx.exam.importance) and scores_the_track(spec)  # assignment grades only
     # measures without a tau (the answers' length) are planned once, not once per tau
     measures = list(dict.fromkeys(m for tau in plan.min_grades
                                   for m in plan.measures(tau, nuggets=nuggets, track=track,

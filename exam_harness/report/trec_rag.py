@@ -4,18 +4,24 @@
 "vital_score", "strict_vital_score", "weighted_score", "strict_weighted_score"}`` and a ``"qid": "all"`` row
 with the run's means; read from the report's A ... W_strict values, so they are the leaderboard's numbers.
 ``trec-rag-assignments.jsonl``: one row per (run, query) ``{"run_id", "qid", "query", "answer_text",
-"response_length", "nuggets": [{"text", "importance", "assignment"}]}``. Both are written whenever a bank's
-nuggets carry an importance.
+"response_length", "nuggets": [{"text", "importance", "assignment"}]}``. Per run, ``trec-rag-<run>.metrics.jsonl``
+(nuggetizer's own metrics file: a row per topic with its four scores, then ``"qid": "all"``) and
+``trec-rag-<run>.assignments.jsonl`` (that run's rows: nuggetizer's ``metrics`` on it scores one run, where
+on the all-runs file it pools them); ``trec-rag-per-topic.csv`` and ``.txt`` (``run measure topic value``).
+All are written where the report holds the track's scores; the per-run and per-topic contents are pure
+functions of per-topic scores (:func:`per_run_files`, :func:`per_topic_table`), which ``evaluate
+--assignments`` writes too.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from exam_harness.answers import word_count
-from exam_harness.measures.trec_rag import assignments, default_partial
+from exam_harness.measures.trec_rag import TRACK_KEYS, assignments, default_partial
 from exam_harness.report.schema import ExamReport, NuggetAssignment, RagAssignments
 
 if TYPE_CHECKING:
@@ -80,6 +86,58 @@ def _lines(rows: Iterator[dict[str, object]]) -> Iterator[str]:
         yield json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+# nuggetizer's metrics file: its four scores in this order (cli/adapters.py, metrics_output_records)
+NUGGETIZER_METRICS = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
+_OF_METRIC = {name: key for key, name in METRIC_NAMES.items()}
+
+
+def nuggetizer_metrics_text(per_topic: Mapping[str, Mapping[str, float]]) -> str:
+    """One run's metrics file as nuggetizer's ``metrics`` writes it: a row per topic ``{"qid", ...four
+    scores}`` and a last ``{"qid": "all"}`` row with their means."""
+    rows: list[dict[str, object]] = [{"qid": q, **{m: scores[_OF_METRIC[m]] for m in NUGGETIZER_METRICS}}
+                                     for q, scores in per_topic.items()]
+    if per_topic:
+        rows.append({"qid": "all", **{m: math.fsum(s[_OF_METRIC[m]] for s in per_topic.values()) / len(per_topic)
+                                      for m in NUGGETIZER_METRICS}})
+    return "".join(_lines(iter(rows)))
+
+
+def per_run_files(per_topic: Mapping[str, Mapping[str, Mapping[str, float]]],
+                  assigned: Mapping[str, list[dict[str, object]]]) -> dict[str, str]:
+    """``{file name: content}``: per run ``<run>.metrics.jsonl`` (nuggetizer's metrics file) and
+    ``<run>.assignments.jsonl`` (its assignment rows), so nuggetizer's ``metrics`` on one file scores one run."""
+    files = {f"{run}.metrics.jsonl": nuggetizer_metrics_text(by_topic) for run, by_topic in per_topic.items()}
+    files.update({f"{run}.assignments.jsonl": "".join(_lines(iter(rows))) for run, rows in assigned.items()})
+    return files
+
+
+def per_topic_table(per_topic: Mapping[str, Mapping[str, Mapping[str, float]]]) -> dict[str, str]:
+    """The six scores per run and topic: ``trec-rag-per-topic.csv`` (run, topic, A ... W_strict) and
+    ``trec-rag-per-topic.txt`` (``run measure topic value`` lines, trec_eval -q's order within a run)."""
+    header = "run,topic," + ",".join(TRACK_KEYS) + "\n"
+    csv_rows = "".join(f"{_csv(run)},{_csv(q)}," + ",".join(repr(scores[k]) for k in TRACK_KEYS) + "\n"
+                       for run, by_topic in per_topic.items() for q, scores in by_topic.items())
+    text = "".join(f"{run} {key} {q} {scores[key]:.4f}\n" for run, by_topic in per_topic.items()
+                   for key in TRACK_KEYS for q, scores in by_topic.items())
+    return {"trec-rag-per-topic.csv": header + csv_rows, "trec-rag-per-topic.txt": text}
+
+
+def _csv(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"' if any(c in value for c in ',"\n') else value
+
+
+def report_per_topic(report: ExamReport | EvaluationReport) -> dict[str, dict[str, dict[str, float]]]:
+    """run -> topic -> the six scores, from a report's per-query rows (where all six are there)."""
+    names = track_names(report)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    if len(names) != len(TRACK_KEYS):
+        return out
+    for row in report.per_query:
+        if all(name in row.scores for name in names.values()):
+            out.setdefault(row.run, {})[row.query_id] = {key: float(row.scores[name]) for key, name in names.items()}
+    return out
+
+
 class TrecRagWriter:
     """``trec-rag-metrics.jsonl`` and ``trec-rag-assignments.jsonl`` where the document holds the track's scores."""
 
@@ -87,11 +145,26 @@ class TrecRagWriter:
         report = out.document
         if not track_names(report):
             return {}
+        rag = out.rag_assignments()
         assigned = ({"run_id": a.run_id, "qid": a.qid, "query": a.query, "answer_text": a.answer_text,
                      "response_length": a.response_length,
                      "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
-                                 for n in a.nuggets]} for a in out.rag_assignments())
-        return {METRICS_FILE: "".join(_lines(metrics_rows(report))), ASSIGNMENTS_FILE: "".join(_lines(assigned))}
+                                 for n in a.nuggets]} for a in rag)
+        files: dict[str, FileContent] = {METRICS_FILE: "".join(_lines(metrics_rows(report))),
+                                         ASSIGNMENTS_FILE: "".join(_lines(assigned))}
+        per_topic = report_per_topic(report)
+        if per_topic:
+            by_run: dict[str, list[dict[str, object]]] = {}
+            for a in rag:
+                by_run.setdefault(a.run_id, []).append(
+                    {"query": a.query, "qid": a.qid, "answer_text": a.answer_text,
+                     "response_length": a.response_length, "run_id": a.run_id,
+                     "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
+                                 for n in a.nuggets]})
+            files.update(per_topic_table(per_topic))
+            files.update({f"trec-rag-{name}": text for name, text in per_run_files(per_topic, by_run).items()
+                          if "/" not in name and "\\" not in name})
+        return files
 
 
 WRITER = TrecRagWriter()

@@ -179,7 +179,8 @@ def builtin_writers() -> Registry[Writer]:
     registry.register("qrels", QrelsWriter(), "trec_eval qrels files, one per label variant")
     registry.register("json", JsonWriter(), "exam-report.json (evaluate: evaluation.json), the versioned JSON document")
     registry.register("trec-rag", "exam_harness.report.trec_rag:WRITER",
-                      "trec-rag-metrics.jsonl and trec-rag-assignments.jsonl, where nuggets carry an importance")
+                      "trec-rag-metrics.jsonl, trec-rag-assignments.jsonl, per run trec-rag-<run>.metrics.jsonl and "
+                      "trec-rag-<run>.assignments.jsonl, trec-rag-per-topic.csv/.txt: where the track's scores are")
     registry.register("markdown", MarkdownWriter(), f"{MARKDOWN_NAME}, a summary for a PR comment or the CI's page")
     registry.register("html", HtmlWriter(), f"{HTML_NAME}, a self-contained HTML report")
     registry.register("plots", PlotsWriter(), "evaluate's leaderboards and per-query correlations (PNG, SVG)")

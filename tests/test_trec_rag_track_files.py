@@ -1,0 +1,255 @@
+"""Realistic TREC RAG track files, written here the way real runs and nuggetizer write them, read with the
+track's own rules: errors refuse the file naming line and field, warnings never do (one line per kind and
+file), ``--trec-rag-fix`` applies the 2024 checker's fixes and its output passes the checker's rules."""
+
+from __future__ import annotations
+
+import copy
+import json
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exam_harness.errors import InputError
+from exam_harness.io.banks import load_bank
+from exam_harness.io.nuggetizer import read_nuggetizer_bank
+from exam_harness.io.runs import load_runs
+from exam_harness.io.trec_rag import check_rag_answers, fix_rag_file
+from tests.trec_rag_data import write_lines
+
+pytest_plugins = ["pytester"]
+
+SEG = "msmarco_v2.1_doc_{}_{}#{}_{}"
+
+
+def segment(i: int) -> str:
+    return SEG.format(29, 1000 + i, i % 7, 2000 + i)
+
+
+def long_answer(words: int, per_sentence: int = 37) -> list[dict[str, Any]]:
+    """Sentences of ``per_sentence`` words (the last shorter) citing the first references."""
+    out, left, n = [], words, 0
+    while left > 0:
+        size = min(per_sentence, left)
+        out.append({"text": " ".join(f"w{n}x{i}" for i in range(size - 1)) + " end.", "citations": [n % 3]})
+        left -= size
+        n += 1
+    return out
+
+
+def run_2024() -> list[dict[str, Any]]:
+    """Three topics of one 2024 run: a 503-word answer, a usual one, one with a duplicated citation."""
+    rows: list[dict[str, Any]] = []
+    for t, words in (("2024-105741", 503), ("2024-127266", 120), ("2024-96359", 60)):
+        answer = long_answer(words)
+        rows.append({"run_id": "team-rag", "topic_id": t, "topic": f"topic {t}",
+                     "references": [segment(i) for i in range(5)], "response_length": words, "answer": answer})
+    rows[2]["answer"][0]["citations"] = [1, 1, 2]
+    return rows
+
+
+def checker_2024(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """The 2024 checker's rules (ragnarok scripts/rag24_validation.py, check_rag24_run) without a topic file,
+    stated again here from the reference, independently of the harness's code: (errors, warnings)."""
+    errors: list[str] = []
+    warnings: list[str] = []
+    tag = None
+    for n, obj in enumerate(rows, 1):
+        missing = [f for f in ("run_id", "topic_id", "topic", "references", "response_length", "answer")
+                   if f not in obj]
+        if missing:
+            errors.append(f"{n}: missing {missing[0]}")
+            continue
+        tag = tag or obj["run_id"]
+        if obj["run_id"] != tag:
+            errors.append(f"{n}: run tag")
+        if len(set(obj["references"])) != len(obj["references"]):
+            errors.append(f"{n}: duplicate reference")
+        if len(obj["references"]) > 20:
+            errors.append(f"{n}: too many references")
+        if obj["response_length"] > 400:
+            warnings.append(f"{n}: reported length")
+        length = 0
+        for sent in obj["answer"]:
+            length += len(unicodedata.normalize("NFKC", sent["text"].strip()).split())
+            if "citations" not in sent:  # a KeyError in the checker, reported as an error
+                errors.append(f"{n}: no citations")
+                break
+            cites = sent["citations"]
+            if any(c < 0 or c >= len(obj["references"]) for c in cites):
+                errors.append(f"{n}: invalid citation")
+            if len(cites) != len(set(cites)):
+                warnings.append(f"{n}: duplicate citation")
+        if length > 400:
+            warnings.append(f"{n}: too long")
+        if length != obj["response_length"]:
+            warnings.append(f"{n}: length differs")
+    return errors, warnings
+
+
+def test_a_real_2024_run_loads_with_the_checkers_warnings(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "runs" / "team-rag", run_2024())  # any file name: a track submission has none
+    said: list[str] = []
+    loaded = load_runs([path.parent], notify=said.append)
+    assert sorted(loaded.answers["team-rag"]) == ["2024-105741", "2024-127266", "2024-96359"]
+    assert len(said) == 3
+    part, check = check_rag_answers(path)
+    answers = part.answers["team-rag"]
+    assert answers["2024-105741"].words == 503  # read whole: a warning never refuses or changes an answer
+    assert answers["2024-96359"].sentences[0].citations == (1, 2)  # a repeated citation read once
+    assert sorted(check.warned) == ["dup_citation", "long", "long_reported"]
+    assert check.warned["long"] == [1] and check.warned["dup_citation"] == [3]
+    assert len(part.warnings) == 3 and all(str(path) in line for line in part.warnings)
+    assert checker_2024(run_2024())[0] == []  # the checker agrees: no error, only warnings
+
+
+@pytest.mark.parametrize(("change", "line", "field", "message"), [
+    (lambda rows: rows[1].update(references=[segment(i) for i in range(25)]), 2, "references",
+     "25 references, more than 20"),
+    (lambda rows: rows[1]["references"].append(segment(0)), 2, "references", "duplicate reference"),
+    (lambda rows: rows[2]["answer"][1].update(citations=[7]), 3, "answer[1].citations[0]",
+     "citation index 7 is out of range"),
+    (lambda rows: rows[2].update(run_id="other"), 3, "run_id", "differs from the file's first"),
+    (lambda rows: rows[0]["answer"][2].pop("citations"), 1, "answer[2].citations", "a sentence without citations"),
+    (lambda rows: rows[0].pop("response_length"), 1, "response_length", 'lacks "response_length"'),
+])
+def test_the_checkers_errors_refuse_the_file_naming_line_and_field(tmp_path: Path, change: Any, line: int,
+                                                                   field: str, message: str) -> None:
+    rows = run_2024()
+    change(rows)
+    assert checker_2024(rows)[0]  # the reference calls it an error too
+    path = write_lines(tmp_path / "run.txt", rows)
+    with pytest.raises(InputError) as caught:
+        check_rag_answers(path)
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), line, field)
+    assert message in str(caught.value)
+
+
+def test_trec_rag_fix_output_passes_the_2024_checker(tmp_path: Path) -> None:
+    rows = run_2024()
+    rows[1]["references"] = [segment(0), segment(1), segment(0), segment(2)]  # a duplicate: error
+    rows[1]["answer"][0]["citations"] = [2, 3]  # the duplicate's index and the one after it
+    rows[2]["answer"][1]["citations"] = [0, 9]  # out of range: error
+    rows[1]["response_length"] = 99  # misreported: warning
+    errors, _ = checker_2024(rows)
+    assert len(errors) == 2
+    path = write_lines(tmp_path / "team-rag.jsonl", rows)
+    text, account = fix_rag_file(path)
+    fixed = [json.loads(line) for line in text.splitlines()]
+    errors, warnings = checker_2024(fixed)
+    assert errors == [] and not [w for w in warnings if "long" in w or "length" in w]
+    assert fixed[1]["references"] == [segment(0), segment(1), segment(2)]
+    assert fixed[1]["answer"][0]["citations"] == [0, 2]  # the duplicate's citation follows its first place
+    assert fixed[2]["answer"][1]["citations"] == [0]
+    assert sum(len(s["text"].split()) for s in fixed[0]["answer"]) <= 400 and fixed[0]["response_length"] <= 400
+    assert fixed[0]["answer"] == rows[0]["answer"][:len(fixed[0]["answer"])]  # trimmed from the end only
+    assert [line.split(": ", 1)[0] for line in account] == [f"{path}:{n}" for n in (1, 1, 2, 2, 3)]
+    assert "removed 4 sentence(s) from the end (503 -> 370 words)" in account[0]
+    assert "removed 1 duplicate reference(s)" in account[2] and "dropped out-of-range citation(s) [9]" in account[4]
+    # read with the fixes, the run is the fixed file's
+    part, _ = check_rag_answers(path, fix=True)
+    assert part.answers["team-rag"]["2024-105741"].words == 370
+
+
+def test_the_trec_rag_fix_option_reaches_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.cli import main
+
+    rows = run_2024()
+    rows[2]["answer"][1]["citations"] = [0, 9]
+    runs = tmp_path / "runs"
+    write_lines(runs / "team-rag.jsonl", rows)
+    nuggets = [{"qid": r["topic_id"], "query": r["topic"], "nuggets": [{"text": "w0x1", "importance": "vital"}]}
+               for r in rows]
+    bank = write_lines(tmp_path / "nuggets.jsonl", nuggets)
+    args = ["evaluate", str(runs), "--bank", str(bank), "--grader", "lexical", "--bootstrap", "0",
+            "--cache", str(tmp_path / "c.sqlite")]
+    assert main(args) == 4
+    assert "citation index 9 is out of range" in capsys.readouterr().err
+    code = main([*args, "--trec-rag-fix"])
+    err = capsys.readouterr().err
+    assert code in (0, 1), err
+    assert "team-rag.jsonl:1: removed 4 sentence(s) from the end" in err
+    assert "team-rag.jsonl:3: answer[1]: dropped out-of-range citation(s) [9]" in err
+
+
+def test_2025_rules_are_the_validators(tmp_path: Path) -> None:
+    row: dict[str, Any] = {"metadata": {"team_id": "t", "run_id": "r25", "narrative_id": "n1"},
+           "references": [segment(0), segment(1), segment(0)],
+           "answer": long_answer(450)}
+    rows = [row, {**copy.deepcopy(row), "metadata": {**row["metadata"], "narrative_id": "n2", "type": "manual",
+                                                      "narrative": "x", "prompt": "p"}}]
+    path = write_lines(tmp_path / "r25.jsonl", rows)
+    part, check = check_rag_answers(path)  # no length rule, duplicates allowed, missing type only a warning
+    assert part.answers["r25"]["n1"].words == 450 and len(part.answers["r25"]["n1"].references) == 3
+    assert check.warned == {"no_type": [1], "no_narrative": [1], "no_prompt": [1]}
+    text, account = fix_rag_file(path)  # --fix-length and --fix-citations
+    fixed = [json.loads(line) for line in text.splitlines()]
+    assert all(len(r["references"]) == 2 for r in fixed)
+    assert all(sum(len(s["text"].split()) for s in r["answer"]) <= 400 for r in fixed)
+    assert len(account) == 4
+    rows[1]["metadata"]["type"] = "semi"
+    with pytest.raises(InputError, match="unknown run type"):
+        check_rag_answers(write_lines(tmp_path / "bad.jsonl", rows))
+
+
+def nugget_file() -> list[dict[str, Any]]:
+    """nuggetizer's create output as real files hold it: scorer words besides vital/okay, a repeated text,
+    a topic whose nugget list came back empty."""
+    return [
+        {"query": "q one", "qid": "2024-1", "nuggets": [
+            {"text": "alpha", "importance": "vital"}, {"text": "beta", "importance": "okay"},
+            {"text": "alpha", "importance": "vital"}, {"text": "gamma", "importance": "failed"},
+            {"text": "delta", "importance": "not_relevant"}, {"text": "eps"}]},
+        {"query": "q two", "qid": "2024-2", "nuggets": []},
+        {"query": "q three", "qid": 2024, "nuggets": [{"text": "zeta", "importance": "failed"}]},
+    ]
+
+
+def test_a_real_nugget_file_reads_as_nuggetizer_reads_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_lines(tmp_path / "nuggets.jsonl", nugget_file())
+    banks, warnings = read_nuggetizer_bank(path)
+    assert [b.query.id for b in banks] == ["2024-1", "2024"]  # the topic without nuggets has nothing to assign
+    points = banks[0].test_points
+    assert [(p.text, p.importance, p.weight) for p in points] == [
+        ("alpha", "vital", 1.0), ("beta", "okay", 0.0), ("alpha", "vital", 1.0), ("gamma", "failed", 0.0),
+        ("delta", "not_relevant", 0.0), ("eps", "vital", 1.0)]
+    assert len({p.id for p in points}) == 6 and points[2].id == points[0].id + "~2"
+    assert len(warnings) == 3
+    assert "3 nugget(s) of an importance other than vital/okay ('failed' x2, 'not_relevant' x1)" in warnings[0]
+    assert "1 nugget text(s) repeated" in warnings[1] and "1 quer(y/ies) without nuggets (lines 2)" in warnings[2]
+    load_bank(path)  # through the bank formats: the same three lines on stderr
+    err = capsys.readouterr().err
+    assert err.count("exam-harness: warning: ") == 3
+
+
+def test_evaluate_names_the_answers_it_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.cli import main
+    from tests.trec_rag_data import ANSWERS_2024, write_exam
+
+    banks, runs = write_exam(tmp_path)
+    extra = copy.deepcopy(ANSWERS_2024[0])
+    extra.update(run_id="rag24b", topic_id="t9")  # a topic the nugget file does not hold
+    write_lines(runs / "rag24b.jsonl", [{**ANSWERS_2024[0], "run_id": "rag24b"}, extra])
+    assert main(["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "lexical",
+                 "--cache", str(tmp_path / "c.sqlite"), "--bootstrap", "0"]) in (0, 1)
+    err = capsys.readouterr().err
+    assert "warning: 1 answer(s) for topics no bank holds are not scored: rag24b/t9" in err
+
+
+def test_the_trec_rag_fix_option_reaches_pytest(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\nexam_grader = answer-key\n")
+    rows = run_2024()
+    rows[2]["answer"][1]["citations"] = [0, 9]
+    write_lines(pytester.path / "runs" / "team-rag.jsonl", rows)
+    write_lines(pytester.path / "banks" / "nuggets.jsonl",
+                [{"qid": r["topic_id"], "query": r["topic"], "nuggets": [{"text": "w0x1", "importance": "vital"}]}
+                 for r in rows])
+    refused = pytester.runpytest("banks", "-p", "no:cacheprovider")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["*team-rag.jsonl:3*citation index 9 is out of range*"])
+    fixed = pytester.runpytest("banks", "-p", "no:cacheprovider", "--exam-trec-rag-fix")
+    assert fixed.ret in (0, 1), fixed.stdout.str() + fixed.stderr.str()
+    said = fixed.stdout.str() + fixed.stderr.str()
+    assert "team-rag.jsonl:3: answer[1]: dropped out-of-range citation(s) [9]" in said
