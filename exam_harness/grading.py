@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from exam_harness.batch_grading import BatchPending, batch_of, exchange, pending_message
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
 from exam_harness.graders.repeats import SampleGrader, reduce_grades, repeats_of
 from exam_harness.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
-from exam_harness.llm.cost import GradingCost, Meter, TokenUsage, grade_tokens, meter_of, money
+from exam_harness.llm.cost import GradingCost, Meter, Prices, TokenUsage, grade_tokens, meter_of, money
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
 from exam_harness.progress import GradingProgress
 
@@ -201,9 +202,18 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
         text += f" and at most {calls * meter.answer_tokens} completion tokens"
         if meter.prices is not None:
             text += f", at most {money(meter.bound(pending)[2])}"
+        batch = batch_of(grader)
+        if batch is not None and batch.prices is not None:  # batch jobs are priced apart (llm/batch.py)
+            text += f" synchronously, {money(batch_bound(meter, batch.prices, pending))} as batch jobs"
         if meter.max_cost is not None:
             text += f" (max_cost {money(meter.max_cost)})"
     return text + "; nothing was sent"
+
+
+def batch_bound(meter: Meter, prices: Prices, requests: Sequence[GradingRequest]) -> float:
+    """What grading ``requests`` may cost at batch ``prices``, by the same bound as the synchronous figure."""
+    calls, prompt_tokens, _ = meter.bound(requests)
+    return prices.cost(TokenUsage(prompt_tokens, calls * meter.answer_tokens))
 
 
 def _use_cached_grades(
@@ -306,6 +316,9 @@ def run_grading_pass(
     found = _use_cached_grades(grader, by_key, cache, outcome, strict_fallbacks) if grader.uses_cache() else set()
 
     todo = [key for key in by_key if key not in found]
+    if todo and batch_of(grader) is not None:  # no synchronous call: batch jobs answer (batch_grading.py)
+        _grade_through_batch(grader, by_key, todo, cache, outcome, strict_fallbacks)
+        todo = []
     if todo:
         grader.probe()  # one call that fails fast (server down, model missing) before any pair is spent
     if on_start is not None:
@@ -368,6 +381,24 @@ def run_grading_pass(
     outcome.decided_by = dict(sorted(decided.items()))
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+COLLECT_HINT = "rerun this command to collect them (or `exam-harness grade --batch collect` with the same inputs)"
+
+
+def _grade_through_batch(grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], todo: Sequence[str],
+                         cache: GradeCache, outcome: GradingOutcome, strict: bool) -> None:
+    """Collect the batch jobs' grades of ``todo`` and send the rest; :class:`BatchPending` while any wait."""
+    done = exchange(grader, {key: by_key[key][0] for key in todo}, cache.path, cache.put_many)
+    for key, grade in done.grades.items():
+        for request in by_key[key]:
+            outcome.record((request.passage.id, request.test_point.id), grade, strict=strict)
+    outcome.graded += len(done.grades)
+    if done.pending:
+        raise BatchPending(pending_message(done, COLLECT_HINT))
+    for key, why in done.resent.items():  # neither graded nor sent: a prompt that cannot be sent at all
+        for request in by_key[key]:
+            outcome.failures[(request.passage.id, request.test_point.id)] = why
 
 
 def _repeated_pass(

@@ -365,6 +365,48 @@ class OpenAIBackend:
                 payload["logprobs"] = self.top_logprobs
         return payload
 
+    # -- batch files (llm/batch.py) -------------------------------------------------------------
+    def batch_request(self, parts: PromptParts, *, max_new_tokens: int, rating_scale: int | None = None
+                      ) -> tuple[str, dict[str, Any]] | GradeFailure:
+        """``(url, body)`` of the request :meth:`generate` would send for ``parts``, as a line of a batch
+        file wants it (url such as ``/v1/chat/completions``); a prompt that cannot fit is a failure."""
+        request = self._build(parts, self._max_tokens(max_new_tokens))
+        if isinstance(request, GradeFailure):
+            return request
+        want_logprobs = self.logprobs and rating_scale is not None
+        url = "/v1/chat/completions" if self.endpoint == "chat" else "/v1/completions"
+        return url, self._payload(request, self._max_tokens(max_new_tokens), want_logprobs)
+
+    def batch_generation(self, body: Any, parts: PromptParts, *, max_new_tokens: int,
+                         rating_scale: int | None = None) -> Generation:
+        """The :class:`Generation` in one batch answer's body, checked as a synchronous answer is
+        (:class:`MalformedResponse` when it holds none, or no grade on the scale); its tokens counted."""
+        if not isinstance(body, dict):
+            raise MalformedResponse(f"response body is not a JSON object: {_snippet(json.dumps(body))}")
+        want_logprobs = self.logprobs and rating_scale is not None
+        text, probabilities = _extract(body, self.endpoint, rating_scale if want_logprobs else None)
+        request = self._build(parts, self._max_tokens(max_new_tokens))
+        estimate = request.estimated_tokens if isinstance(request, _Request) else 0
+        reported = body.get("usage")
+        usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
+        prompt_tokens = _count(usage.get("prompt_tokens"), estimate)
+        completion_tokens = _count(usage.get("completion_tokens"), self.count_tokens(text))
+        self.stats.prompt_tokens += prompt_tokens
+        self.stats.completion_tokens += completion_tokens
+        if rating_scale is not None and is_malformed_rating(text, rating_scale):
+            raise MalformedResponse(f"the answer {_snippet(text)} is not a grade on 0..{rating_scale}")
+        return Generation(text=text, grade_probabilities=probabilities, prompt_tokens=prompt_tokens,
+                          completion_tokens=completion_tokens)
+
+    def client(self) -> Any:
+        """A synchronous ``openai.OpenAI`` client for this server (batch files and jobs); close it after use."""
+        return _import_openai().OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
+                                       max_retries=2)
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the API key (a server's error may echo it)."""
+        return self._scrub(text)
+
     # -- sending ------------------------------------------------------------------------------
     async def agenerate(
         self, prompts: Sequence[PromptParts], *, max_new_tokens: int, rating_scale: int | None = None
