@@ -147,6 +147,9 @@ def grade_banks(
     requests = exam_requests(data, banks, k=k, pool=pool, only_queries=only_queries)
     size = chunk_size_for(grader, chunk_size)
     with progress or GradingProgress(f"grading with {grader.name}", enabled=False) as bar:
+        status = getattr(getattr(getattr(grader, "backend", None), "pacer", None), "status", None)
+        if callable(status):
+            bar.status = status  # a paced server's rate against rpm, the requests in flight
         outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start,
                                    on_progress=bar.advance)
     return view_from_banks(data, banks, outcome.grades, exclude=outcome.unsupported), outcome

@@ -52,6 +52,7 @@ from typing import Any, Literal
 from exam_harness.errors import ConfigError, InfrastructureError
 from exam_harness.graders.base import GradeFailure, GraderOption, read_grader_options
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
+from exam_harness.llm.pacing import Pacer, paced
 from exam_harness.llm.retry import (
     AsyncRetrier,
     Breaker,
@@ -145,6 +146,9 @@ class OpenAIBackend:
         retry_after_limit: float = 300.0,
         revision: str | None = None,
         max_consecutive_failures: int = 5,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        adaptive_concurrency: bool = True,
         need_key: bool = True,
     ) -> None:
         if not model or not model.strip():
@@ -218,6 +222,8 @@ class OpenAIBackend:
             retry_after_limit=float(retry_after_limit),
         )
         self.stats = BackendStats()
+        # rpm / tpm buckets and the adaptive concurrency (llm/pacing.py); kept across batches
+        self.pacer = Pacer(self.concurrency, rpm=rpm, tpm=tpm, adaptive=adaptive_concurrency)
 
     # -- TextBackend protocol ----------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -427,6 +433,8 @@ class OpenAIBackend:
         retrier: AsyncRetrier[Generation] = AsyncRetrier(self.policy, breaker.watch(_classify), counter,
                                                          notify=self._say)
         semaphore = asyncio.Semaphore(self.concurrency)
+        pacer = self.pacer
+        pacer.bind()
         answers: dict[tuple[tuple[str, str], ...], GenerationResult] = {}
 
         async with openai.AsyncOpenAI(
@@ -441,7 +449,8 @@ class OpenAIBackend:
                         return
                     try:
                         answers[request.messages] = await retrier.run(
-                            lambda: breaker.passed(self._call(client, payload, request, rating_scale, want_logprobs))
+                            lambda: paced(pacer, request.estimated_tokens + max_tokens, lambda: breaker.passed(
+                                self._call(client, payload, request, rating_scale, want_logprobs)), _throttle_of)
                         )
                     except RetryExhausted as exc:
                         answers[request.messages] = GradeFailure(self._scrub(f"{self._where()} failed: {exc}"))
@@ -605,6 +614,14 @@ def _classify(exc: BaseException) -> RetryDecision | None:
     return None
 
 
+def _throttle_of(exc: BaseException) -> tuple[int | None, float | None]:
+    """The HTTP status of a refused request and its Retry-After, for the pacer."""
+    openai = _import_openai()
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code, parse_retry_after(exc.response.headers.get("retry-after"))
+    return None, None
+
+
 def _status_message(exc: Any) -> str:
     body = exc.body
     if isinstance(body, dict):
@@ -681,6 +698,12 @@ OPENAI_OPTIONS: tuple[GraderOption, ...] = (
     GraderOption("chars_per_token", CHARS_PER_TOKEN, "characters per token of the estimates (default: "
                  f"{CHARS_PER_TOKEN:g})", number(0, open_low=True)),
     GraderOption("concurrency", 8, "requests in flight at once (default: 8)", integer(1)),
+    GraderOption("rpm", None, "the server's limit of requests per minute: requests are paced to 95% of it "
+                 "(default: none)", optional(number(0, open_low=True))),
+    GraderOption("tpm", None, "the server's limit of tokens per minute (estimated prompt + answer tokens): paced to "
+                 "95% of it (default: none)", optional(number(0, open_low=True))),
+    GraderOption("adaptive_concurrency", True, "halve the requests in flight on 429/503 and grow them back by one a "
+                 "round of answers, up to concurrency (default: true)", boolean),
     GraderOption("max_retries", 5, "retries of a failed request (default: 5)", integer(0)),
     GraderOption("max_consecutive_failures", 5, "connection failures in a row (no answer in between) after which "
                  "grading stops with one error instead of retrying every pair; 0 never stops (default: 5)",
