@@ -62,6 +62,8 @@ class GradingOutcome:
     repeats: int = 1
     reducer: str | None = None
     samples: dict[Pair, tuple[int, ...]] = field(default_factory=dict)
+    # distinct pairs neither cached nor graded: another shard's (--exam-shard)
+    other_shards: int = 0
 
     @property
     def cache_misses(self) -> int:
@@ -79,6 +81,12 @@ class GradingOutcome:
         self.answers[pair] = answer
         if fallback is not None:
             self.fallbacks[pair] = fallback
+
+
+def in_shard(key: str, shard: tuple[int, int]) -> bool:
+    """Whether the pair of cache ``key`` (a hex digest) is in shard ``(i, n)``: its first 64 bits mod n."""
+    index, count = shard
+    return int(key[:16], 16) % count == index - 1
 
 
 def refused_fallback(answer: str | None, rule: str) -> str:
@@ -293,6 +301,7 @@ def run_grading_pass(
     on_progress: Callable[[int], None] | None = None,
     strict_fallbacks: bool = False,
     budget_from: TokenUsage | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> GradingOutcome:
     """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``
     (the grader's ``prepare`` sees every such pair first), storing the grades at least every
@@ -305,6 +314,8 @@ def run_grading_pass(
     backend's counters where ``max_cost`` started counting (the first sample's pass; default: this pass)."""
     repeats, reducer = repeats_of(grader)
     if repeats > 1:
+        if shard is not None:
+            raise ConfigError("--exam-shard does not take a grader with repeats > 1")
         return _repeated_pass(grader, requests, cache, repeats, reducer, chunk_size=chunk_size, on_start=on_start,
                               on_progress=on_progress, strict_fallbacks=strict_fallbacks)
     started = time.perf_counter()
@@ -319,6 +330,9 @@ def run_grading_pass(
     found = _use_cached_grades(grader, by_key, cache, outcome, strict_fallbacks) if grader.uses_cache() else set()
 
     todo = [key for key in by_key if key not in found]
+    if shard is not None:  # the other shards' pairs are left to them (neither graded nor failures)
+        outcome.other_shards = sum(1 for key in todo if not in_shard(key, shard))
+        todo = [key for key in todo if in_shard(key, shard)]
     if todo and batch_of(grader) is not None:  # no synchronous call: batch jobs answer (batch_grading.py)
         _grade_through_batch(grader, by_key, todo, cache, outcome, strict_fallbacks)
         todo = []
