@@ -25,7 +25,7 @@ def graded(project: pytest.Pytester) -> list[str]:
 
 
 def report(project: pytest.Pytester) -> dict[str, Any]:
-    document = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    document: dict[str, Any] = json.loads((project.path / "reports" / "exam-report.json").read_text())
     for volatile in ("created", "duration_s", "environment", "grading", "cache"):
         document.pop(volatile, None)
     return document
