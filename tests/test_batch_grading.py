@@ -27,6 +27,11 @@ from tests.fake_batch_server import FakeBatchServer
 from tests.fake_openai_server import _prompt_of
 
 pytest_plugins = ["pytester"]
+# The documented fields (vLLM's examples/offline_inference/openai/openai_batch.md and its protocol's
+# BatchRequestInput / BatchRequestOutput / BatchResponseData; OpenAI's Batch API request input and output)
+DOCUMENTED_REQUEST = ("custom_id", "method", "url", "body")
+DOCUMENTED_OUTPUT = ("id", "custom_id", "response", "error")
+DOCUMENTED_RESPONSE = ("status_code", "request_id", "body")
 pytest.importorskip("openai")
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -181,7 +186,7 @@ def test_vllm_run_batch_files_have_the_documented_shape(server: FakeBatchServer,
     assert len({line["custom_id"] for line in lines}) == len(lines) > 0
     for line in lines:
         # vLLM's BatchRequestInput: custom_id, method, url, body (the OpenAI batch file format)
-        assert tuple(line) == REQUEST_FIELDS
+        assert tuple(line) == DOCUMENTED_REQUEST == REQUEST_FIELDS
         assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
         assert line["body"]["model"] == "fake-model" and line["body"]["messages"][-1]["role"] == "user"
     # what vllm run_batch writes: BatchRequestOutput (id, custom_id, response, error), the response
@@ -189,8 +194,10 @@ def test_vllm_run_batch_files_have_the_documented_shape(server: FakeBatchServer,
     answers = []
     for number, line in enumerate(lines):
         body = server.answer_body(line["url"], line["body"], _prompt_of(line["url"], line["body"]), None)
-        response = dict(zip(RESPONSE_FIELDS, (200, f"vllm-batch-{number}", body)))
-        answers.append(json.dumps(dict(zip(OUTPUT_FIELDS, (f"vllm-{number}", line["custom_id"], response, None)))))
+        response = dict(zip(DOCUMENTED_RESPONSE, (200, f"vllm-batch-{number}", body), strict=True))
+        answers.append(json.dumps(dict(zip(DOCUMENTED_OUTPUT, (f"vllm-{number}", line["custom_id"], response, None),
+                                           strict=True))))
+    assert (OUTPUT_FIELDS, RESPONSE_FIELDS) == (DOCUMENTED_OUTPUT, DOCUMENTED_RESPONSE)
     state.output_path(job).write_text("\n".join(answers) + "\n")
     got = batch_pass(server, requests, path, batch_target="vllm")
     assert got.grades == expected.grades
