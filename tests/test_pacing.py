@@ -138,3 +138,17 @@ def test_the_backend_tells_its_pacer_of_429s() -> None:
     assert backend.pacer.throttled == 2
     assert backend.pacer.limit < 8  # halved twice, grown back by less than the answers can add
     assert "/60000 req/min" in backend.pacer.status()
+
+
+def test_the_progress_line_shows_the_rate_and_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.progress import GradingProgress
+
+    clock = Clock()
+    pacer = Pacer(8, rpm=600, clock=clock, sleep=clock.sleep)
+    starts(pacer, clock, 11)
+    with GradingProgress("grading with openai") as bar:
+        bar.status = pacer.status
+        bar.start(10)
+        bar.advance(10)
+    # 11 starts 60/570 s apart: the rate shown is the paced one (95% of rpm), against rpm
+    assert "grading with openai (570/600 req/min, 8/8 in flight)" in capsys.readouterr().err

@@ -113,13 +113,12 @@ class Pacer:
             self._changed.notify_all()
 
     def rate(self) -> float:
-        """Requests started in the last minute (or since the first, when sooner), per minute."""
+        """Requests started per minute over the last minute: the gaps between its starts, per minute."""
         now = self.clock()
         self.started = [t for t in self.started if t > now - 60.0]
         if len(self.started) < 2:
             return 0.0
-        span = max(now - self.started[0], 1e-9)
-        return len(self.started) * 60.0 / max(span, min(60.0, span))
+        return (len(self.started) - 1) * 60.0 / max(self.started[-1] - self.started[0], 1e-9)
 
     def status(self) -> str:
         """What the progress line shows: the current rate against its limit, and the concurrency."""
