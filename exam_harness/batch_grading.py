@@ -75,6 +75,10 @@ def exchange(grader: Any, todo: Mapping[str, GradingRequest], cache_path: Path |
         else None
     try:
         for job in state.jobs:
+            if submit and job.target == "server" and job.batch_id is None:
+                # written but never created (the process died or the server refused in between): send it now
+                _guarded(backend, partial(files.submit, client, state, job))
+                state.save()
             _guarded(backend, partial(files.refresh, client, state, job))
         if collect:
             _collect(grader, backend, client, state, todo, out)

@@ -125,6 +125,29 @@ def test_a_kill_between_submit_and_collect_loses_nothing(server: FakeBatchServer
     assert len(server.record.uploads) == 1  # nothing was sent twice
 
 
+def test_a_job_written_but_not_created_is_sent_on_the_next_pass(server: FakeBatchServer, example: Any,
+                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from exam_harness.errors import InfrastructureError
+    from exam_harness.llm import batch as files
+
+    _, requests = example
+    expected = synchronous(server, requests, tmp_path)
+    path = tmp_path / "batch.sqlite"
+
+    def refused(client: Any, state: BatchState, job: Any) -> None:
+        raise RuntimeError("HTTP 500 on /v1/files")
+
+    monkeypatch.setattr(files, "submit", refused)
+    with pytest.raises(InfrastructureError, match="HTTP 500 on /v1/files"):
+        batch_pass(server, requests, path)
+    monkeypatch.undo()
+    assert [job.batch_id for job in BatchState(path).jobs] == [None]  # the file is known, no job was made
+    # sends the written file, which this server answers at once: collected in the same pass
+    got = batch_pass(server, requests, path)
+    assert got.grades == expected.grades and len(server.record.uploads) == 1
+    assert not BatchState(path).jobs
+
+
 def test_malformed_answers_store_no_grade_and_are_sent_again(server: FakeBatchServer, example: Any,
                                                             tmp_path: Path) -> None:
     _, requests = example
