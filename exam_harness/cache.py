@@ -438,6 +438,27 @@ class GradeCache:
         except OSError:
             return "unknown"
 
+    # -- merging (cache_merge.py) ----------------------------------------------------------------
+
+    def rows(self) -> list[Row]:
+        """Every stored row as stored (key, grade, extracted answer, raw response, record), by key."""
+        with self._lock:
+            return list(self._db.execute("SELECT key, grade, extracted_answer, raw_response, record FROM grades "
+                                         "ORDER BY key"))
+
+    def put_rows(self, rows: list[Row]) -> bool:
+        """Store rows as :meth:`rows` gives them, in one transaction; False when not stored (said why)."""
+        if self.write_error is not None:
+            return False
+        with self._lock:
+            try:
+                with self._transaction():
+                    _insert(self._db, "grades", list(rows))
+            except sqlite3.Error as exc:
+                self._write_failed(exc)
+                return False
+        return True
+
     # -- housekeeping ----------------------------------------------------------------------------
 
     def __len__(self) -> int:

@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from exam_harness.batch_grading import BatchPending, batch_of, exchange, pending_message
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
 from exam_harness.graders.repeats import SampleGrader, reduce_grades
 from exam_harness.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
-from exam_harness.llm.cost import GradingCost, Meter, TokenUsage, grade_tokens, money
+from exam_harness.llm.cost import GradingCost, Meter, Prices, TokenUsage, grade_tokens, money
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
 from exam_harness.progress import GradingProgress
 
@@ -61,6 +62,8 @@ class GradingOutcome:
     repeats: int = 1
     reducer: str | None = None
     samples: dict[Pair, tuple[int, ...]] = field(default_factory=dict)
+    # distinct pairs neither cached nor graded: another shard's (--exam-shard)
+    other_shards: int = 0
 
     @property
     def cache_misses(self) -> int:
@@ -78,6 +81,12 @@ class GradingOutcome:
         self.answers[pair] = answer
         if fallback is not None:
             self.fallbacks[pair] = fallback
+
+
+def in_shard(key: str, shard: tuple[int, int]) -> bool:
+    """Whether the pair of cache ``key`` (a hex digest) is in shard ``(i, n)``: its first 64 bits mod n."""
+    index, count = shard
+    return int(key[:16], 16) % count == index - 1
 
 
 def refused_fallback(answer: str | None, rule: str) -> str:
@@ -146,6 +155,9 @@ def grade_banks(
     requests = exam_requests(data, banks, k=k, pool=pool, only_queries=only_queries)
     size = chunk_size_for(grader, chunk_size)
     with progress or GradingProgress(f"grading with {grader.name}", enabled=False) as bar:
+        status = getattr(getattr(getattr(grader, "backend", None), "pacer", None), "status", None)
+        if callable(status):
+            bar.status = status  # a paced server's rate against rpm, the requests in flight
         outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start,
                                    on_progress=bar.advance)
     return view_from_banks(data, banks, outcome.grades, exclude=outcome.unsupported), outcome
@@ -199,6 +211,9 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
         text += f" and at most {calls * meter.answer_tokens} completion tokens"
         if meter.prices is not None:
             text += f", at most {money(meter.bound(pending)[2])}"
+        batch = batch_of(grader)
+        if batch is not None and batch.prices is not None:  # batch jobs are priced apart (llm/batch.py)
+            text += f" synchronously, {money(batch_bound(meter, batch.prices, pending))} as batch jobs"
         if meter.max_cost is not None:
             text += f" (max_cost {money(meter.max_cost)})"
     return text + "; nothing was sent"
@@ -213,6 +228,12 @@ def shared_tokens(requests: Sequence[GradingRequest], tokens: tuple[float, float
     per_passage = Counter(r.passage.id for r in requests)
     return {(r.passage.id, r.test_point.id): (tokens[0] / per_passage[r.passage.id],
                                               tokens[1] / per_passage[r.passage.id]) for r in requests}
+
+
+def batch_bound(meter: Meter, prices: Prices, requests: Sequence[GradingRequest]) -> float:
+    """What grading ``requests`` may cost at batch ``prices``, by the same bound as the synchronous figure."""
+    calls, prompt_tokens, _ = meter.bound(requests)
+    return prices.cost(TokenUsage(prompt_tokens, calls * meter.answer_tokens))
 
 
 def _use_cached_grades(
@@ -289,6 +310,7 @@ def run_grading_pass(
     on_progress: Callable[[int], None] | None = None,
     strict_fallbacks: bool = False,
     budget_from: TokenUsage | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> GradingOutcome:
     """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``
     (the grader's ``prepare`` sees every such pair first), storing the grades at least every
@@ -300,6 +322,8 @@ def run_grading_pass(
     cache under its index; a pair's grade is the reducer's over its K samples. ``budget_from``: the
     backend's counters where ``max_cost`` started counting (the first sample's pass; default: this pass)."""
     if grader.repeats > 1:
+        if shard is not None:
+            raise ConfigError("--exam-shard does not take a grader with repeats > 1")
         return _repeated_pass(grader, requests, cache, grader.repeats, grader.reducer, chunk_size=chunk_size,
                               on_start=on_start, on_progress=on_progress, strict_fallbacks=strict_fallbacks)
     started = time.perf_counter()
@@ -314,6 +338,12 @@ def run_grading_pass(
     found = _use_cached_grades(grader, by_key, cache, outcome, strict_fallbacks) if grader.uses_cache() else set()
 
     todo = [key for key in by_key if key not in found]
+    if shard is not None:  # the other shards' pairs are left to them (neither graded nor failures)
+        outcome.other_shards = sum(1 for key in todo if not in_shard(key, shard))
+        todo = [key for key in todo if in_shard(key, shard)]
+    if todo and batch_of(grader) is not None:  # no synchronous call: batch jobs answer (batch_grading.py)
+        _grade_through_batch(grader, by_key, todo, cache, outcome, strict_fallbacks)
+        todo = []
     if todo:
         grader.probe()  # one call that fails fast (server down, model missing) before any pair is spent
     if on_start is not None:
@@ -376,6 +406,24 @@ def run_grading_pass(
     outcome.decided_by = dict(sorted(decided.items()))
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+COLLECT_HINT = "rerun this command to collect them (or `exam-harness grade --batch collect` with the same inputs)"
+
+
+def _grade_through_batch(grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], todo: Sequence[str],
+                         cache: GradeCache, outcome: GradingOutcome, strict: bool) -> None:
+    """Collect the batch jobs' grades of ``todo`` and send the rest; :class:`BatchPending` while any wait."""
+    done = exchange(grader, {key: by_key[key][0] for key in todo}, cache.path, cache.put_many)
+    for key, grade in done.grades.items():
+        for request in by_key[key]:
+            outcome.record((request.passage.id, request.test_point.id), grade, strict=strict)
+    outcome.graded += len(done.grades)
+    if done.pending:
+        raise BatchPending(pending_message(done, COLLECT_HINT))
+    for key, why in done.resent.items():  # neither graded nor sent: a prompt that cannot be sent at all
+        for request in by_key[key]:
+            outcome.failures[(request.passage.id, request.test_point.id)] = why
 
 
 def _repeated_pass(

@@ -163,6 +163,18 @@ def path_or_none(raw: str) -> Path | None:
     return None if value.lower() == "none" else Path(value)
 
 
+def shard(raw: str) -> tuple[int, int]:
+    """``I/N`` with 1 <= I <= N."""
+    index, _, count = raw.strip().partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise ValueError("must be I/N, e.g. 2/3 (shard 2 of 3)") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"must be I/N with 1 <= I <= N, got {i}/{n}")
+    return i, n
+
+
 def key_value(raw: str) -> tuple[str, str]:
     key, sep, value = raw.partition("=")
     if not sep or not key.strip():
@@ -339,6 +351,10 @@ class ExamOptions:
     strict_fallbacks: bool = declare(
         "strict-fallbacks", False, "An answer holding no grade is a pair that could not be graded, never a grade "
         "read by a fallback rule", group=GRADING, flag=True, fronts=("pytest",))
+    shard: tuple[int, int] | None = declare(
+        "shard", None, "Grade only shard I of N of the pool (by cache key: shards never overlap, reruns are "
+        "stable) into the cache, then stop without scoring; merge the shards' caches with exam-harness cache "
+        "merge (docs/shards.md)", shard, group=GRADING, fronts=("pytest",), metavar="I/N")
     dry_run: bool = declare(
         "dry-run", False, "Print how many grader calls and tokens (and, with prices, what cost) the session would "
         "spend, then stop without grading", group=GRADING, flag=True, fronts=("pytest",))

@@ -50,8 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
         options = options_from_pytest(config, PYTEST_GROUPS)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if options.dry_run and getattr(config.option, "dist", "no") != "no":
-        # A dry run grades nothing, so pytest-xdist's workers have nothing to do: this process counts
+    if (options.dry_run or options.shard is not None) and getattr(config.option, "dist", "no") != "no":
+        # A dry run grades nothing and a shard runs no case, so pytest-xdist's workers have nothing to do: this
+        # process counts or grades
         # (xdist decides in its own, later pytest_configure).
         config.option.dist = "no"
     config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config))

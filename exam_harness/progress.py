@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -21,6 +22,7 @@ class GradingProgress:
         self._bar: Any = None
         self._task: Any = None
         self._suspended: Any = None
+        self.status: Callable[[], str] | None = None  # said beside the label after each advance
 
     def __enter__(self) -> GradingProgress:
         return self
@@ -56,6 +58,8 @@ class GradingProgress:
     def advance(self, n: int) -> None:
         if self._bar is not None:
             self._bar.advance(self._task, n)
+            if self.status is not None:  # e.g. a paced server's rate and limit (llm/pacing.py)
+                self._bar.update(self._task, description=f"{self.label} ({self.status()})")
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

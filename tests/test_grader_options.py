@@ -162,6 +162,15 @@ NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
         "price_prompt": ("0.5", "what a token costs, not what the model answers (docs/cost.md)"),
         "price_completion": ("2", "what a token costs, not what the model answers"),
         "max_cost": ("9", "when grading stops, not how a pair is graded"),
+        "rpm": ("600", "how fast requests are sent"),
+        "tpm": ("100000", "how fast tokens are sent"),
+        "adaptive_concurrency": ("false", "requests in flight"),
+        # a batch answer is the synchronous request's answer: both are cached under one key (docs/batch.md)
+        "batch": ("true", "whether the requests go as batch jobs or calls"),
+        "batch_target": ("vllm", "where the batch files are answered"),
+        "batch_max_requests": ("10", "how many requests one batch file holds"),
+        "batch_price_prompt": ("0.25", "what a token costs in a batch"),
+        "batch_price_completion": ("1", "what a token costs in a batch"),
     },
 }
 

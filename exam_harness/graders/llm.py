@@ -415,6 +415,25 @@ class LLMGrader(Grader):
                 results[i] = result
         return [r if r is not None else GradeFailure("not graded") for r in results]
 
+    # -- batch grading (exam_harness/batch_grading.py) ----------------------------------------
+
+    def batch_unsupported(self) -> str | None:
+        """Why this grader's prompts cannot go into a batch file (one prompt per pair, answered once), or None."""
+        if self.mode.output == "assignment":
+            return "nugget assignment asks about several pairs in one prompt"
+        if self.mode.output == "verify":
+            return "llm-verify asks a second question that depends on the first answer"
+        return None
+
+    def grade_answer(self, request: GradingRequest, generation: Generation) -> GradeResult:
+        """The grade the answer ``generation`` to :meth:`prompt_for`'s prompt gives ``request``: the same
+        parser as :meth:`grade_batch`, so a malformed answer is a failure, never a grade."""
+        template = self._template(request.test_point)
+        if template is None or self.supports(request.test_point) is not None:
+            return GradeFailure("no prompt for this test point")
+        parts = self._parts(template, request)
+        return self._grade_items([_Item(template, parts, [0])], [generation], [request])[0]
+
     def _assign(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
         """Nugget assignment: the nuggets of one (query, passage) asked together, up to
         ``nuggets_per_call`` per prompt; a malformed list answer is asked again, then fails."""

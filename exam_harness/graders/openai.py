@@ -7,6 +7,7 @@ from exam_harness.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, cost_settings, resolve_mode
 from exam_harness.graders.repeats import REPEAT_OPTIONS
+from exam_harness.llm.batch import BATCH_OPTIONS, batch_settings
 from exam_harness.llm.openai import OPENAI_OPTIONS, backend_from_options
 
 
@@ -16,7 +17,7 @@ class OpenAIGrader(LLMGrader):
     ``model``, which wins."""
 
     name = "openai"
-    options = (*OPENAI_OPTIONS, *LLM_OPTIONS, *REPEAT_OPTIONS)
+    options = (*OPENAI_OPTIONS, *LLM_OPTIONS, *REPEAT_OPTIONS, *BATCH_OPTIONS)
 
     def __init__(self, config: GraderConfig) -> None:
         # Reading again is a no-op for values the registry converted, and checks a direct caller's.
@@ -26,6 +27,7 @@ class OpenAIGrader(LLMGrader):
                                        need_key=not config.dry_run)
         super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
                          nuggets_per_call=values["nuggets_per_call"], **cost_settings(self.name, values))
+        self.batch = batch_settings(values, self.meter.prices)  # batch=true: batch jobs, no calls (docs/batch.md)
         # samples per pair (graders/repeats.py); not in the spec: each sample's cache key is the grader's own
         self.repeats: int = values["repeats"]
         self.reducer: str = values["reducer"]

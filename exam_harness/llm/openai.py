@@ -59,6 +59,7 @@ from exam_harness.graders.base import (
     read_grader_options,
 )
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
+from exam_harness.llm.pacing import Pacer, paced
 from exam_harness.llm.retry import (
     AsyncRetrier,
     Breaker,
@@ -170,6 +171,12 @@ class OpenAIBackend:
     chars_per_token: float = option_field(CHARS_PER_TOKEN, "characters per token of the estimates (default: "
                                           f"{CHARS_PER_TOKEN:g})", number(0, open_low=True))
     concurrency: int = option_field(8, "requests in flight at once (default: 8)", integer(1))
+    rpm: float | None = option_field(None, "the server's limit of requests per minute: requests are paced to 95% of "
+                                     "it (default: none)", optional(number(0, open_low=True)))
+    tpm: float | None = option_field(None, "the server's limit of tokens per minute (estimated prompt + answer "
+                                     "tokens): paced to 95% of it (default: none)", optional(number(0, open_low=True)))
+    adaptive_concurrency: bool = option_field(True, "halve the requests in flight on 429/503 and grow them back by "
+                                              "one a round of answers, up to concurrency (default: true)", boolean)
     max_retries: int = option_field(5, "retries of a failed request (default: 5)", integer(0))
     max_consecutive_failures: int = option_field(
         5, "connection failures in a row (no answer in between) after which grading stops with one error instead "
@@ -190,6 +197,7 @@ class OpenAIBackend:
     stopped: str | None = field(init=False, default=None)  # why grading stopped (a dead server), once it has
     policy: RetryPolicy = field(init=False)
     stats: BackendStats = field(init=False, default_factory=BackendStats)
+    pacer: Pacer = field(init=False)  # rpm / tpm buckets and the adaptive concurrency (llm/pacing.py)
     _api_key: str = field(init=False)
     _scrub: Callable[[str], str] = field(init=False)
 
@@ -220,6 +228,7 @@ class OpenAIBackend:
         self.policy = RetryPolicy(max_retries=self.max_retries, backoff_base=self.backoff_base,
                                   backoff_max=self.backoff_max, retry_after_max=self.retry_after_max,
                                   retry_after_limit=self.retry_after_limit)
+        self.pacer = Pacer(self.concurrency, rpm=self.rpm, tpm=self.tpm, adaptive=self.adaptive_concurrency)
 
     # -- TextBackend protocol ----------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -367,6 +376,48 @@ class OpenAIBackend:
                 payload["logprobs"] = self.top_logprobs
         return payload
 
+    # -- batch files (llm/batch.py) -------------------------------------------------------------
+    def batch_request(self, parts: PromptParts, *, max_new_tokens: int, rating_scale: int | None = None
+                      ) -> tuple[str, dict[str, Any]] | GradeFailure:
+        """``(url, body)`` of the request :meth:`generate` would send for ``parts``, as a line of a batch
+        file wants it (url such as ``/v1/chat/completions``); a prompt that cannot fit is a failure."""
+        request = self._build(parts, self._max_tokens(max_new_tokens))
+        if isinstance(request, GradeFailure):
+            return request
+        want_logprobs = self.logprobs and rating_scale is not None
+        url = "/v1/chat/completions" if self.endpoint == "chat" else "/v1/completions"
+        return url, self._payload(request, self._max_tokens(max_new_tokens), want_logprobs)
+
+    def batch_generation(self, body: Any, parts: PromptParts, *, max_new_tokens: int,
+                         rating_scale: int | None = None) -> Generation:
+        """The :class:`Generation` in one batch answer's body, checked as a synchronous answer is
+        (:class:`MalformedResponse` when it holds none, or no grade on the scale); its tokens counted."""
+        if not isinstance(body, dict):
+            raise MalformedResponse(f"response body is not a JSON object: {_snippet(json.dumps(body))}")
+        want_logprobs = self.logprobs and rating_scale is not None
+        text, probabilities = _extract(body, self.endpoint, rating_scale if want_logprobs else None)
+        request = self._build(parts, self._max_tokens(max_new_tokens))
+        estimate = request.estimated_tokens if isinstance(request, _Request) else 0
+        reported = body.get("usage")
+        usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
+        prompt_tokens = _count(usage.get("prompt_tokens"), estimate)
+        completion_tokens = _count(usage.get("completion_tokens"), self.count_tokens(text))
+        self.stats.prompt_tokens += prompt_tokens
+        self.stats.completion_tokens += completion_tokens
+        if rating_scale is not None and is_malformed_rating(text, rating_scale):
+            raise MalformedResponse(f"the answer {_snippet(text)} is not a grade on 0..{rating_scale}")
+        return Generation(text=text, grade_probabilities=probabilities, prompt_tokens=prompt_tokens,
+                          completion_tokens=completion_tokens)
+
+    def client(self) -> Any:
+        """A synchronous ``openai.OpenAI`` client for this server (batch files and jobs); close it after use."""
+        return _import_openai().OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
+                                       max_retries=2)
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the API key (a server's error may echo it)."""
+        return self._scrub(text)
+
     # -- sending ------------------------------------------------------------------------------
     async def agenerate(
         self, prompts: Sequence[PromptParts], *, max_new_tokens: int, rating_scale: int | None = None
@@ -387,6 +438,8 @@ class OpenAIBackend:
         retrier: AsyncRetrier[Generation] = AsyncRetrier(self.policy, breaker.watch(_classify), counter,
                                                          notify=self._say)
         semaphore = asyncio.Semaphore(self.concurrency)
+        pacer = self.pacer
+        pacer.bind()
         answers: dict[tuple[tuple[str, str], ...], GenerationResult] = {}
 
         async with openai.AsyncOpenAI(
@@ -401,7 +454,8 @@ class OpenAIBackend:
                         return
                     try:
                         answers[request.messages] = await retrier.run(
-                            lambda: breaker.passed(self._call(client, payload, request, rating_scale, want_logprobs))
+                            lambda: paced(pacer, request.estimated_tokens + max_tokens, lambda: breaker.passed(
+                                self._call(client, payload, request, rating_scale, want_logprobs)), _throttle_of)
                         )
                     except RetryExhausted as exc:
                         answers[request.messages] = GradeFailure(self._scrub(f"{self._where()} failed: {exc}"))
@@ -563,6 +617,14 @@ def _classify(exc: BaseException) -> RetryDecision | None:
     if isinstance(exc, openai.APIResponseValidationError):
         return RetryDecision(True, f"malformed response: {exc.message}", status=exc.status_code)
     return None
+
+
+def _throttle_of(exc: BaseException) -> tuple[int | None, float | None]:
+    """The HTTP status of a refused request and its Retry-After, for the pacer."""
+    openai = _import_openai()
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code, parse_retry_after(exc.response.headers.get("retry-after"))
+    return None, None
 
 
 def _status_message(exc: Any) -> str:

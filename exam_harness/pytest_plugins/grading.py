@@ -40,6 +40,7 @@ class ExamGrading:
         self._worker_banks: set[str] = set()  # keys of the banks a worker has taken grades for
         self.dry_run_summary: str | None = None  # --exam-dry-run's figures, printed at the end
         self.infrastructure_failure: str | None = None  # why grading could not be done (a dead server)
+        self.shard_incomplete = False  # --exam-shard: pairs of the shard got no grade
 
     @property
     def graded(self) -> GradedExam | None:
@@ -82,6 +83,22 @@ class ExamGrading:
         grading, requests = self._prepared(banks)
         with grading:
             return dry_run_summary(grading.grader, requests, self.cache())
+
+    def grade_shard(self, banks: Sequence[QueryBank], shard: tuple[int, int]) -> tuple[str, bool]:
+        """Grade shard ``I/N`` of the pool of ``banks`` into the cache (``--exam-shard``), scoring nothing: what
+        it did, and whether every pair of the shard got a grade."""
+        options = setup_of(self.config).options
+        grading, requests = self._prepared(banks)
+        with grading, self._progress(options.grader) as progress:
+            outcome = run_grading_pass(grading.grader, requests, self.cache(), chunk_size=grading.chunk_size,
+                                       strict_fallbacks=options.strict_fallbacks, on_start=progress.start,
+                                       on_progress=progress.advance, shard=shard)
+        failed = len(outcome.failures)
+        summary = (f"exam shard {shard[0]}/{shard[1]}: {outcome.graded} pairs graded, {outcome.cache_hits} found in "
+                   f"the cache, {outcome.other_shards} left to the other shards, {failed} pairs without a grade; "
+                   "nothing was scored (merge the shards' caches with exam-harness cache merge, then run without "
+                   "--exam-shard)")
+        return summary, failed == 0
 
     def grade(self, banks: Sequence[QueryBank]) -> GradedExam:
         """Grade every pool pair of ``banks``; the result is stored for the cases (``GRADED_KEY``)."""
@@ -172,6 +189,10 @@ class ExamGrading:
                 if not is_worker(self.config):
                     if setup_of(self.config).options.dry_run:
                         self._dry_run(session)
+                    elif (shard := setup_of(self.config).options.shard) is not None:
+                        self.dry_run_summary, complete = self.grade_shard(self.collector.collected_banks(), shard)
+                        self.shard_incomplete = not complete
+                        self._deselect_all(session)
                     else:
                         self.grade(self.collector.collected_banks())
             except InfrastructureError as exc:
@@ -191,8 +212,10 @@ class ExamGrading:
     def _dry_run(self, session: pytest.Session) -> None:
         """Say what grading would spend, then run no case: they are deselected, so the session ends
         with pytest's own summary and exit status 0 (no ``pytest.exit`` traceback line)."""
-        summary = self.dry_run(self.collector.collected_banks())
-        self.dry_run_summary = summary
+        self.dry_run_summary = self.dry_run(self.collector.collected_banks())
+        self._deselect_all(session)
+
+    def _deselect_all(self, session: pytest.Session) -> None:
         items = list(session.items)
         session.items.clear()
         self.config.hook.pytest_deselected(items=items)
@@ -200,6 +223,8 @@ class ExamGrading:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.infrastructure_failure is not None:
             session.exitstatus = INFRASTRUCTURE_FAILED
+        elif self.shard_incomplete:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # pairs of the shard without a grade
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
