@@ -120,7 +120,7 @@ def test_a_dict_system_is_examined_with_the_file_runs_and_replayed_in_ci(example
     example.makeconftest(conftest(body="raise RuntimeError('called in CI')", extra=RANKING_SYSTEM))
     monkeypatch.setenv("CI", "true")
     replayed = exam(example)
-    assert replayed.ret == 0, replayed.stdout.str()
+    assert replayed.ret == 0, replayed.stdout.str() + replayed.stderr.str()
     assert covers(example) == scores
     assert calls(example) == []
     replayed.stdout.fnmatch_lines(["*stale recording: system 'dict-rag' changed since*"])

@@ -39,17 +39,17 @@ def results(system: declare.System, queries: list[Query] = QUERIES) -> tuple[dic
     return got, stopped
 
 
-def test_a_call_past_its_deadline_fails_and_a_retry_can_succeed() -> None:
+def test_a_failed_call_is_tried_again_and_a_call_past_its_deadline_fails() -> None:
     tries: dict[str, int] = {}
     lock = threading.Lock()
 
-    @exam_harness.system("slow-first", timeout=0.2, retries=1, backoff=0.01)
-    def slow_first(query: Query) -> str:
+    @exam_harness.system("flaky-first", timeout=2, retries=1, backoff=0.01)
+    def flaky_first(query: Query) -> str:
         with lock:
             tries[query.id] = tries.get(query.id, 0) + 1
             first = tries[query.id] == 1
         if first and query.id == "q1":
-            time.sleep(1)  # past the deadline: abandoned, tried again
+            raise ConnectionError("reset")
         return f"answer {query.id}"
 
     @exam_harness.system("always-slow", timeout=0.1, concurrency=8)
@@ -62,6 +62,34 @@ def test_a_call_past_its_deadline_fails_and_a_retry_can_succeed() -> None:
     assert all(c.error is None for c in got.values()) and got["q1"].attempts == 2
     got, _ = results(declare.declared()[1], QUERIES[:2])
     assert {c.error for c in got.values()} == {"TimeoutError: no answer within 0.1 s"}
+
+
+def test_the_deadline_covers_the_retries_and_a_blocked_event_loop() -> None:
+    @exam_harness.system("slow-retried", timeout=0.5, retries=5, backoff=0.05)
+    def slow_retried(query: Query) -> str:
+        time.sleep(0.3)
+        raise ConnectionError("down")
+
+    @exam_harness.system("blocks-its-loop", timeout=0.3, concurrency=2)
+    async def blocks_its_loop(query: Query) -> str:
+        time.sleep(1.5)  # a sync sleep in an async system: its event loop stands still
+        return "late"
+
+    start = time.monotonic()
+    got, _ = results(declare.declared()[0], QUERIES[:2])
+    assert time.monotonic() - start < 1.2  # five retries of 0.3 s would take 1.8 s
+    assert all(c.error is not None for c in got.values()) and all(c.attempts <= 2 for c in got.values())
+    start = time.monotonic()
+    got, _ = results(declare.declared()[1], QUERIES[:2])
+    assert time.monotonic() - start < 1.2
+    assert {c.error for c in got.values()} == {"TimeoutError: no answer within 0.3 s"}
+
+
+@pytest.mark.parametrize("field, value", [("timeout", float("inf")), ("timeout", float("nan")),
+                                          ("backoff", 1e9), ("backoff", float("inf")), ("retries", 10**9)])
+def test_unbounded_deadlines_and_backoffs_are_refused(field: str, value: float) -> None:
+    with pytest.raises(ConfigError, match=field):
+        exam_harness.system("unbounded", **{field: value})(lambda q: "x")
 
 
 def test_a_wrong_return_type_fails_the_query_without_retries() -> None:
