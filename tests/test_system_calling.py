@@ -218,7 +218,8 @@ def test_once_asks_again_for_a_query_whose_text_changed_and_replay_says_it_is_st
     asked.clear()
     replayed = SystemsPass("replay", tmp_path).run([(system, edited)])
     assert asked == [] and replayed.notes == [
-        "stale recording: system 'echo' answered another text of queries q1; record it again"]
+        "stale recording: system 'echo': queries q1 changed their text since recorded; its recorded answers are "
+        "scored as they are (replay mode calls nothing)"]
     SystemsPass("once", tmp_path).run([(system, edited)])
     assert asked == ["q1"]
     assert read_responses(tmp_path / "echo.responses.jsonl").responses["echo"]["q1"] == "an edited query"

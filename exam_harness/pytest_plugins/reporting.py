@@ -24,6 +24,7 @@ from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
+from exam_harness.pytest_plugins.systems import system_checks
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus, verdict_of
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.schema import ExamReport, GateResult
@@ -100,6 +101,7 @@ class ExamReporting:
             results += _incomplete_checks(report, "the scores of run {run!r} rest on pairs that could not be graded "
                                                   "in {n} of {queries} queries; they are not scores")
         results += self._fallback_checks(report)
+        results += system_checks(self.config)  # a stale recording under --exam-stale=fail
         report.verdict = verdict_of(results)
         if not report.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -41,7 +41,8 @@ MAX_NAME = 100  # the name is part of file names
 Version = str | Callable[[], object] | None
 Files = Sequence[str | Path] | str | Path
 
-__all__ = ["Answer", "Passage", "Query", "Secret", "Sentence", "System", "command_system", "declared", "http_system", "system"]
+__all__ = ["Answer", "Passage", "Query", "Secret", "Sentence", "System", "command_system", "declared", "http_system",
+           "system"]
 
 
 @dataclass(frozen=True)
