@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Answer", "Passage", "Query", "Secret", "Sentence", "__version__", "command_system", "http_system", "system"]
 _LAZY = {"Query": "exam_harness.models", **dict.fromkeys(
-    ("Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"), "exam_harness.systems.declare")}
+    ("Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"),
+    "exam_harness.systems.declare")}
 
 
 def __getattr__(name: str) -> Any:

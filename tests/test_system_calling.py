@@ -85,7 +85,7 @@ def test_the_deadline_covers_the_retries_and_a_blocked_event_loop() -> None:
     assert {c.error for c in got.values()} == {"TimeoutError: no answer within 0.3 s"}
 
 
-@pytest.mark.parametrize("field, value", [("timeout", float("inf")), ("timeout", float("nan")),
+@pytest.mark.parametrize(("field", "value"), [("timeout", float("inf")), ("timeout", float("nan")),
                                           ("backoff", 1e9), ("backoff", float("inf")), ("retries", 10**9)])
 def test_unbounded_deadlines_and_backoffs_are_refused(field: str, value: float) -> None:
     with pytest.raises(ConfigError, match=field):

@@ -21,6 +21,7 @@ import pytest
 
 from exam_harness.errors import ConfigError
 from exam_harness.models import Query, QueryBank
+from exam_harness.paths import shown_path
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
 from exam_harness.report.schema import GateResult
@@ -63,9 +64,10 @@ class ExamSystems:
         except ConfigError as exc:
             raise pytest.UsageError(str(exc)) from None
         if not folder.exists() and options.record_into is None and options.runs != (Path("runs"),):
+            shown = shown_path(folder)
             raise pytest.UsageError(
-                f"the runs folder {folder} does not exist, so the declared systems would all be called again into a "
-                f"new folder; check the name, or give --exam-record-into {folder} to record into a new folder")
+                f"the runs folder {shown} does not exist, so the declared systems would all be called again into a "
+                f"new folder; check the name, or give --exam-record-into {shown} to record into a new folder")
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
