@@ -129,6 +129,7 @@ folder = Path(sys.argv[1])
 log = folder.parent / "calls.log"
 SLEEP = float(os.environ.get("SLEEP", "0"))
 KILL_AT = int(os.environ.get("KILL_AT", "0"))
+HANG_AT = int(os.environ.get("HANG_AT", "0"))
 
 @exam_harness.system("sys", concurrency=1, timeout=float(os.environ.get("TIMEOUT", "60")))
 def answer(query):
@@ -136,7 +137,7 @@ def answer(query):
         fh.write(query.id + "\\n")
     if KILL_AT and len(log.read_text().split()) == KILL_AT:
         os.kill(os.getpid(), signal.SIGKILL)
-    time.sleep(SLEEP)
+    time.sleep(60 if HANG_AT and len(log.read_text().split()) == HANG_AT else SLEEP)
     return "answer " + query.id
 
 queries = [Query(id=f"q{i}", text=f"query {i}") for i in range(int(os.environ.get("QUERIES", "8")))]
@@ -228,6 +229,23 @@ def test_ctrl_c_in_a_pytest_session_exits_without_a_traceback(example: pytest.Py
     assert "Traceback" not in out + err, out + err
     assert "press Ctrl-C again to abandon them" in err
     assert "interrupted while calling systems" in out
+
+
+def test_sigterm_is_an_interrupt_that_keeps_the_finished_answers(tmp_path: Path) -> None:
+    hung = child(tmp_path, HANG_AT="3")  # q0, q1 answered; q2 hangs
+    deadline = time.monotonic() + 30
+    while len((tmp_path / "calls.log").read_text().split() if (tmp_path / "calls.log").exists() else []) < 3 \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    hung.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    hung.send_signal(signal.SIGTERM)
+    out, err = hung.communicate(timeout=30)
+    assert "INTERRUPTED interrupted while calling systems: 2 finished answers kept, 6 queries not answered" in out, err
+    assert logged(tmp_path) == ["q0", "q1", "q2"]
+    rerun = child(tmp_path)
+    rerun.communicate(timeout=60)
+    assert logged(tmp_path) == ["q2", "q3", "q4", "q5", "q6", "q7"]
 
 
 # -- never drop good data --------------------------------------------------------------------------------
