@@ -63,7 +63,9 @@ class RecordOnly:
         failed = len(outcome.failures)
         lines = [f"{name}: {n} queries recorded" for name, n in outcome.recorded.items()]
         lines += [scrub(f"! {note}") for note in outcome.notes]
-        lines.append(scrub(f"{outcome.calls} calls, {failed} failed (system, query) pairs" + (
+        replayed = sum(h.replayed for h in outcome.health.values())
+        lines.append(scrub(f"{outcome.calls} calls, {replayed} answers kept from the recordings, {failed} failed "
+                           f"(system, query) pairs ({systems.mode}, {systems.policy})" + (
             ": " + "; ".join(sorted(set(outcome.failures.values()))[:5]) if failed else "")))
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         for line in lines:
