@@ -140,10 +140,20 @@ def answer(query):
     time.sleep(60 if HANG_AT and len(log.read_text().split()) == HANG_AT else SLEEP)
     return "answer " + query.id
 
+if os.environ.get("FORM") == "async":  # an async system blocking its own event loop
+    declared_system = exam_harness.system("sys-async", timeout=float(os.environ["TIMEOUT"]))
+    @declared_system
+    async def blocking(query):
+        time.sleep(SLEEP)
+        return "late"
+elif os.environ.get("FORM") == "command":  # a command whose child keeps its output open
+    exam_harness.command_system("sys-command", ["sh", "-c", f"sleep {SLEEP}; echo late"],
+                                timeout=float(os.environ["TIMEOUT"]))
+
 queries = [Query(id=f"q{i}", text=f"query {i}") for i in range(int(os.environ.get("QUERIES", "8")))]
 print("START", time.time(), flush=True)
 try:
-    outcome = SystemsPass("once", folder).run([(declared()[0], queries)])
+    outcome = SystemsPass("once", folder).run([(declared()[-1], queries)])
 except KeyboardInterrupt as exc:
     print("INTERRUPTED", exc, flush=True)
     sys.exit(2)
@@ -180,8 +190,9 @@ def test_a_sigkill_after_k_answers_keeps_them_and_the_rerun_calls_only_the_rest(
     assert len(recorded["queries"]) == 8 and not (tmp_path / "runs" / ".sys.journal.jsonl").exists()
 
 
-def test_a_deadline_of_2_s_on_a_25_s_call_ends_the_session_within_4_s(tmp_path: Path) -> None:
-    session = child(tmp_path, SLEEP="25", TIMEOUT="2", QUERIES="1")
+@pytest.mark.parametrize("form", ["sync", "async", "command"])
+def test_a_deadline_of_2_s_on_a_25_s_call_ends_the_session_within_4_s(tmp_path: Path, form: str) -> None:
+    session = child(tmp_path, SLEEP="25", TIMEOUT="2", QUERIES="1", FORM=form)
     out, err = session.communicate(timeout=60)
     started = float(out.split()[1])
     assert time.time() - started < 4, out + err
