@@ -279,6 +279,7 @@ class _Scheduler:
         self.results: queue.SimpleQueue[tuple[int, bool, Any]] = queue.SimpleQueue()
         self.running: dict[int, _Flight] = {}  # token -> flight
         self.waiting: list[tuple[float, int, _Flight]] = []  # (retry at, seq, flight)
+        self.deadlines: list[tuple[float, int]] = []  # (deadline, token) of running attempts; stale ones skipped
         self.flights = 0
         self.tokens = itertools.count(1)
         self.interrupts = 0
@@ -331,7 +332,9 @@ class _Scheduler:
             if not self.flights and (self.interrupts or not any(lane.can_launch for lane in lanes)):
                 return
             now = time.monotonic()
-            wake = min([TICK, *(f.deadline - now for f in self.running.values() if f.deadline is not None),
+            while self.deadlines and self.deadlines[0][1] not in self.running:
+                heapq.heappop(self.deadlines)  # that attempt ended
+            wake = min([TICK, *(at - now for at, _token in self.deadlines[:1]),
                         *(at - now for at, _seq, _f in self.waiting[:1])])
             try:
                 token, ok, payload = self.results.get(timeout=max(wake, 0.0))
@@ -368,6 +371,8 @@ class _Scheduler:
         flight.attempts += 1
         flight.token = next(self.tokens)
         self.running[flight.token] = flight
+        if flight.deadline is not None:
+            heapq.heappush(self.deadlines, (flight.deadline, flight.token))
         try:
             flight.handle = flight.lane.start(flight.token, flight.query, self.results)
         except Exception as exc:  # e.g. an "async" callable that returns no awaitable
@@ -408,9 +413,10 @@ class _Scheduler:
         self._finish(flight, None, message(error), now)
 
     def _expire(self, now: float) -> None:
-        for token, flight in list(self.running.items()):
-            if flight.deadline is not None and now >= flight.deadline:
-                del self.running[token]
+        while self.deadlines and self.deadlines[0][0] <= now:
+            _deadline, token = heapq.heappop(self.deadlines)
+            flight = self.running.pop(token, None)
+            if flight is not None:
                 if flight.handle is not None:
                     flight.handle.cancel()
                 flight.lane.abandoned += 1
