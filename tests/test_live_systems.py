@@ -136,6 +136,10 @@ def test_a_dict_system_is_examined_with_the_file_runs_and_replayed_in_ci(example
     report = json.loads((example.path / "reports" / "exam-report.json").read_text())
     assert report["verdict"]["passed"] is False
     assert [g["gate"] for g in report["verdict"]["gates"] if not g["passed"]] == ["exam-stale"]
+    shown = exam(example, "--exam-markdown", "summary.md", "--exam-html", "html")
+    assert shown.ret == pytest.ExitCode.TESTS_FAILED
+    assert "exam-stale" in (example.path / "summary.md").read_text()
+    assert "exam-stale" in "".join(p.read_text() for p in (example.path / "html").rglob("*.html"))
     # told to warn, the same replay passes, saying so
     warned = exam(example, "--exam-stale=warn")
     assert warned.ret == 0, warned.stdout.str()
