@@ -198,7 +198,7 @@ def _origin(name: str) -> Path | None:
     if origin is None:
         try:
             spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError, AttributeError):
+        except Exception:  # finding a submodule imports its package, which may fail in any way
             return None
         origin = spec.origin if spec is not None and spec.has_location else None
     return Path(origin) if origin else None
