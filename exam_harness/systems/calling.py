@@ -320,6 +320,10 @@ class _Scheduler:
                 self.announced = min(self.interrupts, 2)
                 if self.announced >= 2 or not self.flights:
                     self.abandoned = self.flights
+                    for flight in self.running.values():
+                        flight.lane.abandoned += 1
+                        if flight.handle is not None:
+                            flight.handle.cancel()
                     if self.flights:
                         self.say(f"exam-harness: abandoning {self.flights} call{'s' if self.flights != 1 else ''} "
                                  "in flight")
