@@ -326,3 +326,27 @@ def test_several_systems_are_called_together(tmp_path: Path) -> None:
     make("second")
     SystemsPass("once", tmp_path).run([(s, EIGHT[:3]) for s in declare.declared()])
     assert frozenset({"first", "second"}) in seen_together
+
+
+def test_an_object_imported_from_a_project_module_covers_that_module(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # the README's shape: `chain.invoke(query.text)` with `chain` an object built in the project's code
+    from exam_harness.systems.fingerprint import python_covers
+
+    chain_v1 = "class Chain:\n    def invoke(self, text):\n        return text\n\nchain = Chain()\n"
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "trust_chains.py").write_text(chain_v1)
+    (tmp_path / "trust_declared.py").write_text(
+        "from trust_chains import chain\n\ndef my_rag(query):\n    return chain.invoke(query.text)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import trust_declared  # type: ignore[import-not-found]
+
+        before = python_covers(trust_declared.my_rag, [], None, "trust_declared.py")
+        assert "module trust_chains.py" in before
+        (tmp_path / "trust_chains.py").write_text(chain_v1.replace("return text", "return text.upper()"))
+        after = python_covers(trust_declared.my_rag, [], None, "trust_declared.py")
+        assert after["module trust_chains.py"] != before["module trust_chains.py"]
+    finally:
+        sys.modules.pop("trust_declared", None)
+        sys.modules.pop("trust_chains", None)

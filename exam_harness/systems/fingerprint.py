@@ -93,9 +93,32 @@ class _Walk:
             return
         own = getattr(fn, "__module__", None)
         namespace: dict[str, Any] = getattr(fn, "__globals__", {})
+        imported = self.imported_names(Path(code.co_filename), own)
         for name in _names(code):
+            if name in imported:  # ``from rag import pipeline``: pipeline's module, whatever pipeline is
+                self.module(imported[name])
             if name in namespace:
                 self.used(namespace[name], own)
+
+    def imported_names(self, path: Path, module_name: str | None) -> dict[str, str]:
+        """The names a module's own import statements bind, and the module each comes from."""
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            return {}
+        package = module_name.rpartition(".")[0] if module_name else ""
+        bound: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    bound[alias.asname or alias.name.partition(".")[0]] = alias.name if alias.asname else \
+                        alias.name.partition(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolved(node, package)
+                for alias in node.names:
+                    if base and alias.name != "*":
+                        bound[alias.asname or alias.name] = base
+        return bound
 
     def used(self, obj: Any, own_module: str | None) -> None:
         """Something a covered function names: a module, or a function or class (of its own module:
@@ -104,6 +127,8 @@ class _Walk:
             self.module(obj.__name__)
             return
         if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            if not inspect.isbuiltin(obj) and type(obj).__module__ != "builtins":
+                self.used(type(obj), own_module)  # an instance: its class
             return
         module = getattr(obj, "__module__", None)
         if module is None:
@@ -214,16 +239,22 @@ def _imports(source: bytes, package: str) -> Iterable[str]:
             for alias in node.names:
                 yield alias.name
         elif isinstance(node, ast.ImportFrom):
-            try:
-                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level \
-                    else node.module or ""
-            except (ImportError, ValueError):
-                continue
+            base = _resolved(node, package)
             if base:
                 yield base
                 for alias in node.names:  # ``from pkg import submodule``
                     if alias.name != "*" and f"{base}.{alias.name}" in sys.modules:
                         yield f"{base}.{alias.name}"
+
+
+def _resolved(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module name of a ``from ... import``, or "" when it cannot be resolved."""
+    if not node.level:
+        return node.module or ""
+    try:
+        return importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+    except (ImportError, ValueError):
+        return ""
 
 
 @functools.cache
