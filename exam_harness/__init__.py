@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from exam_harness.models import Query
-    from exam_harness.systems.declare import Answer, Passage, Sentence, command_system, http_system, system
+    from exam_harness.systems.declare import Answer, Passage, Secret, Sentence, command_system, http_system, system
 
-__all__ = ["Answer", "Passage", "Query", "Sentence", "__version__", "command_system", "http_system", "system"]
+__all__ = ["Answer", "Passage", "Query", "Secret", "Sentence", "__version__", "command_system", "http_system", "system"]
 _LAZY = {"Query": "exam_harness.models", **dict.fromkeys(
-    ("Answer", "Passage", "Sentence", "command_system", "http_system", "system"), "exam_harness.systems.declare")}
+    ("Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"),
+    "exam_harness.systems.declare")}
 
 
 def __getattr__(name: str) -> Any:

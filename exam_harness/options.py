@@ -371,6 +371,16 @@ class ExamOptions:
         "everything when the system changed), 'replay' (call nothing, read the recording), 'record' (call every "
         "query again) or 'live' (call, record nothing) (default: $EXAM_SYSTEM_MODE, else replay when CI=true, "
         "else once)", choice(*SYSTEM_MODES), group=SYSTEMS, metavar="MODE")
+    stale: str | None = declare(
+        "stale", None, "What a stale recording of a declared system (made by another version of it: the function, "
+        "a project module it imports, its files= or version= changed) does: 'warn' (scored as it is, with a "
+        "warning), 'fail' (scored, and the session fails with a case of its own) or 'record' (called again; "
+        "replay mode calls nothing, so there a warning) (default: fail when CI=true, else record)",
+        choice("warn", "fail", "record"), group=SYSTEMS, metavar="POLICY")
+    record_into: Path | None = declare(
+        "record-into", None, "Folder the recordings of declared systems go to, made when missing, and read as a "
+        "runs folder (default: the first runs folder, which must exist when named with --exam-runs)", Path,
+        group=SYSTEMS, path=True, metavar="DIR")
     strict_queries: bool = declare(
         "strict-queries", False, "A query that a run ranks but no bank covers is a usage error naming the run file "
         "and line (default: a note naming its nearest bank query, e.g. 'sizng' ~ 'sizing')", group=INPUTS,

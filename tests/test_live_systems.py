@@ -116,14 +116,34 @@ def test_a_dict_system_is_examined_with_the_file_runs_and_replayed_in_ci(example
     assert recorded["fingerprint"] and set(recorded["queries"]) == set(QUERIES)
     assert recorded["harness_version"] and not recorded["errors"]
 
-    # CI replays the committed recording: a system that would raise if called gives the same scores
+    # CI replays the committed recording: a system that would raise if called gives the same scores; it
+    # was edited since, so the recording is stale, which fails CI (stale=fail) with a case of its own
     example.makeconftest(conftest(body="raise RuntimeError('called in CI')", extra=RANKING_SYSTEM))
     monkeypatch.setenv("CI", "true")
     replayed = exam(example)
-    assert replayed.ret == 0, replayed.stdout.str()
+    assert replayed.ret == pytest.ExitCode.TESTS_FAILED, replayed.stdout.str()
     assert covers(example) == scores
     assert calls(example) == []
-    replayed.stdout.fnmatch_lines(["*stale recording: system 'dict-rag' changed since*"])
+    replayed.stdout.fnmatch_lines([
+        "*stale recording: system 'dict-rag': 4 of its recorded answers were made by another version of the system "
+        "(changed: function conftest.py::dict_rag)*",
+        "systems (replay, stale=fail (default under CI=true)): 0 calls, 8 answers replayed; stale: dict-rag"])
+    root = ET.parse(example.path / "junit.xml").getroot()
+    stale_cases = {case.get("name"): case.find("failure") for case in root.iter("testcase")
+                   if case.get("classname") == "exam gates"}
+    failure = stale_cases["exam-stale[dict-rag]"]
+    assert failure is not None and "stale=fail (default under CI=true)" in (failure.get("message") or "")
+    report = json.loads((example.path / "reports" / "exam-report.json").read_text())
+    assert report["verdict"]["passed"] is False
+    assert [g["gate"] for g in report["verdict"]["gates"] if not g["passed"]] == ["exam-stale"]
+    shown = exam(example, "--exam-markdown", "summary.md", "--exam-html", "html")
+    assert shown.ret == pytest.ExitCode.TESTS_FAILED
+    assert "exam-stale" in (example.path / "summary.md").read_text()
+    assert "exam-stale" in "".join(p.read_text() for p in (example.path / "html").rglob("*.html"))
+    # told to warn, the same replay passes, saying so
+    warned = exam(example, "--exam-stale=warn")
+    assert warned.ret == 0, warned.stdout.str()
+    warned.stdout.fnmatch_lines(["systems (replay, stale=warn (--exam-stale)): 0 calls, 8 answers replayed*"])
 
 
 def test_ci_without_a_recording_fails_naming_the_system(example: pytest.Pytester,

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -39,17 +39,17 @@ def results(system: declare.System, queries: list[Query] = QUERIES) -> tuple[dic
     return got, stopped
 
 
-def test_a_call_past_its_deadline_fails_and_a_retry_can_succeed() -> None:
+def test_a_failed_call_is_tried_again_and_a_call_past_its_deadline_fails() -> None:
     tries: dict[str, int] = {}
     lock = threading.Lock()
 
-    @exam_harness.system("slow-first", timeout=0.2, retries=1, backoff=0.01)
-    def slow_first(query: Query) -> str:
+    @exam_harness.system("flaky-first", timeout=2, retries=1, backoff=0.01)
+    def flaky_first(query: Query) -> str:
         with lock:
             tries[query.id] = tries.get(query.id, 0) + 1
             first = tries[query.id] == 1
         if first and query.id == "q1":
-            time.sleep(1)  # past the deadline: abandoned, tried again
+            raise ConnectionError("reset")
         return f"answer {query.id}"
 
     @exam_harness.system("always-slow", timeout=0.1, concurrency=8)
@@ -62,6 +62,35 @@ def test_a_call_past_its_deadline_fails_and_a_retry_can_succeed() -> None:
     assert all(c.error is None for c in got.values()) and got["q1"].attempts == 2
     got, _ = results(declare.declared()[1], QUERIES[:2])
     assert {c.error for c in got.values()} == {"TimeoutError: no answer within 0.1 s"}
+
+
+def test_the_deadline_covers_the_retries_and_a_blocked_event_loop() -> None:
+    @exam_harness.system("slow-retried", timeout=0.5, retries=5, backoff=0.05)
+    def slow_retried(query: Query) -> str:
+        time.sleep(0.3)
+        raise ConnectionError("down")
+
+    @exam_harness.system("blocks-its-loop", timeout=0.3, concurrency=2)
+    async def blocks_its_loop(query: Query) -> str:
+        time.sleep(3)  # a sync sleep in an async system: its event loop stands still
+        return "late"
+
+    start = time.monotonic()
+    got, _ = results(declare.declared()[0], QUERIES[:2])
+    assert time.monotonic() - start < 2.5  # six attempts of 0.3 s and their backoffs would take 3.3 s
+    assert all(c.error is not None for c in got.values()) and all(c.attempts <= 2 for c in got.values())
+    start = time.monotonic()
+    got, _ = results(declare.declared()[1], QUERIES[:2])
+    assert time.monotonic() - start < 2.5  # the two calls block the loop for 6 s
+    assert {c.error for c in got.values()} == {"TimeoutError: no answer within 0.3 s"}
+
+
+@pytest.mark.parametrize(("field", "value"), [("timeout", float("inf")), ("timeout", float("nan")),
+                                          ("backoff", 1e9), ("backoff", float("inf")), ("retries", 10**9)])
+def test_unbounded_deadlines_and_backoffs_are_refused(field: str, value: float) -> None:
+    declared: dict[str, Any] = {field: value}
+    with pytest.raises(ConfigError, match=field):
+        exam_harness.system("unbounded", **declared)(lambda q: "x")
 
 
 def test_a_wrong_return_type_fails_the_query_without_retries() -> None:
@@ -190,7 +219,8 @@ def test_once_asks_again_for_a_query_whose_text_changed_and_replay_says_it_is_st
     asked.clear()
     replayed = SystemsPass("replay", tmp_path).run([(system, edited)])
     assert asked == [] and replayed.notes == [
-        "stale recording: system 'echo' answered another text of queries q1; record it again"]
+        "stale recording: system 'echo': queries q1 changed their text since recorded; its recorded answers are "
+        "scored as they are (replay mode calls nothing)"]
     SystemsPass("once", tmp_path).run([(system, edited)])
     assert asked == ["q1"]
     assert read_responses(tmp_path / "echo.responses.jsonl").responses["echo"]["q1"] == "an edited query"

@@ -44,6 +44,7 @@ class RecordOnly:
         from exam_harness.errors import ExamError
         from exam_harness.pytest_plugins.systems import ExamSystems
         from exam_harness.systems.declare import declared
+        from exam_harness.systems.secrets import scrub
 
         systems = session.config.pluginmanager.get_plugin("exam-systems")
         assert isinstance(systems, ExamSystems)
@@ -61,9 +62,11 @@ class RecordOnly:
         assert outcome is not None
         failed = len(outcome.failures)
         lines = [f"{name}: {n} queries recorded" for name, n in outcome.recorded.items()]
-        lines += [f"! {note}" for note in outcome.notes]
-        lines.append(f"{outcome.calls} calls, {failed} failed (system, query) pairs" + (
-            ": " + "; ".join(sorted(set(outcome.failures.values()))[:5]) if failed else ""))
+        lines += [scrub(f"! {note}") for note in outcome.notes]
+        replayed = sum(h.replayed for h in outcome.health.values())
+        lines.append(scrub(f"{outcome.calls} calls, {replayed} answers kept from the recordings, {failed} failed "
+                           f"(system, query) pairs ({systems.mode}, {systems.policy})" + (
+            ": " + "; ".join(sorted(set(outcome.failures.values()))[:5]) if failed else "")))
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         for line in lines:
             reporter.write_line(line)
@@ -76,5 +79,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_cli(args, [SYSTEMS], defaults={"system_mode": "once"})
     # --assert=plain: exam_harness is imported already, which assertion rewriting would warn about
     pytest_args = ["-p", "no:cacheprovider", "--assert=plain", f"--exam-system-mode={options.system_mode}",
+                   *([f"--exam-stale={options.stale}"] if options.stale else []),
+                   *([f"--exam-record-into={options.record_into}"] if options.record_into else []),
                    *[a for a in args.pytest_args if a != "--"]]
     return int(pytest.main(pytest_args, plugins=[RecordOnly(args.system)]))

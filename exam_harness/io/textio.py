@@ -18,7 +18,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -424,13 +424,19 @@ def create_exclusive(path: Path, data: bytes | Iterable[bytes]) -> bool:
 
 
 @contextlib.contextmanager
-def locked_folder(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``folder`` itself (no lock file): writers of one folder take turns."""
+def locked_folder(folder: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` itself (no lock file): writers of one folder take turns;
+    ``on_wait`` is called once when another holds it (to say so before waiting)."""
     import fcntl
 
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -26,9 +26,10 @@ from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_controller, setup_of
+from exam_harness.pytest_plugins.systems import system_checks
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
-from exam_harness.report.schema import ExamReport
+from exam_harness.report.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, Decision, decision
 from exam_harness.results.writers import WriterInput, WriterOutputError
 
@@ -105,6 +106,10 @@ class ExamReporting:
             self.incomplete_message = (
                 f"FAIL incomplete exam: {report.cache.failures} pairs could not be graded; the scores of runs {runs} "
                 "rest on them and are not scores (see the '!' footnote)")
+        stale = system_checks(self.config)  # a stale recording under --exam-stale=fail (pytest_plugins/systems.py)
+        if stale:
+            found = replace(found, verdict=Verdict(passed=found.verdict.passed and all(r.passed for r in stale),
+                                                   gates=[*found.verdict.gates, *stale]))
         return found
 
     def writer_input(self) -> WriterInput:

@@ -3,11 +3,15 @@
 The queries a system is asked are those of its collected cases, so ``-k`` and deselection limit the
 calls; under pytest-xdist the controller calls every query of the requested banks before the workers
 start, and the workers read the recordings. A query a system failed on makes that system's cases of
-that query errors, with the system's message.
+that query errors, with the system's message. A stale recording under ``--exam-stale=fail`` (the
+default under ``CI=true``) fails the session with a case of its own, ``exam gates::exam-stale[NAME]``.
+``--exam-dry-run`` calls no system.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,10 +21,14 @@ import pytest
 
 from exam_harness.errors import ConfigError
 from exam_harness.models import Query, QueryBank
+from exam_harness.paths import shown_path
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
+from exam_harness.report.schema import GateResult
 from exam_harness.systems.declare import System, clear, declared
-from exam_harness.systems.session import WORKER, PassOutcome, SystemsPass, recording_folder, resolve_mode
+from exam_harness.systems.health import policy_text, resolve_stale
+from exam_harness.systems.secrets import scrub
+from exam_harness.systems.session import DRY, WORKER, PassOutcome, SystemsPass, recording_folder, resolve_mode
 
 if TYPE_CHECKING:  # annotation only: collection builds on this plugin (its cases ask it for failures)
     from exam_harness.pytest_plugins.collection import ExamCollector
@@ -36,19 +44,36 @@ class ExamSystems:
         setup = setup_of(config)
         setup.exam_inputs(config).system_names = lambda: [s.name for s in declared()]
         self.mode = resolve_mode(setup.options.system_mode)
+        self.stale = resolve_stale(setup.options.stale)
+        self.policy = policy_text(self.stale, setup.options.stale)
 
     def folder(self) -> Path:
-        return recording_folder(list(setup_of(self.config).options.runs))
+        options = setup_of(self.config).options
+        return options.record_into or recording_folder(list(options.runs))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
-        # Systems declared with no runs folder yet: the folder their recordings go to is made, so that
-        # the run loader finds it.
-        if declared():
-            try:
-                self.folder().mkdir(parents=True, exist_ok=True)
-            except ConfigError as exc:
-                raise pytest.UsageError(str(exc)) from None
+        # Before any call: the folder the recordings go to. A runs folder named on purpose must exist (a
+        # typo would record every system again into a new folder); --exam-record-into makes its folder,
+        # and the default runs/ is made for a first recording.
+        if not declared():
+            return
+        options = setup_of(self.config).options
+        try:
+            folder = self.folder()
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if not folder.exists() and options.record_into is None and options.runs != (Path("runs"),):
+            shown = shown_path(folder)
+            raise pytest.UsageError(
+                f"the runs folder {shown} does not exist, so the declared systems would all be called again into a "
+                f"new folder; check the name, or give --exam-record-into {shown} to record into a new folder")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise pytest.UsageError(f"cannot make the runs folder {folder}: {exc.strerror or exc}") from None
+        if options.record_into is not None:
+            setup_of(self.config).exam_inputs(self.config).extra_runs.append(folder)
 
     def prepare(self, banks: Sequence[QueryBank] | None = None) -> None:
         """Call or replay every declared system for its queries: those of its collected cases, or
@@ -56,7 +81,7 @@ class ExamSystems:
         systems = [s for s in declared() if self.only is None or s.name in self.only]
         if not systems or self.outcome is not None:
             return
-        mode = WORKER if is_worker(self.config) else self.mode
+        mode = WORKER if is_worker(self.config) else DRY if setup_of(self.config).options.dry_run else self.mode
         if mode == "live" and (is_xdist_controller(self.config) or is_worker(self.config)):
             raise ConfigError("--exam-system-mode live keeps answers in this process only; under pytest-xdist use "
                               "once or record, which the workers read from the runs folder")
@@ -66,7 +91,7 @@ class ExamSystems:
             folder = Path(self._live.name)
         # a system none of whose cases was collected (-k) is neither called nor checked
         wanted = [(s, queries) for s in systems if (queries := self._queries(s, banks))]
-        self.outcome = SystemsPass(mode, folder, progress=self._progress).run(wanted)
+        self.outcome = SystemsPass(mode, folder, progress=self._progress, stale=self.stale, say=self._say).run(wanted)
         inputs = setup_of(self.config).exam_inputs(self.config)
         if mode == "live":
             inputs.extra_runs.append(folder)
@@ -88,6 +113,21 @@ class ExamSystems:
         enabled = not setup_of(self.config).options.no_progress and self.config.get_verbosity() >= 0
         return GradingProgress(label, enabled, capman=capman, unit="queries")
 
+    def _say(self, text: str) -> None:
+        """A line on the terminal at once (an interrupt's), with pytest's capture suspended."""
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+            print(scrub(text), file=sys.stderr, flush=True)
+
+    def checks(self) -> list[GateResult]:
+        """The verdict's checks of live systems: a stale recording under ``stale=fail`` fails the session."""
+        if self.outcome is None or is_worker(self.config):
+            return []
+        return [GateResult(gate="exam-stale", run=health.system, passed=False,
+                           message=f"{health.stale_message()}; {self.policy}: record it again (exam-harness record, or "
+                                   "a session outside CI) and commit the recording")
+                for health in self.outcome.health.values() if health.fails_session]
+
     def failure(self, run: str, query_id: str) -> str | None:
         """The message a case of ``run`` on ``query_id`` fails with when the system failed on that query."""
         if self.outcome is None:
@@ -99,19 +139,25 @@ class ExamSystems:
         if outcome is None or is_worker(self.config):
             return
         for note in outcome.notes:
-            terminalreporter.write_line(f"! {note}", yellow=True, bold=True)
+            terminalreporter.write_line(scrub(f"! {note}"), yellow=True, bold=True)
         failed: dict[str, int] = {}
         for system, _query in outcome.failures:
             failed[system] = failed.get(system, 0) + 1
         if failed:
             shown = ", ".join(f"{name!r} on {n} quer{'y' if n == 1 else 'ies'}" for name, n in failed.items())
             terminalreporter.write_line(
-                f"FAIL incomplete exam: systems failed ({shown}); those cases are errors and the systems' scores "
-                "count the queries as not covered (marked incomplete, '!'); nothing was recorded for them, so the "
-                "next run asks again",
+                f"FAIL incomplete exam: systems failed ({scrub(shown)}); those cases are errors and the systems' "
+                "scores count the queries as not covered (marked incomplete, '!'); nothing was recorded for them, "
+                "so the next run asks again",
                 red=True, bold=True)
-        elif outcome.calls:
-            terminalreporter.write_line(f"systems ({self.mode}): {outcome.calls} calls")
+        health = list(outcome.health.values())
+        if health:
+            replayed = sum(h.replayed for h in health)
+            stale = [h.system for h in health if h.stale]
+            terminalreporter.write_line(
+                f"systems ({self.mode}, {self.policy}): {outcome.calls} calls, {replayed} answers replayed"
+                + (f"; stale: {', '.join(stale)}" if stale else ""),
+                red=any(h.fails_session for h in health))
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         clear()  # declarations belong to this session (an in-process pytester run imports conftest again)
@@ -122,3 +168,8 @@ class ExamSystems:
 def system_failure(config: pytest.Config, run: str, query_id: str) -> str | None:
     plugin = config.pluginmanager.get_plugin("exam-systems")
     return plugin.failure(run, query_id) if isinstance(plugin, ExamSystems) else None
+
+
+def system_checks(config: pytest.Config) -> list[GateResult]:
+    plugin = config.pluginmanager.get_plugin("exam-systems")
+    return plugin.checks() if isinstance(plugin, ExamSystems) else []

@@ -1,31 +1,49 @@
-"""Calling a system once per query: bounded concurrency, a per-call deadline, retries with backoff.
+"""Calling systems once per query: every system at once, under one global concurrency budget, each
+call within its deadline, interrupts that keep every finished answer.
 
-Sync functions run on a pool of ``concurrency`` threads; async functions on one event loop with at
-most ``concurrency`` calls in flight. A call past its deadline fails with a TimeoutError (a sync call
-cannot be killed: its thread is abandoned, as a daemon, and finishes on its own). A failure is tried
-again ``retries`` times after ``backoff``, ``2 * backoff``, ... seconds. What comes back is checked here
-(:func:`normalise`): a wrong type is a failure of that query, not retried. Each finished query is
-handed to ``on_result`` in the calling thread as it completes, so an interrupted session keeps them.
+One scheduler (the calling thread) launches calls while the budget and each system's ``concurrency``
+allow, round-robin over the systems, so a hung system holds only its own slots. Sync functions run on
+daemon worker threads of their system; async functions on their system's own event loop, in a daemon
+thread. The scheduler keeps every deadline itself: ``timeout`` is the deadline of the whole call,
+retries and their backoff included, met whatever the call does (a sync call or an async one blocking
+its loop cannot be killed: it is abandoned, and its late answer dropped). A failure is tried again
+``retries`` times after ``backoff``, ``2 * backoff``, ... seconds while the deadline allows. What comes
+back is checked here (:func:`normalise`): a wrong type fails that query, not retried. Each finished
+query is handed to ``on_result`` in the calling thread as it completes.
+
+Interrupts (SIGINT, and SIGTERM alike, when called from the main thread): the first stops launching at
+once and says how many calls are in flight, which are awaited; a second abandons them. Either way the
+finished answers were handed on, and :class:`CallsInterrupted` (a KeyboardInterrupt) is raised after.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import heapq
+import itertools
 import json
 import queue
+import signal
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from exam_harness.io import limits
 from exam_harness.io.generated import segment_id
 from exam_harness.models import Query
 from exam_harness.systems.declare import Answer, Passage, System
+from exam_harness.systems.secrets import scrub
 
 EARLY_STOP = 5  # a system failing on each of its first this many queries is not called further
+GLOBAL_CONCURRENCY = 64  # calls in flight at once over all the systems called together
+TICK = 0.2  # the longest the scheduler sleeps without looking at deadlines and signals
 
 Ranked = tuple[str, str, float | None]  # (passage id, text, score)
 
@@ -41,9 +59,13 @@ class Called:
     attempts: int
 
 
+class CallsInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while calling systems: raised once the finished answers were handed on."""
+
+
 def message(exc: BaseException) -> str:
     text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return scrub(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
 
 
 def normalise(system: System, raw: Any) -> Answer | list[Ranked]:
@@ -103,146 +125,321 @@ def _passage(item: Any, i: int) -> tuple[str | None, str, float | None]:
 
 
 def call_all(system: System, queries: Sequence[Query], on_result: Callable[[Called], None]) -> str | None:
-    """Call ``system`` once per query, handing each :class:`Called` to ``on_result`` as it finishes.
+    """Call one system once per query (see :func:`call_many`); the early-stop message or None."""
+    return call_many([(system, queries)], lambda _system, called: on_result(called)).get(system.name)
 
-    Returns None, or the message of an early stop (the system failed on each of its first
-    :data:`EARLY_STOP` queries, so the rest were not called).
+
+def call_many(work: Sequence[tuple[System, Sequence[Query]]], on_result: Callable[[System, Called], None], *,
+              budget: int = GLOBAL_CONCURRENCY, say: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Call every system for its queries, all at once; ``on_result(system, called)`` per finished query.
+
+    Returns the early-stop message of each system that failed on each of its first :data:`EARLY_STOP`
+    queries (the rest were not called). Raises :class:`CallsInterrupted` after an interrupt.
     """
-    if not queries:
-        return None
-    stopper = _EarlyStop(system, len(queries))
+    lanes = [_Lane(system, list(queries)) for system, queries in work if queries]
+    if not lanes:
+        return {}
+    scheduler = _Scheduler(lanes, on_result, max(1, budget), say or _to_stderr)
     try:
-        if system.is_async:
-            asyncio.run(_call_async(system, queries, on_result, stopper))
-        else:
-            _call_threads(system, queries, on_result, stopper)
+        with scheduler.signals():
+            scheduler.run()
     finally:
-        close = getattr(system.call, "close", None)
-        if callable(close):
-            close()  # an HTTP system's kept-alive connections
-    return stopper.message
+        for lane in lanes:
+            lane.close()
+    if scheduler.interrupts:
+        raise CallsInterrupted(scheduler.interrupted_message())
+    return {lane.system.name: lane.stop_message for lane in lanes if lane.stop_message}
 
 
-class _EarlyStop:
-    def __init__(self, system: System, total: int) -> None:
-        self.system = system
-        self.total = total
-        self.finished = 0
-        self.failed = 0
-        self.message: str | None = None
-        self.event = threading.Event()
+def _to_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+@dataclass
+class _Flight:
+    lane: _Lane
+    query: Query
+    start: float
+    deadline: float | None
+    attempts: int = 0
+    token: int = 0  # the running attempt's, 0 while waiting to retry
+    handle: Future[Any] | None = None
+
+
+@dataclass
+class _Lane:
+    """One system: its queries still to call, its calls in flight, how it runs them."""
+
+    system: System
+    todo: list[Query]
+    in_flight: int = 0
+    finished: int = 0
+    failed: int = 0
+    stop_message: str | None = None
+    inbox: queue.SimpleQueue[tuple[int, Query] | None] = field(default_factory=queue.SimpleQueue)
+    threads: int = 0
+    busy: int = 0  # worker threads running a call (abandoned ones included)
+    abandoned: int = 0  # calls left behind at their deadline
+    loop: asyncio.AbstractEventLoop | None = None
+    loop_thread: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        self.pending: deque[Query] = deque(self.todo)
+
+    @property
+    def can_launch(self) -> bool:
+        return bool(self.pending) and self.stop_message is None and self.in_flight < self.system.concurrency
 
     def seen(self, called: Called) -> None:
         self.finished += 1
         self.failed += called.error is not None
-        if self.finished == EARLY_STOP and self.failed == EARLY_STOP and self.total > EARLY_STOP:
-            self.message = (f"system {self.system.name!r} failed on each of its first {EARLY_STOP} queries, so the "
-                            f"other {self.total - EARLY_STOP} were not called (last error: {called.error})")
-            self.event.set()
+        if self.finished == EARLY_STOP and self.failed == EARLY_STOP and self.pending:
+            self.stop_message = (f"system {self.system.name!r} failed on each of its first {EARLY_STOP} queries, "
+                                 f"so it was not called for the other {len(self.pending)} (last error: "
+                                 f"{called.error})")
 
-
-def _deadline_call(system: System, query: Query) -> Any:
-    if system.timeout is None or system.own_deadline:
-        return system.call(query)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = system.call(query)
-        except BaseException as exc:  # handed to the waiting thread, which raises it
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name=f"exam-system-{system.name}", daemon=True)
-    worker.start()
-    worker.join(system.timeout)
-    if worker.is_alive():
-        raise TimeoutError(f"no answer within {system.timeout:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _one_sync(system: System, query: Query, stop: threading.Event) -> Called | None:
-    if stop.is_set():
+    def start(self, token: int, query: Query, results: queue.SimpleQueue[tuple[int, bool, Any]]) -> Future[Any] | None:
+        if self.system.is_async:
+            loop = self._loop()
+            future = asyncio.run_coroutine_threadsafe(self.system.call(query), loop)
+            future.add_done_callback(lambda f: results.put(_outcome(token, f)))
+            return future
+        self.busy += 1
+        if self.busy > self.threads:
+            self.threads += 1
+            threading.Thread(target=_work, args=(self.system, self.inbox, results), daemon=True,
+                             name=f"exam-system-{self.system.name}").start()
+        self.inbox.put((token, query))
         return None
-    start = time.perf_counter()
-    for attempt in range(system.retries + 1):
-        try:
-            raw = _deadline_call(system, query)
-        except Exception as exc:
-            if attempt < system.retries and not stop.wait(system.backoff * 2**attempt):
-                continue
-            return Called(query.id, None, message(exc), time.perf_counter() - start, attempt + 1)
-        return _checked(system, query, raw, start, attempt + 1)
-    raise AssertionError("unreachable")  # pragma: no cover
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+            self.loop_thread = threading.Thread(target=_run_loop, args=(self.loop,), daemon=True,
+                                                name=f"exam-system-{self.system.name}")
+            self.loop_thread.start()
+        return self.loop
+
+    def close(self) -> None:
+        for _ in range(self.threads):
+            self.inbox.put(None)  # idle workers end; a worker still in an abandoned call ends after it
+        if self.loop is not None and self.loop_thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            # a loop blocked by its system (a call abandoned at its deadline may be why) ends on its own
+            self.loop_thread.join(timeout=0.2 if self.abandoned else 2)
+        self._close_connections()
+
+    def _close_connections(self) -> None:
+        close = getattr(self.system.call, "close", None)
+        if callable(close):
+            close()  # an HTTP system's kept-alive connections
 
 
-def _checked(system: System, query: Query, raw: Any, start: float, attempts: int) -> Called:
-    latency = time.perf_counter() - start
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """An async system's loop, until stopped; then its unfinished calls are cancelled and it is closed."""
+    asyncio.set_event_loop(loop)
     try:
-        return Called(query.id, normalise(system, raw), None, latency, attempts)
-    except (TypeError, ValueError) as exc:
-        return Called(query.id, None, message(exc), latency, attempts)
-
-
-def _call_threads(system: System, queries: Sequence[Query], on_result: Callable[[Called], None],
-                  stopper: _EarlyStop) -> None:
-    pool = ThreadPoolExecutor(max_workers=min(system.concurrency, len(queries)),
-                              thread_name_prefix=f"exam-system-{system.name}")
-    finished: queue.SimpleQueue[Future[Called | None]] = queue.SimpleQueue()
-    remaining = 0
-    try:
-        for query in queries:
-            pool.submit(_one_sync, system, query, stopper.event).add_done_callback(finished.put)
-            remaining += 1
-        while remaining:
-            try:
-                future = finished.get(timeout=0.5)  # a timeout lets Ctrl-C reach this thread between waits
-            except queue.Empty:
-                continue
-            remaining -= 1
-            called = future.result()
-            if called is not None:
-                on_result(called)
-                stopper.seen(called)
+        loop.run_forever()
     finally:
-        stopper.event.set()  # on an interrupt: queued calls start no more
-        pool.shutdown(wait=not remaining, cancel_futures=True)
-
-
-async def _call_async(system: System, queries: Sequence[Query], on_result: Callable[[Called], None],
-                      stopper: _EarlyStop) -> None:
-    # ``concurrency`` workers drawing from one iterator: a freed slot starts the next call at once
-    # (a semaphore's hand-over waits a loop turn per call, about 15% slower at 32 x 50 ms)
-    todo = iter(queries)
-
-    async def one(query: Query) -> Called:
-        start = time.perf_counter()
-        for attempt in range(system.retries + 1):
-            try:
-                raw = await asyncio.wait_for(system.call(query), system.timeout)
-            except Exception as exc:
-                if isinstance(exc, asyncio.TimeoutError) and not str(exc):
-                    exc = TimeoutError(f"no answer within {system.timeout:g} s")
-                if attempt < system.retries and not stopper.event.is_set():
-                    await asyncio.sleep(system.backoff * 2**attempt)
-                    continue
-                return Called(query.id, None, message(exc), time.perf_counter() - start, attempt + 1)
-            return _checked(system, query, raw, start, attempt + 1)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def worker() -> None:
-        for query in todo:
-            if stopper.event.is_set():
-                return
-            called = await one(query)
-            on_result(called)
-            stopper.seen(called)
-
-    workers = [asyncio.ensure_future(worker()) for _ in range(min(system.concurrency, len(queries)))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for task in workers:
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+
+def _outcome(token: int, future: Future[Any]) -> tuple[int, bool, Any]:
+    if future.cancelled():
+        return token, False, TimeoutError("cancelled")
+    exc = future.exception()
+    return (token, False, exc) if exc is not None else (token, True, future.result())
+
+
+def _work(system: System, inbox: queue.SimpleQueue[tuple[int, Query] | None],
+          results: queue.SimpleQueue[tuple[int, bool, Any]]) -> None:
+    while (job := inbox.get()) is not None:
+        token, query = job
+        try:
+            value = system.call(query)
+        except BaseException as exc:  # handed to the scheduler, which decides
+            results.put((token, False, exc))
+        else:
+            results.put((token, True, value))
+
+
+class _Scheduler:
+    def __init__(self, lanes: list[_Lane], on_result: Callable[[System, Called], None], budget: int,
+                 say: Callable[[str], None]) -> None:
+        self.lanes = lanes
+        self.on_result = on_result
+        self.budget = budget
+        self.say = say
+        self.results: queue.SimpleQueue[tuple[int, bool, Any]] = queue.SimpleQueue()
+        self.running: dict[int, _Flight] = {}  # token -> flight
+        self.waiting: list[tuple[float, int, _Flight]] = []  # (retry at, seq, flight)
+        self.deadlines: list[tuple[float, int]] = []  # (deadline, token) of running attempts; stale ones skipped
+        self.flights = 0
+        self.tokens = itertools.count(1)
+        self.interrupts = 0
+        self.announced = 0
+        self.abandoned = 0
+        self.late: dict[int, _Lane] = {}  # token -> lane: abandoned sync calls whose worker is still busy
+
+    # -- signals ---------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def handler(_signum: int, _frame: FrameType | None) -> None:
+            self.interrupts += 1
+
+        for sig in previous:
+            signal.signal(sig, handler)
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+    def interrupted_message(self) -> str:
+        done = sum(lane.finished for lane in self.lanes)
+        left = sum(len(lane.pending) for lane in self.lanes) + self.abandoned
+        return (f"interrupted while calling systems: {done} finished answer{'s' if done != 1 else ''} kept, "
+                f"{left} quer{'y' if left == 1 else 'ies'} not answered (the next session calls only those)")
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def run(self) -> None:
+        lanes = self.lanes
+        while True:
+            if self.interrupts and self.announced < min(self.interrupts, 2):
+                self.announced = min(self.interrupts, 2)
+                if self.announced >= 2 or not self.flights:
+                    self.abandoned = self.flights
+                    for flight in self.running.values():
+                        flight.lane.abandoned += 1
+                        if flight.handle is not None:
+                            flight.handle.cancel()
+                    if self.flights:
+                        self.say(f"exam-harness: abandoning {self.flights} call{'s' if self.flights != 1 else ''} "
+                                 "in flight")
+                    return
+                self.say(f"exam-harness: interrupted; waiting for {self.flights} call"
+                         f"{'s' if self.flights != 1 else ''} in flight (their answers are kept); press Ctrl-C "
+                         "again to abandon them")
+            if not self.interrupts:
+                self._launch()
+            if not self.flights and (self.interrupts or not any(lane.can_launch for lane in lanes)):
+                return
+            now = time.monotonic()
+            while self.deadlines and self.deadlines[0][1] not in self.running:
+                heapq.heappop(self.deadlines)  # that attempt ended
+            wake = min([TICK, *(at - now for at, _token in self.deadlines[:1]),
+                        *(at - now for at, _seq, _f in self.waiting[:1])])
+            try:
+                token, ok, payload = self.results.get(timeout=max(wake, 0.0))
+            except queue.Empty:
+                pass
+            else:
+                self._arrived(token, ok, payload)
+                while True:  # take every result already there before looking at the clock
+                    try:
+                        token, ok, payload = self.results.get_nowait()
+                    except queue.Empty:
+                        break
+                    self._arrived(token, ok, payload)
+            self._expire(time.monotonic())
+
+    def _launch(self) -> None:
+        launched = True
+        while launched and self.flights < self.budget:
+            launched = False
+            for lane in self.lanes:
+                if self.flights >= self.budget:
+                    break
+                if lane.can_launch:
+                    query = lane.pending.popleft()
+                    now = time.monotonic()
+                    timeout = lane.system.timeout
+                    flight = _Flight(lane, query, now, None if timeout is None else now + timeout)
+                    lane.in_flight += 1
+                    self.flights += 1
+                    self._attempt(flight)
+                    launched = True
+
+    def _attempt(self, flight: _Flight) -> None:
+        flight.attempts += 1
+        flight.token = next(self.tokens)
+        self.running[flight.token] = flight
+        if flight.deadline is not None:
+            heapq.heappush(self.deadlines, (flight.deadline, flight.token))
+        try:
+            flight.handle = flight.lane.start(flight.token, flight.query, self.results)
+        except Exception as exc:  # e.g. an "async" callable that returns no awaitable
+            self.results.put((flight.token, False, exc))
+
+    def _arrived(self, token: int, ok: bool, payload: Any) -> None:
+        flight = self.running.pop(token, None)
+        if flight is None:  # an abandoned call's late answer: dropped, its worker free again
+            late = self.late.pop(token, None)
+            if late is not None:
+                late.busy -= 1
+            return
+        lane = flight.lane
+        if not lane.system.is_async:
+            lane.busy -= 1
+        now = time.monotonic()
+        if ok:
+            try:
+                value = normalise(lane.system, payload)
+            except (TypeError, ValueError) as exc:
+                self._finish(flight, None, message(exc), now)
+            else:
+                self._finish(flight, value, None, now)
+            return
+        if isinstance(payload, (KeyboardInterrupt, SystemExit)):  # raised by the system: an interrupt too
+            lane.in_flight -= 1
+            self.flights -= 1
+            lane.pending.appendleft(flight.query)  # not answered
+            self.interrupts += 1
+            return
+        error = payload if isinstance(payload, BaseException) else RuntimeError(str(payload))
+        retry_at = now + lane.system.backoff * 2 ** (flight.attempts - 1)
+        if (flight.attempts <= lane.system.retries and not self.interrupts
+                and (flight.deadline is None or retry_at < flight.deadline)):
+            flight.token = 0
+            heapq.heappush(self.waiting, (retry_at, next(self.tokens), flight))
+            return
+        self._finish(flight, None, message(error), now)
+
+    def _expire(self, now: float) -> None:
+        while self.deadlines and self.deadlines[0][0] <= now:
+            _deadline, token = heapq.heappop(self.deadlines)
+            flight = self.running.pop(token, None)
+            if flight is not None:
+                if flight.handle is not None:
+                    flight.handle.cancel()
+                flight.lane.abandoned += 1
+                if not flight.lane.system.is_async:
+                    self.late[token] = flight.lane
+                timeout = flight.lane.system.timeout
+                tries = f" ({flight.attempts} attempts)" if flight.attempts > 1 else ""
+                self._finish(flight, None, f"TimeoutError: no answer within {timeout:g} s{tries}", now)
+        while self.waiting and self.waiting[0][0] <= now:
+            _at, _seq, flight = heapq.heappop(self.waiting)
+            if self.interrupts:
+                self._finish(flight, None, "interrupted before its retry", now)
+            else:
+                self._attempt(flight)
+
+    def _finish(self, flight: _Flight, value: Answer | list[Ranked] | None, error: str | None, now: float) -> None:
+        lane = flight.lane
+        lane.in_flight -= 1
+        self.flights -= 1
+        called = Called(flight.query.id, value, error, now - flight.start, flight.attempts)
+        lane.seen(called)
+        self.on_result(lane.system, called)

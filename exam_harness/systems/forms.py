@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import os
+import signal
 import subprocess
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
+from exam_harness.io import limits
 from exam_harness.models import Query
 from exam_harness.systems.answers import Answer
 
+MAX_REPLY_BYTES = limits.MAX_FILE_BYTES  # an HTTP reply or a command's output longer than this fails the call
 _LOCAL = threading.local()  # per calling thread: its kept-alive HTTP connections
 
 
@@ -107,9 +113,10 @@ class HttpCall:
                 with self.lock:
                     self.opened.append(conn)
             try:
+                deadline = None if self.timeout is None else time.monotonic() + self.timeout
                 conn.request(self.method, target, body=data, headers=headers)
                 response = conn.getresponse()
-                return response.status, response.reason, response.read()
+                return response.status, response.reason, _read_bounded(conn, response, deadline)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 conn.close()
                 pool.pop(key, None)
@@ -132,6 +139,31 @@ class HttpCall:
         return kind(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _read_bounded(conn: http.client.HTTPConnection, response: http.client.HTTPResponse,
+                  deadline: float | None) -> bytes:
+    """The reply's body by the deadline of the whole reply (not of each wait: a server dripping bytes
+    would renew that forever) and at most :data:`MAX_REPLY_BYTES` of it."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the reply did not end within the deadline")
+            if conn.sock is not None:
+                conn.sock.settimeout(left)
+        chunk = response.read1(65536)
+        if not chunk:
+            response.read()  # closes the exchange (read1 does not at the end of a sized body)
+            if conn.sock is not None:
+                conn.sock.settimeout(conn.timeout)  # the kept-alive connection's next request waits as declared
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise ValueError(f"the reply is longer than {limits.size_text(MAX_REPLY_BYTES)}")
+        chunks.append(chunk)
+
+
 @dataclass(frozen=True)
 class CommandCall:
     argv: tuple[str, ...]
@@ -141,10 +173,30 @@ class CommandCall:
     def __call__(self, query: Query) -> Any:
         argv = [fill(arg, query) for arg in self.argv]
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout, cwd=self.cwd, check=False)
+            # its own process group: a deadline ends the command and every process it started
+            process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.cwd,
+                                       start_new_session=True)
         except FileNotFoundError:
             raise FileNotFoundError(f"command not found: {argv[0]!r}") from None
-        if done.returncode != 0:
-            tail = " / ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:]) or "(no stderr)"
-            raise RuntimeError(f"command {argv[0]!r} exited with {done.returncode}: {tail}")
-        return done.stdout.strip()
+        try:
+            out, err = process.communicate(timeout=self.timeout)
+        except BaseException:
+            _kill_group(process)
+            raise
+        finally:
+            _kill_group(process)  # children left running after the command exited
+        if len(out) > MAX_REPLY_BYTES:
+            raise ValueError(f"the command's output is longer than {limits.size_text(MAX_REPLY_BYTES)}")
+        if process.returncode != 0:
+            lines = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+            tail = " / ".join(line.strip() for line in lines) or "(no stderr)"
+            raise RuntimeError(f"command {argv[0]!r} exited with {process.returncode}: {tail}")
+        return out.decode("utf-8", "replace").strip()
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    if process.returncode is None:
+        process.kill()
+        process.communicate()

@@ -1,33 +1,54 @@
-"""A system's recording in the runs folder: files the run loaders read, and a manifest beside them.
+"""A system's recording in the runs folder: files the run loaders read, a manifest beside them, and a
+journal while it is being recorded.
 
 * answer systems: ``<name>.responses.jsonl``, lines ``{"query_id", "run", "response"}`` (plus
   ``"references"`` and ``"answer": [{"text", "citations"}]`` when the system gave them; the loader
   scores ``response`` and reads the cited sentences as a cited answer, io/generated.py);
 * ranking systems: ``<name>.run`` (TREC run) and ``<name>.collection.jsonl`` (``{"id", "text"}``);
-* ``<name>.system.json``: fingerprint, version, the queries' hash, per query its latency, attempts,
-  tokens and cost, the errors, the time and the harness version.
+* ``<name>.system.json``: the fingerprint and what it covers, version, the queries' hash, per query the
+  fingerprint it was answered under, its latency, attempts, tokens and cost, the errors, the time and
+  the harness version;
+* ``.<name>.journal.jsonl`` (hidden: the run loaders skip it) while answers arrive: each finished call
+  is appended as one line, at once, so a killed session (SIGKILL, a CI timeout) loses no finished
+  answer. At the end the data files and the manifest are written atomically, the manifest last, and the
+  journal is removed; a journal found at the start is a recording cut short and is resumed.
 
-Every file is written atomically, the manifest last: a query the data files hold but the manifest
-does not name (an interrupted write) counts as not recorded.
+A call's answer is checked by the loaders' rules before it is kept (:func:`check_answer`): what is
+recorded can be read back. Every path is refused when it is a link or not a regular file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
+import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from exam_harness import __version__
 from exam_harness.errors import ConfigError, InputError
-from exam_harness.io.textio import atomic_write_text, iter_json_lines, iter_lines
+from exam_harness.io import limits
+from exam_harness.io.parts import check_word
+from exam_harness.io.textio import (
+    atomic_write_text,
+    check_json_document,
+    iter_json_lines,
+    iter_lines,
+    iter_raw_lines,
+    read_bytes,
+)
 from exam_harness.models import Query
 from exam_harness.systems.calling import Called, Ranked
 from exam_harness.systems.declare import Answer, System
+from exam_harness.systems.secrets import scrub
 
 MANIFEST_SUFFIX = ".system.json"
+MAX_TOKENS = 10**15  # a usage count beyond this is a wrong field, not a usage
 
 
 def query_sha(query: Query) -> str:
@@ -48,6 +69,70 @@ def manifest_path(folder: Path, name: str) -> Path:
     return folder / f"{name}{MANIFEST_SUFFIX}"
 
 
+def journal_path(folder: Path, name: str) -> Path:
+    return folder / f".{name}.journal.jsonl"
+
+
+def checked_path(path: Path) -> bool:
+    """Whether ``path`` exists; a ConfigError when it is a link or not a regular file (a FIFO would
+    hang the reader, a link would write outside the runs folder)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(info.st_mode):
+        raise ConfigError(f"{path} is a symbolic link; a recording is read and written only as regular files in "
+                          "the runs folder itself: remove the link")
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"{path} is not a regular file; a recording is read and written only as regular files: "
+                          "remove it")
+    return True
+
+
+# -- what may be recorded ------------------------------------------------------------------------------
+def check_answer(name: str, query_id: str, value: Answer | list[Ranked]) -> str | None:
+    """Why the run loaders would refuse this answer as recorded, or None."""
+    if isinstance(value, Answer):
+        if len(value.text) > limits.MAX_RESPONSE_CHARS:
+            return f"the answer is longer than {limits.count_text(limits.MAX_RESPONSE_CHARS)} characters"
+        if value.tokens is not None and (isinstance(value.tokens, bool) or not isinstance(value.tokens, int)
+                                         or not 0 <= value.tokens <= MAX_TOKENS):
+            return f"tokens must be a whole number from 0 to {MAX_TOKENS:.0e}, got {limits.quoted(value.tokens)}"
+        if value.cost is not None and (isinstance(value.cost, bool) or not isinstance(value.cost, (int, float))
+                                       or not math.isfinite(value.cost) or value.cost < 0):
+            return f"cost must be a finite number >= 0, got {limits.quoted(value.cost)}"
+        record = response_record(name, query_id, value)
+        if not _encodable(record):
+            return "the answer holds a character that cannot be written (a lone surrogate)"
+        if "answer" in record or "references" in record:
+            from exam_harness.io.trec_rag import cited_response
+
+            record.setdefault("answer", [])
+            try:
+                cited_response(record, Path(f"{name}.responses.jsonl"), 1, name, query_id)
+            except InputError as exc:
+                return f"{exc.message} ({exc.field})" if exc.field else exc.message
+        return None
+    if not value:
+        return "the ranking holds no passage"
+    for i, (pid, text, score) in enumerate(value):
+        if (why := check_word(pid, f"passage {i}'s id")) is not None:
+            return why
+        if score is not None and not math.isfinite(score):
+            return f"passage {i} has score {score!r}; scores are finite numbers"
+        if not _encodable([pid, text]):
+            return f"passage {i} holds a character that cannot be written (a lone surrogate)"
+    return None
+
+
+def _encodable(value: object) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 @dataclass
 class Recording:
     """What is recorded of one system: answers (a responses line, or ranked passages) and per-query facts."""
@@ -60,48 +145,76 @@ class Recording:
     queries: dict[str, dict[str, Any]] = field(default_factory=dict)  # query id -> latency, attempts, ...
     errors: dict[str, dict[str, Any]] = field(default_factory=dict)  # query id -> error, query_sha, at
     passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # passage id -> (text, first query)
+    covers: dict[str, str] = field(default_factory=dict)  # what the recorded fingerprint covered
     changed: bool = False
+    resumed: int = 0  # answers taken from a journal a killed session left
 
     @classmethod
     def fresh(cls, system: System) -> Recording:
-        return cls(system.name, system.kind, system.fingerprint, system.version)
+        return cls(system.name, system.kind, system.fingerprint, system.version, covers=dict(system.covers))
 
-    def add(self, called: Called, query: Query) -> Called:
-        """Keep a finished call; a ranked passage id already recorded with another text fails the query."""
-        self.changed = True
+    def answered_under(self, query_id: str) -> str:
+        """The fingerprint the query's answer was recorded under."""
+        return str(self.queries.get(query_id, {}).get("fingerprint") or self.fingerprint)
+
+    def add(self, called: Called, query: Query, system: System) -> tuple[Called, dict[str, Any], bool]:
+        """Keep a finished call: the call as kept (a bad answer is a failure), its journal entry, and
+        whether an answer recorded before was kept although the call failed now."""
         value = called.value
-        if isinstance(value, list):
+        why = None if value is None else check_answer(self.name, called.query_id, value)
+        if why is None and isinstance(value, list):
             clash = next(((pid, self.passages[pid][1]) for pid, text, _ in value
-                          if pid in self.passages and self.passages[pid][0] != text), None)
+                          if pid in self.passages and self.passages[pid][0] != text
+                          and self.passages[pid][1] != called.query_id), None)
             if clash is not None:
-                called = Called(called.query_id, None, f"ValueError: passage id {clash[0]!r} was returned for query "
-                                f"{clash[1]!r} with another text", called.latency, called.attempts)
+                why = f"passage id {clash[0]!r} was returned for query {clash[1]!r} with another text"
+        if why is not None:
+            called = Called(called.query_id, None, f"ValueError: {why}", called.latency, called.attempts)
         facts = {"query_sha": query_sha(query), "at": now()}
+        entry: dict[str, Any]
         if called.error is not None or called.value is None:
-            self.answers.pop(called.query_id, None)
-            self.queries.pop(called.query_id, None)
-            self.errors[called.query_id] = {"error": called.error, **facts}
-            return called
-        self.errors.pop(called.query_id, None)
-        info: dict[str, Any] = {**facts, "latency_s": round(called.latency, 4), "attempts": called.attempts}
-        if isinstance(called.value, Answer):
-            self.answers[called.query_id] = response_record(self.name, called.query_id, called.value)
-            if called.value.tokens is not None:
-                info["tokens"] = called.value.tokens
-            if called.value.cost is not None:
-                info["cost"] = called.value.cost
+            entry = {"query_id": called.query_id, "error": {"error": called.error, **facts}}
         else:
-            self.answers[called.query_id] = called.value
-            for pid, text, _score in called.value:
-                self.passages.setdefault(pid, (text, called.query_id))
-        self.queries[called.query_id] = info
-        return called
+            info: dict[str, Any] = {**facts, "fingerprint": system.fingerprint, "latency_s": round(called.latency, 4),
+                                    "attempts": called.attempts}
+            if isinstance(called.value, Answer):
+                answer: Any = response_record(self.name, called.query_id, called.value)
+                if called.value.tokens is not None:
+                    info["tokens"] = called.value.tokens
+                if called.value.cost is not None:
+                    info["cost"] = float(called.value.cost)
+            else:
+                answer = [list(item) for item in called.value]
+            entry = {"query_id": called.query_id, "answer": answer, "info": info}
+        kept_old = "error" in entry and called.query_id in self.answers
+        self.apply(entry)
+        return called, entry, kept_old
+
+    def apply(self, entry: Mapping[str, Any]) -> None:
+        """One journal entry: an answer replaces the query's; an error is noted and keeps a recorded answer
+        (never drop good data: the next session asks again)."""
+        self.changed = True
+        qid = str(entry["query_id"])
+        if "error" in entry:
+            self.errors[qid] = dict(entry["error"])
+            return
+        self.errors.pop(qid, None)
+        answer = entry["answer"]
+        if self.kind == "ranking":
+            ranked: list[Ranked] = [(str(p), str(t), None if s is None else float(s)) for p, t, s in answer]
+            self.answers[qid] = ranked
+            for pid, text, _score in ranked:
+                self.passages.setdefault(pid, (text, qid))
+        else:
+            self.answers[qid] = dict(answer)
+        self.queries[qid] = dict(entry["info"])
 
     # -- writing -------------------------------------------------------------------------------
     def write(self, folder: Path, system: System) -> None:
         """The data files (removed when no query is answered: an empty run file is refused), then the manifest."""
         order = sorted(self.answers)
         for path, text in zip(data_files(folder, self.name, self.kind), self._data(order), strict=True):
+            checked_path(path)
             if order:
                 atomic_write_text(path, text)
             else:
@@ -113,6 +226,7 @@ class Recording:
         manifest = {
             "system": self.name, "kind": self.kind, "form": system.form, "fingerprint": self.fingerprint,
             "version": self.version, "declared": dict(system.describe), "origin": system.origin,
+            "covers": dict(sorted(self.covers.items())),
             "files": [p.name for p in data_files(folder, self.name, self.kind)] if order else [],
             "queries_hash": hashlib.sha256(json.dumps(shas).encode("utf-8")).hexdigest()[:16],
             "recorded_at": now(), "harness_version": __version__,
@@ -124,7 +238,9 @@ class Recording:
             "queries": {qid: self.queries[qid] for qid in sorted(self.queries)},
             "errors": {qid: self.errors[qid] for qid in sorted(self.errors)},
         }
-        atomic_write_text(manifest_path(folder, self.name), json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+        path = manifest_path(folder, self.name)
+        checked_path(path)
+        atomic_write_text(path, scrub(json.dumps(manifest, indent=1, ensure_ascii=False)) + "\n")
         self.changed = False
 
     def _data(self, order: list[str]) -> list[str]:
@@ -152,37 +268,141 @@ def response_record(name: str, query_id: str, answer: Answer) -> dict[str, Any]:
     return record
 
 
+class Journal:
+    """The answers of a recording in progress, one line each, written as they arrive."""
+
+    def __init__(self, folder: Path, system: System) -> None:
+        self.path = journal_path(folder, system.name)
+        checked_path(self.path)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        self.fd: int | None = os.open(self.path, flags, 0o644)
+        if os.fstat(self.fd).st_size == 0:
+            self._write({"journal": system.name, "kind": system.kind})
+
+    def append(self, entry: Mapping[str, Any]) -> None:
+        self._write(entry)
+
+    def _write(self, entry: Mapping[str, Any]) -> None:
+        assert self.fd is not None
+        os.write(self.fd, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    def close(self, *, done: bool) -> None:
+        """Closed; removed when ``done`` (the recording holds every entry)."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if done:
+            self.path.unlink(missing_ok=True)
+
+
+def _journal_entries(path: Path, system: System) -> list[dict[str, Any]]:
+    """The entries a cut-short session journaled; a line cut by the kill is dropped."""
+    entries: list[dict[str, Any]] = []
+    for lineno, raw in iter_raw_lines(path):
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue  # the line being written when the session was killed
+        if lineno == 1:
+            if not isinstance(entry, dict) or entry.get("journal") != system.name or entry.get("kind") != system.kind:
+                return []
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("query_id"), str) and (
+                isinstance(entry.get("error"), dict)
+                or (isinstance(entry.get("info"), dict) and isinstance(entry.get("answer"), (dict, list)))):
+            entries.append(entry)
+    return entries
+
+
 # -- reading ---------------------------------------------------------------------------------------
 def load(folder: Path, system: System) -> Recording | None:
-    """The recording of ``system`` in ``folder``, or None when there is none."""
+    """The recording of ``system`` in ``folder`` (with what a cut-short session journaled), or None."""
     path = manifest_path(folder, system.name)
     files = data_files(folder, system.name, system.kind)
-    if not path.exists():
-        present = [p for p in files if p.exists()]
-        if present:
+    journal = journal_path(folder, system.name)
+    has_journal = checked_path(journal)
+    entries = _journal_entries(journal, system) if has_journal else []
+    if not checked_path(path):
+        present = [p for p in files if checked_path(p)]
+        if present and not has_journal:
             raise ConfigError(
                 f"{present[0]} holds run {system.name!r}, but it is no recording of the declared system "
                 f"{system.name!r} (there is no {path.name}); rename the system or the file")
-        return None
+        if not entries:
+            return None
+        rec = Recording.fresh(system)
+    else:
+        rec, has_files = _read_manifest(path, system)
+        if rec.kind != system.kind:
+            rec = Recording.fresh(system)  # another kind of system: nothing of it can be reused
+        else:
+            for p in files:
+                checked_path(p)
+            answers = _read_answers(files) if has_files else {}
+            rec.queries = {qid: info for qid, info in rec.queries.items() if qid in answers}
+            rec.answers = {qid: value for qid, value in answers.items() if qid in rec.queries}
+            for qid, value in rec.answers.items():
+                if isinstance(value, list):
+                    for pid, text, _score in value:
+                        rec.passages.setdefault(pid, (text, qid))
+    for entry in entries:
+        try:
+            rec.apply(entry)
+        except (KeyError, TypeError, ValueError):
+            continue  # an entry not of this kind of system
+    rec.resumed = sum("answer" in e for e in entries)
+    rec.changed = bool(entries)
+    return rec
+
+
+def _read_manifest(path: Path, system: System) -> tuple[Recording, bool]:
+    """The manifest's recording (answers not read yet) and whether it names data files."""
+    data = read_bytes(path)
+    check_json_document(data, path)
+
+    def bad(field: str, value: object, expected: str) -> InputError:
+        return InputError(f"unreadable system manifest: {field} is wrong", path=path, field=field,
+                          value=limits.quoted(value),
+                          expected=f"{expected} (the <name>.system.json a recording writes; delete it to record again)")
+
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(manifest, dict) or manifest.get("system") != system.name:
-            raise ValueError("not a system manifest of this system")
-        rec = Recording(system.name, str(manifest.get("kind")), str(manifest["fingerprint"]), manifest.get("version"),
-                        queries=dict(manifest.get("queries") or {}), errors=dict(manifest.get("errors") or {}))
-    except (ValueError, KeyError, TypeError) as exc:
+        manifest = json.loads(data)
+    except (ValueError, RecursionError) as exc:
         raise InputError(f"unreadable system manifest: {exc}", path=path,
                          expected="the <name>.system.json a recording writes; delete it to record again") from None
-    if rec.kind != system.kind:
-        return Recording.fresh(system)  # another kind of system: nothing of it can be reused
-    answers = _read_answers(files) if manifest.get("files") else {}
-    rec.queries = {qid: info for qid, info in rec.queries.items() if qid in answers}
-    rec.answers = {qid: value for qid, value in answers.items() if qid in rec.queries}
-    for qid, value in rec.answers.items():
-        if isinstance(value, list):
-            for pid, text, _score in value:
-                rec.passages.setdefault(pid, (text, qid))
-    return rec
+    if not isinstance(manifest, dict):
+        raise bad("(document)", manifest, "a JSON object")
+    if manifest.get("system") != system.name:
+        raise bad("system", manifest.get("system"), f"the system's name {system.name!r}")
+    top: tuple[tuple[str, tuple[type, ...], str], ...] = (
+        ("kind", (str,), "a text"), ("fingerprint", (str,), "a text"),
+                                 ("version", (str, type(None)), "a text or null"),
+                                 ("queries", (dict,), "an object"), ("errors", (dict, type(None)), "an object"),
+                                 ("files", (list, type(None)), "a list of file names"),
+                                 ("covers", (dict, type(None)), "an object of texts"))
+    for key, kinds, expected in top:
+        if not isinstance(manifest.get(key), kinds):
+            raise bad(key, manifest.get(key), expected)
+    queries: dict[str, dict[str, Any]] = manifest["queries"]
+    for qid, info in queries.items():
+        if not isinstance(info, dict):
+            raise bad(f"queries.{qid}", info, "an object")
+        fields: tuple[tuple[str, tuple[type, ...], str], ...] = (
+            ("query_sha", (str,), "a text"), ("latency_s", (int, float), "a number"),
+            ("attempts", (int,), "a whole number"), ("fingerprint", (str, type(None)), "a text"))
+        info.setdefault("fingerprint", manifest["fingerprint"])  # a manifest before per-query fingerprints
+        for key, kinds, expected in fields:
+            if not isinstance(info.get(key), kinds) or isinstance(info.get(key), bool):
+                raise bad(f"queries.{qid}.{key}", info.get(key), expected)
+    errors = manifest.get("errors") or {}
+    for qid, info in errors.items():
+        if not isinstance(info, dict):
+            raise bad(f"errors.{qid}", info, "an object")
+    covers = manifest.get("covers") or {}
+    if not all(isinstance(v, str) for v in covers.values()):
+        raise bad("covers", covers, "an object of texts")
+    return Recording(system.name, manifest["kind"], manifest["fingerprint"], manifest.get("version"),
+                     queries=dict(queries), errors=dict(errors), covers=dict(covers)), bool(manifest.get("files"))
 
 
 def _read_answers(files: list[Path]) -> dict[str, Any]:

@@ -1,15 +1,18 @@
 """One pass over the declared systems before grading, in one of the modes:
 
-* ``once`` (default locally): call only the queries the recording lacks (or whose text changed), or
-  every query when the system's fingerprint changed; so an edited system is recorded again and an
-  interrupted recording resumes;
+* ``once`` (default locally): call only the queries the recording lacks (or whose text changed), and
+  those answered by another version of the system unless ``--exam-stale`` says ``warn`` or ``fail``;
+  so an edited system is recorded again and an interrupted recording resumes;
 * ``replay`` (default when ``CI=true``): call nothing; a missing recording or query is an error naming
-  the system and the queries; a recording of another fingerprint is replayed with a warning;
-* ``record``: call every query again;
+  the system and the queries; a stale recording is scored as it is, and fails the session under
+  ``stale=fail`` (the default under CI);
+* ``record``: call every query again; a query failing now keeps its recorded answer;
 * ``live``: call every query, write nothing into the runs folder.
 
-A query a system failed on is not recorded (so ``once`` asks again); the pass returns, per system and
-query, the message its exam cases fail with.
+Every system is called at once (:func:`~exam_harness.systems.calling.call_many`), the runs folder held
+locked against other sessions; each answer is journaled as it arrives. A query a system failed on is
+not answered (so ``once`` asks again); the pass returns, per system and query, the message its exam
+cases fail with, and each system's :class:`~exam_harness.systems.health.SystemHealth`.
 """
 
 from __future__ import annotations
@@ -20,14 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from exam_harness.errors import ConfigError
+from exam_harness.io.textio import locked_folder
 from exam_harness.models import Query
 from exam_harness.options import SYSTEM_MODES as MODES
 from exam_harness.progress import GradingProgress
-from exam_harness.systems.calling import Called, call_all
+from exam_harness.systems.calling import GLOBAL_CONCURRENCY, Called, call_many
 from exam_harness.systems.declare import System
-from exam_harness.systems.recording import Recording, load, manifest_path, query_sha
+from exam_harness.systems.fingerprint import changed_files
+from exam_harness.systems.health import SystemHealth, system_health
+from exam_harness.systems.recording import Journal, Recording, load, manifest_path, query_sha
+from exam_harness.systems.secrets import scrub
 
 WORKER = "worker"  # an xdist worker: reads what the controller recorded, calls nothing
+DRY = "dry"  # --exam-dry-run: reads the recordings, calls nothing, says what would be called
 
 
 def resolve_mode(option: str | None, env: Mapping[str, str] = os.environ) -> str:
@@ -55,33 +63,55 @@ def recording_folder(run_paths: Sequence[Path]) -> Path:
 
 @dataclass
 class PassOutcome:
-    """What the pass left: the message each failed (system, query) pair's cases fail with, notes, calls."""
+    """What the pass left: the message each failed (system, query) pair's cases fail with, notes, calls,
+    and each system's health."""
 
     failures: dict[tuple[str, str], str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # stale recordings, early stops
+    notes: list[str] = field(default_factory=list)  # stale recordings, early stops, kept answers
     calls: int = 0
     recorded: dict[str, int] = field(default_factory=dict)  # system -> queries answered in its recording
+    health: dict[str, SystemHealth] = field(default_factory=dict)
 
 
 ProgressFactory = Callable[[str], GradingProgress]
 
 
+@dataclass
+class _Plan:
+    """One system in a calling pass: its recording, the queries asked, those to call, what happened."""
+
+    system: System
+    rec: Recording
+    queries: Sequence[Query]
+    todo: list[Query]
+    text_changed: list[str]
+    files_changed: list[str]
+    journal: Journal | None = None
+    failed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    answered: int = 0
+
+
 class SystemsPass:
-    def __init__(self, mode: str, folder: Path, *, progress: ProgressFactory | None = None) -> None:
-        if mode not in (*MODES, WORKER):
+    def __init__(self, mode: str, folder: Path, *, progress: ProgressFactory | None = None, stale: str = "record",
+                 say: Callable[[str], None] | None = None, budget: int = GLOBAL_CONCURRENCY) -> None:
+        if mode not in (*MODES, WORKER, DRY):
             raise ConfigError(f"system mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode = mode
         self.folder = folder
         self.progress = progress or (lambda label: GradingProgress(label, enabled=False))
+        self.stale = stale
+        self.say = say
+        self.budget = budget
 
     def run(self, wanted: Sequence[tuple[System, Sequence[Query]]]) -> PassOutcome:
         outcome = PassOutcome()
         missing: list[str] = []
-        for system, queries in wanted:
-            if self.mode in ("replay", WORKER):
+        if self.mode in ("replay", WORKER, DRY):
+            for system, queries in wanted:
                 self._replay(system, queries, outcome, missing)
-            else:
-                self._call(system, queries, outcome)
+        elif wanted:
+            self._call(wanted, outcome)
         if missing:
             raise ConfigError("replay mode calls no system, and some recordings are missing:\n  " + "\n  ".join(missing)
                               + "\nrecord them (exam-harness record, or a session in once mode, the default outside "
@@ -91,7 +121,10 @@ class SystemsPass:
     def _replay(self, system: System, queries: Sequence[Query], outcome: PassOutcome, missing: list[str]) -> None:
         rec = load(self.folder, system)
         if rec is None:
-            if self.mode == WORKER:
+            if self.mode == DRY:
+                outcome.notes.append(f"dry run: system {system.name!r} has no recording; a session would call it for "
+                                     f"{len(queries)} queries (nothing was called)")
+            if self.mode in (WORKER, DRY):
                 for q in queries:
                     outcome.failures[system.name, q.id] = f"system {system.name!r} has no recording"
                 return
@@ -99,56 +132,151 @@ class SystemsPass:
                            f"(no {manifest_path(self.folder, system.name).name})")
             return
         absent = [q.id for q in queries if q.id not in rec.answers]
-        if absent and self.mode != WORKER:
+        if absent and self.mode == "replay":
             shown = ", ".join(absent[:10]) + (f" and {len(absent) - 10} more" if len(absent) > 10 else "")
             missing.append(f"system {system.name!r}: no recorded answer for queries {shown}")
+        if absent and self.mode == DRY:
+            outcome.notes.append(f"dry run: system {system.name!r} would be called for {len(absent)} queries its "
+                                 "recording lacks (nothing was called)")
         for qid in absent:
             error = rec.errors.get(qid, {}).get("error") or "no recorded answer"
             outcome.failures[system.name, qid] = f"system {system.name!r} on query {qid!r}: {error}"
         if self.mode == WORKER:
             return  # the controller warned already
-        if rec.fingerprint != system.fingerprint:
-            outcome.notes.append(
-                f"stale recording: system {system.name!r} changed since {manifest_path(self.folder, system.name)} was "
-                f"recorded (fingerprint {rec.fingerprint}, now {system.fingerprint}); its recorded answers are scored "
-                "as they are; record it again to score the system as it is now")
-        changed = [q.id for q in queries if q.id in rec.queries and rec.queries[q.id].get("query_sha") != query_sha(q)]
-        if changed:
-            outcome.notes.append(f"stale recording: system {system.name!r} answered another text of queries "
-                                 f"{', '.join(changed[:10])}; record it again")
+        text_changed = [q.id for q in queries if q.id in rec.queries
+                        and rec.queries[q.id].get("query_sha") != query_sha(q)]
+        health = system_health(
+            system.name, self.mode, self.stale, fingerprint=system.fingerprint,
+            answered_under={qid: rec.answered_under(qid) for qid in rec.answers}, text_changed=text_changed,
+            files_changed=changed_files(rec.covers, system.covers) if rec.covers else [],
+            wanted=[q.id for q in queries], failed=[], kept=[], called=0,
+            replayed=len(queries) - len(absent), resumed=rec.resumed)
+        self._noted(health, outcome)
         outcome.recorded[system.name] = len(rec.answers)
 
-    def _call(self, system: System, queries: Sequence[Query], outcome: PassOutcome) -> None:
+    def _noted(self, health: SystemHealth, outcome: PassOutcome) -> None:
+        outcome.health[health.system] = health
+        if health.stale:
+            then = {"warn": "its recorded answers are scored as they are",
+                    "fail": "its recorded answers are scored as they are, and the session fails (stale=fail)",
+                    "record": "they were called again" if self.mode in ("once", "record") else
+                    "its recorded answers are scored as they are (replay mode calls nothing)"}[self.stale]
+            outcome.notes.append(scrub(f"{health.stale_message()}; {then}"))
+        if health.resumed:
+            outcome.notes.append(f"system {health.system!r}: {health.resumed} answers a cut-short session journaled "
+                                 "were resumed, not called again")
+
+    # -- calling -----------------------------------------------------------------------------------
+    def _call(self, wanted: Sequence[tuple[System, Sequence[Query]]], outcome: PassOutcome) -> None:
+        if self.mode != "live":
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"cannot make the runs folder {self.folder}: {exc.strerror or exc}") from None
+        with locked_folder(self.folder, on_wait=self._waiting):  # another session recording here: take turns
+            plans = [self._plan(system, queries) for system, queries in wanted]
+            try:
+                self._open_journals(plans)
+                self._call_plans(plans, outcome)
+            finally:
+                self._close(plans, outcome)
+
+    def _waiting(self) -> None:
+        if self.say is not None:
+            self.say(f"exam-harness: another session is recording into {self.folder}; waiting for it to finish")
+
+    def _plan(self, system: System, queries: Sequence[Query]) -> _Plan:
         rec = None if self.mode == "live" else load(self.folder, system)
-        if rec is None or rec.fingerprint != system.fingerprint:
-            rec = Recording.fresh(system)  # answers of another version of the system are not kept
+        rec = rec if rec is not None else Recording.fresh(system)
+        files_changed = changed_files(rec.covers, system.covers) if rec.covers else []
+        text_changed = [q.id for q in queries if q.id in rec.queries
+                        and rec.queries[q.id].get("query_sha") != query_sha(q)]
         if self.mode == "once":
-            todo = [q for q in queries if q.id not in rec.answers
-                    or rec.queries.get(q.id, {}).get("query_sha") != query_sha(q)]
+            recall_stale = self.stale == "record"
+            todo = [q for q in queries if q.id not in rec.answers or q.id in text_changed
+                    or (recall_stale and rec.answered_under(q.id) != system.fingerprint)]
         else:
             todo = list(queries)
-        by_id = {q.id: q for q in todo}
-        stopped: str | None = None
+        return _Plan(system, rec, queries, todo, text_changed, files_changed)
 
-        def keep(called: Called) -> None:
-            kept = rec.add(called, by_id[called.query_id])
+    def _open_journals(self, plans: Sequence[_Plan]) -> None:
+        if self.mode == "live":
+            return
+        for plan in plans:
+            if plan.todo:
+                try:
+                    plan.journal = Journal(self.folder, plan.system)
+                except OSError as exc:  # before any call: nothing is spent
+                    raise ConfigError(f"cannot record system {plan.system.name!r} into {self.folder}: "
+                                      f"{exc.strerror or exc}; nothing was called") from None
+
+    def _call_plans(self, plans: Sequence[_Plan], outcome: PassOutcome) -> None:
+        by_name = {plan.system.name: plan for plan in plans}
+        queries = {(plan.system.name, q.id): q for plan in plans for q in plan.todo}
+        total = sum(len(plan.todo) for plan in plans)
+
+        def keep(system: System, called: Called) -> None:
+            plan = by_name[system.name]
+            kept, entry, kept_old = plan.rec.add(called, queries[system.name, called.query_id], system)
+            if plan.journal is not None:
+                try:
+                    plan.journal.append(entry)
+                except OSError as exc:
+                    raise ConfigError(f"cannot write the recording of system {system.name!r} into {self.folder}: "
+                                      f"{exc.strerror or exc}; the answers journaled before are kept") from None
+            outcome.calls += 1
             if kept.error is not None:
+                plan.failed.append(called.query_id)
                 outcome.failures[system.name, called.query_id] = (
                     f"system {system.name!r} failed on query {called.query_id!r} after {kept.attempts} "
                     f"attempt{'s' if kept.attempts > 1 else ''}: {kept.error}")
+                if kept_old:
+                    plan.kept.append(called.query_id)
+            else:
+                plan.answered += 1
             bar.advance(1)
 
-        with self.progress(f"calling {system.name}") as bar:
-            bar.start(len(todo))
-            try:
-                stopped = call_all(system, todo, keep)
-            finally:
-                outcome.calls += len(todo)
-                if rec.changed:
-                    rec.write(self.folder, system)  # also on Ctrl-C: the finished queries are kept
-        if stopped is not None:
-            outcome.notes.append(stopped)
-            for q in todo:
-                if q.id not in rec.answers and (system.name, q.id) not in outcome.failures:
-                    outcome.failures[system.name, q.id] = stopped
-        outcome.recorded[system.name] = len(rec.answers)
+        with self.progress("calling " + ", ".join(plan.system.name for plan in plans if plan.todo)) as bar:
+            bar.start(total)
+            stopped = call_many([(plan.system, plan.todo) for plan in plans], keep, budget=self.budget,
+                                say=self.say)
+        for name, message in stopped.items():
+            outcome.notes.append(message)
+            plan = by_name[name]
+            for q in plan.todo:
+                if q.id not in plan.rec.answers and (name, q.id) not in outcome.failures:
+                    outcome.failures[name, q.id] = message
+
+    def _close(self, plans: Sequence[_Plan], outcome: PassOutcome) -> None:
+        """Write what was recorded (also after an interrupt or a failure), then each system's health."""
+        problems: list[str] = []
+        for plan in plans:
+            rec, system = plan.rec, plan.system
+            if all(rec.answered_under(q) == system.fingerprint for q in rec.answers):
+                rec.fingerprint, rec.covers, rec.version = system.fingerprint, dict(system.covers), system.version
+            if rec.changed:
+                try:
+                    rec.write(self.folder, system)
+                except (OSError, ConfigError) as exc:
+                    problems.append(f"cannot write the recording of system {system.name!r} into {self.folder}: "
+                                    f"{getattr(exc, 'strerror', None) or exc}")
+                    if plan.journal is not None:
+                        plan.journal.close(done=False)  # the journal keeps the answers for the next session
+                    continue
+            if plan.journal is not None:
+                plan.journal.close(done=True)
+            if plan.kept:
+                outcome.notes.append(f"system {system.name!r} failed now on queries {', '.join(plan.kept[:10])}; "
+                                     "their recorded answers are kept in the recording")
+            health = system_health(
+                system.name, self.mode, self.stale, fingerprint=system.fingerprint,
+                answered_under={qid: rec.answered_under(qid) for qid in rec.answers},
+                text_changed=[q for q in plan.text_changed if q not in {x.id for x in plan.todo}],
+                files_changed=plan.files_changed, wanted=[q.id for q in plan.queries], failed=plan.failed,
+                kept=plan.kept, called=len(plan.failed) + plan.answered,
+                replayed=sum(1 for q in plan.queries if q.id in rec.answers) - plan.answered, resumed=rec.resumed)
+            self._noted(health, outcome)
+            outcome.recorded[system.name] = len(rec.answers)
+        if problems:
+            raise ConfigError("\n".join(problems) + "\nthe answers of this session are kept in the journal "
+                              "(.<name>.journal.jsonl) and resumed by the next session")
