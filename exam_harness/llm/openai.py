@@ -62,7 +62,7 @@ from exam_harness.llm.retry import (
     ServerUnreachable,
     parse_retry_after,
 )
-from exam_harness.options import boolean, choice, integer, number, optional, text
+from exam_harness.options import MAX_CONCURRENCY, MAX_SECONDS, boolean, choice, integer, number, optional, text
 from exam_harness.parsing import is_malformed_rating
 from exam_harness.redaction import credential_scrubber
 
@@ -638,20 +638,21 @@ OPENAI_OPTIONS: tuple[GraderOption, ...] = (
                  "(default: none, nothing is cut)", optional(integer(16))),
     GraderOption("chars_per_token", CHARS_PER_TOKEN, "characters per token of the estimates (default: "
                  f"{CHARS_PER_TOKEN:g})", number(0, open_low=True)),
-    GraderOption("concurrency", 8, "requests in flight at once (default: 8)", integer(1)),
-    GraderOption("max_retries", 5, "retries of a failed request (default: 5)", integer(0)),
+    GraderOption("concurrency", 8, "requests in flight at once (default: 8)", integer(1, MAX_CONCURRENCY)),
+    GraderOption("max_retries", 5, "retries of a failed request (default: 5)", integer(0, 100)),
     GraderOption("max_consecutive_failures", 5, "connection failures in a row (no answer in between) after which "
                  "grading stops with one error instead of retrying every pair; 0 never stops (default: 5)",
                  integer(0)),
     GraderOption("timeout", 60.0, "seconds one request may take in all: connecting, sending and reading the whole "
-                 "answer (default: 60)", number(0, open_low=True)),
+                 "answer (default: 60)", number(0, MAX_SECONDS, open_low=True)),
     GraderOption("backoff_base", 0.5, "seconds of the first retry's backoff ceiling, doubled per retry "
-                 "(default: 0.5)", number(0)),
-    GraderOption("backoff_max", 30.0, "seconds the backoff ceiling grows to at most (default: 30)", number(0)),
+                 "(default: 0.5)", number(0, MAX_SECONDS)),
+    GraderOption("backoff_max", 30.0, "seconds the backoff ceiling grows to at most (default: 30)",
+                 number(0, MAX_SECONDS)),
     GraderOption("retry_after_max", 120.0, "seconds of a server's Retry-After honoured at most (default: 120)",
-                 number(0)),
+                 number(0, MAX_SECONDS)),
     GraderOption("retry_after_limit", 300.0, "a server's Retry-After longer than this many seconds fails the pair at "
-                 "once instead of waiting (default: 300)", number(0)),
+                 "once instead of waiting (default: 300)", number(0, MAX_SECONDS)),
     GraderOption("revision", None, "a label of the model's version, kept in the cache key (default: none)"),
 )
 
