@@ -32,7 +32,7 @@ from exam_harness.report.schema import GateResult
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
-    from exam_harness.report.schema import ExamReport, MeasureInfo
+    from exam_harness.report.schema import CostSummary, ExamReport, MeasureInfo
 
     MeasureRegistry = Registry[type[Measure]]
 
@@ -339,17 +339,21 @@ def paired_values(old: ExamReport, new: ExamReport, run: str | None, was: str,
 
 
 def regression_failures(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
-                        reference: str, alpha: float, registry: MeasureRegistry | None = None) -> list[str]:
-    return [r.message for r in regression_results(changes, allowances, report, reference, alpha, registry)
+                        reference: str, alpha: float, registry: MeasureRegistry | None = None, *,
+                        old: ExamReport | None = None) -> list[str]:
+    return [r.message for r in regression_results(changes, allowances, report, reference, alpha, registry, old=old)
             if not r.passed]
 
 
 def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
-                       reference: str, alpha: float, registry: MeasureRegistry | None = None) -> list[GateResult]:
+                       reference: str, alpha: float, registry: MeasureRegistry | None = None, *,
+                       old: ExamReport | None = None) -> list[GateResult]:
     """Each change on a measure with an allowed drop as a check of the verdict (``--exam-compare-fail``);
-    its limit is the lowest value the allowance accepts."""
+    its limit is the lowest value the allowance accepts. Given the reference report ``old``, a gated
+    measure that either report lacks for a run both hold is a failed check (issue 31, finding 14): a
+    gate that cannot be checked must not pass silently."""
     limits = {a.measure: a for a in allowances}
-    results = []
+    results = unmeasured_results(changes, allowances, old, report, reference, registry) if old is not None else []
     for c in changes:
         allowance = limits.get(c.measure)
         if allowance is None:
@@ -365,6 +369,43 @@ def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance
         results.append(GateResult(gate="exam-compare-fail", run=c.run, measure=c.measure, value=c.new,
                                   limit=lowest, passed=not c.regressed, message=message))
     return results
+
+
+def unmeasured_results(changes: Sequence[Change], allowances: Sequence[Allowance], old: ExamReport,
+                       new: ExamReport, reference: str, registry: MeasureRegistry | None = None) -> list[GateResult]:
+    """A failed ``exam-compare-fail`` check for each run both reports hold and each allowed drop with no
+    change to check: the measure is missing from the reference, from this report, or from the run's scores.
+    The message names the measures both reports hold, so a misnamed gate is fixed at once."""
+    compared = {(c.run, c.measure) for c in changes}
+    olds = {s.run for s in old.systems}
+    results = []
+    for allowance in dict.fromkeys(allowances):
+        was, now = find(old, allowance.measure, registry), find(new, allowance.measure, registry)
+        lacking = (f"the reference {reference}" if was is None else "this report" if now is None
+                   else "the run's scores in one of the reports")
+        both = sorted({m.title for m in old.measures} & {m.title for m in new.measures})
+        for system in sorted(new.systems, key=lambda s: s.run):
+            if system.run not in olds or (system.run, allowance.measure) in compared:
+                continue
+            results.append(GateResult(
+                gate="exam-compare-fail", run=system.run, measure=allowance.measure, passed=False,
+                message=f"FAIL run {system.run!r}: the allowed drop {allowance} cannot be checked: "
+                        f"{allowance.measure!r} is not in {lacking}; measures both reports hold: "
+                        f"{', '.join(both) or 'none'}"))
+    return results
+
+
+def budget_results(cost: CostSummary | None) -> list[GateResult]:
+    """A failed ``exam-max-cost`` check when the session spent more than the grader's ``max_cost`` (a server
+    reporting more tokens than the estimate, calls in flight at the stop): the budget was not held."""
+    if cost is None or cost.max_cost is None or cost.session.cost is None or cost.session.cost <= cost.max_cost:
+        return []
+    from exam_harness.llm.cost import money
+
+    return [GateResult(gate="exam-max-cost", value=cost.session.cost, limit=cost.max_cost, passed=False,
+                       message=f"FAIL grading spent {money(cost.session.cost)}, more than max_cost "
+                               f"{money(cost.max_cost)}: the server's usage exceeded the estimate that bounds each "
+                               "batch (the grades made are cached)")]
 
 
 @dataclass(frozen=True)

@@ -319,6 +319,8 @@ def run_grading_pass(
         cache.note(f"grader {grader.name!r} could not prepare the pass ({type(exc).__name__}: {exc}); "
                    "each batch does its own work")
     store = _Store(cache if grader.uses_cache() else None)
+    if meter is not None:
+        chunk_size = meter.batch_size(chunk_size)  # under max_cost: what is spent is checked every few calls
     try:
         for start in range(0, len(todo), chunk_size):
             keys = todo[start : start + chunk_size]
@@ -351,7 +353,7 @@ def run_grading_pass(
             outcome.graded += len(new)
             if on_progress is not None:
                 on_progress(len(keys))
-            if over_budget and meter is not None:
+            if meter is not None and (over_budget or meter.over_budget() is not None):
                 _stop_at_budget(meter, outcome, by_key, todo[start + len(keys):], spent_from)
                 break
             stop = grader.stop_reason()
@@ -453,12 +455,14 @@ def _stop_at_budget(meter: Meter, outcome: GradingOutcome, by_key: Mapping[str, 
     spent = outcome.cost.cost(meter.used() - used_before) or 0.0
     reason = meter.closed or (f"max_cost {money(meter.max_cost)} reached: {money(spent)} spent, and the next pairs "
                               "could cost more than is left")
-    outcome.cost.stopped = f"grading stopped: {reason}; {len(left)} pairs were not graded (raise max_cost to grade " \
-                           "them: the grades made are cached)"
-    outcome.cost.not_graded = len(left)
     for key in left:
         for request in by_key[key]:
             outcome.failures[(request.passage.id, request.test_point.id)] = f"not graded: {reason}"
+    # the pairs left plus those of the last batch that were not sent: the count the failure line gives
+    not_graded = sum(1 for why in outcome.failures.values() if why.startswith(("not graded: ", "not sent: ")))
+    outcome.cost.stopped = f"grading stopped: {reason}; {not_graded} pairs were not graded (raise max_cost to " \
+                           "grade them: the grades made are cached)"
+    outcome.cost.not_graded = not_graded
 
 
 # --- replaying recorded grades -----------------------------------------------------------------

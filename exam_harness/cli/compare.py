@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
                                 registry=registry))
     for measure in measures:
         console.print(query_table(old, new, measure, limit=args.limit or None, registry=registry))
-    failures = regression_failures(changes, allowances, new, args.old.name, alpha, registry)
+    failures = regression_failures(changes, allowances, new, args.old.name, alpha, registry, old=old)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -45,13 +45,14 @@ import json
 import logging
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from exam_harness.errors import ConfigError, InfrastructureError
 from exam_harness.graders.base import GradeFailure, GraderOption, read_grader_options
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
+from exam_harness.llm.cost import MAX_TOKEN_COUNT
 from exam_harness.llm.retry import (
     AsyncRetrier,
     Breaker,
@@ -184,6 +185,7 @@ class OpenAIBackend:
                 raise ConfigError(f"OPENAI_BASE_URL={self.base_url!r} {exc}") from None
         self.max_consecutive_failures = max_consecutive_failures
         self.stopped: str | None = None  # why grading stopped (a dead server), once it has
+        self.budget: Callable[[], str | None] | None = None  # why no further call may be sent (max_cost)
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if self.base_url is None and need_key:
@@ -394,8 +396,9 @@ class OpenAIBackend:
             async def one(request: _Request) -> None:
                 payload = self._payload(request, max_tokens, want_logprobs)
                 async with semaphore:
-                    if self.stopped:
-                        answers[request.messages] = GradeFailure(f"not sent: {self.stopped}")
+                    spent = self.budget() if self.budget is not None else None
+                    if self.stopped or spent:
+                        answers[request.messages] = GradeFailure(f"not sent: {self.stopped or spent}")
                         return
                     try:
                         answers[request.messages] = await retrier.run(
@@ -535,7 +538,9 @@ _LOGPROB_SLACK = 1e-3
 def _count(value: Any, otherwise: int) -> int:
     """A token count as a server reports it (a non-negative integer; a bool or a float is not one),
     else ``otherwise`` (the estimate)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else otherwise
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return min(value, MAX_TOKEN_COUNT)  # a 400-digit count is a claim, not a float's worth (llm/cost.py)
+    return otherwise
 
 
 def _is_number(value: Any) -> bool:

@@ -109,7 +109,7 @@ class ExamGates:
             self.changes = compare(reference, report, measures, options.compare_fail, registry)
             self.sections.append(_comparison_section(self.changes, reference, report, name, registry))
             regressions = regression_results(self.changes, options.compare_fail, report, name, options.alpha,
-                                             registry)
+                                             registry, old=reference)
             self.failures += [r.message for r in regressions if not r.passed]
             results += regressions
         if self.failures and session.exitstatus == pytest.ExitCode.OK:

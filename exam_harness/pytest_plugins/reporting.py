@@ -19,6 +19,7 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.errors import ExamError, OutputError
+from exam_harness.gates import budget_results
 from exam_harness.paths import shown_path
 from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
@@ -100,6 +101,7 @@ class ExamReporting:
             results += _incomplete_checks(report, "the scores of run {run!r} rest on pairs that could not be graded "
                                                   "in {n} of {queries} queries; they are not scores")
         results += self._fallback_checks(report)
+        results += budget_results(report.cost)  # max_cost passed all the same
         report.verdict = verdict_of(results)
         if not report.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
