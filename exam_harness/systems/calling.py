@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import queue
 import threading
 import time
@@ -99,7 +100,18 @@ def _passage(item: Any, i: int) -> tuple[str | None, str, float | None]:
         raise ValueError(f"passage {i} has id {pid!r}; ids are strings without whitespace (or None)")
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
         raise TypeError(f"passage {i} has score {score!r}; expected a number")
-    return pid, text, None if score is None else float(score)
+    return pid, text, None if score is None else _finite_score(score, i)
+
+
+def _finite_score(score: float, i: int) -> float:
+    """A passage's score as a finite float (10**400 overflows a float: a bad answer, not a crash)."""
+    try:
+        value = float(score)
+    except OverflowError:
+        raise ValueError(f"passage {i} has a score too large for a float; expected a finite number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"passage {i} has score {value!r}; expected a finite number")
+    return value
 
 
 def call_all(system: System, queries: Sequence[Query], on_result: Callable[[Called], None]) -> str | None:
@@ -129,16 +141,26 @@ class _EarlyStop:
         self.total = total
         self.finished = 0
         self.failed = 0
-        self.message: str | None = None
+        self.error: str | None = None  # the last error when the early stop was decided
         self.event = threading.Event()
 
     def seen(self, called: Called) -> None:
         self.finished += 1
         self.failed += called.error is not None
         if self.finished == EARLY_STOP and self.failed == EARLY_STOP and self.total > EARLY_STOP:
-            self.message = (f"system {self.system.name!r} failed on each of its first {EARLY_STOP} queries, so the "
-                            f"other {self.total - EARLY_STOP} were not called (last error: {called.error})")
+            self.error = called.error
             self.event.set()
+
+    @property
+    def message(self) -> str | None:
+        """Said once every call has come back: calls already running at the stop finish and are counted
+        (issue 31, finding 20: counting at the stop said "the other 15" when 6 calls were made)."""
+        if self.error is None:
+            return None
+        left = self.total - self.finished
+        return (f"system {self.system.name!r} failed on each of its first {EARLY_STOP} queries, so "
+                f"{'the other ' + str(left) if left else 'no other'} {'query was' if left == 1 else 'queries were'} "
+                f"not called ({self.finished} calls made; last error: {self.error})")
 
 
 def _deadline_call(system: System, query: Query) -> Any:
