@@ -143,12 +143,28 @@ def grade_banks(
     only_queries: set[str] | None = None,
 ) -> tuple[ExamView, GradingOutcome]:
     """Grade the exam over ``banks`` through ``cache``; the view leaves out test points the grader cannot grade."""
+    check_gradable(grader, banks)
     requests = exam_requests(data, banks, k=k, pool=pool, only_queries=only_queries)
     size = chunk_size_for(grader, chunk_size)
     with progress or GradingProgress(f"grading with {grader.name}", enabled=False) as bar:
         outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start,
                                    on_progress=bar.advance)
     return view_from_banks(data, banks, outcome.grades, exclude=outcome.unsupported), outcome
+
+
+def check_gradable(grader: Grader, banks: Sequence[QueryBank]) -> None:
+    """ConfigError when ``grader`` can grade none of the banks' test points (issue 31, finding 19: a
+    nugget prompt on a bank of questions graded nothing, skipped every case and passed). A grader that
+    grades some of them skips the others, each case saying why."""
+    points = [tp for bank in banks for tp in bank.test_points]
+    if not points:
+        return
+    reasons = Counter(reason for tp in points if (reason := grader.supports(tp)) is not None)
+    if sum(reasons.values()) < len(points):
+        return
+    kinds = ", ".join(sorted({tp.kind for tp in points}))
+    raise ConfigError(f"grader {grader.name!r} cannot grade any of the {len(points)} test points of the banks "
+                      f"({kinds}): {reasons.most_common(1)[0][0]}; the session would grade nothing and pass")
 
 
 def group_by_key(

@@ -17,7 +17,7 @@ import pytest
 from exam_harness.cache import GradeCache
 from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
 from exam_harness.graders.base import GradingRequest
-from exam_harness.grading import GradingOutcome, dry_run_summary, run_grading_pass
+from exam_harness.grading import GradingOutcome, check_gradable, dry_run_summary, run_grading_pass
 from exam_harness.grading_setup import GradingSetup, open_grading
 from exam_harness.llm.cost import merged_cost, meter_of
 from exam_harness.models import QueryBank
@@ -67,6 +67,7 @@ class ExamGrading:
         # alpha-nDCG only when --exam-measures names it (the report's columns are the measures computed)
         grading = open_grading(options, setup.registries(config), data, alpha_ndcg=False)
         try:
+            check_gradable(grading.grader, banks)
             requests = grading.requests(data, banks)
             if not requests:
                 raise ConfigError(
