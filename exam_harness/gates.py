@@ -20,9 +20,10 @@ the drop stands out from per-query noise, and both are reported.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ from exam_harness.report.schema import GateResult
 
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
+    from exam_harness.models import TestPoint
     from exam_harness.registry import Registry
     from exam_harness.report.schema import CostSummary, ExamReport, MeasureInfo
 
@@ -38,6 +40,39 @@ if TYPE_CHECKING:
 
 # What a comparison reads when told no measure.
 COMPARED: tuple[str, ...] = ("exam-cover", "n-exam-cover")
+
+
+def matches(run: str, patterns: Iterable[str]) -> bool:
+    """Whether ``run`` is one of ``patterns`` (names or fnmatch patterns, case-sensitive)."""
+    return any(run == p or fnmatch.fnmatchcase(run, p) for p in patterns)
+
+
+@dataclass(frozen=True)
+class RequiredScope:
+    """Which runs a required test point is required of, and which runs never fail the session (issue 28).
+
+    A bank's ``required: [my-rag, "rag-*"]`` names the runs its test point is required of; ``required:
+    true`` means the runs of ``--exam-required-runs`` (``runs``; every run when none is given). A baseline
+    run (``--exam-baseline`` / ``exam_baseline``, kept on purpose to compare with) is scored and compared but
+    never fails the session: no test point is required of it, default thresholds skip it (a threshold naming
+    it still applies) and its drops against a kept report are reported, not gated."""
+
+    runs: tuple[str, ...] = ()
+    baselines: tuple[str, ...] = ()
+
+    def is_baseline(self, run: str) -> bool:
+        return matches(run, self.baselines)
+
+    def applies(self, test_point: TestPoint, run: str) -> bool:
+        """Whether ``test_point`` is required of ``run``: missing it fails the run's case."""
+        if not test_point.required or self.is_baseline(run):
+            return False
+        patterns = test_point.required_runs or self.runs
+        return not patterns or matches(run, patterns)
+
+    def unmatched(self, banks_runs: Iterable[str], runs: Sequence[str]) -> list[str]:
+        """The names or patterns among ``banks_runs`` and ``runs`` that match no run (a typo names none)."""
+        return [p for p in dict.fromkeys([*self.runs, *banks_runs]) if not any(matches(r, [p]) for r in runs)]
 
 
 @dataclass(frozen=True)
@@ -185,13 +220,16 @@ def title(measure: str, report: ExamReport, registry: MeasureRegistry | None = N
 # --- thresholds --------------------------------------------------------------------------------
 
 
-def effective_thresholds(thresholds: Sequence[Threshold], runs: Sequence[str]) -> dict[tuple[str, str], float]:
-    """(run, measure) -> the threshold that applies: the run's own, else the default for the measure."""
+def effective_thresholds(thresholds: Sequence[Threshold], runs: Sequence[str],
+                         scope: RequiredScope | None = None) -> dict[tuple[str, str], float]:
+    """(run, measure) -> the threshold that applies: the run's own, else the default for the measure (which
+    skips a baseline run of ``scope``)."""
     applied: dict[tuple[str, str], float] = {}
     for t in thresholds:
         if t.run is None:
             for run in runs:
-                applied.setdefault((run, t.gated), t.value)
+                if scope is None or not scope.is_baseline(run):
+                    applied.setdefault((run, t.gated), t.value)
     for t in thresholds:
         if t.run is not None:
             applied[(t.run, t.gated)] = t.value
@@ -214,12 +252,12 @@ class GateCheck:
 
 
 def threshold_checks(report: ExamReport, thresholds: Sequence[Threshold],
-                     registry: MeasureRegistry | None = None) -> list[GateCheck]:
+                     registry: MeasureRegistry | None = None, scope: RequiredScope | None = None) -> list[GateCheck]:
     """Every examined run's value of every gated measure beside its threshold, sorted by run then measure."""
     systems = {s.run: s for s in report.systems}
     found = {t.measure: find(report, t.measure, registry) for t in thresholds}
     checks: list[GateCheck] = []
-    for (run, gated), limit in sorted(effective_thresholds(thresholds, list(systems)).items()):
+    for (run, gated), limit in sorted(effective_thresholds(thresholds, list(systems), scope).items()):
         system = systems.get(run)
         if system is None:
             continue  # a run named by a threshold but not examined: checked before grading
@@ -347,7 +385,7 @@ def regression_failures(changes: Sequence[Change], allowances: Sequence[Allowanc
 
 def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance], report: ExamReport,
                        reference: str, alpha: float, registry: MeasureRegistry | None = None, *,
-                       old: ExamReport | None = None) -> list[GateResult]:
+                       old: ExamReport | None = None, scope: RequiredScope | None = None) -> list[GateResult]:
     """Each change on a measure with an allowed drop as a check of the verdict (``--exam-compare-fail``);
     its limit is the lowest value the allowance accepts. Given the reference report ``old``, a gated
     measure that either report lacks for a run both hold is a failed check (issue 31, finding 14): a
@@ -363,11 +401,13 @@ def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance
                   f"({c.delta:+.4f}; "
                   f"allowed drop {allowance}); paired test over {c.queries} queries p = {c.p:.3g}, {significance} "
                   f"at alpha {alpha:g}")
-        message = (f"FAIL run {c.run!r} regressed {change}" if c.regressed
+        baseline = scope is not None and scope.is_baseline(c.run)
+        message = (f"baseline run {c.run!r} (never gated) {'dropped' if c.regressed else 'changed'} {change}"
+                   if baseline else f"FAIL run {c.run!r} regressed {change}" if c.regressed
                    else f"run {c.run!r} within its allowance {change}")
         lowest = c.old - (allowance.drop * c.old if allowance.relative else allowance.drop)
         results.append(GateResult(gate="exam-compare-fail", run=c.run, measure=c.measure, value=c.new,
-                                  limit=lowest, passed=not c.regressed, message=message))
+                                  limit=lowest, passed=baseline or not c.regressed, message=message))
     return results
 
 

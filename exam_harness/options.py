@@ -355,6 +355,11 @@ class ExamOptions:
         "samples, grader option repeats=3); repeatable, "
         "a run's own threshold replaces the default for that measure (default: no gate)",
         parse_threshold, group=GATES, fronts=("pytest",), metavar="[RUN=][MEASURE:]X[@MofK]", many=True)
+    required_runs: tuple[str, ...] = declare(
+        "required-runs", (), "Runs that test points marked 'required: true' are required of, by name or pattern "
+        "(my-rag, rag-*); repeatable; a bank's 'required: [RUN, ...]' names its own; the --exam-baseline run is "
+        "never required to answer (default: every run)", text, group=GATES, fronts=("pytest",), many=True,
+        metavar="RUN")
     save: str | None = declare(
         "save", None, "Keep this session's report in the history folder as NNNN_NAME.json (default: not kept)",
         _save_name, group=GATES, fronts=("pytest",), metavar="NAME")

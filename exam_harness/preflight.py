@@ -117,6 +117,19 @@ def check_gate_runs(options: ExamOptions, runs: Iterable[str]) -> None:
             check_run_name(threshold.run, names, f"--exam-fail-under {threshold}")
 
 
+def check_required_runs(banks: Iterable[QueryBank], options: ExamOptions, runs: Iterable[str]) -> None:
+    """A run name or pattern of ``--exam-required-runs`` or of a bank's ``required: [...]`` that names no run
+    is a usage error: a typo would silently require nothing of the run meant."""
+    from exam_harness.plan import required_scope
+
+    names = sorted(runs)
+    named = (r for bank in banks for tp in bank.test_points for r in tp.required_runs)
+    unmatched = required_scope(options).unmatched(named, names)
+    if unmatched:
+        raise ConfigError(f"required test points name runs that are not examined: {', '.join(map(repr, unmatched))} "
+                          f"(--exam-required-runs or a bank's 'required: [...]'); runs: {', '.join(names)}")
+
+
 def load_reference(options: ExamOptions, base: Path) -> tuple[str, ExamReport] | None:
     """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading).
     A history with nothing kept raises :class:`exam_harness.io.history.NothingKept`: the caller decides

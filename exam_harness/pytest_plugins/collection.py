@@ -19,6 +19,7 @@ from exam_harness.errors import ExamError, InputError
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
 from exam_harness.models import QueryBank, TestPoint, readable_id
+from exam_harness.plan import required_scope
 from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
 from exam_harness.pytest_plugins.query_cases import QueryCase
 from exam_harness.pytest_plugins.state import GradedExam, setup_of
@@ -119,7 +120,7 @@ class ExamCase(ExamItem):
         setup = setup_of(self.config)
         self.user_properties.append(setup.user_property("exam_run", run))
         self.user_properties.append(setup.user_property("exam_test_point", test_point.id))
-        if test_point.required:
+        if required_scope(setup.options).applies(test_point, run):
             self.add_marker("exam_required")
         self._verdict: Verdict | None = None
 
@@ -135,7 +136,8 @@ class ExamCase(ExamItem):
             top = graded.top_k(inputs, self.run, self.bank.query.id)
             outcome = graded.grading
             self._verdict = verdict(self.test_point, top, outcome.grades, outcome.failures, outcome.unsupported,
-                                    min_grade=graded.plan.min_grade, k=graded.plan.k)
+                                    min_grade=graded.plan.min_grade, k=graded.plan.k,
+                                    required=graded.plan.required.applies(self.test_point, self.run))
         return self._verdict
 
     def message(self, result: Verdict) -> str:

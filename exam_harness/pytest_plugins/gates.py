@@ -99,7 +99,8 @@ class ExamGates:
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
         registry = self.registry
-        self.checks = threshold_checks(report, options.fail_under, registry)
+        scope = graded.plan.required
+        self.checks = threshold_checks(report, options.fail_under, registry, scope)
         thresholds = threshold_results(report, self.checks, registry)
         self.failures += [r.message for r in thresholds if not r.passed]
         results = thresholds + results
@@ -109,7 +110,7 @@ class ExamGates:
             self.changes = compare(reference, report, measures, options.compare_fail, registry)
             self.sections.append(_comparison_section(self.changes, reference, report, name, registry))
             regressions = regression_results(self.changes, options.compare_fail, report, name, options.alpha,
-                                             registry, old=reference)
+                                             registry, old=reference, scope=scope)
             self.failures += [r.message for r in regressions if not r.passed]
             results += regressions
         if self.failures and session.exitstatus == pytest.ExitCode.OK:
