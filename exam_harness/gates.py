@@ -184,6 +184,17 @@ def parse_threshold(raw: str) -> Threshold:
     return Threshold(run, name, _fraction(value.strip()), holds)
 
 
+def check_samples(thresholds: Sequence[Threshold], repeats: int) -> None:
+    """ConfigError for a threshold ``@MofK`` whose K is not the judge's samples per pair (grader option
+    ``repeats``), found before grading (and paying) rather than after it (issue 28, item 7)."""
+    for t in thresholds:
+        if t.holds is not None and t.holds[1] != repeats:
+            asked = f"asks {repeats} samples per pair (grader option repeats={repeats})" if repeats > 1 else \
+                "asks one sample per pair"
+            raise ConfigError(f"--exam-fail-under {t}: @{t.holds[0]}of{t.holds[1]} reads {t.holds[1]} judge samples "
+                              f"per pair, but the grader {asked}; set repeats={t.holds[1]} or change the gate")
+
+
 def parse_allowance(raw: str) -> Allowance:
     """``MEASURE:DROP`` or ``MEASURE:PCT%`` -> :class:`Allowance`."""
     measure, sep, value = raw.strip().rpartition(":")

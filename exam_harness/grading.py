@@ -215,8 +215,8 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
     meter = meter_of(grader)
     if meter is not None:
         text += f" and at most {calls * meter.answer_tokens} completion tokens"
-        if meter.prices is not None:
-            text += f", at most {money(meter.bound(pending)[2])}"
+        if meter.prices is not None:  # per sample too: the bound counts one call per distinct prompt
+            text += f", at most {money(sum(meter.bound(sample)[2] for sample in samples))}"
         if meter.max_cost is not None:
             text += f" (max_cost {money(meter.max_cost)})"
     return text + "; nothing was sent"

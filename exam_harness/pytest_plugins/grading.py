@@ -16,7 +16,9 @@ import pytest
 
 from exam_harness.cache import GradeCache
 from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
+from exam_harness.gates import check_samples
 from exam_harness.graders.base import GradingRequest
+from exam_harness.graders.repeats import repeats_of
 from exam_harness.grading import GradingOutcome, check_gradable, dry_run_summary, run_grading_pass
 from exam_harness.grading_setup import GradingSetup, open_grading
 from exam_harness.llm.cost import merged_cost, meter_of
@@ -69,6 +71,7 @@ class ExamGrading:
         grading = open_grading(options, setup.registries(config), data, alpha_ndcg=False)
         try:
             check_gradable(grading.grader, banks)
+            check_samples(options.fail_under, repeats_of(grading.grader)[0])
             requests = grading.requests(data, banks)
             if not requests:
                 raise ConfigError(

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,3 +81,20 @@ def test_a_400_digit_usage_count_is_capped_and_the_grades_are_cached(absurd: Gre
     again = run_grading_pass(make_grader(absurd, **PRICES), requests(6), cache)
     assert again.cache_hits == 6 and absurd.spent().calls == 6  # nothing paid twice
     cache.close()
+
+
+def _dry_run_cost(grader: object) -> float:
+    from exam_harness.grading import dry_run_summary
+
+    line = dry_run_summary(grader, requests(4), GradeCache(None))  # type: ignore[arg-type]
+    found = re.search(r"at most \$([\d.,]+)", line)
+    assert found, line
+    return float(found[1].replace(",", ""))
+
+
+def test_the_dry_run_counts_every_sample(billion: GreedyServer) -> None:
+    """Issue 28, item 7: repeats=3 asks every pair three times, so the dry run's bound is three times as high."""
+    once = _dry_run_cost(make_grader(billion, **PRICES, temperature="1"))
+    thrice = _dry_run_cost(make_grader(billion, **PRICES, temperature="1", repeats="3"))
+    assert once > 0 and thrice == pytest.approx(3 * once, rel=1e-3)
+    assert billion.spent().calls == 0
