@@ -176,11 +176,13 @@ def check_outputs(options: ExamOptions, rootdir: Path, inputs: Sequence[Path]) -
     """Every output of the session can be written and is the harness's to write, checked before grading:
     the report folder is not the project folder, a version-control folder or a folder of the inputs;
     a summary path is not a folder, socket or block device (a symlink is written at its target)."""
-    from exam_harness.io.report_set import check_owned_folder
+    from exam_harness.io.report_set import check_names, check_owned_folder
     from exam_harness.io.textio import output_target
+    from exam_harness.report.reporters import REPORT_NAME
 
     if options.report_dir is not None:
         check_owned_folder(options.report_dir, rootdir=rootdir, inputs=inputs, label="--exam-report-dir")
+        check_names(options.report_dir, [REPORT_NAME])  # a user's own exam-report.json: refused before grading
     if options.markdown is not None:
         output_target(options.markdown)
     check_writable(output_targets(options))

@@ -115,6 +115,14 @@ def set_files(folder: Path) -> list[str]:
     return [n for n in names if isinstance(n, str) and n and Path(n).name == n and not n.startswith(".")]
 
 
+def check_names(folder: Path, files: Iterable[str]) -> None:
+    """Refuse, before anything is computed, a name of ``files`` held in ``folder`` by something the harness did
+    not write (a user's own ``exam-report.json``): the check :func:`write_report_set` makes, made early."""
+    real = Path(os.path.realpath(folder))
+    if real.is_dir():
+        _check_names(real, files, set(set_files(real)))
+
+
 def _check_names(folder: Path, files: Iterable[str], old: set[str]) -> None:
     for name in files:
         try:

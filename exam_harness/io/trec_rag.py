@@ -91,7 +91,8 @@ def _parse(record: Any, line: _Line) -> CitedAnswer:
         metadata = {"format": "2024"}
     if not isinstance(query, str):
         raise line.fail("the topic text must be a string", "topic", quoted(query), "the query text")
-    refs, sentences = _cited(record, line, MAX_REFERENCES)
+    # a 2024 citation is an index into references only; 2025 also takes a reference's segment id
+    refs, sentences = _cited(record, line, MAX_REFERENCES, by_id=metadata["format"] == "2025")
     answer = CitedAnswer(run=run, query_id=qid, query=query, references=refs, sentences=sentences,
                          metadata=metadata)
     words = answer.words
@@ -101,9 +102,10 @@ def _parse(record: Any, line: _Line) -> CitedAnswer:
     return answer
 
 
-def _cited(record: dict[str, Any], line: _Line,
-           most: int | None) -> tuple[tuple[str, ...], tuple[CitedSentence, ...]]:
-    """The references and the cited sentences of a line (``most``: the references allowed; None: any)."""
+def _cited(record: dict[str, Any], line: _Line, most: int | None,
+           by_id: bool = True) -> tuple[tuple[str, ...], tuple[CitedSentence, ...]]:
+    """The references and the cited sentences of a line (``most``: the references allowed; None: any;
+    ``by_id``: a citation may be a reference's segment id as well as an index)."""
     references = record.get("references", [])
     if not isinstance(references, list):
         raise line.fail("references must be a list of segment ids", "references", quoted(references), "a list")
@@ -112,7 +114,7 @@ def _cited(record: dict[str, Any], line: _Line,
                         len(references), f"at most {most} references (the track's rule)")
     refs = tuple(line.word(ref, f"references[{i}]", "segment id") for i, ref in enumerate(references))
     index_of = {ref: i for i, ref in reversed(list(enumerate(refs)))}
-    return refs, tuple(_sentence(s, i, refs, index_of, line) for i, s in enumerate(record["answer"]))
+    return refs, tuple(_sentence(s, i, refs, index_of if by_id else {}, line) for i, s in enumerate(record["answer"]))
 
 
 def cited_response(record: dict[str, Any], path: Path, lineno: int, run: str, query_id: str) -> CitedAnswer:
@@ -141,6 +143,9 @@ def _sentence(value: Any, index: int, refs: Sequence[str], index_of: dict[str, i
             resolved.append(cite)
         elif isinstance(cite, str) and cite in index_of:
             resolved.append(index_of[cite])
+        elif isinstance(cite, str) and not index_of and cite in refs:
+            raise line.fail("a 2024 citation is an index into references (a segment id is the 2025 form)", field,
+                            quoted(cite), f"an index into the {len(refs)} references (0..{len(refs) - 1})")
         else:
             raise line.fail("citation is no reference of this answer", field, quoted(cite),
                             "an index into references or one of its segment ids")
