@@ -3,6 +3,7 @@
 * a user's own ``reports/exam-report.json`` (one the harness did not write) is refused before any pair
   is graded, not after grading (docs/trust.md: outputs are checked before grading);
 * a 2024 TREC RAG citation by segment id is refused (docs/trec-rag.md: that is the 2025 form);
+* trec_eval's printed spellings (``success_10``, ``iprec_at_recall_0.10``) name their measures;
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.errors import ConfigError, InputError
+from exam_harness.gates import parse_threshold
 from exam_harness.io.runs import load_runs
+from exam_harness.measures.parsing import parse_measure
 
 pytest_plugins = ["pytester"]
 
@@ -49,3 +52,16 @@ def test_a_2024_citation_by_segment_id_is_refused(tmp_path: Path) -> None:
     path.write_text(_answer_line(metadata=metadata))
     answers = load_runs([path]).answers
     assert [s.citations for per_query in answers.values() for a in per_query.values() for s in a.sentences] == [(1,)]
+
+
+@pytest.mark.parametrize(("printed", "name"), [("iprec_at_recall_0.10", "iprec_at_recall.0.10"),
+                                                ("success_10", "success.10"), ("set_F_0.5", "set_F.0.5")])
+def test_trec_eval_s_printed_spelling_names_the_measure(printed: str, name: str) -> None:
+    """trec_eval prints success_10 and iprec_at_recall_0.10; the measures error lists 'any trec_eval measure',
+    so that spelling is taken, for --exam-measures and gates alike."""
+    assert str(parse_measure(printed)) == str(parse_measure(name))
+    assert parse_threshold(f"{printed}:0.5").measure == str(parse_measure(name))
+    with pytest.raises(ConfigError, match=r"measure 'success_x': pytrec_eval does not take 'success\.x'"):
+        parse_measure("success_x")
+    with pytest.raises(ConfigError, match="unknown measure 'bogus_10'"):
+        parse_measure("bogus_10")
