@@ -124,16 +124,19 @@ def check_names(folder: Path, files: Iterable[str]) -> None:
 
 
 def _check_names(folder: Path, files: Iterable[str], old: set[str]) -> None:
+    from exam_harness.paths import shown_path
+
     for name in files:
         try:
             mode = os.lstat(folder / name).st_mode
         except FileNotFoundError:
             continue
+        shown = shown_path(folder / name)  # relative to the current folder where it lies below it
         if not stat.S_ISREG(mode):
-            raise OutputError(f"{folder / name}: is not a regular file, so it is not a report the harness wrote; "
+            raise OutputError(f"{shown}: is not a regular file, so it is not a report the harness wrote; "
                               "move it away or give another report folder")
         if name not in old:
-            raise OutputError(f"{folder / name}: a file the harness did not write (the folder's {MANIFEST} does not "
+            raise OutputError(f"{shown}: a file the harness did not write (the folder's {MANIFEST} does not "
                               "name it); move it away or give another report folder")
 
 
