@@ -224,6 +224,7 @@ class ExamCollector:
         self.config = config
         self.cases: list[ExamItem] = []  # ExamCase, or QueryCase with --exam-cases query
         self._files: set[Path] = set()  # resolved paths of the bank files collected
+        self._contents: dict[tuple[int, str], Path] = {}  # (size, digest) -> the bank file first holding it
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
@@ -266,7 +267,33 @@ class ExamCollector:
         if resolved in self._files:
             return None  # the same file reached by a second path (a symlink): one bank file, collected once
         self._files.add(resolved)
+        first = self._copy_of(resolved)
+        if first is not None:  # a second copy (exam.yml beside exam.yaml) would run every case twice
+            from exam_harness.paths import shown_path
+
+            setup.input_errors.append(
+                f"{shown_path(file_path)}: a copy of the bank {shown_path(first)} (the same bytes); every one of its "
+                "cases would run twice: remove one of the two files")
+            return None
         return BankFile.from_parent(parent, path=file_path)
+
+    def _copy_of(self, path: Path) -> Path | None:
+        """The bank file collected earlier with the same content as ``path`` (None: none, or unreadable: the
+        bank's own reader says why)."""
+        import hashlib
+        import stat
+
+        try:
+            status = path.stat()
+            if not stat.S_ISREG(status.st_mode) or status.st_size > 64 * 1024 * 1024:
+                return None  # a FIFO is never read here, a huge bank not hashed: their reader checks them
+            key = (status.st_size, hashlib.sha256(path.read_bytes()).hexdigest())
+        except OSError:
+            return None
+        first = self._contents.get(key)
+        if first is None:
+            self._contents[key] = path
+        return first
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:

@@ -1,0 +1,39 @@
+"""Issue 28, item 8 (the smaller items outside live systems):
+
+* a second copy of a bank (``exam.yml`` beside ``exam.yaml``) would double every case: a usage error naming
+  both files, before grading;
+* ``--exam-compare-fail=cover:0.05`` names the measures there are, ``exam-cover`` first, and suggests it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from exam_harness.errors import ConfigError
+from exam_harness.gates import check_measures
+
+pytest_plugins = ["pytester"]
+
+
+def test_a_copied_bank_is_a_usage_error_naming_both_files(project: pytest.Pytester) -> None:
+    bank = project.path / "banks" / "exam.yaml"
+    (project.path / "banks" / "exam.yml").write_bytes(bank.read_bytes())
+    result = project.runpytest("banks")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines(["*banks/exam.yml: a copy of the bank banks/exam.yaml (the same bytes); every one of "
+                                 "its cases would run twice: remove one of the two files*"])
+    assert not (project.path / "graded.log").exists()
+
+
+def test_a_bank_spread_over_two_files_is_still_one_exam(project: pytest.Pytester) -> None:
+    bank = project.path / "banks" / "exam.yaml"
+    (project.path / "banks" / "more.yml").write_text(bank.read_text() + "\n# a different file\n")
+    assert project.runpytest("banks").ret != pytest.ExitCode.USAGE_ERROR  # only byte-identical copies are refused
+
+
+def test_an_unknown_gate_measure_names_the_harness_own_measures() -> None:
+    with pytest.raises(ConfigError) as caught:
+        check_measures(["cover"], None, "--exam-compare-fail")
+    message = str(caught.value)
+    assert "Did you mean 'exam-cover'?" in message
+    assert "Available: exam-cover, n-exam-cover" in message and "nugget-f" in message and "ndcg@k" in message
