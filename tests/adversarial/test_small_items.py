@@ -2,15 +2,19 @@
 
 * a second copy of a bank (``exam.yml`` beside ``exam.yaml``) would double every case: a usage error naming
   both files, before grading;
-* ``--exam-compare-fail=cover:0.05`` names the measures there are, ``exam-cover`` first, and suggests it.
+* ``--exam-compare-fail=cover:0.05`` names the measures there are, ``exam-cover`` first, and suggests it;
+* ``exam-harness record`` ends as a session does, without pytest.exit's crash-looking banner.
 """
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 
 from exam_harness.errors import ConfigError
 from exam_harness.gates import check_measures
+from tests.test_live_systems import QUERIES, RANKING_SYSTEM, calls, conftest, example  # noqa: F401  (fixture)
 
 pytest_plugins = ["pytester"]
 
@@ -37,3 +41,16 @@ def test_an_unknown_gate_measure_names_the_harness_own_measures() -> None:
     message = str(caught.value)
     assert "Did you mean 'exam-cover'?" in message
     assert "Available: exam-cover, n-exam-cover" in message and "nugget-f" in message and "ndcg@k" in message
+
+
+def test_record_ends_without_an_exit_banner(example: pytest.Pytester) -> None:  # noqa: F811
+    """``exam-harness record`` at exit status 0 ended with pytest.exit's "!!! _pytest.outcomes.Exit" banner."""
+    example.makeconftest(conftest(extra=RANKING_SYSTEM))
+    code = f"import sys; from exam_harness.cli import main; sys.exit(main({['record', '--system', 'dict-rag']!r}))"
+    recorded = example.run(sys.executable, "-c", code)
+    assert recorded.ret == 0, recorded.stderr.str()
+    recorded.stdout.fnmatch_lines(["dict-rag: 4 queries recorded", "recorded, not graded"])
+    printed = recorded.stdout.str() + recorded.stderr.str()
+    assert "_pytest.outcomes.Exit" not in printed and "!!!" not in printed, printed
+    assert sorted(calls(example)) == sorted(QUERIES)
+    assert not (example.path / "reports").exists()  # nothing graded
