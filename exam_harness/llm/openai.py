@@ -597,6 +597,11 @@ def _require(ok: bool, name: str, value: object, expected: str) -> None:
         raise ConfigError(f"openai option {name}: got {value!r}, expected {expected}")
 
 
+def require_openai() -> None:
+    """ConfigError naming the extra to install when the ``openai`` package is missing."""
+    _import_openai()
+
+
 def _import_openai() -> Any:
     try:
         import openai

@@ -54,3 +54,14 @@ def test_record_ends_without_an_exit_banner(example: pytest.Pytester) -> None:  
     assert "_pytest.outcomes.Exit" not in printed and "!!!" not in printed, printed
     assert sorted(calls(example)) == sorted(QUERIES)
     assert not (example.path / "reports").exists()  # nothing graded
+
+
+def test_a_dry_run_of_the_openai_grader_needs_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's [embedding] install let a dry run of the openai grader pass and the real run fail."""
+    from exam_harness.graders.base import GraderConfig
+    from exam_harness.graders.registry import default_registry
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if the extra were not installed
+    with pytest.raises(ConfigError, match=r"needs the 'openai' package: pip install 'exam-harness\[openai\]'"):
+        default_registry().create("openai", GraderConfig(model="m", dry_run=True,
+                                                         options={"base_url": "http://127.0.0.1:9/v1"}))
