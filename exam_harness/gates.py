@@ -451,7 +451,7 @@ def budget_results(cost: CostSummary | None) -> list[GateResult]:
     reporting more tokens than the estimate, calls in flight at the stop): the budget was not held."""
     if cost is None or cost.max_cost is None or cost.session.cost is None or cost.session.cost <= cost.max_cost:
         return []
-    from exam_harness.llm.cost import money
+    from exam_harness.display import money
 
     return [GateResult(gate="exam-max-cost", value=cost.session.cost, limit=cost.max_cost, passed=False,
                        message=f"FAIL grading spent {money(cost.session.cost)}, more than max_cost "

@@ -18,7 +18,7 @@ only the part of the batch that fits is sent and grading stops there (:class:`Me
 report more than the estimate, so the bound is also checked against what was really spent: before
 each call (a backend with a ``budget`` hook, the OpenAI one: nothing is sent once the budget is
 spent, so at most the calls already in flight pass it) and between batches, which are no larger
-than the backend's concurrency while a budget is set. A session that spent more than ``max_cost``
+than a server backend's concurrency while a budget is set. A session that spent more than ``max_cost``
 all the same fails (the ``exam-max-cost`` check, exam_harness/gates.py).
 
 A token count is a server's claim: one beyond :data:`MAX_TOKEN_COUNT` (a 400-digit ``usage``) is
@@ -31,15 +31,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from exam_harness.display import money as money  # shown here first; gates and reports read it from display
 from exam_harness.errors import ConfigError
+from exam_harness.io.limits import MAX_TOKEN_COUNT as MAX_TOKEN_COUNT
 
 if TYPE_CHECKING:
     from exam_harness.graders.base import GradingRequest
     from exam_harness.llm.backend import TextBackend
 
 Pair = tuple[str, str]  # (passage id, test point id), as exam_harness.inputs.Pair
-
-MAX_TOKEN_COUNT = 10**12  # tokens one call may be counted for: far beyond any context window
 
 
 def token_count(value: object, ceiling: float = MAX_TOKEN_COUNT) -> float:
@@ -80,10 +80,6 @@ class Prices:
     def cost(self, usage: TokenUsage) -> float:
         return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1000.0
 
-
-def money(value: float) -> str:
-    """A cost as shown: cents for a dollar or more, else four decimals (a cheap model's pennies)."""
-    return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"
 
 
 def prices_from(price_prompt: float | None, price_completion: float | None, max_cost: float | None,
@@ -186,12 +182,13 @@ class Meter:
         return None
 
     def batch_size(self, chunk_size: int) -> int:
-        """Pairs per batch under a budget: at most the backend's concurrency (8 without one), so what is
-        spent is checked again after every few calls, not once for the whole exam."""
-        if self.max_cost is None:
+        """Pairs per batch under a budget: at most a server backend's concurrency, so what is spent is
+        checked again after every few calls, not once for the whole exam. A local backend (no
+        ``concurrency``: transformers) counts its own tokens exactly, so its batches stay as they are."""
+        concurrency = getattr(self.backend, "concurrency", None)
+        if self.max_cost is None or not isinstance(concurrency, int) or concurrency < 1:
             return chunk_size
-        concurrency = getattr(self.backend, "concurrency", 8)
-        return max(1, min(chunk_size, concurrency if isinstance(concurrency, int) and concurrency > 0 else 8))
+        return max(1, min(chunk_size, concurrency))
 
     def used(self) -> TokenUsage:
         """What the backend has spent in its lifetime: its counters, else the tokens its grades noted."""

@@ -51,8 +51,8 @@ from typing import Any, Literal
 
 from exam_harness.errors import ConfigError, InfrastructureError
 from exam_harness.graders.base import GradeFailure, GraderOption, read_grader_options
+from exam_harness.io.limits import MAX_TOKEN_COUNT
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
-from exam_harness.llm.cost import MAX_TOKEN_COUNT
 from exam_harness.llm.retry import (
     AsyncRetrier,
     Breaker,
