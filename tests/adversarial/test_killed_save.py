@@ -35,13 +35,13 @@ def test_a_killed_save_leaves_no_temp_file_behind(project: pytest.Pytester) -> N
     history = project.path / ".exam-history"
     history.mkdir()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(history / "0001_main.json")],
-                              stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
-    finally:
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=10)
+    with subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(history / "0001_main.json")],
+                          stdout=subprocess.PIPE, text=True, env=env) as writer:  # closes its pipe on the way out
+        try:
+            assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
+        finally:
+            writer.send_signal(signal.SIGKILL)
+            writer.wait(timeout=10)
     left = [p.name for p in history.iterdir()]
     assert len(left) == 1 and left[0].startswith(".0001_main.json.") and left[0].endswith(".tmp")
     assert entries(history) == []  # never read as a kept report
