@@ -150,25 +150,28 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
     A path that is the wrong kind (a file where a folder is wanted, or the other way round) is an error."""
     import tempfile
 
+    from exam_harness.paths import shown_path
+
     for option, path, is_folder in targets:
         if path is None:
             continue
         folder = path if is_folder else path.parent
+        shown = shown_path(path)  # options hold absolute paths; the user wrote them relative to here
         if is_folder and path.exists() and not path.is_dir():
-            raise ConfigError(f"{option} {path}: exists and is not a folder")
+            raise ConfigError(f"{option} {shown}: exists and is not a folder")
         if not is_folder and path.is_dir():
-            raise ConfigError(f"{option} {path}: is a folder; give a file name")
+            raise ConfigError(f"{option} {shown}: is a folder; give a file name")
         if not is_folder and path.is_char_device():
             continue  # written in place, never replaced (--exam-markdown=/dev/null)
         if not is_folder and path.exists() and not path.is_file():
             # a FIFO would be written only after grading, by then perhaps with nobody reading it
-            raise ConfigError(f"{option} {path}: is not a regular file (a FIFO, socket or device); give a file name")
+            raise ConfigError(f"{option} {shown}: is not a regular file (a FIFO, socket or device); give a file name")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryFile(dir=folder, prefix=".exam-harness-probe-"):
                 pass
         except OSError as exc:
-            raise ConfigError(f"{option} {path}: cannot write there ({exc.strerror or exc}); nothing was graded "
+            raise ConfigError(f"{option} {shown}: cannot write there ({exc.strerror or exc}); nothing was graded "
                               "yet") from None
 
 

@@ -76,7 +76,10 @@ def check_owned_folder(folder: Path, *, rootdir: Path | None = None, inputs: Seq
     """Refuse a report folder the harness cannot own: one holding a version-control folder, the project
     folder (``rootdir``) or a folder above it, or one that holds an input (a bank or run file or folder).
     Messages start with ``label`` (the option that named the folder)."""
+    from exam_harness.paths import shown_path
+
     real = Path(os.path.realpath(folder))
+    folder = Path(shown_path(folder))  # as the user wrote it: options hold absolute paths
     if real.exists() and not real.is_dir():
         raise OutputError(f"{label} {folder}: exists and is not a folder")
     for vcs in VERSION_CONTROL:

@@ -66,3 +66,11 @@ def test_trec_eval_s_printed_spelling_names_the_measure(printed: str, name: str)
         parse_measure("success_x")
     with pytest.raises(ConfigError, match="unknown measure 'bogus_10'"):
         parse_measure("bogus_10")
+
+
+def test_an_output_that_is_a_folder_is_named_as_the_user_wrote_it(project: pytest.Pytester) -> None:
+    (project.path / "summary.md").mkdir()
+    result = project.runpytest("banks", "--exam-markdown=summary.md")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: summary.md: is a folder; give the name of a file to write"])
+    assert str(project.path) not in result.stderr.str()
