@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/adversarial.py --model ./models/flan-t5-large      # + hf
     .venv/bin/python benchmarks/adversarial.py --openai-model gpt-4o-mini          # + openai
     .venv/bin/python benchmarks/adversarial.py --openai-model M --base-url http://gpu:8000/v1
+    .venv/bin/python benchmarks/adversarial.py --hostile          # hostile-input families (issues 31, 28)
 
 Data: tests/adversarial/passages.yaml (``--data``): a few topics, each with test points (questions,
 some nuggets) and, per test point, honest answers, honest non-answers on the same topic, and
@@ -449,11 +450,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--test-points", default=None, help="Comma-separated test point ids of the data file to use (default: all)"
     )
     parser.add_argument("--top", type=int, default=5, help="Adversarial passages at ≥ τ to name per grader (default 5)")
+    parser.add_argument("--hostile", action="store_true",
+                        help="Run the hostile-input families of benchmarks/hostile_inputs.py instead (offline)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.hostile:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from hostile_inputs import run_families
+
+        lines, held = run_families()
+        print("\n".join(lines))
+        return 0 if held else 1
     try:
         data = load_set(args.data)
         if args.test_points:

@@ -34,3 +34,8 @@ def shorten(text: str, limit: int) -> str:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and its noun, singular for one (``1 query``, ``2 queries``)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def money(value: float) -> str:
+    """A cost as shown: cents for a dollar or more, else four decimals (a cheap model's pennies)."""
+    return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"

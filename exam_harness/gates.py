@@ -20,9 +20,10 @@ the drop stands out from per-query noise, and both are reported.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -31,15 +32,55 @@ from exam_harness.report.schema import GateResult
 
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
+    from exam_harness.models import TestPoint
+    from exam_harness.options import ExamOptions
     from exam_harness.registry import Registry
     from exam_harness.report.evaluation import EvaluationReport
-    from exam_harness.report.schema import ExamReport, JudgeVariance, MeasureInfo
+    from exam_harness.report.schema import CostSummary, ExamReport, JudgeVariance, MeasureInfo
 
     MeasureRegistry = Registry[type[Measure]]
     Document: TypeAlias = ExamReport | EvaluationReport  # either result document: the core fields are the same
 
 # What a comparison reads when told no measure.
 COMPARED: tuple[str, ...] = ("exam-cover", "n-exam-cover")
+
+
+def matches(run: str, patterns: Iterable[str]) -> bool:
+    """Whether ``run`` is one of ``patterns`` (names or fnmatch patterns, case-sensitive)."""
+    return any(run == p or fnmatch.fnmatchcase(run, p) for p in patterns)
+
+
+@dataclass(frozen=True)
+class RequiredScope:
+    """Which runs a required test point is required of, and which runs never fail the session (issue 28).
+
+    A bank's ``required: [my-rag, "rag-*"]`` names the runs its test point is required of; ``required:
+    true`` means the runs of ``--exam-required-runs`` (``runs``; every run when none is given). A baseline
+    run (``--exam-baseline`` / ``exam_baseline``, kept on purpose to compare with) is scored and compared but
+    never fails the session: no test point is required of it, default thresholds skip it (a threshold naming
+    it still applies) and its drops against a kept report are reported, not gated."""
+
+    runs: tuple[str, ...] = ()
+    baselines: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, options: ExamOptions) -> RequiredScope:
+        """The runs required test points apply to (``--exam-required-runs``) and the baseline run that never fails."""
+        return cls(options.required_runs, (options.baseline,) if options.baseline else ())
+
+    def is_baseline(self, run: str) -> bool:
+        return matches(run, self.baselines)
+
+    def applies(self, test_point: TestPoint, run: str) -> bool:
+        """Whether ``test_point`` is required of ``run``: missing it fails the run's case."""
+        if not test_point.required or self.is_baseline(run):
+            return False
+        patterns = test_point.required_runs or self.runs
+        return not patterns or matches(run, patterns)
+
+    def unmatched(self, banks_runs: Iterable[str], runs: Sequence[str]) -> list[str]:
+        """The names or patterns among ``banks_runs`` and ``runs`` that match no run (a typo names none)."""
+        return [p for p in dict.fromkeys([*self.runs, *banks_runs]) if not any(matches(r, [p]) for r in runs)]
 
 
 @dataclass(frozen=True)
@@ -151,6 +192,17 @@ def parse_threshold(raw: str) -> Threshold:
     return Threshold(run, name, _fraction(value.strip()), holds)
 
 
+def check_samples(thresholds: Sequence[Threshold], repeats: int) -> None:
+    """ConfigError for a threshold ``@MofK`` whose K is not the judge's samples per pair (grader option
+    ``repeats``), found before grading (and paying) rather than after it (issue 28, item 7)."""
+    for t in thresholds:
+        if t.holds is not None and t.holds[1] != repeats:
+            asked = f"asks {repeats} samples per pair (grader option repeats={repeats})" if repeats > 1 else \
+                "asks one sample per pair"
+            raise ConfigError(f"--exam-fail-under {t}: @{t.holds[0]}of{t.holds[1]} reads {t.holds[1]} judge samples "
+                              f"per pair, but the grader {asked}; set repeats={t.holds[1]} or change the gate")
+
+
 def parse_allowance(raw: str) -> Allowance:
     """``MEASURE:DROP`` or ``MEASURE:PCT%`` -> :class:`Allowance`."""
     measure, sep, value = raw.strip().rpartition(":")
@@ -187,13 +239,16 @@ def title(measure: str, report: Document, registry: MeasureRegistry | None = Non
 # --- thresholds --------------------------------------------------------------------------------
 
 
-def effective_thresholds(thresholds: Sequence[Threshold], runs: Sequence[str]) -> dict[tuple[str, str], float]:
-    """(run, measure) -> the threshold that applies: the run's own, else the default for the measure."""
+def effective_thresholds(thresholds: Sequence[Threshold], runs: Sequence[str],
+                         scope: RequiredScope | None = None) -> dict[tuple[str, str], float]:
+    """(run, measure) -> the threshold that applies: the run's own, else the default for the measure (which
+    skips a baseline run of ``scope``)."""
     applied: dict[tuple[str, str], float] = {}
     for t in thresholds:
         if t.run is None:
             for run in runs:
-                applied.setdefault((run, t.gated), t.value)
+                if scope is None or not scope.is_baseline(run):
+                    applied.setdefault((run, t.gated), t.value)
     for t in thresholds:
         if t.run is not None:
             applied[(t.run, t.gated)] = t.value
@@ -216,12 +271,12 @@ class GateCheck:
 
 
 def threshold_checks(report: Document, thresholds: Sequence[Threshold],
-                     registry: MeasureRegistry | None = None) -> list[GateCheck]:
+                     registry: MeasureRegistry | None = None, scope: RequiredScope | None = None) -> list[GateCheck]:
     """Every examined run's value of every gated measure beside its threshold, sorted by run then measure."""
     systems = {s.run: s for s in report.systems}
     found = {t.measure: find(report, t.measure, registry) for t in thresholds}
     checks: list[GateCheck] = []
-    for (run, gated), limit in sorted(effective_thresholds(thresholds, list(systems)).items()):
+    for (run, gated), limit in sorted(effective_thresholds(thresholds, list(systems), scope).items()):
         system = systems.get(run)
         if system is None:
             continue  # a run named by a threshold but not examined: checked before grading
@@ -349,17 +404,21 @@ def paired_values(old: Document, new: Document, run: str | None, was: str,
 
 
 def regression_failures(changes: Sequence[Change], allowances: Sequence[Allowance], report: Document,
-                        reference: str, alpha: float, registry: MeasureRegistry | None = None) -> list[str]:
-    return [r.message for r in regression_results(changes, allowances, report, reference, alpha, registry)
+                        reference: str, alpha: float, registry: MeasureRegistry | None = None, *,
+                        old: Document | None = None) -> list[str]:
+    return [r.message for r in regression_results(changes, allowances, report, reference, alpha, registry, old=old)
             if not r.passed]
 
 
 def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance], report: Document,
-                       reference: str, alpha: float, registry: MeasureRegistry | None = None) -> list[GateResult]:
+                       reference: str, alpha: float, registry: MeasureRegistry | None = None, *,
+                       old: Document | None = None, scope: RequiredScope | None = None) -> list[GateResult]:
     """Each change on a measure with an allowed drop as a check of the verdict (``--exam-compare-fail``);
-    its limit is the lowest value the allowance accepts."""
+    its limit is the lowest value the allowance accepts. Given the reference report ``old``, a gated
+    measure that either report lacks for a run both hold is a failed check (issue 31, finding 14): a
+    gate that cannot be checked must not pass silently."""
     limits = {a.measure: a for a in allowances}
-    results = []
+    results = unmeasured_results(changes, allowances, old, report, reference, registry) if old is not None else []
     for c in changes:
         allowance = limits.get(c.measure)
         if allowance is None:
@@ -369,12 +428,51 @@ def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance
                   f"({c.delta:+.4f}; "
                   f"allowed drop {allowance}); paired test over {c.queries} queries p = {c.p:.3g}, {significance} "
                   f"at alpha {alpha:g}")
-        message = (f"FAIL run {c.run!r} regressed {change}" if c.regressed
+        baseline = scope is not None and scope.is_baseline(c.run)
+        message = (f"baseline run {c.run!r} (never gated) {'dropped' if c.regressed else 'changed'} {change}"
+                   if baseline else f"FAIL run {c.run!r} regressed {change}" if c.regressed
                    else f"run {c.run!r} within its allowance {change}")
         lowest = c.old - (allowance.drop * c.old if allowance.relative else allowance.drop)
         results.append(GateResult(gate="exam-compare-fail", run=c.run, measure=c.measure, value=c.new,
-                                  limit=lowest, passed=not c.regressed, message=message))
+                                  limit=lowest, passed=baseline or not c.regressed, message=message))
     return results
+
+
+def unmeasured_results(changes: Sequence[Change], allowances: Sequence[Allowance], old: Document,
+                       new: Document, reference: str, registry: MeasureRegistry | None = None) -> list[GateResult]:
+    """A failed ``exam-compare-fail`` check for each run both reports hold and each allowed drop with no
+    change to check: the measure is missing from the reference, from this report, or from the run's scores.
+    The message names the measures both reports hold, so a misnamed gate is fixed at once."""
+    compared = {(c.run, c.measure) for c in changes}
+    olds = {s.run for s in old.systems}
+    results = []
+    for allowance in dict.fromkeys(allowances):
+        was, now = find(old, allowance.measure, registry), find(new, allowance.measure, registry)
+        lacking = (f"the reference {reference}" if was is None else "this report" if now is None
+                   else "the run's scores in one of the reports")
+        both = sorted({m.title for m in old.measures} & {m.title for m in new.measures})
+        for system in sorted(new.systems, key=lambda s: s.run):
+            if system.run not in olds or (system.run, allowance.measure) in compared:
+                continue
+            results.append(GateResult(
+                gate="exam-compare-fail", run=system.run, measure=allowance.measure, passed=False,
+                message=f"FAIL run {system.run!r}: the allowed drop {allowance} cannot be checked: "
+                        f"{allowance.measure!r} is not in {lacking}; measures both reports hold: "
+                        f"{', '.join(both) or 'none'}"))
+    return results
+
+
+def budget_results(cost: CostSummary | None) -> list[GateResult]:
+    """A failed ``exam-max-cost`` check when the session spent more than the grader's ``max_cost`` (a server
+    reporting more tokens than the estimate, calls in flight at the stop): the budget was not held."""
+    if cost is None or cost.max_cost is None or cost.session.cost is None or cost.session.cost <= cost.max_cost:
+        return []
+    from exam_harness.display import money
+
+    return [GateResult(gate="exam-max-cost", value=cost.session.cost, limit=cost.max_cost, passed=False,
+                       message=f"FAIL grading spent {money(cost.session.cost)}, more than max_cost "
+                               f"{money(cost.max_cost)}: the server's usage exceeded the estimate that bounds each "
+                               "batch (the grades made are cached)")]
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,7 @@ def grade_banks(
     only_queries: set[str] | None = None,
 ) -> tuple[ExamView, GradingOutcome]:
     """Grade the exam over ``banks`` through ``cache``; the view leaves out test points the grader cannot grade."""
+    check_gradable(grader, banks)
     requests = exam_requests(data, banks, k=k, pool=pool, only_queries=only_queries)
     size = chunk_size_for(grader, chunk_size)
     with progress or GradingProgress(f"grading with {grader.name}", enabled=False) as bar:
@@ -161,6 +162,21 @@ def grade_banks(
         outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start,
                                    on_progress=bar.advance)
     return view_from_banks(data, banks, outcome.grades, exclude=outcome.unsupported), outcome
+
+
+def check_gradable(grader: Grader, banks: Sequence[QueryBank]) -> None:
+    """ConfigError when ``grader`` can grade none of the banks' test points (issue 31, finding 19: a
+    nugget prompt on a bank of questions graded nothing, skipped every case and passed). A grader that
+    grades some of them skips the others, each case saying why."""
+    points = [tp for bank in banks for tp in bank.test_points]
+    if not points:
+        return
+    reasons = Counter(reason for tp in points if (reason := grader.supports(tp)) is not None)
+    if sum(reasons.values()) < len(points):
+        return
+    kinds = ", ".join(sorted({tp.kind for tp in points}))
+    raise ConfigError(f"grader {grader.name!r} cannot grade any of the {len(points)} test points of the banks "
+                      f"({kinds}): {reasons.most_common(1)[0][0]}; the session would grade nothing and pass")
 
 
 def group_by_key(
@@ -209,11 +225,12 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
     meter = grader.meter
     if meter is not None:
         text += f" and at most {calls * meter.answer_tokens} completion tokens"
-        if meter.prices is not None:
-            text += f", at most {money(meter.bound(pending)[2])}"
+        if meter.prices is not None:  # per sample too: the bound counts one call per distinct prompt
+            text += f", at most {money(sum(meter.bound(sample)[2] for sample in samples))}"
         batch = batch_of(grader)
         if batch is not None and batch.prices is not None:  # batch jobs are priced apart (llm/batch.py)
-            text += f" synchronously, {money(batch_bound(meter, batch.prices, pending))} as batch jobs"
+            text += (" synchronously, "
+                     f"{money(sum(batch_bound(meter, batch.prices, sample) for sample in samples))} as batch jobs")
         if meter.max_cost is not None:
             text += f" (max_cost {money(meter.max_cost)})"
     return text + "; nothing was sent"
@@ -357,6 +374,8 @@ def run_grading_pass(
         cache.note(f"grader {grader.name!r} could not prepare the pass ({type(exc).__name__}: {exc}); "
                    "each batch does its own work")
     store = _Store(cache if grader.uses_cache() else None)
+    if meter is not None:
+        chunk_size = meter.batch_size(chunk_size)  # under max_cost: what is spent is checked every few calls
     try:
         for start in range(0, len(todo), chunk_size):
             keys = todo[start : start + chunk_size]
@@ -389,7 +408,7 @@ def run_grading_pass(
             outcome.graded += len(new)
             if on_progress is not None:
                 on_progress(len(keys))
-            if over_budget and meter is not None:
+            if meter is not None and (over_budget or meter.over_budget() is not None):
                 _stop_at_budget(meter, outcome, by_key, todo[start + len(keys):], spent_from)
                 break
             stop = grader.stop_reason()
@@ -509,12 +528,14 @@ def _stop_at_budget(meter: Meter, outcome: GradingOutcome, by_key: Mapping[str, 
     spent = outcome.cost.cost(meter.used() - used_before) or 0.0
     reason = meter.closed or (f"max_cost {money(meter.max_cost)} reached: {money(spent)} spent, and the next pairs "
                               "could cost more than is left")
-    outcome.cost.stopped = f"grading stopped: {reason}; {len(left)} pairs were not graded (raise max_cost to grade " \
-                           "them: the grades made are cached)"
-    outcome.cost.not_graded = len(left)
     for key in left:
         for request in by_key[key]:
             outcome.failures[(request.passage.id, request.test_point.id)] = f"not graded: {reason}"
+    # the pairs left plus those of the last batch that were not sent: the count the failure line gives
+    not_graded = sum(1 for why in outcome.failures.values() if why.startswith(("not graded: ", "not sent: ")))
+    outcome.cost.stopped = f"grading stopped: {reason}; {not_graded} pairs were not graded (raise max_cost to " \
+                           "grade them: the grades made are cached)"
+    outcome.cost.not_graded = not_graded
 
 
 # --- replaying recorded grades -----------------------------------------------------------------

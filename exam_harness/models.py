@@ -105,6 +105,8 @@ class TestPoint(_Frozen):
     choices: tuple[str, ...] = ()
     weight: float = Field(default=1.0, ge=0.0)
     required: bool = False
+    # the runs a required test point is required of, by name or fnmatch pattern (empty: every run)
+    required_runs: tuple[str, ...] = ()
     importance: Importance | None = None
 
     @field_validator("id")

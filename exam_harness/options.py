@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from exam_harness.errors import ConfigError
 from exam_harness.gates import Allowance, Threshold, parse_allowance, parse_threshold
@@ -55,44 +55,82 @@ def text(raw: str) -> str:
     return value
 
 
-def integer(minimum: int | None = None, maximum: int | None = None) -> Converter:
-    if minimum is not None and maximum is not None:
-        expected = f"an integer in {minimum}..{maximum}"
-    elif minimum is not None:
-        expected = f"an integer >= {minimum}"
-    elif maximum is not None:
-        expected = f"an integer <= {maximum}"
-    else:
-        expected = "an integer"
+# Every numeric option is bounded (issue 31, finding 13): a value such as ``--k 10**30`` or
+# ``--bootstrap 1e9`` is refused here, before it sizes an allocation or a loop. An integer option
+# without its own maximum gets INTEGER_CEILING (the largest C long, so nothing downstream overflows);
+# options whose value sizes memory or work declare a maximum of their own.
+INTEGER_CEILING = 2**63 - 1
 
-    def convert(raw: str) -> int:
+
+@dataclass(frozen=True)
+class Integer:
+    """The converter of an integer option: ``minimum..maximum`` (either end may be open in the
+    declaration; an open maximum is :data:`INTEGER_CEILING`, an open minimum its negative)."""
+
+    minimum: int | None = None
+    maximum: int | None = None
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        """The values accepted, both ends included."""
+        return (-INTEGER_CEILING if self.minimum is None else self.minimum,
+                INTEGER_CEILING if self.maximum is None else self.maximum)
+
+    def expected(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f"an integer in {self.minimum}..{self.maximum}"
+        if self.minimum is not None:
+            return f"an integer >= {self.minimum}"
+        if self.maximum is not None:
+            return f"an integer <= {self.maximum}"
+        return "an integer"
+
+    def __call__(self, raw: str) -> int:
         try:
             value = int(raw.strip())
-        except ValueError:
-            raise ValueError(f"must be {expected}") from None
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-            raise ValueError(f"must be {expected}")
+        except ValueError:  # also a number of over 4,300 digits, which int() refuses
+            raise ValueError(f"must be {self.expected()}") from None
+        low, high = self.bounds
+        if (self.minimum is not None and value < low) or (self.maximum is not None and value > high):
+            raise ValueError(f"must be {self.expected()}")
+        if not low <= value <= high:
+            raise ValueError(f"must be {self.expected()} of at most {INTEGER_CEILING:,} in size")
         return value
 
-    return convert
+
+def integer(minimum: int | None = None, maximum: int | None = None) -> Converter:
+    """An :class:`Integer` converter (its bounds readable by whoever builds arguments from the schema)."""
+    return Integer(minimum, maximum)
 
 
-def number(low: float | None = None, high: float | None = None, *, open_low: bool = False,
-           open_high: bool = False) -> Converter:
-    def convert(raw: str) -> float:
+@dataclass(frozen=True)
+class Number:
+    """The converter of a real-valued option: always finite, within ``low..high`` (ends open or closed)."""
+
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+
+    def __call__(self, raw: str) -> float:
         try:
             value = float(raw.strip())
         except ValueError:
             raise ValueError("must be a number") from None
         if not math.isfinite(value):
             raise ValueError("must be a finite number")
-        if low is not None and (value < low or (open_low and value == low)):
-            raise ValueError(f"must be {'>' if open_low else '>='} {low:g}")
-        if high is not None and (value > high or (open_high and value == high)):
-            raise ValueError(f"must be {'<' if open_high else '<='} {high:g}")
+        low, high = self.low, self.high
+        if low is not None and (value < low or (self.open_low and value == low)):
+            raise ValueError(f"must be {'>' if self.open_low else '>='} {low:g}")
+        if high is not None and (value > high or (self.open_high and value == high)):
+            raise ValueError(f"must be {'<' if self.open_high else '<='} {high:g}")
         return value
 
-    return convert
+
+def number(low: float | None = None, high: float | None = None, *, open_low: bool = False,
+           open_high: bool = False) -> Converter:
+    """A :class:`Number` converter."""
+    return Number(low, high, open_low, open_high)
 
 
 def significance_level(raw: str) -> float:
@@ -105,6 +143,17 @@ def significance_level(raw: str) -> float:
 
 
 MIN_ALPHA = 1e-15
+
+# Maxima of the options whose value sizes memory or work (a rank cut-off builds k discounts, a
+# resample count allocates resamples x queries); generous for any real exam.
+MAX_RANK_CUTOFF = 100_000
+MAX_BATCH_SIZE = 100_000
+MAX_QRELS_M = 10_000
+MAX_RELEVANCE_LEVEL = 100
+MAX_RESAMPLES = 1_000_000
+MAX_REPEATS = 100  # samples asked of a judge per pair (grader option repeats)
+MAX_CONCURRENCY = 1_024
+MAX_SECONDS = 86_400.0  # any wait, timeout or backoff: a day
 
 
 def choice(*values: str) -> Converter:
@@ -131,16 +180,23 @@ def boolean(raw: str) -> bool:
     raise ValueError("must be true or false")
 
 
-def optional(convert: Callable[[str], T], *, unset: tuple[str, ...] = ("", "none")) -> Callable[[str], T | None]:
+@dataclass(frozen=True)
+class Optional(Generic[T]):
     """``convert``, except that a blank value or one of ``unset`` (any case) means "not set": None,
     which lets the consumer choose (e.g. ``max_tokens=none``: as many as the prompt mode needs)."""
 
-    def convert_optional(raw: str) -> T | None:
-        if raw.strip().lower() in unset:
-            return None
-        return convert(raw)
+    convert: Callable[[str], T]
+    unset: tuple[str, ...] = ("", "none")
 
-    return convert_optional
+    def __call__(self, raw: str) -> T | None:
+        if raw.strip().lower() in self.unset:
+            return None
+        return self.convert(raw)
+
+
+def optional(convert: Callable[[str], T], *, unset: tuple[str, ...] = ("", "none")) -> Callable[[str], T | None]:
+    """An :class:`Optional` converter around ``convert`` (whose bounds stay readable)."""
+    return Optional(convert, unset)
 
 
 def _word(raw: str) -> str:
@@ -253,7 +309,7 @@ class ExamOptions:
         "cache", Path(".exam-cache/grades.sqlite"), "SQLite grade cache file; 'none' keeps grades in memory only",
         path_or_none, group=GRADING, path=True, metavar="PATH")
     batch_size: int | None = declare("batch-size", None, "Pairs per grading batch (default: the grader's)",
-                                     integer(1), group=GRADING, metavar="N")
+                                     integer(1, MAX_BATCH_SIZE), group=GRADING, metavar="N")
     device: str | None = declare("device", None, "Device for model graders, e.g. cpu or cuda:0 (default: automatic)",
                                  group=GRADING)
     no_progress: bool = declare("no-progress", False, "Do not draw the grading progress bar", group=GRADING, flag=True)
@@ -263,8 +319,10 @@ class ExamOptions:
         "min-grade", (), "Minimum grade tau that counts a test point as answered; subcommands take several "
         "(default: the grader's own: 4 for 0..5 graders, 1 for binary ones)", integer(1, 5), group=SCORING,
         nargs="+", metavar="TAU")
-    k: int = declare("k", 20, "Rank cut-off: only each run's top-k passages take the exam", integer(1), group=SCORING)
-    qrels_m: int = declare("qrels-m", 2, "m of the 'at least m test points >= tau' qrels label", integer(1),
+    k: int = declare("k", 20, "Rank cut-off: only each run's top-k passages take the exam",
+                     integer(1, MAX_RANK_CUTOFF), group=SCORING)
+    qrels_m: int = declare("qrels-m", 2, "m of the 'at least m test points >= tau' qrels label",
+                           integer(1, MAX_QRELS_M),
                            group=SCORING, metavar="M")
     pool: str = declare(
         "pool", "judged", "Pool of n-EXAM's normaliser and of the qrels: 'judged' (every run's top-k plus the judged "
@@ -289,7 +347,7 @@ class ExamOptions:
         group=SCORING, nargs="+", many=True, metavar="MEASURE")
     relevance_level: int = declare(
         "relevance-level", 2, "Judgment level counted relevant when grades meet human judgments: 2 for TREC DL, "
-        "1 for CAR", integer(0), group=SCORING, metavar="LEVEL")
+        "1 for CAR", integer(0, MAX_RELEVANCE_LEVEL), group=SCORING, metavar="LEVEL")
 
     # significance (the baseline gate in pytest, --baseline in evaluate)
     baseline: str | None = declare(
@@ -299,8 +357,8 @@ class ExamOptions:
                            significance_level, group=SIGNIFICANCE)
     significance: str = declare("significance", "permutation", "Paired test of the baseline comparison",
                                 choice(*SIGNIFICANCE_TESTS), group=SIGNIFICANCE)
-    resamples: int = declare("resamples", 10000, "Resamples of the paired tests", integer(1), group=SIGNIFICANCE,
-                             metavar="N")
+    resamples: int = declare("resamples", 10000, "Resamples of the paired tests", integer(1, MAX_RESAMPLES),
+                             group=SIGNIFICANCE, metavar="N")
 
     # gates and reports of the pytest session
     fail_under: tuple[Threshold, ...] = declare(
@@ -310,6 +368,10 @@ class ExamOptions:
         "samples, grader option repeats=3); repeatable, "
         "a run's own threshold replaces the default for that measure (default: no gate)",
         parse_threshold, group=GATES, metavar="[RUN=][MEASURE:]X[@MofK]", many=True)
+    required_runs: tuple[str, ...] = declare(
+        "required-runs", (), "Runs that test points marked 'required: true' are required of, by name or pattern "
+        "(my-rag, rag-*); repeatable; a bank's 'required: [RUN, ...]' names its own; the --exam-baseline run is "
+        "never required to answer (default: every run)", text, group=GATES, many=True, metavar="RUN")
     save: str | None = declare(
         "save", None, "Keep this session's report in the history folder as NNNN_NAME.json (default: not kept)",
         _save_name, group=GATES, fronts=("pytest",), metavar="NAME")
@@ -395,7 +457,7 @@ class ExamOptions:
                                     "(default: none)", Path, group=EVALUATE, path=True, fronts=("cli",),
                                     metavar="LEADERBOARD_JSON")
     bootstrap: int = declare("bootstrap", 1000, "Bootstrap resamples for each score's confidence interval; 0 for none",
-                             integer(0), group=EVALUATE, fronts=("cli",), metavar="N")
+                             integer(0, MAX_RESAMPLES), group=EVALUATE, fronts=("cli",), metavar="N")
     confidence: float = declare("confidence", 0.95, "Confidence of the intervals",
                                 number(0, 1, open_low=True, open_high=True), group=EVALUATE, fronts=("cli",))
     seed: int = declare("seed", 0, "Seed of every resampling", integer(), group=EVALUATE, fronts=("cli",))

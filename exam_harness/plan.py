@@ -8,9 +8,10 @@ default, checked against the grader's scale. Measures carry their parameters fro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from exam_harness.errors import ConfigError
+from exam_harness.gates import RequiredScope
 from exam_harness.measures.base import Bindings, Measure
 from exam_harness.measures.citations import CITATION_MEASURES
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
@@ -42,6 +43,8 @@ class ExamPlan:
     alpha_ndcg: bool
     nugget_f: bool  # also for banks without nuggets (their test points count as nuggets)
     tie_order: str = "score"  # how trec_eval measures order a run: score (as trec_eval) or rank
+    # the runs required test points apply to, and the baseline run that never fails the session
+    required: RequiredScope = field(default_factory=RequiredScope)
 
     @property
     def min_grade(self) -> int:
@@ -140,4 +143,6 @@ def make_plan(
         alpha_ndcg=(not options.no_alpha_ndcg) if alpha_ndcg is None else alpha_ndcg,
         nugget_f=options.nugget_f,
         tie_order=options.tie_order,
+        required=RequiredScope.of(options),
     )
+

@@ -117,6 +117,19 @@ def check_gate_runs(options: ExamOptions, runs: Iterable[str]) -> None:
             check_run_name(threshold.run, names, f"--exam-fail-under {threshold}")
 
 
+def check_required_runs(banks: Iterable[QueryBank], options: ExamOptions, runs: Iterable[str]) -> None:
+    """A run name or pattern of ``--exam-required-runs`` or of a bank's ``required: [...]`` that names no run
+    is a usage error: a typo would silently require nothing of the run meant."""
+    from exam_harness.gates import RequiredScope
+
+    names = sorted(runs)
+    named = (r for bank in banks for tp in bank.test_points for r in tp.required_runs)
+    unmatched = RequiredScope.of(options).unmatched(named, names)
+    if unmatched:
+        raise ConfigError(f"required test points name runs that are not examined: {', '.join(map(repr, unmatched))} "
+                          f"(--exam-required-runs or a bank's 'required: [...]'); runs: {', '.join(names)}")
+
+
 def load_reference(options: ExamOptions, base: Path) -> tuple[str, ExamReport] | None:
     """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading).
     A history with nothing kept raises :class:`exam_harness.io.history.NothingKept`: the caller decides
@@ -137,25 +150,28 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
     A path that is the wrong kind (a file where a folder is wanted, or the other way round) is an error."""
     import tempfile
 
+    from exam_harness.paths import shown_path
+
     for option, path, is_folder in targets:
         if path is None:
             continue
         folder = path if is_folder else path.parent
+        shown = shown_path(path)  # options hold absolute paths; the user wrote them relative to here
         if is_folder and path.exists() and not path.is_dir():
-            raise ConfigError(f"{option} {path}: exists and is not a folder")
+            raise ConfigError(f"{option} {shown}: exists and is not a folder")
         if not is_folder and path.is_dir():
-            raise ConfigError(f"{option} {path}: is a folder; give a file name")
+            raise ConfigError(f"{option} {shown}: is a folder; give a file name")
         if not is_folder and path.is_char_device():
             continue  # written in place, never replaced (--exam-markdown=/dev/null)
         if not is_folder and path.exists() and not path.is_file():
             # a FIFO would be written only after grading, by then perhaps with nobody reading it
-            raise ConfigError(f"{option} {path}: is not a regular file (a FIFO, socket or device); give a file name")
+            raise ConfigError(f"{option} {shown}: is not a regular file (a FIFO, socket or device); give a file name")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryFile(dir=folder, prefix=".exam-harness-probe-"):
                 pass
         except OSError as exc:
-            raise ConfigError(f"{option} {path}: cannot write there ({exc.strerror or exc}); nothing was graded "
+            raise ConfigError(f"{option} {shown}: cannot write there ({exc.strerror or exc}); nothing was graded "
                               "yet") from None
 
 
@@ -163,11 +179,13 @@ def check_outputs(options: ExamOptions, rootdir: Path, inputs: Sequence[Path]) -
     """Every output of the session can be written and is the harness's to write, checked before grading:
     the report folder is not the project folder, a version-control folder or a folder of the inputs;
     a summary path is not a folder, socket or block device (a symlink is written at its target)."""
-    from exam_harness.io.report_set import check_owned_folder
+    from exam_harness.io.report_set import check_names, check_owned_folder
     from exam_harness.io.textio import output_target
+    from exam_harness.report.reporters import REPORT_NAME
 
     if options.report_dir is not None:
         check_owned_folder(options.report_dir, rootdir=rootdir, inputs=inputs, label="--exam-report-dir")
+        check_names(options.report_dir, [REPORT_NAME])  # a user's own exam-report.json: refused before grading
     if options.markdown is not None:
         output_target(options.markdown)
     check_writable(output_targets(options))

@@ -45,8 +45,11 @@ def verdict(
     *,
     min_grade: int,
     k: int,
+    required: bool | None = None,
 ) -> Verdict:
-    """The verdict of the run whose top-k passages are ``top_k`` on ``test_point``."""
+    """The verdict of the run whose top-k passages are ``top_k`` on ``test_point``; ``required``: whether
+    the test point is required of this run (default: as the bank marks it, for every run; see
+    :class:`exam_harness.gates.RequiredScope`)."""
     if test_point.id in unsupported:
         return Verdict("skipped", None, None, min_grade, k, len(top_k), reason=unsupported[test_point.id])
     best_grade: int | None = None
@@ -66,7 +69,7 @@ def verdict(
     elif errors:
         outcome = "error"  # an ungraded passage might have answered it: no verdict either way
     else:
-        outcome = "required-missed" if test_point.required else "missed"
+        outcome = "required-missed" if (test_point.required if required is None else required) else "missed"
     return Verdict(outcome, best_grade, best_passage, min_grade, k, len(top_k), tuple(errors))
 
 

@@ -257,3 +257,12 @@ def test_embedding_grader_on_the_full_set(data: Any) -> None:
     answers, non_answers = result.roles["honest-answer"], result.roles["honest-non-answer"]
     assert answers.mean_grade > non_answers.mean_grade + 1
     assert INFLATION.fullmatch(adv.inflation_line(result))
+
+
+def test_hostile_families_all_hold(capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchmarks/adversarial.py --hostile``: every hostile-input family of issues 31 and 28 holds."""
+    assert adv.main(["--hostile"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    families = re.findall(r"^hostile\[([\w-]+)\]: held (\d+)/(\d+) probes", "\n".join(lines), re.M)
+    assert len(families) == 8 and all(held == total and int(total) > 0 for _, held, total in families), lines
+    assert {name: int(total) for name, _, total in families}["numeric-bounds"] > 50

@@ -125,7 +125,7 @@ def test_an_unwritable_report_folder_is_found_before_grading(project: pytest.Pyt
     (project.path / "reports").write_text("a file where the report folder should be")
     result = project.runpytest("banks")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--exam-report-dir */reports: exists and is not a folder*"])
+    result.stderr.fnmatch_lines(["*--exam-report-dir reports: exists and is not a folder*"])
     assert _graded(project) == []
 
 

@@ -99,7 +99,7 @@ def test_evaluate_regrades_with_a_grader_through_the_cache(
         (["--min-grade", "0"], "--min-grade must be an integer in 1..5, got '0'"),
         (["--grader", "embedding"], "needs --bank"),
         (["--labels", "maxgrade"], "--labels must be one of max-grade, count, at-least-m (did you mean 'max-grade'?)"),
-        (["--k", "0"], "--k must be an integer >= 1, got '0'"),
+        (["--k", "0"], "--k must be an integer in 1..100000, got '0'"),
         (["--alpha", "nan"], "--alpha must be a finite number"),
         (["--measures", "ndgc@10"], "Did you mean 'ndcg@10'"),
         (["--llm", "nope"], "no recorded grading run matches"),

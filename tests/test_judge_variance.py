@@ -209,10 +209,13 @@ def test_m_of_k_gate_reads_back_from_junit(project: pytest.Pytester, server: Fak
 
 
 def test_m_of_k_gate_needs_as_many_samples(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
-    result = project.runpytest(*args(server, 2), "--junitxml=junit.xml", "--exam-fail-under=0.1@2of3")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["FAIL run 'good' cannot meet EXAM-Cover@20 with verdicts holding in 2 of 3 samples: "
-                                 "the judge was asked 2 samples per pair (grader option repeats=3 asks 3)"])
+    # found before grading (and paying), in a dry run too (issue 28, item 7)
+    for dry in ([], ["--exam-dry-run"]):
+        result = project.runpytest(*args(server, 2), "--junitxml=junit.xml", "--exam-fail-under=0.1@2of3", *dry)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*--exam-fail-under exam-cover:0.1@2of3: @2of3 reads 3 judge samples per pair, "
+                                     "but the grader asks 2 samples per pair (grader option repeats=2)*"])
+    assert server.requests == []
     bad = project.runpytest(*args(server, 2), "--exam-fail-under=0.5@3of2")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--exam-fail-under @3of2 asks for verdicts holding in 3 of 2 samples; "

@@ -142,7 +142,7 @@ def test_backend_from_string_options() -> None:
         ({"concurrency": "many"}, "grader 'openai': option concurrency='many' must be an integer"),
         ({"logprobs": "maybe"}, "option logprobs='maybe' must be true or false"),
         ({"max_retries": "1.5"}, "option max_retries='1.5' must be an integer"),
-        ({"concurrency": "0"}, "option concurrency='0' must be an integer >= 1"),
+        ({"concurrency": "0"}, "option concurrency='0' must be an integer in 1..1024"),
         ({"temperature": "3"}, "option temperature='3' must be <= 2"),
         ({"endpoint": "chatt"}, "option endpoint='chatt' must be one of chat, completions .did you mean 'chat'"),
         ({"prompt": "question-rating"}, "unknown option 'prompt'"),  # a grader option, not the backend's

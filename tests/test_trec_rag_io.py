@@ -77,7 +77,7 @@ def test_2024_allows_20_references_and_2025_any_number(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("cite", "message"), [
     (2, "citation index 2 is out of range"),
     (-1, "citation index -1 is out of range"),
-    ("d1", "citation is no reference of this answer"),  # 2024 cites by index only
+    ("d1", "a 2024 citation is an index into references"),  # 2024 cites by index only
     (True, "citation is no reference of this answer"),
 ])
 def test_a_citation_that_does_not_resolve_is_an_input_error(tmp_path: Path, cite: Any, message: str) -> None:

@@ -1,7 +1,8 @@
 """``exam-harness compare OLD.json NEW.json``: what changed between two exam reports, per run and per query.
 
 The same comparison as pytest's ``--exam-compare``: each run's mean per measure, the difference and a
-paired permutation test over the queries both reports scored; ``--fail MEASURE:DROP`` exits 1 when a
+paired permutation test over the queries both reports scored, and the test points that flipped between
+answered and missed (report/flips.py); ``--fail MEASURE:DROP`` exits 1 when a
 run dropped by more than allowed (``exam-cover:0.05`` absolute, ``exam-cover:5%`` relative).
 """
 
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.gates import COMPARED, check_measures, compare, regression_failures
     from exam_harness.io.report import read_report
     from exam_harness.report.compare import changes_table, query_table
+    from exam_harness.report.flips import flips, flips_table
 
     registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins
     allowances: list[Allowance] = args.fail
@@ -57,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
                                 registry=registry))
     for measure in measures:
         console.print(query_table(old, new, measure, limit=args.limit or None, registry=registry))
-    failures = regression_failures(changes, allowances, new, args.old.name, alpha, registry)
+    console.print(flips_table(flips(old, new), title_suffix=f"from {args.old.name} to {args.new.name}",
+                              limit=args.limit or None))
+    failures = regression_failures(changes, allowances, new, args.old.name, alpha, registry, old=old)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

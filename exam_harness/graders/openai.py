@@ -8,7 +8,7 @@ from exam_harness.graders.base import GraderConfig, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, cost_settings, resolve_mode
 from exam_harness.graders.repeats import REPEAT_OPTIONS
 from exam_harness.llm.batch import BATCH_OPTIONS, batch_settings
-from exam_harness.llm.openai import OPENAI_OPTIONS, backend_from_options
+from exam_harness.llm.openai import OPENAI_OPTIONS, backend_from_options, require_openai
 
 
 class OpenAIGrader(LLMGrader):
@@ -22,6 +22,7 @@ class OpenAIGrader(LLMGrader):
     def __init__(self, config: GraderConfig) -> None:
         # Reading again is a no-op for values the registry converted, and checks a direct caller's.
         values = read_grader_options(self.name, self.options, config.options)
+        require_openai()  # a dry run too: it would pass, and the real run fail, without the package (issue 28)
         mode = resolve_mode(values["prompt"], values["custom_output"])
         backend = backend_from_options(config.model, {option.name: values[option.name] for option in OPENAI_OPTIONS},
                                        need_key=not config.dry_run)

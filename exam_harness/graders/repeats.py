@@ -21,7 +21,7 @@ from typing import Any
 
 from exam_harness.graders.base import Grader, GradeResult, GraderOption, GradingRequest
 from exam_harness.models import GraderSpec, TestPoint
-from exam_harness.options import choice, integer
+from exam_harness.options import MAX_REPEATS, choice, integer
 
 
 def _mean(grades: Sequence[int]) -> int:
@@ -46,7 +46,7 @@ REDUCERS: dict[str, Callable[[Sequence[int]], int]] = {
 
 REPEAT_OPTIONS: tuple[GraderOption, ...] = (
     GraderOption("repeats", 1, "samples asked of the judge per pair, each cached under its index; needs "
-                 "temperature > 0 (default: 1)", integer(1)),
+                 "temperature > 0 (default: 1)", integer(1, MAX_REPEATS)),
     GraderOption("reducer", "mean", "how a pair's samples make its grade: mean (rounded half up), median (the lower "
                  "middle one), majority (ties to the lower grade) or min (default: mean)", choice(*REDUCERS)),
 )

@@ -229,7 +229,11 @@ class _Reader:
             if "choices" in values:
                 fields["choices"] = self._texts(values["choices"], "choices")
             if "required" in values:
-                fields["required"] = expect_bool(values["required"], path, "required")
+                required = values["required"]
+                if required.kind == SEQ:  # required of these runs only (names or patterns)
+                    fields["required"], fields["required_runs"] = True, self._texts(required, "required")
+                else:
+                    fields["required"] = expect_bool(required, path, "required")
             if "weight" in values:
                 fields["weight"] = expect_number(values["weight"], path, "weight", minimum=0.0)
             given_id = expect_text(values["id"], path, "id", word=True) if "id" in values else None
@@ -306,7 +310,7 @@ def _point_entry(tp: TestPoint) -> Any:
             expected="answers and choices on questions only",
         )
     if tp.required:
-        entry["required"] = True
+        entry["required"] = list(tp.required_runs) if tp.required_runs else True
     if tp.weight != 1.0:
         entry["weight"] = tp.weight
     if tp.id != test_point_id(tp.query_id, tp.text, tp.facet_id):

@@ -44,6 +44,7 @@ def save(folder: Path, report: ExamReport, name: str | None) -> Path:
     folder = Path(os.path.realpath(folder))
     folder.mkdir(parents=True, exist_ok=True)
     with locked_folder(folder):
+        _remove_stale_temp_files(folder)
         for _ in range(_TRIES):
             # every entry of a kept report's name counts, a file or not (a FIFO of that name is never written)
             taken = (_ENTRY.fullmatch(p.name) for p in folder.iterdir())
@@ -55,6 +56,16 @@ def save(folder: Path, report: ExamReport, name: str | None) -> Path:
 
 
 _TRIES = 100
+# the temp file create_exclusive writes a report into before linking it in place (textio.py)
+_TEMP = re.compile(r"\.\d{4,}_.+\.json\..+\.tmp")
+
+
+def _remove_stale_temp_files(folder: Path) -> None:
+    """Remove what a killed save left (issue 31, finding 21): a report's temp file. Called with the folder
+    locked, and every save writes with it locked, so a temp file seen now belongs to no running save."""
+    for path in folder.iterdir():
+        if _TEMP.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
 MAX_SAVE_NAME_CHARS = 100
 
 

@@ -56,6 +56,9 @@ MAX_GZIP_RATIO: Final = 200
 # A passage of a collection or paragraph file (MS MARCO passages < 10 kB, the longest published
 # Workbench passage 450 kB, a test project loads 10 MB).
 MAX_PASSAGE_CHARS: Final = 16 * MIB
+# tokens one grader call may be counted for, whatever a server's ``usage`` claims (a 400-digit count would
+# overflow a float): far beyond any context window, so it still exhausts any budget (llm/cost.py)
+MAX_TOKEN_COUNT: Final = 10**12
 
 # A generated response (LLM answers are < 100 kB). Segmenting it takes up to ~80 bytes of memory per
 # character (a span per whitespace token).

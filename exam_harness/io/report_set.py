@@ -76,7 +76,10 @@ def check_owned_folder(folder: Path, *, rootdir: Path | None = None, inputs: Seq
     """Refuse a report folder the harness cannot own: one holding a version-control folder, the project
     folder (``rootdir``) or a folder above it, or one that holds an input (a bank or run file or folder).
     Messages start with ``label`` (the option that named the folder)."""
+    from exam_harness.paths import shown_path
+
     real = Path(os.path.realpath(folder))
+    folder = Path(shown_path(folder))  # as the user wrote it: options hold absolute paths
     if real.exists() and not real.is_dir():
         raise OutputError(f"{label} {folder}: exists and is not a folder")
     for vcs in VERSION_CONTROL:
@@ -115,17 +118,28 @@ def set_files(folder: Path) -> list[str]:
     return [n for n in names if isinstance(n, str) and n and Path(n).name == n and not n.startswith(".")]
 
 
+def check_names(folder: Path, files: Iterable[str]) -> None:
+    """Refuse, before anything is computed, a name of ``files`` held in ``folder`` by something the harness did
+    not write (a user's own ``exam-report.json``): the check :func:`write_report_set` makes, made early."""
+    real = Path(os.path.realpath(folder))
+    if real.is_dir():
+        _check_names(real, files, set(set_files(real)))
+
+
 def _check_names(folder: Path, files: Iterable[str], old: set[str]) -> None:
+    from exam_harness.paths import shown_path
+
     for name in files:
         try:
             mode = os.lstat(folder / name).st_mode
         except FileNotFoundError:
             continue
+        shown = shown_path(folder / name)  # relative to the current folder where it lies below it
         if not stat.S_ISREG(mode):
-            raise OutputError(f"{folder / name}: is not a regular file, so it is not a report the harness wrote; "
+            raise OutputError(f"{shown}: is not a regular file, so it is not a report the harness wrote; "
                               "move it away or give another report folder")
         if name not in old:
-            raise OutputError(f"{folder / name}: a file the harness did not write (the folder's {MANIFEST} does not "
+            raise OutputError(f"{shown}: a file the harness did not write (the folder's {MANIFEST} does not "
                               "name it); move it away or give another report folder")
 
 

@@ -459,7 +459,9 @@ def output_target(path: Path) -> Path | None:
         return None
     kind = "a folder" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode) else \
         "a block device" if stat.S_ISBLK(mode) else "not a regular file"
-    shown = f"{path} (-> {target})" if target != Path(path).absolute() else str(path)
+    from exam_harness.paths import shown_path  # as the user wrote it: options hold absolute paths
+
+    shown = f"{shown_path(path)} (-> {target})" if target != Path(path).absolute() else shown_path(path)
     raise OutputError(f"{shown}: is {kind}; give the name of a file to write")
 
 

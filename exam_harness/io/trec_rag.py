@@ -192,6 +192,9 @@ def _resolve(sentences: list[_Sentence], refs: list[str], line: _Line, check: Ra
                 if not check.fix:
                     raise line.fail(f"citation index {cite} is out of range", where, cite,
                                     f"an index into the {len(refs)} references (0..{len(refs) - 1})")
+            elif not segment_ids and isinstance(cite, str) and cite in index_of:  # the 2025 form in a 2024 file
+                raise line.fail("a 2024 citation is an index into references (a segment id is the 2025 form)", where,
+                                quoted(cite), f"an index into the {len(refs)} references (0..{len(refs) - 1})")
             else:
                 raise line.fail("citation is no reference of this answer", where, quoted(cite),
                                 "a segment id among references" if segment_ids else "an index into references")

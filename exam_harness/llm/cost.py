@@ -14,7 +14,15 @@ Figures (docs/cost.md):
 Prices are per 1,000 tokens (grader options ``price_prompt`` and ``price_completion``; a price not
 given counts as 0). ``max_cost`` is checked before each batch: the batch's bound (estimated prompt
 tokens of its distinct prompts plus the answer limit for each) must fit within what is left, else
-only the part of the batch that fits is sent and grading stops there (:class:`Meter`).
+only the part of the batch that fits is sent and grading stops there (:class:`Meter`). A server may
+report more than the estimate, so the bound is also checked against what was really spent: before
+each call (a backend with a ``budget`` hook, the OpenAI one: nothing is sent once the budget is
+spent, so at most the calls already in flight pass it) and between batches, which are no larger
+than a server backend's concurrency while a budget is set. A session that spent more than ``max_cost``
+all the same fails (the ``exam-max-cost`` check, exam_harness/gates.py).
+
+A token count is a server's claim: one beyond :data:`MAX_TOKEN_COUNT` (a 400-digit ``usage``) is
+counted as that ceiling, so it still exhausts any budget but never overflows a float.
 """
 
 from __future__ import annotations
@@ -23,13 +31,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from exam_harness.display import money as money  # shown here first; gates and reports read it from display
 from exam_harness.errors import ConfigError
+from exam_harness.io.limits import MAX_TOKEN_COUNT as MAX_TOKEN_COUNT
 
 if TYPE_CHECKING:
     from exam_harness.graders.base import GradingRequest
     from exam_harness.llm.backend import TextBackend
 
 Pair = tuple[str, str]  # (passage id, test point id), as exam_harness.inputs.Pair
+
+
+def token_count(value: object, ceiling: float = MAX_TOKEN_COUNT) -> float:
+    """A token count as a float: a non-negative number, at most ``ceiling`` (one call's); else 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        return 0.0
+    return float(min(value, ceiling))
 
 
 @dataclass
@@ -64,10 +81,6 @@ class Prices:
         return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1000.0
 
 
-def money(value: float) -> str:
-    """A cost as shown: cents for a dollar or more, else four decimals (a cheap model's pennies)."""
-    return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"
-
 
 def prices_from(price_prompt: float | None, price_completion: float | None, max_cost: float | None,
                 grader: str) -> Prices | None:
@@ -86,7 +99,7 @@ def backend_usage(backend: object) -> TokenUsage:
 
     def read(name: str) -> float:
         value = stats.get(name, 0) if isinstance(stats, dict) else getattr(stats, name, 0)
-        return float(value) if isinstance(value, (int, float)) else 0.0
+        return token_count(value, 1e300)  # a lifetime total of capped counts, kept finite all the same
 
     return TokenUsage(read("prompt_tokens"), read("completion_tokens"), int(read("calls") or read("prompts")))
 
@@ -97,8 +110,8 @@ def grade_tokens(details: Mapping[str, Any]) -> tuple[float, float] | None:
     if not isinstance(prompt, (int, float)) and not isinstance(completion, (int, float)):
         return None
     shared = details.get("shared_by")
-    share = float(shared) if isinstance(shared, (int, float)) and shared >= 1 else 1.0
-    return (float(prompt or 0) / share, float(completion or 0) / share)
+    share = token_count(shared) if isinstance(shared, (int, float)) and shared >= 1 else 1.0
+    return (token_count(prompt) / share, token_count(completion) / share)
 
 
 @dataclass
@@ -152,6 +165,30 @@ class Meter:
         # a backend without counters (a third party's): the tokens its new grades keep, noted by the pass
         self.counts = getattr(backend, "stats", None) is not None
         self.noted = TokenUsage()
+        self.origin = self.used()  # max_cost bounds what the backend spends from now on
+        if max_cost is not None and prices is not None and hasattr(backend, "budget"):
+            backend.budget = self.over_budget  # checked before each call is sent
+
+    def spent(self) -> float:
+        """What the backend has spent since this meter was made, priced (0 without prices)."""
+        return (self.prices or Prices()).cost(self.used() - self.origin)
+
+    def over_budget(self) -> str | None:
+        """Why no further call may be sent: ``max_cost`` is spent (or this process may spend nothing)."""
+        if self.closed is not None:
+            return self.closed
+        if self.max_cost is not None and self.spent() >= self.max_cost:
+            return f"max_cost {money(self.max_cost)} reached: {money(self.spent())} spent"
+        return None
+
+    def batch_size(self, chunk_size: int) -> int:
+        """Pairs per batch under a budget: at most a server backend's concurrency, so what is spent is
+        checked again after every few calls, not once for the whole exam. A local backend (no
+        ``concurrency``: transformers) counts its own tokens exactly, so its batches stay as they are."""
+        concurrency = getattr(self.backend, "concurrency", None)
+        if self.max_cost is None or not isinstance(concurrency, int) or concurrency < 1:
+            return chunk_size
+        return max(1, min(chunk_size, concurrency))
 
     def used(self) -> TokenUsage:
         """What the backend has spent in its lifetime: its counters, else the tokens its grades noted."""

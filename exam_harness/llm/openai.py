@@ -58,6 +58,7 @@ from exam_harness.graders.base import (
     options_of,
     read_grader_options,
 )
+from exam_harness.io.limits import MAX_TOKEN_COUNT
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.llm.pacing import Pacer, paced
 from exam_harness.llm.retry import (
@@ -70,7 +71,7 @@ from exam_harness.llm.retry import (
     ServerUnreachable,
     parse_retry_after,
 )
-from exam_harness.options import boolean, choice, integer, number, optional, text
+from exam_harness.options import MAX_CONCURRENCY, MAX_SECONDS, boolean, choice, integer, number, optional, text
 from exam_harness.parsing import is_malformed_rating
 from exam_harness.redaction import credential_scrubber
 
@@ -170,30 +171,32 @@ class OpenAIBackend:
                                                   "to fit (default: none, nothing is cut)", optional(integer(16)))
     chars_per_token: float = option_field(CHARS_PER_TOKEN, "characters per token of the estimates (default: "
                                           f"{CHARS_PER_TOKEN:g})", number(0, open_low=True))
-    concurrency: int = option_field(8, "requests in flight at once (default: 8)", integer(1))
+    concurrency: int = option_field(8, "requests in flight at once (default: 8)", integer(1, MAX_CONCURRENCY))
     rpm: float | None = option_field(None, "the server's limit of requests per minute: requests are paced to 95% of "
                                      "it (default: none)", optional(number(0, open_low=True)))
     tpm: float | None = option_field(None, "the server's limit of tokens per minute (estimated prompt + answer "
                                      "tokens): paced to 95% of it (default: none)", optional(number(0, open_low=True)))
     adaptive_concurrency: bool = option_field(True, "halve the requests in flight on 429/503 and grow them back by "
                                               "one a round of answers, up to concurrency (default: true)", boolean)
-    max_retries: int = option_field(5, "retries of a failed request (default: 5)", integer(0))
+    max_retries: int = option_field(5, "retries of a failed request (default: 5)", integer(0, 100))
     max_consecutive_failures: int = option_field(
         5, "connection failures in a row (no answer in between) after which grading stops with one error instead "
         "of retrying every pair; 0 never stops (default: 5)", integer(0))
     timeout: float = option_field(60.0, "seconds one request may take in all: connecting, sending and reading the "
-                                  "whole answer (default: 60)", number(0, open_low=True))
+                                  "whole answer (default: 60)", number(0, MAX_SECONDS, open_low=True))
     backoff_base: float = option_field(0.5, "seconds of the first retry's backoff ceiling, doubled per retry "
-                                       "(default: 0.5)", number(0))
-    backoff_max: float = option_field(30.0, "seconds the backoff ceiling grows to at most (default: 30)", number(0))
+                                       "(default: 0.5)", number(0, MAX_SECONDS))
+    backoff_max: float = option_field(30.0, "seconds the backoff ceiling grows to at most (default: 30)",
+                                      number(0, MAX_SECONDS))
     retry_after_max: float = option_field(120.0, "seconds of a server's Retry-After honoured at most (default: 120)",
-                                          number(0))
+                                          number(0, MAX_SECONDS))
     retry_after_limit: float = option_field(300.0, "a server's Retry-After longer than this many seconds fails the "
-                                            "pair at once instead of waiting (default: 300)", number(0))
+                                            "pair at once instead of waiting (default: 300)", number(0, MAX_SECONDS))
     revision: str | None = option_field(None, "a label of the model's version, kept in the cache key (default: "
                                         "none)")
     need_key: InitVar[bool] = True  # False (a dry run, which sends nothing) accepts a missing API key
     # set from the options after the checks
+    budget: Callable[[], str | None] | None = field(init=False, default=None)  # why no call may be sent (max_cost)
     stopped: str | None = field(init=False, default=None)  # why grading stopped (a dead server), once it has
     policy: RetryPolicy = field(init=False)
     stats: BackendStats = field(init=False, default_factory=BackendStats)
@@ -449,8 +452,9 @@ class OpenAIBackend:
             async def one(request: _Request) -> None:
                 payload = self._payload(request, max_tokens, want_logprobs)
                 async with semaphore:
-                    if self.stopped:
-                        answers[request.messages] = GradeFailure(f"not sent: {self.stopped}")
+                    spent = self.budget() if self.budget is not None else None
+                    if self.stopped or spent:
+                        answers[request.messages] = GradeFailure(f"not sent: {self.stopped or spent}")
                         return
                     try:
                         answers[request.messages] = await retrier.run(
@@ -591,7 +595,9 @@ _LOGPROB_SLACK = 1e-3
 def _count(value: Any, otherwise: int) -> int:
     """A token count as a server reports it (a non-negative integer; a bool or a float is not one),
     else ``otherwise`` (the estimate)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else otherwise
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return min(value, MAX_TOKEN_COUNT)  # a 400-digit count is a claim, not a float's worth (llm/cost.py)
+    return otherwise
 
 
 def _is_number(value: Any) -> bool:
@@ -625,6 +631,11 @@ def _throttle_of(exc: BaseException) -> tuple[int | None, float | None]:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code, parse_retry_after(exc.response.headers.get("retry-after"))
     return None, None
+
+
+def require_openai() -> None:
+    """ConfigError naming the extra to install when the ``openai`` package is missing."""
+    _import_openai()
 
 
 def _status_message(exc: Any) -> str:

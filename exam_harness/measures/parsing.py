@@ -39,7 +39,26 @@ def parse_measure(text: str, registry: Registry[type[Measure]] | None = None) ->
     cut = int(match.group("cut")) if match.group("cut") is not None else None
     if family.lower() in registry:
         return registry.get(family.lower()).from_text(params, cut, raw)
-    return TrecMeasure.parse(raw, params=params, base=family + (f"@{cut}" if cut is not None else ""))
+    try:
+        return TrecMeasure.parse(raw, params=params, base=family + (f"@{cut}" if cut is not None else ""))
+    except ConfigError as exc:
+        if not str(exc).startswith("unknown measure"):
+            raise
+        raise _unknown_family(raw, family, registry, str(exc)) from None
+
+
+def _unknown_family(raw: str, family: str, registry: Registry[type[Measure]], trec_error: str) -> ConfigError:
+    """The trec family's error, with the registry's families (exam-cover, nugget-f, a plugin's) named too and
+    the closest one suggested: ``cover`` is most likely ``exam-cover`` (issue 28, item 8)."""
+    import difflib
+
+    families = registry.names()
+    close = difflib.get_close_matches(family.lower(), families, n=1, cutoff=0.5)
+    if not close:
+        close = [f for f in families if family.lower() in f.split("-")]
+    head, _, available = trec_error.partition(" Available: ")  # head: the trec family's own hint, if any
+    hint = f" Did you mean {close[0]!r}?" if close and "Did you mean" not in head else ""
+    return ConfigError(f"{head}{hint} Available: {', '.join(families)}, {available}")
 
 
 def _params(text: str, whole: str) -> dict[str, str]:

@@ -113,7 +113,13 @@ def _generic(raw: str) -> TrecName:
     base, sep, params = re.sub(r"@(?=\d+$)", ".", raw).partition(".")
     supported = set(pytrec_eval.supported_measures)
     if base not in supported:
-        raise _unknown(raw)
+        # trec_eval prints a measure with its parameter after an underscore (success_10, iprec_at_recall_0.10):
+        # that spelling, copied from its output, names the measure too (the longest supported name wins)
+        named = [m for m in supported if raw.startswith(m + "_") and len(raw) > len(m) + 1]
+        if not named:
+            raise _unknown(raw)
+        base = max(named, key=len)
+        sep, params = ".", raw[len(base) + 1:]
     if base in _NOT_AVERAGED:
         raise ConfigError(f"measure {raw!r} is {_NOT_AVERAGED[base]} in trec_eval, not a per-query value a mean "
                           "over queries would reproduce; choose another measure")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from exam_harness.errors import ExamError, InputError
+from exam_harness.gates import RequiredScope
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
 from exam_harness.models import QueryBank, TestPoint, readable_id
@@ -119,7 +120,7 @@ class ExamCase(ExamItem):
         setup = setup_of(self.config)
         self.user_properties.append(setup.user_property("exam_run", run))
         self.user_properties.append(setup.user_property("exam_test_point", test_point.id))
-        if test_point.required:
+        if RequiredScope.of(setup.options).applies(test_point, run):
             self.add_marker("exam_required")
         self._verdict: Verdict | None = None
 
@@ -135,7 +136,8 @@ class ExamCase(ExamItem):
             top = graded.top_k(inputs, self.run, self.bank.query.id)
             outcome = graded.grading
             self._verdict = verdict(self.test_point, top, outcome.grades, outcome.failures, outcome.unsupported,
-                                    min_grade=graded.plan.min_grade, k=graded.plan.k)
+                                    min_grade=graded.plan.min_grade, k=graded.plan.k,
+                                    required=graded.plan.required.applies(self.test_point, self.run))
         return self._verdict
 
     def message(self, result: Verdict) -> str:
@@ -222,6 +224,7 @@ class ExamCollector:
         self.config = config
         self.cases: list[ExamItem] = []  # ExamCase, or QueryCase with --exam-cases query
         self._files: set[Path] = set()  # resolved paths of the bank files collected
+        self._contents: dict[tuple[int, str], Path] = {}  # (size, digest) -> the bank file first holding it
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
@@ -264,7 +267,33 @@ class ExamCollector:
         if resolved in self._files:
             return None  # the same file reached by a second path (a symlink): one bank file, collected once
         self._files.add(resolved)
+        first = self._copy_of(resolved)
+        if first is not None:  # a second copy (exam.yml beside exam.yaml) would run every case twice
+            from exam_harness.paths import shown_path
+
+            setup.input_errors.append(
+                f"{shown_path(file_path)}: a copy of the bank {shown_path(first)} (the same bytes); every one of its "
+                "cases would run twice: remove one of the two files")
+            return None
         return BankFile.from_parent(parent, path=file_path)
+
+    def _copy_of(self, path: Path) -> Path | None:
+        """The bank file collected earlier with the same content as ``path`` (None: none, or unreadable: the
+        bank's own reader says why)."""
+        import hashlib
+        import stat
+
+        try:
+            status = path.stat()
+            if not stat.S_ISREG(status.st_mode) or status.st_size > 64 * 1024 * 1024:
+                return None  # a FIFO is never read here, a huge bank not hashed: their reader checks them
+            key = (status.st_size, hashlib.sha256(path.read_bytes()).hexdigest())
+        except OSError:
+            return None
+        first = self._contents.get(key)
+        if first is None:
+            self._contents[key] = path
+        return first
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:

@@ -16,12 +16,13 @@ import pytest
 
 from exam_harness.cache import GradeCache
 from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
+from exam_harness.gates import check_samples
 from exam_harness.graders.base import GradingRequest
-from exam_harness.grading import GradingOutcome, dry_run_summary, run_grading_pass
+from exam_harness.grading import GradingOutcome, check_gradable, dry_run_summary, run_grading_pass
 from exam_harness.grading_setup import GradingSetup, open_grading
 from exam_harness.llm.cost import merged_cost
 from exam_harness.models import QueryBank
-from exam_harness.preflight import check_covered, check_gate_runs, check_outputs, check_overlap
+from exam_harness.preflight import check_covered, check_gate_runs, check_outputs, check_overlap, check_required_runs
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.collection import ExamCollector
 from exam_harness.pytest_plugins.items import withheld
@@ -64,10 +65,13 @@ class ExamGrading:
         if options.strict_queries:
             check_covered(configured, data)
         check_gate_runs(options, data.runs)
+        check_required_runs(configured, options, data.runs)
         check_outputs(options, Path(config.rootpath), [*setup.bank_roots, *options.runs])
         # alpha-nDCG only when --exam-measures names it (the report's columns are the measures computed)
         grading = open_grading(options, setup.registries(config), data, alpha_ndcg=False)
         try:
+            check_gradable(grading.grader, banks)
+            check_samples(options.fail_under, grading.grader.repeats)
             requests = grading.requests(data, banks)
             if not requests:
                 raise ConfigError(

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from exam_harness.display import shorten
+from exam_harness.gates import RequiredScope
 from exam_harness.models import QueryBank, TestPoint, readable_id
 from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
 from exam_harness.pytest_plugins.state import setup_of
@@ -33,7 +34,8 @@ class QueryCase(ExamItem):
         self.run = run
         self.user_properties.append(("exam_run", run))
         self.user_properties.append(("exam_query", bank.key))
-        if any(tp.required for tp in bank.test_points):
+        scope = RequiredScope.of(setup_of(self.config).options)
+        if any(scope.applies(tp, self.run) for tp in bank.test_points):
             self.add_marker("exam_required")
         self._verdicts: list[Verdict] | None = None
 
@@ -45,7 +47,8 @@ class QueryCase(ExamItem):
             top = inputs.data.runs[self.run].top_k(self.bank.query.id, graded.plan.k)
             g = graded.grading
             self._verdicts = [verdict(tp, top, g.grades, g.failures, g.unsupported, min_grade=graded.plan.min_grade,
-                                      k=graded.plan.k) for tp in self.bank.test_points]
+                                      k=graded.plan.k, required=graded.plan.required.applies(tp, self.run))
+                              for tp in self.bank.test_points]
         return self._verdicts
 
     def _answers(self) -> Mapping[tuple[str, str], str | None]:

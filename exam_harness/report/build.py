@@ -376,11 +376,14 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
             top, rows = tops.top_rows(index, name)
             at, gaps = positions[i], lacking[i] if lacking is not None else None
             for column, tp, tid, shown, kind, required, text, skipped, missed, memo in points:
+                if required and not plan.required.applies(tp, name):  # required of other runs, or a baseline
+                    required, missed = False, "missed"
                 outcome_of: str
                 best_grade: int | None
                 best_passage: str | None
                 if skipped or (gaps is not None and gaps[column]):  # the verdict's own rule decides
-                    result = verdict(tp, top, grades, grading.failures, unsupported, min_grade=tau, k=k)
+                    result = verdict(tp, top, grades, grading.failures, unsupported, min_grade=tau, k=k,
+                                     required=required)
                     outcome_of, best_grade, best_passage = result.outcome, result.best_grade, result.best_passage
                 elif rows:  # every pair graded: the first passage of the highest grade, as verdict() keeps it
                     position = at[column]

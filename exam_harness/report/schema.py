@@ -289,6 +289,8 @@ class Verdict(_Model):
     gates: list[GateResult] = Field(default_factory=list)
 
 
+FALLBACK_CAUSE = "more grades than --exam-max-fallbacks allows were read by a fallback rule"
+
 class ExamReport(_Model):
     kind: Literal["exam-report"] = "exam-report"  # the pytest session's envelope (see report/document.py)
     schema_version: str = SCHEMA_VERSION
@@ -319,10 +321,16 @@ class ExamReport(_Model):
 
     @property
     def incomplete_cause(self) -> str:
-        """Why some runs' scores are lower bounds: pairs that could not be graded, else (no failed pair)
+        """Why some runs' scores are lower bounds: pairs that could not be graded, else (no failed pair) too
+        many grades read by a fallback rule when every incomplete run has them (--exam-max-fallbacks), else
         a declared system that failed on some queries (docs/live-systems.md)."""
         failed = self.cache.failures
-        return f"{failed} pairs could not be graded" if failed else "systems failed on some queries"
+        if failed:
+            return f"{failed} pairs could not be graded"
+        incomplete = [s for s in self.systems if s.incomplete_queries]
+        if incomplete and all(s.fallbacks for s in incomplete):
+            return FALLBACK_CAUSE
+        return "systems failed on some queries"
 
     @property
     def incomplete_runs(self) -> list[str]:

@@ -15,7 +15,7 @@ from rich.console import Group
 from exam_harness.display import counted
 from exam_harness.measures.lookup import find_measure
 from exam_harness.report.cost import cost_lines
-from exam_harness.report.schema import ExamReport, MeasureInfo, SystemScore
+from exam_harness.report.schema import FALLBACK_CAUSE, ExamReport, MeasureInfo, SystemScore
 from exam_harness.report.tables import Column, Leaderboard, render_table, render_text
 
 WIDE = 132  # from this width on, "± stderr" shares the value's line
@@ -43,8 +43,10 @@ def incomplete_line(report: ExamReport) -> str | None:
     shown = ", ".join(f"{s.run!r} ({len(s.incomplete_queries)} of {s.queries} queries)" for s in runs)
     fallbacks = sum(s.fallbacks for s in runs)
     if fallbacks:  # marked for too many grades read by a fallback rule (--exam-max-fallbacks)
-        return (f"! incomplete: {report.incomplete_cause} and {fallbacks} grades were read by "
-                f"a fallback rule; the scores of {shown} rest on them (not scores)")
+        cause = report.incomplete_cause
+        also = "" if cause == FALLBACK_CAUSE else f"{cause} and "
+        return (f"! incomplete: {also}{fallbacks} grades were read by a fallback rule, more than "
+                f"--exam-max-fallbacks allows; the scores of {shown} rest on them (not scores)")
     return (f"! incomplete: {report.incomplete_cause}; the scores of {shown} count them as "
             "not covered (lower bounds, not scores)")
 

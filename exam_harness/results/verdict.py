@@ -26,7 +26,9 @@ from exam_harness.gates import (
     Allowance,
     Change,
     GateCheck,
+    RequiredScope,
     Threshold,
+    budget_results,
     compare,
     find,
     regression_results,
@@ -60,13 +62,15 @@ class Checks:
     resamples: int = 10000
     max_fallbacks: float = 0.05
     registry: Registry[type[Measure]] | None = None  # plugin measures, named as built-in ones
+    scope: RequiredScope = field(default_factory=RequiredScope)  # required points per run; the baseline
 
     @classmethod
     def of(cls, options: ExamOptions, reference: tuple[str, ExamReport] | None = None,
            registry: Registry[type[Measure]] | None = None) -> Checks:
         return cls(thresholds=options.fail_under, allowances=options.compare_fail, reference=reference,
                    baseline=options.baseline, alpha=options.alpha, significance=options.significance,
-                   resamples=options.resamples, max_fallbacks=options.max_fallbacks, registry=registry)
+                   resamples=options.resamples, max_fallbacks=options.max_fallbacks, registry=registry,
+                   scope=RequiredScope.of(options))
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ def decide(document: Document, checks: Checks) -> Verdict:
 
 def decision(document: Document, checks: Checks) -> Decision:
     """:func:`decide` with the details (threshold checks, changes, baseline comparisons)."""
-    thresholds = threshold_checks(document, checks.thresholds, checks.registry)
+    thresholds = threshold_checks(document, checks.thresholds, checks.registry, checks.scope)
     results = threshold_results(document, thresholds, checks.registry)
     comparisons: list[Comparison] = []
     per_query: dict[str, dict[str, float]] = {}
@@ -112,10 +116,13 @@ def decision(document: Document, checks: Checks) -> Decision:
         name, reference = checks.reference
         measures = list(dict.fromkeys([*COMPARED, *(a.measure for a in checks.allowances)]))
         changes = compare(reference, document, measures, checks.allowances, checks.registry)
-        results += regression_results(changes, checks.allowances, document, name, checks.alpha, checks.registry)
+        results += regression_results(changes, checks.allowances, document, name, checks.alpha, checks.registry,
+                                      old=reference, scope=checks.scope)
     over = {s.run for s in document.systems if over_fallback_limit(s.fallbacks, s.grade_counts, checks.max_fallbacks)}
     results += _incomplete_results(document, over)
     results += [_fallback_result(s, checks.max_fallbacks) for s in document.systems if s.run in over]
+    if isinstance(document, ExamReport):
+        results += budget_results(document.cost)  # max_cost passed all the same
     verdict = Verdict(passed=all(r.passed for r in results), gates=results)
     failed = sum(s.outcomes.required_missed + s.outcomes.errors for s in document.systems)
     return Decision(verdict, thresholds, changes, comparisons, title, per_query, failed)

@@ -23,6 +23,7 @@ import contextlib
 import heapq
 import itertools
 import json
+import math
 import queue
 import signal
 import sys
@@ -121,7 +122,18 @@ def _passage(item: Any, i: int) -> tuple[str | None, str, float | None]:
         raise ValueError(f"passage {i} has id {pid!r}; ids are strings without whitespace (or None)")
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
         raise TypeError(f"passage {i} has score {score!r}; expected a number")
-    return pid, text, None if score is None else float(score)
+    return pid, text, None if score is None else _finite_score(score, i)
+
+
+def _finite_score(score: float, i: int) -> float:
+    """A passage's score as a finite float (10**400 overflows a float: a bad answer, not a crash)."""
+    try:
+        value = float(score)
+    except OverflowError:
+        raise ValueError(f"passage {i} has a score too large for a float; expected a finite number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"passage {i} has score {value!r}; expected a finite number")
+    return value
 
 
 def call_all(system: System, queries: Sequence[Query], on_result: Callable[[Called], None]) -> str | None:
@@ -175,7 +187,7 @@ class _Lane:
     in_flight: int = 0
     finished: int = 0
     failed: int = 0
-    stop_message: str | None = None
+    stop_error: str | None = None  # the last error when the early stop was decided
     inbox: queue.SimpleQueue[tuple[int, Query] | None] = field(default_factory=queue.SimpleQueue)
     threads: int = 0
     busy: int = 0  # worker threads running a call (abandoned ones included)
@@ -188,15 +200,24 @@ class _Lane:
 
     @property
     def can_launch(self) -> bool:
-        return bool(self.pending) and self.stop_message is None and self.in_flight < self.system.concurrency
+        return bool(self.pending) and self.stop_error is None and self.in_flight < self.system.concurrency
 
     def seen(self, called: Called) -> None:
         self.finished += 1
         self.failed += called.error is not None
         if self.finished == EARLY_STOP and self.failed == EARLY_STOP and self.pending:
-            self.stop_message = (f"system {self.system.name!r} failed on each of its first {EARLY_STOP} queries, "
-                                 f"so it was not called for the other {len(self.pending)} (last error: "
-                                 f"{called.error})")
+            self.stop_error = called.error
+
+    @property
+    def stop_message(self) -> str | None:
+        """The early stop, said once every call has come back: calls already running at the stop finish and
+        are counted (issue 31, finding 20: counting at the stop said "the other 15" when 6 calls were made)."""
+        if self.stop_error is None:
+            return None
+        left = len(self.pending)
+        return (f"system {self.system.name!r} failed on each of its first {EARLY_STOP} queries, so "
+                f"{'the other ' + str(left) if left else 'no other'} {'query was' if left == 1 else 'queries were'} "
+                f"not called ({self.finished} calls made; last error: {self.stop_error})")
 
     def start(self, token: int, query: Query, results: queue.SimpleQueue[tuple[int, bool, Any]]) -> Future[Any] | None:
         if self.system.is_async:
