@@ -24,7 +24,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from exam_harness.errors import ConfigError
 from exam_harness.report.schema import GateResult
@@ -238,9 +238,15 @@ def threshold_checks(report: ExamReport, thresholds: Sequence[Threshold],
 def holding_cover(report: ExamReport, run: str, holds: tuple[int, int]) -> float | None:
     """The run's EXAM-Cover counting test points answered in at least M of the K judge samples (None where
     the report holds no K samples per pair)."""
-    jv = report.judge_variance
+    jv = _judge_figures(report)
     figures = jv.run(run) if jv is not None and jv.repeats == holds[1] else None
     return figures.cover_at_least[holds[0] - 1] if figures is not None else None
+
+
+def _judge_figures(report: ExamReport) -> Any:
+    """The report's judge-variance figures at its tau (its judge-variance section), None without repeats."""
+    content = report.sections.get("judge-variance")
+    return content.at(report.settings.min_grade) if content is not None else None
 
 
 def threshold_failures(report: ExamReport, thresholds: Sequence[Threshold],
@@ -256,7 +262,7 @@ def _threshold_message(check: GateCheck, report: ExamReport, registry: MeasureRe
     if holds is not None:
         name += f" with verdicts holding in {holds[0]} of {holds[1]} samples"
         if check.value is None:
-            jv = report.judge_variance
+            jv = _judge_figures(report)
             asked = f"asked {jv.repeats} samples per pair" if jv is not None else "asked once per pair"
             return (f"FAIL run {check.run!r} cannot meet {name}: the judge was {asked} (grader option "
                     f"repeats={holds[1]} asks {holds[1]})")

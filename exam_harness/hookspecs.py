@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from exam_harness.registry import Registry
     from exam_harness.report.reporters import Reporter
     from exam_harness.report.schema import ExamReport
+    from exam_harness.results.sections import Section
 
 # the marker ``pytest.hookspec`` is (project "pytest"), made here so that the command line adds these
 # specifications to its manager without importing pytest
@@ -65,6 +66,14 @@ def pytest_exam_register_reporters(registry: Registry[Reporter]) -> None:
     """Add reporters: objects whose ``files(report, plan, qrels)`` return report files by name (each a
     text, or an iterable of its pieces); the session writes them with the built-in ones (see
     ``report/reporters.py``)."""
+
+
+@hookspec
+def pytest_exam_register_sections(registry: Registry[Section]) -> None:
+    """Add sections of the result document (objects of the ``Section`` protocol, results/sections.py:
+    ``name``, ``title``, ``model``, ``compute(scored)`` and the terminal, markdown and HTML renderings).
+    Both front ends compute every registered section and every output shows it: the terminal summary,
+    the JSON report, markdown, HTML and ``exam-harness evaluate`` (``--json`` too)."""
 
 
 @hookspec

@@ -134,7 +134,7 @@ def test_a_kept_report_of_schema_3_1_reads_as_3_2(tmp_path: Path) -> None:
     from exam_harness.io.report import read_report
 
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
-    kept = {key: value for key, value in pinned.items() if key != "kind"}
+    kept = {key: value for key, value in pinned.items() if key not in ("kind", "sections")}
     kept["measures"] = [{k: v for k, v in m.items() if k not in ("min_grade", "k")} for m in pinned["measures"]]
     kept.update(schema_version="3.1", tool_version="0.1.0", created="2026-11-23T00:00:00+00:00")
     path = tmp_path / "exam-report.json"
@@ -145,18 +145,57 @@ def test_a_kept_report_of_schema_3_1_reads_as_3_2(tmp_path: Path) -> None:
     assert {m.min_grade for m in report.measures} == {4} and {m.k for m in report.measures} == {20}
 
 
-def test_a_kept_report_of_schema_3_4_reads_as_3_5(tmp_path: Path) -> None:
-    """3.5 added fields to the evaluation envelope only: a 3.4 exam report reads unchanged."""
+COST = {"session": {"prompt_tokens": 10, "completion_tokens": 2, "calls": 1, "cost": None},
+        "cached": {"prompt_tokens": 0, "completion_tokens": 0, "calls": None, "cost": None},
+        "runs": [{"run": "good", "prompt_tokens": 10, "completion_tokens": 2, "cost": None}],
+        "price_prompt": None, "price_completion": None, "max_cost": None, "stopped": None}
+
+
+def _figures(tau: int) -> dict[str, Any]:
+    """A 3.x judge_variance object (one tau)."""
+    return {"repeats": 2, "reducer": "mean", "measure": f"exam-cover(tau={tau})@20", "min_grade": tau, "k": 20,
+            "runs": [{"run": "good", "score": 0.5, "sample_scores": [0.5, 1.0], "judge_variance": 0.125,
+                      "query_variance": 0.25, "judge_share": 1 / 3, "cases": 2, "flaky": 1,
+                      "cover_at_least": [1.0, 0.5]}],
+            "cases": [{"run": "good", "query_id": "q1", "test_point_id": "q1/a", "best_grades": [5, 0],
+                       "answered_in": 1, "flaky": True}]}
+
+
+@pytest.mark.parametrize("version", ["3.2", "3.3", "3.4", "3.5"])
+def test_a_kept_3x_report_reads_as_4_0_its_cost_and_judge_variance_as_sections(tmp_path: Path, version: str) -> None:
+    """Schema 4.0 moved the fixed optional fields into ``sections``: a kept 3.x report's ``cost`` and
+    ``judge_variance`` read as its cost and judge-variance sections (typed), and one without them has none."""
     from exam_harness.io.report import read_report
+    from exam_harness.sections.cost import CostSummary
+    from exam_harness.sections.judge_variance import JudgeVariances
 
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
-    kept = {**pinned, "schema_version": "3.4", "tool_version": "0.1.0", "created": "2026-11-23T00:00:00+00:00"}
+    kept = {key: value for key, value in pinned.items() if key != "sections"}
+    kept.update(schema_version=version, tool_version="0.1.0", created="2026-11-23T00:00:00+00:00", cost=COST,
+                judge_variance=_figures(4))
     path = tmp_path / "exam-report.json"
     path.write_text(json.dumps(kept))
     report = read_report(path)
-    assert report.schema_version == "3.4" and SCHEMA_VERSION == "3.5"
-    assert report.model_dump(mode="json", exclude={"schema_version"}) == ExamReport.model_validate(
-        {**kept, "schema_version": SCHEMA_VERSION}).model_dump(mode="json", exclude={"schema_version"})
+    assert report.schema_version == version and SCHEMA_VERSION == "4.0"
+    cost, judge = report.sections["cost"], report.sections["judge-variance"]
+    assert isinstance(cost, CostSummary) and cost.model_dump(mode="json") == COST
+    assert isinstance(judge, JudgeVariances) and [jv.model_dump(mode="json") for jv in judge.per_tau] == [_figures(4)]
+    assert report.model_dump(mode="json")["sections"] == {"cost": COST, "judge-variance": {"per_tau": [_figures(4)]}}
+
+    path.write_text(json.dumps({**kept, "cost": None, "judge_variance": None}))
+    assert read_report(path).sections == {}
+
+
+def test_a_3_5_evaluation_document_migrates_its_grading_cost_and_judge_variance_per_tau() -> None:
+    from exam_harness.report.evaluation import EvaluationReport
+    from exam_harness.report.migrate import migrate
+
+    document = {"kind": "evaluation", "schema_version": "3.5", "grading": {"source": "grader", "cost": COST},
+                "judge_variance": [_figures(3), _figures(4)]}
+    migrated = migrate(document)
+    assert "judge_variance" not in migrated and "cost" not in migrated["grading"]
+    assert migrated["sections"] == {"cost": COST, "judge-variance": {"per_tau": [_figures(3), _figures(4)]}}
+    assert "sections" in EvaluationReport.model_fields
 
 
 def test_an_evaluation_document_is_not_read_as_a_kept_report(tmp_path: Path) -> None:

@@ -81,10 +81,11 @@ def read_report(path: Path) -> ExamReport:
         raw = migrate(raw)  # a kept report of an older schema reads as today's (report/migrate.py)
     migrated_text = written_as != SCHEMA_VERSION  # an older report may have been rewritten: check what was read
     version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+    # a migrated report keeps the version it was written as: 3.x (2.x migrated to 3.0 first) or today's
+    if version is None or str(version).split(".")[0] not in ("3", SCHEMA_VERSION.split(".")[0]):
         raise InputError(
             "not an exam report of a schema this version reads", path=path, field="schema_version",
-            value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x",
+            value=version, expected=f"3.x or {SCHEMA_VERSION.split('.')[0]}.x",
         )
     try:
         _fail_fast_validator().validate_python(raw)

@@ -34,11 +34,9 @@ from exam_harness.measures.result import ExamResult
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
-from exam_harness.report.cost import cost_summary
 from exam_harness.report.schema import (
     CacheSummary,
     ExamReport,
-    JudgeVariance,
     MeasureInfo,
     Outcomes,
     QrelsFile,
@@ -49,6 +47,8 @@ from exam_harness.report.schema import (
     SystemScore,
     TestPointOutcome,
 )
+from exam_harness.results.scored import Scored
+from exam_harness.results.sections import compute_sections
 from exam_harness.verdicts import PASSAGE_CHARS, verdict
 
 
@@ -167,27 +167,10 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
         decided_by=dict(grading.decided_by),
         trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
-        cost=cost_summary(grading.cost, inputs.data.runs, outcome.banks, plan.k, grading.unsupported),
-        judge_variance=_judge_variance(ctx, inputs, outcome, plan, str(measures[0]), cover.per_query)
-        if grading.repeats > 1 else None,
+        sections=compute_sections(Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=[tau], result=result,
+                                         redact_all=inputs.redact_all)),
     )
     return BuiltReport(report, qrels, result, fallbacks)
-
-
-def _judge_variance(ctx: ScoringContext, inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, measure: str,
-                    cover: Mapping[str, Mapping[str, float]]) -> JudgeVariance:
-    from exam_harness.analysis.judge_variance import judge_variance
-
-    grading = outcome.grading
-    texts = {tp.id: tp for bank in outcome.banks for tp in bank.test_points}
-
-    def shown(bank: QueryBank, tid: str) -> str:  # the id the pytest case carries, as outcomes show it
-        tp = texts[tid]
-        return readable_id(tid, bank.query.id, None if bank.secret or inputs.redact_all else tp.text, tp.facet_id)
-
-    return judge_variance(ctx, outcome.banks, grading.samples, repeats=grading.repeats,
-                          reducer=grading.reducer or "mean", k=plan.k, min_grade=plan.min_grade, measure=measure,
-                          cover=cover, shown_id=shown)
 
 
 def _trec_rag(ctx: ScoringContext, view: ExamView, inputs: ExamInputs, outcome: SessionOutcome, k: int,

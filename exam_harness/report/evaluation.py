@@ -12,7 +12,7 @@ collection, the agreement tables with human judgments and the runs over external
 
 JSON shape (``--json``)::
 
-    {"kind": "evaluation", "schema_version": "3.5", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
+    {"kind": "evaluation", "schema_version": "4.0", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
      "systems": [{"run": "runA", "queries": 43, "scores": {"exam-cover(tau=3)@20": {"mean": 0.71,
                   "stderr": 0.03}}}],
      "leaderboards": [{"measure": "exam-cover(tau=3)@20", "key": "exam-cover@20", "queries": 43,
@@ -22,10 +22,9 @@ JSON shape (``--json``)::
 Keys present only when their analysis ran (so a plain evaluation's document keeps its shape):
 ``min_answers`` (``--min-answers``: one "min answers = m" agreement view per m, see
 analysis/agreement.py), ``direct_agreement`` (the files hold recorded direct grades and judgments:
-one view per direct grading run), ``external_qrels`` (``--qrels`` / ``--official-qrels``, see
-:func:`external_qrels_evaluation`) and ``judge_variance`` (an LLM grader with ``repeats=K``: the pytest
-report's figures, analysis/judge_variance.py, once per tau; docs/judge-variance.md). An LLM grader's
-``grading.cost`` holds the session's tokens and each run's (report/cost.py, docs/cost.md).
+one view per direct grading run) and ``external_qrels`` (``--qrels`` / ``--official-qrels``, see
+:func:`external_qrels_evaluation`). ``sections`` holds the optional parts both front ends compute the
+same way (results/sections.py): an LLM grader's cost, judge variance at each tau, a plugin's own.
 ``report/document.py`` joins this envelope and the pytest report into the one JSON schema
 ``exam-harness schema`` prints.
 
@@ -67,20 +66,20 @@ from exam_harness.measures.result import ExamResult, MeasureResult
 from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
-from exam_harness.models import GraderSpec, QueryBank, Run, readable_id
+from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
-from exam_harness.report.cost import cost_summary
 from exam_harness.report.schema import (
     SCHEMA_VERSION,
     CacheSummary,
-    CostSummary,
-    JudgeVariance,
     MeasureInfo,
     QueryScore,
     Score,
+    Sections,
     SystemScore,
 )
+from exam_harness.results.scored import Scored
+from exam_harness.results.sections import compute_sections
 
 
 class _Model(BaseModel):
@@ -233,7 +232,6 @@ class EvaluationGrading(CacheSummary):
 
     source: Literal["recorded", "grader"]
     failure_examples: list[str] = Field(default_factory=list)
-    cost: CostSummary | None = None  # an LLM grader's tokens and cost (docs/cost.md); left out of the JSON when None
 
 
 class EvaluationSettings(_Model):
@@ -287,8 +285,8 @@ class EvaluationReport(_Model):
     direct_agreement: list[DirectAgreement] | None = None
     external_qrels: ExternalQrelsResult | None = None
     trec_rag_agreement: AssignmentAgreement | None = None  # against human nugget assignments
-    # a judge asked K times per pair (grader option repeats): the pytest report's figures at each tau (schema 3.5)
-    judge_variance: list[JudgeVariance] | None = None
+    # the optional parts, by section name, computed as the pytest report's (results/sections.py)
+    sections: Sections = Field(default_factory=dict)
 
     def boards(self) -> list[Leaderboard]:
         """Every measure as a leaderboard, in the order of ``measures``."""
@@ -335,8 +333,6 @@ class EvaluationReport(_Model):
                     board.pop(key, None)
         if not doc["per_query"]:
             doc.pop("per_query")
-        if doc.get("grading") and doc["grading"].get("cost") is None:
-            doc["grading"].pop("cost", None)
         return {key: value for key, value in doc.items() if value is not None}
 
     def write_json(self, path: str | Path) -> Path:
@@ -345,10 +341,8 @@ class EvaluationReport(_Model):
         return path
 
 
-def grading_summary(outcome: GradingOutcome, cache: str | None = None, *, runs: Mapping[str, Run] | None = None,
-                    banks: Sequence[QueryBank] = (), k: int = 0) -> EvaluationGrading:
-    """The grading pass in the report's terms; ``cache``: the grade cache's path (None for recorded grades).
-    An LLM grader's cost has each of ``runs``' tokens over its top ``k`` on ``banks``, as the pytest report's."""
+def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:
+    """The grading pass in the report's terms; ``cache``: the grade cache's path (None for recorded grades)."""
     recorded = outcome.source == "recorded"
     if recorded:
         examples = [f"no recorded grade for passage {p} on {t}" for p, t in list(outcome.failures)[:3]]
@@ -359,7 +353,6 @@ def grading_summary(outcome: GradingOutcome, cache: str | None = None, *, runs: 
         hits=outcome.cache_hits, misses=0 if recorded else outcome.cache_misses, graded=outcome.graded,
         failures=len(outcome.failures), grading_seconds=round(outcome.seconds, 3),
         source="recorded" if recorded else "grader", failure_examples=examples,
-        cost=cost_summary(outcome.cost, runs or {}, banks, k, outcome.unsupported),
     )
 
 
@@ -428,7 +421,7 @@ def evaluate_exam(
         tool_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         settings=_settings(plan, options, spec),
-        grading=grading_summary(outcome, cache, runs=data.runs, banks=view.banks, k=plan.k),
+        grading=grading_summary(outcome, cache),
         collection=CollectionSummary(
             queries=len(queries), passages=sum(len(pool[q]) for q in queries),
             distinct_passages=len({p for q in queries for p in pool[q]}), runs=len(data.runs),
@@ -444,27 +437,9 @@ def evaluate_exam(
         min_answers=views,
         direct_agreement=direct,
         external_qrels=external_result,
-        judge_variance=[_judge_variance(ctx, view, outcome, plan, result, tau) for tau in plan.min_grades]
-        if outcome.repeats > 1 else None,
+        sections=compute_sections(Scored(ctx=ctx, view=view, grading=outcome, plan=plan, taus=list(plan.min_grades),
+                                         result=result)),
     )
-
-
-def _judge_variance(ctx: ScoringContext, view: ExamView, outcome: GradingOutcome, plan: ExamPlan,
-                    result: ExamResult, tau: int) -> JudgeVariance:
-    """The pytest report's judge-variance figures (analysis/judge_variance.py) of EXAM-Cover at ``tau``."""
-    from exam_harness.analysis.judge_variance import judge_variance
-
-    cover = ExamCover(k=plan.k, min_grade=tau)
-    values = result[cover] if cover in result else score(ctx, [cover])[cover]
-    points = {tp.id: tp for bank in view.banks for tp in bank.test_points}
-
-    def shown(bank: QueryBank, tid: str) -> str:  # the id the pytest case carries, as the pytest report shows it
-        tp = points[tid]
-        return readable_id(tid, bank.query.id, None if bank.secret else tp.text, tp.facet_id)
-
-    return judge_variance(ctx, view.banks, outcome.samples, repeats=outcome.repeats,
-                          reducer=outcome.reducer or "mean", k=plan.k, min_grade=tau, measure=str(cover),
-                          cover=values.per_query, shown_id=shown)
 
 
 def _systems(result: ExamResult, measures: Sequence[Measure], view: ExamView) -> list[SystemScore]:
