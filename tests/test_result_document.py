@@ -162,7 +162,7 @@ def _figures(tau: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("version", ["3.2", "3.3", "3.4", "3.5"])
-def test_a_kept_3x_report_reads_as_4_0_its_cost_and_judge_variance_as_sections(tmp_path: Path, version: str) -> None:
+def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path: Path, version: str) -> None:
     """Schema 4.0 moved the fixed optional fields into ``sections``: a kept 3.x report's ``cost`` and
     ``judge_variance`` read as its cost and judge-variance sections (typed), and one without them has none."""
     from exam_harness.io.report import read_report
@@ -172,7 +172,7 @@ def test_a_kept_3x_report_reads_as_4_0_its_cost_and_judge_variance_as_sections(t
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
     kept = {key: value for key, value in pinned.items() if key != "sections"}
     kept.update(schema_version=version, tool_version="0.1.0", created="2026-11-23T00:00:00+00:00", cost=COST,
-                judge_variance=_figures(4))
+                judge_variance=_figures(4), decided_by={"answer-key": 8, "embedding": 202})
     path = tmp_path / "exam-report.json"
     path.write_text(json.dumps(kept))
     report = read_report(path)
@@ -180,9 +180,11 @@ def test_a_kept_3x_report_reads_as_4_0_its_cost_and_judge_variance_as_sections(t
     cost, judge = report.sections["cost"], report.sections["judge-variance"]
     assert isinstance(cost, CostSummary) and cost.model_dump(mode="json") == COST
     assert isinstance(judge, JudgeVariances) and [jv.model_dump(mode="json") for jv in judge.per_tau] == [_figures(4)]
-    assert report.model_dump(mode="json")["sections"] == {"cost": COST, "judge-variance": {"per_tau": [_figures(4)]}}
+    assert report.model_dump(mode="json")["sections"] == {
+        "decided-by": {"parts": {"answer-key": 8, "embedding": 202}}, "cost": COST,
+        "judge-variance": {"per_tau": [_figures(4)]}}
 
-    path.write_text(json.dumps({**kept, "cost": None, "judge_variance": None}))
+    path.write_text(json.dumps({**kept, "cost": None, "judge_variance": None, "decided_by": {}}))
     assert read_report(path).sections == {}
 
 

@@ -165,7 +165,6 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
                          relevance_level=relevance_level(label, tau)) for label in plan.labels],
         partial=outcome.partial,
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
-        decided_by=dict(grading.decided_by),
         trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
         sections=compute_sections(Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=[tau], result=result,
                                          redact_all=inputs.redact_all)),

@@ -371,7 +371,6 @@ def _settings(report: ExamReport) -> str:
     items: list[tuple[str, str]] = [
         ("grader", grader),
         ("grader options", json.dumps(g.options, sort_keys=True) if g.options else "–"),
-        ("decided by", ", ".join(f"{part} {n}" for part, n in report.decided_by.items()) or "–"),
         ("k (top passages graded)", str(s.k)),
         ("min grade τ", f"{s.min_grade} (of 0–{g.max_grade})"),
         ("qrels m", str(s.qrels_m)),

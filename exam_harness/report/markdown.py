@@ -146,8 +146,6 @@ def _leaderboard(report: ExamReport) -> str:
 def _context(report: ExamReport) -> str:
     st, cache = report.settings, report.cache
     about = [code(st.grader.model)] if st.grader.model else []
-    if report.decided_by:
-        about.append("decided by " + ", ".join(f"{escape(part)} {n}" for part, n in report.decided_by.items()))
     grader = code(st.grader.name) + (f" ({'; '.join(about)})" if about else "")
     return (f"{counted(report.queries, 'query', 'queries')} · {counted(report.test_points, 'test point')} · "
             f"{counted(len(report.systems), 'run')} · grader "

@@ -7,7 +7,8 @@ extracted answer or raw response, which is its reason) becomes its ``reason``; t
 ``best_passage_text``.
 
 Schema 2.x and 3.x read as 4.0 (:func:`to_sections`): the fixed optional fields become sections
-(``cost``, the evaluation's ``grading.cost`` -> ``sections.cost``; ``judge_variance``, one or one per tau ->
+(``decided_by`` -> ``sections["decided-by"].parts``; ``cost``, the evaluation's ``grading.cost`` ->
+``sections.cost``; ``judge_variance``, one or one per tau ->
 ``sections["judge-variance"].per_tau``). Either envelope (the pytest report, ``evaluate --json``) migrates.
 
 Schema 2.x reads as 3.0 first: its fixed score fields become scores keyed by measure name.
@@ -47,6 +48,9 @@ def to_sections(raw: dict[str, Any]) -> dict[str, Any]:
     if str(raw.get("schema_version", "")).split(".")[0] != "3" or "sections" in raw:
         return raw
     sections: dict[str, Any] = {}
+    decided = raw.pop("decided_by", None)
+    if decided:
+        sections["decided-by"] = {"parts": decided}
     grading = raw.get("grading")
     cost = raw.pop("cost", None)
     if isinstance(grading, dict) and "cost" in grading:  # the evaluation envelope held it in its grading summary

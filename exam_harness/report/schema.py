@@ -41,7 +41,8 @@ SCHEMA_VERSION = "4.0"
 #      without repeats) and fills grading.cost.runs (each run's tokens and cost); the exam report is unchanged
 #      (3.4 reads as 3.5)
 # 4.0: sections (name -> content: the document's optional parts, each a registered section,
-#      results/sections.py) replace the fixed fields of cost and judge variance of both envelopes and the
+#      results/sections.py) replace the fixed fields decided_by (the exam report's), cost and judge
+#      variance of both envelopes and the
 #      evaluation's grading.cost; judge variance is held per tau in both ({"per_tau": [...]}). Every 2.x
 #      and 3.x report reads as 4.0 (report/migrate.py).
 
@@ -242,8 +243,6 @@ class ExamReport(_Model):
     # why this report covers part of the exam only (e.g. '-k' deselected cases); None for a full exam
     partial: str | None = None
     outcomes: list[TestPointOutcome] = Field(default_factory=list)
-    # a grader of several parts: graded pairs per deciding part (embedding grader: answer-key, embedding)
-    decided_by: dict[str, int] = Field(default_factory=dict)
     # nugget assignments of each (run, query) whose nuggets carry an importance (TREC RAG nugget files)
     trec_rag: list[RagAssignments] = Field(default_factory=list)
     # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)

@@ -128,15 +128,7 @@ def cache_line(report: ExamReport) -> str:
     )
     if c.failures:
         line += f"; {c.failures} FAILED (not scored)"
-    return line + decided_line(report)
-
-
-def decided_line(report: ExamReport) -> str:
-    """Which part of a composite grader decided how many grades ("; decided by answer-key 12, embedding
-    198"), so a reader knows why a passage stating the answer got the top grade."""
-    if not report.decided_by:
-        return ""
-    return "; decided by " + ", ".join(f"{part} {n}" for part, n in report.decided_by.items())
+    return line
 
 
 def n_exam_dropped_line(report: ExamReport) -> str | None:

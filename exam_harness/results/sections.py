@@ -54,6 +54,8 @@ def builtin_sections() -> Registry[Section]:
     registry: Registry[Section] = Registry("section")
     # Where a "live-system health" section will go: a module with SECTION and one line here.
     for name, ref, description in (
+        ("decided-by", "exam_harness.sections.decided_by:SECTION",
+         "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
         ("cost", "exam_harness.sections.cost:SECTION", "an LLM grader's tokens and cost (docs/cost.md)"),
         ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
          "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
