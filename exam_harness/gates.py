@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from exam_harness.errors import ConfigError
-from exam_harness.report.schema import GateResult
+from exam_harness.results.schema import GateResult
 
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
-    from exam_harness.report.schema import ExamReport, MeasureInfo
+    from exam_harness.results.schema import ExamReport, MeasureInfo
 
     MeasureRegistry = Registry[type[Measure]]
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from exam_harness.plan import ExamPlan
     from exam_harness.registry import Registry
     from exam_harness.report.reporters import Reporter
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.results.schema import ExamReport
     from exam_harness.results.sections import Section
 
 # the marker ``pytest.hookspec`` is (project "pytest"), made here so that the command line adds these

@@ -150,7 +150,7 @@ def _word(raw: str) -> str:
 
 
 def _save_name(raw: str) -> str:
-    from exam_harness.io.history import check_save_name
+    from exam_harness.results.history import check_save_name
 
     return check_save_name(raw.strip())
 

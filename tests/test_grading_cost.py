@@ -275,8 +275,8 @@ def test_evaluate_prints_and_writes_the_session_and_each_run_s_tokens_and_cost(
     """``exam-harness evaluate`` with an LLM grader: the session's tokens and cost on the summary line, each
     run's (the usage the server reported for the grades of its top-k pairs) in a table and in ``grading.cost``."""
     from exam_harness.cli import main
-    from exam_harness.report.document import validate_document
     from exam_harness.report.evaluation import EvaluationReport
+    from exam_harness.results.document import validate_document
 
     (tmp_path / "exam.yaml").write_text(BANK)
     (tmp_path / "collection.tsv").write_text(COLLECTION)
@@ -400,7 +400,7 @@ def test_a_backend_without_counters_is_counted_from_its_grades() -> None:
 
 
 def test_a_kept_report_of_schema_3_1_reads_in_3_2_without_cost(tmp_path: Path) -> None:
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
     pinned.pop("sections")  # a 3.1 report had neither cost nor sections

@@ -396,8 +396,8 @@ def test_evaluate_shows_the_judge_variance_at_each_tau(tmp_path: Path, server: F
     the scripted answers give good the sample scores 0.5, 1, 1 and weak 0.5, 0, 0 at either tau; good's q2/c
     (grades 0, 5, 5: mean 3) is covered at tau 3 and missed at tau 4, which moves its score and the share."""
     from exam_harness.cli import main
-    from exam_harness.report.document import validate_document
     from exam_harness.report.evaluation import EvaluationReport
+    from exam_harness.results.document import validate_document
 
     monkeypatch.setenv("COLUMNS", "200")  # every table column on one line
     assert main(_evaluate(tmp_path, server, "temperature=1", "repeats=3")) == 0

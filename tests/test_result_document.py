@@ -1,6 +1,6 @@
 """One result model under both front ends (issue 17): the pytest report and ``exam-harness evaluate --json``
 are two envelopes around the same core, validated by the one JSON schema ``exam-harness schema`` prints
-(report/document.py; pydantic validates, the jsonschema package is not a dependency)."""
+(results/document.py; pydantic validates, the jsonschema package is not a dependency)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from exam_harness.cli import main
-from exam_harness.report.document import json_schema, validate_document
 from exam_harness.report.evaluation import EvaluationReport
-from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
+from exam_harness.results.document import json_schema, validate_document
+from exam_harness.results.schema import SCHEMA_VERSION, ExamReport
 
 pytest_plugins = ["pytester"]
 
@@ -131,7 +131,7 @@ def test_evaluate_names_the_queries_n_exam_leaves_out(project: pytest.Pytester, 
 
 
 def test_a_kept_report_of_schema_3_1_reads_as_3_2(tmp_path: Path) -> None:
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
     kept = {key: value for key, value in pinned.items() if key not in ("kind", "sections")}
@@ -165,7 +165,7 @@ def _figures(tau: int) -> dict[str, Any]:
 def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path: Path, version: str) -> None:
     """Schema 4.0 moved the fixed optional fields into ``sections``: a kept 3.x report's ``cost`` and
     ``judge_variance`` read as its cost and judge-variance sections (typed), and one without them has none."""
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
     from exam_harness.sections.cost import CostSummary
     from exam_harness.sections.judge_variance import JudgeVariances
 
@@ -190,7 +190,7 @@ def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path:
 
 def test_a_3_5_evaluation_document_migrates_its_grading_cost_and_judge_variance_per_tau() -> None:
     from exam_harness.report.evaluation import EvaluationReport
-    from exam_harness.report.migrate import migrate
+    from exam_harness.results.migrate import migrate
 
     document = {"kind": "evaluation", "schema_version": "3.5", "grading": {"source": "grader", "cost": COST},
                 "judge_variance": [_figures(3), _figures(4)]}
@@ -202,7 +202,7 @@ def test_a_3_5_evaluation_document_migrates_its_grading_cost_and_judge_variance_
 
 def test_an_evaluation_document_is_not_read_as_a_kept_report(tmp_path: Path) -> None:
     from exam_harness.errors import InputError
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     path = tmp_path / "evaluation.json"
     path.write_text(json.dumps({"kind": "evaluation", "schema_version": SCHEMA_VERSION}))

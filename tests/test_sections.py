@@ -82,7 +82,7 @@ def test_a_conftest_section_appears_in_every_output(project: pytest.Pytester, mo
     assert json.loads(out.read_text())["sections"]["marked-passages"] == EXPECTED
 
     # read back, the section is typed by the registered one (the kept report gates and views read it)
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     kept = read_report(project.path / "reports" / "exam-report.json")
     assert type(kept.sections["marked-passages"]).__name__ == "MarkedPassages"
@@ -90,9 +90,9 @@ def test_a_conftest_section_appears_in_every_output(project: pytest.Pytester, mo
 
 
 def test_a_section_no_registry_names_is_kept_as_read_and_shown_nowhere(tmp_path: Path) -> None:
-    from exam_harness.io.report import read_report
     from exam_harness.report.markdown import render_markdown
     from exam_harness.report.terminal import render_to_text
+    from exam_harness.results.read import read_report
 
     golden = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
     golden.update(tool_version="0.1.0", created="2026-11-23T00:00:00+00:00",

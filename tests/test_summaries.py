@@ -16,7 +16,7 @@ import pytest
 from exam_harness.gates import Change, GateCheck, Verdicts
 from exam_harness.models import GraderSpec
 from exam_harness.report.markdown import code, escape, render_markdown
-from exam_harness.report.schema import (
+from exam_harness.results.schema import (
     CacheSummary,
     ExamReport,
     MeasureInfo,

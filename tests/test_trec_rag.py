@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.io.report import read_report
+from exam_harness.results.read import read_report
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.helpers import evaluation_boards
 from tests.trec_rag_data import LABELS, AssignmentResponder, hand_scores, write_exam
@@ -145,7 +145,7 @@ def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: Fa
 def test_markdown_and_html_show_the_track_scores(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
     from exam_harness.report.html import render_html
     from exam_harness.report.markdown import render_markdown
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.results.schema import ExamReport
 
     project.runpytest(*pytest_args(server))
     report = ExamReport.model_validate_json((project.path / "reports" / "exam-report.json").read_text())

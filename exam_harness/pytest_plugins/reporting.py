@@ -26,7 +26,7 @@ from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus, verdict_of
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
-from exam_harness.report.schema import ExamReport, GateResult
+from exam_harness.results.schema import ExamReport, GateResult
 
 
 class ExamReporting:
@@ -140,7 +140,7 @@ class ExamReporting:
         if report.partial:
             self.notes.append(f"note: not kept in {options.history_dir} (a partial exam: {report.partial})")
             return
-        from exam_harness.io import history
+        from exam_harness.results import history
 
         path = history.save(options.history_dir, report, options.save)
         self.notes.append(f"kept: {shown_path(path, self.config.rootpath)}")

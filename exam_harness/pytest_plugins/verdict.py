@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from exam_harness.report.schema import GateResult, Verdict
+from exam_harness.results.schema import GateResult, Verdict
 
 GATES_PATH = "exam gates"  # the node id's path part: the JUnit classname of every check's case
 GATE_PROPERTY = "exam_gate"

@@ -34,7 +34,7 @@ from exam_harness.measures.result import ExamResult
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
-from exam_harness.report.schema import (
+from exam_harness.results.schema import (
     CacheSummary,
     ExamReport,
     MeasureInfo,

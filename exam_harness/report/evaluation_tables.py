@@ -22,16 +22,16 @@ from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.display import counted
 from exam_harness.preflight import near_match
 from exam_harness.report.analysis_tables import agreement_renderables
-from exam_harness.report.evaluation import (
-    OFFICIAL_QRELS_SOURCE,
+from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE
+from exam_harness.report.tables import Column, fmt, render_table, title_of
+from exam_harness.report.tables import Leaderboard as Board
+from exam_harness.results.evaluation import (
     EvaluationReport,
     ExternalLeaderboard,
     ExternalQrelsResult,
     Leaderboard,
     PerQueryCorrelation,
 )
-from exam_harness.report.tables import Column, fmt, render_table, title_of
-from exam_harness.report.tables import Leaderboard as Board
 from exam_harness.results.sections import shown_sections
 
 _WITH_STDERR = ("exam-cover", "n-exam-cover")

@@ -24,7 +24,7 @@ from pathlib import Path
 from exam_harness.display import counted, shorten
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.report.html_assets import CSS, JS
-from exam_harness.report.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
+from exam_harness.results.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
 from exam_harness.results.sections import shown_sections
 from exam_harness.verdicts import PASSAGE_CHARS as SNIPPET_CHARS  # the text beside an id, as a report keeps it
 

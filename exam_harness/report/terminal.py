@@ -14,8 +14,8 @@ from rich.console import Group
 
 from exam_harness.display import counted
 from exam_harness.measures.lookup import find_measure
-from exam_harness.report.schema import ExamReport, MeasureInfo, SystemScore
 from exam_harness.report.tables import Column, Leaderboard, render_table, render_text
+from exam_harness.results.schema import ExamReport, MeasureInfo, SystemScore
 from exam_harness.results.sections import shown_sections
 
 WIDE = 132  # from this width on, "± stderr" shares the value's line

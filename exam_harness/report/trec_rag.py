@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from exam_harness.answers import word_count
 from exam_harness.measures.trec_rag import assignments, default_partial
-from exam_harness.report.schema import ExamReport, NuggetAssignment, RagAssignments
+from exam_harness.results.schema import ExamReport, NuggetAssignment, RagAssignments
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext

@@ -2,7 +2,7 @@
 
 The result core (``measures``, ``systems[].scores``, ``per_query[].scores``) is shared with the document
 ``exam-harness evaluate --json`` writes (report/evaluation.py); ``kind`` tells the two envelopes apart and
-report/document.py joins them into the one schema. ``SCHEMA_VERSION`` versions both.
+results/document.py joins them into the one schema. ``SCHEMA_VERSION`` versions both.
 Bump it on any change a reader could notice; readers check it.
 """
 
@@ -25,18 +25,18 @@ SCHEMA_VERSION = "4.0"
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
 #      replace exam_cover(_stderr), n_exam_cover(_stderr), nugget_f and qrels_measures (2.x reports are
-#      migrated on read, report/migrate.py); outcomes[].test_point_id is the id the pytest case shows
-#      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
+#      migrated on read, results/migrate.py); outcomes[].test_point_id is the id the pytest case shows
+#      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; results/read.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
 # 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
 # 3.2: kind ("exam-report"; "evaluation" for evaluate's document, which now shares the result core and this
 #      version); measures[].min_grade and measures[].k (the measure's tau and cut-off; 3.0 and 3.1 reports
-#      read as 3.2, report/migrate.py); cost (an LLM grader's tokens and cost,
+#      read as 3.2, results/migrate.py); cost (an LLM grader's tokens and cost,
 #      this session's, the cached grades' and per run; docs/cost.md; none in older reports)
 # 3.3: the judge-variance figures (a judge asked K times per pair: each case's spread, flaky cases, the judge's share of
 #      each run's variance; None without repeats; 3.2 reads as 3.3)
 # 3.4: outcomes[].reason (the best grade's reason) replaces outcomes[].answer, which held the same text (3.0
-#      to 3.3 read as 3.4, report/migrate.py); outcomes[].best_passage_text (the best passage's text, cut)
+#      to 3.3 read as 3.4, results/migrate.py); outcomes[].best_passage_text (the best passage's text, cut)
 # 3.5: the evaluation envelope (evaluate --json) gains the judge-variance figures (one per tau of --min-grade; None
 #      without repeats) and fills grading.cost.runs (each run's tokens and cost); the exam report is unchanged
 #      (3.4 reads as 3.5)
@@ -44,7 +44,7 @@ SCHEMA_VERSION = "4.0"
 #      results/sections.py) replace the fixed fields decided_by (the exam report's), cost and judge
 #      variance of both envelopes and the
 #      evaluation's grading.cost; judge variance is held per tau in both ({"per_tau": [...]}). Every 2.x
-#      and 3.x report reads as 4.0 (report/migrate.py).
+#      and 3.x report reads as 4.0 (results/migrate.py).
 
 
 class _Model(BaseModel):
@@ -227,7 +227,7 @@ class Verdict(_Model):
 
 
 class ExamReport(_Model):
-    kind: Literal["exam-report"] = "exam-report"  # the pytest session's envelope (see report/document.py)
+    kind: Literal["exam-report"] = "exam-report"  # the pytest session's envelope (see results/document.py)
     schema_version: str = SCHEMA_VERSION
     tool_version: str
     created: str

@@ -30,7 +30,7 @@ from exam_harness.measures.base import Measure
 from exam_harness.measures.exam import ExamCover, NExam, NuggetF
 from exam_harness.measures.parsing import parse_measure
 from exam_harness.measures.trec import TrecMeasure
-from exam_harness.report.schema import MeasureInfo
+from exam_harness.results.schema import MeasureInfo
 
 EMPTY = "skip"  # the n-EXAM policy of every 2.x report (--exam-n-exam-empty's default)
 BETA = 3.0  # nugget F's beta in every pytest session (pytest has no --beta)
