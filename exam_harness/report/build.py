@@ -34,17 +34,16 @@ from exam_harness.measures.result import ExamResult
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
+from exam_harness.report.core import planned_measures, result_core
 from exam_harness.results.schema import (
     CacheSummary,
     ExamReport,
     MeasureInfo,
     Outcomes,
     QrelsFile,
-    QueryScore,
     RagAssignments,
     Score,
     Settings,
-    SystemScore,
     TestPointOutcome,
 )
 from exam_harness.results.scored import Scored
@@ -108,39 +107,18 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
                                             failed=grading.failures.keys(), tie_order=plan.tie_order))
     track = bool(ctx.exam.importance)  # TREC RAG nuggets: the track's scores and the answers' length
-    measures = plan.measures(tau, nuggets=any(ctx.exam.nuggets.values()), track=track)
+    measures = planned_measures(plan, ctx, [tau])
     result = score(ctx, measures)
-    cover = result[measures[0]]  # EXAM-Cover: the covered counts of the per-query rows come from it
 
-    # each measure's result looked up once (a lookup prints the measure), not once per run and query
-    named = [(str(m), result[m]) for m in measures]
-    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for _, r in named), outcome.unanswered.get(run, ()))
-                  for run in result.runs}
     tops = TopGrades(inputs, outcome, plan.k, ctx)
     fallbacks = fallback_counts(inputs, outcome, plan.k, result.runs)
-    systems: list[SystemScore] = []
-    per_query: list[QueryScore] = []
-    for run in result.runs:
-        systems.append(SystemScore(
-            run=run,
-            generated=inputs.data.runs[run].generated,
-            queries=len(result.queries),
-            scores={name: _score(r.scores[run]) for name, r in named},
-            outcomes=outcome.tallies.get(run, Outcomes()),
-            incomplete_queries=[q for q in result.queries if q in incomplete[run]],
-            grade_counts=grade_counts(tops, run),
-            fallbacks=sum(fallbacks.get(run, {}).values()),
-        ))
-        run_cover = cover.per_query[run]
-        run_values = [(name, r.per_query[run]) for name, r in named]
-        run_incomplete = incomplete[run]
-        for q in result.queries:
-            bank = len(result.test_points[q])
-            per_query.append(QueryScore(
-                run=run, query_id=q, covered=round(run_cover[q] * bank), test_points=bank,
-                scores={name: values[q] for name, values in run_values if q in values},
-                incomplete=q in run_incomplete,
-            ))
+
+    def session(run: str) -> dict[str, object]:  # what only a pytest session tallies per run
+        return {"outcomes": outcome.tallies.get(run, Outcomes()), "grade_counts": grade_counts(tops, run),
+                "fallbacks": sum(fallbacks.get(run, {}).values())}
+
+    systems, per_query = result_core(result, measures, inputs.data.runs, covered=result[measures[0]],
+                                     unanswered=outcome.unanswered, session=session)
     qrels = exam_qrels(ctx, plan, [tau])
     report = ExamReport(
         tool_version=__version__,

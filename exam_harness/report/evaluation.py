@@ -48,13 +48,14 @@ from exam_harness.measures.correlation import Correlation, leaderboard_correlati
 from exam_harness.measures.exam import ExamCover
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
-from exam_harness.measures.result import ExamResult, MeasureResult
+from exam_harness.measures.result import MeasureResult
 from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
+from exam_harness.report.core import planned_measures, result_core
 from exam_harness.results.evaluation import (
     CollectionSummary,
     ComparisonResult,
@@ -67,7 +68,7 @@ from exam_harness.results.evaluation import (
     PerQueryCorrelation,
     SignificanceResult,
 )
-from exam_harness.results.schema import MeasureInfo, QueryScore, Score, SystemScore
+from exam_harness.results.schema import MeasureInfo
 from exam_harness.results.scored import Scored
 from exam_harness.results.sections import compute_sections
 
@@ -123,12 +124,7 @@ def evaluate_exam(
     recorded direct grades, and the runs scored over ``external`` qrels when given."""
     data = view.data
     check_baseline(options.baseline, data.runs)
-    nuggets = bool(ctx.exam.nuggets)
-    track = bool(ctx.exam.importance)
-    # measures without a tau (the answers' length) are planned once, not once per tau
-    measures = list(dict.fromkeys(m for tau in plan.min_grades
-                                  for m in plan.measures(tau, nuggets=nuggets, track=track,
-                                                         support=bool(ctx.exam.support))))
+    measures = planned_measures(plan, ctx, plan.min_grades)
     result = score(ctx, measures)
     stats = [_stats(result[m], m, ctx, options, official) for m in measures]
     agreement = views = direct = None
@@ -148,6 +144,12 @@ def evaluate_exam(
                                                     keep_per_query=options.per_query)
     pool = ctx.pool(plan.pool, plan.k)
     queries = list(ctx.queries)
+    # covered: the test points covered at the plan's first tau (EXAM-Cover's, as the pytest report counts them)
+    covered = None
+    if options.per_query:
+        cover = ExamCover(k=plan.k, min_grade=plan.min_grades[0])
+        covered = result[cover] if cover in result else score(ctx, [cover])[cover]
+    systems, per_query = result_core(result, measures, data.runs, covered=covered)
     return EvaluationReport(
         tool_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -160,8 +162,8 @@ def evaluate_exam(
             judged=sum(len(j) for q, j in data.judgments.items() if q in view.test_points),
         ),
         measures=[MeasureInfo.of(m) for m in measures],
-        systems=_systems(result, measures, view),
-        per_query=_per_query(ctx, result, measures, plan) if options.per_query else [],
+        systems=systems,
+        per_query=per_query,
         leaderboards=stats,
         official=dict(official) if official else None,
         agreement=agreement,
@@ -171,41 +173,6 @@ def evaluate_exam(
         sections=compute_sections(Scored(ctx=ctx, view=view, grading=outcome, plan=plan, taus=list(plan.min_grades),
                                          result=result)),
     )
-
-
-def _systems(result: ExamResult, measures: Sequence[Measure], view: ExamView) -> list[SystemScore]:
-    """Each run's mean and standard error of every measure, as the report writes them."""
-    named = [(str(m), result[m]) for m in measures]
-    systems = []
-    for run in result.runs:
-        incomplete = {q for _, r in named for q in r.incomplete.get(run, ())}
-        systems.append(SystemScore(
-            run=run, generated=view.data.runs[run].generated, queries=len(result.queries),
-            scores={name: Score(mean=r.scores[run].mean, stderr=r.scores[run].stderr)
-                    for name, r in named if run in r.scores},
-            incomplete_queries=[q for q in result.queries if q in incomplete],
-        ))
-    return systems
-
-
-def _per_query(ctx: ScoringContext, result: ExamResult, measures: Sequence[Measure],
-               plan: ExamPlan) -> list[QueryScore]:
-    """Every measure's value per run and query (``--per-query``); ``covered``: the test points covered at
-    the plan's first tau (EXAM-Cover's, as the report counts them)."""
-    cover_measure = ExamCover(k=plan.k, min_grade=plan.min_grades[0])
-    cover = result[cover_measure] if cover_measure in result else score(ctx, [cover_measure])[cover_measure]
-    named = [(str(m), result[m]) for m in measures]
-    rows = []
-    for run in result.runs:
-        incomplete = {q for _, r in named for q in r.incomplete.get(run, ())}
-        values = [(name, r.per_query.get(run, {})) for name, r in named]
-        for q in result.queries:
-            bank = len(result.test_points[q])
-            rows.append(QueryScore(
-                run=run, query_id=q, covered=round(cover.per_query[run][q] * bank), test_points=bank,
-                scores={name: v[q] for name, v in values if q in v}, incomplete=q in incomplete,
-            ))
-    return rows
 
 
 def _stats(
