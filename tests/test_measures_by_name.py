@@ -274,15 +274,16 @@ def test_a_kept_report_of_schema_2_reads_as_3() -> None:
 
 
 def test_a_kept_report_of_schema_3_0_reads_as_today_s(tmp_path: Path) -> None:
-    # 3.1 added trec_rag (TREC RAG nugget assignments); a 3.0 report, which has none, reads with it empty
+    # 3.1 added trec_rag (TREC RAG nugget assignments; the trec-rag section since 4.0); a 3.0 report, which
+    # has none, reads with no such section
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())
-    pinned.pop("trec_rag", None)
+    pinned.pop("sections", None)
     kept = tmp_path / "exam-report.json"
     kept.write_text(json.dumps({**pinned, "schema_version": "3.0", "tool_version": "0.1.0",
                                 "created": "2026-11-23T00:00:00+00:00"}))
     report = read_report(kept)
     # 3.0 reads as today's (answers are reasons), keeping the version it was written as
-    assert report.schema_version == "3.0" and report.trec_rag == []
+    assert report.schema_version == "3.0" and "trec-rag" not in report.sections
     assert report.means("exam-cover") == {s["run"]: s["scores"][pinned["measures"][0]["name"]]["mean"]
                                           for s in pinned["systems"]}
 

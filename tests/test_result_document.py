@@ -151,6 +151,10 @@ COST = {"session": {"prompt_tokens": 10, "completion_tokens": 2, "calls": 1, "co
         "price_prompt": None, "price_completion": None, "max_cost": None, "stopped": None}
 
 
+RAG = {"run_id": "good", "qid": "q1", "query": "first query", "answer_text": "an answer", "response_length": 2,
+       "nuggets": [{"text": "nugget n", "importance": "vital", "assignment": "support", "grade": 5}]}
+
+
 def _figures(tau: int) -> dict[str, Any]:
     """A 3.x judge_variance object (one tau)."""
     return {"repeats": 2, "reducer": "mean", "measure": f"exam-cover(tau={tau})@20", "min_grade": tau, "k": 20,
@@ -172,7 +176,7 @@ def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path:
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
     kept = {key: value for key, value in pinned.items() if key != "sections"}
     kept.update(schema_version=version, tool_version="0.1.0", created="2026-11-23T00:00:00+00:00", cost=COST,
-                judge_variance=_figures(4), decided_by={"answer-key": 8, "embedding": 202})
+                judge_variance=_figures(4), decided_by={"answer-key": 8, "embedding": 202}, trec_rag=[RAG])
     path = tmp_path / "exam-report.json"
     path.write_text(json.dumps(kept))
     report = read_report(path)
@@ -182,9 +186,10 @@ def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path:
     assert isinstance(judge, JudgeVariances) and [jv.model_dump(mode="json") for jv in judge.per_tau] == [_figures(4)]
     assert report.model_dump(mode="json")["sections"] == {
         "decided-by": {"parts": {"answer-key": 8, "embedding": 202}}, "cost": COST,
-        "judge-variance": {"per_tau": [_figures(4)]}}
+        "judge-variance": {"per_tau": [_figures(4)]},
+        "trec-rag": {"per_tau": [{"min_grade": report.settings.min_grade, "assignments": [RAG]}]}}
 
-    path.write_text(json.dumps({**kept, "cost": None, "judge_variance": None, "decided_by": {}}))
+    path.write_text(json.dumps({**kept, "cost": None, "judge_variance": None, "decided_by": {}, "trec_rag": []}))
     assert read_report(path).sections == {}
 
 

@@ -109,6 +109,6 @@ def test_the_builtin_sections_are_one_line_each() -> None:
     from exam_harness.results.sections import Section, builtin_sections
 
     registry = builtin_sections()
-    assert registry.names() == ["decided-by", "cost", "judge-variance"]
+    assert registry.names() == ["decided-by", "trec-rag", "cost", "judge-variance"]
     for section in registry.values():
         assert isinstance(section, Section)

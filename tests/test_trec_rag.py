@@ -140,6 +140,12 @@ def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: Fa
             assert abs(boards[key]["systems"][run] - want[(run, "all")][key]) <= 1e-12
     out = capsys.readouterr().out
     assert "V_strict" in out and f"{want[('rag24', 'all')]['W']:.3f}" in out
+    # the trec-rag section is computed by evaluate too, as the pytest session computes it (issue 26)
+    (at_tau,) = doc["sections"]["trec-rag"]["per_tau"]
+    got = {(a["run_id"], a["qid"]): [(n["importance"], n["assignment"]) for n in a["nuggets"]]
+           for a in at_tau["assignments"]}
+    assert at_tau["min_grade"] == 2 and got == LABELS
+    assert "TREC RAG nugget assignments: 4 answers" in out
 
 
 def test_markdown_and_html_show_the_track_scores(project: pytest.Pytester, server: FakeOpenAIServer) -> None:

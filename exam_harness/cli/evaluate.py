@@ -154,7 +154,7 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
 def human_agreement(ctx: ScoringContext, graded: Graded, human: HumanLabels) -> AssignmentAgreement:
     """The grader's TREC RAG nugget assignments against the human ones (at the plan's first tau)."""
     from exam_harness.analysis.trec_rag_agreement import assignment_agreement
-    from exam_harness.report.trec_rag import rag_assignments
+    from exam_harness.sections.trec_rag import rag_assignments
 
     if not ctx.exam.importance:
         raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "

@@ -24,7 +24,7 @@ from typing import cast
 from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs, ExamView, view_from_banks
+from exam_harness.inputs import ExamInputs, view_from_banks
 from exam_harness.measures.base import Measure
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
@@ -41,7 +41,6 @@ from exam_harness.results.schema import (
     MeasureInfo,
     Outcomes,
     QrelsFile,
-    RagAssignments,
     Score,
     Settings,
     TestPointOutcome,
@@ -106,7 +105,6 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     tau = plan.min_grade
     ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
                                             failed=grading.failures.keys(), tie_order=plan.tie_order))
-    track = bool(ctx.exam.importance)  # TREC RAG nuggets: the track's scores and the answers' length
     measures = planned_measures(plan, ctx, [tau])
     result = score(ctx, measures)
 
@@ -143,19 +141,10 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
                          relevance_level=relevance_level(label, tau)) for label in plan.labels],
         partial=outcome.partial,
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
-        trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
         sections=compute_sections(Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=[tau], result=result,
                                          redact_all=inputs.redact_all)),
     )
     return BuiltReport(report, qrels, result, fallbacks)
-
-
-def _trec_rag(ctx: ScoringContext, view: ExamView, inputs: ExamInputs, outcome: SessionOutcome, k: int,
-              tau: int) -> list[RagAssignments]:
-    from exam_harness.report.trec_rag import rag_assignments
-
-    secret = {tp.id: bank.secret or inputs.redact_all for bank in outcome.banks for tp in bank.test_points}
-    return rag_assignments(ctx, k, tau, view.points, view.query_texts, secret)
 
 
 class TopGrades:

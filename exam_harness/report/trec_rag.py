@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from exam_harness.answers import word_count
-from exam_harness.measures.trec_rag import assignments, default_partial
-from exam_harness.results.schema import ExamReport, NuggetAssignment, RagAssignments
+from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:
-    from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.qrels import Qrels
-    from exam_harness.models import TestPoint
     from exam_harness.plan import ExamPlan
     from exam_harness.report.reporters import FileContent
 
@@ -30,29 +26,6 @@ ASSIGNMENTS_FILE = "trec-rag-assignments.jsonl"
 # report key -> nuggetizer's metric name
 METRIC_NAMES = {"A": "all_score", "A_strict": "strict_all_score", "V": "vital_score",
                 "V_strict": "strict_vital_score", "W": "weighted_score", "W_strict": "strict_weighted_score"}
-
-
-def rag_assignments(ctx: ScoringContext, k: int, tau: int, points: Mapping[str, TestPoint],
-                    query_texts: Mapping[str, str], secret: Mapping[str, bool]) -> list[RagAssignments]:
-    """Every (run, query) of the track's queries with each nugget's label and the grade behind it."""
-    partial = default_partial(tau)
-    found = assignments(ctx, k, tau, partial)
-    top = ctx.top_k(k)
-    rows: list[RagAssignments] = []
-    for run, by_query in found.items():
-        for q, labels in by_query.items():
-            kinds = ctx.exam.importance[q]
-            ids = [t for t in ctx.bank(q) if t in kinds]
-            grades = ctx.grade_rows(q, top[run][q])
-            best = {t: max((grades[p][i] for p in top[run][q]), default=None)
-                    for i, t in enumerate(ctx.bank(q)) if t in kinds}
-            text = ctx.response_text(run, q, k)
-            nuggets = [NuggetAssignment(text=None if secret.get(t) else points[t].text if t in points else None,
-                                        importance=imp, assignment=label, grade=best[t])
-                       for t, (imp, label) in zip(ids, labels)]
-            rows.append(RagAssignments(run_id=run, qid=q, query=query_texts.get(q, ""), answer_text=text,
-                                       response_length=word_count(text), nuggets=nuggets))
-    return rows
 
 
 def track_names(report: ExamReport) -> dict[str, str]:
@@ -90,8 +63,14 @@ class TrecRagReporter:
         assigned = ({"run_id": a.run_id, "qid": a.qid, "query": a.query, "answer_text": a.answer_text,
                      "response_length": a.response_length,
                      "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
-                                 for n in a.nuggets]} for a in report.trec_rag)
+                                 for n in a.nuggets]} for a in _assignments(report))
         return {METRICS_FILE: "".join(_lines(metrics_rows(report))), ASSIGNMENTS_FILE: "".join(_lines(assigned))}
+
+
+def _assignments(report: ExamReport) -> list[Any]:
+    """The report's TREC RAG assignments at its tau (its trec-rag section; none without one)."""
+    content = report.sections.get("trec-rag")
+    return list(content.at(report.settings.min_grade)) if content is not None else []
 
 
 REPORTER = TrecRagReporter()

@@ -7,7 +7,8 @@ extracted answer or raw response, which is its reason) becomes its ``reason``; t
 ``best_passage_text``.
 
 Schema 2.x and 3.x read as 4.0 (:func:`to_sections`): the fixed optional fields become sections
-(``decided_by`` -> ``sections["decided-by"].parts``; ``cost``, the evaluation's ``grading.cost`` ->
+(``decided_by`` -> ``sections["decided-by"].parts``; ``trec_rag`` -> ``sections["trec-rag"]`` at the
+report's tau; ``cost``, the evaluation's ``grading.cost`` ->
 ``sections.cost``; ``judge_variance``, one or one per tau ->
 ``sections["judge-variance"].per_tau``). Either envelope (the pytest report, ``evaluate --json``) migrates.
 
@@ -51,6 +52,10 @@ def to_sections(raw: dict[str, Any]) -> dict[str, Any]:
     decided = raw.pop("decided_by", None)
     if decided:
         sections["decided-by"] = {"parts": decided}
+    rag = raw.pop("trec_rag", None)
+    settings = raw.get("settings")
+    if rag and isinstance(settings, dict):  # made at the report's tau
+        sections["trec-rag"] = {"per_tau": [{"min_grade": settings.get("min_grade"), "assignments": rag}]}
     grading = raw.get("grading")
     cost = raw.pop("cost", None)
     if isinstance(grading, dict) and "cost" in grading:  # the evaluation envelope held it in its grading summary

@@ -41,7 +41,7 @@ SCHEMA_VERSION = "4.0"
 #      without repeats) and fills grading.cost.runs (each run's tokens and cost); the exam report is unchanged
 #      (3.4 reads as 3.5)
 # 4.0: sections (name -> content: the document's optional parts, each a registered section,
-#      results/sections.py) replace the fixed fields decided_by (the exam report's), cost and judge
+#      results/sections.py) replace the fixed fields decided_by and trec_rag (the exam report's), cost and judge
 #      variance of both envelopes and the
 #      evaluation's grading.cost; judge variance is held per tau in both ({"per_tau": [...]}). Every 2.x
 #      and 3.x report reads as 4.0 (results/migrate.py).
@@ -181,25 +181,6 @@ class TestPointOutcome:
     best_passage_text: str | None = None  # the best passage's text, cut (verdicts.PASSAGE_CHARS)
 
 
-class NuggetAssignment(_Model):
-    """One nugget's assignment to one answer (nuggetizer's assignment shape, plus the grade behind it)."""
-
-    text: str | None  # None for secret banks
-    importance: str
-    assignment: str  # support, partial_support, not_support
-    grade: int | None = None  # the best grade of the run's top-k on the nugget (None: not graded)
-
-
-class RagAssignments(_Model):
-    """A run's answer to one query with every nugget's assignment (TREC RAG nuggets only)."""
-
-    run_id: str
-    qid: str
-    query: str
-    answer_text: str
-    response_length: int  # words (NFKC, split on whitespace)
-    nuggets: list[NuggetAssignment]
-
 class GateResult(_Model):
     """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
     baseline) or a check always made (every pair graded, few grades read by a fallback rule)."""
@@ -243,8 +224,6 @@ class ExamReport(_Model):
     # why this report covers part of the exam only (e.g. '-k' deselected cases); None for a full exam
     partial: str | None = None
     outcomes: list[TestPointOutcome] = Field(default_factory=list)
-    # nugget assignments of each (run, query) whose nuggets carry an importance (TREC RAG nugget files)
-    trec_rag: list[RagAssignments] = Field(default_factory=list)
     # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
     verdict: Verdict | None = None
     # the optional parts, by section name (an LLM grader's cost, judge variance, a plugin's table, ...)

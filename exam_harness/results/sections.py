@@ -56,6 +56,8 @@ def builtin_sections() -> Registry[Section]:
     for name, ref, description in (
         ("decided-by", "exam_harness.sections.decided_by:SECTION",
          "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
+        ("trec-rag", "exam_harness.sections.trec_rag:SECTION",
+         "each run's TREC RAG nugget assignments where nuggets carry an importance (docs/trec-rag.md)"),
         ("cost", "exam_harness.sections.cost:SECTION", "an LLM grader's tokens and cost (docs/cost.md)"),
         ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
          "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
