@@ -33,6 +33,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from exam_harness.results.sections import reset_sections
+
+    reset_sections()  # the sections this session's plugins registered end with it (pytester runs in-process)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from exam_harness.pytest_plugins.collection import ExamCollector, bank_paths
     from exam_harness.pytest_plugins.grading import ExamGrading

@@ -81,10 +81,17 @@ def test_a_conftest_section_appears_in_every_output(project: pytest.Pytester, mo
     assert "marked passages: good 3, weak 1" in capsys.readouterr().out.splitlines()
     assert json.loads(out.read_text())["sections"]["marked-passages"] == EXPECTED
 
-    # read back, the section is typed by the registered one (the kept report gates and views read it)
+    # read back where the plugin is registered, the section is typed by it (gates and views read it)
+    from exam_harness.extensions import cli_registries
     from exam_harness.results.read import read_report
+    from exam_harness.results.sections import active_sections, reset_sections
 
-    kept = read_report(project.path / "reports" / "exam-report.json")
+    assert "marked-passages" not in active_sections()  # the command's plugins ended with it
+    cli_registries(project.path)  # what a command run in the folder does first
+    try:
+        kept = read_report(project.path / "reports" / "exam-report.json")
+    finally:
+        reset_sections()
     assert type(kept.sections["marked-passages"]).__name__ == "MarkedPassages"
     assert kept.sections["marked-passages"].per_run == EXPECTED["per_run"]
 
@@ -112,3 +119,13 @@ def test_the_builtin_sections_are_one_line_each() -> None:
     assert registry.names() == ["decided-by", "trec-rag", "cost", "judge-variance"]
     for section in registry.values():
         assert isinstance(section, Section)
+
+
+def test_a_session_s_plugin_sections_end_with_the_session(project: pytest.Pytester) -> None:
+    """A report built after a session whose conftest.py registered a section (pytester runs in-process) is
+    built with the built-in sections only."""
+    from exam_harness.results.sections import active_sections
+
+    project.makeconftest(CONFTEST + PLUGIN)
+    assert project.runpytest("banks").ret == pytest.ExitCode.OK
+    assert "marked-passages" not in active_sections()

@@ -74,6 +74,11 @@ def use_sections(registry: Registry[Section]) -> None:
     _active[:] = [registry]
 
 
+def reset_sections() -> None:
+    """Back to the built-in sections (a pytest session's plugins end with the session)."""
+    _active.clear()
+
+
 def active_sections() -> Registry[Section]:
     """The registry the front end filled (:func:`use_sections`), else the built-in sections."""
     if not _active:
