@@ -140,7 +140,7 @@ def citation_2024() -> Iterator[tuple[str, bool]]:
 
 
 def killed_save() -> Iterator[tuple[str, bool]]:
-    from exam_harness.io.history import _remove_stale_temp_files, entries
+    from exam_harness.results.history import _remove_stale_temp_files, entries
 
     with tempfile.TemporaryDirectory() as folder:
         history = Path(folder)

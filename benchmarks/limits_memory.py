@@ -140,7 +140,7 @@ KINDS: dict[str, tuple[str, str, Callable[[Path], None]]] = {
     "responses": ("gen.responses.jsonl", "exam_harness.io.generated:read_responses", responses),
     "trec-run": ("system.run", "exam_harness.io.trec:read_trec_run", trec_run),
     "queries": ("queries.json", "exam_harness.io.queries:load_queries", queries_json),
-    "report": ("report.json", "exam_harness.io.report:read_report", report_json),
+    "report": ("report.json", "exam_harness.results.read:read_report", report_json),
 }
 
 _CHILD = """

@@ -26,6 +26,7 @@ from exam_harness.io.formats import BankFormat, RunFormat, builtin_bank_formats,
 from exam_harness.measures.base import Measure
 from exam_harness.measures.registry import builtin_measures
 from exam_harness.registry import Registry
+from exam_harness.results.sections import Section, builtin_sections, use_sections
 from exam_harness.results.writers import Writer, builtin_writers
 
 HOOK_PREFIX = "pytest_exam_"
@@ -42,11 +43,12 @@ class Registries:
     run_formats: Registry[RunFormat]
     measures: Registry[type[Measure]]
     writers: Registry[Writer]  # filled by pytest_exam_register_reporters
+    sections: Registry[Section]
 
     @classmethod
     def builtin(cls) -> Registries:
         return cls(default_registry(), builtin_bank_formats(), builtin_run_formats(), builtin_measures(),
-                   builtin_writers())
+                   builtin_writers(), builtin_sections())
 
     @classmethod
     def from_hook(cls, hook: Any) -> Registries:
@@ -57,6 +59,8 @@ class Registries:
         hook.pytest_exam_register_run_formats(registry=registries.run_formats)
         hook.pytest_exam_register_measures(registry=registries.measures)
         hook.pytest_exam_register_reporters(registry=registries.writers)
+        hook.pytest_exam_register_sections(registry=registries.sections)
+        use_sections(registries.sections)  # the sections documents are built, read and shown with
         return registries
 
 

@@ -25,18 +25,19 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from exam_harness.errors import ConfigError
-from exam_harness.report.schema import GateResult
+from exam_harness.results.schema import GateResult
 
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.models import TestPoint
     from exam_harness.options import ExamOptions
     from exam_harness.registry import Registry
-    from exam_harness.report.evaluation import EvaluationReport
-    from exam_harness.report.schema import CostSummary, ExamReport, JudgeVariance, MeasureInfo
+    from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.schema import ExamReport, MeasureInfo
+    from exam_harness.sections.cost import CostSummary
 
     MeasureRegistry = Registry[type[Measure]]
     Document: TypeAlias = ExamReport | EvaluationReport  # either result document: the core fields are the same
@@ -295,17 +296,19 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
 def holding_cover(report: Document, run: str, holds: tuple[int, int]) -> float | None:
     """The run's EXAM-Cover counting test points answered in at least M of the K judge samples (None where
     the report holds no K samples per pair)."""
-    jv = _judge_variance(report)
+    jv = _judge_figures(report)
     figures = jv.run(run) if jv is not None and jv.repeats == holds[1] else None
     return figures.cover_at_least[holds[0] - 1] if figures is not None else None
 
 
-def _judge_variance(report: Document) -> JudgeVariance | None:
-    """The judge-variance figures at the document's leading measure (evaluate's first tau)."""
-    jv = report.judge_variance
-    if isinstance(jv, list):
-        return jv[0] if jv else None
-    return jv
+def _judge_figures(report: Document) -> Any:
+    """The document's judge-variance figures at its tau (its judge-variance section; evaluate's first tau),
+    None without repeats."""
+    content = report.sections.get("judge-variance")
+    if content is None:
+        return None
+    tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
+    return content.at(tau)
 
 
 def threshold_failures(report: Document, thresholds: Sequence[Threshold],
@@ -321,7 +324,7 @@ def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegi
     if holds is not None:
         name += f" with verdicts holding in {holds[0]} of {holds[1]} samples"
         if check.value is None:
-            jv = _judge_variance(report)
+            jv = _judge_figures(report)
             asked = f"asked {jv.repeats} samples per pair" if jv is not None else "asked once per pair"
             return (f"FAIL run {check.run!r} cannot meet {name}: the judge was {asked} (grader option "
                     f"repeats={holds[1]} asks {holds[1]})")

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.plan import ExamPlan
     from exam_harness.registry import Registry
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.results.schema import ExamReport
+    from exam_harness.results.sections import Section
     from exam_harness.results.writers import Writer
 
 # the marker ``pytest.hookspec`` is (project "pytest"), made here so that the command line adds these
@@ -66,6 +67,14 @@ def pytest_exam_register_reporters(registry: Registry[Writer]) -> None:
     pieces, or a ``Binary``) from ``out.document`` (the pytest report or ``evaluate``'s document) and what
     stands beside it (``out.plan``, ``out.qrels``). Both front ends write them into their report set with
     the built-in ones (see ``results/writers.py``)."""
+
+
+@hookspec
+def pytest_exam_register_sections(registry: Registry[Section]) -> None:
+    """Add sections of the result document (objects of the ``Section`` protocol, results/sections.py:
+    ``name``, ``title``, ``model``, ``compute(scored)`` and the terminal, markdown and HTML renderings).
+    Both front ends compute every registered section and every output shows it: the terminal summary,
+    the JSON report, markdown, HTML and ``exam-harness evaluate`` (``--json`` too)."""
 
 
 @hookspec

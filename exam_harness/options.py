@@ -207,7 +207,7 @@ def _word(raw: str) -> str:
 
 
 def _save_name(raw: str) -> str:
-    from exam_harness.io.history import check_save_name
+    from exam_harness.results.history import check_save_name
 
     return check_save_name(raw.strip())
 
@@ -466,8 +466,8 @@ class ExamOptions:
                                       fronts=("cli",))
     nugget_f: bool = declare("nugget-f", False, "Add the nugget F leaderboard also for question banks (default: for "
                              "nugget banks only)", group=EVALUATE, flag=True, fronts=("cli",))
-    no_alpha_ndcg: bool = declare("no-alpha-ndcg", False, "Leave out the alpha-nDCG@k leaderboard", group=EVALUATE,
-                                  flag=True, fronts=("cli",))
+    no_alpha_ndcg: bool = declare("no-alpha-ndcg", False, "Leave out alpha-nDCG@k (computed by default by pytest "
+                                  "and evaluate alike)", group=SCORING, flag=True)
     human_assignments: Path | None = declare(
         "human-assignments", None, "Human nugget assignments (nuggetizer's shape: {run_id, qid, nuggets: [{text, "
         "assignment}]}) to measure the grader's TREC RAG assignments against: confusion and Cohen's kappa "

@@ -16,7 +16,7 @@ from exam_harness import hookspecs
 from exam_harness.errors import ConfigError, ExamError
 from exam_harness.models import Run
 from exam_harness.options import PYTEST_GROUPS, add_pytest_options, options_from_pytest
-from exam_harness.report.schema import ExamReport
+from exam_harness.results.schema import ExamReport
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -31,6 +31,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="paths",
         default=[],
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from exam_harness.results.sections import reset_sections
+
+    reset_sections()  # the sections this session's plugins registered end with it (pytester runs in-process)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -175,7 +181,7 @@ def exam_run(request: pytest.FixtureRequest) -> Run:
 
 @pytest.fixture(scope="session")
 def exam_scores(request: pytest.FixtureRequest) -> ExamReport:
-    """The exam's scores (:class:`exam_harness.report.schema.ExamReport`) over the collected banks
+    """The exam's scores (:class:`exam_harness.results.schema.ExamReport`) over the collected banks
     (every configured bank when no exam case was collected), grading whatever is not graded yet."""
     from exam_harness.pytest_plugins.collection import bank_paths
     from exam_harness.pytest_plugins.grading import ExamGrading

@@ -15,7 +15,7 @@ from exam_harness.display import is_hidden_char
 from exam_harness.errors import ConfigError
 from exam_harness.models import ExamData, QueryBank
 from exam_harness.options import ExamOptions
-from exam_harness.report.schema import ExamReport
+from exam_harness.results.schema import ExamReport
 
 
 def folded(name: str) -> str:
@@ -132,13 +132,13 @@ def check_required_runs(banks: Iterable[QueryBank], options: ExamOptions, runs: 
 
 def load_reference(options: ExamOptions, base: Path) -> tuple[str, ExamReport] | None:
     """The report ``--exam-compare`` names, read now (a bad reference stops the session before grading).
-    A history with nothing kept raises :class:`exam_harness.io.history.NothingKept`: the caller decides
+    A history with nothing kept raises :class:`exam_harness.results.history.NothingKept`: the caller decides
     whether a first run goes on (``--exam-compare-required`` says it does not)."""
     if options.compare is None:
         if options.compare_fail:
             raise ConfigError("--exam-compare-fail needs --exam-compare [REF]: the report to compare with")
         return None
-    from exam_harness.io import history
+    from exam_harness.results import history
 
     path = history.resolve(options.history_dir, options.compare, base)
     return path.name, history.load(path)
@@ -181,7 +181,7 @@ def check_outputs(options: ExamOptions, rootdir: Path, inputs: Sequence[Path]) -
     a summary path is not a folder, socket or block device (a symlink is written at its target)."""
     from exam_harness.io.report_set import check_names, check_owned_folder
     from exam_harness.io.textio import output_target
-    from exam_harness.report.reporters import REPORT_NAME
+    from exam_harness.results.json_writer import REPORT_NAME
 
     if options.report_dir is not None:
         check_owned_folder(options.report_dir, rootdir=rootdir, inputs=inputs, label="--exam-report-dir")

@@ -232,14 +232,14 @@ def make_project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def report_means(report: dict[str, Any], measure: str = "exam-cover") -> dict[str, float]:
     """run -> mean of ``measure`` (by name, as --exam-measures takes it) in a report read as JSON."""
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.results.schema import ExamReport
 
     return ExamReport.model_validate(report).means(measure)
 
 
 def report_values(report: dict[str, Any], measure: str) -> dict[tuple[str, str], float | None]:
     """(run, query) -> the per-query value of ``measure`` in a report read as JSON (None: left out)."""
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.results.schema import ExamReport
 
     return ExamReport.model_validate(report).values(measure)
 

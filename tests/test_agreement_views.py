@@ -203,7 +203,8 @@ def test_evaluate_adds_no_keys_unless_asked(tmp_path: Path) -> None:
     out = tmp_path / "ev.json"
     assert main(["evaluate", str(exam), "--k", "2", "--bootstrap", "0", "--json", str(out)]) == 0
     assert set(json.loads(out.read_text())) == {"kind", "schema_version", "tool_version", "created", "measures", "systems",
-                                                "leaderboards", "agreement", "settings", "grading", "collection"}
+                                                "leaderboards", "agreement", "settings", "grading", "collection",
+                                                "sections"}  # schema 4.0: {} when no section has content
 
 
 def test_evaluate_bare_min_answers_means_1_2_5(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

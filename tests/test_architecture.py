@@ -113,3 +113,13 @@ def test_the_cycle_finder_finds_a_lazy_cycle(tmp_path: Path) -> None:
     assert cycles(graph) == [["pkg.a", "pkg.b"]]
     assert graph["pkg.c"] == set()  # a type-only import is no dependency
     assert graph["pkg.d"] == {"pkg.a"}
+
+
+def test_the_result_document_package_is_low() -> None:
+    """``exam_harness.results`` (the document, its schema, migrations, reading, history, the JSON writer and
+    the section protocol) imports nothing from the front ends or the views: report/, pytest_plugins/, cli/."""
+    graph = import_graph()
+    upward = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                    if module.startswith("exam_harness.results") for target in targets
+                    if target.startswith(("exam_harness.report", "exam_harness.pytest_plugins", "exam_harness.cli")))
+    assert not upward, "results/ reaches up:\n" + "\n".join(upward)

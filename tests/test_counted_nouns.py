@@ -7,8 +7,8 @@ from pathlib import Path
 
 from exam_harness.display import counted
 from exam_harness.report.markdown import _context
-from exam_harness.report.schema import ExamReport
 from exam_harness.report.terminal import cache_line
+from exam_harness.results.schema import ExamReport
 
 GOLDEN = Path(__file__).parent / "golden" / "exam-report.json"
 

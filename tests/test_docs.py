@@ -35,7 +35,7 @@ def test_readme_option_table_is_the_schema_s() -> None:
 
 def test_every_hook_is_documented() -> None:
     hooks = [name for name in dir(hookspecs) if name.startswith("pytest_exam_")]
-    assert len(hooks) == 7
+    assert len(hooks) == 8
     for hook in hooks:
         assert f"`{hook}(" in EXTENDING, hook
 

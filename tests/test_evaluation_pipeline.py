@@ -27,7 +27,8 @@ from exam_harness.measures.significance import (
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
 from exam_harness.report.build import exam_qrels
-from exam_harness.report.evaluation import EvaluationReport, evaluate_exam, scoring_context
+from exam_harness.report.evaluation import evaluate_exam, scoring_context
+from exam_harness.results.evaluation import EvaluationReport
 from tests.helpers import (
     GRADES,
     KEYWORD_BANK,

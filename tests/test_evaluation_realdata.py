@@ -15,7 +15,8 @@ from exam_harness.io.workbench_export import export_workbench
 from exam_harness.models import ExamData
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
-from exam_harness.report.evaluation import EvaluationReport, evaluate_exam, scoring_context
+from exam_harness.report.evaluation import evaluate_exam, scoring_context
+from exam_harness.results.evaluation import EvaluationReport
 
 pytestmark = pytest.mark.realdata
 

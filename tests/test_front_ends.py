@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.report.schema import SCHEMA_VERSION
+from exam_harness.results.schema import SCHEMA_VERSION
 
 pytest_plugins = ["pytester"]
 
@@ -360,7 +360,7 @@ def test_a_kept_report_of_schema_2_0_is_read_with_the_ids_of_today(project: pyte
     import hashlib
     import json
 
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     readable = _lfp_project(project)
     assert project.runpytest("banks").ret == pytest.ExitCode.OK

@@ -44,10 +44,10 @@ from exam_harness.io.handbank import load_hand_bank
 from exam_harness.io.leaderboard import load_leaderboard
 from exam_harness.io.qrels import read_qrels
 from exam_harness.io.queries import load_facets, load_queries
-from exam_harness.io.report import read_report
 from exam_harness.io.textio import json_too_deep
 from exam_harness.io.trec import read_trec_run
 from exam_harness.io.workbench import load_workbench_bank, read_paragraph_file
+from exam_harness.results.read import read_report
 
 # ---------------------------------------------------------------------------- profiles
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example, HealthCheck.filter_too_much]

@@ -25,7 +25,7 @@ from exam_harness.grading import run_grading_pass
 from exam_harness.llm.cost import Prices, TokenUsage
 from exam_harness.models import Passage, Query, TestPoint
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault
-from tests.helpers import doc_example, printed_block, table_rows, write_project
+from tests.helpers import doc_example, printed_block, write_project
 from tests.test_openai_plugin import BANK
 
 pytest_plugins = ["pytester"]
@@ -205,7 +205,7 @@ def pytest_args(server: FakeOpenAIServer, **extra: str) -> list[str]:
 
 
 def report_cost(pytester: pytest.Pytester) -> dict[str, Any]:
-    cost = json.loads((pytester.path / "reports" / "exam-report.json").read_text())["cost"]
+    cost = json.loads((pytester.path / "reports" / "exam-report.json").read_text())["sections"]["cost"]
     assert isinstance(cost, dict)
     return cost
 
@@ -275,8 +275,8 @@ def test_evaluate_prints_and_writes_the_session_and_each_run_s_tokens_and_cost(
     """``exam-harness evaluate`` with an LLM grader: the session's tokens and cost on the summary line, each
     run's (the usage the server reported for the grades of its top-k pairs) in a table and in ``grading.cost``."""
     from exam_harness.cli import main
-    from exam_harness.report.document import validate_document
-    from exam_harness.report.evaluation import EvaluationReport
+    from exam_harness.results.document import validate_document
+    from exam_harness.results.evaluation import EvaluationReport
 
     (tmp_path / "exam.yaml").write_text(BANK)
     (tmp_path / "collection.tsv").write_text(COLLECTION)
@@ -310,7 +310,7 @@ def test_evaluate_prints_and_writes_the_session_and_each_run_s_tokens_and_cost(
     }
     document = json.loads((tmp_path / "lb.json").read_text())
     assert isinstance(validate_document(document), EvaluationReport)  # the one schema
-    cost = document["grading"]["cost"]
+    cost = document["sections"]["cost"]  # the pytest report's cost section, computed the same way
     assert (cost["session"]["prompt_tokens"], cost["session"]["completion_tokens"]) == (
         spent.prompt_tokens, spent.completion_tokens)
     runs = {r["run"]: r for r in cost["runs"]}
@@ -318,17 +318,16 @@ def test_evaluate_prints_and_writes_the_session_and_each_run_s_tokens_and_cost(
     for run, (prompt, completion) in expected.items():
         assert runs[run]["cost"] == pytest.approx((prompt * 0.5 + completion * 2) / 1000, abs=1e-6)
     assert expected["good"][0] + expected["weak"][0] > spent.prompt_tokens  # the shared pairs count twice
-    # the terminal's table: run, prompt tokens, completion tokens, cost
-    rows = table_rows(printed, "Grading cost per run")
+    # the section's line, as the pytest session prints it: each run's tokens and cost
     for run, (prompt, completion) in expected.items():
-        assert rows[run] == [f"{prompt:,}", f"{completion:,}", f"${(prompt * 0.5 + completion * 2) / 1000:.4f}"]
-    assert rows["this session (6 calls)"][:2] == [f"{spent.prompt_tokens:,}", f"{spent.completion_tokens:,}"]
+        assert (f"{run} {prompt:,} prompt + {completion:,} completion tokens = "
+                f"${(prompt * 0.5 + completion * 2) / 1000:.4f}") in printed
     example = doc_example("cost.md", "evaluate-cost")  # what the document shows is printed
     assert printed_block(printed, example[0], len(example)) == example
 
     # A rerun spends nothing: each run's figures are what its cached grades cost when made.
     assert main(args) == 0
-    again = json.loads((tmp_path / "lb.json").read_text())["grading"]["cost"]
+    again = json.loads((tmp_path / "lb.json").read_text())["sections"]["cost"]
     assert server.spent().calls == 6 and again["session"]["prompt_tokens"] == 0
     assert again["cached"]["prompt_tokens"] == spent.prompt_tokens and again["runs"] == cost["runs"]
 
@@ -401,12 +400,12 @@ def test_a_backend_without_counters_is_counted_from_its_grades() -> None:
 
 
 def test_a_kept_report_of_schema_3_1_reads_in_3_2_without_cost(tmp_path: Path) -> None:
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
-    pinned.pop("cost")
+    pinned.pop("sections")  # a 3.1 report had neither cost nor sections
     kept = tmp_path / "exam-report.json"
     kept.write_text(json.dumps({**pinned, "schema_version": "3.1", "tool_version": "0.1.0",
                                 "created": "2026-11-23T00:00:00+00:00"}))
     report = read_report(kept)
-    assert report.schema_version == "3.1" and report.cost is None
+    assert report.schema_version == "3.1" and "cost" not in report.sections

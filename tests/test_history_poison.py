@@ -15,9 +15,9 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.errors import InputError
-from exam_harness.io import history
-from exam_harness.io.report import read_report
-from exam_harness.report.schema import ExamReport
+from exam_harness.results import history
+from exam_harness.results.read import read_report
+from exam_harness.results.schema import ExamReport
 
 pytest_plugins = ["pytester"]
 

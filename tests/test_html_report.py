@@ -21,7 +21,7 @@ from exam_harness.measures import Bindings, ExamCover, NExam, NuggetF, TrecMeasu
 from exam_harness.models import GraderSpec
 from exam_harness.report.html import render_html, write_html_report
 from exam_harness.report.html_assets import JS
-from exam_harness.report.schema import (
+from exam_harness.results.schema import (
     CacheSummary,
     ExamReport,
     MeasureInfo,

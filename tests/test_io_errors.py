@@ -569,7 +569,7 @@ def test_other_readers_refuse_hostile_input(tmp_path: Path, monkeypatch: pytest.
     from exam_harness.io import limits
     from exam_harness.io.qrels import read_qrels
     from exam_harness.io.queries import load_facets, load_queries
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     cases: list[tuple[str, str, Any, str]] = [
         ("deep.json", '{"q1": ' + "[" * 70 + "]" * 70 + "}", load_queries, "nesting deeper than 64 levels"),

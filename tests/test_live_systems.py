@@ -68,7 +68,7 @@ def exam(pytester: pytest.Pytester, *args: str, subprocess: bool = False) -> pyt
 
 
 def covers(pytester: pytest.Pytester, folder: str = "reports") -> dict[str, float]:
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     return read_report(pytester.path / folder / "exam-report.json").means("exam-cover")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.report.markdown import escape, render_markdown
-from exam_harness.report.schema import ExamReport
+from exam_harness.results.schema import ExamReport
 
 GOLDEN = Path(__file__).parent / "golden" / "exam-report.json"
 # GitHub's mention and autolink patterns, as far as a summary can trigger them

@@ -25,12 +25,12 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.errors import OutputError
-from exam_harness.io import history
 from exam_harness.io.qrels import write_qrels
 from exam_harness.io.report_set import check_owned_folder, write_report_set
 from exam_harness.io.textio import atomic_write_bytes, atomic_write_text
 from exam_harness.report.html import write_html_report
-from exam_harness.report.schema import ExamReport
+from exam_harness.results import history
+from exam_harness.results.schema import ExamReport
 from tests.helpers import write_exam
 
 pytest_plugins = ["pytester"]

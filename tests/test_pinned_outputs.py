@@ -15,7 +15,7 @@ tied scores move (MRR up to 0.0116, nDCG@10 up to 0.0015); with --tie-order rank
 earlier golden file to 1e-12 (checked when the default changed); schema 2.1 added the session's
 verdict and each run's count of grades read by a fallback rule (keys only; every value equal); and the
 example report became schema 3.0 (scores keyed by measure name): the 2.0 golden, read through
-report/migrate.py, equals it to 1e-12; and schema 3.2 made ``evaluate``'s document the report's result core
+results/migrate.py, equals it to 1e-12; and schema 3.2 made ``evaluate``'s document the report's result core
 in its own envelope: the DL19 document pinned before, rebuilt from today's, equals it to 1e-12
 (``dl19-evaluate-recorded-before-3.2.json.gz``, kept for that check), while the example report gained
 ``kind`` and each measure's ``min_grade`` and ``k`` (keys only; every value equal); and it gained ``cost``

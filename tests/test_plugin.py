@@ -134,7 +134,7 @@ def test_reports_qrels_parse_back_with_pytrec_eval(project: pytest.Pytester) -> 
 
 
 def test_json_report_validates_against_schema(project: pytest.Pytester) -> None:
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     project.runpytest("banks")
     report = read_report(project.path / "reports" / "exam-report.json")

@@ -1,4 +1,4 @@
-"""The JSON report is dumped list item by list item (exam_harness.report.reporters.report_json) with the
+"""The JSON report is dumped list item by list item (exam_harness.results.json_writer.report_json) with the
 bytes of one ``json.dumps`` of the whole report: checked on the pinned example report, with its long
 lists emptied, and with texts that JSON escapes or leaves raw."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.report.reporters import STREAMED_LISTS, report_json
-from exam_harness.report.schema import ExamReport
+from exam_harness.results.json_writer import STREAMED_LISTS, report_json
+from exam_harness.results.schema import ExamReport
 
 GOLDEN = Path(__file__).parent / "golden" / "exam-report.json"
 

@@ -1,6 +1,6 @@
 """One result model under both front ends (issue 17): the pytest report and ``exam-harness evaluate --json``
 are two envelopes around the same core, validated by the one JSON schema ``exam-harness schema`` prints
-(report/document.py; pydantic validates, the jsonschema package is not a dependency)."""
+(results/document.py; pydantic validates, the jsonschema package is not a dependency)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from exam_harness.cli import main
-from exam_harness.report.document import json_schema, validate_document
-from exam_harness.report.evaluation import EvaluationReport
-from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
+from exam_harness.results.document import json_schema, validate_document
+from exam_harness.results.evaluation import EvaluationReport
+from exam_harness.results.schema import SCHEMA_VERSION, ExamReport
 
 pytest_plugins = ["pytester"]
 
@@ -131,10 +131,10 @@ def test_evaluate_names_the_queries_n_exam_leaves_out(project: pytest.Pytester, 
 
 
 def test_a_kept_report_of_schema_3_1_reads_as_3_2(tmp_path: Path) -> None:
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
-    kept = {key: value for key, value in pinned.items() if key != "kind"}
+    kept = {key: value for key, value in pinned.items() if key not in ("kind", "sections")}
     kept["measures"] = [{k: v for k, v in m.items() if k not in ("min_grade", "k")} for m in pinned["measures"]]
     kept.update(schema_version="3.1", tool_version="0.1.0", created="2026-11-23T00:00:00+00:00")
     path = tmp_path / "exam-report.json"
@@ -145,23 +145,69 @@ def test_a_kept_report_of_schema_3_1_reads_as_3_2(tmp_path: Path) -> None:
     assert {m.min_grade for m in report.measures} == {4} and {m.k for m in report.measures} == {20}
 
 
-def test_a_kept_report_of_schema_3_4_reads_as_3_5(tmp_path: Path) -> None:
-    """3.5 added fields to the evaluation envelope only: a 3.4 exam report reads unchanged."""
-    from exam_harness.io.report import read_report
+COST = {"session": {"prompt_tokens": 10, "completion_tokens": 2, "calls": 1, "cost": None},
+        "cached": {"prompt_tokens": 0, "completion_tokens": 0, "calls": None, "cost": None},
+        "runs": [{"run": "good", "prompt_tokens": 10, "completion_tokens": 2, "cost": None}],
+        "price_prompt": None, "price_completion": None, "max_cost": None, "stopped": None}
+
+
+RAG = {"run_id": "good", "qid": "q1", "query": "first query", "answer_text": "an answer", "response_length": 2,
+       "nuggets": [{"text": "nugget n", "importance": "vital", "assignment": "support", "grade": 5}]}
+
+
+def _figures(tau: int) -> dict[str, Any]:
+    """A 3.x judge_variance object (one tau)."""
+    return {"repeats": 2, "reducer": "mean", "measure": f"exam-cover(tau={tau})@20", "min_grade": tau, "k": 20,
+            "runs": [{"run": "good", "score": 0.5, "sample_scores": [0.5, 1.0], "judge_variance": 0.125,
+                      "query_variance": 0.25, "judge_share": 1 / 3, "cases": 2, "flaky": 1,
+                      "cover_at_least": [1.0, 0.5]}],
+            "cases": [{"run": "good", "query_id": "q1", "test_point_id": "q1/a", "best_grades": [5, 0],
+                       "answered_in": 1, "flaky": True}]}
+
+
+@pytest.mark.parametrize("version", ["3.2", "3.3", "3.4", "3.5"])
+def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path: Path, version: str) -> None:
+    """Schema 4.0 moved the fixed optional fields into ``sections``: a kept 3.x report's ``cost`` and
+    ``judge_variance`` read as its cost and judge-variance sections (typed), and one without them has none."""
+    from exam_harness.results.read import read_report
+    from exam_harness.sections.cost import CostSummary
+    from exam_harness.sections.judge_variance import JudgeVariances
 
     pinned = json.loads((Path(__file__).parent / "golden" / "exam-report.json").read_text())
-    kept = {**pinned, "schema_version": "3.4", "tool_version": "0.1.0", "created": "2026-11-23T00:00:00+00:00"}
+    kept = {key: value for key, value in pinned.items() if key != "sections"}
+    kept.update(schema_version=version, tool_version="0.1.0", created="2026-11-23T00:00:00+00:00", cost=COST,
+                judge_variance=_figures(4), decided_by={"answer-key": 8, "embedding": 202}, trec_rag=[RAG])
     path = tmp_path / "exam-report.json"
     path.write_text(json.dumps(kept))
     report = read_report(path)
-    assert report.schema_version == "3.4" and SCHEMA_VERSION == "3.5"
-    assert report.model_dump(mode="json", exclude={"schema_version"}) == ExamReport.model_validate(
-        {**kept, "schema_version": SCHEMA_VERSION}).model_dump(mode="json", exclude={"schema_version"})
+    assert report.schema_version == version and SCHEMA_VERSION == "4.0"
+    cost, judge = report.sections["cost"], report.sections["judge-variance"]
+    assert isinstance(cost, CostSummary) and cost.model_dump(mode="json") == COST
+    assert isinstance(judge, JudgeVariances) and [jv.model_dump(mode="json") for jv in judge.per_tau] == [_figures(4)]
+    assert report.model_dump(mode="json")["sections"] == {
+        "decided-by": {"parts": {"answer-key": 8, "embedding": 202}}, "cost": COST,
+        "judge-variance": {"per_tau": [_figures(4)]},
+        "trec-rag": {"per_tau": [{"min_grade": report.settings.min_grade, "assignments": [RAG]}]}}
+
+    path.write_text(json.dumps({**kept, "cost": None, "judge_variance": None, "decided_by": {}, "trec_rag": []}))
+    assert read_report(path).sections == {}
+
+
+def test_a_3_5_evaluation_document_migrates_its_grading_cost_and_judge_variance_per_tau() -> None:
+    from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.migrate import migrate
+
+    document = {"kind": "evaluation", "schema_version": "3.5", "grading": {"source": "grader", "cost": COST},
+                "judge_variance": [_figures(3), _figures(4)]}
+    migrated = migrate(document)
+    assert "judge_variance" not in migrated and "cost" not in migrated["grading"]
+    assert migrated["sections"] == {"cost": COST, "judge-variance": {"per_tau": [_figures(3), _figures(4)]}}
+    assert "sections" in EvaluationReport.model_fields
 
 
 def test_an_evaluation_document_is_not_read_as_a_kept_report(tmp_path: Path) -> None:
     from exam_harness.errors import InputError
-    from exam_harness.io.report import read_report
+    from exam_harness.results.read import read_report
 
     path = tmp_path / "evaluation.json"
     path.write_text(json.dumps({"kind": "evaluation", "schema_version": SCHEMA_VERSION}))

@@ -59,7 +59,7 @@ from exam_harness.report.build import (
 from exam_harness.report.build import (
     test_point_outcomes as point_outcomes,  # not a test of this module
 )
-from exam_harness.report.schema import TestPointOutcome
+from exam_harness.results.schema import TestPointOutcome
 from exam_harness.verdicts import verdict
 
 # Text with every kind of whitespace str.split() knows, ASCII letters and other code points.

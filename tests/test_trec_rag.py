@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.io.report import read_report
+from exam_harness.results.read import read_report
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.helpers import evaluation_boards
 from tests.trec_rag_data import LABELS, AssignmentResponder, hand_scores, write_exam
@@ -163,12 +163,18 @@ def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: Fa
     assert all(len(a["nuggets"]) == 3 for a in assigned)
     out = capsys.readouterr().out
     assert "V_strict" in out and f"{want[('rag24', 'all')]['W']:.3f}" in out
+    # the trec-rag section is computed by evaluate too, as the pytest session computes it (issue 26)
+    (at_tau,) = doc["sections"]["trec-rag"]["per_tau"]
+    got = {(a["run_id"], a["qid"]): [(n["importance"], n["assignment"]) for n in a["nuggets"]]
+           for a in at_tau["assignments"]}
+    assert at_tau["min_grade"] == 2 and got == LABELS
+    assert "TREC RAG nugget assignments: 4 answers" in out
 
 
 def test_markdown_and_html_show_the_track_scores(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
     from exam_harness.report.html import render_html
     from exam_harness.report.markdown import render_markdown
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.results.schema import ExamReport
 
     project.runpytest(*pytest_args(server))
     report = ExamReport.model_validate_json((project.path / "reports" / "exam-report.json").read_text())

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.report.document import read_document
-from exam_harness.report.schema import ExamReport, Verdict
+from exam_harness.results.document import read_document
+from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, decide
 from exam_harness.results.writers import builtin_writers, report_set_names
 from tests.helpers import COLLECTION, write_exam

@@ -9,7 +9,7 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.registry import Registry
-from exam_harness.report.document import read_document
+from exam_harness.results.document import read_document
 from exam_harness.results.writers import (
     ON_REQUEST,
     Binary,

@@ -86,6 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("exam-harness: interrupted", file=sys.stderr)
         return 130
+    finally:
+        from exam_harness.results.sections import reset_sections
+
+        reset_sections()  # the sections the folder's plugins registered end with the command (called in-process)
 
 
 if __name__ == "__main__":

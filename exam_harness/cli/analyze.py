@@ -242,7 +242,7 @@ def _grader_agreement(args: argparse.Namespace, min_grades: Sequence[int]) -> in
 def _grades_of(path: Path) -> tuple[dict[Any, int], str, int | None]:
     """(unit -> grade, unit kind, the file's tau if it says one) of a JSON report or a Workbench file."""
     if path.suffix == ".json":
-        from exam_harness.io.report import read_report
+        from exam_harness.results.read import read_report
 
         report = read_report(path)
         grades: dict[Any, int] = {(o.run, o.test_point_id): o.best_grade for o in report.outcomes

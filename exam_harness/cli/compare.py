@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
 
     from exam_harness.extensions import cli_registries
     from exam_harness.gates import COMPARED, check_measures, compare, regression_failures
-    from exam_harness.io.report import read_report
     from exam_harness.report.compare import changes_table, query_table
     from exam_harness.report.flips import flips, flips_table
+    from exam_harness.results.read import read_report
 
     registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins
     allowances: list[Allowance] = args.fail

@@ -43,7 +43,8 @@ from exam_harness.preflight import check_writable
 if TYPE_CHECKING:
     from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement, HumanLabels
     from exam_harness.measures.context import ScoringContext
-    from exam_harness.report.evaluation import EvaluationReport, ExternalQrels
+    from exam_harness.report.evaluation import ExternalQrels
+    from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.writers import WriterInput
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
@@ -184,7 +185,7 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
 def human_agreement(ctx: ScoringContext, graded: Graded, human: HumanLabels) -> AssignmentAgreement:
     """The grader's TREC RAG nugget assignments against the human ones (at the plan's first tau)."""
     from exam_harness.analysis.trec_rag_agreement import assignment_agreement
-    from exam_harness.report.trec_rag import rag_assignments
+    from exam_harness.sections.trec_rag import rag_assignments
 
     if not ctx.exam.importance:
         raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "
@@ -306,8 +307,8 @@ def writer_input(result: EvaluationReport, ctx: ScoringContext, graded: Graded, 
     first two are made only when asked for (they take as long as scoring)."""
     from exam_harness.io.workbench_export import view_text
     from exam_harness.report.build import exam_qrels
-    from exam_harness.report.trec_rag import rag_assignments
     from exam_harness.results.writers import WriterInput
+    from exam_harness.sections.trec_rag import rag_assignments
 
     plan, view = graded.plan, graded.view
     rows = (rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})

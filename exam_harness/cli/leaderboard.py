@@ -19,8 +19,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 def run(args: argparse.Namespace) -> int:
     import shutil
 
-    from exam_harness.io.report import read_report
     from exam_harness.report.terminal import render_to_text
+    from exam_harness.results.read import read_report
 
     report = read_report(args.report)
     width = shutil.get_terminal_size((120, 24)).columns

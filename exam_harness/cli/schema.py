@@ -13,7 +13,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    from exam_harness.report.document import json_schema
+    from exam_harness.results.document import json_schema
 
     print(json.dumps(json_schema(), indent=2, sort_keys=True))
     return 0

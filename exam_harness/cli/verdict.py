@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from exam_harness.options import GATES, SIGNIFICANCE, Argument, ExamOptions, add_cli_options, options_from_cli
 
 if TYPE_CHECKING:
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.results.schema import ExamReport
 
 GROUPS = (GATES, SIGNIFICANCE)
 DOCUMENT = Argument("document", "exam-report.json (a pytest session's or a kept one), or evaluate's evaluation.json / "
@@ -40,7 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 def run(args: argparse.Namespace) -> int:
     from exam_harness.extensions import cli_registries
     from exam_harness.gates import check_measures
-    from exam_harness.report.document import read_document
+    from exam_harness.results.document import read_document
     from exam_harness.results.verdict import Checks, decision
 
     options = options_from_cli(args, GROUPS)
@@ -67,8 +67,8 @@ def _reference(options: ExamOptions) -> tuple[str, ExamReport] | None:
     """The kept report ``--compare`` names, as the session reads it: nothing kept is a warning (an error
     under ``--compare-required``) and the regressions are then not checked."""
     from exam_harness.errors import ConfigError
-    from exam_harness.io.history import NothingKept
     from exam_harness.preflight import load_reference
+    from exam_harness.results.history import NothingKept
 
     if options.compare_fail and options.compare is None:
         raise ConfigError("--compare-fail needs --compare [REF]: the kept report to compare with")

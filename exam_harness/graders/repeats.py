@@ -8,20 +8,32 @@ grades nothing, and ``repeats=3`` after ``repeats=2`` grades only the third samp
 sends a seed, sample ``i`` sends ``seed + i`` (the same seed would ask for the same answer).
 
 The pair's grade is the reducer's over its K samples; the samples themselves go to the judge-variance
-figures of the report (:mod:`exam_harness.analysis.judge_variance`).
+figures of the result document (its judge-variance section, exam_harness/sections/).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from exam_harness.graders.base import Grader, GradeResult, GraderOption, GradingRequest
 from exam_harness.models import GraderSpec, TestPoint
 from exam_harness.options import MAX_REPEATS, choice, integer
+
+
+def case_samples(test_point: str, top: Sequence[str], samples: Mapping[tuple[str, str], tuple[int, ...]],
+                 repeats: int, min_grade: int) -> tuple[list[int | None], list[bool]]:
+    """One case (a run on a test point) over the K samples: the best grade of the run's top-k ``top`` in each
+    sample (None: no passage graded in every sample) and whether that sample answers the test point."""
+    best: list[int | None] = [None] * repeats
+    for pid in top:
+        grades = samples.get((pid, test_point))
+        if grades is not None:
+            best = [g if b is None or g > b else b for g, b in zip(grades, best)]
+    return best, [b is not None and b >= min_grade for b in best]
 
 
 def _mean(grades: Sequence[int]) -> int:

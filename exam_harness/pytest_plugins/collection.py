@@ -163,7 +163,7 @@ class ExamCase(ExamItem):
         grading = graded.grading
         if grading.repeats <= 1:
             return None
-        from exam_harness.analysis.judge_variance import case_samples
+        from exam_harness.graders.repeats import case_samples
 
         top = graded.top_k(setup_of(self.config).exam_inputs(self.config), self.run, self.bank.query.id)
         _, answered = case_samples(self.test_point.id, top, grading.samples, grading.repeats, graded.plan.min_grade)

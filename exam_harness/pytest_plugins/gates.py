@@ -17,7 +17,7 @@ from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
 from exam_harness.registry import Registry
-from exam_harness.report.schema import ExamReport
+from exam_harness.results.schema import ExamReport
 from exam_harness.results.verdict import Decision
 
 GATES = ("exam-fail-under", "exam-baseline", "exam-compare-fail")  # the checks this plugin's options ask for
@@ -38,7 +38,7 @@ class ExamGates:
 
     def pytest_configure(self, config: pytest.Config) -> None:
         # The reference is read at start-up: a missing one stops the session before any grading.
-        from exam_harness.io.history import NothingKept
+        from exam_harness.results.history import NothingKept
 
         setup = setup_of(config)
         options = setup.options

@@ -67,8 +67,7 @@ class ExamGrading:
         check_gate_runs(options, data.runs)
         check_required_runs(configured, options, data.runs)
         check_outputs(options, Path(config.rootpath), [*setup.bank_roots, *options.runs])
-        # alpha-nDCG only when --exam-measures names it (the report's columns are the measures computed)
-        grading = open_grading(options, setup.registries(config), data, alpha_ndcg=False)
+        grading = open_grading(options, setup.registries(config), data)  # the plan's defaults are evaluate's
         try:
             check_gradable(grading.grader, banks)
             check_samples(options.fail_under, grading.grader.repeats)
@@ -136,7 +135,7 @@ class ExamGrading:
         options = setup.options
         data = setup.exam_inputs(self.config).load_runs(list(options.runs))
         if self._worker_grading is None:
-            self._worker_grading = open_grading(options, setup.registries(self.config), data, alpha_ndcg=False)
+            self._worker_grading = open_grading(options, setup.registries(self.config), data)
             meter = self._worker_grading.grader.meter
             if meter is not None and meter.max_cost is not None:  # N workers must not spend N budgets
                 meter.closed = ("max_cost bounds the controller's grading pass under pytest-xdist; a worker sends "

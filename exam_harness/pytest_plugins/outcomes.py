@@ -17,7 +17,7 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.pytest_plugins.items import ExamItem, ExamMissed
-from exam_harness.report.schema import Outcomes
+from exam_harness.results.schema import Outcomes
 
 MISSED = "missed"
 

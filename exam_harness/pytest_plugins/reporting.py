@@ -29,7 +29,7 @@ from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_con
 from exam_harness.pytest_plugins.systems import system_checks
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
-from exam_harness.report.schema import ExamReport, Verdict
+from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, Decision, decision
 from exam_harness.results.writers import WriterInput, WriterOutputError
 
@@ -135,7 +135,7 @@ class ExamReporting:
         if report.partial:
             self.notes.append(f"note: not kept in {options.history_dir} (a partial exam: {report.partial})")
             return
-        from exam_harness.io import history
+        from exam_harness.results import history
 
         path = history.save(options.history_dir, report, options.save)
         self.notes.append(f"kept: {shown_path(path, self.config.rootpath)}")

@@ -56,13 +56,16 @@ class ExamSetup:
         plugins = frozenset(impl.plugin for hook in (
             config.hook.pytest_exam_register_graders, config.hook.pytest_exam_register_bank_formats,
             config.hook.pytest_exam_register_run_formats, config.hook.pytest_exam_register_measures,
-            config.hook.pytest_exam_register_reporters) for impl in hook.get_hookimpls())
+            config.hook.pytest_exam_register_reporters, config.hook.pytest_exam_register_sections)
+            for impl in hook.get_hookimpls())
         if self._registries is None or self._registries[0] != plugins:
             self._registries = (plugins, Registries.from_hook(config.hook))
         return self._registries[1]
 
     def exam_inputs(self, config: pytest.Config) -> ExamInputs:
-        """The inputs, created on first use with the formats plugins registered by then."""
+        """The inputs, created on first use with the formats plugins registered by then (the registries are
+        brought up to date on every call: a conftest.py found since may have registered a section)."""
+        registries = self.registries(config)
         if self.inputs is None:
             registries = self.registries(config)
             run_formats = registries.run_formats

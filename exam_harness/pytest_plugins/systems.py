@@ -24,7 +24,7 @@ from exam_harness.models import Query, QueryBank
 from exam_harness.paths import shown_path
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
-from exam_harness.report.schema import GateResult
+from exam_harness.results.schema import GateResult
 from exam_harness.systems.declare import System, clear, declared
 from exam_harness.systems.health import policy_text, resolve_stale
 from exam_harness.systems.secrets import scrub

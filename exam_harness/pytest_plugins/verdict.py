@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from exam_harness.report.schema import Verdict
+from exam_harness.results.schema import Verdict
 
 GATES_PATH = "exam gates"  # the node id's path part: the JUnit classname of every check's case
 GATE_PROPERTY = "exam_gate"

@@ -24,32 +24,29 @@ from typing import cast
 from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs, ExamView, view_from_banks
+from exam_harness.inputs import ExamInputs, view_from_banks
 from exam_harness.measures.base import Measure
 from exam_harness.measures.base import Score as MeasureScore
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import Qrels, QrelsCut, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult
-from exam_harness.measures.trec_rag import scores_the_track
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
-from exam_harness.report.cost import cost_summary
-from exam_harness.report.schema import (
+from exam_harness.report.core import planned_measures, result_core
+from exam_harness.results.schema import (
     CacheSummary,
     ExamReport,
-    JudgeVariance,
     MeasureInfo,
     Outcomes,
     QrelsFile,
-    QueryScore,
-    RagAssignments,
     Score,
     Settings,
-    SystemScore,
     TestPointOutcome,
 )
+from exam_harness.results.scored import Scored
+from exam_harness.results.sections import compute_sections
 from exam_harness.results.verdict import over_fallback_limit
 from exam_harness.verdicts import PASSAGE_CHARS, verdict
 
@@ -112,45 +109,26 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     tau = plan.min_grade
     ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
                                             failed=grading.failures.keys(), tie_order=plan.tie_order))
-    # TREC RAG nuggets graded by an assignment prompt: the track's scores and the answers' length
-    track = bool(ctx.exam.importance) and scores_the_track(plan.grader)
-    measures = plan.measures(tau, nuggets=any(ctx.exam.nuggets.values()), track=track)
+    measures = planned_measures(plan, ctx, [tau], plan.grader)
     result = score(ctx, measures)
-    cover = result[measures[0]]  # EXAM-Cover: the covered counts of the per-query rows come from it
 
-    # each measure's result looked up once (a lookup prints the measure), not once per run and query
-    named = [(str(m), result[m]) for m in measures]
-    incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for _, r in named), outcome.unanswered.get(run, ()))
-                  for run in result.runs}
     tops = TopGrades(inputs, outcome, plan.k, ctx)
     fallbacks = fallback_counts(inputs, outcome, plan.k, result.runs)
-    systems: list[SystemScore] = []
-    per_query: list[QueryScore] = []
-    for run in result.runs:
-        counts = grade_counts(tops, run)
-        fallback_count = sum(fallbacks.get(run, {}).values())
-        if outcome.max_fallbacks is not None and over_fallback_limit(fallback_count, counts, outcome.max_fallbacks):
-            incomplete[run] |= set(fallbacks[run])
-        systems.append(SystemScore(
-            run=run,
-            generated=inputs.data.runs[run].generated,
-            queries=len(result.queries),
-            scores={name: _score(r.scores[run]) for name, r in named},
-            outcomes=outcome.tallies.get(run, Outcomes()),
-            incomplete_queries=[q for q in result.queries if q in incomplete[run]],
-            grade_counts=counts,
-            fallbacks=fallback_count,
-        ))
-        run_cover = cover.per_query[run]
-        run_values = [(name, r.per_query[run]) for name, r in named]
-        run_incomplete = incomplete[run]
-        for q in result.queries:
-            bank = len(result.test_points[q])
-            per_query.append(QueryScore(
-                run=run, query_id=q, covered=round(run_cover[q] * bank), test_points=bank,
-                scores={name: values[q] for name, values in run_values if q in values},
-                incomplete=q in run_incomplete,
-            ))
+    # --exam-max-fallbacks: a run past its share of fallback grades has its scores over the queries holding
+    # them marked incomplete (results/verdict.py decides the check from the document)
+    unanswered: dict[str, set[str]] = {run: set(queries) for run, queries in outcome.unanswered.items()}
+    if outcome.max_fallbacks is not None:
+        for run in result.runs:
+            counted = sum(fallbacks.get(run, {}).values())
+            if over_fallback_limit(counted, grade_counts(tops, run), outcome.max_fallbacks):
+                unanswered.setdefault(run, set()).update(fallbacks[run])
+
+    def session(run: str) -> dict[str, object]:  # what only a pytest session tallies per run
+        return {"outcomes": outcome.tallies.get(run, Outcomes()), "grade_counts": grade_counts(tops, run),
+                "fallbacks": sum(fallbacks.get(run, {}).values())}
+
+    systems, per_query = result_core(result, measures, inputs.data.runs, covered=result[measures[0]],
+                                     unanswered=unanswered, session=session)
     qrels = exam_qrels(ctx, plan, [tau])
     report = ExamReport(
         tool_version=__version__,
@@ -175,37 +153,10 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
                          relevance_level=relevance_level(label, tau)) for label in plan.labels],
         partial=outcome.partial,
         outcomes=test_point_outcomes(inputs, outcome, plan, tops),
-        decided_by=dict(grading.decided_by),
-        trec_rag=_trec_rag(ctx, view, inputs, outcome, plan.k, tau) if track else [],
-        cost=cost_summary(grading.cost, inputs.data.runs, outcome.banks, plan.k, grading.unsupported),
-        judge_variance=_judge_variance(ctx, inputs, outcome, plan, str(measures[0]), cover.per_query)
-        if grading.repeats > 1 else None,
+        sections=compute_sections(Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=[tau], result=result,
+                                         redact_all=inputs.redact_all)),
     )
     return BuiltReport(report, qrels, result, fallbacks)
-
-
-def _judge_variance(ctx: ScoringContext, inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, measure: str,
-                    cover: Mapping[str, Mapping[str, float]]) -> JudgeVariance:
-    from exam_harness.analysis.judge_variance import judge_variance
-
-    grading = outcome.grading
-    texts = {tp.id: tp for bank in outcome.banks for tp in bank.test_points}
-
-    def shown(bank: QueryBank, tid: str) -> str:  # the id the pytest case carries, as outcomes show it
-        tp = texts[tid]
-        return readable_id(tid, bank.query.id, None if bank.secret or inputs.redact_all else tp.text, tp.facet_id)
-
-    return judge_variance(ctx, outcome.banks, grading.samples, repeats=grading.repeats,
-                          reducer=grading.reducer or "mean", k=plan.k, min_grade=plan.min_grade, measure=measure,
-                          cover=cover, shown_id=shown)
-
-
-def _trec_rag(ctx: ScoringContext, view: ExamView, inputs: ExamInputs, outcome: SessionOutcome, k: int,
-              tau: int) -> list[RagAssignments]:
-    from exam_harness.report.trec_rag import rag_assignments
-
-    secret = {tp.id: bank.secret or inputs.redact_all for bank in outcome.banks for tp in bank.test_points}
-    return rag_assignments(ctx, k, tau, view.points, view.query_texts, secret)
 
 
 class TopGrades:

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from exam_harness.gates import Change, find, title
-from exam_harness.report.schema import ExamReport
+from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:
     from exam_harness.gates import MeasureRegistry

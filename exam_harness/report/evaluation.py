@@ -1,7 +1,7 @@
 """``exam-harness evaluate``'s document: the result core of the JSON report inside an evaluation envelope.
 
 For each tau of the plan, every measure of :meth:`ExamPlan.measures` is scored once by the one scoring
-pipeline. The scores are the report's result core (report/schema.py): ``measures[]`` (each with its
+pipeline. The scores are the report's result core (results/schema.py): ``measures[]`` (each with its
 printed name, title, label, tau and k), ``systems[].scores[NAME]`` (mean and standard error) and, with
 ``--per-query``, ``per_query[].scores[NAME]``. The envelope adds what only ``evaluate`` computes, per
 measure in ``leaderboards[]`` (keyed by the measure's name): the queries it scored and those it left out
@@ -12,7 +12,7 @@ collection, the agreement tables with human judgments and the runs over external
 
 JSON shape (``--json``)::
 
-    {"kind": "evaluation", "schema_version": "3.5", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
+    {"kind": "evaluation", "schema_version": "4.0", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
      "systems": [{"run": "runA", "queries": 43, "scores": {"exam-cover(tau=3)@20": {"mean": 0.71,
                   "stderr": 0.03}}}],
      "leaderboards": [{"measure": "exam-cover(tau=3)@20", "key": "exam-cover@20", "queries": 43,
@@ -22,11 +22,10 @@ JSON shape (``--json``)::
 Keys present only when their analysis ran (so a plain evaluation's document keeps its shape):
 ``min_answers`` (``--min-answers``: one "min answers = m" agreement view per m, see
 analysis/agreement.py), ``direct_agreement`` (the files hold recorded direct grades and judgments:
-one view per direct grading run), ``external_qrels`` (``--qrels`` / ``--official-qrels``, see
-:func:`external_qrels_evaluation`) and ``judge_variance`` (an LLM grader with ``repeats=K``: the pytest
-report's figures, analysis/judge_variance.py, once per tau; docs/judge-variance.md). An LLM grader's
-``grading.cost`` holds the session's tokens and each run's (report/cost.py, docs/cost.md).
-``report/document.py`` joins this envelope and the pytest report into the one JSON schema
+one view per direct grading run) and ``external_qrels`` (``--qrels`` / ``--official-qrels``, see
+:func:`external_qrels_evaluation`). ``sections`` holds the optional parts both front ends compute the
+same way (results/sections.py): an LLM grader's cost, judge variance at each tau, a plugin's own.
+``results/document.py`` joins this envelope and the pytest report into the one JSON schema
 ``exam-harness schema`` prints.
 
 Undefined numbers (a correlation over tied scores) are ``null``, never NaN, so the file is strict JSON.
@@ -35,321 +34,47 @@ Undefined numbers (a correlation over tied scores) are ``null``, never NaN, so t
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from exam_harness import __version__
-from exam_harness.analysis.agreement import (
-    AgreementResult,
-    DirectAgreement,
-    MinAnswersAgreement,
-    agreement_tables,
-    direct_agreement,
-    min_answers_agreement,
-)
-from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
+from exam_harness.analysis.agreement import agreement_tables, direct_agreement, min_answers_agreement
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
-from exam_harness.io.textio import atomic_write_text
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
 from exam_harness.measures.exam import ExamCover
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
-from exam_harness.measures.result import ExamResult, MeasureResult
+from exam_harness.measures.result import MeasureResult
 from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
-from exam_harness.measures.trec_rag import scores_the_track
-from exam_harness.models import GraderSpec, QueryBank, Run, readable_id
+from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
-from exam_harness.report.cost import cost_summary
-from exam_harness.report.schema import (
-    SCHEMA_VERSION,
-    CacheSummary,
-    CostSummary,
-    JudgeVariance,
-    MeasureInfo,
-    QueryScore,
-    Score,
-    SystemScore,
+from exam_harness.report.core import planned_measures, result_core
+from exam_harness.results.evaluation import (
+    CollectionSummary,
+    ComparisonResult,
+    EvaluationGrading,
+    EvaluationReport,
+    EvaluationSettings,
+    ExternalLeaderboard,
+    ExternalQrelsResult,
+    MeasureStats,
+    PerQueryCorrelation,
+    SignificanceResult,
 )
+from exam_harness.results.schema import MeasureInfo
+from exam_harness.results.scored import Scored
+from exam_harness.results.sections import compute_sections
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ComparisonResult(_Model):
-    diff: float
-    ci: tuple[float, float]
-    p: float
-    significantly_worse: bool
-    significantly_better: bool
-
-
-class SignificanceResult(_Model):
-    baseline: str
-    method: str
-    alpha: float
-    resamples: int
-    runs: dict[str, ComparisonResult]
-
-
-class MeasureStats(_Model):
-    """What ``evaluate`` adds to one measure of the result core (``measure``: its name in ``measures[]``)."""
-
-    measure: str
-    key: str  # the short name --plot and the tables' lookups take (exam-cover@20, P@20)
-    queries: int  # the queries some run has a value on
-    # the queries of the exam the measure leaves out: n-EXAM where no passage of the pool covers a test
-    # point at its tau (--n-exam-empty skip), nugget F where a query has no nuggets
-    dropped: list[str] = Field(default_factory=list)
-    relevance_level: int | None = None  # a trec measure's: the qrels label from which a passage is relevant
-    ci: dict[str, tuple[float, float]] = Field(default_factory=dict)
-    correlation: Correlation | None = None
-    significance: SignificanceResult | None = None
-
-
-@dataclass(frozen=True)
-class Leaderboard:
-    """One measure of an evaluation as a leaderboard: the tables, the plots and the tests read it; the
-    document holds its parts (the measure, the runs' scores, the measure's statistics)."""
-
-    info: MeasureInfo
-    stats: MeasureStats
-    systems: dict[str, float]  # run -> mean
-    stderr: dict[str, float]
-    per_query: dict[str, dict[str, float]] | None  # run -> query -> value (--per-query)
-
-    @property
-    def measure(self) -> str:
-        return self.stats.key
-
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-    @property
-    def title(self) -> str:
-        return self.info.title
-
-    @property
-    def label(self) -> str | None:
-        return self.info.label
-
-    @property
-    def min_grade(self) -> int:
-        return self.info.min_grade or 0  # 0: a measure without a tau (the answers' length)
-
-    @property
-    def queries(self) -> int:
-        return self.stats.queries
-
-    @property
-    def dropped(self) -> list[str]:
-        return self.stats.dropped
-
-    @property
-    def relevance_level(self) -> int | None:
-        return self.stats.relevance_level
-
-    @property
-    def ci(self) -> dict[str, tuple[float, float]]:
-        return self.stats.ci
-
-    @property
-    def correlation(self) -> Correlation | None:
-        return self.stats.correlation
-
-    @property
-    def significance(self) -> SignificanceResult | None:
-        return self.stats.significance
-
-
-class ExternalLeaderboard(_Model):
-    """One trec_eval measure of every run over one given qrels file at one relevance level."""
-
-    qrels: str  # the file, or OFFICIAL_QRELS_SOURCE for the judgments of the run files
-    measure: str
-    relevance_level: int
-    queries: int
-    systems: dict[str, float]
-    stderr: dict[str, float] = Field(default_factory=dict)
-    correlation: Correlation | None = None
-    per_query: dict[str, dict[str, float]] | None = None
-
-
-class PerQueryCorrelation(_Model):
-    """A leaderboard's per-query values against the official qrels' values of ``official_measure``:
-    per query, Spearman's rho and Kendall's tau over the runs (null where undefined, e.g. every run
-    scores 0 on the query); their means over the queries where defined; ``pooled``: the coefficients
-    over every (run, query) point, the points of the scatter plot."""
-
-    source: str  # a qrels file (with ``relevance_level``), or an EXAM leaderboard such as "exam-cover@20"
-    measure: str
-    min_grade: int | None = None  # of an EXAM leaderboard
-    relevance_level: int | None = None  # of a qrels file
-    official_measure: str
-    queries: dict[str, Correlation]
-    mean_spearman: float | None
-    mean_kendall: float | None
-    undefined: int
-    pooled: Correlation
-    # (run, query, official value, this leaderboard's value): drawn by ``--plot``, not written to JSON
-    points: list[tuple[str, str, float, float]] = Field(default_factory=list, exclude=True)
-
-
-class ExternalQrelsResult(_Model):
-    """``--qrels``: every run scored over given qrels files; the official qrels' leaderboards come first."""
-
-    official_qrels: str | None
-    official_relevance_level: int
-    relevance_levels: list[int]
-    measures: list[str]
-    leaderboards: list[ExternalLeaderboard]
-    per_query: list[PerQueryCorrelation] = Field(default_factory=list)
-
-
-class CollectionSummary(_Model):
-    queries: int
-    passages: int
-    distinct_passages: int
-    runs: int
-    test_points: int
-    judged: int
-
-
-class EvaluationGrading(CacheSummary):
-    """How the grades of an evaluation were obtained: the report's cache summary of the grading pass
-    (no cache for recorded grades: hits and misses 0), the source, and a few pairs without a grade."""
-
-    source: Literal["recorded", "grader"]
-    failure_examples: list[str] = Field(default_factory=list)
-    cost: CostSummary | None = None  # an LLM grader's tokens and cost (docs/cost.md); left out of the JSON when None
-
-
-class EvaluationSettings(_Model):
-    grader: GraderSpec  # the grader, or the recorded grading run (name "recorded", its model and prompt class)
-    k: int
-    min_grades: list[int]
-    labels: list[str]
-    measures: list[str]
-    qrels_m: int
-    pool: str
-    judgment_level: int
-    alpha_ndcg: bool
-    redundancy_alpha: float
-    nugget_f: bool
-    beta: float
-    bootstrap: int
-    confidence: float
-    seed: int
-    baseline: str | None = None
-    significance: str
-    alpha: float
-    resamples: int
-    per_query: bool
-    runs: list[str] = Field(default_factory=list)
-    banks: list[str] = Field(default_factory=list)
-    official: str | None = None
-
-
-_OPTIONAL_STATS_KEYS = ("relevance_level", "correlation", "significance")
-# what a pytest session tallies per run and evaluate has not: left out of evaluate's systems[]
-_SESSION_ONLY = {"outcomes", "grade_counts", "fallbacks"}
-
-
-class EvaluationReport(_Model):
-    """``exam-harness evaluate --json``: the result core (measures, systems, per_query) in its envelope."""
-
-    kind: Literal["evaluation"] = "evaluation"
-    schema_version: str = SCHEMA_VERSION
-    tool_version: str
-    created: str
-    settings: EvaluationSettings
-    grading: EvaluationGrading
-    collection: CollectionSummary
-    measures: list[MeasureInfo]
-    systems: list[SystemScore]
-    per_query: list[QueryScore] = Field(default_factory=list)  # --per-query
-    leaderboards: list[MeasureStats]  # one per measure, in the order of measures[]
-    official: dict[str, float] | None = None
-    agreement: AgreementResult | None = None
-    min_answers: list[MinAnswersAgreement] | None = None
-    direct_agreement: list[DirectAgreement] | None = None
-    external_qrels: ExternalQrelsResult | None = None
-    trec_rag_agreement: AssignmentAgreement | None = None  # against human nugget assignments
-    # a judge asked K times per pair (grader option repeats): the pytest report's figures at each tau (schema 3.5)
-    judge_variance: list[JudgeVariance] | None = None
-
-    def boards(self) -> list[Leaderboard]:
-        """Every measure as a leaderboard, in the order of ``measures``."""
-        stats = {s.measure: s for s in self.leaderboards}
-        per_query: dict[str, dict[str, dict[str, float]]] | None = None
-        if self.per_query:
-            per_query = {}
-            for row in self.per_query:
-                for name, value in row.scores.items():
-                    per_query.setdefault(name, {}).setdefault(row.run, {})[row.query_id] = value
-        boards = []
-        for info in self.measures:
-            held = {s.run: s.scores[info.name] for s in self.systems if info.name in s.scores}
-            boards.append(Leaderboard(
-                info=info, stats=stats[info.name], systems={run: s.mean for run, s in held.items()},
-                stderr={run: s.stderr for run, s in held.items()},
-                per_query=per_query.get(info.name, {}) if per_query is not None else None,
-            ))
-        return boards
-
-    def find(self, measure: str, min_grade: int, label: str | None = None) -> Leaderboard:
-        """The leaderboard of the measure of short name ``measure`` (``exam-cover@20``) at ``min_grade``."""
-        boards = self.boards()
-        for board in boards:
-            if board.measure == measure and board.min_grade == min_grade and board.label == label:
-                return board
-        have = sorted({(b.measure, b.label or "", b.min_grade) for b in boards})
-        raise KeyError(f"no leaderboard {measure!r} label={label!r} min_grade={min_grade}; have {have[:12]}")
-
-    def dropped(self) -> list[Leaderboard]:
-        """The leaderboards of measures that leave some queries out."""
-        return [board for board in self.boards() if board.dropped]
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON document: optional parts that are absent are left out rather than null."""
-        doc = self.model_dump(mode="json", exclude={"systems": {"__all__": _SESSION_ONLY}})
-        for stats in doc["leaderboards"]:
-            for key in _OPTIONAL_STATS_KEYS:
-                if stats.get(key) is None:
-                    stats.pop(key, None)
-        for board in (doc.get("external_qrels") or {}).get("leaderboards", []):
-            for key in ("correlation", "per_query"):
-                if board.get(key) is None:
-                    board.pop(key, None)
-        if not doc["per_query"]:
-            doc.pop("per_query")
-        if doc.get("grading") and doc["grading"].get("cost") is None:
-            doc["grading"].pop("cost", None)
-        return {key: value for key, value in doc.items() if value is not None}
-
-    def write_json(self, path: str | Path) -> Path:
-        path = Path(path)
-        atomic_write_text(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
-        return path
-
-
-def grading_summary(outcome: GradingOutcome, cache: str | None = None, *, runs: Mapping[str, Run] | None = None,
-                    banks: Sequence[QueryBank] = (), k: int = 0) -> EvaluationGrading:
-    """The grading pass in the report's terms; ``cache``: the grade cache's path (None for recorded grades).
-    An LLM grader's cost has each of ``runs``' tokens over its top ``k`` on ``banks``, as the pytest report's."""
+def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:
+    """The grading pass in the report's terms; ``cache``: the grade cache's path (None for recorded grades)."""
     recorded = outcome.source == "recorded"
     if recorded:
         examples = [f"no recorded grade for passage {p} on {t}" for p, t in list(outcome.failures)[:3]]
@@ -360,7 +85,6 @@ def grading_summary(outcome: GradingOutcome, cache: str | None = None, *, runs: 
         hits=outcome.cache_hits, misses=0 if recorded else outcome.cache_misses, graded=outcome.graded,
         failures=len(outcome.failures), grading_seconds=round(outcome.seconds, 3),
         source="recorded" if recorded else "grader", failure_examples=examples,
-        cost=cost_summary(outcome.cost, runs or {}, banks, k, outcome.unsupported),
     )
 
 
@@ -400,12 +124,7 @@ def evaluate_exam(
     recorded direct grades, and the runs scored over ``external`` qrels when given."""
     data = view.data
     check_baseline(options.baseline, data.runs)
-    nuggets = bool(ctx.exam.nuggets)
-    track = bool(ctx.exam.importance) and scores_the_track(spec)  # assignment grades only
-    # measures without a tau (the answers' length) are planned once, not once per tau
-    measures = list(dict.fromkeys(m for tau in plan.min_grades
-                                  for m in plan.measures(tau, nuggets=nuggets, track=track,
-                                                         support=bool(ctx.exam.support))))
+    measures = planned_measures(plan, ctx, plan.min_grades, spec)
     result = score(ctx, measures)
     stats = [_stats(result[m], m, ctx, options, official) for m in measures]
     agreement = views = direct = None
@@ -425,11 +144,17 @@ def evaluate_exam(
                                                     keep_per_query=options.per_query)
     pool = ctx.pool(plan.pool, plan.k)
     queries = list(ctx.queries)
+    # covered: the test points covered at the plan's first tau (EXAM-Cover's, as the pytest report counts them)
+    covered = None
+    if options.per_query:
+        cover = ExamCover(k=plan.k, min_grade=plan.min_grades[0])
+        covered = result[cover] if cover in result else score(ctx, [cover])[cover]
+    systems, per_query = result_core(result, measures, data.runs, covered=covered)
     return EvaluationReport(
         tool_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         settings=_settings(plan, options, spec),
-        grading=grading_summary(outcome, cache, runs=data.runs, banks=view.banks, k=plan.k),
+        grading=grading_summary(outcome, cache),
         collection=CollectionSummary(
             queries=len(queries), passages=sum(len(pool[q]) for q in queries),
             distinct_passages=len({p for q in queries for p in pool[q]}), runs=len(data.runs),
@@ -437,70 +162,17 @@ def evaluate_exam(
             judged=sum(len(j) for q, j in data.judgments.items() if q in view.test_points),
         ),
         measures=[MeasureInfo.of(m) for m in measures],
-        systems=_systems(result, measures, view),
-        per_query=_per_query(ctx, result, measures, plan) if options.per_query else [],
+        systems=systems,
+        per_query=per_query,
         leaderboards=stats,
         official=dict(official) if official else None,
         agreement=agreement,
         min_answers=views,
         direct_agreement=direct,
         external_qrels=external_result,
-        judge_variance=[_judge_variance(ctx, view, outcome, plan, result, tau) for tau in plan.min_grades]
-        if outcome.repeats > 1 else None,
+        sections=compute_sections(Scored(ctx=ctx, view=view, grading=outcome, plan=plan, taus=list(plan.min_grades),
+                                         result=result)),
     )
-
-
-def _judge_variance(ctx: ScoringContext, view: ExamView, outcome: GradingOutcome, plan: ExamPlan,
-                    result: ExamResult, tau: int) -> JudgeVariance:
-    """The pytest report's judge-variance figures (analysis/judge_variance.py) of EXAM-Cover at ``tau``."""
-    from exam_harness.analysis.judge_variance import judge_variance
-
-    cover = ExamCover(k=plan.k, min_grade=tau)
-    values = result[cover] if cover in result else score(ctx, [cover])[cover]
-    points = {tp.id: tp for bank in view.banks for tp in bank.test_points}
-
-    def shown(bank: QueryBank, tid: str) -> str:  # the id the pytest case carries, as the pytest report shows it
-        tp = points[tid]
-        return readable_id(tid, bank.query.id, None if bank.secret else tp.text, tp.facet_id)
-
-    return judge_variance(ctx, view.banks, outcome.samples, repeats=outcome.repeats,
-                          reducer=outcome.reducer or "mean", k=plan.k, min_grade=tau, measure=str(cover),
-                          cover=values.per_query, shown_id=shown)
-
-
-def _systems(result: ExamResult, measures: Sequence[Measure], view: ExamView) -> list[SystemScore]:
-    """Each run's mean and standard error of every measure, as the report writes them."""
-    named = [(str(m), result[m]) for m in measures]
-    systems = []
-    for run in result.runs:
-        incomplete = {q for _, r in named for q in r.incomplete.get(run, ())}
-        systems.append(SystemScore(
-            run=run, generated=view.data.runs[run].generated, queries=len(result.queries),
-            scores={name: Score(mean=r.scores[run].mean, stderr=r.scores[run].stderr)
-                    for name, r in named if run in r.scores},
-            incomplete_queries=[q for q in result.queries if q in incomplete],
-        ))
-    return systems
-
-
-def _per_query(ctx: ScoringContext, result: ExamResult, measures: Sequence[Measure],
-               plan: ExamPlan) -> list[QueryScore]:
-    """Every measure's value per run and query (``--per-query``); ``covered``: the test points covered at
-    the plan's first tau (EXAM-Cover's, as the report counts them)."""
-    cover_measure = ExamCover(k=plan.k, min_grade=plan.min_grades[0])
-    cover = result[cover_measure] if cover_measure in result else score(ctx, [cover_measure])[cover_measure]
-    named = [(str(m), result[m]) for m in measures]
-    rows = []
-    for run in result.runs:
-        incomplete = {q for _, r in named for q in r.incomplete.get(run, ())}
-        values = [(name, r.per_query.get(run, {})) for name, r in named]
-        for q in result.queries:
-            bank = len(result.test_points[q])
-            rows.append(QueryScore(
-                run=run, query_id=q, covered=round(cover.per_query[run][q] * bank), test_points=bank,
-                scores={name: v[q] for name, v in values if q in v}, incomplete=q in incomplete,
-            ))
-    return rows
 
 
 def _stats(

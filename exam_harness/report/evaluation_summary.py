@@ -8,8 +8,8 @@ import io
 
 from rich.console import Console
 
-from exam_harness.report.evaluation import EvaluationReport
 from exam_harness.report.evaluation_tables import print_evaluation
+from exam_harness.results.evaluation import EvaluationReport
 
 WIDTH = 400  # a table takes the width it needs; a narrower console would cut the columns of many measures
 

@@ -4,8 +4,8 @@ the "min answers = m" and direct-grade agreement views (also drawn by ``analyze 
 leaderboards over external qrels with their per-query correlations.
 
 Systems are listed in official order when an official leaderboard is known (runs it lacks last),
-else by score. An LLM grader adds the tokens and cost per run (report/cost.py) and, with ``repeats=K``,
-the judge-variance figures per tau (report/judge_variance.py): the pytest report's, as tables.
+else by score. The document's sections (an LLM grader's cost, judge variance, a plugin's own) print
+their terminal lines, as in the pytest session (results/sections.py).
 """
 
 from __future__ import annotations
@@ -20,22 +20,19 @@ from rich.text import Text
 from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.display import counted
-from exam_harness.llm.cost import money
 from exam_harness.preflight import near_match
 from exam_harness.report.analysis_tables import agreement_renderables
-from exam_harness.report.cost import summary_lines
-from exam_harness.report.evaluation import (
-    OFFICIAL_QRELS_SOURCE,
+from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE
+from exam_harness.report.tables import Column, fmt, render_table, title_of
+from exam_harness.report.tables import Leaderboard as Board
+from exam_harness.results.evaluation import (
     EvaluationReport,
     ExternalLeaderboard,
     ExternalQrelsResult,
     Leaderboard,
     PerQueryCorrelation,
 )
-from exam_harness.report.judge_variance import at_least_text, flaky_lines, samples_text, share_text
-from exam_harness.report.schema import CostSummary, JudgeVariance
-from exam_harness.report.tables import Column, fmt, render_table, title_of
-from exam_harness.report.tables import Leaderboard as Board
+from exam_harness.results.sections import shown_sections
 
 _WITH_STDERR = ("exam-cover", "n-exam-cover")
 
@@ -56,9 +53,7 @@ def summary_line(result: EvaluationReport) -> str:
     graded = g.source == "grader"
     extra = f", {g.hits:,} from cache, {g.graded:,} graded in {g.grading_seconds:.1f}s" if graded else ""
     fail = f", {g.failures:,} without grade" if g.failures else ""
-    # an LLM grader's tokens and cost (docs/cost.md); each run's in cost_table
-    cost = g.cost.model_copy(update={"runs": []}) if g.cost is not None else None
-    return "; ".join([collection, f"grades: {desc} ({g.unique_pairs:,} pairs{extra}{fail})", *summary_lines(cost)])
+    return "; ".join([collection, f"grades: {desc} ({g.unique_pairs:,} pairs{extra}{fail})"])
 
 
 def dropped_lines(result: EvaluationReport) -> list[str]:
@@ -198,12 +193,9 @@ def print_evaluation(
     if not brief:
         for tau in taus:
             console.print(system_table(result, tau, label=label))
-        for jv in result.judge_variance or []:
-            console.print(judge_variance_table(jv))
-            for line in flaky_lines(jv):
-                console.print(line, soft_wrap=True)
-        if result.grading.cost is not None and result.grading.cost.runs:
-            console.print(cost_table(result.grading.cost))
+        for section, content in shown_sections(result.sections):  # cost, judge variance, a plugin's part
+            for line in section.terminal(content):
+                console.print(line, soft_wrap=True, markup=False, highlight=False)
     for tau in taus:
         sig = significance_table(result, tau)
         if sig is not None:
@@ -218,46 +210,6 @@ def print_evaluation(
             console.print(table)
     if result.trec_rag_agreement is not None:
         console.print(assignment_agreement_table(result.trec_rag_agreement))
-
-
-def judge_variance_table(jv: JudgeVariance) -> Table:
-    """Each run's score beside its sample scores and the judge's share of its variance at one tau (the
-    pytest report's figures; docs/judge-variance.md)."""
-    table = Table(title=f"Judge variance at grade ≥ {jv.min_grade} (EXAM-Cover@{jv.k}): {jv.repeats} samples per "
-                  f"pair, reduced by {jv.reducer}", title_justify="left", header_style="bold",
-                  caption="judge share = judge variance / (judge + query variance); flaky: answered in some samples "
-                  "and not in others", caption_justify="left")
-    table.add_column("run", style="cyan", no_wrap=True)
-    for name in ("score", "sample scores", "judge variance", "query variance", "judge share", "flaky cases",
-                 f"cover in ≥ 1…{jv.repeats} of {jv.repeats}"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for r in jv.runs:
-        table.add_row(r.run, f"{r.score:.4f}", samples_text(r), f"{r.judge_variance:.5f}", f"{r.query_variance:.5f}",
-                      share_text(r), f"{r.flaky} of {r.cases}", at_least_text(r))
-    return table
-
-
-def cost_table(cost: CostSummary) -> Table:
-    """An LLM grader's tokens (and cost, with prices) per run: the grades of its top-k pairs, cached or not
-    (a pair in several runs' top-k counts for each); then this session's and the cached grades'."""
-    priced = cost.price_prompt is not None or cost.price_completion is not None
-    table = Table(title="Grading cost per run (the grades of its top-k pairs, cached or not)", title_justify="left",
-                  header_style="bold")
-    table.add_column("run", style="cyan", no_wrap=True)
-    for name in ("prompt tokens", "completion tokens", *(("cost",) if priced else ())):
-        table.add_column(name, justify="right", no_wrap=True)
-
-    def cells(prompt: int, completion: int, value: float | None) -> list[str]:
-        return [f"{prompt:,}", f"{completion:,}", *((money(value) if value is not None else "–",) if priced else ())]
-
-    for r in cost.runs:
-        table.add_row(r.run, *cells(r.prompt_tokens, r.completion_tokens, r.cost))
-    table.add_section()
-    calls = f" ({cost.session.calls:,} calls)" if cost.session.calls else ""
-    table.add_row(f"this session{calls}", *cells(cost.session.prompt_tokens, cost.session.completion_tokens,
-                                                  cost.session.cost))
-    table.add_row("cached grades", *cells(cost.cached.prompt_tokens, cost.cached.completion_tokens, cost.cached.cost))
-    return table
 
 
 def assignment_agreement_table(agreement: AssignmentAgreement) -> Table:

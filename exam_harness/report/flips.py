@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from exam_harness.display import shorten
-from exam_harness.report.schema import ExamReport, TestPointOutcome
+from exam_harness.results.schema import ExamReport, TestPointOutcome
 
 ANSWERED = "answered"
 MISSED = ("missed", "required-missed")

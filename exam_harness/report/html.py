@@ -23,9 +23,9 @@ from pathlib import Path
 
 from exam_harness.display import counted, shorten
 from exam_harness.io.textio import atomic_write_text
-from exam_harness.report.cost import cost_lines
 from exam_harness.report.html_assets import CSS, JS
-from exam_harness.report.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
+from exam_harness.results.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
+from exam_harness.results.sections import shown_sections
 from exam_harness.verdicts import PASSAGE_CHARS as SNIPPET_CHARS  # the text beside an id, as a report keeps it
 
 # the drill-down lists these outcomes, worst first, under these names
@@ -95,7 +95,8 @@ def _header(report: ExamReport, title: str) -> str:
         + f" · k={_e(s.k)} · τ={_e(s.min_grade)} · created {_e(report.created)}</p></header>",
         '<nav><a href="#leaderboard">Leaderboard</a><a href="#heatmap">Heatmap</a>'
         '<a href="#grades">Grade distributions</a><a href="#drilldown">Drill-down</a>'
-        + ('<a href="#judge-variance">Judge variance</a>' if report.judge_variance is not None else "")
+        + "".join(f'<a href="#{_e(section.name)}">{_e(section.title)}</a>'
+                  for section, _ in shown_sections(report.sections))
         + '<a href="#settings">Settings</a></nav>',
     ]
     if report.partial:
@@ -370,7 +371,6 @@ def _settings(report: ExamReport) -> str:
     items: list[tuple[str, str]] = [
         ("grader", grader),
         ("grader options", json.dumps(g.options, sort_keys=True) if g.options else "–"),
-        ("decided by", ", ".join(f"{part} {n}" for part, n in report.decided_by.items()) or "–"),
         ("k (top passages graded)", str(s.k)),
         ("min grade τ", f"{s.min_grade} (of 0–{g.max_grade})"),
         ("qrels m", str(s.qrels_m)),
@@ -382,7 +382,6 @@ def _settings(report: ExamReport) -> str:
         ("cache", f"{c.path or 'none'}: {c.hits} hits, {c.misses} misses ({c.hit_rate:.1%} hit rate), "
                   f"{c.graded} graded, {c.failures} failures; {c.pairs} pairs ({c.unique_pairs} unique); "
                   f"{c.grading_seconds:.1f} s grading"),
-        *(("grading cost", line) for line in cost_lines(report)),  # an LLM grader's tokens and cost
         ("qrels files", ", ".join(f"{q.file} ({q.label} ≥ {q.relevance_level})" for q in report.qrels) or "–"),
         ("tool version", report.tool_version),
         ("schema version", report.schema_version),
@@ -404,14 +403,6 @@ def _ranking(report: ExamReport) -> Callable[[SystemScore], tuple[bool, float, s
     return rank
 
 
-def _judge_variance(report: ExamReport) -> str:
-    if report.judge_variance is None:
-        return ""
-    from exam_harness.report.judge_variance import html_section
-
-    return html_section(report.judge_variance)
-
-
 def render_html(report: ExamReport, passages: Mapping[str, str] | None = None, *, title: str = "EXAM report") -> str:
     """The whole report as one HTML document; ``passages`` (id -> text) fills in the best passages' texts."""
     systems = sorted(report.systems, key=_ranking(report))
@@ -422,7 +413,7 @@ def render_html(report: ExamReport, passages: Mapping[str, str] | None = None, *
         _leaderboard(report, systems, anchors),
         heatmap,
         _grades(report, systems),
-        _judge_variance(report),
+        *(section.html(content) for section, content in shown_sections(report.sections)),
         _drilldown(report, systems, anchors, passages or {}),
         _settings(report),
     ])

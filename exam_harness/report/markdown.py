@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from exam_harness.display import counted, shorten, visible
 from exam_harness.gates import GateCheck, Verdicts, title
-from exam_harness.report.cost import cost_lines
-from exam_harness.report.schema import ExamReport, SystemScore, TestPointOutcome
 from exam_harness.report.terminal import ranked
+from exam_harness.results.schema import ExamReport, SystemScore, TestPointOutcome
+from exam_harness.results.sections import shown_sections
 from exam_harness.verdicts import REASON_CHARS
 
 # Characters that start markdown syntax anywhere in a line (a table cell included); '<', '>' and '&'
@@ -52,18 +52,14 @@ def code(text: str) -> str:
 def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str:
     """The whole summary as GitHub-flavoured markdown (ends with a newline)."""
     verdicts = verdicts or Verdicts()
-    parts = [_heading(report, verdicts), *_warnings(report), _verdict(report), _leaderboard(report), _context(report),
-             *(escape(line) for line in cost_lines(report))]  # an LLM grader's tokens and cost (report/cost.py)
+    parts = [_heading(report, verdicts), *_warnings(report), _verdict(report), _leaderboard(report), _context(report)]
     if verdicts.checks:
         parts.append(_gates(report, verdicts.checks))
     if verdicts.reference is not None:
         parts.append(_changes(report, verdicts))
     if verdicts.failures:
         parts.append("### Other failures\n\n" + "\n".join(f"- {escape(line)}" for line in verdicts.failures))
-    if report.judge_variance is not None:
-        from exam_harness.report.judge_variance import markdown_section
-
-        parts.append(markdown_section(report.judge_variance, escape))
+    parts += [section.markdown(content, escape) for section, content in shown_sections(report.sections)]
     parts.append(_missed(report))
     return "\n\n".join(p for p in parts if p) + "\n"
 
@@ -150,8 +146,6 @@ def _leaderboard(report: ExamReport) -> str:
 def _context(report: ExamReport) -> str:
     st, cache = report.settings, report.cache
     about = [code(st.grader.model)] if st.grader.model else []
-    if report.decided_by:
-        about.append("decided by " + ", ".join(f"{escape(part)} {n}" for part, n in report.decided_by.items()))
     grader = code(st.grader.name) + (f" ({'; '.join(about)})" if about else "")
     return (f"{counted(report.queries, 'query', 'queries')} · {counted(report.test_points, 'test point')} · "
             f"{counted(len(report.systems), 'run')} · grader "

@@ -14,9 +14,9 @@ from rich.console import Group
 
 from exam_harness.display import counted
 from exam_harness.measures.lookup import find_measure
-from exam_harness.report.cost import cost_lines
-from exam_harness.report.schema import FALLBACK_CAUSE, ExamReport, MeasureInfo, SystemScore
 from exam_harness.report.tables import Column, Leaderboard, render_table, render_text
+from exam_harness.results.schema import FALLBACK_CAUSE, ExamReport, MeasureInfo, SystemScore
+from exam_harness.results.sections import shown_sections
 
 WIDE = 132  # from this width on, "± stderr" shares the value's line
 
@@ -130,15 +130,7 @@ def cache_line(report: ExamReport) -> str:
     )
     if c.failures:
         line += f"; {c.failures} FAILED (not scored)"
-    return line + decided_line(report)
-
-
-def decided_line(report: ExamReport) -> str:
-    """Which part of a composite grader decided how many grades ("; decided by answer-key 12, embedding
-    198"), so a reader knows why a passage stating the answer got the top grade."""
-    if not report.decided_by:
-        return ""
-    return "; decided by " + ", ".join(f"{part} {n}" for part, n in report.decided_by.items())
+    return line
 
 
 def n_exam_dropped_line(report: ExamReport) -> str | None:
@@ -158,7 +150,7 @@ def n_exam_dropped_line(report: ExamReport) -> str | None:
 def render_to_text(report: ExamReport, *, color: bool, width: int | None = None, label: str = "max-grade") -> str:
     width = width or shutil.get_terminal_size((120, 24)).columns
     # The summary lines are never wrapped: CI logs grep them whole.
-    lines = [cache_line(report), *cost_lines(report)]  # an LLM grader's tokens and cost (report/cost.py)
+    lines = [cache_line(report)]
     note = incomplete_line(report)
     if note:
         lines.append(note)
@@ -167,10 +159,8 @@ def render_to_text(report: ExamReport, *, color: bool, width: int | None = None,
         lines.append(fallbacks)
     if report.partial:
         lines.append(f"partial exam: {report.partial}")
-    if report.judge_variance is not None:
-        from exam_harness.report.judge_variance import terminal_lines
-
-        lines += terminal_lines(report.judge_variance)
+    for section, content in shown_sections(report.sections):  # cost, judge variance, a plugin's part
+        lines += section.terminal(content)
     dropped = n_exam_dropped_line(report)
     if dropped:
         lines.append(dropped)

@@ -20,14 +20,11 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from exam_harness.answers import word_count
-from exam_harness.measures.trec_rag import TRACK_KEYS, assignments, default_partial
-from exam_harness.report.schema import ExamReport, NuggetAssignment, RagAssignments
+from exam_harness.measures.trec_rag import TRACK_KEYS
+from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:
-    from exam_harness.measures.context import ScoringContext
-    from exam_harness.models import TestPoint
-    from exam_harness.report.evaluation import EvaluationReport
+    from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.writers import FileContent, WriterInput
 
 METRICS_FILE = "trec-rag-metrics.jsonl"
@@ -35,29 +32,6 @@ ASSIGNMENTS_FILE = "trec-rag-assignments.jsonl"
 # report key -> nuggetizer's metric name
 METRIC_NAMES = {"A": "all_score", "A_strict": "strict_all_score", "V": "vital_score",
                 "V_strict": "strict_vital_score", "W": "weighted_score", "W_strict": "strict_weighted_score"}
-
-
-def rag_assignments(ctx: ScoringContext, k: int, tau: int, points: Mapping[str, TestPoint],
-                    query_texts: Mapping[str, str], secret: Mapping[str, bool]) -> list[RagAssignments]:
-    """Every (run, query) of the track's queries with each nugget's label and the grade behind it."""
-    partial = default_partial(tau)
-    found = assignments(ctx, k, tau, partial)
-    top = ctx.top_k(k)
-    rows: list[RagAssignments] = []
-    for run, by_query in found.items():
-        for q, labels in by_query.items():
-            kinds = ctx.exam.importance[q]
-            ids = [t for t in ctx.bank(q) if t in kinds]
-            grades = ctx.grade_rows(q, top[run][q])
-            best = {t: max((grades[p][i] for p in top[run][q]), default=None)
-                    for i, t in enumerate(ctx.bank(q)) if t in kinds}
-            text = ctx.response_text(run, q, k)
-            nuggets = [NuggetAssignment(text=None if secret.get(t) else points[t].text if t in points else None,
-                                        importance=imp, assignment=label, grade=best[t])
-                       for t, (imp, label) in zip(ids, labels)]
-            rows.append(RagAssignments(run_id=run, qid=q, query=query_texts.get(q, ""), answer_text=text,
-                                       response_length=word_count(text), nuggets=nuggets))
-    return rows
 
 
 def track_names(report: ExamReport | EvaluationReport) -> dict[str, str]:

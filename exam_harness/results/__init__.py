@@ -1,2 +1,4 @@
-"""What a result document is written as and what it decides: the writer registry (``writers.py``) and
-the verdict over a document (``verdict.py``), shared by the pytest session and the subcommands."""
+"""The one result document and what reads, writes or decides over it: the section protocol and registry
+(``sections.py``), what scoring hands the document's builder (``scored.py``), the writer registry
+(``writers.py``) and the verdict over a document (``verdict.py``), shared by the pytest session and the
+subcommands."""

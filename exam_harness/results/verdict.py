@@ -35,14 +35,14 @@ from exam_harness.gates import (
     threshold_checks,
     threshold_results,
 )
-from exam_harness.report.schema import ExamReport, GateResult, SystemScore, Verdict
+from exam_harness.results.schema import ExamReport, GateResult, SystemScore, Verdict
 
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.measures.significance import Comparison
     from exam_harness.options import ExamOptions
     from exam_harness.registry import Registry
-    from exam_harness.report.evaluation import EvaluationReport
+    from exam_harness.results.evaluation import EvaluationReport
 
     Document: TypeAlias = ExamReport | EvaluationReport
 
@@ -121,8 +121,7 @@ def decision(document: Document, checks: Checks) -> Decision:
     over = {s.run for s in document.systems if over_fallback_limit(s.fallbacks, s.grade_counts, checks.max_fallbacks)}
     results += _incomplete_results(document, over)
     results += [_fallback_result(s, checks.max_fallbacks) for s in document.systems if s.run in over]
-    if isinstance(document, ExamReport):
-        results += budget_results(document.cost)  # max_cost passed all the same
+    results += budget_results(document.sections.get("cost"))  # max_cost passed all the same
     verdict = Verdict(passed=all(r.passed for r in results), gates=results)
     failed = sum(s.outcomes.required_missed + s.outcomes.errors for s in document.systems)
     return Decision(verdict, thresholds, changes, comparisons, title, per_query, failed)

@@ -1,6 +1,6 @@
 """The one writer registry: every file a result document is written as, in both front ends.
 
-A writer turns a document (the pytest session's :class:`~exam_harness.report.schema.ExamReport` or
+A writer turns a document (the pytest session's :class:`~exam_harness.results.schema.ExamReport` or
 ``evaluate``'s :class:`~exam_harness.report.evaluation.EvaluationReport`) and what stands beside it (the
 plan, the EXAM-Qrels, the gates' details, passage texts) into files by name; it reads the document and
 never changes it. Plugins add writers through ``pytest_exam_register_reporters`` (hookspecs.py).
@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from exam_harness.gates import Verdicts
     from exam_harness.measures.qrels import Qrels
     from exam_harness.plan import ExamPlan
-    from exam_harness.report.evaluation import EvaluationReport
-    from exam_harness.report.schema import ExamReport, RagAssignments
+    from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.schema import ExamReport
+    from exam_harness.sections.trec_rag import RagAssignments
 
     Document: TypeAlias = ExamReport | EvaluationReport
 
@@ -75,8 +76,13 @@ class WriterInput:
     workbench: Callable[[], str] | None = None  # the Workbench paragraph file, made when a writer asks
 
     def rag_assignments(self) -> Sequence[RagAssignments]:
-        held = getattr(self.document, "trec_rag", None)
-        return held if held else (self.assignments or ())
+        """The document's TREC RAG assignments at its (first) tau, from its trec-rag section, else those the
+        front end handed over."""
+        content = self.document.sections.get("trec-rag")
+        if content is not None:
+            doc = self.document
+            return list(content.at(doc.settings.min_grade if doc.kind == "exam-report" else doc.settings.min_grades[0]))
+        return self.assignments or ()
 
 
 class Writer(Protocol):
@@ -96,8 +102,8 @@ class JsonWriter:
     """The document itself: ``exam-report.json`` (pytest) or ``evaluation.json`` (evaluate)."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
-        from exam_harness.report.reporters import REPORT_NAME, report_json_pieces
-        from exam_harness.report.schema import ExamReport
+        from exam_harness.results.json_writer import REPORT_NAME, report_json_pieces
+        from exam_harness.results.schema import ExamReport
 
         doc = out.document
         if isinstance(doc, ExamReport):
@@ -118,7 +124,7 @@ class MarkdownWriter:
     """A markdown summary (leaderboard, gates, regressions, missed required test points)."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
-        from exam_harness.report.schema import ExamReport
+        from exam_harness.results.schema import ExamReport
 
         doc = out.document
         if isinstance(doc, ExamReport):
@@ -134,7 +140,7 @@ class HtmlWriter:
     """A self-contained HTML page (pytest's: leaderboard, heatmap, grades, drill-down to misses)."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
-        from exam_harness.report.schema import ExamReport
+        from exam_harness.results.schema import ExamReport
 
         doc = out.document
         if isinstance(doc, ExamReport):
@@ -150,7 +156,7 @@ class PlotsWriter:
     """evaluate's leaderboards against the official ranking (PNG and SVG) and the per-query correlations."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
-        from exam_harness.report.schema import ExamReport
+        from exam_harness.results.schema import ExamReport
 
         doc = out.document
         if isinstance(doc, ExamReport):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.io.report import read_report
 from exam_harness.report.flips import flip_counts, flips
+from exam_harness.results.read import read_report
 
 pytest_plugins = ["pytester"]
 

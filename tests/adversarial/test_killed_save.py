@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.io.history import entries
+from exam_harness.results.history import entries
 
 pytest_plugins = ["pytester"]
 

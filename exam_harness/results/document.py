@@ -1,8 +1,8 @@
 """The one JSON schema of both result documents: the pytest report and ``exam-harness evaluate --json``.
 
-Both hold the same result core (``measures``, ``systems[].scores``, ``per_query[].scores``, report/schema.py)
+Both hold the same result core (``measures``, ``systems[].scores``, ``per_query[].scores``, results/schema.py)
 in their own envelope; ``kind`` tells them apart (``exam-report`` | ``evaluation``) and ``schema_version``
-(:data:`~exam_harness.report.schema.SCHEMA_VERSION`) versions both. ``exam-harness schema`` prints
+(:data:`~exam_harness.results.schema.SCHEMA_VERSION`) versions both. ``exam-harness schema`` prints
 :func:`json_schema`.
 """
 
@@ -14,8 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter
 
-from exam_harness.report.evaluation import EvaluationReport
-from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
+from exam_harness.results.evaluation import EvaluationReport
+from exam_harness.results.schema import SCHEMA_VERSION, ExamReport
 
 ResultDocument = Annotated[ExamReport | EvaluationReport, Field(discriminator="kind")]
 
@@ -44,7 +44,7 @@ def read_document(path: Path) -> ExamReport | EvaluationReport:
     from pydantic import ValidationError
 
     from exam_harness.errors import InputError
-    from exam_harness.io.report import exam_report_from, read_json_file, schema_error
+    from exam_harness.results.read import exam_report_from, read_json_file, schema_error
 
     text, raw = read_json_file(path)
     if not (isinstance(raw, dict) and raw.get("kind") == "evaluation"):

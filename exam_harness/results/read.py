@@ -21,8 +21,8 @@ from exam_harness.io.textio import (
     read_bytes,
 )
 from exam_harness.models import readable_from_generated
-from exam_harness.report.migrate import migrate
-from exam_harness.report.schema import SCHEMA_VERSION, ExamReport
+from exam_harness.results.migrate import migrate
+from exam_harness.results.schema import SCHEMA_VERSION, ExamReport
 
 _COLLECTIONS = {"list", "dict", "tuple", "set", "frozenset"}
 
@@ -88,13 +88,14 @@ def exam_report_from(text: str, raw: Any, path: Path) -> ExamReport:
     written_as = raw.get("schema_version") if isinstance(raw, dict) else None
     check_values(raw, path)  # before migrating: the fields are named as the file writes them
     if isinstance(raw, dict):
-        raw = migrate(raw)  # a kept report of an older schema reads as today's (report/migrate.py)
+        raw = migrate(raw)  # a kept report of an older schema reads as today's (results/migrate.py)
     migrated_text = written_as != SCHEMA_VERSION  # an older report may have been rewritten: check what was read
     version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+    # a migrated report keeps the version it was written as: 3.x (2.x migrated to 3.0 first) or today's
+    if version is None or str(version).split(".")[0] not in ("3", SCHEMA_VERSION.split(".")[0]):
         raise InputError(
             "not an exam report of a schema this version reads", path=path, field="schema_version",
-            value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x",
+            value=version, expected=f"3.x or {SCHEMA_VERSION.split('.')[0]}.x",
         )
     try:
         _fail_fast_validator().validate_python(raw)

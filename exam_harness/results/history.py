@@ -14,10 +14,10 @@ from pathlib import Path
 
 from exam_harness.display import is_hidden_char
 from exam_harness.errors import ConfigError
-from exam_harness.io.report import read_report
 from exam_harness.io.textio import create_exclusive, locked_folder
-from exam_harness.report.reporters import report_json_pieces
-from exam_harness.report.schema import ExamReport
+from exam_harness.results.json_writer import report_json_pieces
+from exam_harness.results.read import read_report
+from exam_harness.results.schema import ExamReport
 
 _ENTRY = re.compile(r"(\d{4,})_(.+)\.json")
 

@@ -6,6 +6,12 @@ Schema 3.0 to 3.3 read as 3.4 (:func:`answer_to_reason`): each outcome's ``answe
 extracted answer or raw response, which is its reason) becomes its ``reason``; they hold no
 ``best_passage_text``.
 
+Schema 2.x and 3.x read as 4.0 (:func:`to_sections`): the fixed optional fields become sections
+(``decided_by`` -> ``sections["decided-by"].parts``; ``trec_rag`` -> ``sections["trec-rag"]`` at the
+report's tau; ``cost``, the evaluation's ``grading.cost`` ->
+``sections.cost``; ``judge_variance``, one or one per tau ->
+``sections["judge-variance"].per_tau``). Either envelope (the pytest report, ``evaluate --json``) migrates.
+
 Schema 2.x reads as 3.0 first: its fixed score fields become scores keyed by measure name.
 
 A 2.x report held ``exam_cover``/``n_exam_cover`` (+ ``_stderr``), ``nugget_f`` and ``qrels_measures[label]
@@ -25,7 +31,7 @@ from exam_harness.measures.base import Measure
 from exam_harness.measures.exam import ExamCover, NExam, NuggetF
 from exam_harness.measures.parsing import parse_measure
 from exam_harness.measures.trec import TrecMeasure
-from exam_harness.report.schema import MeasureInfo
+from exam_harness.results.schema import MeasureInfo
 
 EMPTY = "skip"  # the n-EXAM policy of every 2.x report (--exam-n-exam-empty's default)
 BETA = 3.0  # nugget F's beta in every pytest session (pytest has no --beta)
@@ -35,7 +41,32 @@ def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """A 2.x or 3.x report document (parsed JSON) rewritten as today's; anything else is returned unchanged, for
     the schema check to judge. Malformed content is left for that check to name too. A 3.x report keeps the
     ``schema_version`` it was written as."""
-    return answer_to_reason(migrate_3(_migrate_2(raw)))
+    return to_sections(answer_to_reason(migrate_3(_migrate_2(raw))))
+
+
+def to_sections(raw: dict[str, Any]) -> dict[str, Any]:
+    """A 3.x document's fixed optional fields moved into ``sections`` (4.0)."""
+    if str(raw.get("schema_version", "")).split(".")[0] != "3" or "sections" in raw:
+        return raw
+    sections: dict[str, Any] = {}
+    decided = raw.pop("decided_by", None)
+    if decided:
+        sections["decided-by"] = {"parts": decided}
+    rag = raw.pop("trec_rag", None)
+    settings = raw.get("settings")
+    if rag and isinstance(settings, dict):  # made at the report's tau
+        sections["trec-rag"] = {"per_tau": [{"min_grade": settings.get("min_grade"), "assignments": rag}]}
+    grading = raw.get("grading")
+    cost = raw.pop("cost", None)
+    if isinstance(grading, dict) and "cost" in grading:  # the evaluation envelope held it in its grading summary
+        cost = grading.pop("cost")
+    if cost is not None:
+        sections["cost"] = cost
+    judge = raw.pop("judge_variance", None)
+    if judge is not None:
+        sections["judge-variance"] = {"per_tau": judge if isinstance(judge, list) else [judge]}
+    raw["sections"] = sections
+    return raw
 
 
 def migrate_3(raw: dict[str, Any]) -> dict[str, Any]:

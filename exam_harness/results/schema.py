@@ -2,47 +2,57 @@
 
 The result core (``measures``, ``systems[].scores``, ``per_query[].scores``) is shared with the document
 ``exam-harness evaluate --json`` writes (report/evaluation.py); ``kind`` tells the two envelopes apart and
-report/document.py joins them into the one schema. ``SCHEMA_VERSION`` versions both.
+results/document.py joins them into the one schema. ``SCHEMA_VERSION`` versions both.
 Bump it on any change a reader could notice; readers check it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, with_config
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, with_config
 
 from exam_harness.models import GraderSpec
+from exam_harness.results.sections import typed_sections
 
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "3.5"
+SCHEMA_VERSION = "4.0"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
 #      replace exam_cover(_stderr), n_exam_cover(_stderr), nugget_f and qrels_measures (2.x reports are
-#      migrated on read, report/migrate.py); outcomes[].test_point_id is the id the pytest case shows
-#      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; io/report.py);
+#      migrated on read, results/migrate.py); outcomes[].test_point_id is the id the pytest case shows
+#      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; results/read.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
 # 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
 # 3.2: kind ("exam-report"; "evaluation" for evaluate's document, which now shares the result core and this
 #      version); measures[].min_grade and measures[].k (the measure's tau and cut-off; 3.0 and 3.1 reports
-#      read as 3.2, report/migrate.py); cost (an LLM grader's tokens and cost,
+#      read as 3.2, results/migrate.py); cost (an LLM grader's tokens and cost,
 #      this session's, the cached grades' and per run; docs/cost.md; none in older reports)
-# 3.3: judge_variance (a judge asked K times per pair: each case's spread, flaky cases, the judge's share of
+# 3.3: the judge-variance figures (a judge asked K times per pair: each case's spread, flaky cases, the judge's share of
 #      each run's variance; None without repeats; 3.2 reads as 3.3)
 # 3.4: outcomes[].reason (the best grade's reason) replaces outcomes[].answer, which held the same text (3.0
-#      to 3.3 read as 3.4, report/migrate.py); outcomes[].best_passage_text (the best passage's text, cut)
-# 3.5: the evaluation envelope (evaluate --json) gains judge_variance (one per tau of --min-grade; None
+#      to 3.3 read as 3.4, results/migrate.py); outcomes[].best_passage_text (the best passage's text, cut)
+# 3.5: the evaluation envelope (evaluate --json) gains the judge-variance figures (one per tau of --min-grade; None
 #      without repeats) and fills grading.cost.runs (each run's tokens and cost); the exam report is unchanged
 #      (3.4 reads as 3.5)
+# 4.0: sections (name -> content: the document's optional parts, each a registered section,
+#      results/sections.py) replace the fixed fields decided_by and trec_rag (the exam report's), cost and judge
+#      variance of both envelopes and the
+#      evaluation's grading.cost; judge variance is held per tau in both ({"per_tau": [...]}). Every 2.x
+#      and 3.x report reads as 4.0 (results/migrate.py).
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+# name -> content of each optional part (results/sections.py), typed by the registered section of that name
+Sections = Annotated[dict[str, Any], AfterValidator(typed_sections)]
 
 
 class Score(_Model):
@@ -125,36 +135,6 @@ class CacheSummary(_Model):
         return self.hits / self.unique_pairs if self.unique_pairs else 1.0
 
 
-class TokenCount(_Model):
-    """Tokens spent (or that cached grades cost when made), and their cost when prices are given."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    calls: int | None = None  # calls sent, retries included (this session only)
-    cost: float | None = None  # at the grader's prices per 1,000 tokens; None without prices
-
-
-class RunTokens(_Model):
-    """The tokens of the grades of one run's top-k pairs, cached or not (shared pairs count for each run)."""
-
-    run: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float | None = None
-
-
-class CostSummary(_Model):
-    """An LLM grader's tokens and cost (docs/cost.md); the report has none for other graders."""
-
-    session: TokenCount  # what this session spent
-    cached: TokenCount  # what the cached grades it used cost when they were made
-    runs: list[RunTokens] = Field(default_factory=list)
-    price_prompt: float | None = None  # per 1,000 tokens
-    price_completion: float | None = None
-    max_cost: float | None = None
-    stopped: str | None = None  # why grading stopped at max_cost, with the pairs left ungraded
-
-
 class QrelsFile(_Model):
     """A qrels file written beside the report; ``relevance_level`` binarises its labels for trec_eval."""
 
@@ -201,68 +181,6 @@ class TestPointOutcome:
     best_passage_text: str | None = None  # the best passage's text, cut (verdicts.PASSAGE_CHARS)
 
 
-class NuggetAssignment(_Model):
-    """One nugget's assignment to one answer (nuggetizer's assignment shape, plus the grade behind it)."""
-
-    text: str | None  # None for secret banks
-    importance: str
-    assignment: str  # support, partial_support, not_support
-    grade: int | None = None  # the best grade of the run's top-k on the nugget (None: not graded)
-
-
-class RagAssignments(_Model):
-    """A run's answer to one query with every nugget's assignment (TREC RAG nuggets only)."""
-
-    run_id: str
-    qid: str
-    query: str
-    answer_text: str
-    response_length: int  # words (NFKC, split on whitespace)
-    nuggets: list[NuggetAssignment]
-# --- judge variance (a grader with repeats=K; analysis/judge_variance.py, docs/judge-variance.md) -------------
-
-
-@with_config(ConfigDict(extra="forbid"))
-@dataclass(slots=True, kw_only=True)
-class CaseSpread:
-    """One case (a run on a test point) over the judge's K samples: the best grade of the run's top-k in
-    each sample (None: no graded passage), how many samples answer it, and whether its verdict flips."""
-
-    run: str
-    query_id: str
-    test_point_id: str
-    best_grades: list[int | None]
-    answered_in: int
-    flaky: bool
-
-
-class RunJudgeVariance(_Model):
-    """One run's score beside the judge's share of its variance (definitions: docs/judge-variance.md)."""
-
-    run: str
-    score: float  # the report's EXAM-Cover (the reducer's grades)
-    sample_scores: list[float]  # EXAM-Cover of each sample's grades alone
-    judge_variance: float  # variance of sample_scores (ddof=1)
-    query_variance: float  # squared standard error of score over the queries
-    judge_share: float | None  # judge / (judge + query); None when both are 0
-    cases: int
-    flaky: int  # cases answered in some samples and not in others
-    cover_at_least: list[float]  # [m - 1]: EXAM-Cover counting test points answered in >= m of the K samples
-
-
-class JudgeVariance(_Model):
-    repeats: int
-    reducer: str
-    measure: str  # the measure the figures are of (EXAM-Cover at the report's k and tau)
-    min_grade: int
-    k: int
-    runs: list[RunJudgeVariance] = Field(default_factory=list)
-    cases: list[CaseSpread] = Field(default_factory=list)
-
-    def run(self, name: str) -> RunJudgeVariance | None:
-        return next((r for r in self.runs if r.run == name), None)
-
-
 class GateResult(_Model):
     """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
     baseline) or a check always made (every pair graded, few grades read by a fallback rule)."""
@@ -292,7 +210,7 @@ class Verdict(_Model):
 FALLBACK_CAUSE = "more grades than --exam-max-fallbacks allows were read by a fallback rule"
 
 class ExamReport(_Model):
-    kind: Literal["exam-report"] = "exam-report"  # the pytest session's envelope (see report/document.py)
+    kind: Literal["exam-report"] = "exam-report"  # the pytest session's envelope (see results/document.py)
     schema_version: str = SCHEMA_VERSION
     tool_version: str
     created: str
@@ -308,16 +226,10 @@ class ExamReport(_Model):
     # why this report covers part of the exam only (e.g. '-k' deselected cases); None for a full exam
     partial: str | None = None
     outcomes: list[TestPointOutcome] = Field(default_factory=list)
-    # a grader of several parts: graded pairs per deciding part (embedding grader: answer-key, embedding)
-    decided_by: dict[str, int] = Field(default_factory=dict)
-    # nugget assignments of each (run, query) whose nuggets carry an importance (TREC RAG nugget files)
-    trec_rag: list[RagAssignments] = Field(default_factory=list)
     # the pytest session's checks (None where no session decided, e.g. a report scored by a subcommand)
     verdict: Verdict | None = None
-    # an LLM grader's tokens and cost, this session's and per run (None for other graders; docs/cost.md)
-    cost: CostSummary | None = None
-    # a judge asked K times per pair (grader option repeats): spreads, flaky cases, variance shares
-    judge_variance: JudgeVariance | None = None
+    # the optional parts, by section name (an LLM grader's cost, judge variance, a plugin's table, ...)
+    sections: Sections = Field(default_factory=dict)
 
     @property
     def incomplete_cause(self) -> str:

@@ -1,6 +1,5 @@
-"""The pytest report's JSON text (``exam-report.json``), deterministic and made in pieces. The writers
-that put it and every other file of a document on disk are in ``exam_harness/results/writers.py``.
-"""
+"""The JSON writer of the exam report: deterministic text (sorted keys, fixed indentation), made in
+pieces so that a TREC-sized report is never held whole as one tree of dicts."""
 
 from __future__ import annotations
 
@@ -17,10 +16,9 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    from exam_harness.report.schema import ExamReport
+    from exam_harness.results.schema import ExamReport
 
 REPORT_NAME = "exam-report.json"
-
 
 # The report's long lists (a TREC-sized exam: 30,000 per-query scores, 600,000 outcomes), serialised
 # item by item: dumping the whole report as one tree of dicts first was most of a session's peak memory.

@@ -1,0 +1,284 @@
+"""The document ``exam-harness evaluate --json`` writes: the result core (results/schema.py) in the
+evaluation envelope (how it is computed: report/evaluation.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from exam_harness.analysis.agreement import AgreementResult, DirectAgreement, MinAnswersAgreement
+from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
+from exam_harness.io.textio import atomic_write_text
+from exam_harness.measures.correlation import Correlation
+from exam_harness.models import GraderSpec
+from exam_harness.results.schema import (
+    SCHEMA_VERSION,
+    CacheSummary,
+    MeasureInfo,
+    QueryScore,
+    Sections,
+    SystemScore,
+)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ComparisonResult(_Model):
+    diff: float
+    ci: tuple[float, float]
+    p: float
+    significantly_worse: bool
+    significantly_better: bool
+
+
+class SignificanceResult(_Model):
+    baseline: str
+    method: str
+    alpha: float
+    resamples: int
+    runs: dict[str, ComparisonResult]
+
+
+class MeasureStats(_Model):
+    """What ``evaluate`` adds to one measure of the result core (``measure``: its name in ``measures[]``)."""
+
+    measure: str
+    key: str  # the short name --plot and the tables' lookups take (exam-cover@20, P@20)
+    queries: int  # the queries some run has a value on
+    # the queries of the exam the measure leaves out: n-EXAM where no passage of the pool covers a test
+    # point at its tau (--n-exam-empty skip), nugget F where a query has no nuggets
+    dropped: list[str] = Field(default_factory=list)
+    relevance_level: int | None = None  # a trec measure's: the qrels label from which a passage is relevant
+    ci: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    correlation: Correlation | None = None
+    significance: SignificanceResult | None = None
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """One measure of an evaluation as a leaderboard: the tables, the plots and the tests read it; the
+    document holds its parts (the measure, the runs' scores, the measure's statistics)."""
+
+    info: MeasureInfo
+    stats: MeasureStats
+    systems: dict[str, float]  # run -> mean
+    stderr: dict[str, float]
+    per_query: dict[str, dict[str, float]] | None  # run -> query -> value (--per-query)
+
+    @property
+    def measure(self) -> str:
+        return self.stats.key
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def title(self) -> str:
+        return self.info.title
+
+    @property
+    def label(self) -> str | None:
+        return self.info.label
+
+    @property
+    def min_grade(self) -> int:
+        return self.info.min_grade or 0  # 0: a measure without a tau (the answers' length)
+
+    @property
+    def queries(self) -> int:
+        return self.stats.queries
+
+    @property
+    def dropped(self) -> list[str]:
+        return self.stats.dropped
+
+    @property
+    def relevance_level(self) -> int | None:
+        return self.stats.relevance_level
+
+    @property
+    def ci(self) -> dict[str, tuple[float, float]]:
+        return self.stats.ci
+
+    @property
+    def correlation(self) -> Correlation | None:
+        return self.stats.correlation
+
+    @property
+    def significance(self) -> SignificanceResult | None:
+        return self.stats.significance
+
+
+class ExternalLeaderboard(_Model):
+    """One trec_eval measure of every run over one given qrels file at one relevance level."""
+
+    qrels: str  # the file, or OFFICIAL_QRELS_SOURCE for the judgments of the run files
+    measure: str
+    relevance_level: int
+    queries: int
+    systems: dict[str, float]
+    stderr: dict[str, float] = Field(default_factory=dict)
+    correlation: Correlation | None = None
+    per_query: dict[str, dict[str, float]] | None = None
+
+
+class PerQueryCorrelation(_Model):
+    """A leaderboard's per-query values against the official qrels' values of ``official_measure``:
+    per query, Spearman's rho and Kendall's tau over the runs (null where undefined, e.g. every run
+    scores 0 on the query); their means over the queries where defined; ``pooled``: the coefficients
+    over every (run, query) point, the points of the scatter plot."""
+
+    source: str  # a qrels file (with ``relevance_level``), or an EXAM leaderboard such as "exam-cover@20"
+    measure: str
+    min_grade: int | None = None  # of an EXAM leaderboard
+    relevance_level: int | None = None  # of a qrels file
+    official_measure: str
+    queries: dict[str, Correlation]
+    mean_spearman: float | None
+    mean_kendall: float | None
+    undefined: int
+    pooled: Correlation
+    # (run, query, official value, this leaderboard's value): drawn by ``--plot``, not written to JSON
+    points: list[tuple[str, str, float, float]] = Field(default_factory=list, exclude=True)
+
+
+class ExternalQrelsResult(_Model):
+    """``--qrels``: every run scored over given qrels files; the official qrels' leaderboards come first."""
+
+    official_qrels: str | None
+    official_relevance_level: int
+    relevance_levels: list[int]
+    measures: list[str]
+    leaderboards: list[ExternalLeaderboard]
+    per_query: list[PerQueryCorrelation] = Field(default_factory=list)
+
+
+class CollectionSummary(_Model):
+    queries: int
+    passages: int
+    distinct_passages: int
+    runs: int
+    test_points: int
+    judged: int
+
+
+class EvaluationGrading(CacheSummary):
+    """How the grades of an evaluation were obtained: the report's cache summary of the grading pass
+    (no cache for recorded grades: hits and misses 0), the source, and a few pairs without a grade."""
+
+    source: Literal["recorded", "grader"]
+    failure_examples: list[str] = Field(default_factory=list)
+
+
+class EvaluationSettings(_Model):
+    grader: GraderSpec  # the grader, or the recorded grading run (name "recorded", its model and prompt class)
+    k: int
+    min_grades: list[int]
+    labels: list[str]
+    measures: list[str]
+    qrels_m: int
+    pool: str
+    judgment_level: int
+    alpha_ndcg: bool
+    redundancy_alpha: float
+    nugget_f: bool
+    beta: float
+    bootstrap: int
+    confidence: float
+    seed: int
+    baseline: str | None = None
+    significance: str
+    alpha: float
+    resamples: int
+    per_query: bool
+    runs: list[str] = Field(default_factory=list)
+    banks: list[str] = Field(default_factory=list)
+    official: str | None = None
+
+
+_OPTIONAL_STATS_KEYS = ("relevance_level", "correlation", "significance")
+# what a pytest session tallies per run and evaluate has not: left out of evaluate's systems[]
+_SESSION_ONLY = {"outcomes", "grade_counts", "fallbacks"}
+
+
+class EvaluationReport(_Model):
+    """``exam-harness evaluate --json``: the result core (measures, systems, per_query) in its envelope."""
+
+    kind: Literal["evaluation"] = "evaluation"
+    schema_version: str = SCHEMA_VERSION
+    tool_version: str
+    created: str
+    settings: EvaluationSettings
+    grading: EvaluationGrading
+    collection: CollectionSummary
+    measures: list[MeasureInfo]
+    systems: list[SystemScore]
+    per_query: list[QueryScore] = Field(default_factory=list)  # --per-query
+    leaderboards: list[MeasureStats]  # one per measure, in the order of measures[]
+    official: dict[str, float] | None = None
+    agreement: AgreementResult | None = None
+    min_answers: list[MinAnswersAgreement] | None = None
+    direct_agreement: list[DirectAgreement] | None = None
+    external_qrels: ExternalQrelsResult | None = None
+    trec_rag_agreement: AssignmentAgreement | None = None  # against human nugget assignments
+    # the optional parts, by section name, computed as the pytest report's (results/sections.py)
+    sections: Sections = Field(default_factory=dict)
+
+    def boards(self) -> list[Leaderboard]:
+        """Every measure as a leaderboard, in the order of ``measures``."""
+        stats = {s.measure: s for s in self.leaderboards}
+        per_query: dict[str, dict[str, dict[str, float]]] | None = None
+        if self.per_query:
+            per_query = {}
+            for row in self.per_query:
+                for name, value in row.scores.items():
+                    per_query.setdefault(name, {}).setdefault(row.run, {})[row.query_id] = value
+        boards = []
+        for info in self.measures:
+            held = {s.run: s.scores[info.name] for s in self.systems if info.name in s.scores}
+            boards.append(Leaderboard(
+                info=info, stats=stats[info.name], systems={run: s.mean for run, s in held.items()},
+                stderr={run: s.stderr for run, s in held.items()},
+                per_query=per_query.get(info.name, {}) if per_query is not None else None,
+            ))
+        return boards
+
+    def find(self, measure: str, min_grade: int, label: str | None = None) -> Leaderboard:
+        """The leaderboard of the measure of short name ``measure`` (``exam-cover@20``) at ``min_grade``."""
+        boards = self.boards()
+        for board in boards:
+            if board.measure == measure and board.min_grade == min_grade and board.label == label:
+                return board
+        have = sorted({(b.measure, b.label or "", b.min_grade) for b in boards})
+        raise KeyError(f"no leaderboard {measure!r} label={label!r} min_grade={min_grade}; have {have[:12]}")
+
+    def dropped(self) -> list[Leaderboard]:
+        """The leaderboards of measures that leave some queries out."""
+        return [board for board in self.boards() if board.dropped]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document: optional parts that are absent are left out rather than null."""
+        doc = self.model_dump(mode="json", exclude={"systems": {"__all__": _SESSION_ONLY}})
+        for stats in doc["leaderboards"]:
+            for key in _OPTIONAL_STATS_KEYS:
+                if stats.get(key) is None:
+                    stats.pop(key, None)
+        for board in (doc.get("external_qrels") or {}).get("leaderboards", []):
+            for key in ("correlation", "per_query"):
+                if board.get(key) is None:
+                    board.pop(key, None)
+        if not doc["per_query"]:
+            doc.pop("per_query")
+        return {key: value for key, value in doc.items() if value is not None}
+
+    def write_json(self, path: str | Path) -> Path:
+        path = Path(path)
+        atomic_write_text(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
+        return path

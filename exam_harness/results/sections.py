@@ -1,0 +1,119 @@
+"""Sections: the optional parts of the result document, each one module and one registry line.
+
+A :class:`Section` has a ``name`` (its key in the document's ``sections``), a ``title``, a pydantic
+``model``, a ``compute(scored)`` that returns the model (or None where the section has nothing to say:
+no LLM grader, no repeats) and its terminal, markdown and HTML renderings. Both front ends (the pytest
+session and ``exam-harness evaluate``) compute every registered section from the same
+:class:`~exam_harness.results.scored.Scored` and every view renders the sections a document holds in
+registry order, so a new optional part of every output is a section module and a registry line, or,
+for a plugin, a ``pytest_exam_register_sections`` hook (hookspecs.py).
+
+The front end that fills the registry makes it the *active* one (:func:`use_sections`): documents read
+back type their sections by it, and views render by it. A section a document holds but no registered
+section names stays a plain JSON object; views leave it out, the JSON keeps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from exam_harness.registry import Registry
+
+if TYPE_CHECKING:
+    from exam_harness.results.scored import Scored
+
+Escape = Callable[[str], str]
+
+
+@runtime_checkable
+class Section(Protocol):
+    """One optional part of the result document (see the module docstring)."""
+
+    name: str  # the key in the document's ``sections``
+    title: str  # heads it in markdown and HTML (and the HTML page's navigation)
+    model: type[BaseModel]
+
+    def compute(self, scored: Scored) -> BaseModel | None:
+        """The section's content from what scoring returned; None leaves it out of the document."""
+
+    def terminal(self, content: Any) -> list[str]:
+        """Lines of the pytest terminal summary and of ``evaluate``'s output."""
+
+    def markdown(self, content: Any, escape: Escape) -> str:
+        """A markdown section (``escape`` makes a text safe in a table cell or a line)."""
+
+    def html(self, content: Any) -> str:
+        """An HTML ``<section>`` (its id is the section's name: the page's navigation links to it)."""
+
+
+def builtin_sections() -> Registry[Section]:
+    """The built-in sections, imported on first use, in the order documents and views show them."""
+    registry: Registry[Section] = Registry("section")
+    # Where a "live-system health" section will go: a module with SECTION and one line here.
+    for name, ref, description in (
+        ("decided-by", "exam_harness.sections.decided_by:SECTION",
+         "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
+        ("trec-rag", "exam_harness.sections.trec_rag:SECTION",
+         "each run's TREC RAG nugget assignments where nuggets carry an importance (docs/trec-rag.md)"),
+        ("cost", "exam_harness.sections.cost:SECTION", "an LLM grader's tokens and cost (docs/cost.md)"),
+        ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
+         "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
+    ):
+        registry.register(name, ref, description)
+    return registry
+
+
+_active: list[Registry[Section]] = []
+
+
+def use_sections(registry: Registry[Section]) -> None:
+    """Make ``registry`` (built-ins plus what plugins registered) the one documents and views use."""
+    _active[:] = [registry]
+
+
+def reset_sections() -> None:
+    """Back to the built-in sections (a pytest session's plugins end with the session)."""
+    _active.clear()
+
+
+def active_sections() -> Registry[Section]:
+    """The registry the front end filled (:func:`use_sections`), else the built-in sections."""
+    if not _active:
+        _active.append(builtin_sections())
+    return _active[0]
+
+
+def compute_sections(scored: Scored, registry: Registry[Section] | None = None) -> dict[str, BaseModel]:
+    """Every registered section's content from ``scored``, by name, in registry order (those with none left out)."""
+    found: dict[str, BaseModel] = {}
+    for section in (registry or active_sections()).values():
+        content = section.compute(scored)
+        if content is not None:
+            found[section.name] = content
+    return found
+
+
+def typed_sections(raw: Mapping[str, Any], registry: Registry[Section] | None = None) -> dict[str, Any]:
+    """A document's sections with each registered one validated into its model (others kept as read)."""
+    registry = registry or active_sections()
+    typed: dict[str, Any] = {}
+    for name, content in raw.items():
+        if name in registry and not isinstance(content, BaseModel):
+            content = registry.get(name).model.model_validate(content)
+        typed[name] = content
+    return typed
+
+
+def shown_sections(sections: Mapping[str, Any],
+                   registry: Registry[Section] | None = None) -> Iterator[tuple[Section, BaseModel]]:
+    """The sections a document holds that a registered section renders, in registry order."""
+    registry = registry or active_sections()
+    for name in registry:
+        content = sections.get(name)
+        if isinstance(content, BaseModel):
+            section = registry.get(name)
+            if isinstance(content, section.model):
+                yield section, content
