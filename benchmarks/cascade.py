@@ -62,10 +62,7 @@ def report(name: str, pairs: list[str], scores: list[float], passes: list[bool],
     for target in TARGETS:
         for seed in range(seeds):
             audited = [audit_draw(seed, p) < audit for p in pairs]
-            asked: set[int] = set()
-
             def decide(indices: list[int]) -> list[bool | None]:
-                asked.update(indices)
                 return [passes[i] for i in indices]
 
             step = max(16, total // 100)
@@ -101,6 +98,10 @@ def sourdough(audit: float, seeds: int) -> None:
     assert len(grades) == len(bank.requests)
     pairs = [f"{r.passage.id}\0{r.test_point.id}" for r in bank.requests]
     passes = [bank.labels[(r.passage.id, r.test_point.id)] for r in bank.requests]
+    verdicts = [g.grade >= 4 for g in grades]
+    right = sum(v and p for v, p in zip(verdicts, passes))
+    print(f"embedding grader alone at grade >= 4 on the sourdough bank: precision {right}/{sum(verdicts)}, recall "
+          f"{right}/{sum(passes)} (exam_harness/graders/verdict_worth.py states these)")
     report("sourdough bank (decider: the bank's labels)", pairs, embedding_scores(grades), passes, audit, seeds)
 
 
@@ -112,7 +113,7 @@ def dl19(data_dir: Path, cache_path: Path | None, audit: float, seeds: int) -> N
     grader = EmbeddingGrader(GraderConfig())
     started = time.perf_counter()
     try:
-        view, outcome = grade_banks(data, banks, grader, cache, k=20, pool="judged",
+        _, outcome = grade_banks(data, banks, grader, cache, k=20, pool="judged",
                                     progress=GradingProgress("grading DL19", sys.stderr.isatty()))
     finally:
         grader.close()

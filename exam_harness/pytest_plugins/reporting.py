@@ -63,6 +63,11 @@ class ExamReporting:
             raise pytest.UsageError(str(exc)) from None
         report = self.built.report
         self._decide(session, report)
+        from exam_harness.graders.verdict_worth import grader_notes  # what the judge's verdicts are worth
+
+        self.notes += grader_notes(report.settings.grader, report.settings.min_grade,
+                                   (o.test_point_id for o in report.outcomes if o.required),
+                                   graded.grading.answers, graded.grading.grades)
         if setup.options.report_dir is not None:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:
