@@ -172,6 +172,11 @@ SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
                   "answer_key": ("false", {}), "support_model": ("{support_model}", {})},
     "answer-key": {},
     "recorded": {"llm": ("other-llm", {}), "prompt_class": ("OtherPrompt", {})},
+    # the judges' own options shape grades through their specs, which the cascade's spec holds
+    "cascade": {"decider": ("embedding", {}), "first": ("answer-key", {}),
+                "decider_options": ("span=sentence", {"decider": "embedding"}), "first_options": ("span=sentence", {}),
+                "threshold": ("0.3", {}), "target_recall": ("0.9", {}), "audit": ("0.05", {}), "seed": ("1", {}),
+                "step": ("32", {})},
     "hf": {
         "model": ("{t5}", {}),
         "dtype": ("bfloat16", {}),
@@ -216,6 +221,7 @@ BASE: dict[str, dict[str, str]] = {
     "embedding": {},
     "answer-key": {},
     "recorded": {"llm": "flan-t5-large", "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"},
+    "cascade": {"decider": "answer-key"},
     "hf": {"model": "{causal}", "device": "cpu"},
     "qa": {"model": "{qa}", "device": "cpu"},
     "openai": {"model": "gpt-test", "base_url": "http://localhost:9/v1", "temperature": "0.2"},  # repeats sample

@@ -76,11 +76,13 @@ def score_of(grade: Grade, max_grade: int) -> float:
 class CascadeGrader(Grader):
     name = "cascade"
     options = (
-        GraderOption("decider", None, "the deciding judge: openai, hf or any registered grader (required)",
+        GraderOption("decider", None, "the deciding judge: openai, hf or any registered grader (required: no default)",
                      optional(text)),
         GraderOption("first", "embedding", "the cheap first judge that filters (default: embedding)", text),
-        GraderOption("decider_options", {}, "the decider's options as key=value;key=value", parse_sub_options),
-        GraderOption("first_options", {}, "the first judge's options as key=value;key=value", parse_sub_options),
+        GraderOption("decider_options", None, "the decider's options as key=value;key=value (default: none)",
+                     optional(parse_sub_options)),
+        GraderOption("first_options", None, "the first judge's options as key=value;key=value (default: none)",
+                     optional(parse_sub_options)),
         GraderOption("threshold", None, "escalation threshold on the first judge's score (0..1); pairs below it "
                      "are graded 0 without a call (default: chosen for target_recall)", optional(number(0, 1))),
         GraderOption("target_recall", None, "share of the decider's passes to keep, estimated on the audit sample "
@@ -112,10 +114,10 @@ class CascadeGrader(Grader):
 
             registry = default_registry()
         self.first: Grader = registry.create(self.first_name, replace(
-            config, model=None, options=dict(values["first_options"]), dry_run=config.dry_run))
+            config, model=None, options=dict(values["first_options"] or {}), dry_run=config.dry_run))
         try:
             self.decider: Grader = registry.create(self.decider_name, replace(
-                config, options=dict(values["decider_options"])))
+                config, options=dict(values["decider_options"] or {})))
         except BaseException:
             self.first.close()
             raise
@@ -147,7 +149,7 @@ class CascadeGrader(Grader):
             options={"first": self.first_name, "first_spec": self.first.spec().fingerprint(),
                      "decider": self.decider_name, "decider_spec": decider.fingerprint(),
                      "threshold": self.given_threshold, "target_recall": self.target_recall,
-                     "audit": self.audit, "seed": self.seed},
+                     "audit": self.audit, "seed": self.seed, "step": self.step},
             max_grade=decider.max_grade, default_min_grade=decider.default_min_grade,
         )
 

@@ -68,6 +68,11 @@ class ExamReporting:
         self.notes += grader_notes(report.settings.grader, report.settings.min_grade,
                                    (o.test_point_id for o in report.outcomes if o.required),
                                    graded.grading.answers, graded.grading.grades)
+        from exam_harness.analysis.judge_guards import guard_notes  # circular judging, a leaked bank
+
+        self.notes += guard_notes(inputs.data, banks, report.settings.k,
+                                  report.settings.grader.model or setup.options.model,
+                                  (Path(p) for p in setup.options.runs))
         if setup.options.report_dir is not None:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:
