@@ -24,6 +24,7 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,7 +63,7 @@ def report(name: str, pairs: list[str], scores: list[float], passes: list[bool],
     for target in TARGETS:
         for seed in range(seeds):
             audited = [audit_draw(seed, p) < audit for p in pairs]
-            def decide(indices: list[int]) -> list[bool | None]:
+            def decide(indices: Sequence[int]) -> list[bool | None]:
                 return [passes[i] for i in indices]
 
             step = max(16, total // 100)
@@ -105,10 +106,12 @@ def sourdough(audit: float, seeds: int) -> None:
     report("sourdough bank (decider: the bank's labels)", pairs, embedding_scores(grades), passes, audit, seeds)
 
 
-def dl19(data_dir: Path, cache_path: Path | None, audit: float, seeds: int) -> None:
+def dl19(data_dir: Path, cache_path: Path | None, audit: float, seeds: int, queries: int | None) -> None:
     folder = data_dir / "dl19"
     data = load_runs([folder / "dl19-graded-flan-t5-large-selfrating.jsonl.gz"]).data
     banks = [b for b in load_bank(folder / "dl19-genq-questions-v1.jsonl.gz") if b.query.id in data.judgments]
+    if queries is not None:  # the first N judged queries in id order: a shorter run on a slow machine
+        banks = sorted(banks, key=lambda b: b.query.id)[:queries]
     cache = GradeCache(cache_path)
     grader = EmbeddingGrader(GraderConfig())
     started = time.perf_counter()
@@ -136,7 +139,9 @@ def dl19(data_dir: Path, cache_path: Path | None, audit: float, seeds: int) -> N
         passes.append(result.grade >= 4)
     if missing:
         print(f"  left out {missing:,} pairs without a support or a recorded grade")
-    report("DL19 (decider: recorded FLAN-T5-large self-ratings, grade >= 4)", pairs, scores, passes, audit, seeds)
+    shown = f"{len(banks)} queries" if queries is not None else "all judged queries"
+    report(f"DL19, {shown} (decider: recorded FLAN-T5-large self-ratings, grade >= 4)", pairs, scores, passes, audit,
+           seeds)
 
 
 def main() -> int:
@@ -146,6 +151,7 @@ def main() -> int:
     parser.add_argument("--audit", type=float, default=0.02)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--only", choices=("sourdough", "dl19"), default=None)
+    parser.add_argument("--queries", type=int, default=None, help="DL19: only the first N judged queries (id order).")
     args = parser.parse_args()
     if args.only in (None, "sourdough"):
         sourdough(args.audit, args.seeds)
@@ -153,7 +159,7 @@ def main() -> int:
         if not (args.data / "dl19").is_dir():
             print(f"DL19 skipped: {args.data / 'dl19'} is absent")
         else:
-            dl19(args.data, args.cache, args.audit, args.seeds)
+            dl19(args.data, args.cache, args.audit, args.seeds, args.queries)
     return 0
 
 

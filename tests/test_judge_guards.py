@@ -48,7 +48,8 @@ def test_a_run_holding_the_banks_texts_far_more_often_than_the_others_is_flagged
     }
     shares = verbatim_shares(outputs, bank)
     assert shares == {"leaky": 1.0, "honest": 0.0, "partly": pytest.approx(1 / 5)}
-    assert leaked_runs(shares) == {"leaky": (1.0, pytest.approx(0.1))}
+    leaked = leaked_runs(shares)
+    assert list(leaked) == ["leaky"] and leaked["leaky"][0] == 1.0 and leaked["leaky"][1] == pytest.approx(0.1)
     warning = leak_warning(shares)
     assert warning is not None and "'leaky' 100%" in warning
     assert leak_warning({"a": 0.5, "b": 0.4, "c": 0.45}) is None  # all alike: nothing stands out
