@@ -10,11 +10,12 @@ import pytest
 
 from exam_harness.cache import GradeCache
 from exam_harness.errors import ConfigError
-from exam_harness.graders.base import GraderConfig
+from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.graders.cascade import AUDIT, FILTERED, KEPT, CascadeGrader, estimate_of, statement
 from exam_harness.graders.cascade_filter import audit_draw, descend, miss_estimate, wilson
 from exam_harness.graders.registry import default_registry
 from exam_harness.grading import GradingOutcome, run_grading_pass
+from exam_harness.models import Passage, Query, TestPoint
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.sourdough_bank import LabelledBank, load
 
@@ -165,3 +166,58 @@ def test_a_given_threshold_filters_without_choosing(bank: LabelledBank, server: 
 def test_a_cascade_badly_configured_says_what_is_wrong(options: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         CascadeGrader(GraderConfig(options=options))
+
+
+# -- tokens, cost, max_cost and repeats are the decider's -------------------------------------------------
+
+
+def gold_requests() -> list[GradingRequest]:
+    """8 pairs of one length: the even ones state the gold answer (the answer key keeps them), the odd do not."""
+    query = Query(id="q", text="battery storage")
+    tp = TestPoint(id="q/1", query_id="q", kind="question", text="What do batteries store?",
+                   gold_answers=("energy",))
+    texts = [f"Cells {i} hold energy for later." if i % 2 == 0 else f"Cells {i} hold nothing at all." for i in range(8)]
+    return [GradingRequest(query, tp, Passage(id=f"p{i}", text=t)) for i, t in enumerate(texts)]
+
+
+def cost_cascade(server: FakeOpenAIServer, **decider: str) -> Grader:
+    from tests.test_grading_cost import grader_options
+
+    sub = ";".join(f"{k}={v}" for k, v in grader_options(server, **decider).items())
+    return default_registry().create("cascade", GraderConfig(options={
+        "decider": "openai", "decider_options": sub, "first": "answer-key", "threshold": "0.5", "audit": "0"}))
+
+
+def test_the_cascade_counts_and_bounds_only_what_the_decider_spends() -> None:
+    pytest.importorskip("openai")
+    from tests.test_grading_cost import PRICES, SeededServer
+
+    with SeededServer() as server:
+        outcome = run_grading_pass(cost_cascade(server, **PRICES), gold_requests(), GradeCache(None))
+        spent = server.spent()
+        assert spent.calls == 4 and not outcome.failures
+        cost = outcome.cost
+        assert cost is not None and cost.session.calls == 4
+        assert (cost.session.prompt_tokens, cost.session.completion_tokens) == (spent.prompt_tokens,
+                                                                                spent.completion_tokens)
+        assert sorted(p for p, _ in cost.pair_tokens) == ["p0", "p2", "p4", "p6"]  # filtered pairs cost nothing
+
+        probe = cost_cascade(server, **PRICES)
+        assert probe.meter is not None  # type: ignore[attr-defined]
+        one = probe.meter.inner.bound(gold_requests()[:1])[2]  # type: ignore[attr-defined]  # a call's bound
+        budget = run_grading_pass(cost_cascade(server, **PRICES, max_cost=f"{2.5 * one!r}", temperature="0.1"),
+                                  gold_requests(), GradeCache(None))
+        assert server.spent().calls - spent.calls == 2
+        assert budget.cost is not None and budget.cost.stopped is not None and "max_cost" in budget.cost.stopped
+
+
+def test_the_deciders_repeats_are_the_cascades() -> None:
+    pytest.importorskip("openai")
+    from tests.test_grading_cost import SeededServer
+
+    with SeededServer() as server:
+        outcome = run_grading_pass(cost_cascade(server, repeats="3", temperature="0.7"), gold_requests(),
+                                   GradeCache(None))
+        assert server.spent().calls == 3 * 4 and outcome.repeats == 3
+        assert all(outcome.samples[(f"p{i}", "q/1")] == (0, 0, 0) for i in (1, 3, 5, 7))  # filtered, no call
+        assert len(outcome.samples) == 8
