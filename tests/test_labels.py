@@ -76,3 +76,31 @@ def test_label_scripted_through_stdin_is_read_by_analyze_agreement(tmp_path: Pat
     assert "keyword against labels.jsonl (4 labelled pairs graded, grade >= 4)" in capsys.readouterr().out
     doc = json.loads(out.read_text())
     assert doc["pairs"] == 4 and doc["grader"] == "keyword"
+
+
+def test_calibrate_refits_the_support_model_on_labels_scripted_through_stdin(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.graders.support import read_support_model, shipped_model
+
+    exam, _ = write_exam(tmp_path / "data")
+    bank = write_bank(tmp_path / "bank.jsonl", KEYWORD_BANK)
+    monkeypatch.chdir(tmp_path)
+    common = [str(exam), "--bank", str(bank), "--grader", "embedding", "--cache", str(tmp_path / "c.sqlite"),
+              "--no-progress"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\nn\n" * 8))
+    assert main(["label", *common, "--out", "labels.jsonl", "--unsure", "16", "--confident", "0"]) == 0
+    assert "16 new labels" in capsys.readouterr().out
+    assert main(["calibrate", *common, "--team-labels", "labels.jsonl", "--fit-support", "fit.json",
+                 "--folds", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "before: the current support model's verdicts (grade >= 4) on 16 labelled pairs" in printed
+    assert "after: questions without gold answers: refit on 16 labelled pairs of 4 test points" in printed
+    assert "after: questions with gold answers: kept as it was" in printed
+    assert "exam_grader_options = support_model=fit.json" in printed
+    fitted = read_support_model(tmp_path / "fit.json")
+    assert "team labels labels.jsonl" in fitted.fitted_on and fitted.weights != shipped_model().weights
+    assert fitted.with_answers == shipped_model().with_answers
+    # the fitted file grades: the agreement with the labels, through the ini's option
+    assert main(["analyze", "agreement", *common, "--grader-option", "support_model=fit.json",
+                 "--team-labels", "labels.jsonl"]) == 0
+    assert "embedding against labels.jsonl (16 labelled pairs graded" in capsys.readouterr().out

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from exam_harness.errors import InputError
+from exam_harness.analysis.support_fit import Instances
+from exam_harness.errors import ConfigError, InputError
 from exam_harness.graders.cascade_filter import wilson
-from exam_harness.graders.support import signals_of_reason
+from exam_harness.graders.support import Signals, SupportModel, signals_of_reason
 
 Pair = tuple[str, str]  # (passage id, test point id)
 
@@ -148,3 +149,68 @@ def label_agreement(grades: Mapping[Pair, int], labels: Mapping[Pair, bool], min
         recall=tp / (tp + fn) if tp + fn else None, recall_interval=wilson(tp, tp + fn),
         kappa=kappa,
     )
+
+
+@dataclass(frozen=True)
+class LabelFit:
+    """A support model refit on a team's labels, and what was said of each of its two parts."""
+
+    model: SupportModel
+    lines: list[str]
+
+
+def _instances(signals: Mapping[Pair, Signals], labels: Mapping[Pair, bool], names: Sequence[str]) -> Instances | None:
+    """One instance per labelled pair with the signals ``names`` (its test point is its 'query', so folds deal
+    test points); None when no labelled pair has them."""
+    import numpy as np
+
+    keys, matrices, relevant = [], [], []
+    for (passage_id, tp_id), label in sorted(labels.items()):
+        found = signals.get((passage_id, tp_id))
+        if found is None:
+            continue
+        try:
+            row = found.vector(names)
+        except ConfigError:  # a signal this part does not read for the pair (the answer signals of a question)
+            continue
+        keys.append((tp_id, passage_id))
+        matrices.append(np.asarray([row], dtype=float))
+        relevant.append(label)
+    return Instances(keys, matrices, np.asarray(relevant, dtype=bool), tuple(names)) if keys else None
+
+
+def fit_on_labels(answers: Mapping[Pair, str | None], labels: Mapping[Pair, bool], with_gold: Collection[str],
+                  base: SupportModel, *, folds: int, seed: int, min_grade: int, source: str) -> LabelFit:
+    """The support model refit on the labels, cross-validated by test point: the model of test points without
+    gold answers on their labels, the answer model (``with_answers``) on the labels of those with gold answers;
+    a part with labels of fewer than ``folds`` test points, or of one kind only, is kept as it was, and said so."""
+    from exam_harness.analysis.calibration import query_folds
+    from exam_harness.analysis.support_fit import fit_support, stored_signals
+
+    signals = stored_signals({p: a for p, a in answers.items() if p in labels})
+    parts: dict[str, SupportModel] = {}
+    lines: list[str] = []
+    answer_model = base.with_answers or base
+    for part, model, chosen in (
+            ("questions without gold answers", base, {p: v for p, v in labels.items() if p[1] not in with_gold}),
+            ("questions with gold answers", answer_model, {p: v for p, v in labels.items() if p[1] in with_gold})):
+        data = _instances(signals, chosen, model.signals)
+        points = sorted({k[0] for k in data.keys}) if data is not None else []
+        if data is None or len(points) < folds or data.relevant.all() or not data.relevant.any():
+            lines.append(f"{part}: kept as it was ({len(chosen)} labels of {len(points)} test points: too few, or of "
+                         "one kind only)")
+            parts[part] = model
+            continue
+        fit = fit_support(data, query_folds(points, folds, seed))
+        refit = fit.model(f"{source}: {len(data.keys)} labelled pairs of {len(points)} test points, {folds} folds of "
+                          "test points", min_grade, model.answer_key_floor)
+        held = "–" if fit.held_out.mean is None else f"{fit.held_out.mean:.3f} ± {fit.held_out.sd or 0:.3f}"
+        lines.append(f"{part}: refit on {len(data.keys)} labelled pairs of {len(points)} test points: held-out kappa "
+                     f"{held} (in-sample {fit.in_sample_kappa:.3f}), cut points "
+                     + ",".join(f"{c:g}" for c in refit.cut_points))
+        parts[part] = refit
+    questions = parts["questions without gold answers"]
+    model = SupportModel(questions.signals, questions.weights, questions.intercept, questions.cut_points,
+                         questions.fitted_on, questions.answer_key_floor, questions.notes,
+                         with_answers=parts["questions with gold answers"])
+    return LabelFit(model, lines)
