@@ -19,6 +19,8 @@ from exam_harness.models import Passage, Query, TestPoint
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.sourdough_bank import LabelledBank, load
 
+pytest_plugins = ["pytester"]
+
 # -- the arithmetic -----------------------------------------------------------------------------------------
 
 
@@ -221,3 +223,17 @@ def test_the_deciders_repeats_are_the_cascades() -> None:
         assert server.spent().calls == 3 * 4 and outcome.repeats == 3
         assert all(outcome.samples[(f"p{i}", "q/1")] == (0, 0, 0) for i in (1, 3, 5, 7))  # filtered, no call
         assert len(outcome.samples) == 8
+
+
+def test_a_pytest_session_with_plugin_judges_states_the_cascade(pytester: pytest.Pytester) -> None:
+    """Both judges may be a plugin's graders (the cascade creates them from the session's registry), and the
+    session's summary states the calls made and the miss rate."""
+    from tests.helpers import make_project
+
+    project = make_project(pytester)
+    options = ["decider=marker", "first=marker", "threshold=0.5", "audit=0"]
+    result = project.runpytest("banks", "--exam-grader", "cascade",
+                               *(a for o in options for a in ("--exam-grader-option", o)))
+    result.stdout.fnmatch_lines(["*; decided by marker 4, marker (filtered, no call) 7",
+                                 "cascade: marker graded 4 of 11 pairs (36.4%: 4 kept at score >= 0.5, 0 audited); "
+                                 "marker graded 7 pairs 0 without a call; no audit sample*"])

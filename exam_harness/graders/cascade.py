@@ -353,4 +353,6 @@ def statement(answers: Mapping[Pair, str | None], grades: Mapping[Pair, int], mi
     if estimate is None:
         return None
     options = spec.options
-    return describe(estimate, str(options.get("first")), str(options.get("decider")), None)
+    given = options.get("threshold")  # a threshold chosen per pass is not in the spec
+    return describe(estimate, str(options.get("first")), str(options.get("decider")),
+                    float(given) if isinstance(given, (int, float)) else None)
