@@ -659,6 +659,7 @@ class Argument:
     required: bool = False
     positional: bool = False
     dest: str | None = None
+    short: str | None = None  # a one-letter alias, e.g. "o" for -o
 
     def add_to(self, parser: argparse.ArgumentParser, **changes: Any) -> None:
         """Add this argument to a subcommand's ``parser`` (``changes``: fields that differ there)."""
@@ -677,7 +678,8 @@ class Argument:
             return
         if spec.required:
             kwargs["required"] = True
-        parser.add_argument(f"--{spec.name}", dest=spec.dest or spec.name.replace("-", "_"), **kwargs)
+        flags = ([f"-{spec.short}"] if spec.short else []) + [f"--{spec.name}"]
+        parser.add_argument(*flags, dest=spec.dest or spec.name.replace("-", "_"), **kwargs)
 
 
 def _argparse_type(convert: Converter) -> Converter:

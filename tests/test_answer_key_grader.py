@@ -84,3 +84,57 @@ def test_test_points_without_gold_answers_are_not_supported() -> None:
 def test_options_are_rejected() -> None:
     with pytest.raises(ConfigError, match=r"grader 'answer-key': unknown option 'x'. Available: \(none\)"):
         AnswerKeyGrader(GraderConfig(options={"x": "1"}))
+
+
+# -- issue 30: an answer key that reads the answer ---------------------------------------------------------
+
+BEES = Query(id="bees", text="urban beekeeping")
+
+
+def graded_pool(question: str, gold: str, passages: list[str]) -> list[Grade]:
+    """Every passage of one query's pool graded against one question, the pass prepared as the grading pass
+    prepares it (the pool is what makes a gold answer common)."""
+    tp = TestPoint(id="bees/1", query_id="bees", kind="question", text=question, gold_answers=(gold,))
+    requests = [GradingRequest(BEES, tp, Passage(id=f"p{i}", text=text)) for i, text in enumerate(passages)]
+    grader = AnswerKeyGrader(GraderConfig())
+    grader.prepare(requests)
+    results = grader.grade_batch(requests)
+    assert all(isinstance(r, Grade) for r in results)
+    return [r for r in results if isinstance(r, Grade)]
+
+
+def test_a_gold_answer_with_a_number_matches_only_that_number() -> None:
+    assert grade("Leave about 30 kilograms of honey in the hive for the winter.", "20 kilograms")[0] == 0
+    assert grade("Leave about 20 kilograms of honey in the hive for the winter.", "20 kilograms")[0] == 1
+    assert grade("A colony needs 20 kilogram of stores.", "20 kilograms")[0] == 1  # the unit, stemmed
+    assert grade("Leave about 20 pounds of honey in the hive.", "20 kilograms")[0] == 0
+
+
+HONEY_POOL = [
+    "Honey bees forage up to three kilometres from the hive in a city.",
+    "Urban honey often tastes of lime trees and garden flowers.",
+    "Extract the honey once most cells of the frame are capped.",
+    "Our neighbours were given a jar of honey as a thank-you for putting up with the bees.",
+    "Rooftop hives need a windbreak; honey yields fall on exposed roofs.",
+    "A hive inspection every week in spring keeps the colony from swarming.",
+]
+
+
+def test_a_gold_answer_found_in_most_passages_of_the_pool_decides_nothing_alone() -> None:
+    grades = graded_pool("What gift did the beekeeper give the neighbours?", "honey", HONEY_POOL)
+    assert [g.grade for g in grades] == [0] * len(HONEY_POOL)
+    assert all("common word of the pool" in (g.raw_response or "") for g in grades)
+    # the same answer, in a pool where it is not common, is found where it stands
+    rare = graded_pool("What gift did the beekeeper give the neighbours?", "honey",
+                       [HONEY_POOL[3], *(f"The council collects garden waste on day {i}." for i in range(5))])
+    assert [g.grade for g in rare] == [1, 0, 0, 0, 0, 0]
+
+
+def test_a_one_word_season_common_in_the_pool_is_not_found_in_a_passage_about_something_else() -> None:
+    pool = ["The spring blossom is over, so the bees now forage on clover.",
+            "In spring the queen lays up to two thousand eggs a day.",
+            "Feed sugar syrup in early spring if the stores run low.",
+            "Swarms are most likely in late spring and early summer.",
+            "Check the varroa count in autumn before winter feeding."]
+    grades = graded_pool("In which season is honey from lime trees harvested?", "spring", pool)
+    assert grades[0].grade == 0

@@ -290,3 +290,22 @@ def test_test_points_with_gold_answers_are_graded_by_the_answer_model(grader: Em
     assert a.details["support"] == pytest.approx(model.with_answers.support(signals[1]), abs=1e-3)
     assert "answer_cosine" not in b.details
     assert b.details["support"] == pytest.approx(model.support(signals[1]), abs=1e-3)
+
+
+def test_issue_30s_gold_strings_in_the_wrong_reading_decide_nothing(grader: EmbeddingGrader) -> None:
+    """A different number, and a gold word common to the query's pool, never make the answer key decide."""
+    question = "How much honey should be left in a hive for the winter?"
+    wrong = pair("bees", question, "p1", "Leave about 30 kilograms of honey in the hive for the winter.",
+                 ("20 kilograms",))
+    right = pair("bees", question, "p2", "Leave about 20 kilograms of honey in the hive for the winter.",
+                 ("20 kilograms",))
+    gift = "What gift did the beekeeper give the neighbours?"
+    pool = ["Honey bees forage up to three kilometres from the hive in a city.",
+            "Urban honey often tastes of lime trees and garden flowers.",
+            "Extract the honey once most cells of the frame are capped.",
+            "Rooftop hives need a windbreak; honey yields fall on exposed roofs."]
+    honey = [pair("bees", gift, f"h{i}", text, ("honey",)) for i, text in enumerate(pool)]
+    grades = graded(grader, [wrong, right, *honey])
+    assert grades[0].details["decided_by"] == "embedding"
+    assert grades[1].details["decided_by"] == "answer-key"
+    assert all(g.details["decided_by"] == "embedding" for g in grades[2:])

@@ -120,6 +120,8 @@ def test_reading_grader_options_imports_no_model_library() -> None:
 # Options that by design do not shape grades, with the reason, and a value to show it leaves the
 # cache identity alone. Every other declared option must change it (SHAPING below).
 NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
+    **{name: {"batch_size": ("3", "pairs per forward pass; padding is masked"),
+              "device": ("cpu", "where the model runs")} for name in ("cross-encoder", "monot5")},
     "embedding": {
         "encode_batch_size": ("3", "texts per forward pass of the model; padding is masked (any difference is "
                               "float rounding, tests/test_embedding_prepare.py)"),
@@ -181,6 +183,13 @@ SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
                   "answer_key": ("false", {}), "support_model": ("{support_model}", {})},
     "answer-key": {},
     "recorded": {"llm": ("other-llm", {}), "prompt_class": ("OtherPrompt", {})},
+    **{name: {"model": ("other/model", {}), "cut_points": ("0.1,0.2,0.3,0.4,0.5", {})}
+       for name in ("cross-encoder", "monot5")},
+    # the judges' own options shape grades through their specs, which the cascade's spec holds
+    "cascade": {"decider": ("embedding", {}), "first": ("answer-key", {}),
+                "decider_options": ("span=sentence", {"decider": "embedding"}), "first_options": ("span=sentence", {}),
+                "threshold": ("0.3", {}), "target_recall": ("0.9", {}), "audit": ("0.05", {}), "seed": ("1", {}),
+                "step": ("32", {})},
     "hf": {
         "model": ("{t5}", {}),
         "dtype": ("bfloat16", {}),
@@ -225,6 +234,9 @@ BASE: dict[str, dict[str, str]] = {
     "embedding": {},
     "answer-key": {},
     "recorded": {"llm": "flan-t5-large", "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"},
+    "cascade": {"decider": "answer-key"},
+    "cross-encoder": {"model": "some/cross-encoder"},
+    "monot5": {"model": "some/monot5"},
     "hf": {"model": "{causal}", "device": "cpu"},
     "qa": {"model": "{qa}", "device": "cpu"},
     "openai": {"model": "gpt-test", "base_url": "http://localhost:9/v1", "temperature": "0.2"},  # repeats sample

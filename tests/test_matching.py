@@ -72,3 +72,12 @@ def test_stop_word_list_is_nltk_english() -> None:
     assert len(STOP_WORDS) == 179
     assert {"the", "no", "not", "wouldn't", "ourselves"} <= STOP_WORDS
     assert "paris" not in STOP_WORDS
+
+
+def test_numbers_must_agree_for_a_gold_answer_with_a_number() -> None:
+    from exam_harness.graders.matching import numbers_agree, numbers_of
+
+    assert numbers_of("1,000 bees and 2.5 kg") == ["1000", "2.5"]
+    assert not numbers_agree("30 kilogram", "20 kilograms")
+    assert numbers_agree("20 kilogram", "20 kilograms")
+    assert numbers_agree("anything at all", "honey")  # no number in the gold answer: nothing to agree on

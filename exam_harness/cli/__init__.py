@@ -17,7 +17,7 @@ from exam_harness.errors import INFRASTRUCTURE_FAILED, ExamError, Infrastructure
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
-    "calibrate", "record", "queries", "verdict", "grade", "cache",
+    "calibrate", "record", "queries", "verdict", "grade", "cache", "label", "models",
 )
 
 

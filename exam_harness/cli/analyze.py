@@ -85,6 +85,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
     add_min_answers_argument(agreement, default=DEFAULT_MIN_ANSWERS)
     GRADE_FILES.add_to(agreement)
+    TEAM_LABELS.add_to(agreement)
 
     impact = inner.add_parser(
         "edit-impact",
@@ -117,6 +118,30 @@ GRADE_FILES = Argument(
     many=True, metavar="FILE")
 OLD_BANK = Argument("old", "The bank before the edit.", Path, many=True, required=True, metavar="BANK")
 NEW_BANK = Argument("new", "The bank after the edit.", Path, many=True, required=True, metavar="BANK")
+# --labels already names the EXAM-Qrels label variants: the team's labels file is --team-labels
+TEAM_LABELS = Argument("team-labels", "Instead of grades x judgments: the grader's per-pair verdicts (grade >= TAU) "
+                       "against a team's own labels (exam-harness label): precision, recall and kappa, with 95% "
+                       "intervals.", Path, metavar="FILE")
+
+
+def _label_agreement(args: argparse.Namespace, graded: Graded) -> int:
+    """The grader's verdicts against the labels of ``--labels`` (exam_harness/analysis/labels.py)."""
+    from exam_harness.analysis.labels import label_agreement, read_labels
+
+    labels = read_labels(args.team_labels)
+    tau = graded.plan.min_grade
+    found = label_agreement(graded.outcome.grades, labels, tau)
+
+    def shown(value: float | None, interval: tuple[float, float]) -> str:
+        return "–" if value is None else f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+
+    print(f"{graded.spec.name} against {args.team_labels} ({found.pairs} labelled pairs graded, grade >= {tau}): "
+          f"precision {shown(found.precision, found.precision_interval)}, recall "
+          f"{shown(found.recall, found.recall_interval)}, kappa "
+          + ("–" if found.kappa is None else f"{found.kappa:.3f}"))
+    _write_json(args.json, {"grader": graded.spec.name, "labels": str(args.team_labels), "min_grade": tau,
+                            **dataclasses.asdict(found)})
+    return 0
 
 
 def _limit(args: argparse.Namespace) -> int | None:
@@ -146,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"analyze {args.analysis} needs RUN_FILE(s)"
                           + (" (or --grades A --grades B)" if args.analysis == "agreement" else ""))
     graded = obtain_grades(args, options)
+    if args.analysis == "agreement" and getattr(args, "team_labels", None) is not None:
+        return _label_agreement(args, graded)
     view, outcome, plan = graded.view, graded.outcome, graded.plan
     if graded.inputs.redacted and not args.reveal:
         view, outcome = _without_secrets(graded)

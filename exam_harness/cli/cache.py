@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from exam_harness.cache_merge import merge_caches
+from exam_harness.options import Argument
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -16,9 +17,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     merge = actions.add_parser("merge", help="Merge grade caches (e.g. of --exam-shard sessions) into a new one.",
                                description="Merge grade caches into a new cache file; a key with different grades in "
                                "two inputs is refused, naming both.")
-    merge.add_argument("inputs", nargs="+", type=Path, metavar="CACHE", help="Grade cache files to merge.")
-    merge.add_argument("-o", "--output", type=Path, required=True, metavar="OUT",
-                       help="The merged cache file (written when complete).")
+    Argument("inputs", "Grade cache files to merge.", Path, nargs="+", metavar="CACHE", positional=True).add_to(merge)
+    Argument("output", "The merged cache file (written when complete).", Path, required=True, metavar="OUT",
+             short="o").add_to(merge)
     parser.set_defaults(func=run)
 
 

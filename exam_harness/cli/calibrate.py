@@ -79,6 +79,8 @@ ARGUMENTS: tuple[Argument, ...] = (
     Argument("fit-support", "Embedding grader: fit its support model (the weights of its span, passage, word and "
              "query signals, and its cut points) on these judgments, held out over the folds, and write it to OUT "
              "(a JSON file for --exam-grader-option support_model=OUT).", Path, metavar="OUT", dest="fit_support"),
+    Argument("team-labels", "Instead of judgments: refit the embedding grader's support model on a team's own labels "
+             "(exam-harness label), cross-validated by test point; needs --fit-support OUT.", Path, metavar="FILE"),
     Argument("spacing", "Embedding grader: the gap between successive cut points (default: 0.1, as shipped).",
              number(0, 1, open_low=True, open_high=True), default=0.1, metavar="GAP"),
     Argument("json", "Write the calibration report as JSON.", output_path, metavar="OUT"),
@@ -94,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_cli(args, GROUPS)
     check_writable([("--json", args.json, False), ("--fit-support", args.fit_support, False)])
     judgments = _read_judgments(args.judgments) if args.judgments else None
+    if args.team_labels is not None:
+        return fit_on_team_labels(args, options, grade_for_calibration(args, options, judgments))
     graded = grade_for_calibration(args, options, judgments)
     spec = graded.spec
     data = graded.view.data
@@ -166,6 +170,35 @@ def fit_support_model(graded: Graded, report: CalibrationReport, options: ExamOp
     model = dataclasses.replace(model, with_answers=shipped_model().with_answers)
     atomic_write_text(args.fit_support, json.dumps(model.to_json(), indent=1) + "\n")
     return model
+
+
+def fit_on_team_labels(args: argparse.Namespace, options: ExamOptions, graded: Graded) -> int:
+    """``--team-labels FILE --fit-support OUT``: the current verdicts against the labels (before), the support
+    model refit on them (after, held out by test point), written to OUT; the ini line that uses it."""
+    from exam_harness.analysis.labels import fit_on_labels, label_agreement, read_labels
+    from exam_harness.graders.support import read_support_model, shipped_model
+    from exam_harness.io.textio import atomic_write_text
+
+    if args.fit_support is None:
+        raise ConfigError("--team-labels refits the support model: give the file to write with --fit-support OUT")
+    if graded.spec.name != "embedding" or graded.outcome.source == "recorded":
+        raise ConfigError("--team-labels fits the embedding grader's support model: grade with --grader embedding")
+    labels = read_labels(args.team_labels)
+    min_grade = graded.plan.min_grade
+    before = label_agreement(graded.outcome.grades, labels, min_grade)
+    given = options.grader_options.get("support_model")
+    base = read_support_model(Path(str(given))) if given else shipped_model()
+    with_gold = {tid for tid, tp in graded.view.points.items() if tp.gold_answers}
+    fit = fit_on_labels(graded.outcome.answers, labels, with_gold, base, folds=args.folds, seed=args.seed,
+                        min_grade=min_grade, source=f"team labels {args.team_labels.name}")
+    atomic_write_text(args.fit_support, json.dumps(fit.model.to_json(), indent=1) + "\n")
+    kappa = "–" if before.kappa is None else f"{before.kappa:.3f}"
+    print(f"before: the current support model's verdicts (grade >= {min_grade}) on {before.pairs} labelled pairs: "
+          f"kappa {kappa} (in-sample)")
+    for line in fit.lines:
+        print(f"after: {line}")
+    print(f"wrote {args.fit_support}; use it with: exam_grader_options = support_model={args.fit_support}")
+    return report_failures("calibrate", graded.outcome, graded.inputs.redact)
 
 
 # --- inputs ---------------------------------------------------------------------------------------------

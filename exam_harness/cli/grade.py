@@ -21,7 +21,7 @@ from exam_harness.graders.base import GradingRequest
 from exam_harness.grading import group_by_key
 from exam_harness.grading_setup import open_grading
 from exam_harness.llm.batch import BatchState
-from exam_harness.options import GRADING, SCORING, add_cli_options, options_from_cli
+from exam_harness.options import GRADING, SCORING, Argument, add_cli_options, choice, options_from_cli
 from exam_harness.progress import GradingProgress
 
 GROUPS = (GRADING, SCORING)
@@ -37,10 +37,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     add_input_arguments(parser)
     add_cli_options(parser, GROUPS)
-    parser.add_argument("--batch", choices=("submit", "status", "collect"), default=None,
-                        help="submit: send the pairs the cache lacks as batch jobs; status: each job's progress; "
-                        "collect: store finished jobs' grades and send again what failed (exit status 75 while "
-                        "pairs still wait).")
+    Argument("batch", "submit: send the pairs the cache lacks as batch jobs; status: each job's progress; collect: "
+             "store finished jobs' grades and send again what failed (exit status 75 while pairs still wait).",
+             choice("submit", "status", "collect"), metavar="{submit,status,collect}").add_to(parser)
     parser.set_defaults(func=run)
 
 

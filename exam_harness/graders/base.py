@@ -132,6 +132,8 @@ class GraderConfig:
     batch_size: int | None = None
     device: str | None = None
     dry_run: bool = False  # the session only counts what grading would spend: nothing is sent, no key needed
+    # the registry the grader was created from (a GraderRegistry), for a grader made of graders (cascade)
+    registry: Any = None
 
 
 class Grader(abc.ABC):

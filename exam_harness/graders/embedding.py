@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.answer_key import AnswerKeyGrader, closest_gold, gold_fingerprint
+from exam_harness.graders.answer_key import AnswerKeyGrader, closest_gold, common_golds, gold_fingerprint
 from exam_harness.graders.base import (
     Grader,
     GraderConfig,
@@ -220,6 +220,8 @@ class EmbeddingGrader(Grader):
         self._spans: dict[str, list[str]] = {}
         self._answers: dict[tuple[str, str], tuple[str, str]] = {}
         self._word_sets: dict[str, set[str]] = {}
+        # query id -> gold answers that are common words of the pass's pool (answer_key.common_golds)
+        self._common: dict[str, set[str]] | None = None
 
     def spec(self) -> GraderSpec:
         return GraderSpec(
@@ -300,7 +302,9 @@ class EmbeddingGrader(Grader):
             if matrix is None:  # one matrix filled slice by slice: no second copy of the vectors at the end
                 matrix = np.empty((len(texts), part.shape[1]), dtype=part.dtype)
             matrix[start : start + len(part)] = part
+        common = common_golds(requests) if self.answer_key else {}
         # Set only once every text is encoded: a pass whose preparation failed grades as if unprepared.
+        self._common = common
         self._rows = {text: i for i, text in enumerate(texts)}
         self._matrix, self._questions, self._spans, self._answers = matrix, questions, spans, answers
 
@@ -317,7 +321,7 @@ class EmbeddingGrader(Grader):
 
     def _release_vectors(self) -> None:
         self._rows, self._matrix, self._questions, self._spans, self._word_sets = {}, None, {}, {}, {}
-        self._answers = {}
+        self._answers, self._common = {}, None
 
     def close(self) -> None:
         """Let the model and the pass's vectors go (the model loads again on the next use)."""
@@ -382,6 +386,7 @@ class EmbeddingGrader(Grader):
 
     def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
         found = self.matches(requests)
+        common = self._common if self._common is not None else (common_golds(requests) if self.answer_key else {})
         results: list[GradeResult] = []
         for request, match in zip(requests, found):
             words = word_overlap(self._words(request.test_point.text), self._words(request.passage.text))
@@ -394,7 +399,8 @@ class EmbeddingGrader(Grader):
                                        "support": round(support, 6), "decided_by": "embedding"}
             if match.answer is not None and match.statement is not None:
                 details.update(answer_cosine=round(match.answer, 6), statement_cosine=round(match.statement, 6))
-            keyed = self._answer_key_span(request, match) if self.answer_key else None
+            keyed = (self._answer_key_span(request, match, common.get(request.query.id, set()))
+                     if self.answer_key else None)
             if keyed is not None and support >= self.support_model.answer_key_floor:
                 gold, span_cosine = keyed
                 details.update(gold_fingerprint=gold_fingerprint(request.test_point.text, gold),
@@ -409,16 +415,18 @@ class EmbeddingGrader(Grader):
                                      raw_response=reason(support, signals, match.best)))
         return results
 
-    def _answer_key_span(self, request: GradingRequest, match: Match) -> tuple[str, float] | None:
+    def _answer_key_span(self, request: GradingRequest, match: Match, common: set[str]) -> tuple[str, float] | None:
         """(the gold answer, the window's cosine) when a gold answer is found in a window (or the whole
-        passage) whose cosine with the test point reaches :data:`ANSWER_SPAN_COSINE`."""
+        passage) whose cosine with the test point reaches :data:`ANSWER_SPAN_COSINE`; a gold answer in
+        ``common`` (a common word of the pool, :func:`~exam_harness.graders.answer_key.common_golds`) is not
+        looked for."""
         golds = request.test_point.gold_answers
         if not golds:
             return None
         for span, cosine in sorted(zip(match.spans, match.cosines), key=lambda sc: -sc[1]):
             if cosine < ANSWER_SPAN_COSINE:
                 break
-            gold = closest_gold(span, golds)
+            gold = closest_gold(span, golds, common)
             if gold is not None:
                 return gold, cosine
         return None

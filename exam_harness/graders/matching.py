@@ -51,6 +51,22 @@ def normalise(text: str) -> str:
     return " ".join(_stemmer().stemWords(kept))
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def numbers_of(text: str) -> list[str]:
+    """The numbers written in ``text`` with digits, in order ("1,000" and "1000" alike)."""
+    return [n.replace(",", "") for n in _NUMBER.findall(text)]
+
+
+def numbers_agree(span: str, gold: str) -> bool:
+    """Whether ``span`` states the numbers ``gold`` states, the same ones in the same order: a gold answer with a
+    number matches only that number ("30 kilograms" is not "20 kilograms", though only one letter differs).
+    True for a gold answer without a number."""
+    wanted = numbers_of(gold)
+    return not wanted or numbers_of(span) == wanted
+
+
 def is_answer(answer: str) -> bool:
     """False for ill-formed answers and unanswerability expressions, which are never correct."""
     return not (is_ill_formed_answer(answer) or is_unanswerable(answer))

@@ -31,6 +31,13 @@ BUILTIN_GRADERS: dict[str, tuple[str, str]] = {
            "extractive question answering model (SQuAD2-style); no answer = 0"),
     "openai": ("exam_harness.graders.openai:OpenAIGrader",
                "any OpenAI-compatible server (OpenAI, vLLM, TGI, llama.cpp, Ollama) with the method's prompts"),
+    "cross-encoder": ("exam_harness.graders.rerankers:CrossEncoderGrader",
+                      "a sentence-transformers CrossEncoder reranker; its probability cut into 0..5"),
+    "monot5": ("exam_harness.graders.rerankers:MonoT5Grader",
+               "a monoT5 reranker (P(true) of 'Query: … Document: … Relevant:') cut into 0..5"),
+    "cascade": ("exam_harness.graders.cascade:CascadeGrader",
+                "a cheap first judge (embedding) filters, a deciding judge (openai, hf, ...) grades the rest; "
+                "an audit sample states the miss rate"),
 }
 
 
@@ -45,6 +52,8 @@ class GraderRegistry(Registry[GraderFactory]):
         declared = declared_options(factory)
         if declared:
             config = replace(config, options=read_grader_options(name, declared, config.options))
+        if config.registry is None:  # a grader made of graders creates its parts from the same registry
+            config = replace(config, registry=self)
         return factory(config)
 
 

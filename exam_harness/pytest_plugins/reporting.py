@@ -74,6 +74,16 @@ class ExamReporting:
         report = self.built.report
         if not self.decision.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        from exam_harness.graders.verdict_worth import grader_notes  # what the judge's verdicts are worth
+
+        self.notes += grader_notes(report.settings.grader, report.settings.min_grade,
+                                   (o.test_point_id for o in report.outcomes if o.required),
+                                   graded.grading.answers, graded.grading.grades)
+        from exam_harness.analysis.judge_guards import guard_notes  # circular judging, a leaked bank
+
+        self.notes += guard_notes(inputs.data, banks, report.settings.k,
+                                  report.settings.grader.model or setup.options.model,
+                                  (Path(p) for p in setup.options.runs))
         if setup.options.report_dir is not None:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:

@@ -1,0 +1,167 @@
+"""What cascade grading saves and what it may miss: decider calls against passes kept, at target recalls.
+
+    python benchmarks/cascade.py [--data ../shared/data] [--cache /tmp/dl19.sqlite] [--audit 0.02] [--seeds 3]
+
+The first judge is the default ``embedding`` grader (its support is the score, as in the ``cascade`` grader);
+the decider:
+
+- the sourdough bank (tests/data/sourdough_bank.json, 30 questions x 42 passages = 1,260 pairs): the bank's
+  own labels (what the tests' fake OpenAI server answers from);
+- DL19: the released FLAN-T5-large self-ratings (``recorded`` grader, grade >= 4 passes) over the judged pool
+  (9,260 passages x 10 generated questions), graded by the embedding grader through ``--cache`` (the same
+  cache benchmarks/grader_quality.py fills: a rerun reads it back).
+
+For each target recall (0.90, 0.95, 0.99) and seed, the threshold is chosen as the grader chooses it
+(:func:`exam_harness.graders.cascade_filter.descend`) and the script prints the decider calls made (share of
+all pairs), the share of the decider's passes kept (true, since every pair's decider grade is known here),
+the miss rate the audit sample estimated with its 95% interval, and the baseline: the calls a filter on the
+same score needs for the same kept share when the cut is chosen knowing every grade (no audit, no estimate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from exam_harness.cache import GradeCache  # noqa: E402
+from exam_harness.graders.base import GraderConfig, GradingRequest  # noqa: E402
+from exam_harness.graders.cascade import score_of  # noqa: E402
+from exam_harness.graders.cascade_filter import audit_draw, descend, miss_estimate  # noqa: E402
+from exam_harness.graders.embedding import EmbeddingGrader  # noqa: E402
+from exam_harness.graders.recorded import RecordedGrader  # noqa: E402
+from exam_harness.grading import grade_banks  # noqa: E402
+from exam_harness.io import load_bank, load_runs  # noqa: E402
+from exam_harness.models import Grade  # noqa: E402
+from exam_harness.progress import GradingProgress  # noqa: E402
+
+TARGETS = (0.90, 0.95, 0.99)
+_SUPPORT = re.compile(r"support (\d+(?:\.\d+)?)")
+
+
+def oracle_calls(scores: list[float], passes: list[bool], kept_share: float) -> int:
+    """Pairs a cut on ``scores`` must keep to hold ``kept_share`` of the passes, knowing every grade."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    need = kept_share * sum(passes)
+    found = 0
+    for n, i in enumerate(order, 1):
+        found += passes[i]
+        if found >= need - 1e-9:
+            return n
+    return len(order)
+
+
+def report(name: str, pairs: list[str], scores: list[float], passes: list[bool], audit: float, seeds: int) -> None:
+    total, all_passes = len(pairs), sum(passes)
+    print(f"{name}: {total:,} pairs, decider passes {all_passes:,} ({100 * all_passes / total:.1f}%)")
+    for target in TARGETS:
+        for seed in range(seeds):
+            audited = [audit_draw(seed, p) < audit for p in pairs]
+            def decide(indices: Sequence[int]) -> list[bool | None]:
+                return [passes[i] for i in indices]
+
+            step = max(16, total // 100)
+            descent = descend(scores, audited, decide, target=target, step=step)
+            kept = [i for i in range(total) if scores[i] >= descent.threshold]
+            below_audit = [i for i in range(total) if audited[i] and scores[i] < descent.threshold]
+            filtered = total - len(kept) - len(below_audit)
+            estimate = miss_estimate([passes[i] for i in kept], [passes[i] for i in below_audit], filtered)
+            kept_share = (sum(passes[i] for i in kept) + sum(passes[i] for i in below_audit)) / all_passes
+            baseline = oracle_calls(scores, passes, kept_share)
+            low, high = estimate.interval
+            print(f"  target {target:.2f} seed {seed}: calls {estimate.calls:,} ({100 * estimate.calls / total:.1f}%), "
+                  f"passes kept {100 * kept_share:.1f}%; audit {estimate.audited:,} pairs, {estimate.audit_passes} "
+                  f"passes -> estimated miss {100 * (estimate.miss_rate or 0):.1f}% [{100 * low:.1f}%, "
+                  f"{100 * high:.1f}%] (true {100 * (1 - kept_share):.1f}%); a cut knowing every grade keeps that "
+                  f"share with {100 * baseline / total:.1f}% of the calls")
+
+
+def embedding_scores(grades: list[Grade]) -> list[float]:
+    return [score_of(g, 5) for g in grades]
+
+
+def sourdough(audit: float, seeds: int) -> None:
+    from tests.sourdough_bank import load
+
+    bank = load()
+    grader = EmbeddingGrader(GraderConfig())
+    try:
+        grader.prepare(bank.requests)
+        grades = [g for g in grader.grade_batch(bank.requests) if isinstance(g, Grade)]
+    finally:
+        grader.close()
+    assert len(grades) == len(bank.requests)
+    pairs = [f"{r.passage.id}\0{r.test_point.id}" for r in bank.requests]
+    passes = [bank.labels[(r.passage.id, r.test_point.id)] for r in bank.requests]
+    verdicts = [g.grade >= 4 for g in grades]
+    right = sum(v and p for v, p in zip(verdicts, passes))
+    print(f"embedding grader alone at grade >= 4 on the sourdough bank: precision {right}/{sum(verdicts)}, recall "
+          f"{right}/{sum(passes)} (exam_harness/graders/verdict_worth.py states these)")
+    report("sourdough bank (decider: the bank's labels)", pairs, embedding_scores(grades), passes, audit, seeds)
+
+
+def dl19(data_dir: Path, cache_path: Path | None, audit: float, seeds: int, queries: int | None) -> None:
+    folder = data_dir / "dl19"
+    data = load_runs([folder / "dl19-graded-flan-t5-large-selfrating.jsonl.gz"]).data
+    banks = [b for b in load_bank(folder / "dl19-genq-questions-v1.jsonl.gz") if b.query.id in data.judgments]
+    if queries is not None:  # the first N judged queries in id order: a shorter run on a slow machine
+        banks = sorted(banks, key=lambda b: b.query.id)[:queries]
+    cache = GradeCache(cache_path)
+    grader = EmbeddingGrader(GraderConfig())
+    started = time.perf_counter()
+    try:
+        _, outcome = grade_banks(data, banks, grader, cache, k=20, pool="judged",
+                                    progress=GradingProgress("grading DL19", sys.stderr.isatty()))
+    finally:
+        grader.close()
+        cache.close()
+    print(f"DL19 embedding grades: {outcome.unique:,} pairs ({outcome.cache_hits:,} cached) in "
+          f"{time.perf_counter() - started:.1f}s")
+    recorded = RecordedGrader(GraderConfig(data=data))
+    tps = {tp.id: (b.query, tp) for b in banks for tp in b.test_points}
+    pairs, scores, passes = [], [], []
+    missing = 0
+    for (pid, tpid), answer in sorted(outcome.answers.items()):
+        found = _SUPPORT.findall(answer or "")
+        query, tp = tps[tpid]
+        result = recorded.grade_batch([GradingRequest(query, tp, data.passages[pid])])[0]
+        if not found or not isinstance(result, Grade):
+            missing += 1
+            continue
+        pairs.append(f"{pid}\0{tpid}")
+        scores.append(float(found[-1]))
+        passes.append(result.grade >= 4)
+    if missing:
+        print(f"  left out {missing:,} pairs without a support or a recorded grade")
+    shown = f"{len(banks)} queries" if queries is not None else "all judged queries"
+    report(f"DL19, {shown} (decider: recorded FLAN-T5-large self-ratings, grade >= 4)", pairs, scores, passes, audit,
+           seeds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=ROOT / ".." / "shared" / "data")
+    parser.add_argument("--cache", type=Path, default=None, help="SQLite grade cache for the DL19 embedding grades.")
+    parser.add_argument("--audit", type=float, default=0.02)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--only", choices=("sourdough", "dl19"), default=None)
+    parser.add_argument("--queries", type=int, default=None, help="DL19: only the first N judged queries (id order).")
+    args = parser.parse_args()
+    if args.only in (None, "sourdough"):
+        sourdough(args.audit, args.seeds)
+    if args.only in (None, "dl19"):
+        if not (args.data / "dl19").is_dir():
+            print(f"DL19 skipped: {args.data / 'dl19'} is absent")
+        else:
+            dl19(args.data, args.cache, args.audit, args.seeds, args.queries)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
