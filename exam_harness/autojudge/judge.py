@@ -73,6 +73,7 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
     from exam_harness.cli.evaluate import GROUPS, OUTPUT_DEFAULTS
     from exam_harness.cli.grades import obtain_grades
     from exam_harness.io.handbank import write_bank_yaml
+    from exam_harness.io.textio import atomic_write_text
     from exam_harness.io.trec_rag import rag_answer_files
     from exam_harness.options import REPORTS, options_from_cli
     from exam_harness.report.build import exam_qrels
@@ -91,7 +92,7 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
         runs = folder / "runs"
         runs.mkdir()
         for name, text in rag_answer_files(reports_to_answers(reports, topics), "2025").items():
-            (runs / name).write_text(text, encoding="utf-8")
+            atomic_write_text(runs / name, text)
         argv = evaluate_argv(runs, banks, settings)
         args = build_parser(argv).parse_args(argv)
         options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
