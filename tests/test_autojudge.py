@@ -119,6 +119,28 @@ def test_auto_judge_runs_the_example_workflow_offline(tmp_path: Path) -> None:
         assert board[key] == pytest.approx(value, abs=1e-12), key
 
 
+def test_the_judge_without_banks_says_what_it_needs() -> None:
+    from autojudge_base import Request
+
+    from exam_harness.autojudge.judge import ExamJudge
+    from exam_harness.errors import ConfigError
+
+    topics = [Request(request_id="q", title="t")]
+    with pytest.raises(ConfigError, match="needs banks"):
+        ExamJudge().judge(rag_responses=[], rag_topics=topics, llm_config=None)
+    with pytest.raises(ConfigError, match="'bank' setting"):
+        ExamJudge().create_nuggets(rag_responses=[], rag_topics=topics, llm_config=None)
+
+
+def test_the_shipped_stop_words_are_nltks_english_list() -> None:
+    """The offline NLTK folder's stop words are the list graders/matching.py embeds (NLTK's, 179 words)."""
+    from exam_harness.graders.matching import STOP_WORDS
+
+    words = (NLTK_DATA / "corpora" / "stopwords" / "english").read_text(encoding="utf-8").split()
+    assert len(words) == 179 and set(words) == STOP_WORDS
+    assert (NLTK_DATA / "tokenizers" / "punkt").is_dir()
+
+
 # -- converters -----------------------------------------------------------------------------------------
 
 def test_banks_go_to_nugget_banks_and_back(tmp_path: Path) -> None:
