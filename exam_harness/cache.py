@@ -59,7 +59,6 @@ import json
 import os
 import shutil
 import sqlite3
-import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -68,6 +67,7 @@ from urllib.parse import quote
 
 from pydantic import ValidationError
 
+from exam_harness.display import print_notice
 from exam_harness.errors import ConfigError
 from exam_harness.io import limits
 from exam_harness.llm.cost import grade_tokens
@@ -145,10 +145,6 @@ class CachedGrade(NamedTuple):
     fallback: str | None = None  # the fallback rule that read the grade (Grade.fallback)
     # (prompt, completion) tokens the grade cost when made (an LLM grade's details); asked for with tokens=True
     tokens: tuple[float, float] | None = None
-
-
-def print_notice(message: str) -> None:
-    print(f"exam-harness: {message}", file=sys.stderr, flush=True)
 
 
 class GradeCache:

@@ -8,6 +8,7 @@ with such characters are refused when read (``exam_harness.models.check_id``).
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 
 
@@ -39,3 +40,8 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 def money(value: float) -> str:
     """A cost as shown: cents for a dollar or more, else four decimals (a cheap model's pennies)."""
     return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"
+
+
+def print_notice(message: str) -> None:
+    """A notice of the harness on standard error (a warning while reading, a damaged cache row)."""
+    print(f"exam-harness: {message}", file=sys.stderr, flush=True)

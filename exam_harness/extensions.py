@@ -26,8 +26,8 @@ from exam_harness.io.formats import BankFormat, RunFormat, builtin_bank_formats,
 from exam_harness.measures.base import Measure
 from exam_harness.measures.registry import builtin_measures
 from exam_harness.registry import Registry
+from exam_harness.report.writers import Writer, builtin_writers
 from exam_harness.results.sections import Section, builtin_sections, use_sections
-from exam_harness.results.writers import Writer, builtin_writers
 
 HOOK_PREFIX = "pytest_exam_"
 PROJECT = "exam-harness"

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.plan import ExamPlan
     from exam_harness.registry import Registry
+    from exam_harness.report.writers import Writer
     from exam_harness.results.schema import ExamReport
     from exam_harness.results.sections import Section
-    from exam_harness.results.writers import Writer
 
 # the marker ``pytest.hookspec`` is (project "pytest"), made here so that the command line adds these
 # specifications to its manager without importing pytest
@@ -66,7 +66,7 @@ def pytest_exam_register_reporters(registry: Registry[Writer]) -> None:
     """Add writers: objects whose ``files(out)`` return files by name (each a text, an iterable of its
     pieces, or a ``Binary``) from ``out.document`` (the pytest report or ``evaluate``'s document) and what
     stands beside it (``out.plan``, ``out.qrels``). Both front ends write them into their report set with
-    the built-in ones (see ``results/writers.py``)."""
+    the built-in ones (see ``report/writers.py``)."""
 
 
 @hookspec

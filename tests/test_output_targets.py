@@ -288,9 +288,9 @@ KNOWN_OTHER_WRITERS: list[str] = [
     # cache merge: a SQLite cache built as a hidden partial file beside the output, moved into place when whole
     "cache_merge.py unlink", "cache_merge.py replace", "cache_merge.py unlink",
     "cli/__init__.py open for writing",  # os.devnull as stdout once a pipe's reader went away (no file written)
+    "report/writers.py open for writing",  # appending to $GITHUB_STEP_SUMMARY (checked in test_summaries)
     # the temp file a killed --exam-save left in the history folder (only that pattern, with the folder locked)
-    "io/history.py unlink",
-    "results/writers.py open for writing",  # appending to $GITHUB_STEP_SUMMARY (checked in test_summaries)
+    "results/history.py unlink",
     # a live system's recording of no answered query: its own data file is removed (an empty run file is refused;
     # docs/live-systems.md), never a file it did not write (data_files names only <system>.responses.jsonl etc.)
     "systems/recording.py unlink",

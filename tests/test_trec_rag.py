@@ -151,7 +151,7 @@ def test_evaluate_scores_the_track_like_every_measure(tmp_path: Path, server: Fa
     for key in SCORES:
         for run in ("rag24", "rag25"):
             assert abs(boards[key]["systems"][run] - want[(run, "all")][key]) <= 1e-12
-    # the report set has the track's files, as a pytest session's (results/writers.py)
+    # the report set has the track's files, as a pytest session's (report/writers.py)
     rows = [json.loads(line) for line in (tmp_path / "set" / "trec-rag-metrics.jsonl").read_text().splitlines()]
     assert len(rows) == 6
     for row in rows:

@@ -1,7 +1,7 @@
 """``exam-harness verdict REPORT.json [gate options]`` reaches the verdict and the exit status of the
 session that wrote the document, decided by the one pure ``decide`` (exam_harness/results/verdict.py):
 for a pass, a gate failure, a regression and an incomplete run; and from an ``evaluate`` document.
-``evaluate`` writes every writer's files (exam_harness/results/writers.py), read back here."""
+``evaluate`` writes every writer's files (exam_harness/report/writers.py), read back here."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
+from exam_harness.report.writers import builtin_writers, report_set_names
 from exam_harness.results.document import read_document
 from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, decide
-from exam_harness.results.writers import builtin_writers, report_set_names
 from tests.helpers import COLLECTION, write_exam
 
 pytest_plugins = ["pytester"]

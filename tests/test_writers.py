@@ -1,4 +1,4 @@
-"""The one writer registry (exam_harness/results/writers.py): every built-in writer reads a document of
+"""The one writer registry (exam_harness/report/writers.py): every built-in writer reads a document of
 either kind without changing it, and the set's files are checked before anything is written."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.registry import Registry
-from exam_harness.results.document import read_document
-from exam_harness.results.writers import (
+from exam_harness.report.writers import (
     ON_REQUEST,
     Binary,
     Writer,
@@ -20,6 +19,7 @@ from exam_harness.results.writers import (
     encoded_files,
     report_set_names,
 )
+from exam_harness.results.document import read_document
 from tests.helpers import write_exam
 
 pytest_plugins = ["pytester"]

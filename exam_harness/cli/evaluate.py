@@ -7,7 +7,7 @@ Options come from the one schema (``exam_harness/options.py``), as in pytest wit
 the analyses only this command draws have their own options here: ``--min-answers`` (the "min answers
 = m" agreement views), ``--qrels`` / ``--qrels-level`` / ``--official-qrels`` (the runs scored over
 given qrels files, with per-query correlations against the official qrels). Every output is made by
-a writer of the one registry pytest writes with (results/writers.py): ``--report-dir`` the same report
+a writer of the one registry pytest writes with (report/writers.py): ``--report-dir`` the same report
 set, ``--markdown``/``--html`` the same summaries (options of the schema), ``--json``, ``--qrels-dir``,
 ``--plot`` and ``--export-workbench`` one writer's files each.
 """
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement, HumanLabels
     from exam_harness.measures.context import ScoringContext
     from exam_harness.report.evaluation import ExternalQrels
+    from exam_harness.report.writers import WriterInput
     from exam_harness.results.evaluation import EvaluationReport
-    from exam_harness.results.writers import WriterInput
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
 # the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
@@ -280,7 +280,7 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
 
     from exam_harness.errors import InputError
     from exam_harness.io.report_set import check_owned_folder
-    from exam_harness.results.writers import GITHUB_STEP_SUMMARY, step_summary_problem
+    from exam_harness.report.writers import GITHUB_STEP_SUMMARY, step_summary_problem
 
     if options.report_dir is not None:
         check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank],
@@ -307,7 +307,7 @@ def writer_input(result: EvaluationReport, ctx: ScoringContext, graded: Graded, 
     first two are made only when asked for (they take as long as scoring)."""
     from exam_harness.io.workbench_export import view_text
     from exam_harness.report.build import exam_qrels
-    from exam_harness.results.writers import WriterInput
+    from exam_harness.report.writers import WriterInput
     from exam_harness.sections.trec_rag import rag_assignments
 
     plan, view = graded.plan, graded.view
@@ -319,10 +319,10 @@ def writer_input(result: EvaluationReport, ctx: ScoringContext, graded: Graded, 
 
 def write_outputs(args: argparse.Namespace, options: ExamOptions, out: WriterInput, graded: Graded,
                   step_summary: str | None) -> tuple[list[Path], list[str]]:
-    """Every output asked for, each by its writer of the one registry (results/writers.py): the report set
+    """Every output asked for, each by its writer of the one registry (report/writers.py): the report set
     (--report-dir, as pytest's), the document (--json), the qrels, plots, Workbench file, markdown and HTML;
     the markdown summary is also appended to ``$GITHUB_STEP_SUMMARY``. Returns the paths and warnings."""
-    from exam_harness.results.writers import (
+    from exam_harness.report.writers import (
         GITHUB_STEP_SUMMARY,
         append_step_summary,
         requested_text,

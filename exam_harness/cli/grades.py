@@ -69,7 +69,7 @@ def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: se
     """Name the answers (TREC RAG answer files) whose topic no bank holds: nothing scores them (one line on stderr)."""
     dropped = sorted((run, q) for run, by_query in answers.items() for q in by_query if q not in covered)
     if dropped:
-        from exam_harness.cache import print_notice
+        from exam_harness.display import print_notice
 
         shown = ", ".join(f"{run}/{q}" for run, q in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
         print_notice(f"warning: {len(dropped)} answer(s) for topics no bank holds are not scored: {shown}")

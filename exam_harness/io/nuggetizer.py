@@ -45,7 +45,7 @@ def load_nuggetizer_bank(path: Path, notify: Callable[[str], None] | None = None
     ``notify`` (default: a line on stderr), see :func:`nuggetizer_warnings`."""
     banks, warnings = read_nuggetizer_bank(path)
     if warnings:
-        from exam_harness.cache import print_notice
+        from exam_harness.display import print_notice
 
         for warning in warnings:
             (notify or print_notice)(f"warning: {warning}")

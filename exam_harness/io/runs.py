@@ -199,7 +199,7 @@ def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None,
     with collector_paused():
         loaded = _load_runs(paths, formats or builtin_run_formats())
     if loaded.warnings:
-        from exam_harness.cache import print_notice
+        from exam_harness.display import print_notice
 
         for warning in loaded.warnings:
             (notify or print_notice)(f"warning: {warning}")

@@ -29,9 +29,9 @@ from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_con
 from exam_harness.pytest_plugins.systems import system_checks
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
+from exam_harness.report.writers import WriterInput, WriterOutputError
 from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, Decision, decision
-from exam_harness.results.writers import WriterInput, WriterOutputError
 
 
 class ExamReporting:
@@ -185,7 +185,7 @@ class ExamReporting:
 
     def _write(self, folder: Path) -> list[Path]:
         """Every report-set writer's files, written into ``folder`` as one set (old set or new after any kill)."""
-        from exam_harness.results.writers import write_report_files
+        from exam_harness.report.writers import write_report_files
 
         return write_report_files(folder, setup_of(self.config).registries(self.config).writers, self.writer_input())
 

@@ -1,4 +1,4 @@
-"""Summaries people look at (the ``markdown`` and ``html`` writers of results/writers.py), written once
+"""Summaries people look at (the ``markdown`` and ``html`` writers of report/writers.py), written once
 the gates have decided: the markdown summary
 (``--exam-markdown FILE``, and appended to ``$GITHUB_STEP_SUMMARY`` when GitHub Actions sets it) and
 the self-contained HTML report (``--exam-html DIR``).
@@ -26,7 +26,7 @@ from exam_harness.paths import shown_path
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
 from exam_harness.registry import Registry
-from exam_harness.results.writers import (
+from exam_harness.report.writers import (
     GITHUB_STEP_SUMMARY,
     Writer,
     append_step_summary,

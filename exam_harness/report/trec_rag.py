@@ -24,8 +24,8 @@ from exam_harness.measures.trec_rag import TRACK_KEYS
 from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:
+    from exam_harness.report.writers import FileContent, WriterInput
     from exam_harness.results.evaluation import EvaluationReport
-    from exam_harness.results.writers import FileContent, WriterInput
 
 METRICS_FILE = "trec-rag-metrics.jsonl"
 ASSIGNMENTS_FILE = "trec-rag-assignments.jsonl"
