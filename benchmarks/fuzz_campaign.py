@@ -1,4 +1,4 @@
-"""A long fuzz campaign over every loader: the tests of tests/test_fuzz_loaders.py, "campaign" profile.
+"""A long fuzz campaign over every loader: the tests of tests/io/test_fuzz_loaders.py, "campaign" profile.
 
     .venv/bin/python benchmarks/fuzz_campaign.py                          # 100,000 examples per loader
     .venv/bin/python benchmarks/fuzz_campaign.py --examples 10000 --loader trec-run --loader qrels

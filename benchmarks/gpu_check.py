@@ -2,7 +2,7 @@
 
     benchmarks/gpu_check.sh                         # on a GPU machine: FLAN-T5-large and monoT5-base shapes
     benchmarks/gpu_check.sh --shapes tiny --device cpu --dtype float32 --pairs 16 --batch-sizes 4,8 \\
-        --peak-tflops 0.1 --synthetic               # what tests/test_gpu_check.py runs
+        --peak-tflops 0.1 --synthetic               # what tests/project/test_gpu_check.py runs
 
 For each model shape (``--shapes``: ``flan-t5-large`` with FLAN-T5-large's dimensions, ``monot5-base``
 with monoT5-base's (T5-base's) dimensions, ``tiny`` for a test) a T5 with random weights is built the

@@ -19,7 +19,7 @@ first and the last grade reached the cache). Then each trial:
    JSON report without ``created`` and the cache statistics).
 
 Prints per trial what the kill hit, and the totals: trials, survived, rows recovered.
-Exit status 1 when any trial did not survive. tests/test_crash_resume.py runs a short version.
+Exit status 1 when any trial did not survive. tests/grading/test_crash_resume.py runs a short version.
 """
 
 from __future__ import annotations

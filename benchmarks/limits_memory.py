@@ -9,7 +9,7 @@ shaped to cost the most memory per byte (many small values) unless it says other
 a fresh interpreter; the table gives the input size, the seconds, the growth of the peak resident
 memory (VmHWM, the ru_maxrss of Linux, restarted after imports) over the resident memory before
 loading, and that growth per input byte. Inputs past a
-limit are refused before their memory is spent; tests/test_fuzz_loaders.py bounds those.
+limit are refused before their memory is spent; tests/io/test_fuzz_loaders.py bounds those.
 """
 
 from __future__ import annotations

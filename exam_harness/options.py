@@ -725,7 +725,7 @@ BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default
 
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
     """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart
-    (``tests/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
+    (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in specs(groups, front):
         # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).

@@ -19,6 +19,7 @@ import torch  # noqa: F401  (a C extension the default grader loads: imported tw
 import exam_harness.io
 import exam_harness.measures
 import exam_harness.report.build  # noqa: F401
+from tests.paths import SHARED_DATA
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -40,7 +41,6 @@ def openai_transport_loaded() -> None:
     assert [getattr(a, "text", None) for a in answers] == ["1"]
 
 
-SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 
 @pytest.fixture

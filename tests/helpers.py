@@ -26,6 +26,7 @@ import pytest
 
 from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest
 from exam_harness.models import Grade, GraderSpec
+from tests.paths import REPO
 
 GRADES: dict[str, dict[str, dict[str, int]]] = {
     "q1": {"p1": {"a": 5, "b": 0}, "p2": {"a": 0, "b": 4}, "p3": {"a": 3, "b": 3}, "p4": {"a": 0, "b": 0}},
@@ -273,7 +274,7 @@ def evaluation_boards(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def doc_example(document: str, marker: str) -> list[str]:
     """The lines of the fenced block after ``<!-- MARKER: ... -->`` in ``docs/DOCUMENT`` (trailing spaces cut):
     an example output a test compares with what the command printed, so the document stays true."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / document).read_text()
+    text = (REPO / "docs" / document).read_text()
     at = text.index(f"<!-- {marker}:")
     start = text.index("```\n", at) + 4
     return [line.rstrip() for line in text[start:text.index("\n```", start)].splitlines()]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from exam_harness.graders.base import GradingRequest
 from exam_harness.models import Passage, Query, TestPoint
+from tests.paths import DATA
 
-BANK = Path(__file__).parent / "data" / "sourdough_bank.json"
+BANK = DATA / "sourdough_bank.json"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ given the average rank, so a perfectly agreeing leaderboard gives +1. On those r
   min(D, C) <= 1, else the normal approximation of C - D with the tie-corrected variance.
 
 These are the definitions ``scipy.stats.spearmanr`` and ``scipy.stats.kendalltau`` (method "auto")
-use; tests/test_correlation_formulas.py compares statistic and p-value with them. They are computed
+use; tests/measures/test_correlation_formulas.py compares statistic and p-value with them. They are computed
 here with numpy and ``math`` because importing ``scipy.stats`` costs more than a second of CPU, a
 third of an ``evaluate`` run.
 """

@@ -25,7 +25,7 @@ from exam_harness.errors import InputError
 
 ALLOWANCE_PER_NUGGET = 100
 # Every character str.isspace() calls whitespace, which is what str.split() splits on (the ASCII ones
-# first): the characters a response's length leaves out. tests/test_measures_nuggets.py checks the list
+# first): the characters a response's length leaves out. tests/measures/test_measures_nuggets.py checks the list
 # against every code point.
 ASCII_WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
 WHITESPACE = ASCII_WHITESPACE + (

@@ -1,6 +1,6 @@
 """trec_eval measures computed by pytrec_eval over EXAM-Qrels.
 
-trec_eval semantics worth knowing (checked in tests/test_measures_qrels.py):
+trec_eval semantics worth knowing (checked in tests/measures/test_measures_qrels.py):
 - it orders a run by score and breaks ties by docid *descending*, so :func:`trec_eval` turns our
   ranked lists into strictly decreasing scores and the rank order is kept exactly;
 - ``relevance_level`` decides what counts as relevant for P, MAP, R-prec, MRR, recall, bpref; nDCG

@@ -14,7 +14,7 @@ import pytest
 
 from exam_harness.errors import ConfigError
 from exam_harness.gates import check_measures
-from tests.test_live_systems import QUERIES, RANKING_SYSTEM, calls, conftest, example  # noqa: F401  (fixture)
+from tests.systems.test_live_systems import QUERIES, RANKING_SYSTEM, calls, conftest, example  # noqa: F401  (fixture)
 
 pytest_plugins = ["pytester"]
 

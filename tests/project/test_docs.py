@@ -1,0 +1,77 @@
+"""The documents' option, extension-point and limit tables stay in step with the code, and their links resolve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from exam_harness import hookspecs
+from exam_harness.options import PYTEST_GROUPS, OptionSpec, default_of, readme_table, specs
+from tests.paths import REPO
+
+ROOT = REPO
+README = (ROOT / "README.md").read_text()
+OPTIONS = (ROOT / "docs" / "options.md").read_text()
+EXTENDING = (ROOT / "docs" / "extending.md").read_text()
+TRUST = (ROOT / "docs" / "trust.md").read_text()
+
+
+@pytest.mark.parametrize(("name", "option"), specs(PYTEST_GROUPS, "pytest"),
+                         ids=[name for name, _ in specs(PYTEST_GROUPS, "pytest")])
+def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpec) -> None:
+    flag = f"--exam-{option.name}"
+    rows = [line for line in OPTIONS.splitlines() if line.startswith(f"| `{flag}")]
+    assert rows, f"docs/options.md's option table lacks {flag}"
+    assert f"`{option.ini_name}`" in rows[0]
+    default = default_of(name)
+    if isinstance(default, (int, float, str)) and not isinstance(default, bool) and default != "":
+        assert str(default) in rows[0], f"docs/options.md shows another default for {flag}"
+
+
+def test_readme_option_table_is_the_schema_s() -> None:
+    """The whole table, row for row (regenerate with ``python -m exam_harness.options``)."""
+    assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.options"
+
+
+def test_every_hook_is_documented() -> None:
+    hooks = [name for name in dir(hookspecs) if name.startswith("pytest_exam_")]
+    assert len(hooks) == 8
+    for hook in hooks:
+        assert f"`{hook}(" in EXTENDING, hook
+
+
+def test_readme_limit_table_is_the_code_s() -> None:
+    """Every limit of exam_harness/io/limits.py is in docs/trust.md's table with its value."""
+    from exam_harness.io import limits
+
+    declared = {name: getattr(limits, name) for name in dir(limits)
+                if name.startswith(("MAX_", "YAML_")) and name != "MAX_QUOTED_CHARS"}
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in TRUST.splitlines()
+            if line.startswith(("| `MAX_", "| `YAML_"))}
+    assert set(rows) == set(declared)
+    for name, value in declared.items():
+        bytes_limit = name.endswith("_BYTES")
+        shown = limits.size_text(value) if bytes_limit else str(value) if isinstance(value, bool) else f"{value:,}"
+        assert rows[name] == shown, name
+
+
+DOCUMENTS = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_every_relative_link_resolves(document: Path) -> None:
+    """A link to a file of the repository (README -> docs/ci.md, docs -> ../README.md) names a file that exists."""
+    import re
+
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", document.read_text()):
+        if "://" in target:
+            continue
+        assert (document.parent / target).exists(), f"{document.name} links to {target}, which does not exist"
+
+
+def test_every_document_is_listed_in_the_index() -> None:
+    index = (ROOT / "docs" / "index.md").read_text()
+    for document in (ROOT / "docs").glob("*.md"):
+        if document.name != "index.md":
+            assert f"]({document.name})" in index, f"docs/index.md does not list {document.name}"

@@ -1,0 +1,62 @@
+"""Built once (issue 26, item 3): the pytest session and ``exam-harness evaluate`` build the document's
+measures, result core and sections with the same functions (report/core.py, results/sections.py), so the
+same inputs give the same document from both front ends, the envelopes' own fields aside."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from exam_harness.cli import main
+
+pytest_plugins = ["pytester"]
+
+SESSION_ONLY = ("outcomes", "grade_counts", "fallbacks")  # what a pytest session tallies per run
+
+
+def _core(document: dict[str, Any]) -> dict[str, Any]:
+    """The document's results and sections, the envelope's own fields left out."""
+    return {
+        "measures": document["measures"],
+        "systems": [{k: v for k, v in s.items() if k not in SESSION_ONLY} for s in document["systems"]],
+        "per_query": document["per_query"],
+        "sections": document["sections"],
+    }
+
+
+def _evaluate(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *extra: str) -> dict[str, Any]:
+    monkeypatch.chdir(project.path)  # the CLI loads ./conftest.py (the marker grader), as pytest does
+    out = project.path / "evaluation.json"
+    assert main(["evaluate", "runs/collection.tsv", "runs/good.run", "runs/weak.run", "--bank", "banks/exam.yaml",
+                 "--grader", "marker", "--cache", ".cache/grades.sqlite", "--per-query", "--bootstrap", "0",
+                 "--no-progress", "--json", str(out), *extra]) == 0
+    document: dict[str, Any] = json.loads(out.read_text())
+    return document
+
+
+def test_pytest_and_evaluate_give_the_same_results_and_sections(project: pytest.Pytester,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same bank, runs, grader, k and tau: the same measures (defaults included: alpha-nDCG in both), the
+    same scores per run and per query, the same incomplete markers and the same sections, field by field."""
+    result = project.runpytest("banks")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    evaluation = _evaluate(project, monkeypatch)
+    assert [m["name"] for m in report["measures"]] == [m["name"] for m in evaluation["measures"]]
+    assert any(m["name"].startswith("alpha-ndcg") for m in report["measures"])  # the one default
+    assert _core(report) == _core(evaluation)
+
+
+def test_a_plugin_section_is_computed_the_same_way_by_both(project: pytest.Pytester,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.helpers import CONFTEST
+    from tests.report.test_sections import PLUGIN
+
+    project.makeconftest(CONFTEST + PLUGIN)
+    assert project.runpytest("banks").ret == pytest.ExitCode.OK
+    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    evaluation = _evaluate(project, monkeypatch)
+    assert report["sections"] == evaluation["sections"] != {}
+    assert _core(report) == _core(evaluation)

@@ -1,0 +1,132 @@
+"""Sections (issue 26, item 2): an optional part of every output is one module and one registry line; a
+plugin adds one with the ``pytest_exam_register_sections`` hook and every output shows it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from exam_harness.cli import main
+from tests.helpers import CONFTEST
+from tests.paths import GOLDEN
+
+pytest_plugins = ["pytester"]
+
+# A section of its own: per run, the passages of its top-k whose text holds a marker "[x]" (a table).
+# Written without ``from __future__ import annotations``: the CLI's conftest import (extensions.py) does not
+# put the module in sys.modules, so pydantic could not resolve postponed annotations there.
+PLUGIN = '''
+from pydantic import BaseModel
+
+
+class MarkedPassages(BaseModel):
+    per_run: dict[str, int]
+
+
+class MarkedSection:
+    name = "marked-passages"
+    title = "Marked passages"
+    model = MarkedPassages
+
+    def compute(self, scored):
+        k, passages = scored.plan.k, scored.view.data.passages
+        return MarkedPassages(per_run={
+            name: len({pid for bank in scored.banks for pid in run.top_k(bank.query.id, k)
+                       if "[" in passages[pid].text})
+            for name, run in sorted(scored.runs.items())})
+
+    def terminal(self, content):
+        return ["marked passages: " + ", ".join(f"{run} {n}" for run, n in content.per_run.items())]
+
+    def markdown(self, content, escape):
+        rows = "\\n".join(f"| {escape(run)} | {n} |" for run, n in content.per_run.items())
+        return "### Marked passages\\n\\n| run | marked |\\n|:--|--:|\\n" + rows
+
+    def html(self, content):
+        rows = "".join(f"<tr><td>{run}</td><td>{n}</td></tr>" for run, n in content.per_run.items())
+        return '<section id="marked-passages"><h2>Marked passages</h2><table>' + rows + "</table></section>"
+
+
+def pytest_exam_register_sections(registry):
+    registry.register("marked-passages", MarkedSection())
+'''
+
+# good ranks p1, p2 (q1) and p4 (q2), all marked; weak ranks p3, p1 and p5, one marked
+EXPECTED = {"per_run": {"good": 3, "weak": 1}}
+
+
+def test_a_conftest_section_appears_in_every_output(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing but the conftest.py is touched: the terminal summary, the JSON report, markdown, HTML,
+    ``evaluate``'s output and ``evaluate --json`` show the plugin's section, computed the same way."""
+    project.makeconftest(CONFTEST + PLUGIN)
+    result = project.runpytest("banks", "--exam-markdown", "summary.md", "--exam-html", "html")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*exam leaderboard*", "marked passages: good 3, weak 1"])
+    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    assert report["sections"]["marked-passages"] == EXPECTED
+    markdown = (project.path / "summary.md").read_text()
+    assert "### Marked passages\n\n| run | marked |\n|:--|--:|\n| good | 3 |\n| weak | 1 |" in markdown
+    html = (project.path / "html" / "index.html").read_text()
+    assert '<a href="#marked-passages">Marked passages</a>' in html  # the navigation leads to it
+    assert "<section id=\"marked-passages\"><h2>Marked passages</h2><table><tr><td>good</td><td>3</td></tr>" in html
+
+    monkeypatch.chdir(project.path)  # the CLI loads ./conftest.py, as pytest does
+    capsys.readouterr()
+    out = project.path / "evaluation.json"
+    assert main(["evaluate", "runs/collection.tsv", "runs/good.run", "runs/weak.run", "--bank", "banks/exam.yaml",
+                 "--grader", "marker", "--cache", ".cache/grades.sqlite", "--bootstrap", "0", "--no-progress",
+                 "--json", str(out)]) == 0
+    assert "marked passages: good 3, weak 1" in capsys.readouterr().out.splitlines()
+    assert json.loads(out.read_text())["sections"]["marked-passages"] == EXPECTED
+
+    # read back where the plugin is registered, the section is typed by it (gates and views read it)
+    from exam_harness.extensions import cli_registries
+    from exam_harness.results.read import read_report
+    from exam_harness.results.sections import active_sections, reset_sections
+
+    assert "marked-passages" not in active_sections()  # the command's plugins ended with it
+    cli_registries(project.path)  # what a command run in the folder does first
+    try:
+        kept = read_report(project.path / "reports" / "exam-report.json")
+    finally:
+        reset_sections()
+    assert type(kept.sections["marked-passages"]).__name__ == "MarkedPassages"
+    assert kept.sections["marked-passages"].per_run == EXPECTED["per_run"]
+
+
+def test_a_section_no_registry_names_is_kept_as_read_and_shown_nowhere(tmp_path: Path) -> None:
+    from exam_harness.report.markdown import render_markdown
+    from exam_harness.report.terminal import render_to_text
+    from exam_harness.results.read import read_report
+
+    golden = json.loads((GOLDEN / "exam-report.json").read_text())
+    golden.update(tool_version="0.1.0", created="2026-11-23T00:00:00+00:00",
+                  sections={"someone-elses": {"rows": [1, 2]}})
+    path = tmp_path / "exam-report.json"
+    path.write_text(json.dumps(golden))
+    report = read_report(path)
+    assert report.sections == {"someone-elses": {"rows": [1, 2]}}
+    assert report.model_dump(mode="json")["sections"] == {"someone-elses": {"rows": [1, 2]}}
+    assert "someone-elses" not in render_markdown(report) + render_to_text(report, color=False)
+
+
+def test_the_builtin_sections_are_one_line_each() -> None:
+    from exam_harness.results.sections import Section, builtin_sections
+
+    registry = builtin_sections()
+    assert registry.names() == ["decided-by", "trec-rag", "cost", "judge-variance"]
+    for section in registry.values():
+        assert isinstance(section, Section)
+
+
+def test_a_session_s_plugin_sections_end_with_the_session(project: pytest.Pytester) -> None:
+    """A report built after a session whose conftest.py registered a section (pytester runs in-process) is
+    built with the built-in sections only."""
+    from exam_harness.results.sections import active_sections
+
+    project.makeconftest(CONFTEST + PLUGIN)
+    assert project.runpytest("banks").ret == pytest.ExitCode.OK
+    assert "marked-passages" not in active_sections()
