@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from exam_harness.graders.verdict_worth import SHIPPED_WORTH, required_warning, worth_line, worth_of
@@ -38,13 +40,20 @@ def test_an_embedding_graded_session_states_the_worth_and_warns_for_required_poi
         project: pytest.Pytester) -> None:
     bank = project.path / "banks" / "exam.yaml"
     bank.write_text(BANK.replace("{id: q2/c, text: question c}", "{id: q2/c, text: question c, required: true}"))
-    result = project.runpytest("banks", "--exam-grader", "embedding")
+    result = project.runpytest("banks", "--exam-grader", "embedding", "--exam-markdown", "summary.md")
     out = result.stdout.str()
     assert "note: the embedding grader's verdict on one test point is weak: precision 0.58, recall 0.60" in out
     result.stdout.fnmatch_lines(["WARNING: 1 required test points (q2/c) are judged only by the embedding grader*"
                                  "--exam-grader cascade*"])
+    # a section of the result document (judge-notes), so the JSON and the markdown state it too
+    notes = json.loads((project.path / "reports" / "exam-report.json").read_text())["sections"]["judge-notes"]
+    assert notes["verdict_worth"][0].startswith("note: the embedding grader's verdict on one test point is weak")
+    assert notes["verdict_worth"][1].startswith("WARNING: 1 required test points (q2/c)")
+    markdown = (project.path / "summary.md").read_text()
+    assert "precision 0.58, recall 0.60" in markdown and "1 required test points (q2/c)" in markdown
 
 
 def test_another_graders_session_states_no_such_note(project: pytest.Pytester) -> None:
     out = project.runpytest("banks").stdout.str()
     assert "embedding grader" not in out and "cascade" not in out
+    assert "judge-notes" not in json.loads((project.path / "reports" / "exam-report.json").read_text())["sections"]
