@@ -88,6 +88,7 @@ class FlipsSection:
         head = f"flipped test points against {escape(content.reference)}: {escape(content.counts())}"
         if not content.flips:
             return head
+        head = f"### Flipped test points\n\n{head}"
         rows = [f"| {escape(f.run)} | {escape(f.test_point_id)}{' (required)' if f.required else ''} | "
                 f"{'answered → missed' if f.lost else 'missed → answered'} | {escape(_side(f.before))} | "
                 f"{escape(_side(f.after))} |" for f in content.flips]
