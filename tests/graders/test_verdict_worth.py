@@ -57,3 +57,24 @@ def test_another_graders_session_states_no_such_note(project: pytest.Pytester) -
     out = project.runpytest("banks").stdout.str()
     assert "embedding grader" not in out and "cascade" not in out
     assert "judge-notes" not in json.loads((project.path / "reports" / "exam-report.json").read_text())["sections"]
+
+
+def test_evaluate_states_the_worth_in_its_output_and_json(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The judge-notes section is computed by ``evaluate`` too: its output and its JSON state the worth and the
+    warning for required points (evaluate has no per-run requirement: a required point is required)."""
+    from exam_harness.cli import main
+
+    bank = project.path / "banks" / "exam.yaml"
+    bank.write_text(BANK.replace("{id: q2/c, text: question c}", "{id: q2/c, text: question c, required: true}"))
+    monkeypatch.chdir(project.path)
+    out = project.path / "evaluation.json"
+    capsys.readouterr()
+    assert main(["evaluate", "runs/collection.tsv", "runs/good.run", "runs/weak.run", "--bank", "banks/exam.yaml",
+                 "--grader", "embedding", "--cache", "none", "--bootstrap", "0", "--no-progress",
+                 "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "the embedding grader's verdict on one test point is weak" in printed
+    notes = json.loads(out.read_text())["sections"]["judge-notes"]
+    assert notes["verdict_worth"][0].startswith("note: the embedding grader's verdict on one test point is weak")
+    assert notes["verdict_worth"][-1].startswith("WARNING: 1 required test points (q2/c)")
