@@ -100,15 +100,13 @@ class ExamGates:
 
 def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str,
                         registry: Registry[type[Measure]] | None) -> tuple[str, str]:
+    # the flipped test points are the report's flips section (sections/flips.py)
     from exam_harness.report.compare import changes_table
-    from exam_harness.report.flips import flips, flips_table
     from exam_harness.report.tables import render_text
 
     table = changes_table(changes, new, title_suffix=f"against {name}", registry=registry)
-    flipped = flips(old, new)
-    shown = render_text(flips_table(flipped, title_suffix=f"against {name}"), 120) if flipped else ""
     note = "" if old.settings.k == new.settings.k and old.settings.min_grade == new.settings.min_grade else (
         f"note: the reference was scored at k={old.settings.k}, tau={old.settings.min_grade}; this exam at "
         f"k={new.settings.k}, tau={new.settings.min_grade}\n")
     measures = ", ".join(dict.fromkeys(title(c.measure, new, registry) for c in changes))
-    return f"exam: {measures or 'scores'} against {name}", render_text(table, 120) + note + shown
+    return f"exam: {measures or 'scores'} against {name}", render_text(table, 120) + note

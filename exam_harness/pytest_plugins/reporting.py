@@ -26,7 +26,7 @@ from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_controller, setup_of
-from exam_harness.pytest_plugins.systems import system_checks
+from exam_harness.pytest_plugins.systems import live_systems, system_checks
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.writers import WriterInput, WriterOutputError
@@ -63,8 +63,11 @@ class ExamReporting:
         try:
             partial = self._partial(session)
             cache = None if setup.options.cache is None else shown_path(setup.options.cache, root)
+            gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
             outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered(),
-                                     max_fallbacks=setup.options.max_fallbacks)
+                                     max_fallbacks=setup.options.max_fallbacks, systems=live_systems(self.config),
+                                     reference=gates.reference if gates is not None else None,
+                                     judge_model=setup.options.model)
             built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
             self.decision = self._decide(built.report)
         except ExamError as exc:
@@ -74,16 +77,6 @@ class ExamReporting:
         report = self.built.report
         if not self.decision.verdict.passed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        from exam_harness.graders.verdict_worth import grader_notes  # what the judge's verdicts are worth
-
-        self.notes += grader_notes(report.settings.grader, report.settings.min_grade,
-                                   (o.test_point_id for o in report.outcomes if o.required),
-                                   graded.grading.answers, graded.grading.grades)
-        from exam_harness.analysis.judge_guards import guard_notes  # circular judging, a leaked bank
-
-        self.notes += guard_notes(inputs.data, banks, report.settings.k,
-                                  report.settings.grader.model or setup.options.model,
-                                  (Path(p) for p in setup.options.runs))
         if setup.options.report_dir is not None:
             folder = setup.options.report_dir / "partial" if partial else setup.options.report_dir
             try:

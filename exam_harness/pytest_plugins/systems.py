@@ -26,7 +26,7 @@ from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
 from exam_harness.results.schema import GateResult
 from exam_harness.systems.declare import System, clear, declared
-from exam_harness.systems.health import policy_text, resolve_stale
+from exam_harness.systems.health import LiveSystems, policy_text, resolve_stale
 from exam_harness.systems.secrets import scrub
 from exam_harness.systems.session import DRY, WORKER, PassOutcome, SystemsPass, recording_folder, resolve_mode
 
@@ -150,14 +150,14 @@ class ExamSystems:
                 "scores count the queries as not covered (marked incomplete, '!'); nothing was recorded for them, "
                 "so the next run asks again",
                 red=True, bold=True)
-        health = list(outcome.health.values())
-        if health:
-            replayed = sum(h.replayed for h in health)
-            stale = [h.system for h in health if h.stale]
-            terminalreporter.write_line(
-                f"systems ({self.mode}, {self.policy}): {outcome.calls} calls, {replayed} answers replayed"
-                + (f"; stale: {', '.join(stale)}" if stale else ""),
-                red=any(h.fails_session for h in health))
+        # the systems' summary line is the report's live-systems section (sections/live_systems.py)
+
+    def health(self) -> LiveSystems | None:
+        """The declared systems' health for the result document (its live-systems section)."""
+        if self.outcome is None or is_worker(self.config) or not self.outcome.health:
+            return None
+        return LiveSystems(mode=self.mode, policy=self.policy, calls=self.outcome.calls,
+                           systems=list(self.outcome.health.values()))
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         clear()  # declarations belong to this session (an in-process pytester run imports conftest again)
@@ -173,3 +173,8 @@ def system_failure(config: pytest.Config, run: str, query_id: str) -> str | None
 def system_checks(config: pytest.Config) -> list[GateResult]:
     plugin = config.pluginmanager.get_plugin("exam-systems")
     return plugin.checks() if isinstance(plugin, ExamSystems) else []
+
+
+def live_systems(config: pytest.Config) -> LiveSystems | None:
+    plugin = config.pluginmanager.get_plugin("exam-systems")
+    return plugin.health() if isinstance(plugin, ExamSystems) else None

@@ -48,6 +48,7 @@ from exam_harness.results.schema import (
 from exam_harness.results.scored import Scored
 from exam_harness.results.sections import compute_sections
 from exam_harness.results.verdict import over_fallback_limit
+from exam_harness.systems.health import LiveSystems
 from exam_harness.verdicts import PASSAGE_CHARS, verdict
 
 
@@ -64,6 +65,9 @@ class SessionOutcome:
     # --exam-max-fallbacks: a run with a larger share of grades read by a fallback rule has its scores over
     # the queries holding such grades marked incomplete (None: never)
     max_fallbacks: float | None = None
+    systems: LiveSystems | None = None  # the declared live systems' health
+    reference: tuple[str, ExamReport] | None = None  # --exam-compare: the kept report's name and the report
+    judge_model: str | None = None  # the judge's model when the grader spec names none (the circularity guard)
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,10 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     systems, per_query = result_core(result, measures, inputs.data.runs, covered=result[measures[0]],
                                      unanswered=unanswered, session=session)
     qrels = exam_qrels(ctx, plan, [tau])
+    outcomes = test_point_outcomes(inputs, outcome, plan, tops)
+    scored = Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=[tau], result=result,
+                    redact_all=inputs.redact_all, outcomes=outcomes, systems=outcome.systems,
+                    reference=outcome.reference, judge_model=outcome.judge_model, run_folders=run_paths)
     report = ExamReport(
         tool_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -152,9 +160,8 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         qrels=[QrelsFile(label=label, file=qrels_file_name(label, tau, plan.qrels_m),
                          relevance_level=relevance_level(label, tau)) for label in plan.labels],
         partial=outcome.partial,
-        outcomes=test_point_outcomes(inputs, outcome, plan, tops),
-        sections=compute_sections(Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=[tau], result=result,
-                                         redact_all=inputs.redact_all)),
+        outcomes=outcomes,
+        sections=compute_sections(scored),
     )
     return BuiltReport(report, qrels, result, fallbacks)
 

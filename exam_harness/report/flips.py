@@ -9,7 +9,7 @@ skipped on either side (no verdict) is no flip.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.table import Table
@@ -46,9 +46,15 @@ class Flip:
 def flips(old: ExamReport, new: ExamReport) -> list[Flip]:
     """Every (run, test point) both reports hold whose verdict flipped between answered and missed; the
     lost ones first (required ones first among them), then by run, query and test point."""
-    before = {(o.run, o.query_id, o.test_point_id): o for o in old.outcomes}
+    return flipped_outcomes(old.outcomes, new.outcomes)
+
+
+def flipped_outcomes(old: Iterable[TestPointOutcome], new: Iterable[TestPointOutcome]) -> list[Flip]:
+    """:func:`flips` of two reports' outcomes (the pytest session's report section has its own before the
+    report is whole)."""
+    before = {(o.run, o.query_id, o.test_point_id): o for o in old}
     found = []
-    for after in new.outcomes:
+    for after in new:
         was = before.get((after.run, after.query_id, after.test_point_id))
         if was is None:
             continue
@@ -67,7 +73,7 @@ def flip_counts(found: Sequence[Flip]) -> dict[str, tuple[int, int]]:
     return counts
 
 
-def _side(o: TestPointOutcome) -> str:
+def side_text(o: TestPointOutcome) -> str:
     if o.best_passage is None:
         return "no passage graded"
     grade = f" (grade {o.best_grade})" if o.best_grade is not None else ""
@@ -85,7 +91,7 @@ def flips_table(found: Sequence[Flip], *, title_suffix: str = "", limit: int | N
     for f in found[:limit]:
         way = Text("answered → missed", style="red bold") if f.lost else Text("missed → answered", style="green")
         point = f.test_point_id + (" (required)" if f.required else "")
-        table.add_row(Text(f.run), Text(point), way, Text(_side(f.before)), Text(_side(f.after)))
+        table.add_row(Text(f.run), Text(point), way, Text(side_text(f.before)), Text(side_text(f.after)))
     if limit is not None and len(found) > limit:
         table.caption = f"{len(found) - limit} more not shown"
     return table

@@ -11,12 +11,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from exam_harness.grading import GradingOutcome
     from exam_harness.inputs import ExamView
     from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.result import ExamResult
     from exam_harness.models import QueryBank, Run
     from exam_harness.plan import ExamPlan
+    from exam_harness.results.schema import ExamReport, TestPointOutcome
+    from exam_harness.systems.health import LiveSystems
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,12 @@ class Scored:
     taus: Sequence[int]
     result: ExamResult
     redact_all: bool = False  # --exam-redact-all: every text left out, as for a secret bank
+    # what only a pytest session knows (evaluate leaves them out, and the sections reading them with them)
+    outcomes: Sequence[TestPointOutcome] = ()  # every run's verdict per test point
+    systems: LiveSystems | None = None  # the declared live systems' health
+    reference: tuple[str, ExamReport] | None = None  # --exam-compare: the kept report's name and the report
+    judge_model: str | None = None  # the judge's model, for the circularity guard
+    run_folders: Sequence[Path] = ()  # where the runs (and systems' manifests) were read
 
     @property
     def banks(self) -> Sequence[QueryBank]:

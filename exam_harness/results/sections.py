@@ -52,15 +52,20 @@ class Section(Protocol):
 def builtin_sections() -> Registry[Section]:
     """The built-in sections, imported on first use, in the order documents and views show them."""
     registry: Registry[Section] = Registry("section")
-    # Where a "live-system health" section will go: a module with SECTION and one line here.
     for name, ref, description in (
+        ("live-systems", "exam_harness.sections.live_systems:SECTION",
+         "the declared live systems' health: stale recordings, the stale policy, missing and failed queries"),
         ("decided-by", "exam_harness.sections.decided_by:SECTION",
          "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
+        ("judge-notes", "exam_harness.sections.judge_notes:SECTION",
+         "a cascade's estimated miss rate, what embedding verdicts are worth, circular judging, a leaked bank"),
         ("trec-rag", "exam_harness.sections.trec_rag:SECTION",
          "each run's TREC RAG nugget assignments where nuggets carry an importance (docs/trec-rag.md)"),
         ("cost", "exam_harness.sections.cost:SECTION", "an LLM grader's tokens and cost (docs/cost.md)"),
         ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
          "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
+        ("flips", "exam_harness.sections.flips:SECTION",
+         "test points that flipped against the kept report (--exam-compare)"),
     ):
         registry.register(name, ref, description)
     return registry

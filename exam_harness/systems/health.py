@@ -92,3 +92,29 @@ def system_health(
         failed_queries=sorted(failed), kept_after_failure=sorted(kept),
         replayed=replayed, called=called, resumed=resumed,
     )
+
+
+class LiveSystems(BaseModel):
+    """The declared systems of one session: how they were asked (mode), under which stale policy (and where
+    it came from), the calls made and each system's health."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: str  # once, replay, record, live
+    policy: str  # policy_text(): "stale=fail (default under CI=true)"
+    calls: int
+    systems: list[SystemHealth]
+
+    @property
+    def replayed(self) -> int:
+        return sum(h.replayed for h in self.systems)
+
+    @property
+    def stale(self) -> list[str]:
+        return [h.system for h in self.systems if h.stale]
+
+    def summary(self) -> str:
+        """The line every output starts the systems' part with."""
+        stale = self.stale
+        return (f"systems ({self.mode}, {self.policy}): {self.calls} calls, {self.replayed} answers replayed"
+                + (f"; stale: {', '.join(stale)}" if stale else ""))

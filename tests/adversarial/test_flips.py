@@ -50,3 +50,27 @@ def test_pytest_compare_section_lists_the_flipped_points(project: pytest.Pyteste
     (project.path / "runs" / "weak.run").write_text(WORSE_WEAK)
     result = project.runpytest("banks", "--exam-compare")
     result.stdout.fnmatch_lines(["*Flipped test points against 0001_main.json: weak -2 +1*"])
+
+
+def test_the_flipped_points_are_a_section_of_every_output(project: pytest.Pytester) -> None:
+    """The flips against the kept report are a section of the result document: the JSON lists them with both
+    sides, the markdown summary and the HTML report show them."""
+    import json
+
+    assert project.runpytest("banks", "--exam-save=main").ret == pytest.ExitCode.OK
+    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    assert "flips" not in report["sections"]  # compared with nothing: no section
+    (project.path / "runs" / "weak.run").write_text(WORSE_WEAK)
+    project.runpytest("banks", "--exam-compare", "--exam-markdown", "summary.md", "--exam-html", "html")
+    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    section = report["sections"]["flips"]
+    assert section["reference"] == "0001_main.json"
+    assert [(f["run"], f["test_point_id"], f["lost"]) for f in section["flips"]] == [
+        ("weak", "q1/a", True), ("weak", "q1/n", True), ("weak", "q1/b", False)]
+    assert section["flips"][0]["before"]["best_passage"] == "p1"
+    assert section["flips"][0]["after"]["outcome"] in ("missed", "required-missed")
+    markdown = (project.path / "summary.md").read_text()
+    assert "flipped test points against 0001\\_main.json: weak -2 +1" in markdown
+    assert "| weak | q1/a" in markdown and "answered → missed" in markdown and "missed → answered" in markdown
+    page = "".join(p.read_text() for p in (project.path / "html").rglob("*.html"))
+    assert 'id="flips"' in page and "weak -2 +1" in page and "q1/n" in page and "answered → missed" in page

@@ -62,3 +62,5 @@ def test_the_session_warns_of_a_circular_system_named_in_a_manifest(project: pyt
     (project.path / "runs" / "good.system.json").write_text(json.dumps({"declared": {"model": "gpt-4o"}}))
     result = project.runpytest("banks", "--exam-model", "gpt-4o-mini")
     result.stdout.fnmatch_lines(["WARNING: circular judging: the judge 'gpt-4o-mini' *'good' (gpt-4o)*"])
+    guards = json.loads((project.path / "reports" / "exam-report.json").read_text())["sections"]["judge-notes"]["guards"]
+    assert any(g.startswith("WARNING: circular judging: the judge 'gpt-4o-mini'") for g in guards)

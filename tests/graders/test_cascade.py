@@ -237,3 +237,26 @@ def test_a_pytest_session_with_plugin_judges_states_the_cascade(pytester: pytest
     result.stdout.fnmatch_lines(["grades decided by marker 4, marker (filtered, no call) 7",
                                  "cascade: marker graded 4 of 11 pairs (36.4%: 4 kept at score >= 0.5, 0 audited); "
                                  "marker graded 7 pairs 0 without a call; no audit sample*"])
+
+
+def test_the_cascades_statement_is_a_section_of_the_json_and_markdown(pytester: pytest.Pytester) -> None:
+    """Issue 30, item 1: every output states the filter's calls and estimated miss rate, the JSON with the
+    figures behind the line."""
+    import json
+
+    from tests.helpers import make_project
+
+    project = make_project(pytester)
+    options = ["decider=marker", "first=marker", "threshold=0.5", "audit=0"]
+    result = project.runpytest("banks", "--exam-grader", "cascade", "--exam-markdown", "summary.md",
+                               *(a for o in options for a in ("--exam-grader-option", o)))
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    [estimate] = report["sections"]["judge-notes"]["cascade"]
+    assert (estimate["min_grade"], estimate["calls"], estimate["kept"], estimate["audited"], estimate["filtered"]) \
+        == (4, 4, 4, 0, 7)
+    assert estimate["miss_rate"] is None and estimate["interval"] is None  # no audit sample: unknown, said so
+    assert estimate["statement"].startswith("cascade: marker graded 4 of 11 pairs")
+    markdown = (project.path / "summary.md").read_text()
+    assert "cascade: marker graded 4 of 11 pairs" in markdown
+    assert "the share of passes the filter missed is unknown" in markdown

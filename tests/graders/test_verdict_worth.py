@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from exam_harness.graders.verdict_worth import SHIPPED_WORTH, required_warning, worth_line, worth_of
@@ -38,13 +40,41 @@ def test_an_embedding_graded_session_states_the_worth_and_warns_for_required_poi
         project: pytest.Pytester) -> None:
     bank = project.path / "banks" / "exam.yaml"
     bank.write_text(BANK.replace("{id: q2/c, text: question c}", "{id: q2/c, text: question c, required: true}"))
-    result = project.runpytest("banks", "--exam-grader", "embedding")
+    result = project.runpytest("banks", "--exam-grader", "embedding", "--exam-markdown", "summary.md")
     out = result.stdout.str()
     assert "note: the embedding grader's verdict on one test point is weak: precision 0.58, recall 0.60" in out
     result.stdout.fnmatch_lines(["WARNING: 1 required test points (q2/c) are judged only by the embedding grader*"
                                  "--exam-grader cascade*"])
+    # a section of the result document (judge-notes), so the JSON and the markdown state it too
+    notes = json.loads((project.path / "reports" / "exam-report.json").read_text())["sections"]["judge-notes"]
+    assert notes["verdict_worth"][0].startswith("note: the embedding grader's verdict on one test point is weak")
+    assert notes["verdict_worth"][1].startswith("WARNING: 1 required test points (q2/c)")
+    markdown = (project.path / "summary.md").read_text()
+    assert "precision 0.58, recall 0.60" in markdown and "1 required test points (q2/c)" in markdown
 
 
 def test_another_graders_session_states_no_such_note(project: pytest.Pytester) -> None:
     out = project.runpytest("banks").stdout.str()
     assert "embedding grader" not in out and "cascade" not in out
+    assert "judge-notes" not in json.loads((project.path / "reports" / "exam-report.json").read_text())["sections"]
+
+
+def test_evaluate_states_the_worth_in_its_output_and_json(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The judge-notes section is computed by ``evaluate`` too: its output and its JSON state the worth and the
+    warning for required points (evaluate has no per-run requirement: a required point is required)."""
+    from exam_harness.cli import main
+
+    bank = project.path / "banks" / "exam.yaml"
+    bank.write_text(BANK.replace("{id: q2/c, text: question c}", "{id: q2/c, text: question c, required: true}"))
+    monkeypatch.chdir(project.path)
+    out = project.path / "evaluation.json"
+    capsys.readouterr()
+    assert main(["evaluate", "runs/collection.tsv", "runs/good.run", "runs/weak.run", "--bank", "banks/exam.yaml",
+                 "--grader", "embedding", "--cache", "none", "--bootstrap", "0", "--no-progress",
+                 "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "the embedding grader's verdict on one test point is weak" in printed
+    notes = json.loads(out.read_text())["sections"]["judge-notes"]
+    assert notes["verdict_worth"][0].startswith("note: the embedding grader's verdict on one test point is weak")
+    assert notes["verdict_worth"][-1].startswith("WARNING: 1 required test points (q2/c)")

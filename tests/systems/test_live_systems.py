@@ -124,9 +124,11 @@ def test_a_dict_system_is_examined_with_the_file_runs_and_replayed_in_ci(example
     assert replayed.ret == pytest.ExitCode.TESTS_FAILED, replayed.stdout.str()
     assert covers(example) == scores
     assert calls(example) == []
+    # the summary line is the report's live-systems section, said beside the stale note the pass made
     replayed.stdout.fnmatch_lines([
         "*stale recording: system 'dict-rag': 4 of its recorded answers were made by another version of the system "
-        "(changed: function conftest.py::dict_rag)*",
+        "(changed: function conftest.py::dict_rag)*"])
+    replayed.stdout.fnmatch_lines([
         "systems (replay, stale=fail (default under CI=true)): 0 calls, 8 answers replayed; stale: dict-rag"])
     root = ET.parse(example.path / "junit.xml").getroot()
     stale_cases = {case.get("name"): case.find("failure") for case in root.iter("testcase")
@@ -307,3 +309,28 @@ def test_queries_piped_into_a_reader_that_stops_early_ends_quietly(example: pyte
         status = process.wait(timeout=120)
     assert "Traceback" not in errors and "BrokenPipeError" not in errors, errors
     assert status == 141
+
+
+def test_a_stale_recording_under_warn_is_in_every_output(example: pytest.Pytester) -> None:
+    """Issue 28, item 2: the live systems' health is a section of the result document, so a stale recording a
+    session only warns of reaches the JSON, the markdown summary and the HTML report, naming what changed."""
+    example.makeconftest(conftest())
+    assert exam(example).ret == 0
+    example.makeconftest(conftest(body="x = 1"))  # the system's source changed since it was recorded
+    warned = exam(example, "--exam-system-mode", "replay", "--exam-stale=warn", "--exam-markdown", "summary.md",
+                  "--exam-html", "html")
+    assert warned.ret == 0, warned.stdout.str()
+    report = json.loads((example.path / "reports" / "exam-report.json").read_text())
+    live = report["sections"]["live-systems"]
+    assert live["mode"] == "replay" and live["policy"] == "stale=warn (--exam-stale)"
+    health = {h["system"]: h for h in live["systems"]}
+    assert health["dict-rag"]["stale_policy"] == "warn"
+    assert health["dict-rag"]["stale_queries"] == sorted(QUERIES)
+    assert health["dict-rag"]["files_changed"] == ["function conftest.py::dict_rag"]
+    assert live["calls"] == 0 and health["dict-rag"]["replayed"] == len(QUERIES)
+    markdown = (example.path / "summary.md").read_text()
+    assert "stale=warn (--exam-stale)" in markdown and "stale recording: system" in markdown
+    assert "conftest.py::dict\\_rag" in markdown  # escaped: renders as dict_rag
+    page = "".join(p.read_text() for p in (example.path / "html").rglob("*.html"))
+    assert 'id="live-systems"' in page and "stale=warn (--exam-stale)" in page
+    assert "conftest.py::dict_rag" in page and "stale recording: system" in page
