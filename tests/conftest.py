@@ -14,7 +14,13 @@ import pytest
 import pytrec_eval  # noqa: F401
 import rich.progress  # noqa: F401
 import scipy.stats  # noqa: F401  (imports numpy.fft, a C extension)
+
+# transformers' lazy modules, first imported inside an in-process pytester run, are dropped after it and then
+# fail to import again ("Could not import module 'PreTrainedModel'"): the embedding, cascade and reranker
+# graders met that depending on which test ran first in a worker
+import sentence_transformers  # noqa: F401
 import torch  # noqa: F401  (a C extension the default grader loads: imported twice it crashes the process)
+import transformers.modeling_utils  # noqa: F401
 
 import exam_harness.io
 import exam_harness.measures
