@@ -141,7 +141,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("llm backends", frozenset({"llm"})),
     ("inputs, cache, live systems", frozenset({"inputs", "cache", "cache_merge", "systems"})),
     ("graders", frozenset({"graders", "support", "generate"})),
-    ("grading", frozenset({"batch_grading", "grading", "plan", "grading_setup"})),
+    ("grading", frozenset({"batch_grading", "grading", "plan", "grading_setup", "workbench_grades"})),
     ("results", frozenset({"results", "sections", "preflight"})),
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
@@ -155,10 +155,6 @@ KNOWN_UPWARD = {
     "analysis -> report",  # analysis/sections.py renders its tables through report/
     "gates -> results",  # gates.py reads results/schema.py
     "grading_setup -> extensions",  # grading setup loads the installed plugins' graders
-    "io -> cache",  # io/workbench_export.py grades through the cache
-    "io -> graders",  # io/workbench_export.py
-    "io -> grading",  # io/workbench_export.py
-    "io -> inputs",  # io/workbench_export.py
     "llm -> graders",  # the backends implement graders/base.py's protocol
     "options -> results",  # options.py reads results/history.py
     "results -> analysis",  # results/evaluation.py computes agreement from analysis/
