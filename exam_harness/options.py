@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
+from exam_harness.display import is_hidden_char
 from exam_harness.errors import ConfigError
 from exam_harness.gates import Allowance, Threshold, parse_allowance, parse_threshold
 
@@ -206,9 +207,23 @@ def _word(raw: str) -> str:
     return value
 
 
-def _save_name(raw: str) -> str:
-    from exam_harness.results.history import check_save_name
+MAX_SAVE_NAME_CHARS = 100
 
+
+def check_save_name(name: str) -> str:
+    """A kept report's name is a file name part: like a run name (no whitespace, control or invisible
+    characters), without slashes or a leading dot, at most :data:`MAX_SAVE_NAME_CHARS` characters.
+    Raises ValueError saying what a name must be."""
+    if len(name) > MAX_SAVE_NAME_CHARS:
+        raise ValueError(f"must be a name of at most {MAX_SAVE_NAME_CHARS} characters ({len(name)} given)")
+    if not name or any(ch.isspace() or ch in "/\\" for ch in name) or name.startswith("."):
+        raise ValueError("must be a name without spaces or slashes, and no leading dot")
+    if any(is_hidden_char(ch) for ch in name):
+        raise ValueError("must be a name without control or invisible characters")
+    return name
+
+
+def _save_name(raw: str) -> str:
     return check_save_name(raw.strip())
 
 

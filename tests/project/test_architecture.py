@@ -156,7 +156,6 @@ KNOWN_UPWARD = {
     "gates -> results",  # gates.py reads results/schema.py
     "grading_setup -> extensions",  # grading setup loads the installed plugins' graders
     "llm -> graders",  # the backends implement graders/base.py's protocol
-    "options -> results",  # options.py reads results/history.py
     "results -> analysis",  # results/evaluation.py computes agreement from analysis/
 }
 
