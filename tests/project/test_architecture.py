@@ -154,7 +154,6 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
 KNOWN_UPWARD = {
     "analysis -> report",  # analysis/sections.py renders its tables through report/
     "grading_setup -> extensions",  # grading setup loads the installed plugins' graders
-    "llm -> graders",  # the backends implement graders/base.py's protocol
     "results -> analysis",  # results/evaluation.py computes agreement from analysis/
 }
 
