@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from exam_harness.cache import GradeCache
-from exam_harness.extensions import Registries
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.grading import GradingOutcome, chunk_size_for, exam_requests, grade_banks
 from exam_harness.inputs import ExamView
@@ -21,6 +21,9 @@ from exam_harness.models import ExamData, QueryBank
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan, make_plan
 from exam_harness.progress import GradingProgress
+
+if TYPE_CHECKING:  # only the grader registry is read of it; the plugin host stands above grading
+    from exam_harness.extensions import Registries
 
 
 @dataclass
