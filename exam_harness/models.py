@@ -310,3 +310,12 @@ class GradeFailure:
     """A pair the grader could not grade; ``message`` says why (shown as a test error)."""
 
     message: str
+
+
+@dataclass(frozen=True)
+class GradingRequest:
+    """One (passage, test point) pair to grade, with its query for prompts that need it."""
+
+    query: Query
+    test_point: TestPoint
+    passage: Passage

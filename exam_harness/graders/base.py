@@ -14,8 +14,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from exam_harness.models import ExamData, Grade, GraderSpec, Passage, Query, TestPoint
+from exam_harness.models import ExamData, Grade, GraderSpec, TestPoint
 from exam_harness.models import GradeFailure as GradeFailure  # declared below the llm backends that return it
+from exam_harness.models import GradingRequest as GradingRequest  # the llm layer counts and meters them
 from exam_harness.options import (  # the option machinery, declared with the other option converters
     GraderOption as GraderOption,
 )
@@ -28,15 +29,6 @@ from exam_harness.options import shared_option as shared_option
 
 if TYPE_CHECKING:
     from exam_harness.llm.cost import Meter
-
-
-@dataclass(frozen=True)
-class GradingRequest:
-    """One (passage, test point) pair to grade, with its query for prompts that need it."""
-
-    query: Query
-    test_point: TestPoint
-    passage: Passage
 
 
 GradeResult = Grade | GradeFailure

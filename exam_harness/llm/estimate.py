@@ -14,7 +14,7 @@ from exam_harness.llm.backend import PromptParts, TextBackend
 from exam_harness.llm.openai import OpenAIBackend
 
 if TYPE_CHECKING:
-    from exam_harness.graders.base import GradingRequest
+    from exam_harness.models import GradingRequest
 
 
 @runtime_checkable
