@@ -211,3 +211,20 @@ def test_an_upward_import_is_found(tmp_path: Path, declared: bool) -> None:
     (package / "io" / "runs.py").write_text("def f():\n    from exam_harness import models\n")
     assert upward_edges(import_graph(package)) == (
         {"models -> io": ["exam_harness.models -> exam_harness.io"]} if declared else {})
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The unit-level graph (top-level modules and folders of exam_harness) of a module graph."""
+    units: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        units.setdefault(unit(module), set()).update(unit(t) for t in targets if unit(t) != unit(module))
+    for targets in list(units.values()):
+        for target in targets:
+            units.setdefault(target, set())
+    return units
+
+
+def test_the_package_graph_has_no_runtime_cycle() -> None:
+    """No two units need each other at run time, even within one layer (type-only imports left out)."""
+    units = package_graph(import_graph())
+    assert not cycles(units), f"package-level import cycles: {cycles(units)}"
