@@ -31,7 +31,7 @@ A table ``meta`` (``schema`` = 3) and the SQLite header's application id (:data:
 mark the file as a grade cache. A schema 1 file (``key TEXT PRIMARY KEY, grader, grade, payload,
 created``) or a schema 2 file (the same table, without the fallback flag) is migrated in place, in one
 transaction, the first time a writable session opens it: the flag of a schema 1 or 2 LLM grade is
-read again from its stored answer and prompt mode (:func:`exam_harness.graders.llm.stored_fallback`);
+read again from its stored answer and prompt mode (:func:`exam_harness.llm.modes.stored_fallback`);
 a read-only file of either schema is read the same way, row by row.
 
 Nothing the file holds can crash a run:
@@ -71,6 +71,7 @@ from exam_harness.display import print_notice
 from exam_harness.errors import ConfigError
 from exam_harness.io import limits
 from exam_harness.llm.cost import grade_tokens
+from exam_harness.llm.modes import stored_fallback
 from exam_harness.models import MAX_GRADE, Grade
 
 SCHEMA_VERSION = 3
@@ -273,7 +274,7 @@ class GradeCache:
             "AND json_type(record) = 'object' AND json_extract(record, '$.details.prompt') IS NOT NULL").fetchall()
         for key, grade, extracted, raw, record in rows:
             decoded = _grade_from_row(grade, extracted, raw, record)
-            rule = _stored_fallback(decoded) if decoded is not None else None
+            rule = stored_fallback(decoded) if decoded is not None else None
             if rule is not None:
                 db.execute("UPDATE grades SET record = json_set(record, '$.fallback', ?) WHERE key = ?", (rule, key))
                 flagged += 1
@@ -664,17 +665,11 @@ def _grade_from_schema1(payload: Any) -> Grade | None:
     return _flagged(grade)
 
 
-def _stored_fallback(grade: Grade) -> str | None:
-    from exam_harness.graders.llm import stored_fallback
-
-    return stored_fallback(grade)
-
-
 def _flagged(grade: Grade) -> Grade:
     """A grade of an older schema with its fallback flag, read again from its answer (see the module doc)."""
     if grade.fallback is not None:
         return grade
-    rule = _stored_fallback(grade)
+    rule = stored_fallback(grade)
     return grade if rule is None else grade.model_copy(update={"fallback": rule})
 
 

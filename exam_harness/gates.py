@@ -27,8 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from pydantic import BaseModel, ConfigDict
+
 from exam_harness.errors import ConfigError
-from exam_harness.results.schema import GateResult
 
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
@@ -41,6 +42,28 @@ if TYPE_CHECKING:
 
     MeasureRegistry = Registry[type[Measure]]
     Document: TypeAlias = ExamReport | EvaluationReport  # either result document: the core fields are the same
+
+class GateResult(BaseModel):
+    """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
+    baseline) or a check always made (every pair graded, few grades read by a fallback rule). A part of
+    the result document (results/schema.py), declared here where the gates make it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gate: str  # the option or check: exam-fail-under, exam-compare-fail, exam-baseline, incomplete-exam, ...
+    run: str | None = None
+    measure: str | None = None
+    value: float | None = None
+    limit: float | None = None
+    passed: bool
+    message: str
+
+    @property
+    def case(self) -> str:
+        """The check's pytest case name, e.g. ``exam-fail-under[weak-ranker-exam-cover]``."""
+        params = "-".join(p for p in (self.run, self.measure) if p)
+        return f"{self.gate}[{params}]" if params else self.gate
+
 
 # What a comparison reads when told no measure.
 COMPARED: tuple[str, ...] = ("exam-cover", "n-exam-cover")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING, Protocol
 
 from exam_harness.cache import GradeCache
-from exam_harness.extensions import Registries
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.grading import GradingOutcome, chunk_size_for, exam_requests, grade_banks
 from exam_harness.inputs import ExamView
@@ -21,6 +21,22 @@ from exam_harness.models import ExamData, QueryBank
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan, make_plan
 from exam_harness.progress import GradingProgress
+
+if TYPE_CHECKING:
+    from exam_harness.graders.registry import GraderRegistry
+    from exam_harness.measures.base import Measure
+    from exam_harness.registry import Registry
+
+
+class GradingRegistries(Protocol):
+    """What grading reads of the plugin host's registries (``extensions.Registries`` has them): declared
+    by shape, as the plugin host stands above grading."""
+
+    @property
+    def graders(self) -> GraderRegistry: ...
+
+    @property
+    def measures(self) -> Registry[type[Measure]]: ...
 
 
 @dataclass
@@ -58,7 +74,7 @@ class GradingSetup:
 
 
 def open_grading(
-    options: ExamOptions, registries: Registries, data: ExamData, *, where: str = "--exam-min-grade",
+    options: ExamOptions, registries: GradingRegistries, data: ExamData, *, where: str = "--exam-min-grade",
     several: bool = False, alpha_ndcg: bool | None = None,
 ) -> GradingSetup:
     """The grader of ``options.grader`` (from ``registries``, with the options' model, grader options,

@@ -10,6 +10,7 @@ import hashlib
 import json
 import operator
 import re
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
@@ -302,3 +303,19 @@ class ExamData(BaseModel):
     judgments: dict[str, dict[str, int]] = Field(default_factory=dict)
     # (passage id, test point id) -> recorded grades, possibly several grading runs
     recorded: dict[tuple[str, str], list[RecordedGrade]] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GradeFailure:
+    """A pair the grader could not grade; ``message`` says why (shown as a test error)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class GradingRequest:
+    """One (passage, test point) pair to grade, with its query for prompts that need it."""
+
+    query: Query
+    test_point: TestPoint
+    passage: Passage

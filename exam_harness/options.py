@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
+from exam_harness.display import is_hidden_char
 from exam_harness.errors import ConfigError
 from exam_harness.gates import Allowance, Threshold, parse_allowance, parse_threshold
 
@@ -199,6 +200,88 @@ def optional(convert: Callable[[str], T], *, unset: tuple[str, ...] = ("", "none
     return Optional(convert, unset)
 
 
+@dataclass(frozen=True)
+class GraderOption:
+    """One option a grader declares: ``exam-harness graders NAME`` lists them, and
+    :func:`read_grader_options` converts the strings a user gives (``--exam-grader-option K=V``)."""
+
+    name: str
+    default: Any
+    help: str
+    convert: Callable[[str], Any] = str
+
+    def value(self, raw: Any, grader: str) -> Any:
+        if not isinstance(raw, str):
+            return raw  # a native value from a library caller
+        try:
+            return self.convert(raw)
+        except ValueError as exc:
+            reason = str(exc) or "is invalid"
+            raise ConfigError(f"grader {grader!r}: option {self.name}={raw!r} {reason}") from None
+
+
+def read_grader_options(
+    grader: str, declared: Sequence[GraderOption], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Every declared option's value (given, converted, else its default); an undeclared key is a
+    ConfigError that suggests the closest declared name."""
+    from exam_harness.registry import unknown_name_message
+
+    names = [option.name for option in declared]
+    for key in given:
+        if key not in names:
+            raise ConfigError(f"grader {grader!r}: {unknown_name_message('option', key, sorted(names))}")
+    return {o.name: (o.value(given[o.name], grader) if o.name in given else o.default) for o in declared}
+
+
+_OPTION = "exam_harness.option"  # the dataclass field metadata key of a declared option
+
+
+def option_field(default: Any, help: str, convert: Callable[[str], Any] = str) -> Any:
+    """A dataclass field that is an option: its name, ``default``, ``help`` and ``convert`` (with its
+    bounds) written once, for the constructor (the field), parsing and listings (:func:`options_of`)
+    and the check of a library caller's values (:func:`check_options`)."""
+    return field(default=default, metadata={_OPTION: (help, convert)})
+
+
+def shared_option(option: GraderOption) -> Any:
+    """:func:`option_field` of an option declared elsewhere (shared by several graders); the field
+    must be named as the option."""
+    return option_field(option.default, option.help, option.convert)
+
+
+def options_of(settings: type[Any]) -> tuple[GraderOption, ...]:
+    """The options a dataclass declares with :func:`option_field`, in field order."""
+    return tuple(GraderOption(f.name, f.default, *f.metadata[_OPTION]) for f in fields(settings)
+                 if _OPTION in f.metadata)
+
+
+def check_options(instance: Any, what: str) -> None:
+    """Check, and convert in place, every declared option of a dataclass instance by its converter:
+    a library caller's native values (``concurrency=0``) meet the same bounds as a user's strings. None
+    stands for "unset" where it is the default. ConfigError ``<what> option NAME: got VALUE, expected ...``."""
+    for f in fields(instance):
+        if _OPTION not in f.metadata:
+            continue
+        value = getattr(instance, f.name)
+        if value is None and f.default is None:
+            continue
+        convert = f.metadata[_OPTION][1]
+        try:
+            converted = convert(value if isinstance(value, str) else str(value))
+        except ValueError as exc:
+            reason = str(exc) or "a valid value"
+            expected = reason.removeprefix("must be ")
+            raise ConfigError(f"{what} option {f.name}: got {value!r}, expected {expected}") from None
+        object.__setattr__(instance, f.name, converted)
+
+
+def declared_options(factory: object) -> tuple[GraderOption, ...]:
+    """The options a grader factory (a Grader class, or a function with an ``options`` attribute) declares."""
+    options = getattr(factory, "options", ())
+    return tuple(o for o in options if isinstance(o, GraderOption))
+
+
 def _word(raw: str) -> str:
     value = raw.strip()
     if not value or any(ch.isspace() or ch in "/\\" for ch in value):
@@ -206,9 +289,23 @@ def _word(raw: str) -> str:
     return value
 
 
-def _save_name(raw: str) -> str:
-    from exam_harness.results.history import check_save_name
+MAX_SAVE_NAME_CHARS = 100
 
+
+def check_save_name(name: str) -> str:
+    """A kept report's name is a file name part: like a run name (no whitespace, control or invisible
+    characters), without slashes or a leading dot, at most :data:`MAX_SAVE_NAME_CHARS` characters.
+    Raises ValueError saying what a name must be."""
+    if len(name) > MAX_SAVE_NAME_CHARS:
+        raise ValueError(f"must be a name of at most {MAX_SAVE_NAME_CHARS} characters ({len(name)} given)")
+    if not name or any(ch.isspace() or ch in "/\\" for ch in name) or name.startswith("."):
+        raise ValueError("must be a name without spaces or slashes, and no leading dot")
+    if any(is_hidden_char(ch) for ch in name):
+        raise ValueError("must be a name without control or invisible characters")
+    return name
+
+
+def _save_name(raw: str) -> str:
     return check_save_name(raw.strip())
 
 

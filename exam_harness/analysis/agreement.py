@@ -25,8 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import cast
 
-from pydantic import BaseModel, Field
-
 from exam_harness.io.workbench import direct_grade_id
 from exam_harness.measures.agreement import (
     LENIENT_MIN_GRADE,
@@ -44,6 +42,14 @@ from exam_harness.measures.agreement import (
     reference_row_pairing,
 )
 from exam_harness.models import RecordedGrade
+from exam_harness.results.agreement import (  # the result document's parts, re-exported for the analyses' callers
+    AgreementResult as AgreementResult,
+)
+from exam_harness.results.agreement import BinarisedTable as BinarisedTable
+from exam_harness.results.agreement import DirectAgreement as DirectAgreement
+from exam_harness.results.agreement import MergedTable as MergedTable
+from exam_harness.results.agreement import MinAnswersAgreement as MinAnswersAgreement
+from exam_harness.results.agreement import RowKappa as RowKappa
 
 Judgments = Mapping[str, Mapping[str, int]]
 
@@ -52,61 +58,6 @@ Grades = Mapping[tuple[str, str], int]
 
 def finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
-
-
-class BinarisedTable(BaseModel):
-    name: str
-    min_grade: int
-    relevance_level: int
-    # counts[grade side 1/0][judgment side 1/0], keys as strings in JSON
-    counts: dict[int, dict[int, int]]
-    kappa: float | None
-
-
-class AgreementResult(BaseModel):
-    """Grade x judgment counts over judged passages (label = the passage's max grade)."""
-
-    label: str = "max-grade"
-    relevance_level: int
-    passages: int
-    table: dict[int, dict[int, int]]
-    binarised: list[BinarisedTable]
-
-
-class RowKappa(BaseModel):
-    """One grade row of a graded table against the rest: "label == label" x "judgment in judgments"."""
-
-    label: int
-    judgments: list[int]
-    counts: dict[int, dict[int, int]]  # [row side 1/0][judgment side 1/0]
-    kappa: float | None
-
-
-class MergedTable(BaseModel):
-    """The 3-way table: grade groups x judgment groups (both best first); counts keyed by group
-    position, 2 the best group, so ``counts[2][2]`` is "grade 4-5 and judged in the top group"."""
-
-    grades: list[list[int]]
-    judgments: list[list[int]]
-    counts: dict[int, dict[int, int]]
-    kappa: float | None  # Cohen's kappa of the 3x3 table
-    row_kappas: list[float | None]  # each grade group against its judgment group, best first
-
-
-class MinAnswersAgreement(AgreementResult):
-    """Agreement of the "min answers = m" label (the m-th highest grade) with the judgments."""
-
-    min_answers: int
-    row_kappas: list[RowKappa] = Field(default_factory=list)
-    merged: MergedTable | None = None
-
-
-class DirectAgreement(AgreementResult):
-    """Agreement of one recorded direct grading run (grades for the query, no test points)."""
-
-    label: str = "direct"
-    llm: str | None = None
-    prompt_class: str | None = None
 
 
 def max_grade_labels(

@@ -15,14 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from exam_harness.analysis.agreement import finite
 from exam_harness.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import check_word
 from exam_harness.io.textio import iter_json_lines
 from exam_harness.measures.agreement import cohen_kappa, one_vs_rest
+from exam_harness.results.agreement import AssignmentAgreement as AssignmentAgreement  # the document's part
 
 LABELS = ("support", "partial_support", "not_support")
 HumanLabels = dict[tuple[str, str, str], str]  # (run, qid, nugget text) -> label
@@ -65,15 +64,6 @@ def load_human_assignments(path: Path) -> HumanLabels:
     if not labels:
         raise InputError("the human assignment file holds no labels", path=path, expected="one object per line")
     return labels
-
-
-class AssignmentAgreement(BaseModel):
-    pairs: int
-    unmatched: int  # human labels without a harness label
-    agreement: float | None  # share of pairs with the same label
-    kappa: float | None  # Cohen's kappa over the three labels
-    label_kappa: dict[str, float | None]  # each label against the other two
-    confusion: dict[str, dict[str, int]]  # harness label -> human label -> count
 
 
 def assignment_agreement(machine: Iterable[tuple[str, str, str, str]], human: Mapping[tuple[str, str, str], str]

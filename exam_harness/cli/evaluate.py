@@ -305,10 +305,10 @@ def writer_input(result: EvaluationReport, ctx: ScoringContext, graded: Graded, 
     """What the writers read for evaluate's document: the EXAM-Qrels at every tau, the TREC RAG nugget
     assignments (at the first tau, where nuggets carry an importance) and the Workbench export; the
     first two are made only when asked for (they take as long as scoring)."""
-    from exam_harness.io.workbench_export import view_text
     from exam_harness.report.build import exam_qrels
     from exam_harness.report.writers import WriterInput
     from exam_harness.sections.trec_rag import rag_assignments
+    from exam_harness.workbench_grades import view_text
 
     plan, view = graded.plan, graded.view
     rows = (rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})

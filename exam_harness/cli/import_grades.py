@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.cache import GradeCache
     from exam_harness.extensions import cli_registries
     from exam_harness.inputs import ExamInputs
-    from exam_harness.io.workbench_export import import_workbench_grades
+    from exam_harness.workbench_grades import import_workbench_grades
 
     registries = cli_registries()
     inputs = ExamInputs(registries.bank_formats, registries.run_formats)

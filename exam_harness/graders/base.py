@@ -9,117 +9,29 @@ stored as grades. Everything that shapes a grade goes into :meth:`Grader.spec` a
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from exam_harness.errors import ConfigError
-from exam_harness.models import ExamData, Grade, GraderSpec, Passage, Query, TestPoint
+from exam_harness.models import ExamData, Grade, GraderSpec, TestPoint
+from exam_harness.models import GradeFailure as GradeFailure  # declared below the llm backends that return it
+from exam_harness.models import GradingRequest as GradingRequest  # the llm layer counts and meters them
+from exam_harness.options import (  # the option machinery, declared with the other option converters
+    GraderOption as GraderOption,
+)
+from exam_harness.options import check_options as check_options
+from exam_harness.options import declared_options as declared_options
+from exam_harness.options import option_field as option_field
+from exam_harness.options import options_of as options_of
+from exam_harness.options import read_grader_options as read_grader_options
+from exam_harness.options import shared_option as shared_option
 
 if TYPE_CHECKING:
     from exam_harness.llm.cost import Meter
 
 
-@dataclass(frozen=True)
-class GradingRequest:
-    """One (passage, test point) pair to grade, with its query for prompts that need it."""
-
-    query: Query
-    test_point: TestPoint
-    passage: Passage
-
-
-@dataclass(frozen=True)
-class GradeFailure:
-    """A pair the grader could not grade; ``message`` says why (shown as a test error)."""
-
-    message: str
-
-
 GradeResult = Grade | GradeFailure
-
-
-@dataclass(frozen=True)
-class GraderOption:
-    """One option a grader declares: ``exam-harness graders NAME`` lists them, and
-    :func:`read_grader_options` converts the strings a user gives (``--exam-grader-option K=V``)."""
-
-    name: str
-    default: Any
-    help: str
-    convert: Callable[[str], Any] = str
-
-    def value(self, raw: Any, grader: str) -> Any:
-        if not isinstance(raw, str):
-            return raw  # a native value from a library caller
-        try:
-            return self.convert(raw)
-        except ValueError as exc:
-            reason = str(exc) or "is invalid"
-            raise ConfigError(f"grader {grader!r}: option {self.name}={raw!r} {reason}") from None
-
-
-def read_grader_options(
-    grader: str, declared: Sequence[GraderOption], given: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Every declared option's value (given, converted, else its default); an undeclared key is a
-    ConfigError that suggests the closest declared name."""
-    from exam_harness.registry import unknown_name_message
-
-    names = [option.name for option in declared]
-    for key in given:
-        if key not in names:
-            raise ConfigError(f"grader {grader!r}: {unknown_name_message('option', key, sorted(names))}")
-    return {o.name: (o.value(given[o.name], grader) if o.name in given else o.default) for o in declared}
-
-
-_OPTION = "exam_harness.option"  # the dataclass field metadata key of a declared option
-
-
-def option_field(default: Any, help: str, convert: Callable[[str], Any] = str) -> Any:
-    """A dataclass field that is an option: its name, ``default``, ``help`` and ``convert`` (with its
-    bounds) written once, for the constructor (the field), parsing and listings (:func:`options_of`)
-    and the check of a library caller's values (:func:`check_options`)."""
-    return field(default=default, metadata={_OPTION: (help, convert)})
-
-
-def shared_option(option: GraderOption) -> Any:
-    """:func:`option_field` of an option declared elsewhere (shared by several graders); the field
-    must be named as the option."""
-    return option_field(option.default, option.help, option.convert)
-
-
-def options_of(settings: type[Any]) -> tuple[GraderOption, ...]:
-    """The options a dataclass declares with :func:`option_field`, in field order."""
-    return tuple(GraderOption(f.name, f.default, *f.metadata[_OPTION]) for f in fields(settings)
-                 if _OPTION in f.metadata)
-
-
-def check_options(instance: Any, what: str) -> None:
-    """Check, and convert in place, every declared option of a dataclass instance by its converter:
-    a library caller's native values (``concurrency=0``) meet the same bounds as a user's strings. None
-    stands for "unset" where it is the default. ConfigError ``<what> option NAME: got VALUE, expected ...``."""
-    for f in fields(instance):
-        if _OPTION not in f.metadata:
-            continue
-        value = getattr(instance, f.name)
-        if value is None and f.default is None:
-            continue
-        convert = f.metadata[_OPTION][1]
-        try:
-            converted = convert(value if isinstance(value, str) else str(value))
-        except ValueError as exc:
-            reason = str(exc) or "a valid value"
-            expected = reason.removeprefix("must be ")
-            raise ConfigError(f"{what} option {f.name}: got {value!r}, expected {expected}") from None
-        object.__setattr__(instance, f.name, converted)
-
-
-def declared_options(factory: object) -> tuple[GraderOption, ...]:
-    """The options a grader factory (a Grader class, or a function with an ``options`` attribute) declares."""
-    options = getattr(factory, "options", ())
-    return tuple(o for o in options if isinstance(o, GraderOption))
 
 
 @dataclass

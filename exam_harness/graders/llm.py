@@ -66,17 +66,17 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from exam_harness.errors import ConfigError
 from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GraderOption, GradingRequest
 from exam_harness.graders.matching import is_answer, matching_gold_answer
 from exam_harness.graders.repeats import moved_seed
-from exam_harness.llm import prompts, track_prompts
+from exam_harness.llm import prompts
 from exam_harness.llm.backend import Generation, PromptParts, TextBackend
 from exam_harness.llm.cost import Meter, Prices, prices_from
-from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
+from exam_harness.llm.modes import ASSIGNMENT_LABELS_3, MODES, Output, PromptMode
 from exam_harness.llm.track_prompts import (
     assignment_grades,
     nuggetizer_nugget_list,
@@ -100,88 +100,9 @@ from exam_harness.parsing import (
 
 VERSION = "1"
 
-Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas", "assignment", "umbrela",
-                 "support", "label"]
 MALFORMED_RETRIES = 2  # a malformed list answer is asked this many times more before its nuggets fail
-ASSIGNMENT_LABELS_3 = ("support", "partial_support", "not_support")
-ASSIGNMENT_LABELS_2 = ("support", "not_support")
 
 
-# --------------------------------------------------------------------------------------------
-# Prompt modes
-
-
-@dataclass(frozen=True)
-class PromptMode:
-    name: str
-    output: Output
-    question: prompts.PromptTemplate | None = None
-    nugget: prompts.PromptTemplate | None = None
-    direct: prompts.PromptTemplate | None = None
-    max_grade: int = 5
-    default_min_grade: int = 4
-    max_new_tokens: int = 32
-    needs_gold: bool = False
-    labels: tuple[str, ...] = ()  # the labels a nugget-assignment answer may give
-    # the track's own prompt (llm/track_prompts.py): its nugget list and its tool's parser
-    track: bool = False
-
-    @property
-    def templates(self) -> list[prompts.PromptTemplate]:
-        return [t for t in (self.question, self.nugget, self.direct) if t is not None]
-
-    @property
-    def needs_bank(self) -> bool:
-        return self.direct is None
-
-    @property
-    def rating_scale(self) -> int | None:
-        return self.max_grade if self.output in ("self_rating", "thomas") else None
-
-
-def _direct(name: str, template: prompts.PromptTemplate) -> PromptMode:
-    output: Output = "thomas" if template.output == "thomas" else "yes_no"
-    return PromptMode(
-        name, output, direct=template, max_grade=template.max_grade, default_min_grade=1, max_new_tokens=8
-    )
-
-
-# Self-rating answers longer than 32 tokens are "other text" (grade 1) whatever follows, so 32 new
-# tokens decide every self-rating; extraction answers get room for a sentence or two.
-_EXTRACTION: dict[str, Any] = {"max_grade": 1, "default_min_grade": 1, "max_new_tokens": 128}
-MODES: dict[str, PromptMode] = {
-    m.name: m
-    for m in (
-        PromptMode(
-            "self-rating", "self_rating", question=prompts.QUESTION_SELF_RATING, nugget=prompts.NUGGET_SELF_RATING
-        ),
-        PromptMode("question-rating", "self_rating", question=prompts.QUESTION_SELF_RATING),
-        PromptMode("nugget-rating", "self_rating", nugget=prompts.NUGGET_SELF_RATING),
-        PromptMode("answer-extraction", "answer", question=prompts.ANSWER_EXTRACTION, **_EXTRACTION),
-        PromptMode("answer-key", "answer_key", question=prompts.ANSWER_EXTRACTION, needs_gold=True, **_EXTRACTION),
-        PromptMode("llm-verify", "verify", question=prompts.ANSWER_EXTRACTION, needs_gold=True, **_EXTRACTION),
-        PromptMode("nugget-extraction", "answer", nugget=prompts.NUGGET_EXTRACTION, **_EXTRACTION),
-        _direct("sun", prompts.SUN),
-        _direct("sun-few", SUN_FEW),
-        _direct("fagb", prompts.FAGGIOLI_B),
-        _direct("fagb-few", FAGGIOLI_B_FEW),
-        _direct("helm", prompts.HELM),
-        _direct("thomas", prompts.THOMAS),
-        PromptMode("umbrela", "umbrela", direct=prompts.UMBRELA, max_grade=3, default_min_grade=2, max_new_tokens=32),
-        PromptMode("support", "support", question=prompts.SUPPORT, nugget=prompts.SUPPORT, max_grade=2,
-                   default_min_grade=2, max_new_tokens=16),
-        PromptMode("nugget-assignment", "assignment", nugget=prompts.NUGGET_ASSIGNMENT, max_grade=2,
-                   default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3),
-        PromptMode("nugget-assignment-2", "assignment", nugget=prompts.NUGGET_ASSIGNMENT_2, max_grade=2,
-                   default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2),
-        PromptMode("nuggetizer-assignment", "assignment", nugget=track_prompts.NUGGETIZER_ASSIGN.template,
-                   max_grade=2, default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3, track=True),
-        PromptMode("nuggetizer-assignment-2", "assignment", nugget=track_prompts.NUGGETIZER_ASSIGN_2.template,
-                   max_grade=2, default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2, track=True),
-        PromptMode("umbrela-zeroshot", "umbrela", direct=track_prompts.UMBRELA_ZEROSHOT.template, max_grade=3,
-                   default_min_grade=2, max_new_tokens=32, track=True),
-    )
-}
 VERIFY_MAX_NEW_TOKENS = 8
 # "assignment": the answer is one nugget-assignment label, support 2 / partial_support 1 / not_support 0
 CUSTOM_OUTPUTS: dict[str, Output] = {"self-rating": "self_rating", "yes-no": "yes_no", "answer": "answer",
@@ -230,21 +151,6 @@ def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
         default_min_grade=4 if kind == "self_rating" else 2 if kind == "label" else 1,
         max_new_tokens=128 if kind == "answer" else 32,
     )
-
-
-def stored_fallback(grade: Grade) -> str | None:
-    """The fallback rule that read a stored LLM grade (one kept before grades carried the flag): from
-    the details' markers, or, for a self-rating mode, by reading the stored answer again. A custom
-    prompt's output is not stored with its grades, so only its markers count."""
-    details = grade.details
-    if details.get("not_a_grade"):
-        return FALLBACK_NOT_A_GRADE
-    if details.get("not_yes_no"):
-        return FALLBACK_NOT_YES_NO
-    mode = MODES.get(str(details.get("prompt")))
-    if mode is None or mode.output != "self_rating" or grade.raw_response is None:
-        return None
-    return read_self_rating(grade.raw_response, mode.max_grade)[1]
 
 
 def resolve_mode(prompt: str, custom_output: str = "self-rating") -> PromptMode:

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from exam_harness.errors import InputError
-from exam_harness.graders.base import GraderOption
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.llm.cost import Prices
-from exam_harness.options import boolean, choice, integer, number, optional
+from exam_harness.options import GraderOption, boolean, choice, integer, number, optional
 
 REQUEST_FIELDS = ("custom_id", "method", "url", "body")
 OUTPUT_FIELDS = ("id", "custom_id", "response", "error")

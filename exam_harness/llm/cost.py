@@ -36,8 +36,8 @@ from exam_harness.errors import ConfigError
 from exam_harness.io.limits import MAX_TOKEN_COUNT as MAX_TOKEN_COUNT
 
 if TYPE_CHECKING:
-    from exam_harness.graders.base import GradingRequest
     from exam_harness.llm.backend import TextBackend
+    from exam_harness.models import GradingRequest
 
 Pair = tuple[str, str]  # (passage id, test point id), as exam_harness.inputs.Pair
 

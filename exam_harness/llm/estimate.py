@@ -7,11 +7,24 @@ message and truncation included); any other backend counts the tokens of each di
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.base import Grader, GradingRequest
 from exam_harness.llm.backend import PromptParts, TextBackend
 from exam_harness.llm.openai import OpenAIBackend
+
+if TYPE_CHECKING:
+    from exam_harness.models import GradingRequest
+
+
+@runtime_checkable
+class _Estimating(Protocol):
+    """What :func:`estimate_requests` reads of a grader (``graders.base.Grader`` has both): matched by
+    shape, so this backend layer does not import the graders above it."""
+
+    name: str
+
+    def estimate(self, requests: Sequence[GradingRequest]) -> tuple[int, int] | None: ...
 
 
 def estimate_prompts(backend: TextBackend, prompts: Sequence[PromptParts], max_new_tokens: int) -> tuple[int, int]:
@@ -27,8 +40,8 @@ def estimate_requests(grader: object, requests: Sequence[GradingRequest]) -> tup
     :class:`~exam_harness.graders.llm.LLMGrader`, the distinct prompts it would send (pairs it does not
     support excluded; the second stage of ``llm-verify`` depends on the first and is not counted).
     A grader that sends no prompts is a ConfigError."""
-    figures = grader.estimate(requests) if isinstance(grader, Grader) else None
+    figures = grader.estimate(requests) if isinstance(grader, _Estimating) else None
     if figures is None:
-        name = grader.name if isinstance(grader, Grader) else grader
+        name = grader.name if isinstance(grader, _Estimating) else grader
         raise ConfigError(f"grader {name!r} is not an LLM grader: no prompts to count")
     return figures

@@ -31,17 +31,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from exam_harness.errors import ConfigError
-from exam_harness.graders.base import (
-    GradeFailure,
+from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
+from exam_harness.models import GradeFailure
+from exam_harness.options import (
     GraderOption,
+    boolean,
     check_options,
+    choice,
+    integer,
     option_field,
+    optional,
     options_of,
     read_grader_options,
     shared_option,
+    text,
 )
-from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
-from exam_harness.options import boolean, choice, integer, optional, text
 from exam_harness.parsing import single_digit_grade
 
 if TYPE_CHECKING:

@@ -50,14 +50,6 @@ from dataclasses import KW_ONLY, InitVar, asdict, dataclass, field
 from typing import Any, Literal
 
 from exam_harness.errors import ConfigError, InfrastructureError
-from exam_harness.graders.base import (
-    GradeFailure,
-    GraderOption,
-    check_options,
-    option_field,
-    options_of,
-    read_grader_options,
-)
 from exam_harness.io.limits import MAX_TOKEN_COUNT
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.llm.pacing import Pacer, paced
@@ -71,7 +63,22 @@ from exam_harness.llm.retry import (
     ServerUnreachable,
     parse_retry_after,
 )
-from exam_harness.options import MAX_CONCURRENCY, MAX_SECONDS, boolean, choice, integer, number, optional, text
+from exam_harness.models import GradeFailure
+from exam_harness.options import (
+    MAX_CONCURRENCY,
+    MAX_SECONDS,
+    GraderOption,
+    boolean,
+    check_options,
+    choice,
+    integer,
+    number,
+    option_field,
+    optional,
+    options_of,
+    read_grader_options,
+    text,
+)
 from exam_harness.parsing import is_malformed_rating
 from exam_harness.redaction import credential_scrubber
 

@@ -31,7 +31,7 @@ class ExamAnalyses:
             terminalreporter.write_sep("-", "exam analyses")
             terminalreporter.write_line("not shown: the bank is secret (secret: true or --exam-redact)")
             return
-        from exam_harness.analysis.sections import analysis_sections
+        from exam_harness.report.analysis_sections import analysis_sections
 
         view = view_from_banks(inputs.data, graded.banks, graded.grading.grades, exclude=graded.grading.unsupported)
         width = terminalreporter._tw.fullwidth

@@ -68,7 +68,7 @@ class ExamGates:
         gated = [r for r in decision.verdict.gates if r.gate in GATES]
         self.baseline_failures = [r.message for r in gated if r.gate == "exam-baseline" and not r.passed]
         if options.baseline is not None:
-            from exam_harness.analysis.sections import baseline_section
+            from exam_harness.report.analysis_sections import baseline_section
 
             self.sections.append(baseline_section(decision.per_query, options.baseline, alpha=options.alpha,
                                                   method=options.significance, measure=decision.baseline_measure,

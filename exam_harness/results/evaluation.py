@@ -10,11 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from exam_harness.analysis.agreement import AgreementResult, DirectAgreement, MinAnswersAgreement
-from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.measures.correlation import Correlation
 from exam_harness.models import GraderSpec
+from exam_harness.results.agreement import AgreementResult, AssignmentAgreement, DirectAgreement, MinAnswersAgreement
 from exam_harness.results.schema import (
     SCHEMA_VERSION,
     CacheSummary,

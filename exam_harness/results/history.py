@@ -12,9 +12,9 @@ import os
 import re
 from pathlib import Path
 
-from exam_harness.display import is_hidden_char
 from exam_harness.errors import ConfigError
 from exam_harness.io.textio import create_exclusive, locked_folder
+from exam_harness.options import check_save_name
 from exam_harness.results.json_writer import report_json_pieces
 from exam_harness.results.read import read_report
 from exam_harness.results.schema import ExamReport
@@ -66,20 +66,6 @@ def _remove_stale_temp_files(folder: Path) -> None:
     for path in folder.iterdir():
         if _TEMP.fullmatch(path.name) and path.is_file() and not path.is_symlink():
             path.unlink(missing_ok=True)
-MAX_SAVE_NAME_CHARS = 100
-
-
-def check_save_name(name: str) -> str:
-    """A kept report's name is a file name part: like a run name (no whitespace, control or invisible
-    characters), without slashes or a leading dot, at most :data:`MAX_SAVE_NAME_CHARS` characters.
-    Raises ValueError saying what a name must be."""
-    if len(name) > MAX_SAVE_NAME_CHARS:
-        raise ValueError(f"must be a name of at most {MAX_SAVE_NAME_CHARS} characters ({len(name)} given)")
-    if not name or any(ch.isspace() or ch in "/\\" for ch in name) or name.startswith("."):
-        raise ValueError("must be a name without spaces or slashes, and no leading dot")
-    if any(is_hidden_char(ch) for ch in name):
-        raise ValueError("must be a name without control or invisible characters")
-    return name
 
 
 class NothingKept(ConfigError):

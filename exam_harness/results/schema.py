@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, with_config
 
+from exam_harness.gates import GateResult as GateResult  # the verdict's checks, made by the gates
 from exam_harness.models import GraderSpec
 from exam_harness.results.sections import typed_sections
 
@@ -179,25 +180,6 @@ class TestPointOutcome:
     # the answer key's finding, a recorded grade's answer (was ``answer`` until 3.1)
     reason: str | None = None
     best_passage_text: str | None = None  # the best passage's text, cut (verdicts.PASSAGE_CHARS)
-
-
-class GateResult(_Model):
-    """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
-    baseline) or a check always made (every pair graded, few grades read by a fallback rule)."""
-
-    gate: str  # the option or check: exam-fail-under, exam-compare-fail, exam-baseline, incomplete-exam, ...
-    run: str | None = None
-    measure: str | None = None
-    value: float | None = None
-    limit: float | None = None
-    passed: bool
-    message: str
-
-    @property
-    def case(self) -> str:
-        """The check's pytest case name, e.g. ``exam-fail-under[weak-ranker-exam-cover]``."""
-        params = "-".join(p for p in (self.run, self.measure) if p)
-        return f"{self.gate}[{params}]" if params else self.gate
 
 
 class Verdict(_Model):

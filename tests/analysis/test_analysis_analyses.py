@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from exam_harness.analysis.analyses import grade_grid, missing_in_bank, spurious_test_points, verify_grading
-from exam_harness.analysis.sections import analysis_sections, baseline_section
 from exam_harness.cli import main
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.grading import GradingOutcome, replay
 from exam_harness.inputs import ExamView, view_from_banks
 from exam_harness.io import load_bank, load_runs
+from exam_harness.report.analysis_sections import analysis_sections, baseline_section
 from tests.helpers import write_bank, write_exam
 
 QUESTIONS = {"q1": {"q1/a": "What is a1?", "q1/b": "What is b1?"},

@@ -12,10 +12,11 @@ import pytest
 from exam_harness.errors import ConfigError
 from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, GradingRequest, read_grader_options
-from exam_harness.graders.llm import LLM_OPTIONS, MODES, LLMGrader, resolve_mode
+from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, resolve_mode
 from exam_harness.llm import prompts
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts, TextBackend
 from exam_harness.llm.fewshot import EXAMPLES, FAGGIOLI_B_FEW, SUN_FEW
+from exam_harness.llm.modes import MODES
 from exam_harness.models import Grade, Passage, Query, TestPoint
 from exam_harness.models import test_point_id as make_id
 

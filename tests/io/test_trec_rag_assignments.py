@@ -133,7 +133,7 @@ def test_evaluate_without_runs_or_assignments_says_what_it_needs(capsys: pytest.
 
 
 def test_only_assignment_prompts_give_assignment_grades() -> None:
-    from exam_harness.graders.llm import MODES
+    from exam_harness.llm.modes import MODES
     from exam_harness.measures.trec_rag import grade_kind, scores_the_track
     from exam_harness.models import GraderSpec
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from exam_harness.graders.base import GradeFailure, GradingRequest
-from exam_harness.graders.llm import MODES, LLMGrader
+from exam_harness.graders.llm import LLMGrader
+from exam_harness.llm.modes import MODES
 from exam_harness.llm.track_prompts import (
     NUGGETIZER_ASSIGN,
     NUGGETIZER_ASSIGN_2,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.paths import REPO
 
 PACKAGE = REPO / "exam_harness"
@@ -20,9 +22,10 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+def import_graph(package: Path = PACKAGE, *, type_checking: bool = False) -> dict[str, set[str]]:
     """Module name -> the package's modules it imports (a ``from a import b`` counts as importing
-    ``a`` and, where ``a.b`` is a module, ``a.b``)."""
+    ``a`` and, where ``a.b`` is a module, ``a.b``); ``type_checking`` keeps the imports under
+    ``if TYPE_CHECKING:`` too."""
     modules: dict[str, Path] = {}
     for path in package.rglob("*.py"):
         names = path.relative_to(package.parent).with_suffix("").parts
@@ -31,7 +34,7 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):
-            if isinstance(node, ast.If) and _is_type_checking(node.test):
+            if not type_checking and isinstance(node, ast.If) and _is_type_checking(node.test):
                 node.body = []
         package_name = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(tree):
@@ -125,3 +128,103 @@ def test_the_result_document_package_is_low() -> None:
                     if module.startswith("exam_harness.results") for target in targets
                     if target.startswith(("exam_harness.report", "exam_harness.pytest_plugins", "exam_harness.cli")))
     assert not upward, "results/ reaches up:\n" + "\n".join(upward)
+
+
+# The declared layers, lowest first (ARCHITECTURE.md, "## Layers"). A unit is a top-level module or a folder
+# of exam_harness; a unit may import its own layer and the layers below, never one above.
+LAYERS: list[tuple[str, frozenset[str]]] = [
+    ("core types", frozenset({"__init__", "paths", "errors", "display", "redaction", "registry", "parsing",
+                              "progress", "models", "answers", "verdicts"})),
+    ("io", frozenset({"io"})),
+    ("measures", frozenset({"measures"})),
+    ("options and gates", frozenset({"options", "gates"})),
+    ("llm backends", frozenset({"llm"})),
+    ("inputs, cache, live systems", frozenset({"inputs", "cache", "cache_merge", "systems"})),
+    ("graders", frozenset({"graders", "support", "generate"})),
+    ("grading", frozenset({"batch_grading", "grading", "plan", "grading_setup", "workbench_grades"})),
+    ("results", frozenset({"results", "sections", "preflight"})),
+    ("analysis", frozenset({"analysis"})),
+    ("report", frozenset({"report"})),
+    ("extensions", frozenset({"hookspecs", "extensions"})),
+    ("front ends", frozenset({"plugin", "pytest_plugins", "cli", "autojudge"})),
+]
+
+# Runtime imports that point UP the declared order today: the to-do list of issue 26 (11 when the layers were
+# declared; none left). Removing one means deleting its line; a new upward import fails the test (move what
+# both sides need to the lower package).
+KNOWN_UPWARD: set[str] = set()
+
+
+def unit(module: str) -> str:
+    """``exam_harness.io.runs`` -> ``io``; ``exam_harness.cache`` -> ``cache``; the package itself -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_of(units: set[str]) -> dict[str, int]:
+    placed = {name: rank for rank, (_, members) in enumerate(LAYERS) for name in members}
+    missing = sorted(units - placed.keys())
+    assert not missing, f"units in no declared layer (add them to LAYERS and ARCHITECTURE.md): {missing}"
+    return placed
+
+
+def upward_edges(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """``"low -> high"`` -> the module imports behind it, for each package-level import that points up."""
+    rank = layer_of({unit(module) for module in graph})
+    found: dict[str, list[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            source, sink = unit(module), unit(target)
+            if rank[sink] > rank[source]:
+                found.setdefault(f"{source} -> {sink}", []).append(f"{module} -> {target}")
+    return found
+
+
+def test_the_layers_are_declared_once() -> None:
+    seen = [name for _, members in LAYERS for name in members]
+    assert len(seen) == len(set(seen)), "a unit in two layers"
+
+
+def test_imports_point_down_the_declared_layers() -> None:
+    found = upward_edges(import_graph())
+    new = {edge: sorted(found[edge]) for edge in sorted(found.keys() - KNOWN_UPWARD)}
+    assert not new, f"imports up the declared layers (ARCHITECTURE.md, Layers): {new}"
+    gone = sorted(KNOWN_UPWARD - found.keys())
+    assert not gone, f"upward imports gone: delete them from KNOWN_UPWARD: {gone}"
+
+
+def test_type_only_imports_up_the_layers_are_reported() -> None:
+    """Imports under ``if TYPE_CHECKING:`` never run; the upward ones are shown, not failed."""
+    runtime = upward_edges(import_graph()).keys()
+    typed = sorted(upward_edges(import_graph(type_checking=True)).keys() - runtime)
+    if typed:
+        print("type-only imports up the layers:", "; ".join(typed))
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_an_upward_import_is_found(tmp_path: Path, declared: bool) -> None:
+    package = tmp_path / "exam_harness"
+    (package / "io").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "io" / "__init__.py").write_text("")
+    (package / "models.py").write_text("from exam_harness.io import x\n" if declared else "")
+    (package / "io" / "runs.py").write_text("def f():\n    from exam_harness import models\n")
+    assert upward_edges(import_graph(package)) == (
+        {"models -> io": ["exam_harness.models -> exam_harness.io"]} if declared else {})
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The unit-level graph (top-level modules and folders of exam_harness) of a module graph."""
+    units: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        units.setdefault(unit(module), set()).update(unit(t) for t in targets if unit(t) != unit(module))
+    for targets in list(units.values()):
+        for target in targets:
+            units.setdefault(target, set())
+    return units
+
+
+def test_the_package_graph_has_no_runtime_cycle() -> None:
+    """No two units need each other at run time, even within one layer (type-only imports left out)."""
+    units = package_graph(import_graph())
+    assert not cycles(units), f"package-level import cycles: {cycles(units)}"

@@ -11,12 +11,12 @@ from exam_harness.analysis.analyses import missing_in_bank, spurious_test_points
 from exam_harness.grading import GradingOutcome, replay
 from exam_harness.inputs import ExamView
 from exam_harness.io import load_bank, load_leaderboard, load_runs
-from exam_harness.io.workbench_export import export_workbench
 from exam_harness.models import ExamData
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
 from exam_harness.report.evaluation import evaluate_exam, scoring_context
 from exam_harness.results.evaluation import EvaluationReport
+from exam_harness.workbench_grades import export_workbench
 
 pytestmark = pytest.mark.realdata
 
