@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import unicodedata
+from typing import Any
 
 
 def is_hidden_char(ch: str) -> bool:
@@ -45,3 +46,17 @@ def money(value: float) -> str:
 def print_notice(message: str) -> None:
     """A notice of the harness on standard error (a warning while reading, a damaged cache row)."""
     print(f"exam-harness: {message}", file=sys.stderr, flush=True)
+
+
+def render_text(renderable: Any, width: int = 100, *, color: bool = False) -> str:
+    """A renderable as text at ``width`` columns (for pytest's terminal reporter, files and tests)."""
+    import io
+
+    from rich.console import Console  # rich only where a table is drawn
+
+    buffer = io.StringIO()
+    # markup=False: names and texts in the tables are data; "[/]" in a run name is not rich markup
+    console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
+                      markup=False, color_system="auto" if color else None)
+    console.print(renderable)
+    return buffer.getvalue()

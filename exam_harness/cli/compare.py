@@ -2,7 +2,7 @@
 
 The same comparison as pytest's ``--exam-compare``: each run's mean per measure, the difference and a
 paired permutation test over the queries both reports scored, and the test points that flipped between
-answered and missed (report/flips.py); ``--fail MEASURE:DROP`` exits 1 when a
+answered and missed (results/flips.py); ``--fail MEASURE:DROP`` exits 1 when a
 run dropped by more than allowed (``exam-cover:0.05`` absolute, ``exam-cover:5%`` relative).
 """
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.extensions import cli_registries
     from exam_harness.gates import COMPARED, check_measures, compare, regression_failures
     from exam_harness.report.compare import changes_table, query_table
-    from exam_harness.report.flips import flips, flips_table
+    from exam_harness.results.flips import flips, flips_table
     from exam_harness.results.read import read_report
 
     registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins

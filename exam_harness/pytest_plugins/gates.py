@@ -101,8 +101,8 @@ class ExamGates:
 def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str,
                         registry: Registry[type[Measure]] | None) -> tuple[str, str]:
     # the flipped test points are the report's flips section (sections/flips.py)
+    from exam_harness.display import render_text
     from exam_harness.report.compare import changes_table
-    from exam_harness.report.tables import render_text
 
     table = changes_table(changes, new, title_suffix=f"against {name}", registry=registry)
     note = "" if old.settings.k == new.settings.k and old.settings.min_grade == new.settings.min_grade else (

@@ -6,13 +6,11 @@ leaderboards here. The best value of each measure column is starred; an undefine
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -82,16 +80,6 @@ def render_table(board: Leaderboard, layout: StderrLayout = "inline") -> Table:
             pad = [""] * len(board.before)
             table.add_row(Text(title, style="bold"), *pad, *(Text(c, style="bold") for c in row))
     return table
-
-
-def render_text(renderable: Any, width: int = 100, *, color: bool = False) -> str:
-    """A renderable as text at ``width`` columns (for pytest's terminal reporter, files and tests)."""
-    buffer = io.StringIO()
-    # markup=False: names and texts in the tables are data; "[/]" in a run name is not rich markup
-    console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
-                      markup=False, color_system="auto" if color else None)
-    console.print(renderable)
-    return buffer.getvalue()
 
 
 def title_of(measure_key: str) -> str:

@@ -12,9 +12,9 @@ from typing import Any
 
 from rich.console import Group
 
-from exam_harness.display import counted
+from exam_harness.display import counted, render_text
 from exam_harness.measures.lookup import find_measure
-from exam_harness.report.tables import Column, Leaderboard, render_table, render_text
+from exam_harness.report.tables import Column, Leaderboard, render_table
 from exam_harness.results.schema import FALLBACK_CAUSE, ExamReport, MeasureInfo, SystemScore
 from exam_harness.results.sections import shown_sections
 

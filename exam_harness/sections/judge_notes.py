@@ -1,7 +1,7 @@
 """The judge-notes section: what a reader must know of the judge behind the verdicts (issue 30) — a
 cascade's calls and the filter's estimated miss rate (graders/cascade.py), what the embedding grader's
 per-test-point verdicts are worth and the warning for ``required`` points it alone judged
-(graders/verdict_worth.py), and the guards: circular judging, a leaked bank (analysis/judge_guards.py).
+(graders/verdict_worth.py), and the guards: circular judging, a leaked bank (graders/judge_guards.py).
 A session with nothing to say has no such section."""
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ class JudgeNotes(_Model):
 
 
 def judge_notes(scored: Scored) -> JudgeNotes | None:
-    from exam_harness.analysis.judge_guards import guard_notes
     from exam_harness.graders.cascade import estimate_of, statement
+    from exam_harness.graders.judge_guards import guard_notes
     from exam_harness.graders.support import shipped_model
     from exam_harness.graders.verdict_worth import required_warning, worth_line, worth_of
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from exam_harness.analysis.judge_guards import (
+from exam_harness.graders.judge_guards import (
     circular_systems,
     circularity_warning,
     family_of,
