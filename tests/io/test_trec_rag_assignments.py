@@ -269,3 +269,18 @@ def test_exam_assignments_refuses_a_file_of_another_kind(pytester: pytest.Pytest
     result = pytester.runpytest("banks", "-p", "no:cacheprovider")
     assert result.ret == 4
     assert "not a nugget assignment file" in result.stderr.str() + result.stdout.str()
+
+
+def test_the_report_folder_may_not_hold_an_assignment_file(pytester: pytest.Pytester) -> None:
+    """A file named with --exam-assignments is an input: a report folder holding it is refused before grading
+    (its writer owns the folder)."""
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", [
+        {"qid": "t1", "query": "q", "nuggets": [{"text": "n1", "importance": "vital"}]}])
+    write_lines(pytester.path / "reports" / "bm25-gpt.jsonl", [line("t1", [("n1", "vital", "support")])])
+    (pytester.path / "runs").mkdir()
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_grader = recorded\n"
+                     "exam_assignments = reports/bm25-gpt.jsonl\n")
+    result = pytester.runpytest("banks", "-p", "no:cacheprovider")
+    assert result.ret == 4, result.stdout.str()
+    assert "holds the input" in result.stderr.str() + result.stdout.str()
+    assert (pytester.path / "reports" / "bm25-gpt.jsonl").exists()
