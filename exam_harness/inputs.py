@@ -44,6 +44,7 @@ class ExamInputs:
         self.run_files: list[Path] = []
         self.warnings: list[str] = []  # what the run-side files warned about as they were read (said on stderr too)
         self.extra_runs: list[Path] = []  # run folders beside the configured ones (a live system's answers)
+        self.assignment_files: list[Path] = []  # assignment files named as such, read as if among the runs
         self.system_names: Callable[[], list[str]] = list  # declared systems: runs before they are recorded
 
     # -- banks ---------------------------------------------------------------------------------
@@ -80,9 +81,12 @@ class ExamInputs:
     def load_runs(self, paths: Sequence[Path]) -> ExamData:
         """Read every run-side file under ``paths`` (once); see ``io/runs.py`` for the recognised files."""
         if self._data is None:
+            from exam_harness.io.assignments import check_assignment_file
             from exam_harness.io.runs import load_runs
 
-            extra = [p for p in self.extra_runs if p not in paths]
+            for path in self.assignment_files:
+                check_assignment_file(path)
+            extra = [p for p in [*self.extra_runs, *self.assignment_files] if p not in paths]
             loaded = load_runs([*paths, *extra], self.run_formats)
             self._data, self.responses, self.run_files = loaded.data, loaded.responses, loaded.files
             self.warnings = loaded.warnings

@@ -525,6 +525,10 @@ class ExamOptions:
     runs: tuple[Path, ...] = declare(
         "runs", (Path("runs"),), "Run file or folder of systems taking the exam; repeatable", Path, group=INPUTS,
         many=True, path=True, fronts=("pytest",), metavar="PATH")
+    assignments: tuple[Path, ...] = declare(
+        "assignments", (), "TREC RAG nugget assignment file (nuggetizer's assign output, or assessors' files of its "
+        "shape) read as recorded grades, as if it were among the runs; repeatable (default: none)", Path,
+        group=INPUTS, many=True, path=True, fronts=("pytest",), metavar="FILE")
     system_mode: str | None = declare(
         "system-mode", None, "How declared live systems are called: 'once' (only queries their recording lacks; "
         "everything when the system changed), 'replay' (call nothing, read the recording), 'record' (call every "

@@ -24,8 +24,10 @@ class OpenAIGrader(LLMGrader):
         values = read_grader_options(self.name, self.options, config.options)
         require_openai()  # a dry run too: it would pass, and the real run fail, without the package (issue 28)
         mode = resolve_mode(values["prompt"], values["custom_output"])
-        backend = backend_from_options(config.model, {option.name: values[option.name] for option in OPENAI_OPTIONS},
-                                       need_key=not config.dry_run)
+        backend_values = {option.name: values[option.name] for option in OPENAI_OPTIONS}
+        if backend_values["system_prompt"] is None and mode.system is not None and backend_values["endpoint"] == "chat":
+            backend_values["system_prompt"] = mode.system  # the track's own system message; an explicit one wins
+        backend = backend_from_options(config.model, backend_values, need_key=not config.dry_run)
         super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
                          nuggets_per_call=values["nuggets_per_call"], **cost_settings(self.name, values))
         self.batch = batch_settings(values, self.meter.prices)  # batch=true: batch jobs, no calls (docs/batch.md)

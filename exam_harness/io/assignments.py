@@ -134,6 +134,18 @@ def is_assignment_record(value: object) -> bool:
     return bool(nuggets) and isinstance(nuggets[0], dict) and "assignment" in nuggets[0]
 
 
+def check_assignment_file(path: Path) -> None:
+    """Raise InputError unless ``path`` is an assignment file (its first line an assignment): a file named
+    as one is never read as another kind of run file."""
+    from exam_harness.io.textio import first_json_line
+
+    if not path.is_file():
+        raise InputError("assignment file not found", path=path, expected="an existing nugget assignment file")
+    if not is_assignment_record(first_json_line(path)):
+        raise InputError("not a nugget assignment file", path=path, line=1, field="nuggets",
+                         expected='{"qid", "nuggets": [{"text", "importance", "assignment"}]} per line')
+
+
 def read_assignment_part(path: Path) -> FilePart:
     """An assignment file as run-side content: per line the run's answer (one passage ranked first) and
     each nugget's label as a recorded grade of that passage."""

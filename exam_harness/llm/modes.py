@@ -36,6 +36,9 @@ class PromptMode:
     labels: tuple[str, ...] = ()  # the labels a nugget-assignment answer may give
     # the track's own prompt (llm/track_prompts.py): its nugget list and its tool's parser
     track: bool = False
+    # the track's system message, sent with its prompt where the backend's system message is not set ("": none);
+    # None: the backend's own default
+    system: str | None = None
 
     @property
     def templates(self) -> list[prompts.PromptTemplate]:
@@ -86,11 +89,13 @@ MODES: dict[str, PromptMode] = {
         PromptMode("nugget-assignment-2", "assignment", nugget=prompts.NUGGET_ASSIGNMENT_2, max_grade=2,
                    default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2),
         PromptMode("nuggetizer-assignment", "assignment", nugget=track_prompts.NUGGETIZER_ASSIGN.template,
-                   max_grade=2, default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3, track=True),
+                   max_grade=2, default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_3, track=True,
+                   system=track_prompts.NUGGETIZER_ASSIGN.system),
         PromptMode("nuggetizer-assignment-2", "assignment", nugget=track_prompts.NUGGETIZER_ASSIGN_2.template,
-                   max_grade=2, default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2, track=True),
+                   max_grade=2, default_min_grade=2, max_new_tokens=256, labels=ASSIGNMENT_LABELS_2, track=True,
+                   system=track_prompts.NUGGETIZER_ASSIGN_2.system),
         PromptMode("umbrela-zeroshot", "umbrela", direct=track_prompts.UMBRELA_ZEROSHOT.template, max_grade=3,
-                   default_min_grade=2, max_new_tokens=32, track=True),
+                   default_min_grade=2, max_new_tokens=32, track=True, system=track_prompts.UMBRELA_ZEROSHOT.system),
     )
 }
 

@@ -168,7 +168,8 @@ class OpenAIBackend:
         choice("max_tokens", "max_completion_tokens"))
     seed: int | None = option_field(None, "sampling seed sent to the server (default: none)", optional(integer()))
     system_prompt: str | None = option_field(None, "system message of the chat endpoint; empty for none (default: "
-                                             "an assessor's instructions for chat, none for completions)")
+                                             "a track prompt's own system message, else an assessor's "
+                                             "instructions for chat; none for completions)")
     fence_context: bool | None = option_field(None, "put the passage between <passage> tags (default: true for "
                                               "chat, false for completions)", boolean)
     logprobs: bool = option_field(False, "ask for the answer's top log-probabilities to give grade probabilities "

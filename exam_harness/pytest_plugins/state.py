@@ -74,6 +74,7 @@ class ExamSetup:
 
                 run_formats = trec_rag_fixing(run_formats)
             self.inputs = ExamInputs(registries.bank_formats, run_formats, redact=self.options.redact)
+            self.inputs.assignment_files.extend(self.options.assignments)
         return self.inputs
 
 

@@ -12,6 +12,8 @@ import pytest
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
 from exam_harness.graders.llm import MALFORMED_RETRIES
 from exam_harness.graders.openai import OpenAIGrader
+from exam_harness.llm.openai import DEFAULT_SYSTEM_PROMPT
+from exam_harness.llm.track_prompts import NUGGETIZER_ASSIGN, NUGGETIZER_ASSIGN_2
 from exam_harness.models import Grade, Passage, Query, TestPoint, md5_hex
 from exam_harness.parsing import parse_assignment_list
 from tests.fake_openai_server import FakeOpenAIServer
@@ -130,3 +132,35 @@ def test_a_dry_run_counts_the_batched_calls(server: FakeOpenAIServer) -> None:
         assert estimate_requests(g, requests())[0] == calls
         g.close()
     assert server.count() == 0
+
+
+def system_messages(server: FakeOpenAIServer) -> list[list[str]]:
+    return [[m["content"] for m in r.body["messages"] if m["role"] == "system"] for r in server.requests]
+
+
+@pytest.mark.parametrize(("prompt", "system"), [
+    ("nuggetizer-assignment", NUGGETIZER_ASSIGN.system),
+    ("nuggetizer-assignment-2", NUGGETIZER_ASSIGN_2.system),
+    ("umbrela-zeroshot", None),  # UMBRELA's prompt has no system message: none is sent
+])
+def test_a_track_prompt_is_sent_with_the_tracks_system_message(server: FakeOpenAIServer, prompt: str,
+                                                               system: str | None) -> None:
+    g = grader(server, prompt=prompt)
+    g.grade_batch(requests(nuggets=NUGGETS[:1]))
+    assert server.requests and system_messages(server) == [[system] if system else []] * len(server.requests)
+    assert g.backend.settings().get("system_prompt") == system  # the cache key holds the message sent
+    g.close()
+
+
+def test_an_explicit_system_prompt_wins_over_the_tracks(server: FakeOpenAIServer) -> None:
+    g = grader(server, prompt="nuggetizer-assignment", system_prompt="You are a careful assessor.")
+    g.grade_batch(requests(nuggets=NUGGETS[:1]))
+    assert server.requests and system_messages(server) == [["You are a careful assessor."]] * len(server.requests)
+    g.close()
+
+
+def test_a_paraphrased_prompt_keeps_the_backends_default_system_message(server: FakeOpenAIServer) -> None:
+    g = grader(server)
+    g.grade_batch(requests(nuggets=NUGGETS[:1]))
+    assert system_messages(server) == [[DEFAULT_SYSTEM_PROMPT]]
+    g.close()

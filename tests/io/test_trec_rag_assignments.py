@@ -217,3 +217,70 @@ def test_assignment_files_give_the_track_scores_in_a_pytest_session(pytester: py
         want = hand(nuggets_of(row))
         assert abs(by_topic[row["qid"]]["vital_score"] - want["V"]) <= 1e-12
         assert abs(by_topic[row["qid"]]["strict_all_score"] - want["A_strict"]) <= 1e-12
+
+
+def test_exam_assignments_give_the_evaluate_assignments_figures(pytester: pytest.Pytester) -> None:
+    """--exam-assignments FILE ...: the files read as recorded grades, as if they were among the runs (here an
+    empty runs folder): A ... W in the report are what evaluate --assignments gives for the same files."""
+    a = write_lines(pytester.path / "given" / "bm25-gpt.jsonl", RUN_A)
+    b = write_lines(pytester.path / "given" / "b.jsonl", RUN_B)
+    rows = {row["qid"]: row for row in [*RUN_A, *RUN_B]}
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", [
+        {"qid": qid, "query": row["query"],
+         "nuggets": [{"text": n["text"], "importance": n["importance"]} for n in row["nuggets"]]}
+        for qid, row in rows.items()])
+    # the nugget texts of RUN_B's topics are RUN_A's: one bank serves both files
+    assert all(nuggets_of(x) and [n[0] for n in nuggets_of(x)] == [n[0] for n in nuggets_of(rows[x["qid"]])]
+               for x in RUN_B)
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_grader = recorded\n")
+    (pytester.path / "empty").mkdir()  # a runs folder with no run in it
+    result = pytester.runpytest("banks", "-p", "no:cacheprovider", "--exam-runs", str(pytester.path / "empty"),
+                                "--exam-assignments", str(a), "--exam-assignments", str(b))
+    assert result.ret in (0, 1), result.stdout.str()
+    out = pytester.path / "evaluated.json"
+    assert main(["evaluate", "--assignments", str(a), str(b), "--json", str(out),
+                 "--trec-rag-dir", str(pytester.path / "track")]) == 0
+    want = json.loads(out.read_text())["per_topic"]
+    for run in ("bm25-gpt", "team-x"):
+        metrics = [json.loads(x) for x in (pytester.path / "reports" / f"trec-rag-{run}.metrics.jsonl").read_text()
+                   .splitlines()]
+        expected = [json.loads(x) for x in (pytester.path / "track" / f"{run}.metrics.jsonl").read_text()
+                    .splitlines()]
+        by_topic = {m["qid"]: m for m in metrics}
+        assert [m for m in expected if m["qid"] != "all"] == [by_topic[m["qid"]] for m in expected if m["qid"] != "all"]
+        for qid, scores in want[run].items():
+            assert by_topic[qid]["vital_score"] == scores["V"] and by_topic[qid]["all_score"] == scores["A"]
+    assert [json.loads(x) for x in (pytester.path / "reports" / "trec-rag-bm25-gpt.metrics.jsonl").read_text()
+            .splitlines()][-1] == [json.loads(x) for x in (pytester.path / "track" / "bm25-gpt.metrics.jsonl")
+                                   .read_text().splitlines()][-1]
+    # team-x answers no t3, a topic the bank holds: the session scores it 0 there (evaluate has no bank: 2 topics)
+    team = {m["qid"]: m for m in map(json.loads, (pytester.path / "reports" / "trec-rag-team-x.metrics.jsonl")
+                                      .read_text().splitlines())}
+    assert team["t3"]["all_score"] == 0.0
+    assert abs(team["all"]["all_score"] - (want["team-x"]["t1"]["A"] + want["team-x"]["t2"]["A"]) / 3) <= 1e-12
+
+
+def test_exam_assignments_refuses_a_file_of_another_kind(pytester: pytest.Pytester) -> None:
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", [
+        {"qid": "t1", "query": "q", "nuggets": [{"text": "n1", "importance": "vital"}]}])
+    write_lines(pytester.path / "answers.jsonl", [{"qid": "t1", "nuggets": [{"text": "n1"}]}])
+    (pytester.path / "runs").mkdir()
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_grader = recorded\nexam_assignments = answers.jsonl\n")
+    result = pytester.runpytest("banks", "-p", "no:cacheprovider")
+    assert result.ret == 4
+    assert "not a nugget assignment file" in result.stderr.str() + result.stdout.str()
+
+
+def test_the_report_folder_may_not_hold_an_assignment_file(pytester: pytest.Pytester) -> None:
+    """A file named with --exam-assignments is an input: a report folder holding it is refused before grading
+    (its writer owns the folder)."""
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", [
+        {"qid": "t1", "query": "q", "nuggets": [{"text": "n1", "importance": "vital"}]}])
+    write_lines(pytester.path / "reports" / "bm25-gpt.jsonl", [line("t1", [("n1", "vital", "support")])])
+    (pytester.path / "runs").mkdir()
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_grader = recorded\n"
+                     "exam_assignments = reports/bm25-gpt.jsonl\n")
+    result = pytester.runpytest("banks", "-p", "no:cacheprovider")
+    assert result.ret == 4, result.stdout.str()
+    assert "holds the input" in result.stderr.str() + result.stdout.str()
+    assert (pytester.path / "reports" / "bm25-gpt.jsonl").exists()
