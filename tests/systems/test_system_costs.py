@@ -36,7 +36,7 @@ def test_a_recorded_system_has_its_latency_tokens_and_cost_in_every_output(examp
     from exam_harness.sections.system_costs import percentile
 
     example.makeconftest(conftest(extra=COSTED_SYSTEM))
-    result = exam(example, "--exam-markdown", "summary.md")
+    result = exam(example, "--exam-markdown", "summary.md", "--exam-html", "html")
     manifest = json.loads((example.path / "runs" / "costed-rag.system.json").read_text())
     latencies = [info["latency_s"] for info in manifest["queries"].values()]
     assert len(latencies) == len(QUERIES)
@@ -49,6 +49,8 @@ def test_a_recorded_system_has_its_latency_tokens_and_cost_in_every_output(examp
     assert rows["dict-rag"]["tokens"] is None and rows["dict-rag"]["cost"] is None
     markdown = (example.path / "summary.md").read_text()
     assert "System latency and cost" in markdown and "| costed-rag | 4 | 0 |" in markdown
+    page = "".join(p.read_text() for p in (example.path / "html").rglob("*.html"))
+    assert '<section id="system-costs">' in page and "<td>costed-rag</td><td>4</td><td>0</td>" in page
     result.stdout.fnmatch_lines(["*system costed-rag: latency p50 * p95 * over 4 queries; tokens 400; cost $1.00*"])
 
 
