@@ -82,11 +82,18 @@ def test_a_latency_gate_fails_a_slow_system_and_passes_a_fast_one(example: pytes
                      ("strong-ranker", "cost"): False}
     assert "latency p95 (s), at most" in (example.path / "summary.md").read_text()
     saved = str(example.path / "reports" / "exam-report.json")
-    assert main(["verdict", saved, "--fail-under", "weak-ranker=latency-p95:2.5"]) == 1
-    assert main(["verdict", saved, "--fail-under", "strong-ranker=latency-p95:2.5"]) == 0
-    assert main(["verdict", saved, "--fail-under", "latency-p95:5"]) == 0
-    # a run without a manifest cannot meet a limit named for it
-    assert main(["verdict", saved, "--fail-under", "rag-generator=latency-p95:5"]) == 1
+    try:
+        assert main(["verdict", saved, "--fail-under", "weak-ranker=latency-p95:2.5"]) == 1
+        assert main(["verdict", saved, "--fail-under", "strong-ranker=latency-p95:2.5"]) == 0
+        assert main(["verdict", saved, "--fail-under", "latency-p95:5"]) == 0
+        # a run without a manifest cannot meet a limit named for it
+        assert main(["verdict", saved, "--fail-under", "rag-generator=latency-p95:5"]) == 1
+    finally:
+        # verdict reads ./conftest.py for plugin measures, declaring its system in this process: forget it,
+        # as a session's end does (later in-process sessions would call it)
+        from exam_harness.systems import declare
+
+        declare.clear()
 
 
 def test_a_system_figure_threshold_reads_any_number_and_refuses_mofk() -> None:
