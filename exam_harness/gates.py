@@ -12,6 +12,12 @@ A MEASURE is any measure by name, as ``--exam-measures`` takes it (built-in, a p
 measure); it names the report's first measure it matches (see measures/lookup.py: ``ndcg@10`` is the
 first label variant's, ``exam-cover`` the report's EXAM-Cover whatever its k and tau).
 
+A declared live system's recorded figures (sections/system_costs.py) are gated by name, where LOWER is
+better: ``latency-p50`` and ``latency-p95`` (seconds), ``tokens`` and ``cost`` (summed over its
+queries), e.g. ``my-rag=latency-p95:2.5`` or ``cost:0.10``; the value is any finite number >= 0 and
+the check fails when the run's figure is ABOVE it, or when its manifest records no such figure. A
+threshold for every run applies to the runs that have a manifest.
+
 Regressions (``--exam-compare-fail``) read ``MEASURE:DROP`` (an absolute drop, ``exam-cover:0.05``)
 or ``MEASURE:PCT%`` (relative to the reference, ``exam-cover:5%``). A run whose mean drops by more
 than the allowance fails; a paired permutation test over the queries both reports scored says whether
@@ -126,6 +132,14 @@ class Threshold:
 
 _HOLDS = re.compile(r"@\s*(\d+)\s*of\s*(\d+)\s*$")
 HOLDS_MEASURE = "exam-cover"  # the one measure a count of holding verdicts gates
+# a live system's figures from its manifest (the system-costs section), lower is better, with their titles
+SYSTEM_FIGURES: dict[str, str] = {"latency-p50": "latency p50 (s)", "latency-p95": "latency p95 (s)",
+                                  "tokens": "tokens", "cost": "cost"}
+
+
+def measure_names(thresholds: Iterable[Threshold]) -> list[str]:
+    """The measures ``thresholds`` gate (a system figure is no measure: the measure registries do not know it)."""
+    return [t.measure for t in thresholds if t.measure not in SYSTEM_FIGURES]
 
 
 def split_holds(gated: str) -> tuple[str, tuple[int, int] | None]:
@@ -159,7 +173,7 @@ def _in_range(raw: str, shown: str, kind: str, range_text: str, high: float) -> 
         value = float(raw)
     except ValueError:
         raise ValueError(f"{shown} is not {kind}") from None
-    if not math.isfinite(value) or not 0.0 <= value <= high:
+    if not math.isfinite(value) or not 0.0 <= value <= high:  # high may be inf: any finite number >= 0
         raise ValueError(f"{shown} must be {range_text}")
     return value
 
@@ -209,6 +223,12 @@ def parse_threshold(raw: str) -> Threshold:
     measure, sep, value = text.rpartition(":")
     if not sep:
         measure, value = "exam-cover", text
+    if measure.strip().lower() in SYSTEM_FIGURES:
+        if holds is not None:
+            raise ValueError(f"@MofK counts verdicts that hold across judge samples; {measure.strip()!r} is a "
+                             "system's recorded figure")
+        limit = _in_range(value.strip(), repr(value.strip()), "a number", "a finite number >= 0", math.inf)
+        return Threshold(run, measure.strip().lower(), limit)
     name = _measure(measure)
     if holds is not None and name.split("(")[0].split("@")[0] != HOLDS_MEASURE:
         raise ValueError(f"@MofK counts verdicts that hold across judge samples, which EXAM-Cover counts; "
@@ -290,20 +310,37 @@ class GateCheck:
     title: str = ""  # the measure's column title in the report ("" where the report holds no such measure)
 
     @property
+    def lower_is_better(self) -> bool:
+        """A system's recorded figure (latency, tokens, cost): the check fails above the limit."""
+        return self.measure in SYSTEM_FIGURES
+
+    @property
     def passed(self) -> bool:
-        return self.value is not None and self.value >= self.limit
+        if self.value is None:
+            return False
+        return self.value <= self.limit if self.lower_is_better else self.value >= self.limit
 
 
 def threshold_checks(report: Document, thresholds: Sequence[Threshold],
                      registry: MeasureRegistry | None = None, scope: RequiredScope | None = None) -> list[GateCheck]:
     """Every examined run's value of every gated measure beside its threshold, sorted by run then measure."""
     systems = {s.run: s for s in report.systems}
-    found = {t.measure: find(report, t.measure, registry) for t in thresholds}
+    found = {t.measure: find(report, t.measure, registry) for t in thresholds if t.measure not in SYSTEM_FIGURES}
+    figures = report.sections.get("system-costs")
+    recorded = {s.run for s in figures.systems} if figures is not None else set()
+    own = {(t.run, t.gated) for t in thresholds if t.run is not None}
     checks: list[GateCheck] = []
     for (run, gated), limit in sorted(effective_thresholds(thresholds, list(systems), scope).items()):
         system = systems.get(run)
         if system is None:
             continue  # a run named by a threshold but not examined: checked before grading
+        if gated in SYSTEM_FIGURES:
+            # a threshold for every run gates the runs with a manifest (every run when none has one: it fails)
+            if (run, gated) in own or run in recorded or not recorded:
+                row = figures.run(run) if figures is not None else None
+                checks.append(GateCheck(run, gated, limit, row.figure(gated) if row is not None else None,
+                                        f"{SYSTEM_FIGURES[gated]}, at most"))
+            continue
         measure, holds = split_holds(gated)
         info = found[measure]
         value: float | None
@@ -342,6 +379,15 @@ def threshold_failures(report: Document, thresholds: Sequence[Threshold],
 
 
 def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegistry | None = None) -> str:
+    if check.lower_is_better:
+        name = SYSTEM_FIGURES[check.measure]
+        if check.value is None:
+            return (f"FAIL run {check.run!r} records no {name} (no system manifest <run>.system.json beside the "
+                    f"runs, or no such figure in it), so it cannot meet its limit {check.limit:g}")
+        if not check.passed:
+            return (f"FAIL {name} of run {check.run!r} is {check.value:.4g}, above the allowed {check.limit:g} "
+                    "(lower is better)")
+        return f"{name} of run {check.run!r} is {check.value:.4g}, at most the allowed {check.limit:g}"
     measure, holds = split_holds(check.measure)
     name = title(measure, report, registry)
     if holds is not None:

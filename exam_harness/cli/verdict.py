@@ -39,13 +39,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def run(args: argparse.Namespace) -> int:
     from exam_harness.extensions import cli_registries
-    from exam_harness.gates import check_measures
+    from exam_harness.gates import check_measures, measure_names
     from exam_harness.results.document import read_document
     from exam_harness.results.verdict import Checks, decision
 
     options = options_from_cli(args, GROUPS)
     registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins
-    check_measures([t.measure for t in options.fail_under], registry, "--fail-under")
+    check_measures(measure_names(options.fail_under), registry, "--fail-under")
     check_measures([a.measure for a in options.compare_fail], registry, "--compare-fail")
     reference = _reference(options)
     document = read_document(args.document)

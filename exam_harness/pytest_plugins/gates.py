@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from exam_harness.errors import ExamError
-from exam_harness.gates import Change, GateCheck, Verdicts, check_measures, title
+from exam_harness.gates import Change, GateCheck, Verdicts, check_measures, measure_names, title
 from exam_harness.measures.base import Measure
 from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
@@ -45,7 +45,7 @@ class ExamGates:
         try:
             self.registry = setup.registries(config).measures
             # a gate on a measure no registry knows stops the session before grading (plugins are loaded now)
-            check_measures([t.measure for t in options.fail_under], self.registry, "--exam-fail-under")
+            check_measures(measure_names(options.fail_under), self.registry, "--exam-fail-under")
             check_measures([a.measure for a in options.compare_fail], self.registry, "--exam-compare-fail")
             self.reference = load_reference(options, Path(config.invocation_params.dir))
         except NothingKept as exc:

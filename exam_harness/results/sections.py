@@ -55,6 +55,8 @@ def builtin_sections() -> Registry[Section]:
     for name, ref, description in (
         ("live-systems", "exam_harness.sections.live_systems:SECTION",
          "the declared live systems' health: stale recordings, the stale policy, missing and failed queries"),
+        ("system-costs", "exam_harness.sections.system_costs:SECTION",
+         "each live system's latency p50/p95, tokens and cost from its manifest (docs/live-systems.md)"),
         ("decided-by", "exam_harness.sections.decided_by:SECTION",
          "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
         ("judge-notes", "exam_harness.sections.judge_notes:SECTION",

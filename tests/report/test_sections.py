@@ -117,7 +117,7 @@ def test_the_builtin_sections_are_one_line_each() -> None:
     from exam_harness.results.sections import Section, builtin_sections
 
     registry = builtin_sections()
-    assert registry.names() == ["live-systems", "decided-by", "judge-notes", "trec-rag", "cost",
+    assert registry.names() == ["live-systems", "system-costs", "decided-by", "judge-notes", "trec-rag", "cost",
                                 "judge-variance", "flips"]
     for section in registry.values():
         assert isinstance(section, Section)
