@@ -122,6 +122,10 @@ class HttpCall:
                 pool.pop(key, None)
                 if attempt == 2:
                     raise ConnectionError(f"{self.method} {parts.geturl()}: {exc}") from None
+            except ConnectionRefusedError as exc:  # say where: "[Errno 111] Connection refused" alone names nothing
+                conn.close()
+                pool.pop(key, None)
+                raise ConnectionError(f"{self.method} {parts.geturl()}: {exc.strerror or exc}") from None
             except BaseException:
                 conn.close()
                 pool.pop(key, None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -203,6 +204,16 @@ def test_an_http_ranking_system_keeps_its_connections_and_reports_http_errors() 
     assert got["q2"].error == "RuntimeError: HTTP 500 Internal Server Error from POST " \
         f"http://127.0.0.1:{server.server_address[1]}/search: index down"
     assert len(_KeepAlive.connections) <= 2 < len(QUERIES)  # one connection per calling thread
+
+
+def test_a_refused_connection_names_the_url() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    system = exam_harness.http_system("closed", url=f"http://127.0.0.1:{port}/answer", body={"q": "{query.text}"},
+                                      retries=0)
+    got, _ = results(system, QUERIES[:1])
+    assert got["q0"].error == f"ConnectionError: POST http://127.0.0.1:{port}/answer: Connection refused"
 
 
 def test_once_asks_again_for_a_query_whose_text_changed_and_replay_says_it_is_stale(tmp_path: Path) -> None:
