@@ -21,13 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
-from exam_harness.gates import (
-    COMPARED,
-    Allowance,
+from exam_harness.gates import COMPARED, Allowance, RequiredScope, Threshold
+from exam_harness.results.gate_checks import (
     Change,
     GateCheck,
-    RequiredScope,
-    Threshold,
     budget_results,
     compare,
     find,
