@@ -42,7 +42,6 @@ from exam_harness.errors import ConfigError
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.models import TestPoint
-    from exam_harness.options import ExamOptions
     from exam_harness.registry import Registry
 
     MeasureRegistry = Registry[type[Measure]]
@@ -90,12 +89,7 @@ class RequiredScope:
     it still applies) and its drops against a kept report are reported, not gated."""
 
     runs: tuple[str, ...] = ()
-    baselines: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, options: ExamOptions) -> RequiredScope:
-        """The runs required test points apply to (``--exam-required-runs``) and the baseline run that never fails."""
-        return cls(options.required_runs, (options.baseline,) if options.baseline else ())
+    baselines: tuple[str, ...] = ()  # ExamOptions.required_scope makes the scope from the options
 
     def is_baseline(self, run: str) -> bool:
         return matches(run, self.baselines)

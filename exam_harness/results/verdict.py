@@ -67,7 +67,7 @@ class Checks:
         return cls(thresholds=options.fail_under, allowances=options.compare_fail, reference=reference,
                    baseline=options.baseline, alpha=options.alpha, significance=options.significance,
                    resamples=options.resamples, max_fallbacks=options.max_fallbacks, registry=registry,
-                   scope=RequiredScope.of(options))
+                   scope=options.required_scope)
 
 
 @dataclass(frozen=True)
