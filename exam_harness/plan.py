@@ -143,6 +143,6 @@ def make_plan(
         alpha_ndcg=(not options.no_alpha_ndcg) if alpha_ndcg is None else alpha_ndcg,
         nugget_f=options.nugget_f,
         tie_order=options.tie_order,
-        required=RequiredScope.of(options),
+        required=options.required_scope,
     )
 

@@ -20,7 +20,6 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.errors import ExamError, OutputError
-from exam_harness.gates import Verdicts
 from exam_harness.paths import shown_path
 from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
@@ -30,6 +29,7 @@ from exam_harness.pytest_plugins.systems import live_systems, system_checks
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.writers import WriterInput, WriterOutputError
+from exam_harness.results.gate_checks import Verdicts
 from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, Decision, decision
 

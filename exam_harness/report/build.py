@@ -21,7 +21,6 @@ from itertools import chain, repeat
 from pathlib import Path
 from typing import cast
 
-from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, view_from_banks
@@ -50,6 +49,7 @@ from exam_harness.results.sections import compute_sections
 from exam_harness.results.verdict import over_fallback_limit
 from exam_harness.systems.health import LiveSystems
 from exam_harness.verdicts import PASSAGE_CHARS, verdict
+from exam_harness.version import __version__
 
 
 @dataclass(frozen=True)

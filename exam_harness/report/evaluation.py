@@ -37,7 +37,6 @@ import datetime as _dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from exam_harness import __version__
 from exam_harness.analysis.agreement import agreement_tables, direct_agreement, min_answers_agreement
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
@@ -71,6 +70,7 @@ from exam_harness.results.evaluation import (
 from exam_harness.results.schema import MeasureInfo
 from exam_harness.results.scored import Scored
 from exam_harness.results.sections import compute_sections
+from exam_harness.version import __version__
 
 
 def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:

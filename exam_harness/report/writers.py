@@ -30,10 +30,10 @@ from exam_harness.errors import ExamError
 from exam_harness.registry import Registry
 
 if TYPE_CHECKING:
-    from exam_harness.gates import Verdicts
     from exam_harness.measures.qrels import Qrels
     from exam_harness.plan import ExamPlan
     from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.gate_checks import Verdicts
     from exam_harness.results.schema import ExamReport
     from exam_harness.sections.trec_rag import RagAssignments
 

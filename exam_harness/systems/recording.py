@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exam_harness import __version__
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.io import limits
 from exam_harness.io.parts import check_word
@@ -46,6 +45,7 @@ from exam_harness.models import Query
 from exam_harness.systems.calling import Called, Ranked
 from exam_harness.systems.declare import Answer, System
 from exam_harness.systems.secrets import scrub
+from exam_harness.version import __version__
 
 MANIFEST_SUFFIX = ".system.json"
 MAX_TOKENS = 10**15  # a usage count beyond this is a wrong field, not a usage
