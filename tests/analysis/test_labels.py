@@ -135,3 +135,17 @@ def test_analyze_agreement_measures_every_grader_the_cache_holds(tmp_path: Path,
     assert (alone["kappa"], alone["precision"], alone["recall"]) == (
         rows["keyword"]["kappa"], rows["keyword"]["precision"], rows["keyword"]["recall"])
     assert "  embedding" in capsys.readouterr().out  # and the embedding grader's grades are found from there
+
+
+def test_the_cache_names_the_graders_models_and_prompts_its_grades_hold(tmp_path: Path) -> None:
+    from exam_harness.cache import GradeCache
+    from exam_harness.models import Grade
+
+    cache = GradeCache(tmp_path / "c.sqlite")
+    try:
+        cache.put_many({"a" * 64: Grade(grade=5, grader="openai", details={"model": "m1", "prompt": "self-rating"}),
+                        "b" * 64: Grade(grade=1, grader="openai", details={"model": "m1", "prompt": "self-rating"}),
+                        "c" * 64: Grade(grade=0, grader="embedding", details={"cosine": 0.1})})
+        assert cache.identities() == [("embedding", None, None), ("openai", "m1", "self-rating")]
+    finally:
+        cache.close()
