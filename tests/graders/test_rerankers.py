@@ -158,6 +158,11 @@ def test_calibrate_fits_a_cross_encoders_cut_points_on_team_labels(tmp_path: Pat
     assert main(["analyze", "agreement", *common, "--grader-option", "cut_points_file=cuts.json",
                  "--team-labels", "labels.jsonl", "--json", str(out)]) == 0
     assert json.loads(out.read_text())["kappa"] == pytest.approx(1.0)
+    report = tmp_path / "evaluation.json"  # an evaluation's results name what the cut points were fitted on
+    assert main(["evaluate", *common, "--grader-option", "cut_points_file=cuts.json", "--bootstrap", "0",
+                 "--json", str(report)]) == 0
+    grader = json.loads(report.read_text())["settings"]["grader"]
+    assert grader["options"]["cut_points_fitted_on"] == fitted["fitted_on"]
     spec = default_registry().create("cross-encoder", GraderConfig(options={
         "model": str(path), "cut_points_file": str(tmp_path / "cuts.json")})).spec()
     assert spec.options["cut_points"] == fitted["cut_points"]
