@@ -187,6 +187,22 @@ def test_a_system_failing_on_one_query_errs_on_exactly_those_cases(example: pyte
     assert calls(example) == ["sky"]
 
 
+def test_a_system_failing_on_every_query_is_said_once_while_each_case_stays_an_error(example: pytest.Pytester) -> None:
+    example.makeconftest(conftest(body="raise ConnectionError('index is down')"))
+    result = exam(example)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    errors = junit_errors(example)
+    assert len(errors) > len(QUERIES) and all(name.endswith("[dict-rag]") for name in errors)
+    out = result.stdout.str()
+    # one block in pytest's ERRORS section for the system, not one per case
+    assert out.count("ERROR at setup of") == 1, out
+    result.stdout.fnmatch_lines([
+        f"system 'dict-rag' failed on 4 queries, so its {len(errors)} cases of them err (said once here;*",
+        "  on tides, vaccines, sky, photosynthesis: failed after 1 attempt: ConnectionError: index is down",
+        f"*{len(errors)} errors*"])
+    # every case is still an error in the short summary
+    assert sum(1 for line in result.stdout.lines if line.startswith("ERROR ") and "[dict-rag]" in line) == len(errors)
+
 GOOD = "The moon's gravity. Two high tides occur at most coastal places each day. Chlorophyll absorbs light."
 
 
