@@ -157,7 +157,7 @@ class SystemsPass:
             answered_under={qid: rec.answered_under(qid) for qid in rec.answers}, text_changed=text_changed,
             files_changed=changed_files(rec.covers, system.covers) if rec.covers else [],
             wanted=[q.id for q in queries], failed=[], kept=[], called=0,
-            replayed=len(queries) - len(absent), resumed=rec.resumed)
+            replayed=len(queries) - len(absent), resumed=rec.resumed, empty=rec.empty())
         self._noted(health, outcome)
         outcome.recorded[system.name] = len(rec.answers)
 
@@ -169,6 +169,8 @@ class SystemsPass:
                     "record": "they were called again" if self.mode in ("once", "record") else
                     "its recorded answers are scored as they are (replay mode calls nothing)"}[self.stale]
             outcome.notes.append(scrub(f"{health.stale_message()}; {then}"))
+        if health.empty_answers:
+            outcome.notes.append(scrub(health.empty_message()))
         if health.resumed:
             outcome.notes.append(f"system {health.system!r}: {health.resumed} answers a cut-short session journaled "
                                  "were resumed, not called again")
@@ -282,7 +284,8 @@ class SystemsPass:
                 text_changed=[q for q in plan.text_changed if q not in {x.id for x in plan.todo}],
                 files_changed=plan.files_changed, wanted=[q.id for q in plan.queries], failed=plan.failed,
                 kept=plan.kept, called=len(plan.failed) + plan.answered,
-                replayed=sum(1 for q in plan.queries if q.id in rec.answers) - plan.answered, resumed=rec.resumed)
+                replayed=sum(1 for q in plan.queries if q.id in rec.answers) - plan.answered, resumed=rec.resumed,
+                empty=rec.empty())
             self._noted(health, outcome)
             outcome.recorded[system.name] = len(rec.answers)
         if problems:
