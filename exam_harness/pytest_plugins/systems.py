@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -48,7 +48,7 @@ class ExamSystems:
         self.outcome: PassOutcome | None = None
         self.only: set[str] | None = None  # exam-harness record --system NAME: these systems only
         self._live: tempfile.TemporaryDirectory[str] | None = None
-        self._all_errors: list[object] | None = None  # pytest's error reports while its ERRORS section is printed
+        self._all_errors: list[Any] | None = None  # pytest's error reports while its ERRORS section is printed
         setup = setup_of(config)
         setup.exam_inputs(config).system_names = lambda: [s.name for s in declared()]
         self.mode = resolve_mode(setup.options.system_mode)
@@ -163,10 +163,10 @@ class ExamSystems:
             terminalreporter.stats["error"] = self._all_errors
             self._all_errors = None
 
-    def _said_once(self, errors: list[object]) -> list[object]:
+    def _said_once(self, errors: list[Any]) -> list[Any]:
         """The error reports with each failed system's cases replaced by one report: its first case's,
         carrying the system's errors, the queries and how many cases err."""
-        shown: list[object] = []
+        shown: list[Any] = []
         first: dict[str, int] = {}
         cases: dict[str, int] = {}
         for report in errors:
@@ -180,7 +180,7 @@ class ExamSystems:
                 shown.append(report)
         for system, at in first.items():
             block = copy.copy(shown[at])
-            block.longrepr = self._failure_block(system, cases[system])  # type: ignore[attr-defined]
+            block.longrepr = self._failure_block(system, cases[system])
             shown[at] = block
         return shown
 
@@ -193,7 +193,7 @@ class ExamSystems:
         lines = [f"system {system!r} failed on {queries} quer{'y' if queries == 1 else 'ies'}, so its {cases} "
                  f"case{'' if cases == 1 else 's'} of {'it' if queries == 1 else 'them'} err (said once here; "
                  "each case is in the short test summary and the JUnit XML):"]
-        ranked = sorted(by_cause.items(), key=lambda item: -len(item[1]))
+        ranked = sorted(((cause, sorted(ids)) for cause, ids in by_cause.items()), key=lambda item: -len(item[1]))
         for cause, ids in ranked[:SHOWN_CAUSES]:
             named = ", ".join(ids[:SHOWN_QUERIES]) + (f" and {len(ids) - SHOWN_QUERIES} more"
                                                      if len(ids) > SHOWN_QUERIES else "")

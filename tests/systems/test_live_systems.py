@@ -199,7 +199,7 @@ def test_a_system_failing_on_every_query_is_said_once_while_each_case_stays_an_e
     assert out.count("ERROR at setup of") == 1, out
     result.stdout.fnmatch_lines([
         f"system 'dict-rag' failed on 4 queries, so its {len(errors)} cases of them err (said once here;*",
-        "  on tides, vaccines, sky, photosynthesis: failed after 1 attempt: ConnectionError: index is down",
+        "  on photosynthesis, sky, tides, vaccines: failed after 1 attempt: ConnectionError: index is down",
         f"*{len(errors)} errors*"])
     # every case is still an error in the short summary
     assert sum(1 for line in result.stdout.lines if line.startswith("ERROR ") and "[dict-rag]" in line) == len(errors)
