@@ -319,6 +319,7 @@ class _Scheduler:
 
         def handler(_signum: int, _frame: FrameType | None) -> None:
             self.interrupts += 1
+            self.results.put((0, False, None))  # wakes the scheduler now, not at its next tick (no call has token 0)
 
         for sig in previous:
             signal.signal(sig, handler)

@@ -157,6 +157,15 @@ class Recording:
         """The fingerprint the query's answer was recorded under."""
         return str(self.queries.get(query_id, {}).get("fingerprint") or self.fingerprint)
 
+    def empty(self) -> list[str]:
+        """The queries whose recorded answer is empty: no text, or passages without text."""
+        def blank(value: Any) -> bool:
+            if isinstance(value, dict):
+                return not str(value.get("response") or "").strip()
+            return all(not text.strip() for _pid, text, _score in value)
+
+        return [qid for qid, value in self.answers.items() if blank(value)]
+
     def add(self, called: Called, query: Query, system: System) -> tuple[Called, dict[str, Any], bool]:
         """Keep a finished call: the call as kept (a bad answer is a failure), its journal entry, and
         whether an answer recorded before was kept although the call failed now."""
