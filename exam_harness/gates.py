@@ -289,9 +289,17 @@ def not_for_generated(info: MeasureInfo | None, registry: MeasureRegistry | None
 
 
 def unscored_answers(report: Document, run: str, measure: str, registry: MeasureRegistry | None = None) -> bool:
-    """Whether ``run`` is a run of generated answers and ``measure`` one that scores no generated answers."""
+    """Whether ``run`` is a run of generated answers and the measure named ``measure`` one that scores no
+    generated answers (read from its name: an exam of generated answers alone does not plan it)."""
     system = next((s for s in report.systems if s.run == run), None)
-    return system is not None and system.generated and not_for_generated(find(report, measure, registry), registry)
+    if system is None or not system.generated:
+        return False
+    from exam_harness.measures.parsing import parse_measure
+
+    try:
+        return not parse_measure(measure, registry).scores_generated
+    except ConfigError:
+        return False
 
 
 def title(measure: str, report: Document, registry: MeasureRegistry | None = None) -> str:

@@ -108,3 +108,16 @@ def test_an_allowed_drop_on_a_qrels_measure_leaves_a_generated_run_out(mixed: py
     checks = [c for c in _report(mixed)["verdict"]["gates"] if c["gate"] == "exam-compare-fail"]
     assert sorted(c["run"] for c in checks) == ["good", "weak"]
     assert all(c["passed"] for c in checks), checks
+
+
+def test_an_exam_of_generated_answers_alone_plans_no_qrels_measure(mixed: pytest.Pytester) -> None:
+    for name in ("good.run", "weak.run"):
+        (mixed.path / "runs" / name).unlink()
+    result = mixed.runpytest("banks", "-p", "no:cacheprovider", "--exam-measures=P@20", "--exam-fail-under=P@20:0.05")
+    report = _report(mixed)
+    assert [s["run"] for s in report["systems"]] == ["gen"]
+    names = [m["name"] for m in report["measures"]]
+    assert "exam-cover(tau=4)@20" in names and not [n for n in names if n.startswith("P(")], names
+    assert "EXAM-Qrels measures" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*FAIL P@20 is not scored for generated answers (it measures a ranking of "
+                                 "passages, over EXAM-Qrels), and run 'gen' is a run of generated answers*"])
