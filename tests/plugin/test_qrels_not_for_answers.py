@@ -6,6 +6,7 @@ runs of the same exam keep theirs."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ def _report(project: pytest.Pytester) -> dict[str, Any]:
 
 
 def test_a_generated_run_gets_no_qrels_measure_in_the_report_or_the_table(mixed: pytest.Pytester) -> None:
-    result = mixed.runpytest("banks", "-p", "no:cacheprovider", *(f"--exam-measures={m}" for m in QRELS_MEASURES))
+    result = mixed.runpytest("banks", "-p", "no:cacheprovider", *(f"--exam-measures={m}" for m in QRELS_MEASURES),
+                             "--exam-html", "html")
     report = _report(mixed)
     gen = next(s for s in report["systems"] if s["run"] == "gen")
     assert gen["generated"] is True
@@ -52,6 +54,11 @@ def test_a_generated_run_gets_no_qrels_measure_in_the_report_or_the_table(mixed:
     rows = table_rows(result.stdout.str(), "EXAM-Qrels measures")
     assert rows["gen"] and set(rows["gen"]) == {"–"}, rows
     assert all(cell != "–" for cell in rows["good"]), rows
+    page = (mixed.path / "html" / "index.html").read_text()
+    dashes = {run: len(re.findall(r'data-v="">–</td>', re.search(rf'<tr class="run-row" data-run="{run}">(.*?)</tr>',
+                                                                   page, re.S).group(1)))  # type: ignore[union-attr]
+              for run in ("gen", "good")}
+    assert dashes == {"gen": len(QRELS_MEASURES) * 3, "good": 0}  # each measure for each of the 3 label variants
 
 
 def test_a_gate_on_a_qrels_measure_names_why_a_generated_run_has_no_value(mixed: pytest.Pytester) -> None:
