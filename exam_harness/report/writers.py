@@ -180,9 +180,9 @@ class WorkbenchWriter:
 
 
 class RagAnswersWriter:
-    """Each examined run of cited answers as a TREC RAG 2025 answer file, ``trec-rag-<run>.answers.jsonl``,
-    citations as segment ids (ragnarok's ``rag25_validation.py --format 2``); nothing for a run whose
-    answers cite nothing, nor for ranked runs or plain generated answers."""
+    """Each examined run of cited answers (a TREC RAG answer file, a live system's cited answers) as a TREC RAG
+    2025 answer file, ``trec-rag-<run>.answers.jsonl``, citations as segment ids (ragnarok's
+    ``rag25_validation.py --format 2``); nothing for a run whose answers cite nothing, nor for ranked runs."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
         from dataclasses import replace

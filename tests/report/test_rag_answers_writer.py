@@ -20,25 +20,29 @@ pytest_plugins = ["pytester"]
 
 # a run of generated answers without citations: it gets no answer file
 PLAIN = [{"query_id": "t1", "run": "plain", "response": "The moon gravity pulls the sea."}]
+# a live system's cited answer as its recording writes it: a cited run like the TREC RAG files
+LIVE = [{"query_id": "t1", "run": "live", "response": "Moon gravity. Sun gravity.", "references": ["d7", "d8"],
+         "answer": [{"text": "Moon gravity.", "citations": [1]}, {"text": "Sun gravity.", "citations": [0, 1]}]}]
 # the segment ids each answer's sentences cite, from the input files (2024: indexes into references)
 CITED = {
     ("rag24", "t1"): [["d1"], ["d2", "d1"]], ("rag24", "2"): [["d3"], []],
-    ("rag25", "t1"): [["d4", "d2"]], ("rag25", "2"): [["d3"]],
+    ("rag25", "t1"): [["d4", "d2"]], ("rag25", "2"): [["d3"]], ("live", "t1"): [["d8"], ["d7", "d8"]],
 }
 
 
 def _exam(root: Path) -> None:
     write_exam(root)
     write_lines(root / "runs" / "plain.responses.jsonl", PLAIN)
+    write_lines(root / "runs" / "live.responses.jsonl", LIVE)
     (root / "conftest.py").write_text(KEYWORD_CONFTEST)
 
 
 def _check_written(folder: Path) -> None:
-    """The two answer files (and no third) read back by the project's 2025 reader with no warning, each line
-    the 2025 shape, each citation the segment id the input cited."""
+    """The three cited runs' answer files (none for the uncited one) read back by the project's 2025 reader with
+    no warning, each line the 2025 shape, each citation the segment id the input cited."""
     names = sorted(p.name for p in folder.glob("trec-rag-*.answers.jsonl"))
-    assert names == [rag_answers_name("rag24"), rag_answers_name("rag25")]
-    for run in ("rag24", "rag25"):
+    assert names == [rag_answers_name("live"), rag_answers_name("rag24"), rag_answers_name("rag25")]
+    for run, topics in (("rag24", {"t1", "2"}), ("rag25", {"t1", "2"}), ("live", {"t1"})):
         path = folder / rag_answers_name(run)
         part, check = check_rag_answers(path)
         assert part.warnings == [] and check.warnings == [], part.warnings
@@ -50,7 +54,7 @@ def _check_written(folder: Path) -> None:
             cited = [sentence["citations"] for sentence in row["answer"]]
             assert cited == CITED[(run, meta["narrative_id"])]
             assert all(c in row["references"] for sentence in cited for c in sentence)
-        assert set(part.answers[run]) == {"t1", "2"}
+        assert set(part.answers[run]) == topics
     given = {(str(r["metadata"]["narrative_id"]), r["metadata"]["type"]) for r in ANSWERS_2025}
     back = {(r["metadata"]["narrative_id"], r["metadata"]["type"])
             for r in map(json.loads, (folder / rag_answers_name("rag25")).read_text().splitlines())}
@@ -73,7 +77,8 @@ def test_evaluate_writes_each_cited_run_in_the_2025_format(tmp_path: Path, monke
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     _exam(tmp_path)
     monkeypatch.chdir(tmp_path)
-    code = main(["evaluate", "runs/rag24.jsonl", "runs/rag25.jsonl", "runs/plain.responses.jsonl", "--bank",
+    code = main(["evaluate", "runs/rag24.jsonl", "runs/rag25.jsonl", "runs/plain.responses.jsonl",
+                 "runs/live.responses.jsonl", "--bank",
                  "banks/nuggets.jsonl", "--grader", "keyword", "--cache", "none", "--no-progress", "--report-dir",
                  "out"])
     assert code == 0, capsys.readouterr().err
