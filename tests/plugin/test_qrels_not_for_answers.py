@@ -128,3 +128,15 @@ def test_an_exam_of_generated_answers_alone_plans_no_qrels_measure(mixed: pytest
     assert "EXAM-Qrels measures" not in result.stdout.str()
     result.stdout.fnmatch_lines(["*FAIL P@20 is not scored for generated answers (it measures a ranking of "
                                  "passages, over EXAM-Qrels), and run 'gen' is a run of generated answers*"])
+
+
+def test_evaluate_against_a_generated_baseline_compares_only_the_measures_it_has(mixed: pytest.Pytester) -> None:
+    out = mixed.path / "evaluation.json"
+    result = mixed.run(EXAM_HARNESS, "evaluate", "--bank", "banks/exam.yaml", "--grader", "marker", "--cache",
+                       "none", "--report-dir", "none", "--no-progress", "--labels", "max-grade", "--measures", "P@20",
+                       "--baseline", "gen", "--json", str(out), "--", "runs/collection.tsv", "runs/good.run",
+                       "runs/weak.run", "runs/gen.responses.jsonl")
+    assert result.ret == 0, result.stderr.str()  # was: "baseline run not found" (P@20 holds no value of gen)
+    tested = {board["measure"].split("(")[0]: board.get("significance") for board in json.loads(out.read_text())["leaderboards"]}
+    assert tested["P"] is None
+    assert tested["exam-cover"]["baseline"] == "gen" and set(tested["exam-cover"]["runs"]) == {"good", "weak"}
