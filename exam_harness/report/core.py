@@ -28,7 +28,7 @@ def planned_measures(plan: ExamPlan, ctx: ScoringContext, taus: Sequence[int], g
     only where some run is ranked (a run of generated answers gets no value of them: Measure.scores_generated)."""
     nuggets, support = any(ctx.exam.nuggets.values()), bool(ctx.exam.support)
     track = bool(ctx.exam.importance) and scores_the_track(grader)
-    ranked = any(run not in ctx.exam.generated for run in ctx.runs)
+    ranked = not ctx.runs or any(run not in ctx.exam.generated for run in ctx.runs)
     return list(dict.fromkeys(m for tau in taus for m in plan.measures(tau, nuggets=nuggets, track=track,
                                                                          support=support, ranked=ranked)))
 
