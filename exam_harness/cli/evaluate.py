@@ -303,8 +303,9 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
 def writer_input(result: EvaluationReport, ctx: ScoringContext, graded: Graded, *, qrels: bool,
                  assignments: bool) -> WriterInput:
     """What the writers read for evaluate's document: the EXAM-Qrels at every tau, the TREC RAG nugget
-    assignments (at the first tau, where nuggets carry an importance) and the Workbench export; the
-    first two are made only when asked for (they take as long as scoring)."""
+    assignments (at the first tau, where nuggets carry an importance), the Workbench export and the runs'
+    cited answers (written in the TREC RAG 2025 format); the first two are made only when asked for (they
+    take as long as scoring)."""
     from exam_harness.report.build import exam_qrels
     from exam_harness.report.writers import WriterInput
     from exam_harness.sections.trec_rag import rag_assignments
@@ -314,7 +315,7 @@ def writer_input(result: EvaluationReport, ctx: ScoringContext, graded: Graded, 
     rows = (rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
             if assignments and ctx.exam.importance else None)
     return WriterInput(result, plan, exam_qrels(ctx, plan, plan.min_grades) if qrels else {}, assignments=rows,
-                       workbench=lambda: view_text(view, graded.outcome, graded.spec))
+                       workbench=lambda: view_text(view, graded.outcome, graded.spec), answers=graded.inputs.answers)
 
 
 def write_outputs(args: argparse.Namespace, options: ExamOptions, out: WriterInput, graded: Graded,

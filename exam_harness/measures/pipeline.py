@@ -22,7 +22,9 @@ def _incomplete(ctx: ScoringContext, measure: Measure, per_query: PerQuery) -> d
 def score(exam: ScoringInput | ScoringContext, measures: Sequence[Measure]) -> ExamResult:
     """Compute every (bound) measure; work shared between measures is done once (see ScoringContext).
 
-    Pass a :class:`ScoringContext` to reuse its qrels afterwards (e.g. to write them to files).
+    Pass a :class:`ScoringContext` to reuse its qrels afterwards (e.g. to write them to files). A run a
+    measure does not score (a run of generated answers for a trec_eval measure: Measure.scores_run) has
+    neither values nor a score in its result.
     """
     ctx = exam if isinstance(exam, ScoringContext) else ScoringContext(exam)
     for measure in measures:
@@ -32,8 +34,10 @@ def score(exam: ScoringInput | ScoringContext, measures: Sequence[Measure]) -> E
     for measure in measures:
         if str(measure) in results:
             continue
-        per_query = measure.compute(ctx)
-        scores = {run: measure.aggregate(per_query.get(run, {})) for run in ctx.runs}
+        runs = [run for run in ctx.runs if measure.scores_run(run in ctx.exam.generated)]
+        kept = set(runs)
+        per_query = {run: values for run, values in measure.compute(ctx).items() if run in kept}
+        scores = {run: measure.aggregate(per_query.get(run, {})) for run in runs}
         results[str(measure)] = MeasureResult(measure, per_query, scores, _incomplete(ctx, measure, per_query))
     return ExamResult(runs=list(ctx.runs), queries=list(ctx.queries), test_points=ctx.exam.test_points,
                       results=results)

@@ -116,15 +116,18 @@ class ExamReporting:
         return found
 
     def writer_input(self) -> WriterInput:
-        """What the writers read: the report, the plan, the qrels, the gates' details and passage texts."""
+        """What the writers read: the report, the plan, the qrels, the gates' details, passage texts and the runs'
+        cited answers."""
         assert self.built is not None and self.grading.graded is not None
         report = self.built.report
         gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
-        data = setup_of(self.config).exam_inputs(self.config).data
+        inputs = setup_of(self.config).exam_inputs(self.config)
+        data = inputs.data
         shown = {o.best_passage for o in report.outcomes if o.best_passage is not None and o.outcome != "answered"}
         passages = {pid: data.passages[pid].text for pid in sorted(shown) if pid in data.passages}
         return WriterInput(report, self.grading.graded.plan, self.built.qrels,
-                           verdicts=gates.verdicts() if gates is not None else Verdicts(), passages=passages)
+                           verdicts=gates.verdicts() if gates is not None else Verdicts(), passages=passages,
+                           answers=inputs.answers)
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
         return teststatus(report, self.decision.verdict if self.decision is not None else None)

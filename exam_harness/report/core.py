@@ -24,11 +24,13 @@ def planned_measures(plan: ExamPlan, ctx: ScoringContext, taus: Sequence[int], g
     """The plan's measures at each tau scored (the session's one, each of ``--min-grade``), each once (a
     measure without a tau, the answers' length, is planned once): nugget F where the exam has nuggets, the
     TREC RAG track's scores where nuggets carry an importance and ``grader`` gave assignment grades
-    (measures/trec_rag.py: scores_the_track), citation measures where citations were graded."""
+    (measures/trec_rag.py: scores_the_track), citation measures where citations were graded; the trec measures
+    only where some run is ranked (a run of generated answers gets no value of them: Measure.scores_generated)."""
     nuggets, support = any(ctx.exam.nuggets.values()), bool(ctx.exam.support)
     track = bool(ctx.exam.importance) and scores_the_track(grader)
-    return list(dict.fromkeys(m for tau in taus
-                              for m in plan.measures(tau, nuggets=nuggets, track=track, support=support)))
+    ranked = not ctx.runs or any(run not in ctx.exam.generated for run in ctx.runs)
+    return list(dict.fromkeys(m for tau in taus for m in plan.measures(tau, nuggets=nuggets, track=track,
+                                                                         support=support, ranked=ranked)))
 
 
 def result_core(result: ExamResult, measures: Sequence[Measure], runs: Mapping[str, Run], *,

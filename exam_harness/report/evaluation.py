@@ -195,7 +195,8 @@ def _stats(
                                  confidence=options.confidence)
     if official:
         stats.correlation = leaderboard_correlation(result.means, official)
-    if options.baseline is not None:
+    # a baseline of generated answers has no value of a measure that scores none (a trec measure): no comparison
+    if options.baseline is not None and measure.scores_run(options.baseline in ctx.exam.generated):
         qids = sorted(scored)
         comparisons = compare_to_baseline(per_query, options.baseline, queries=qids, alpha=options.alpha,
                                    method=options.significance, n_resamples=options.resamples, seed=options.seed)

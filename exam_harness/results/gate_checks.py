@@ -51,6 +51,33 @@ def find(report: Document, measure: str, registry: MeasureRegistry | None = None
         return None
 
 
+def not_for_generated(info: MeasureInfo | None, registry: MeasureRegistry | None = None) -> bool:
+    """Whether the report's measure ``info`` gives a run of generated answers no value (a trec_eval measure
+    over EXAM-Qrels: Measure.scores_generated); False for a measure the registry cannot parse."""
+    if info is None:
+        return False
+    from exam_harness.measures.parsing import parse_measure
+
+    try:
+        return not parse_measure(info.name, registry).scores_generated
+    except ConfigError:
+        return False
+
+
+def unscored_answers(report: Document, run: str, measure: str, registry: MeasureRegistry | None = None) -> bool:
+    """Whether ``run`` is a run of generated answers and the measure named ``measure`` one that scores no
+    generated answers (read from its name: an exam of generated answers alone does not plan it)."""
+    system = next((s for s in report.systems if s.run == run), None)
+    if system is None or not system.generated:
+        return False
+    from exam_harness.measures.parsing import parse_measure
+
+    try:
+        return not parse_measure(measure, registry).scores_generated
+    except ConfigError:
+        return False
+
+
 def title(measure: str, report: Document, registry: MeasureRegistry | None = None) -> str:
     info = find(report, measure, registry)
     return info.title if info is not None else measure
@@ -105,6 +132,10 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
     figures = report.sections.get("system-costs")
     recorded = {s.run for s in figures.systems} if figures is not None else set()
     own = {(t.run, t.gated) for t in thresholds if t.run is not None}
+    # a threshold for every run on a measure of rankings gates the ranked runs (every run when none is ranked:
+    # it fails, naming why); a run of generated answers named by its own threshold fails, naming why
+    of_rankings = {name for name, info in found.items() if not_for_generated(info, registry)}
+    ranked = any(not s.generated for s in report.systems)
     checks: list[GateCheck] = []
     for (run, gated), limit in sorted(effective_thresholds(thresholds, list(systems), scope).items()):
         system = systems.get(run)
@@ -119,6 +150,8 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
             continue
         measure, holds = split_holds(gated)
         info = found[measure]
+        if holds is None and system.generated and measure in of_rankings and ranked and (run, gated) not in own:
+            continue
         value: float | None
         if holds is not None:
             value = holding_cover(report, run, holds)
@@ -173,6 +206,10 @@ def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegi
             asked = f"asked {jv.repeats} samples per pair" if jv is not None else "asked once per pair"
             return (f"FAIL run {check.run!r} cannot meet {name}: the judge was {asked} (grader option "
                     f"repeats={holds[1]} asks {holds[1]})")
+    if check.value is None and holds is None and unscored_answers(report, check.run, measure, registry):
+        return (f"FAIL {name} is not scored for generated answers (it measures a ranking of passages, over "
+                f"EXAM-Qrels), and run {check.run!r} is a run of generated answers, so it cannot meet its "
+                f"threshold {check.limit:g}")
     if check.value is None:
         return f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}"
     if not check.passed:
@@ -299,9 +336,12 @@ def unmeasured_results(changes: Sequence[Change], allowances: Sequence[Allowance
         lacking = (f"the reference {reference}" if was is None else "this report" if now is None
                    else "the run's scores in one of the reports")
         both = sorted({m.title for m in old.measures} & {m.title for m in new.measures})
+        ranked_only = not_for_generated(now, registry)
         for system in sorted(new.systems, key=lambda s: s.run):
             if system.run not in olds or (system.run, allowance.measure) in compared:
                 continue
+            if ranked_only and system.generated:
+                continue  # a measure of rankings gives generated answers no value in either report: no change
             results.append(GateResult(
                 gate="exam-compare-fail", run=system.run, measure=allowance.measure, passed=False,
                 message=f"FAIL run {system.run!r}: the allowed drop {allowance} cannot be checked: "

@@ -21,7 +21,10 @@ in its own envelope: the DL19 document pinned before, rebuilt from today's, equa
 ``kind`` and each measure's ``min_grade`` and ``k`` (keys only; every value equal); and it gained ``cost``
 (an LLM grader's tokens and cost, docs/cost.md; null for the embedding grader: the key only); and the default embedding grader became version 5 (issue 20: sentence
 windows, a support model with the query signal, an answer model for test points with gold answers, reasons as
-answers): the example's grades, qrels lines and answers change, its ranking (strong > rag > weak) holds.
+answers): the example's grades, qrels lines and answers change, its ranking (strong > rag > weak) holds; and
+trec_eval measures over EXAM-Qrels give a run of generated answers no value (issue 27): the generated run
+``rag-generator`` lost its P, MAP, nDCG, R-prec and MRR keys in ``systems[]`` and ``per_query[]``, every other
+value and every qrels line equal.
 """
 
 from __future__ import annotations
