@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
+from tests.systems.test_live_systems import example as example  # the example project fixture
 
 pytest_plugins = ["pytester"]
 
 SESSION_ONLY = ("outcomes", "grade_counts", "fallbacks")  # what a pytest session tallies per run
+SESSION_SECTIONS = ("live-systems",)  # the declared systems' health: only a session declares systems
 
 
 def _core(document: dict[str, Any]) -> dict[str, Any]:
@@ -22,7 +24,7 @@ def _core(document: dict[str, Any]) -> dict[str, Any]:
         "measures": document["measures"],
         "systems": [{k: v for k, v in s.items() if k not in SESSION_ONLY} for s in document["systems"]],
         "per_query": document["per_query"],
-        "sections": document["sections"],
+        "sections": {k: v for k, v in document["sections"].items() if k not in SESSION_SECTIONS},
     }
 
 
@@ -60,3 +62,39 @@ def test_a_plugin_section_is_computed_the_same_way_by_both(project: pytest.Pytes
     evaluation = _evaluate(project, monkeypatch)
     assert report["sections"] == evaluation["sections"] != {}
     assert _core(report) == _core(evaluation)
+
+
+def test_a_live_systems_failed_query_and_costs_reach_evaluate_as_in_pytest(example: pytest.Pytester,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A declared system fails on one query; ``evaluate`` over the runs folder it recorded into reads the
+    system's manifest beside its run: the query is incomplete for that run, and the system-costs section
+    holds its latency, as in the pytest session's report. Both documents are equal field by field."""
+    from tests.systems.test_live_systems import conftest, exam
+
+    example.makeconftest(conftest(body="""if query.id == 'sky':
+        raise ConnectionError('index shard 3 is down')"""))
+    session = exam(example)
+    assert session.ret == pytest.ExitCode.TESTS_FAILED  # the failed query's cases err
+    report = json.loads((example.path / "reports" / "exam-report.json").read_text())
+    monkeypatch.chdir(example.path)  # the CLI loads ./conftest.py (the lexical grader), as pytest does
+    out = example.path / "evaluation.json"
+    assert main(["evaluate", "runs", "--bank", "banks/example.yaml", "--grader", "lexical", "--cache", "none",
+                 "--per-query", "--bootstrap", "0", "--no-progress", "--json", str(out)]) == 0
+    evaluation = json.loads(out.read_text())
+    incomplete = {s["run"]: s["incomplete_queries"] for s in evaluation["systems"]}
+    assert incomplete["dict-rag"] == ["sky"] and not any(q for run, q in incomplete.items() if run != "dict-rag")
+    assert [r["run"] for r in evaluation["sections"]["system-costs"]["systems"]] == ["dict-rag"]
+    assert evaluation["sections"]["system-costs"]["systems"][0]["errors"] == 1
+    rows = {(r["run"], r["query_id"]): r["incomplete"] for r in evaluation["per_query"]}
+    assert rows[("dict-rag", "sky")] and not rows[("dict-rag", "tides")]
+    assert _core(report) == _core(evaluation)
+
+
+def test_a_manifest_names_the_queries_its_system_failed_on_without_an_answer() -> None:
+    """An error with no answer is a failure; a query whose recorded answer was kept through a later
+    failure (record mode keeps good data) is answered."""
+    from exam_harness.systems.recording import failed_queries
+
+    manifest = {"queries": {"tides": {}, "sky": {}}, "errors": {"sky": {"error": "down"}, "moon": {"error": "down"}}}
+    assert failed_queries(manifest) == {"moon"}
+    assert failed_queries({"queries": {}, "errors": None}) == set()
