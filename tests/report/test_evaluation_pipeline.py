@@ -290,3 +290,19 @@ def test_replay_with_a_bank_reports_pairs_without_grades(exam: tuple[Path, Path]
     assert view.test_points == {"q1": ["q1/a", "q1/new"]}
     assert set(outcome.failures) == {(p, "q1/new") for p in ("p1", "p2", "p3", "p4")}
     assert all(tid == "q1/a" for _, tid in outcome.grades)
+
+
+def test_a_score_resting_on_a_pair_without_a_grade_is_incomplete_in_evaluate(exam: tuple[Path, Path],
+                                                                            tmp_path: Path) -> None:
+    """As in the pytest report (one scoring input for both front ends): a pair that could not be graded
+    counts as uncovered, the queries whose values rest on it are incomplete, and no qrels label rests on it."""
+    data = load_runs([exam[0]]).data
+    bank = {"q1": {"q1/a": "What is a?", "q1/new": "A new question?"}}
+    view, outcome, spec = replay(data, banks=load_bank(write_bank(tmp_path / "b.jsonl", bank)))
+    options = ExamOptions(k=2, min_grade=(3,), bootstrap=0, per_query=True)
+    plan = make_plan(options, spec, several=True)
+    scored = score_evaluation(view, outcome, plan, spec, qrels=True)
+    result = evaluate_exam(scored, spec, options)
+    assert {s.run: s.incomplete_queries for s in result.systems} == {"A": ["q1"], "B": ["q1"], "C": ["q1"]}
+    assert all(row.incomplete for row in result.per_query)
+    assert scored.result.qrels["exam-count-min3.qrels"] == {"q1": {}}  # every pooled passage has a failed pair
