@@ -1,12 +1,11 @@
 """The pytest session's report, built by a pure function from the inputs, the outcome and the plan.
 
-The scores are the one scoring pipeline's :class:`~exam_harness.measures.result.ExamResult` written out
-by measure name: the plan's measures at its tau (EXAM-Cover, n-EXAM, every measure asked for, the
-trec_eval measures per qrels label variant, nugget F), per run and per query.
+The exam is scored as for ``evaluate`` (results/scoring.py, at the session's one tau) and the document's
+core is built by the same builder (report/core.py: build); this module adds the session's envelope.
 
 Per-test-point outcomes and grade counts read each (passage, bank) pair's grades once
-(:class:`TopGrades`), however many runs rank the passage, and each run's top-k as the scoring
-context cut it; an outcome is the rule of :func:`exam_harness.verdicts.verdict`, which decides it
+(:class:`TopGrades`), however many runs rank the passage, and each run's top-k as scoring returned
+them (measures/result.py: TopK); an outcome is the rule of :func:`exam_harness.verdicts.verdict`, which decides it
 whenever a pair of the top-k has no grade.
 """
 
