@@ -1,6 +1,7 @@
-"""Built once (issue 26, item 3): the pytest session and ``exam-harness evaluate`` build the document's
-measures, result core and sections with the same functions (report/core.py, results/sections.py), so the
-same inputs give the same document from both front ends, the envelopes' own fields aside."""
+"""Built once (issue 26, item 3): the pytest session and ``exam-harness evaluate`` score the exam with one
+function (results/scoring.py) and build the document's measures, result core and sections with one builder
+(report/core.py: build), so the same inputs give the same document from both front ends, the envelopes' own
+fields aside (tests/realdata/test_built_once_dl19.py: the same on DL19's recorded grades)."""
 
 from __future__ import annotations
 
