@@ -8,7 +8,7 @@ The pytest session scores its one tau, ``exam-harness evaluate`` each of ``--min
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from exam_harness.grading import GradingOutcome
@@ -58,10 +58,9 @@ def score_exam(exam: ScoringInput, view: ExamView, grading: GradingOutcome, plan
     per query. ``grader``: the spec that gave the grades (the plan's by default)."""
     ctx = ScoringContext(exam)
     measures = planned_measures(plan, exam, taus, grader or plan.grader)
-    cuts: Collection[QrelsCut] = (
-        [QrelsCut(label, tau, plan.qrels_m, plan.pool, plan.k) for tau in taus for label in plan.labels]
-        if qrels else ())
-    needs = Needs(qrels=list(cuts), top_k=plan.k if tops else None, pool=(plan.pool, plan.k) if pool else None)
+    cuts = [QrelsCut(label, tau, plan.qrels_m, plan.pool, plan.k) for tau in taus for label in plan.labels]
+    needs = Needs(qrels=cuts if qrels else (), top_k=plan.k if tops else None,
+                  pool=(plan.pool, plan.k) if pool else None)
     result = score(ctx, measures, needs)
     return Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=list(taus), result=result,
                   measures=measures, redact_all=redact_all)
