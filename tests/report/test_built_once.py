@@ -79,8 +79,15 @@ def test_a_live_systems_failed_query_and_costs_reach_evaluate_as_in_pytest(examp
     report = json.loads((example.path / "reports" / "exam-report.json").read_text())
     monkeypatch.chdir(example.path)  # the CLI loads ./conftest.py (the lexical grader), as pytest does
     out = example.path / "evaluation.json"
-    assert main(["evaluate", "runs", "--bank", "banks/example.yaml", "--grader", "lexical", "--cache", "none",
-                 "--per-query", "--bootstrap", "0", "--no-progress", "--json", str(out)]) == 0
+    try:
+        assert main(["evaluate", "runs", "--bank", "banks/example.yaml", "--grader", "lexical", "--cache", "none",
+                     "--per-query", "--bootstrap", "0", "--no-progress", "--json", str(out)]) == 0
+    finally:
+        # evaluate imports ./conftest.py, declaring its system in this process: forget it, as a session's end
+        # does (a later in-process session would call it)
+        from exam_harness.systems import declare
+
+        declare.clear()
     evaluation = json.loads(out.read_text())
     incomplete = {s["run"]: s["incomplete_queries"] for s in evaluation["systems"]}
     assert incomplete["dict-rag"] == ["sky"] and not any(q for run, q in incomplete.items() if run != "dict-rag")
