@@ -34,18 +34,16 @@ Undefined numbers (a correlation over tied scores) are ``null``, never NaN, so t
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from exam_harness.analysis.agreement import agreement_tables, direct_agreement, min_answers_agreement
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
 from exam_harness.measures.base import Measure
-from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
-from exam_harness.measures.exam import ExamCover
-from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
 from exam_harness.measures.result import MeasureResult
 from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
@@ -54,7 +52,7 @@ from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
-from exam_harness.report.core import planned_measures, result_core
+from exam_harness.report.core import build
 from exam_harness.results.evaluation import (
     CollectionSummary,
     ComparisonResult,
@@ -67,9 +65,8 @@ from exam_harness.results.evaluation import (
     PerQueryCorrelation,
     SignificanceResult,
 )
-from exam_harness.results.schema import MeasureInfo
 from exam_harness.results.scored import Scored
-from exam_harness.results.sections import compute_sections
+from exam_harness.results.scoring import SupportCredits, score_exam, scoring_input
 from exam_harness.version import __version__
 
 
@@ -98,20 +95,22 @@ def check_baseline(baseline: str | None, runs: Mapping[str, object]) -> None:
                          expected="one of " + ", ".join(sorted(runs)))
 
 
-def scoring_context(
-    view: ExamView, outcome: GradingOutcome, plan: ExamPlan, responses: Mapping[str, Mapping[str, str]] | None = None
-) -> ScoringContext:
-    """The measures' context over the view's queries in exam order (the order decides bootstrap draws)."""
-    return ScoringContext(view.scoring_input(outcome.grades, responses=responses, all_nuggets=plan.nugget_f,
-                                             tie_order=plan.tie_order))
+def score_evaluation(view: ExamView, outcome: GradingOutcome, plan: ExamPlan, spec: GraderSpec, *,
+                     responses: Mapping[str, Mapping[str, str]] | None = None,
+                     support: SupportCredits | None = None, qrels: bool = False,
+                     run_folders: Sequence[Path] = ()) -> Scored:
+    """The exam scored as ``evaluate`` scores it (results/scoring.py): every tau of the plan, the queries in
+    exam order (the order decides bootstrap draws), the plan's pool for the collection summary; with
+    ``qrels`` the EXAM-Qrels at every tau. ``run_folders``: where the runs were read (a live system's
+    manifest beside a run gives its failed queries and its latency and cost)."""
+    exam = scoring_input(view, outcome, plan, responses=responses, support=support)
+    scored = score_exam(exam, view, outcome, plan, plan.min_grades, grader=spec, qrels=qrels, pool=True)
+    return replace(scored, run_folders=run_folders)
 
 
 def evaluate_exam(
-    ctx: ScoringContext,
-    view: ExamView,
-    outcome: GradingOutcome,
+    scored: Scored,
     spec: GraderSpec,
-    plan: ExamPlan,
     options: ExamOptions,
     *,
     official: Mapping[str, float] | None = None,
@@ -119,14 +118,15 @@ def evaluate_exam(
     external: ExternalQrels | None = None,
     cache: str | None = None,
 ) -> EvaluationReport:
-    """Every measure of the plan at each of its tau values, plus the agreement tables; the
-    "min answers = m" views for each m of ``min_answers``, the direct-grade views when the files hold
-    recorded direct grades, and the runs scored over ``external`` qrels when given."""
+    """Every measure of the plan at each of its tau values (:func:`score_evaluation`), plus the agreement
+    tables; the "min answers = m" views for each m of ``min_answers``, the direct-grade views when the
+    files hold recorded direct grades, and the runs scored over ``external`` qrels when given."""
+    view, outcome, plan, result, measures = scored.view, scored.grading, scored.plan, scored.result, scored.measures
     data = view.data
     check_baseline(options.baseline, data.runs)
-    measures = planned_measures(plan, ctx, plan.min_grades, spec)
-    result = score(ctx, measures)
-    stats = [_stats(result[m], m, ctx, options, official) for m in measures]
+    queries = list(result.queries)
+    generated = {run for run, given in scored.runs.items() if given.generated}
+    stats = [_stats(result[m], m, queries, options, official, generated) for m in measures]
     agreement = views = direct = None
     if data.judgments:
         tps = {q: view.test_points[q] for q in view.queries}
@@ -142,14 +142,10 @@ def evaluate_exam(
                         if m.family == "exam-cover"}
         external_result = external_qrels_evaluation(external, official=official, exam_sources=exam_sources,
                                                     keep_per_query=options.per_query)
-    pool = ctx.pool(plan.pool, plan.k)
-    queries = list(ctx.queries)
-    # covered: the test points covered at the plan's first tau (EXAM-Cover's, as the pytest report counts them)
-    covered = None
-    if options.per_query:
-        cover = ExamCover(k=plan.k, min_grade=plan.min_grades[0])
-        covered = result[cover] if cover in result else score(ctx, [cover])[cover]
-    systems, per_query = result_core(result, measures, data.runs, covered=covered)
+    pool = result.pool
+    if pool is None:
+        raise ValueError("evaluate's document needs the pool scored with it (score_evaluation)")
+    core = build(scored, per_query=options.per_query)
     return EvaluationReport(
         tool_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -161,23 +157,22 @@ def evaluate_exam(
             test_points=sum(len(view.test_points[q]) for q in queries),
             judged=sum(len(j) for q, j in data.judgments.items() if q in view.test_points),
         ),
-        measures=[MeasureInfo.of(m) for m in measures],
-        systems=systems,
-        per_query=per_query,
+        measures=core.measures,
+        systems=core.systems,
+        per_query=core.per_query,
         leaderboards=stats,
         official=dict(official) if official else None,
         agreement=agreement,
         min_answers=views,
         direct_agreement=direct,
         external_qrels=external_result,
-        sections=compute_sections(Scored(ctx=ctx, view=view, grading=outcome, plan=plan, taus=list(plan.min_grades),
-                                         result=result)),
+        sections=core.sections,
     )
 
 
 def _stats(
-    result: MeasureResult, measure: Measure, ctx: ScoringContext, options: ExamOptions,
-    official: Mapping[str, float] | None,
+    result: MeasureResult, measure: Measure, queries: Sequence[str], options: ExamOptions,
+    official: Mapping[str, float] | None, generated: Collection[str],
 ) -> MeasureStats:
     per_query = {run: dict(values) for run, values in result.per_query.items()}
     label = measure.label if isinstance(measure, TrecMeasure) else None
@@ -187,7 +182,7 @@ def _stats(
         measure=str(measure),
         key=measure.key,
         queries=max((len(v) for v in per_query.values()), default=0),
-        dropped=[q for q in ctx.queries if q not in scored],
+        dropped=[q for q in queries if q not in scored],
         relevance_level=relevance_level(label, tau) if label is not None else None,
     )
     if options.bootstrap:
@@ -196,7 +191,7 @@ def _stats(
     if official:
         stats.correlation = leaderboard_correlation(result.means, official)
     # a baseline of generated answers has no value of a measure that scores none (a trec measure): no comparison
-    if options.baseline is not None and measure.scores_run(options.baseline in ctx.exam.generated):
+    if options.baseline is not None and measure.scores_run(options.baseline in generated):
         qids = sorted(scored)
         comparisons = compare_to_baseline(per_query, options.baseline, queries=qids, alpha=options.alpha,
                                    method=options.significance, n_resamples=options.resamples, seed=options.seed)

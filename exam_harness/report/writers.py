@@ -72,20 +72,17 @@ class WriterInput:
     qrels: Mapping[str, Qrels] = field(default_factory=dict)  # file name -> the EXAM-Qrels it holds
     verdicts: Verdicts | None = None  # the gates' details (threshold checks, changes), for the summaries
     passages: Mapping[str, str] = field(default_factory=dict)  # passage id -> text shown beside a miss
-    # TREC RAG nugget assignments where the document holds none of its own (evaluate's)
-    assignments: Sequence[RagAssignments] | None = None
     workbench: Callable[[], str] | None = None  # the Workbench paragraph file, made when a writer asks
     # run -> query -> the cited answers the runs' TREC RAG answer files held (inputs.ExamInputs.answers)
     answers: Mapping[str, Mapping[str, CitedAnswer]] = field(default_factory=dict)
 
     def rag_assignments(self) -> Sequence[RagAssignments]:
-        """The document's TREC RAG assignments at its (first) tau, from its trec-rag section, else those the
-        front end handed over."""
+        """The document's TREC RAG assignments at its (first) tau, from its trec-rag section (none without one)."""
         content = self.document.sections.get("trec-rag")
-        if content is not None:
-            doc = self.document
-            return list(content.at(doc.settings.min_grade if doc.kind == "exam-report" else doc.settings.min_grades[0]))
-        return self.assignments or ()
+        if content is None:
+            return ()
+        doc = self.document
+        return list(content.at(doc.settings.min_grade if doc.kind == "exam-report" else doc.settings.min_grades[0]))
 
 
 class Writer(Protocol):

@@ -25,7 +25,7 @@ import math
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,53 @@ def data_files(folder: Path, name: str, kind: str) -> list[Path]:
 
 def manifest_path(folder: Path, name: str) -> Path:
     return folder / f"{name}{MANIFEST_SUFFIX}"
+
+
+def run_manifest(run: str, folders: Iterable[Path]) -> Path | None:
+    """The manifest of run ``run`` in the first of ``folders`` holding one (a run file's own folder for a
+    file), or None: a run recorded by a live system has its manifest beside it."""
+    dirs = dict.fromkeys(p if p.is_dir() else p.parent for p in folders)
+    return next((manifest_path(d, run) for d in dirs if manifest_path(d, run).is_file()), None)
+
+
+def manifest_document(path: Path) -> dict[str, Any]:
+    """A manifest read through the bounded JSON reader (an InputError naming the file where it is no JSON object)."""
+    data = read_bytes(path)
+    check_json_document(data, path)
+    try:
+        manifest = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"not JSON: {exc}", path=path) from None
+    if not isinstance(manifest, dict):
+        raise InputError("a manifest is a JSON object", path=path)
+    return manifest
+
+
+def failed_queries(manifest: Mapping[str, Any]) -> set[str]:
+    """The queries a manifest records an error for and no answer: its system failed on them, so the run
+    holds nothing for them (a query whose recorded answer was kept through a later failure is answered)."""
+    errors, answered = manifest.get("errors"), manifest.get("queries")
+    if not isinstance(errors, dict):
+        return set()
+    return {str(q) for q in errors if not (isinstance(answered, dict) and q in answered)}
+
+
+def system_failures(runs: Iterable[str], folders: Iterable[Path]) -> dict[str, set[str]]:
+    """run -> the queries its live system failed on (:func:`failed_queries`), for the runs with a manifest
+    in ``folders``; a manifest that cannot be read names none (the system-costs section says why)."""
+    folders = list(folders)
+    found: dict[str, set[str]] = {}
+    for run in runs:
+        path = run_manifest(run, folders)
+        if path is None:
+            continue
+        try:
+            failed = failed_queries(manifest_document(path))
+        except InputError:
+            continue
+        if failed:
+            found[run] = failed
+    return found
 
 
 def journal_path(folder: Path, name: str) -> Path:

@@ -157,6 +157,16 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
 ]
 
 
+def test_the_document_builders_never_reach_into_the_scoring_context() -> None:
+    """Issue 26, item 3: scoring returns what the document needs (measures/result.py: ExamResult with what
+    Needs asked for; results/scoring.py), so nothing under report/ imports the scoring context, not even
+    for a type."""
+    graph = import_graph(type_checking=True)
+    reaching = sorted(m for m, targets in graph.items()
+                      if m.startswith("exam_harness.report.") and "exam_harness.measures.context" in targets)
+    assert not reaching, f"report/ modules importing measures/context.py: {reaching}"
+
+
 def unit(module: str) -> str:
     """``exam_harness.io.runs`` -> ``io``; ``exam_harness.cache`` -> ``cache``; the package itself -> ``__init__``."""
     parts = module.split(".")
