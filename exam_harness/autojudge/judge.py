@@ -75,8 +75,8 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
     from exam_harness.io.handbank import write_bank_yaml
     from exam_harness.io.textio import atomic_write_text
     from exam_harness.io.trec_rag import rag_answer_files
+    from exam_harness.measures.qrels import QrelsCut
     from exam_harness.options import REPORTS, options_from_cli
-    from exam_harness.report.build import exam_qrels
     from exam_harness.report.evaluation import evaluate_exam, scoring_context
 
     with tempfile.TemporaryDirectory(prefix="exam-harness-autojudge-") as tmp:
@@ -106,7 +106,9 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
     result = evaluate_exam(ctx, graded.view, graded.outcome, graded.spec, plan, options)
     per_query = {(row.run, row.query_id): dict(row.scores) for row in result.per_query}
     systems = {s.run: {name: score.mean for name, score in s.scores.items()} for s in result.systems}
-    first = next(iter(exam_qrels(ctx, plan, plan.min_grades[:1]).values()))
+    # the labels of the answers judged: each answer is a generated run's segment, no collection passage
+    cut = QrelsCut(plan.labels[0], plan.min_grades[0], plan.qrels_m, plan.pool, plan.k)
+    first = ctx.qrels(cut, generated=True)
     return ExamOutcome(per_query, systems, {q: dict(labels) for q, labels in first.items()},
                        tuple(dict.fromkeys(q for _, q in per_query)))
 
