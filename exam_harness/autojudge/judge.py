@@ -75,7 +75,7 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
     from exam_harness.io.handbank import write_bank_yaml
     from exam_harness.io.textio import atomic_write_text
     from exam_harness.io.trec_rag import rag_answer_files
-    from exam_harness.measures.qrels import qrels_file_name
+    from exam_harness.measures.qrels import QrelsCut
     from exam_harness.options import REPORTS, options_from_cli
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 
@@ -102,12 +102,13 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
         raise RuntimeError(f"{len(graded.outcome.failures):,} (answer, test point) pairs have no grade, and a "
                            f"failed grade is never scored (e.g. {examples})")
     plan = graded.plan
-    scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
-                              qrels=True)
+    scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses)
     result = evaluate_exam(scored, graded.spec, options)
     per_query = {(row.run, row.query_id): dict(row.scores) for row in result.per_query}
     systems = {s.run: {name: score.mean for name, score in s.scores.items()} for s in result.systems}
-    first = scored.result.qrels[qrels_file_name(plan.labels[0], plan.min_grade, plan.qrels_m)]
+    # the labels of the answers judged: each answer is a generated run's segment, no collection passage
+    cut = QrelsCut(plan.labels[0], plan.min_grades[0], plan.qrels_m, plan.pool, plan.k)
+    first = scored.ctx.qrels(cut, generated=True)
     return ExamOutcome(per_query, systems, {q: dict(labels) for q, labels in first.items()},
                        tuple(dict.fromkeys(q for _, q in per_query)))
 

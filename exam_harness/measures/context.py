@@ -105,7 +105,8 @@ class ScoringContext:
         self._trec_run_dicts: dict[int, dict[str, dict[str, dict[str, float]]]] = {}
         self._pools: dict[tuple[str, int], dict[str, list[str]]] = {}
         self._overall: dict[tuple[int, str, int], dict[str, frozenset[str]]] = {}
-        self._qrels: dict[QrelsCut, Qrels] = {}  # keyed by the cut's labels (QrelsCut.labels)
+        self._qrels: dict[tuple[QrelsCut, bool], Qrels] = {}  # keyed by the cut's labels (QrelsCut.labels)
+        self._segments: dict[str, frozenset[str]] | None = None  # query -> generated answers' segments
         self._trec: dict[QrelsCut, _TrecPass] = {}
 
     @property
@@ -223,14 +224,17 @@ class ScoringContext:
         """Passages of ``query`` with a pair that could not be graded."""
         return self._failed.get(query, set())
 
-    def rests_on_failures(self, run: str, query: str, k: int, pool: str | None) -> bool:
+    def rests_on_failures(self, run: str, query: str, k: int, pool: str | None, *, segments: bool = True) -> bool:
         """Whether a run's value on a query rests on a failed pair: in its top-k, or in the pool when the
-        measure reads the pool (n-EXAM's normaliser, the qrels' recall base, alpha-nDCG's ideal)."""
+        measure reads the pool (n-EXAM's normaliser, the qrels' recall base, alpha-nDCG's ideal).
+        ``segments`` False: the measure reads the pool's collection passages only (the qrels of a trec
+        measure hold no generated answer's segment, see :meth:`qrels`)."""
         failed = self._failed.get(query)
         if not failed:
             return False
         passages = self.pool(pool, k)[query] if pool is not None else self.top_k(k)[run][query]
-        return any(p in failed for p in passages)
+        skipped = frozenset() if segments or pool is None else self.generated_segments(query)
+        return any(p in failed and p not in skipped for p in passages)
 
     def pool(self, pool: str, k: int) -> dict[str, list[str]]:
         """query -> the pool's passage ids (judged ones first, then each run's top-k in run order)."""
@@ -260,17 +264,37 @@ class ScoringContext:
             self._overall[key] = result
         return self._overall[key]
 
-    def qrels(self, cut: QrelsCut) -> Qrels:
-        """The EXAM-Qrels of a cut's label variant over its pool (the one qrels builder, see measures.qrels)."""
-        key = cut.labels
+    def generated_segments(self, query: str) -> frozenset[str]:
+        """The passages of ``query`` that only runs of generated answers rank: their answers' segments
+        (ids the readers derive from the text, see exam_harness.io.generated), no passage of the
+        collection. A passage a ranked run also ranks is the collection's, whatever ranks it besides."""
+        if self._segments is None:
+            ranked = [r for run, r in self.exam.rankings.items() if run not in self.exam.generated]
+            answers = [r for run, r in self.exam.rankings.items() if run in self.exam.generated]
+            self._segments = {}
+            for q in self.queries:
+                found = set(chain.from_iterable(r.get(q, ()) for r in answers))
+                if found:
+                    found.difference_update(chain.from_iterable(r.get(q, ()) for r in ranked))
+                    self._segments[q] = frozenset(found)
+        return self._segments.get(query, frozenset())
+
+    def qrels(self, cut: QrelsCut, *, generated: bool = False) -> Qrels:
+        """The EXAM-Qrels of a cut's label variant over its pool (the one qrels builder, see measures.qrels):
+        the labels of the collection's passages, which the trec measures score rankings against and the
+        ``*.qrels`` files hold; a generated answer's segment is none of them (:meth:`generated_segments`),
+        else it would count as a relevant passage no ranking can retrieve. ``generated``: the labels of
+        those segments instead (the AutoJudge judge's qrels of the answers it judges)."""
+        key = (cut.labels, generated)
         if key not in self._qrels:
             qrels: Qrels = {}
             for q, pooled in self.pool(cut.pool, cut.k).items():
                 bank = self.bank(q)
                 if not bank:
                     continue
-                failed = self._failed.get(q, set())
-                pids = [p for p in pooled if p not in failed]  # no label rests on a grade that failed
+                failed, segments = self._failed.get(q, set()), self.generated_segments(q)
+                # no label rests on a grade that failed
+                pids = [p for p in pooled if p not in failed and (p in segments) == generated]
                 if cut.variant == "max-grade":
                     rows = self.grade_rows(q, pids)
                     qrels[q] = {p: label_of(rows[p], cut.variant, cut.min_grade, cut.m) for p in pids}

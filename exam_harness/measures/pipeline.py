@@ -16,7 +16,8 @@ def _incomplete(ctx: ScoringContext, measure: Measure, per_query: PerQuery) -> d
     if not ctx.exam.failed:
         return {}
     pool, k = measure.pool_read(), measure.depth()
-    found = {run: tuple(q for q in values if ctx.rests_on_failures(run, q, k, pool))
+    segments = measure.scores_generated  # a trec measure's qrels hold no generated answer's segment
+    found = {run: tuple(q for q in values if ctx.rests_on_failures(run, q, k, pool, segments=segments))
              for run, values in per_query.items()}
     return {run: queries for run, queries in found.items() if queries}
 

@@ -5,7 +5,9 @@ Label variants of the method, for passage p of query q with bank R_q and minimum
 - ``count``: |{r : grade(p, r) >= tau}| (relevance level 1);
 - ``at-least-m``: 1 if that count >= m else 0 (relevance level 1).
 
-A pair without a grade counts as grade 0. The one qrels builder is
+A pair without a grade counts as grade 0. The labels are of the collection's passages: a generated
+answer's segment is no passage a ranking can retrieve, so it has none (as a relevant passage it would
+lower every ranked run's recall). The one qrels builder is
 :meth:`exam_harness.measures.context.ScoringContext.qrels`, which labels with :func:`label_of`; the pytest
 reports, ``exam-harness evaluate`` and the bank edit impact all take their qrels from it.
 """

@@ -247,3 +247,64 @@ def test_a_trec_measure_gives_a_run_of_generated_answers_no_value() -> None:
     assert set(result[trec].per_query) == {"ranked"}
     assert set(result[cover].scores) == {"ranked", "answers"} and result[cover].means["answers"] == 1.0
     assert not TrecMeasure.scores_generated and ExamCover.scores_generated
+
+
+def _mixed_exam(generated: bool, failed: frozenset[tuple[str, str]] = frozenset()) -> ScoringInput:
+    """Ranked runs alone, or beside a run of generated answers whose segment (graded relevant, and named by
+    the recorded grades, so in the judged pool too) no ranked run retrieves."""
+    rankings: dict[str, dict[str, list[str]]] = {"r1": {"q1": ["c", "a", "b"], "q2": ["x"]},
+                                                 "r2": {"q1": ["b", "c"], "q2": []}}
+    grades = dict(GRADES)
+    judged = {q: list(p) for q, p in JUDGED.items()}
+    if generated:
+        rankings["answers"] = {"q1": ["gen-s1", "a"], "q2": ["gen-s2"]}  # "a" is also a ranked run's passage
+        grades.update({("gen-s1", "t1"): 5, ("gen-s1", "t2"): 5, ("gen-s1", "t3"): 4, ("gen-s2", "u1"): 5})
+        judged["q1"].append("gen-s1")
+        judged["q2"].append("gen-s2")
+    queries = [q for q, tps in TEST_POINTS.items() if tps]
+    return ScoringInput(queries=queries, test_points=TEST_POINTS, rankings=rankings, grades=grades, judged=judged,
+                        generated={"answers"} if generated else frozenset(), failed=failed)
+
+
+@pytest.mark.parametrize("pool", ["judged", "top-k"])
+@pytest.mark.parametrize("variant", ["max-grade", "count", "at-least-m"])
+def test_a_generated_run_leaves_the_ranked_runs_trec_measures_as_they_were(variant: str, pool: str) -> None:
+    """Issue 27: a generated answer's segment is no passage of the collection; in the EXAM-Qrels it would be a
+    relevant passage no ranking can retrieve and lower every ranked run's MAP, R-prec and nDCG."""
+    from exam_harness.measures import pipeline
+
+    m = 2 if variant == "at-least-m" else None
+    measures = [TrecMeasure(name=name, label=variant, min_grade=3, m=m, pool=pool, k=20)
+                for name in ("P@2", "map", "rprec", "ndcg@10", "ndcg")]
+    alone, mixed = pipeline.score(_mixed_exam(False), measures), pipeline.score(_mixed_exam(True), measures)
+    for measure in measures:
+        assert set(mixed[measure].per_query) == {"r1", "r2"}
+        assert mixed[measure].per_query == alone[measure].per_query, measure
+        assert mixed[measure].means == alone[measure].means, measure
+    assert alone[measures[1]].means["r1"] > 0  # the runs retrieve relevant passages: the comparison says something
+
+
+def test_exam_qrels_hold_no_generated_segment() -> None:
+    """The qrels the trec measures read and the ``*.qrels`` files hold (report.build.exam_qrels reads the same
+    method) label the collection's passages; the answers' segments are asked for apart (the AutoJudge judge)."""
+    ctx = ScoringContext(_mixed_exam(True))
+    cut = QrelsCut("max-grade", 3, 0, "judged", 20)
+    assert ctx.generated_segments("q1") == {"gen-s1"} and ctx.generated_segments("q2") == {"gen-s2"}
+    assert ctx.qrels(cut) == {"q1": {"a": 5, "b": 3, "c": 2}, "q2": {"x": 4}}
+    assert ctx.qrels(cut) == ScoringContext(_mixed_exam(False)).qrels(cut)
+    assert ctx.qrels(cut, generated=True) == {"q1": {"gen-s1": 5}, "q2": {"gen-s2": 5}}
+
+
+def test_a_failed_generated_segment_leaves_the_ranked_runs_trec_values_complete() -> None:
+    """A failed pair marks incomplete the values that rest on it: not a trec measure's (its qrels hold no
+    generated segment), still the generated run's EXAM-Cover."""
+    from exam_harness.measures import pipeline
+    from exam_harness.measures.exam import ExamCover
+
+    trec = TrecMeasure(name="map", label="max-grade", min_grade=3, pool="judged", k=20)
+    cover = ExamCover(k=20, min_grade=3)
+    failed = _mixed_exam(True, failed=frozenset({("gen-s1", "t3")}))
+    result = pipeline.score(failed, [trec, cover])
+    assert result[trec].incomplete == {}
+    assert result[cover].incomplete == {"answers": ("q1",)}
+    assert result[trec].per_query == pipeline.score(_mixed_exam(False), [trec])[trec].per_query

@@ -140,3 +140,41 @@ def test_evaluate_against_a_generated_baseline_compares_only_the_measures_it_has
     tested = {board["measure"].split("(")[0]: board.get("significance") for board in json.loads(out.read_text())["leaderboards"]}
     assert tested["P"] is None
     assert tested["exam-cover"]["baseline"] == "gen" and set(tested["exam-cover"]["runs"]) == {"good", "weak"}
+
+
+QRELS_FILES = ("exam-max-grade.qrels", "exam-count-min4.qrels", "exam-at-least-2-min4.qrels")
+
+
+def test_a_generated_run_changes_neither_the_written_qrels_nor_the_ranked_runs_values(project: pytest.Pytester) -> None:
+    """A generated answer's segment is no passage of the collection: the written qrels hold none, and the
+    ranked runs' MAP, nDCG and R-prec are those of the exam without the generated run (before, each answer
+    segment was a relevant passage no ranking could retrieve, and lowered them)."""
+    measures = [f"--exam-measures={m}" for m in ("map", "ndcg@10", "rprec")]
+    project.runpytest("banks", "-p", "no:cacheprovider", *measures)
+    alone_report = _report(project)
+    alone = {name: (project.path / "reports" / name).read_text() for name in QRELS_FILES}
+    (project.path / "runs" / "gen.responses.jsonl").write_text(ANSWERS)
+    project.runpytest("banks", "-p", "no:cacheprovider", *measures)
+    report = _report(project)
+    assert {s["run"] for s in report["systems"]} == {"gen", "good", "weak"}
+    for name in QRELS_FILES:
+        text = (project.path / "reports" / name).read_text()
+        assert text == alone[name] and text, name
+        assert "gen-" not in text, name
+    for measure in ("map", "ndcg@10", "rprec"):
+        assert report_means(report, measure) == report_means(alone_report, measure), measure
+        assert report_means(report, measure)["good"] > 0, measure  # the comparison says something
+
+
+def test_evaluate_writes_qrels_without_generated_segments(mixed: pytest.Pytester) -> None:
+    common = ["evaluate", "--bank", "banks/exam.yaml", "--grader", "marker", "--cache", "none", "--report-dir",
+              "none", "--no-progress", "--min-grade", "4", "--measures", "map", "--qrels-dir"]
+    runs = ["runs/collection.tsv", "runs/good.run", "runs/weak.run"]
+    alone = mixed.run(EXAM_HARNESS, *common, "alone", *runs)
+    with_gen = mixed.run(EXAM_HARNESS, *common, "mixed", *runs, "runs/gen.responses.jsonl")
+    assert alone.ret == with_gen.ret == 0, alone.stderr.str() + with_gen.stderr.str()
+    names = sorted(p.name for p in (mixed.path / "alone").glob("*.qrels"))
+    assert names and names == sorted(p.name for p in (mixed.path / "mixed").glob("*.qrels"))
+    for name in names:
+        text = (mixed.path / "mixed" / name).read_text()
+        assert text == (mixed.path / "alone" / name).read_text() and "gen-" not in text, name
