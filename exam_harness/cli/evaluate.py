@@ -41,7 +41,6 @@ from exam_harness.options import (
 from exam_harness.preflight import check_writable
 
 if TYPE_CHECKING:
-    from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement, HumanLabels
     from exam_harness.measures.context import ScoringContext
     from exam_harness.report.evaluation import ExternalQrels
     from exam_harness.report.writers import WriterInput
@@ -182,26 +181,6 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
                          official_relevance_level=graded.plan.relevance_level)
 
 
-def human_agreement(ctx: ScoringContext, graded: Graded, human: HumanLabels) -> AssignmentAgreement:
-    """The grader's TREC RAG nugget assignments against the human ones (at the plan's first tau)."""
-    from exam_harness.analysis.trec_rag_agreement import assignment_agreement
-    from exam_harness.sections.trec_rag import rag_assignments
-
-    if not ctx.exam.importance:
-        raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "
-                          "among the banks)")
-    plan, view = graded.plan, graded.view
-    from exam_harness.measures.trec_rag import grade_kind, scores_the_track
-
-    if not scores_the_track(plan.grader):
-        raise ConfigError(f"--human-assignments compares nugget assignments, and grader {plan.grader.name!r} gives "
-                          f"{grade_kind(plan.grader)} grades (grade with --grader-option prompt=nugget-assignment, "
-                          "or compare two assignment files: --assignments FILE --human-assignments FILE)")
-    rows = rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
-    machine = ((row.run_id, row.qid, n.text or "", n.assignment) for row in rows for n in row.nuggets)
-    return assignment_agreement(machine, human)
-
-
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -246,10 +225,8 @@ def run(args: argparse.Namespace) -> int:
         ctx = ScoringContext(replace(ctx.exam, support=credits))
     external = external_request(args, graded, loaded, plan.tie_order) if loaded is not None else None
     result = evaluate_exam(ctx, graded.view, graded.outcome, graded.spec, plan, options, official=official,
-                           min_answers=min_answers, external=external,
+                           min_answers=min_answers, external=external, human=human,
                            cache=str(options.cache) if options.cache is not None else None)
-    if human is not None:
-        result.trec_rag_agreement = human_agreement(ctx, graded, human)
     result.settings.runs = [str(p) for p in args.runs]
     result.settings.banks = [str(p) for p in args.bank]
     if options.official:

@@ -36,9 +36,9 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from exam_harness import __version__
-from exam_harness.analysis.agreement import agreement_tables, direct_agreement, min_answers_agreement
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
@@ -49,7 +49,7 @@ from exam_harness.measures.exam import ExamCover
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
 from exam_harness.measures.result import MeasureResult
-from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
+from exam_harness.measures.significance import bootstrap_cis
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
@@ -58,7 +58,6 @@ from exam_harness.plan import ExamPlan
 from exam_harness.report.core import planned_measures, result_core
 from exam_harness.results.evaluation import (
     CollectionSummary,
-    ComparisonResult,
     EvaluationGrading,
     EvaluationReport,
     EvaluationSettings,
@@ -66,11 +65,13 @@ from exam_harness.results.evaluation import (
     ExternalQrelsResult,
     MeasureStats,
     PerQueryCorrelation,
-    SignificanceResult,
 )
 from exam_harness.results.schema import MeasureInfo
-from exam_harness.results.scored import Scored
+from exam_harness.results.scored import BaselineTest, Scored
 from exam_harness.results.sections import compute_sections
+
+if TYPE_CHECKING:
+    from exam_harness.analysis.trec_rag_agreement import HumanLabels
 
 
 def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:
@@ -117,31 +118,18 @@ def evaluate_exam(
     official: Mapping[str, float] | None = None,
     min_answers: Sequence[int] = (),
     external: ExternalQrels | None = None,
+    human: HumanLabels | None = None,
     cache: str | None = None,
 ) -> EvaluationReport:
-    """Every measure of the plan at each of its tau values, plus the agreement tables; the
-    "min answers = m" views for each m of ``min_answers``, the direct-grade views when the files hold
-    recorded direct grades, and the runs scored over ``external`` qrels when given."""
+    """Every measure of the plan at each of its tau values; the sections (results/sections.py) computed from
+    the inputs given: the correlations with ``official``, the agreement tables with the "min answers = m"
+    views for each m of ``min_answers`` (and the direct-grade views when the files hold recorded direct
+    grades), the runs scored over ``external`` qrels, the nugget assignments against ``human`` ones."""
     data = view.data
     check_baseline(options.baseline, data.runs)
     measures = planned_measures(plan, ctx, plan.min_grades, spec)
     result = score(ctx, measures)
-    stats = [_stats(result[m], m, ctx, options, official) for m in measures]
-    agreement = views = direct = None
-    if data.judgments:
-        tps = {q: view.test_points[q] for q in view.queries}
-        agreement = agreement_tables(outcome.grades, tps, data.judgments, relevance_level=plan.relevance_level,
-                                     min_grades=plan.min_grades)
-        if min_answers:
-            views = min_answers_agreement(outcome.grades, tps, data.judgments, min_answers,
-                                          relevance_level=plan.relevance_level, min_grades=plan.min_grades)
-        direct = direct_agreement(data.recorded, data.judgments, relevance_level=plan.relevance_level) or None
-    external_result = None
-    if external is not None:
-        exam_sources = {(m.key, int(getattr(m, "min_grade", 0))): result[m].per_query for m in measures
-                        if m.family == "exam-cover"}
-        external_result = external_qrels_evaluation(external, official=official, exam_sources=exam_sources,
-                                                    keep_per_query=options.per_query)
+    stats = [_stats(result[m], m, ctx, options) for m in measures]
     pool = ctx.pool(plan.pool, plan.k)
     queries = list(ctx.queries)
     # covered: the test points covered at the plan's first tau (EXAM-Cover's, as the pytest report counts them)
@@ -165,20 +153,16 @@ def evaluate_exam(
         systems=systems,
         per_query=per_query,
         leaderboards=stats,
-        official=dict(official) if official else None,
-        agreement=agreement,
-        min_answers=views,
-        direct_agreement=direct,
-        external_qrels=external_result,
-        sections=compute_sections(Scored(ctx=ctx, view=view, grading=outcome, plan=plan, taus=list(plan.min_grades),
-                                         result=result)),
+        sections=compute_sections(Scored(
+            ctx=ctx, view=view, grading=outcome, plan=plan, taus=list(plan.min_grades), result=result,
+            official=official or None, agreement=tuple(min_answers), external=external, per_query=options.per_query,
+            human_assignments=human,
+            baseline=BaselineTest(options.baseline, options.significance, options.alpha, options.resamples,
+                                  options.seed) if options.baseline is not None else None)),
     )
 
 
-def _stats(
-    result: MeasureResult, measure: Measure, ctx: ScoringContext, options: ExamOptions,
-    official: Mapping[str, float] | None,
-) -> MeasureStats:
+def _stats(result: MeasureResult, measure: Measure, ctx: ScoringContext, options: ExamOptions) -> MeasureStats:
     per_query = {run: dict(values) for run, values in result.per_query.items()}
     label = measure.label if isinstance(measure, TrecMeasure) else None
     tau = int(getattr(measure, "min_grade", 0))  # every measure of an exam plan is bound to a tau
@@ -193,18 +177,6 @@ def _stats(
     if options.bootstrap:
         stats.ci = bootstrap_cis(per_query, n_resamples=options.bootstrap, seed=options.seed,
                                  confidence=options.confidence)
-    if official:
-        stats.correlation = leaderboard_correlation(result.means, official)
-    if options.baseline is not None:
-        qids = sorted(scored)
-        comparisons = compare_to_baseline(per_query, options.baseline, queries=qids, alpha=options.alpha,
-                                   method=options.significance, n_resamples=options.resamples, seed=options.seed)
-        stats.significance = SignificanceResult(
-            baseline=options.baseline, method=options.significance, alpha=options.alpha, resamples=options.resamples,
-            runs={c.run: ComparisonResult(diff=c.diff, ci=(c.ci_low, c.ci_high), p=c.p,
-                                          significantly_worse=c.significantly_worse,
-                                          significantly_better=c.significantly_better) for c in comparisons},
-        )
     return stats
 
 
