@@ -130,9 +130,13 @@ def _in_board_order(raw: dict[str, Any], measure: object, runs: object, official
 
     if not isinstance(runs, dict):
         return runs
-    means = {s.get("run"): s.get("scores", {}).get(measure, {}).get("mean") for s in raw.get("systems") or []
-             if isinstance(s, dict)}
-    means = {run: mean for run, mean in means.items() if isinstance(run, str) and isinstance(mean, (int, float))}
+    means: dict[str, float] = {}
+    for system in raw.get("systems") or []:
+        scores = system.get("scores") if isinstance(system, dict) else None
+        score = scores.get(measure) if isinstance(scores, dict) else None
+        mean = score.get("mean") if isinstance(score, dict) else None
+        if isinstance(system, dict) and isinstance(system.get("run"), str) and isinstance(mean, (int, float)):
+            means[system["run"]] = float(mean)
     order = system_order(list(runs), official if isinstance(official, dict) else None, means)
     return {run: runs[run] for run in order}
 
