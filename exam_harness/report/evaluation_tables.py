@@ -20,9 +20,8 @@ from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.display import counted
 from exam_harness.report.tables import Column, fmt, render_table
 from exam_harness.report.tables import Leaderboard as Board
-from exam_harness.results.evaluation import EvaluationReport, system_order
+from exam_harness.results.evaluation import EvaluationReport, correlation_of, official_of, system_order
 from exam_harness.results.sections import Placement, shown_at, terminal_parts
-from exam_harness.sections.correlations import correlation_of, official_of
 
 _WITH_STDERR = ("exam-cover", "n-exam-cover")
 

@@ -24,8 +24,14 @@ from exam_harness.errors import ConfigError
 from exam_harness.io.textio import atomic_write_bytes
 from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE
 from exam_harness.report.tables import title_of
-from exam_harness.results.evaluation import EvaluationReport, ExternalQrelsResult, Leaderboard, system_order
-from exam_harness.sections.correlations import correlation_of, official_of
+from exam_harness.results.evaluation import (
+    EvaluationReport,
+    ExternalQrelsResult,
+    Leaderboard,
+    correlation_of,
+    official_of,
+    system_order,
+)
 
 DEFAULT_PLOT_MEASURES: tuple[str, ...] = ("exam-cover", "n-exam-cover", "P@20", "ndcg@10", "mrr")
 

@@ -162,8 +162,7 @@ class PlotsWriter:
         if isinstance(doc, ExamReport):
             return {}  # one tau and no official leaderboard: the HTML report draws the session's scores
         from exam_harness.report.plots import leaderboard_images, per_query_images
-        from exam_harness.results.evaluation import ExternalQrelsResult
-        from exam_harness.sections.external_qrels import NAME as EXTERNAL_QRELS
+        from exam_harness.results.evaluation import EXTERNAL_QRELS, ExternalQrelsResult
 
         images = leaderboard_images(doc)
         external = doc.sections.get(EXTERNAL_QRELS)

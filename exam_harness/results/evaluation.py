@@ -99,6 +99,44 @@ class Leaderboard:
 
 
 
+CORRELATIONS = "correlations"  # the section of the correlations with the official leaderboard
+EXTERNAL_QRELS = "external-qrels"  # the section of the leaderboards over --qrels files
+
+
+class MeasureCorrelation(_Model):
+    """One leaderboard (``measure``: its name in the document's ``measures[]``) against the official one."""
+
+    measure: str
+    key: str  # the measure's short name (exam-cover@20), a row of the table with ``label``
+    title: str
+    label: str | None = None
+    min_grade: int  # 0: a measure without a tau, shown in every tau's column
+    correlation: Correlation
+
+
+class Correlations(_Model):
+    """The correlations section's content (sections/correlations.py)."""
+
+    official: dict[str, float]  # run -> its official score or rank (--official)
+    measures: list[MeasureCorrelation]
+
+    def of(self, measure: str) -> Correlation | None:
+        """The correlation of the leaderboard of ``measure`` (its name), if computed."""
+        return next((m.correlation for m in self.measures if m.measure == measure), None)
+
+
+def official_of(sections: Mapping[str, object]) -> dict[str, float] | None:
+    """The official leaderboard a document holds (in its correlations section), else None."""
+    content = sections.get(CORRELATIONS)
+    return content.official if isinstance(content, Correlations) else None
+
+
+def correlation_of(sections: Mapping[str, object], measure: str) -> Correlation | None:
+    """The correlation of the leaderboard of ``measure`` with the official one, if the document holds it."""
+    content = sections.get(CORRELATIONS)
+    return content.of(measure) if isinstance(content, Correlations) else None
+
+
 class ExternalLeaderboard(_Model):
     """One trec_eval measure of every run over one given qrels file at one relevance level."""
 

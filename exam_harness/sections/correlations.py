@@ -2,62 +2,23 @@
 leaderboard (``evaluate --official``), shown before the leaderboards and kept under ``--brief``.
 
 It holds the official leaderboard too: the leaderboards' tables, the plots and the external qrels'
-tables order the runs by it (``official_of``)."""
+tables order the runs by it. Its model is the document's (results/evaluation.py: the views read it there)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-from exam_harness.measures.correlation import Correlation
+from exam_harness.results.evaluation import CORRELATIONS, Correlations, MeasureCorrelation
 from exam_harness.results.sections import preformatted_html, preformatted_markdown
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from exam_harness.results.scored import Scored
-
-NAME = "correlations"
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class MeasureCorrelation(_Model):
-    """One leaderboard (``measure``: its name in the document's ``measures[]``) against the official one."""
-
-    measure: str
-    key: str  # the measure's short name (exam-cover@20), a row of the table with ``label``
-    title: str
-    label: str | None = None
-    min_grade: int  # 0: a measure without a tau, shown in every tau's column
-    correlation: Correlation
-
-
-class Correlations(_Model):
-    official: dict[str, float]  # run -> its official score or rank (--official)
-    measures: list[MeasureCorrelation]
-
-    def of(self, measure: str) -> Correlation | None:
-        """The correlation of the leaderboard of ``measure`` (its name), if computed."""
-        return next((m.correlation for m in self.measures if m.measure == measure), None)
-
-
-def official_of(sections: Mapping[str, object]) -> dict[str, float] | None:
-    """The official leaderboard a document holds (in its correlations section), else None."""
-    content = sections.get(NAME)
-    return content.official if isinstance(content, Correlations) else None
-
-
-def correlation_of(sections: Mapping[str, object], measure: str) -> Correlation | None:
-    """The correlation of the leaderboard of ``measure`` with the official one, if the document holds it."""
-    content = sections.get(NAME)
-    return content.of(measure) if isinstance(content, Correlations) else None
-
 
 def correlations(scored: Scored) -> Correlations | None:
     if not scored.official:
@@ -133,7 +94,7 @@ def _names(names: set[str], limit: int = 8, near: Sequence[str] = ()) -> str:
 
 @dataclass(frozen=True)
 class CorrelationsSection:
-    name: str = NAME
+    name: str = CORRELATIONS
     title: str = "Correlation with the official leaderboard"
     model: type[BaseModel] = Correlations
     placement: Literal["before", "after"] = "before"

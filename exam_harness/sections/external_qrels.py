@@ -11,16 +11,18 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from exam_harness.results.evaluation import ExternalLeaderboard, ExternalQrelsResult, PerQueryCorrelation
+from exam_harness.results.evaluation import (
+    EXTERNAL_QRELS,
+    ExternalLeaderboard,
+    ExternalQrelsResult,
+    PerQueryCorrelation,
+)
 from exam_harness.results.sections import preformatted_html, preformatted_markdown
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from exam_harness.results.scored import Scored
-
-NAME = "external-qrels"
-
 
 def external_qrels(scored: Scored) -> ExternalQrelsResult | None:
     if scored.external is None:
@@ -142,7 +144,7 @@ def external_qrels_tables(ext: ExternalQrelsResult, *, brief: bool = False) -> l
 
 @dataclass(frozen=True)
 class ExternalQrelsSection:
-    name: str = NAME
+    name: str = EXTERNAL_QRELS
     title: str = "Leaderboards over qrels files"
     model: type[BaseModel] = ExternalQrelsResult
     placement: Literal["before", "after"] = "after"

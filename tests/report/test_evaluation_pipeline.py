@@ -28,9 +28,8 @@ from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
 from exam_harness.report.build import exam_qrels
 from exam_harness.report.evaluation import evaluate_exam, scoring_context
-from exam_harness.results.evaluation import EvaluationReport
+from exam_harness.results.evaluation import EvaluationReport, correlation_of
 from exam_harness.sections.agreement import Agreement
-from exam_harness.sections.correlations import correlation_of
 from tests.helpers import (
     GRADES,
     KEYWORD_BANK,
