@@ -5,26 +5,26 @@ pipeline. The scores are the report's result core (results/schema.py): ``measure
 printed name, title, label, tau and k), ``systems[].scores[NAME]`` (mean and standard error) and, with
 ``--per-query``, ``per_query[].scores[NAME]``. The envelope adds what only ``evaluate`` computes, per
 measure in ``leaderboards[]`` (keyed by the measure's name): the queries it scored and those it left out
-(n-EXAM where no passage of the pool covers a test point), bootstrap confidence intervals, the correlation
-with an official leaderboard, paired significance tests against a baseline run; and for the whole
-evaluation the settings, the grading summary (the report's cache summary with its source), the
-collection, the agreement tables with human judgments and the runs over external qrels.
+(n-EXAM where no passage of the pool covers a test point) and bootstrap confidence intervals; and for the
+whole evaluation the settings, the grading summary (the report's cache summary with its source) and the
+collection.
 
 JSON shape (``--json``)::
 
-    {"kind": "evaluation", "schema_version": "4.0", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
+    {"kind": "evaluation", "schema_version": "4.1", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
      "systems": [{"run": "runA", "queries": 43, "scores": {"exam-cover(tau=3)@20": {"mean": 0.71,
                   "stderr": 0.03}}}],
      "leaderboards": [{"measure": "exam-cover(tau=3)@20", "key": "exam-cover@20", "queries": 43,
-                       "dropped": [], "ci": {"runA": [0.65, 0.77]}, "correlation": {...}}],
-     "agreement": {...}, "settings": {...}, "grading": {...}, "collection": {...}}
+                       "dropped": [], "ci": {"runA": [0.65, 0.77]}}],
+     "sections": {"correlations": {...}, "agreement": {...}}, "settings": {...}, "grading": {...},
+     "collection": {...}}
 
-Keys present only when their analysis ran (so a plain evaluation's document keeps its shape):
-``min_answers`` (``--min-answers``: one "min answers = m" agreement view per m, see
-analysis/agreement.py), ``direct_agreement`` (the files hold recorded direct grades and judgments:
-one view per direct grading run) and ``external_qrels`` (``--qrels`` / ``--official-qrels``, see
-:func:`external_qrels_evaluation`). ``sections`` holds the optional parts both front ends compute the
-same way (results/sections.py): an LLM grader's cost, judge variance at each tau, a plugin's own.
+``sections`` holds the optional parts, each computed by its section (results/sections.py, sections/) from
+the inputs given here through :class:`~exam_harness.results.scored.Scored`: the correlations with the
+official leaderboard, significance against a baseline, the agreement with the judgments (with the
+"min answers = m" views and the direct grades), the runs over external qrels, the nugget assignments
+against human ones; and those both front ends compute the same way: an LLM grader's cost, judge variance
+at each tau, a plugin's own.
 ``results/document.py`` joins this envelope and the pytest report into the one JSON schema
 ``exam-harness schema`` prints.
 
