@@ -42,9 +42,8 @@ from exam_harness.preflight import check_writable
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
-    from exam_harness.report.evaluation import ExternalQrels
     from exam_harness.report.writers import WriterInput
-    from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
 # the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
@@ -160,7 +159,7 @@ def _read_qrels(path: Path) -> Qrels:
 def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInputs, tie_order: str) -> ExternalQrels:
     """What --qrels scores: every run at its full depth, ordered for trec_eval (``tie_order``); the
     official qrels are --official-qrels, else the judgments of the run files."""
-    from exam_harness.report.evaluation import ExternalQrels
+    from exam_harness.results.evaluation import ExternalQrels
 
     official = loaded.official
     runs = graded.view.data.runs

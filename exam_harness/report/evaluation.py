@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from exam_harness import __version__
@@ -62,16 +61,19 @@ from exam_harness.results.evaluation import (
     EvaluationReport,
     EvaluationSettings,
     ExternalLeaderboard,
+    ExternalQrels,
     ExternalQrelsResult,
     MeasureStats,
     PerQueryCorrelation,
+    QrelsMap,
+    Rankings,
 )
 from exam_harness.results.schema import MeasureInfo
 from exam_harness.results.scored import BaselineTest, Scored
 from exam_harness.results.sections import compute_sections
 
 if TYPE_CHECKING:
-    from exam_harness.analysis.trec_rag_agreement import HumanLabels
+    from exam_harness.results.agreement import HumanLabels
 
 
 def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:
@@ -195,26 +197,6 @@ def _settings(plan: ExamPlan, options: ExamOptions, spec: GraderSpec) -> Evaluat
 # --- external qrels (``--qrels``) ---------------------------------------------------------------
 
 OFFICIAL_QRELS_SOURCE = "official qrels"
-Rankings = Mapping[str, Mapping[str, Sequence[str]]]  # run -> query -> passage ids, best first
-QrelsMap = Mapping[str, Mapping[str, int]]
-
-
-@dataclass(frozen=True)
-class ExternalQrels:
-    """What ``--qrels`` scores: the runs' rankings (in the order trec_eval reads them), the given qrels
-    files (name -> qrels) at each relevance level, the trec_eval measures, and the official qrels
-    (``--official-qrels``, else the judgments of the run files; None when there are none) at the
-    judgment relevance level."""
-
-    rankings: Rankings
-    qrels: Mapping[str, QrelsMap]
-    measures: Sequence[str]
-    relevance_levels: Sequence[int] = (1,)
-    official_qrels: QrelsMap | None = None
-    official_name: str | None = None
-    official_relevance_level: int = 2
-
-
 def _score_correlation(ours: Mapping[str, float], theirs: Mapping[str, float]) -> Correlation:
     """Correlation of two score maps, both higher-is-better (the official side negated into "ranks")."""
     return leaderboard_correlation(ours, {key: -value for key, value in theirs.items()})

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from exam_harness.plan import ExamPlan
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.schema import ExamReport
-    from exam_harness.sections.trec_rag import RagAssignments
+    from exam_harness.results.trec_rag import RagAssignments
 
     Document: TypeAlias = ExamReport | EvaluationReport
 

@@ -137,6 +137,26 @@ def correlation_of(sections: Mapping[str, object], measure: str) -> Correlation 
     return content.of(measure) if isinstance(content, Correlations) else None
 
 
+Rankings = Mapping[str, Mapping[str, Sequence[str]]]  # run -> query -> passage ids, best first
+QrelsMap = Mapping[str, Mapping[str, int]]
+
+
+@dataclass(frozen=True)
+class ExternalQrels:
+    """What ``--qrels`` scores: the runs' rankings (in the order trec_eval reads them), the given qrels
+    files (name -> qrels) at each relevance level, the trec_eval measures, and the official qrels
+    (``--official-qrels``, else the judgments of the run files; None when there are none) at the
+    judgment relevance level."""
+
+    rankings: Rankings
+    qrels: Mapping[str, QrelsMap]
+    measures: Sequence[str]
+    relevance_levels: Sequence[int] = (1,)
+    official_qrels: QrelsMap | None = None
+    official_name: str | None = None
+    official_relevance_level: int = 2
+
+
 class ExternalLeaderboard(_Model):
     """One trec_eval measure of every run over one given qrels file at one relevance level."""
 

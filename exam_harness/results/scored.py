@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from exam_harness.analysis.trec_rag_agreement import HumanLabels
     from exam_harness.grading import GradingOutcome
     from exam_harness.inputs import ExamView
     from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.result import ExamResult
     from exam_harness.models import QueryBank, Run
     from exam_harness.plan import ExamPlan
-    from exam_harness.report.evaluation import ExternalQrels
+    from exam_harness.results.agreement import HumanLabels
+    from exam_harness.results.evaluation import ExternalQrels
     from exam_harness.results.schema import ExamReport, TestPointOutcome
     from exam_harness.systems.health import LiveSystems
 
