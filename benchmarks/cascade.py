@@ -1,6 +1,7 @@
 """What cascade grading saves and what it may miss: decider calls against passes kept, at target recalls.
 
-    python benchmarks/cascade.py [--data ../shared/data] [--cache /tmp/dl19.sqlite] [--audit 0.02] [--seeds 3]
+    python benchmarks/cascade.py [--data ../shared/data] [--cache /tmp/dl19.sqlite] [--scores /tmp/dl19-scores.tsv]
+                                 [--audit 0.02] [--seeds 3]
 
 The first judge is the default ``embedding`` grader (its support is the score, as in the ``cascade`` grader);
 the decider:
@@ -106,7 +107,32 @@ def sourdough(audit: float, seeds: int) -> None:
     report("sourdough bank (decider: the bank's labels)", pairs, embedding_scores(grades), passes, audit, seeds)
 
 
-def dl19(data_dir: Path, cache_path: Path | None, audit: float, seeds: int, queries: int | None) -> None:
+def read_scores(path: Path) -> tuple[list[str], list[float], list[bool]]:
+    """The table :func:`write_scores` wrote: one pair a line, ``passage id<TAB>test point id<TAB>score<TAB>0|1``."""
+    pairs, scores, passes = [], [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        passage_id, tp_id, score, passed = line.split("\t")
+        pairs.append(f"{passage_id}\0{tp_id}")
+        scores.append(float(score))
+        passes.append(passed == "1")
+    return pairs, scores, passes
+
+
+def write_scores(path: Path, pairs: list[str], scores: list[float], passes: list[bool]) -> None:
+    from exam_harness.io.textio import atomic_write_text
+
+    atomic_write_text(path, "".join(f"{pair.replace(chr(0), chr(9))}\t{score!r}\t{int(passed)}\n"
+                                    for pair, score, passed in zip(pairs, scores, passes)))
+
+
+def dl19(data_dir: Path, cache_path: Path | None, audit: float, seeds: int, queries: int | None,
+         scores_path: Path | None = None) -> None:
+    shown = f"{queries} queries" if queries is not None else "all judged queries"
+    title = f"DL19, {shown} (decider: recorded FLAN-T5-large self-ratings, grade >= 4)"
+    if scores_path is not None and scores_path.is_file():
+        print(f"DL19 scores and decider verdicts read from {scores_path}")
+        report(title, *read_scores(scores_path), audit, seeds)
+        return
     folder = data_dir / "dl19"
     data = load_runs([folder / "dl19-graded-flan-t5-large-selfrating.jsonl.gz"]).data
     banks = [b for b in load_bank(folder / "dl19-genq-questions-v1.jsonl.gz") if b.query.id in data.judgments]
@@ -139,9 +165,10 @@ def dl19(data_dir: Path, cache_path: Path | None, audit: float, seeds: int, quer
         passes.append(result.grade >= 4)
     if missing:
         print(f"  left out {missing:,} pairs without a support or a recorded grade")
-    shown = f"{len(banks)} queries" if queries is not None else "all judged queries"
-    report(f"DL19, {shown} (decider: recorded FLAN-T5-large self-ratings, grade >= 4)", pairs, scores, passes, audit,
-           seeds)
+    if scores_path is not None:
+        write_scores(scores_path, pairs, scores, passes)
+        print(f"  wrote the scores and decider verdicts to {scores_path} (a rerun with --scores reads them)")
+    report(title, pairs, scores, passes, audit, seeds)
 
 
 def main() -> int:
@@ -152,14 +179,17 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--only", choices=("sourdough", "dl19"), default=None)
     parser.add_argument("--queries", type=int, default=None, help="DL19: only the first N judged queries (id order).")
+    parser.add_argument("--scores", type=Path, default=None,
+                        help="DL19: a table of the first judge's scores and the decider's verdicts, read when it "
+                        "exists (no data or model loaded), else written after grading.")
     args = parser.parse_args()
     if args.only in (None, "sourdough"):
         sourdough(args.audit, args.seeds)
     if args.only in (None, "dl19"):
-        if not (args.data / "dl19").is_dir():
+        if not (args.data / "dl19").is_dir() and not (args.scores is not None and args.scores.is_file()):
             print(f"DL19 skipped: {args.data / 'dl19'} is absent")
         else:
-            dl19(args.data, args.cache, args.audit, args.seeds, args.queries)
+            dl19(args.data, args.cache, args.audit, args.seeds, args.queries, args.scores)
     return 0
 
 

@@ -14,7 +14,7 @@ bootstrap intervals, rank correlations, agreement tables with κ).
 Reference side, the three commands of the Workbench README's Phase 4 / "Additional Analyses" for
 the same minimum grades (``python -m exam_pp.exam_post_pipeline``, i.e. ``autograder-analyze``):
 the Cover leaderboard with its correlation, the exported qrels with the trec_eval leaderboard (P@20,
-its default measure, one trec_eval process per run file and level) and the inter-annotator tables.
+its documented default, named explicitly; one trec_eval process per run file and level) and the inter-annotator tables.
 The reference computes less than exam-harness does (one trec_eval measure, no n-EXAM label
 variants, no intervals), so the ratio understates the difference in work.
 
@@ -89,8 +89,10 @@ def reference_commands(ref: Reference, data: Path, out: Path, run_dir: Path) -> 
         # Autograde Cover leaderboard (with its rank correlation), one table per minimum grade
         [*base, *official, *grades, "--leaderboard-out", str(out / "cover.tsv")],
         # Autograde Qrels: export the qrels, trec_eval every run file at each minimum grade
+        # (P@20 named as a list: its default, the string "P.20", is read by its first letter, so trec_eval
+        # would compute every P cutoff and its table keep the last, P@1000)
         [*base, *official, *grades, "--min-relevant-judgment", "2", "-q", str(out / "exam.qrels"),
-         "--run-dir", str(run_dir), "--qrel-leaderboard-out", str(out / "qrels.tsv")],
+         "--run-dir", str(run_dir), "--qrel-leaderboard-out", str(out / "qrels.tsv"), "--trec-eval-metric", "P.20"],
         # inter-annotator agreement of the self-ratings with the TREC judgments (relevant: >= 2)
         [*base, "--min-relevant-judgment", "2", "--inter-annotator-out", str(out / "inter-annotator.tex")],
     ]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING, Any
+
+from exam_harness.version import __version__
 
 if TYPE_CHECKING:
     from exam_harness.models import Query
     from exam_harness.systems.declare import Answer, Passage, Secret, Sentence, command_system, http_system, system
 
+# The package's public names, above every layer (ARCHITECTURE.md, Layers): nothing in the package imports them
+# from here, and `import exam_harness` loads only version.py (the rest on first use, below).
 __all__ = ["Answer", "Passage", "Query", "Secret", "Sentence", "__version__", "command_system", "http_system", "system"]
 _LAZY = {"Query": "exam_harness.models", **dict.fromkeys(
     ("Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"),

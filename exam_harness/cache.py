@@ -437,6 +437,23 @@ class GradeCache:
 
     # -- merging (cache_merge.py) ----------------------------------------------------------------
 
+    def identities(self) -> list[tuple[str, str | None, str | None]]:
+        """The distinct (grader name, model, prompt) the stored grades name in their records (``details.model``
+        and ``details.prompt``: an LLM grader's; None for graders that store neither), for finding which
+        graders' grades a cache holds. Unsound rows are left out; an older schema opened read-only names none."""
+        if self._schema < SCHEMA_VERSION:
+            return []
+        sql = ("SELECT DISTINCT json_extract(record, '$.grader'), json_extract(record, '$.details.model'), "
+               "json_extract(record, '$.details.prompt') FROM grades WHERE json_valid(record) "
+               "AND json_type(record) = 'object' AND json_type(record, '$.grader') = 'text'")
+        with self._lock:
+            try:
+                found = self._db.execute(sql).fetchall()
+            except sqlite3.DatabaseError as exc:
+                self._file_is_damaged(exc)
+                return []
+        return sorted((str(name), _text_or_none(model), _text_or_none(prompt)) for name, model, prompt in found)
+
     def rows(self) -> list[Row]:
         """Every stored row as stored (key, grade, extracted answer, raw response, record), by key."""
         with self._lock:
@@ -611,6 +628,10 @@ def _free_bytes(folder: Path) -> int | None:
 
 
 # -- rows --------------------------------------------------------------------------------------------
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _digests(keys: Iterable[str]) -> dict[bytes, str]:

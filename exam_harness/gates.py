@@ -1,4 +1,6 @@
-"""CI gates over a report: score thresholds per run and measure, and regressions against a reference.
+"""The CI gates as declared: score thresholds per run and measure, allowed regressions against a
+reference, which runs a required test point binds, and :class:`GateResult`, the one check of a verdict.
+Parsed by the option schema (options.py); checked against a result document by results/gate_checks.py.
 
 Thresholds (``--exam-fail-under``) read ``[RUN=][MEASURE:]VALUE``: ``0.5`` (every run, EXAM-Cover),
 ``my-rag=0.6`` (one run), ``nugget-f:0.3`` (another measure), ``V_strict:0.4`` (a TREC RAG score),
@@ -20,8 +22,8 @@ threshold for every run applies to the runs that have a manifest.
 
 Regressions (``--exam-compare-fail``) read ``MEASURE:DROP`` (an absolute drop, ``exam-cover:0.05``)
 or ``MEASURE:PCT%`` (relative to the reference, ``exam-cover:5%``). A run whose mean drops by more
-than the allowance fails; a paired permutation test over the queries both reports scored says whether
-the drop stands out from per-query noise, and both are reported.
+than the allowance fails (results/gate_checks.py also runs the paired permutation test that says whether
+the drop stands out from per-query noise).
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,19 +42,15 @@ from exam_harness.errors import ConfigError
 if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.models import TestPoint
-    from exam_harness.options import ExamOptions
     from exam_harness.registry import Registry
-    from exam_harness.results.evaluation import EvaluationReport
-    from exam_harness.results.schema import ExamReport, MeasureInfo
-    from exam_harness.sections.cost import CostSummary
 
     MeasureRegistry = Registry[type[Measure]]
-    Document: TypeAlias = ExamReport | EvaluationReport  # either result document: the core fields are the same
+
 
 class GateResult(BaseModel):
     """One check of the session's verdict: a gate asked for (a threshold, an allowed regression, the
     baseline) or a check always made (every pair graded, few grades read by a fallback rule). A part of
-    the result document (results/schema.py), declared here where the gates make it."""
+    the result document (results/schema.py), declared here, below the document and its checks."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -91,12 +89,7 @@ class RequiredScope:
     it still applies) and its drops against a kept report are reported, not gated."""
 
     runs: tuple[str, ...] = ()
-    baselines: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, options: ExamOptions) -> RequiredScope:
-        """The runs required test points apply to (``--exam-required-runs``) and the baseline run that never fails."""
-        return cls(options.required_runs, (options.baseline,) if options.baseline else ())
+    baselines: tuple[str, ...] = ()  # ExamOptions.required_scope makes the scope from the options
 
     def is_baseline(self, run: str) -> bool:
         return matches(run, self.baselines)
@@ -260,300 +253,3 @@ def parse_allowance(raw: str) -> Allowance:
 
 def _percent(raw: str) -> float:
     return _in_range(raw, repr(raw + "%"), "a percentage", "a percentage in 0..100", 100.0) / 100.0
-
-
-# --- reading a report ---------------------------------------------------------------------------
-
-
-def find(report: Document, measure: str, registry: MeasureRegistry | None = None) -> MeasureInfo | None:
-    """The report's measure that ``measure`` names (None where it holds none)."""
-    from exam_harness.measures.lookup import find_measure
-
-    try:
-        return find_measure(report.measures, measure, registry)
-    except ConfigError:
-        return None
-
-
-def title(measure: str, report: Document, registry: MeasureRegistry | None = None) -> str:
-    info = find(report, measure, registry)
-    return info.title if info is not None else measure
-
-
-# --- thresholds --------------------------------------------------------------------------------
-
-
-def effective_thresholds(thresholds: Sequence[Threshold], runs: Sequence[str],
-                         scope: RequiredScope | None = None) -> dict[tuple[str, str], float]:
-    """(run, measure) -> the threshold that applies: the run's own, else the default for the measure (which
-    skips a baseline run of ``scope``)."""
-    applied: dict[tuple[str, str], float] = {}
-    for t in thresholds:
-        if t.run is None:
-            for run in runs:
-                if scope is None or not scope.is_baseline(run):
-                    applied.setdefault((run, t.gated), t.value)
-    for t in thresholds:
-        if t.run is not None:
-            applied[(t.run, t.gated)] = t.value
-    return applied
-
-
-@dataclass(frozen=True)
-class GateCheck:
-    """One run's measure against the threshold that applies to it (``value`` None: not in the report)."""
-
-    run: str
-    measure: str
-    limit: float
-    value: float | None
-    title: str = ""  # the measure's column title in the report ("" where the report holds no such measure)
-
-    @property
-    def lower_is_better(self) -> bool:
-        """A system's recorded figure (latency, tokens, cost): the check fails above the limit."""
-        return self.measure in SYSTEM_FIGURES
-
-    @property
-    def passed(self) -> bool:
-        if self.value is None:
-            return False
-        return self.value <= self.limit if self.lower_is_better else self.value >= self.limit
-
-
-def threshold_checks(report: Document, thresholds: Sequence[Threshold],
-                     registry: MeasureRegistry | None = None, scope: RequiredScope | None = None) -> list[GateCheck]:
-    """Every examined run's value of every gated measure beside its threshold, sorted by run then measure."""
-    systems = {s.run: s for s in report.systems}
-    found = {t.measure: find(report, t.measure, registry) for t in thresholds if t.measure not in SYSTEM_FIGURES}
-    figures = report.sections.get("system-costs")
-    recorded = {s.run for s in figures.systems} if figures is not None else set()
-    own = {(t.run, t.gated) for t in thresholds if t.run is not None}
-    checks: list[GateCheck] = []
-    for (run, gated), limit in sorted(effective_thresholds(thresholds, list(systems), scope).items()):
-        system = systems.get(run)
-        if system is None:
-            continue  # a run named by a threshold but not examined: checked before grading
-        if gated in SYSTEM_FIGURES:
-            # a threshold for every run gates the runs with a manifest (every run when none has one: it fails)
-            if (run, gated) in own or run in recorded or not recorded:
-                row = figures.run(run) if figures is not None else None
-                checks.append(GateCheck(run, gated, limit, row.figure(gated) if row is not None else None,
-                                        f"{SYSTEM_FIGURES[gated]}, at most"))
-            continue
-        measure, holds = split_holds(gated)
-        info = found[measure]
-        value: float | None
-        if holds is not None:
-            value = holding_cover(report, run, holds)
-        else:
-            score = system.scores.get(info.name) if info is not None else None
-            value = score.mean if score is not None else None
-        checks.append(GateCheck(run, gated, limit, value, info.title if info is not None else ""))
-    return checks
-
-
-def holding_cover(report: Document, run: str, holds: tuple[int, int]) -> float | None:
-    """The run's EXAM-Cover counting test points answered in at least M of the K judge samples (None where
-    the report holds no K samples per pair)."""
-    jv = _judge_figures(report)
-    figures = jv.run(run) if jv is not None and jv.repeats == holds[1] else None
-    return figures.cover_at_least[holds[0] - 1] if figures is not None else None
-
-
-def _judge_figures(report: Document) -> Any:
-    """The document's judge-variance figures at its tau (its judge-variance section; evaluate's first tau),
-    None without repeats."""
-    content = report.sections.get("judge-variance")
-    if content is None:
-        return None
-    tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
-    return content.at(tau)
-
-
-def threshold_failures(report: Document, thresholds: Sequence[Threshold],
-                       registry: MeasureRegistry | None = None) -> list[str]:
-    """One FAIL line per run and measure below its threshold (a measure the report lacks is a failure too)."""
-    return [_threshold_message(check, report, registry)
-            for check in threshold_checks(report, thresholds, registry) if not check.passed]
-
-
-def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegistry | None = None) -> str:
-    if check.lower_is_better:
-        name = SYSTEM_FIGURES[check.measure]
-        if check.value is None:
-            return (f"FAIL run {check.run!r} records no {name} (no system manifest <run>.system.json beside the "
-                    f"runs, or no such figure in it), so it cannot meet its limit {check.limit:g}")
-        if not check.passed:
-            return (f"FAIL {name} of run {check.run!r} is {check.value:.4g}, above the allowed {check.limit:g} "
-                    "(lower is better)")
-        return f"{name} of run {check.run!r} is {check.value:.4g}, at most the allowed {check.limit:g}"
-    measure, holds = split_holds(check.measure)
-    name = title(measure, report, registry)
-    if holds is not None:
-        name += f" with verdicts holding in {holds[0]} of {holds[1]} samples"
-        if check.value is None:
-            jv = _judge_figures(report)
-            asked = f"asked {jv.repeats} samples per pair" if jv is not None else "asked once per pair"
-            return (f"FAIL run {check.run!r} cannot meet {name}: the judge was {asked} (grader option "
-                    f"repeats={holds[1]} asks {holds[1]})")
-    if check.value is None:
-        return f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}"
-    if not check.passed:
-        return f"FAIL Required {name} of {check.limit:g} not reached by run {check.run!r}: {check.value:.4f}"
-    return f"{name} of run {check.run!r} is {check.value:.4f}, at least the required {check.limit:g}"
-
-
-def threshold_results(report: Document, checks: Sequence[GateCheck],
-                      registry: MeasureRegistry | None = None) -> list[GateResult]:
-    """Each threshold check as a check of the verdict (``--exam-fail-under``)."""
-    return [GateResult(gate="exam-fail-under", run=c.run, measure=c.measure, value=c.value, limit=c.limit,
-                       passed=c.passed, message=_threshold_message(c, report, registry)) for c in checks]
-
-
-# --- regressions against a reference -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    """One run's change on one measure from the reference report to the new one."""
-
-    run: str
-    measure: str
-    old: float
-    new: float
-    queries: int  # queries both reports scored
-    p: float  # two-sided paired permutation test over those queries (nan with fewer than 2)
-    regressed: bool = False  # dropped by more than its allowance
-    title: str = ""  # the measure's column title in the new report
-
-    @property
-    def delta(self) -> float:
-        return self.new - self.old
-
-
-def compare(
-    old: Document, new: Document, measures: Sequence[str], allowances: Sequence[Allowance] = (),
-    registry: MeasureRegistry | None = None,
-) -> list[Change]:
-    """Every run both reports hold, on every measure both hold: means, difference and the paired test.
-    A measure is found by name in each report (so ``ndcg@10`` compares the first label variant's)."""
-    from exam_harness.measures.significance import paired_permutation_test
-
-    limits: Mapping[str, Allowance] = {a.measure: a for a in allowances}
-    olds = {s.run: s for s in old.systems}
-    changes: list[Change] = []
-    for system in sorted(new.systems, key=lambda s: s.run):
-        before = olds.get(system.run)
-        if before is None:
-            continue
-        for measure in measures:
-            was, now = find(old, measure, registry), find(new, measure, registry)
-            if was is None or now is None or was.name not in before.scores or now.name not in system.scores:
-                continue
-            a, b = before.scores[was.name].mean, system.scores[now.name].mean
-            pairs = paired_values(old, new, system.run, was.name, now.name)
-            p = paired_permutation_test([y for _, y in pairs], [x for x, _ in pairs]) if len(pairs) >= 2 else math.nan
-            allowance = limits.get(measure)
-            regressed = allowance is not None and allowance.exceeded(a, b)
-            changes.append(Change(system.run, measure, a, b, len(pairs), p, regressed, now.title))
-    return changes
-
-
-def paired_values(old: Document, new: Document, run: str | None, was: str,
-                  now: str) -> list[tuple[float, float]]:
-    """(old, new) value of measure ``was`` in ``old`` and ``now`` in ``new`` on every query both scored,
-    for ``run`` (every run when None), in the new report's order."""
-    before = {(r.run, r.query_id): r.scores.get(was) for r in old.per_query if run is None or r.run == run}
-    pairs = []
-    for row in new.per_query:
-        if run is not None and row.run != run:
-            continue
-        a, b = before.get((row.run, row.query_id)), row.scores.get(now)
-        if a is not None and b is not None:
-            pairs.append((a, b))
-    return pairs
-
-
-def regression_failures(changes: Sequence[Change], allowances: Sequence[Allowance], report: Document,
-                        reference: str, alpha: float, registry: MeasureRegistry | None = None, *,
-                        old: Document | None = None) -> list[str]:
-    return [r.message for r in regression_results(changes, allowances, report, reference, alpha, registry, old=old)
-            if not r.passed]
-
-
-def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance], report: Document,
-                       reference: str, alpha: float, registry: MeasureRegistry | None = None, *,
-                       old: Document | None = None, scope: RequiredScope | None = None) -> list[GateResult]:
-    """Each change on a measure with an allowed drop as a check of the verdict (``--exam-compare-fail``);
-    its limit is the lowest value the allowance accepts. Given the reference report ``old``, a gated
-    measure that either report lacks for a run both hold is a failed check (issue 31, finding 14): a
-    gate that cannot be checked must not pass silently."""
-    limits = {a.measure: a for a in allowances}
-    results = unmeasured_results(changes, allowances, old, report, reference, registry) if old is not None else []
-    for c in changes:
-        allowance = limits.get(c.measure)
-        if allowance is None:
-            continue  # shown in the comparison table, gated by nothing
-        significance = ("significant" if c.p < alpha else "not significant") if not math.isnan(c.p) else "untested"
-        change = (f"on {title(c.measure, report, registry)} against {reference}: {c.old:.4f} -> {c.new:.4f} "
-                  f"({c.delta:+.4f}; "
-                  f"allowed drop {allowance}); paired test over {c.queries} queries p = {c.p:.3g}, {significance} "
-                  f"at alpha {alpha:g}")
-        baseline = scope is not None and scope.is_baseline(c.run)
-        message = (f"baseline run {c.run!r} (never gated) {'dropped' if c.regressed else 'changed'} {change}"
-                   if baseline else f"FAIL run {c.run!r} regressed {change}" if c.regressed
-                   else f"run {c.run!r} within its allowance {change}")
-        lowest = c.old - (allowance.drop * c.old if allowance.relative else allowance.drop)
-        results.append(GateResult(gate="exam-compare-fail", run=c.run, measure=c.measure, value=c.new,
-                                  limit=lowest, passed=baseline or not c.regressed, message=message))
-    return results
-
-
-def unmeasured_results(changes: Sequence[Change], allowances: Sequence[Allowance], old: Document,
-                       new: Document, reference: str, registry: MeasureRegistry | None = None) -> list[GateResult]:
-    """A failed ``exam-compare-fail`` check for each run both reports hold and each allowed drop with no
-    change to check: the measure is missing from the reference, from this report, or from the run's scores.
-    The message names the measures both reports hold, so a misnamed gate is fixed at once."""
-    compared = {(c.run, c.measure) for c in changes}
-    olds = {s.run for s in old.systems}
-    results = []
-    for allowance in dict.fromkeys(allowances):
-        was, now = find(old, allowance.measure, registry), find(new, allowance.measure, registry)
-        lacking = (f"the reference {reference}" if was is None else "this report" if now is None
-                   else "the run's scores in one of the reports")
-        both = sorted({m.title for m in old.measures} & {m.title for m in new.measures})
-        for system in sorted(new.systems, key=lambda s: s.run):
-            if system.run not in olds or (system.run, allowance.measure) in compared:
-                continue
-            results.append(GateResult(
-                gate="exam-compare-fail", run=system.run, measure=allowance.measure, passed=False,
-                message=f"FAIL run {system.run!r}: the allowed drop {allowance} cannot be checked: "
-                        f"{allowance.measure!r} is not in {lacking}; measures both reports hold: "
-                        f"{', '.join(both) or 'none'}"))
-    return results
-
-
-def budget_results(cost: CostSummary | None) -> list[GateResult]:
-    """A failed ``exam-max-cost`` check when the session spent more than the grader's ``max_cost`` (a server
-    reporting more tokens than the estimate, calls in flight at the stop): the budget was not held."""
-    if cost is None or cost.max_cost is None or cost.session.cost is None or cost.session.cost <= cost.max_cost:
-        return []
-    from exam_harness.display import money
-
-    return [GateResult(gate="exam-max-cost", value=cost.session.cost, limit=cost.max_cost, passed=False,
-                       message=f"FAIL grading spent {money(cost.session.cost)}, more than max_cost "
-                               f"{money(cost.max_cost)}: the server's usage exceeded the estimate that bounds each "
-                               "batch (the grades made are cached)")]
-
-
-@dataclass(frozen=True)
-class Verdicts:
-    """What the gates decided, beside the report: threshold checks, changes against a reference and any
-    other FAIL line the session printed (the baseline gate's)."""
-
-    checks: Sequence[GateCheck] = ()
-    changes: Sequence[Change] = ()
-    reference: str | None = None
-    alpha: float = 0.05
-    failures: Sequence[str] = ()

@@ -244,6 +244,7 @@ class ExamView:
             responses=responses or {},
             passage_text=lambda pid: passages[pid].text if pid in passages else None,
             failed=failed,
+            generated=frozenset(name for name, run in self.data.runs.items() if run.generated),
         )
 
 

@@ -19,7 +19,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from exam_harness.display import is_hidden_char
 from exam_harness.errors import ConfigError
-from exam_harness.gates import Allowance, Threshold, parse_allowance, parse_threshold
+from exam_harness.gates import Allowance, RequiredScope, Threshold, parse_allowance, parse_threshold
 
 Converter = Callable[[str], Any]
 T = TypeVar("T")
@@ -588,6 +588,11 @@ class ExamOptions:
     @property
     def grader_options(self) -> dict[str, str]:
         return dict(self.grader_option)
+
+    @property
+    def required_scope(self) -> RequiredScope:
+        """The runs required test points apply to (``--exam-required-runs``) and the baseline run that never fails."""
+        return RequiredScope(self.required_runs, (self.baseline,) if self.baseline else ())
 
 
 def specs(groups: Iterable[str] | None = None, front: Front | None = None) -> list[tuple[str, OptionSpec]]:

@@ -60,12 +60,15 @@ class ExamPlan:
         """The names of the trec measures asked for (``P@20``, ``ndcg@10``, ``success.10``), once each."""
         return tuple(dict.fromkeys(m.name for m in self.requested if isinstance(m, TrecMeasure)))
 
-    def measures(self, min_grade: int, *, nuggets: bool, track: bool = False, support: bool = False) -> list[Measure]:
+    def measures(self, min_grade: int, *, nuggets: bool, track: bool = False, support: bool = False,
+                 ranked: bool = True) -> list[Measure]:
         """The measures at one tau, bound, each once: EXAM-Cover and n-EXAM (the leaderboard's own), every
         other measure asked for in the order given, the trec measures per label variant (label by label),
         alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``), the TREC RAG track's
         scores with the answers' length when nuggets carry an importance (``track``), citation precision,
-        recall and F1 when answers' citations were graded (``support``)."""
+        recall and F1 when answers' citations were graded (``support``). Without a ranked run (``ranked``
+        False: every run is generated answers) a measure that scores no generated answers (the trec
+        measures: Measure.scores_generated) is left out, as no run would get a value of it."""
         found: list[Measure] = [ExamCover(), NExam()]
         found += [m for m in self.requested if not (isinstance(m, TrecMeasure) and m.label is None)]
         found += [TrecMeasure(name=m.name, min_grade=m.min_grade, m=m.m, pool=m.pool, k=m.k, label=label)
@@ -79,7 +82,7 @@ class ExamPlan:
         if support:
             found += [kind() for kind in CITATION_MEASURES]
         bindings = self.bindings(min_grade)
-        return list({str(b): b for b in (m.bind(bindings) for m in found)}.values())
+        return list({str(b): b for b in (m.bind(bindings) for m in found) if ranked or b.scores_generated}.values())
 
 
 def resolve_min_grades(given: Sequence[int], spec: GraderSpec, where: str = "--exam-min-grade") -> tuple[int, ...]:
@@ -143,6 +146,6 @@ def make_plan(
         alpha_ndcg=(not options.no_alpha_ndcg) if alpha_ndcg is None else alpha_ndcg,
         nugget_f=options.nugget_f,
         tie_order=options.tie_order,
-        required=RequiredScope.of(options),
+        required=options.required_scope,
     )
 

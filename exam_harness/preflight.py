@@ -120,11 +120,9 @@ def check_gate_runs(options: ExamOptions, runs: Iterable[str]) -> None:
 def check_required_runs(banks: Iterable[QueryBank], options: ExamOptions, runs: Iterable[str]) -> None:
     """A run name or pattern of ``--exam-required-runs`` or of a bank's ``required: [...]`` that names no run
     is a usage error: a typo would silently require nothing of the run meant."""
-    from exam_harness.gates import RequiredScope
-
     names = sorted(runs)
     named = (r for bank in banks for tp in bank.test_points for r in tp.required_runs)
-    unmatched = RequiredScope.of(options).unmatched(named, names)
+    unmatched = options.required_scope.unmatched(named, names)
     if unmatched:
         raise ConfigError(f"required test points name runs that are not examined: {', '.join(map(repr, unmatched))} "
                           f"(--exam-required-runs or a bank's 'required: [...]'); runs: {', '.join(names)}")

@@ -181,11 +181,14 @@ def impact_of(
     label_changes.sort(key=lambda c: (c.old_relevant == c.new_relevant, c.query_id, -abs(c.new_label - c.old_label),
                                       c.passage_id))
     runs = sorted(set(old_view.data.runs) | set(new_view.data.runs))
+    generated = {name for view in (old_view, new_view) for name, run in view.data.runs.items() if run.generated}
     moves: dict[str, list[SystemMove]] = {}
     for measure in measures:
         old_values, new_values = old_result[measure].per_query, new_result[measure].per_query
         rows = []
         for r in runs:
+            if not measure.scores_run(r in generated):
+                continue  # a run of generated answers has no value of a trec measure on either side: no move
             by_q = {q: (old_values.get(r, {}).get(q, 0.0), new_values.get(r, {}).get(q, 0.0)) for q in scored}
             if same_queries:
                 delta = sum(n - o for o, n in by_q.values()) / n_queries if n_queries else 0.0

@@ -75,9 +75,9 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
     from exam_harness.io.handbank import write_bank_yaml
     from exam_harness.io.textio import atomic_write_text
     from exam_harness.io.trec_rag import rag_answer_files
+    from exam_harness.measures.qrels import qrels_file_name
     from exam_harness.options import REPORTS, options_from_cli
-    from exam_harness.report.build import exam_qrels
-    from exam_harness.report.evaluation import evaluate_exam, scoring_context
+    from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 
     with tempfile.TemporaryDirectory(prefix="exam-harness-autojudge-") as tmp:
         folder = Path(tmp)
@@ -102,11 +102,12 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
         raise RuntimeError(f"{len(graded.outcome.failures):,} (answer, test point) pairs have no grade, and a "
                            f"failed grade is never scored (e.g. {examples})")
     plan = graded.plan
-    ctx = scoring_context(graded.view, graded.outcome, plan, graded.inputs.responses)
-    result = evaluate_exam(ctx, graded.view, graded.outcome, graded.spec, plan, options)
+    scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
+                              qrels=True)
+    result = evaluate_exam(scored, graded.spec, options)
     per_query = {(row.run, row.query_id): dict(row.scores) for row in result.per_query}
     systems = {s.run: {name: score.mean for name, score in s.scores.items()} for s in result.systems}
-    first = next(iter(exam_qrels(ctx, plan, plan.min_grades[:1]).values()))
+    first = scored.result.qrels[qrels_file_name(plan.labels[0], plan.min_grade, plan.qrels_m)]
     return ExamOutcome(per_query, systems, {q: dict(labels) for q, labels in first.items()},
                        tuple(dict.fromkeys(q for _, q in per_query)))
 

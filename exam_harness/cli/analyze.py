@@ -31,6 +31,7 @@ from exam_harness.options import (
     RUN_FILES,
     SCORING,
     Argument,
+    ExamOptions,
     add_cli_options,
     integer,
     options_from_cli,
@@ -121,12 +122,17 @@ NEW_BANK = Argument("new", "The bank after the edit.", Path, many=True, required
 # --labels already names the EXAM-Qrels label variants: the team's labels file is --team-labels
 TEAM_LABELS = Argument("team-labels", "Instead of grades x judgments: the grader's per-pair verdicts (grade >= TAU) "
                        "against a team's own labels (exam-harness label): precision, recall and kappa, with 95% "
-                       "intervals.", Path, metavar="FILE")
+                       "intervals; then every other grader whose grades the cache holds for labelled pairs.", Path,
+                       metavar="FILE")
 
 
-def _label_agreement(args: argparse.Namespace, graded: Graded) -> int:
-    """The grader's verdicts against the labels of ``--labels`` (exam_harness/analysis/labels.py)."""
-    from exam_harness.analysis.labels import label_agreement, read_labels
+def _label_agreement(args: argparse.Namespace, graded: Graded, options: ExamOptions) -> int:
+    """The session's grader's verdicts against the labels of ``--team-labels``, then every other grader whose
+    grades the cache holds for labelled pairs (exam_harness/analysis/labels.py, label_graders.py)."""
+    from exam_harness.analysis.label_graders import cached_agreement, labelled_requests
+    from exam_harness.analysis.labels import LabelAgreement, label_agreement, read_labels
+    from exam_harness.cache import GradeCache
+    from exam_harness.graders.base import GraderConfig
 
     labels = read_labels(args.team_labels)
     tau = graded.plan.min_grade
@@ -135,12 +141,37 @@ def _label_agreement(args: argparse.Namespace, graded: Graded) -> int:
     def shown(value: float | None, interval: tuple[float, float]) -> str:
         return "–" if value is None else f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
 
+    def figures(agreement: LabelAgreement) -> str:
+        return (f"precision {shown(agreement.precision, agreement.precision_interval)}, recall "
+                f"{shown(agreement.recall, agreement.recall_interval)}, kappa "
+                + ("–" if agreement.kappa is None else f"{agreement.kappa:.3f}"))
+
     print(f"{graded.spec.name} against {args.team_labels} ({found.pairs} labelled pairs graded, grade >= {tau}): "
-          f"precision {shown(found.precision, found.precision_interval)}, recall "
-          f"{shown(found.recall, found.recall_interval)}, kappa "
-          + ("–" if found.kappa is None else f"{found.kappa:.3f}"))
-    _write_json(args.json, {"grader": graded.spec.name, "labels": str(args.team_labels), "min_grade": tau,
-                            **dataclasses.asdict(found)})
+          + figures(found))
+    cache = GradeCache(options.cache)
+    try:
+        banks = [bank for file_banks in graded.inputs.banks.values() for bank in file_banks]
+        others = cached_agreement(cache, graded.registries.graders,
+                                  labelled_requests(labels, banks, graded.inputs.data), labels,
+                                  data=graded.inputs.data, session=graded.spec,
+                                  session_config=GraderConfig(model=options.model, options=options.grader_options))
+    finally:
+        cache.close()
+    if others.rows or others.unprobed:
+        print(f"the other graders whose grades the cache {options.cache or '(in memory)'} names:")
+    for row in others.rows:
+        who = ", ".join(part for part in (row.model, f"prompt {row.prompt}" if row.prompt else None) if part)
+        print(f"  {row.grader}{f' ({who})' if who else ''}: {row.agreement.pairs} labelled pairs cached, grade >= "
+              f"{row.min_grade}: {figures(row.agreement)}")
+    for line in others.unprobed:
+        print(f"  not measured: {line}")
+    session_row = {"grader": graded.spec.name, "model": graded.spec.model, "prompt": graded.spec.prompt_class,
+                   "min_grade": tau, "session": True, **dataclasses.asdict(found)}
+    _write_json(args.json, {**session_row, "labels": str(args.team_labels),
+                            "graders": [session_row, *({"grader": r.grader, "model": r.model, "prompt": r.prompt,
+                                                        "min_grade": r.min_grade, "session": False,
+                                                        **dataclasses.asdict(r.agreement)} for r in others.rows)],
+                            "not_measured": others.unprobed})
     return 0
 
 
@@ -172,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
                           + (" (or --grades A --grades B)" if args.analysis == "agreement" else ""))
     graded = obtain_grades(args, options)
     if args.analysis == "agreement" and getattr(args, "team_labels", None) is not None:
-        return _label_agreement(args, graded)
+        return _label_agreement(args, graded, options)
     view, outcome, plan = graded.view, graded.outcome, graded.plan
     if graded.inputs.redacted and not args.reveal:
         view, outcome = _without_secrets(graded)

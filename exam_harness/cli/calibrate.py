@@ -79,8 +79,12 @@ ARGUMENTS: tuple[Argument, ...] = (
     Argument("fit-support", "Embedding grader: fit its support model (the weights of its span, passage, word and "
              "query signals, and its cut points) on these judgments, held out over the folds, and write it to OUT "
              "(a JSON file for --exam-grader-option support_model=OUT).", Path, metavar="OUT", dest="fit_support"),
-    Argument("team-labels", "Instead of judgments: refit the embedding grader's support model on a team's own labels "
-             "(exam-harness label), cross-validated by test point; needs --fit-support OUT.", Path, metavar="FILE"),
+    Argument("team-labels", "Instead of judgments: refit the embedding grader's support model (needs --fit-support "
+             "OUT) or a cross-encoder or monot5 grader's cut points (needs --fit-cut-points OUT) on a team's own "
+             "labels (exam-harness label), cross-validated by test point.", Path, metavar="FILE"),
+    Argument("fit-cut-points", "cross-encoder and monot5 graders, with --team-labels: fit the cut points of their "
+             "probability on the labels and write them to OUT (a JSON file for --exam-grader-option "
+             "cut_points_file=OUT).", Path, metavar="OUT", dest="fit_cut_points"),
     Argument("spacing", "Embedding grader: the gap between successive cut points (default: 0.1, as shipped).",
              number(0, 1, open_low=True, open_high=True), default=0.1, metavar="GAP"),
     Argument("json", "Write the calibration report as JSON.", output_path, metavar="OUT"),
@@ -94,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.preflight import check_writable
 
     options = options_from_cli(args, GROUPS)
-    check_writable([("--json", args.json, False), ("--fit-support", args.fit_support, False)])
+    check_writable([("--json", args.json, False), ("--fit-support", args.fit_support, False),
+                    ("--fit-cut-points", args.fit_cut_points, False)])
     judgments = _read_judgments(args.judgments) if args.judgments else None
     if args.team_labels is not None:
         return fit_on_team_labels(args, options, grade_for_calibration(args, options, judgments))
@@ -179,10 +184,13 @@ def fit_on_team_labels(args: argparse.Namespace, options: ExamOptions, graded: G
     from exam_harness.graders.support import read_support_model, shipped_model
     from exam_harness.io.textio import atomic_write_text
 
+    if graded.spec.name in RERANKERS and graded.outcome.source != "recorded":
+        return fit_reranker_cuts(args, graded)
     if args.fit_support is None:
         raise ConfigError("--team-labels refits the support model: give the file to write with --fit-support OUT")
     if graded.spec.name != "embedding" or graded.outcome.source == "recorded":
-        raise ConfigError("--team-labels fits the embedding grader's support model: grade with --grader embedding")
+        raise ConfigError("--team-labels fits the embedding grader's support model (--grader embedding) or the "
+                          "cut points of a reranker (--grader cross-encoder or monot5)")
     labels = read_labels(args.team_labels)
     min_grade = graded.plan.min_grade
     before = label_agreement(graded.outcome.grades, labels, min_grade)
@@ -198,6 +206,45 @@ def fit_on_team_labels(args: argparse.Namespace, options: ExamOptions, graded: G
     for line in fit.lines:
         print(f"after: {line}")
     print(f"wrote {args.fit_support}; use it with: exam_grader_options = support_model={args.fit_support}")
+    return report_failures("calibrate", graded.outcome, graded.inputs.redact)
+
+
+RERANKERS = ("cross-encoder", "monot5")
+
+
+def fit_reranker_cuts(args: argparse.Namespace, graded: Graded) -> int:
+    """``--team-labels FILE --fit-cut-points OUT`` with a reranker grader: its verdicts against the labels
+    (before), its cut points fitted on them (after, held out by test point), written to OUT; the ini line."""
+    from exam_harness.analysis.cut_fit import fit_cut_points
+    from exam_harness.analysis.labels import label_agreement, read_labels
+    from exam_harness.graders.reranker_cuts import FittedCutPoints, probability_of_reason
+    from exam_harness.io.textio import atomic_write_text
+
+    if args.fit_cut_points is None:
+        raise ConfigError(f"--team-labels fits the {graded.spec.name} grader's cut points: give the file to write "
+                          "with --fit-cut-points OUT")
+    labels = read_labels(args.team_labels)
+    min_grade = graded.plan.min_grade
+    probabilities = {pair: p for pair, answer in graded.outcome.answers.items()
+                     if (p := probability_of_reason(answer)) is not None}
+    fit = fit_cut_points(probabilities, labels, min_grade=min_grade, folds=args.folds, seed=args.seed)
+    before = label_agreement(graded.outcome.grades, labels, min_grade)
+    current = graded.spec.options.get("cut_points")
+    source = (f"team labels {args.team_labels.name}: {fit.pairs} labelled pairs of {fit.test_points} test points, "
+              f"{args.folds} folds of test points")
+    fitted = FittedCutPoints(graded.spec.name, str(graded.spec.model), fit.cut_points, min_grade, source)
+    atomic_write_text(args.fit_cut_points, json.dumps(fitted.to_json(), indent=1) + "\n")
+
+    def kappa(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    held = "–" if fit.held_out.mean is None else f"{fit.held_out.mean:.3f} ± {fit.held_out.sd or 0:.3f}"
+    print(f"before: {graded.spec.name}'s verdicts (grade >= {min_grade}, cut points {current}) on {before.pairs} "
+          f"labelled pairs: kappa {kappa(before.kappa)} (in-sample)")
+    print(f"after: cut points fitted on {fit.pairs} labelled pairs of {fit.test_points} test points: held-out kappa "
+          f"{held} (in-sample {kappa(fit.in_sample_kappa)}), grade {min_grade} from probability {fit.threshold:.6g}, "
+          "cut points " + ",".join(f"{c:g}" for c in fit.cut_points))
+    print(f"wrote {args.fit_cut_points}; use it with: exam_grader_options = cut_points_file={args.fit_cut_points}")
     return report_failures("calibrate", graded.outcome, graded.inputs.redact)
 
 

@@ -41,9 +41,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from exam_harness.extensions import cli_registries
-    from exam_harness.gates import COMPARED, check_measures, compare, regression_failures
+    from exam_harness.gates import COMPARED, check_measures
     from exam_harness.report.compare import changes_table, query_table
     from exam_harness.results.flips import flips, flips_table
+    from exam_harness.results.gate_checks import compare, regression_failures
     from exam_harness.results.read import read_report
 
     registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins

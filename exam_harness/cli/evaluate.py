@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,7 +41,7 @@ from exam_harness.options import (
 from exam_harness.preflight import check_writable
 
 if TYPE_CHECKING:
-    from exam_harness.measures.context import ScoringContext
+    from exam_harness.measures.qrels import Qrels
     from exam_harness.report.writers import WriterInput
     from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
 
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from exam_harness.io import load_leaderboard
-    from exam_harness.report.evaluation import evaluate_exam, scoring_context
+    from exam_harness.report.evaluation import evaluate_exam, score_evaluation
     from exam_harness.report.evaluation_tables import print_evaluation
 
     options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
@@ -213,18 +213,15 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
     graded = obtain_grades(args, options)
     plan = graded.plan
-    ctx = scoring_context(graded.view, graded.outcome, plan, graded.inputs.responses)
-    support = None
+    credits = support = None
     if options.support:
-        from dataclasses import replace
-
-        from exam_harness.measures.context import ScoringContext
-
         credits, support = obtain_support(options, graded)
-        ctx = ScoringContext(replace(ctx.exam, support=credits))
     external = external_request(args, graded, loaded, plan.tie_order) if loaded is not None else None
-    result = evaluate_exam(ctx, graded.view, graded.outcome, graded.spec, plan, options, official=official,
-                           min_answers=min_answers, external=external, human=human,
+    in_set = options.report_dir is not None  # only the report set's writers read the qrels
+    scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
+                              support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
+    result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
+                           external=external, human=human,
                            cache=str(options.cache) if options.cache is not None else None)
     result.settings.runs = [str(p) for p in args.runs]
     result.settings.banks = [str(p) for p in args.bank]
@@ -233,8 +230,7 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False, markup=False)  # names in the output are data, not markup
     print_evaluation(result, console, brief=args.brief, label=plan.labels[0])
-    in_set = options.report_dir is not None  # only the report set's writers read the qrels and assignments
-    out = writer_input(result, ctx, graded, qrels=in_set or args.qrels_dir is not None, assignments=in_set)
+    out = writer_input(result, scored.result.qrels, graded)
     written, warnings = write_outputs(args, options, out, graded, step_summary)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
@@ -276,21 +272,17 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
     return path
 
 
-def writer_input(result: EvaluationReport, ctx: ScoringContext, graded: Graded, *, qrels: bool,
-                 assignments: bool) -> WriterInput:
-    """What the writers read for evaluate's document: the EXAM-Qrels at every tau, the TREC RAG nugget
-    assignments (at the first tau, where nuggets carry an importance) and the Workbench export; the
-    first two are made only when asked for (they take as long as scoring)."""
-    from exam_harness.report.build import exam_qrels
+def writer_input(result: EvaluationReport, qrels: Mapping[str, Qrels], graded: Graded) -> WriterInput:
+    """What the writers read for evaluate's document: the EXAM-Qrels at every tau (made by scoring when
+    asked for: they take as long as scoring), the Workbench export, made when a writer asks, and the runs'
+    cited answers (written in the TREC RAG 2025 format); the TREC RAG nugget assignments are the document's
+    trec-rag section."""
     from exam_harness.report.writers import WriterInput
-    from exam_harness.sections.trec_rag import rag_assignments
     from exam_harness.workbench_grades import view_text
 
-    plan, view = graded.plan, graded.view
-    rows = (rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
-            if assignments and ctx.exam.importance else None)
-    return WriterInput(result, plan, exam_qrels(ctx, plan, plan.min_grades) if qrels else {}, assignments=rows,
-                       workbench=lambda: view_text(view, graded.outcome, graded.spec))
+    view = graded.view
+    return WriterInput(result, graded.plan, qrels, workbench=lambda: view_text(view, graded.outcome, graded.spec),
+                       answers=graded.inputs.answers)
 
 
 def write_outputs(args: argparse.Namespace, options: ExamOptions, out: WriterInput, graded: Graded,

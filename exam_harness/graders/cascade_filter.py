@@ -9,8 +9,9 @@ too, so the share of the decider's passes the filter lost can be estimated (:fun
 The threshold is given, or chosen from the data for a target recall (:func:`descend`): the audit sample is
 drawn from every pair first and graded; then the other pairs are sent to the decider from the highest score
 down, a step at a time, until the recall estimated from the kept passes and the audit sample's passes below
-the boundary, and the recall bounded by the pass rate of the latest steps (a filter whose score means
-anything passes fewer pairs lower down), both reach the target.
+the boundary, and the recall bounded by the tighter of the pass rate of the latest steps (a filter whose
+score means anything passes fewer pairs lower down) and the upper end of the audit's interval, both reach
+the target.
 """
 
 from __future__ import annotations
@@ -127,9 +128,10 @@ def descend(scores: Sequence[float], audited: Sequence[bool], decide: Verdicts, 
     sample is decided first, then the rest from the highest score down, ``step`` pairs at a time (ties are
     never split). The descent stops when both recall estimates reach ``target``: kept passes over kept passes
     plus the passes the audit sample finds below the boundary (scaled to every pair below it), and kept passes
-    over kept passes plus the pass rate of the last ``floor_step`` pairs sent (default: ``4 * step`` or a tenth
-    of the pairs, whichever is more: a window that a few passes scattered low down still fall into) times the
-    pairs below the boundary."""
+    over kept passes plus the lesser of two upper bounds of the misses: the pass rate of the last
+    ``floor_step`` pairs sent (default: ``4 * step`` or a tenth of the pairs, whichever is more: a window that a
+    few passes scattered low down still fall into) times the pairs below the boundary, and the upper end of the
+    audit's 95% (Wilson) interval of its pass rate below the boundary times those pairs."""
     if not 0 < target <= 1:
         raise ValueError("target recall must be in (0, 1]")
     window = floor_step or max(4 * step, len(scores) // 10)
@@ -175,9 +177,14 @@ def _recall(scores: Sequence[float], audit: Sequence[int], verdicts: dict[int, b
     audit_below = [i for i in audit if scores[i] < boundary]
     # every pair below the boundary, audit ones included: the audit is a uniform sample of all of them
     below_all = len(below) + len(audit_below)
-    from_audit = (sum(verdicts.get(i, False) for i in audit_below) / len(audit_below) * below_all
-                  if audit_below else 0.0)
+    audit_passes = sum(verdicts.get(i, False) for i in audit_below)
+    from_audit = audit_passes / len(audit_below) * below_all if audit_below else 0.0
+    audit_bound = wilson(audit_passes, len(audit_below))[1] * below_all  # the audit's 95% upper bound
     latest = sent[-window:]
     from_floor = sum(verdicts[i] for i in latest) / len(latest) * len(below)
-    missed = max(from_audit, from_floor)
+    # Both the floor (the latest pass rate held flat below the boundary) and the audit's upper bound bound the
+    # misses from above; the tighter one counts, never less than the audit's own estimate. A small audit
+    # bounds little (its interval is wide), so the floor counts; a large one bounds the misses far tighter than
+    # the floor, which overstates them wherever the pass rate keeps falling below the boundary.
+    missed = max(from_audit, min(from_floor, audit_bound))
     return kept_passes / (kept_passes + missed) if kept_passes + missed > 0 else 0.0

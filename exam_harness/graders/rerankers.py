@@ -1,6 +1,7 @@
 """Rungs of the judge ladder between the bundled embedding model and an LLM (docs/graders.md, "Judge ladder"):
 rerankers that read a test point and a passage together and give the probability that the passage is relevant
-to it, cut into 0..5 at the option ``cut_points``.
+to it, cut into 0..5 at the option ``cut_points`` (or at the cut points fitted on a team's labels that the option
+``cut_points_file`` names: graders/reranker_cuts.py).
 
 - ``cross-encoder``: a sentence-transformers ``CrossEncoder`` (e.g. ``cross-encoder/ms-marco-MiniLM-L6-v2``);
   its one logit through a sigmoid;
@@ -30,6 +31,7 @@ from exam_harness.graders.base import (
     read_grader_options,
 )
 from exam_harness.graders.embedding import parse_cut_points
+from exam_harness.graders.reranker_cuts import read_fitted_cut_points
 from exam_harness.llm.hf import local_fingerprint
 from exam_harness.models import Grade, GraderSpec
 from exam_harness.options import integer, optional, text
@@ -45,6 +47,9 @@ def _options(default_model: str) -> tuple[GraderOption, ...]:
                      f"{default_model})", optional(text)),
         GraderOption("cut_points", DEFAULT_CUT_POINTS, "5 increasing probabilities (0..1) where grades 1..5 begin "
                      "(default: 0.1,0.3,0.5,0.7,0.9)", parse_cut_points),
+        GraderOption("cut_points_file", None, "cut points fitted on a team's labels (exam-harness calibrate "
+                     "--team-labels FILE --fit-cut-points OUT); they replace cut_points, and the spec names what "
+                     "they were fitted on (default: none)", optional(text)),
         GraderOption("batch_size", 16, "pairs per forward pass (default: 16)", integer(1)),
         GraderOption("device", None, "torch device (default: --exam-device, else the library's choice)",
                      optional(text)),
@@ -60,13 +65,26 @@ class _Reranker(Grader):
         location = Path(self.model_path)
         self.revision = local_fingerprint(location) if location.exists() else None
         self.cut_points: tuple[float, ...] = tuple(float(c) for c in values["cut_points"])
+        self.fitted_on: str | None = None
+        if values["cut_points_file"]:
+            fitted = read_fitted_cut_points(Path(values["cut_points_file"]))
+            if fitted.grader != self.name:
+                raise ConfigError(f"{values['cut_points_file']}: its cut points were fitted for the {fitted.grader!r} "
+                                  f"grader, not {self.name!r}")
+            if fitted.model != self.model_path:
+                raise ConfigError(f"{values['cut_points_file']}: its cut points cut the probabilities of "
+                                  f"{fitted.model!r}, not of {self.model_path!r}")
+            self.cut_points, self.fitted_on = fitted.cut_points, fitted.fitted_on
         self.batch_size: int = values["batch_size"]
         self.device: str | None = config.device or values["device"]
         self._model: Any = None
 
     def spec(self) -> GraderSpec:
+        options: dict[str, Any] = {"cut_points": list(self.cut_points)}
+        if self.fitted_on is not None:  # named in every output that shows the spec
+            options["cut_points_fitted_on"] = self.fitted_on
         return GraderSpec(name=self.name, version=VERSION, model=self.model_path, revision=self.revision,
-                          options={"cut_points": list(self.cut_points)}, default_min_grade=4)
+                          options=options, default_min_grade=4)
 
     def grade_of(self, probability: float) -> int:
         return bisect.bisect_right(self.cut_points, probability)

@@ -17,6 +17,20 @@ from exam_harness.answers import CitedAnswer
 from exam_harness.errors import InputError
 from exam_harness.models import RecordedGrade, Run
 
+# The run-side file forms the loaders recognise, as one text for error messages (``expected=``): the run loader
+# (runs.py) and the readers it dispatches to (workbench.py) both name it.
+RECOGNISED_FORMS = (
+    "collection.tsv or *.collection.tsv (passage_id<TAB>text), "
+    "collection.jsonl or *.collection.jsonl ({id, text}), "
+    "*.run or *.trec (TREC run: qid Q0 docid rank score tag), "
+    "*.responses.jsonl (generated responses: {query_id, run, response}), "
+    "*.jsonl (TREC RAG answers: {run_id, topic_id, references, answer: [{text, citations}]} or the 2025 "
+    "{metadata, references, answer}; nugget assignments: {qid, run_id, answer_text, nuggets: [{text, importance, "
+    "assignment}]}; else a Workbench paragraph file: [query_id, [paragraph, ...]]), "
+    "a file of any other name whose first line is a TREC RAG answer; "
+    "each optionally .gz"
+)
+
 
 @dataclass
 class FilePart:

@@ -29,8 +29,8 @@ from pathlib import Path
 from exam_harness.answers import CitedAnswer
 from exam_harness.errors import InputError
 from exam_harness.io.formats import RunFormat, TrecRun, WorkbenchParagraphs, builtin_run_formats, claiming
+from exam_harness.io.parts import RECOGNISED_FORMS as RECOGNISED_FORMS
 from exam_harness.io.parts import FilePart
-from exam_harness.io.recognised import RECOGNISED_FORMS as RECOGNISED_FORMS
 from exam_harness.io.textio import is_hidden
 from exam_harness.io.trec import find_run_line
 from exam_harness.models import ExamData, Passage, Run

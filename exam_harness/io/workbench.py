@@ -32,9 +32,8 @@ from exam_harness.errors import InputError
 from exam_harness.io.handbank import FACET_SEPARATOR
 from exam_harness.io.limits import quoted
 from exam_harness.io.located import finite_number
-from exam_harness.io.parts import FilePart, check_word, model_errors, passage_too_long
+from exam_harness.io.parts import RECOGNISED_FORMS, FilePart, check_word, model_errors, passage_too_long
 from exam_harness.io.qrels import relevance_out_of_range
-from exam_harness.io.recognised import RECOGNISED_FORMS
 from exam_harness.io.textio import atomic_write_text, first_json_line, iter_json_lines
 from exam_harness.models import (
     MAX_GRADE,

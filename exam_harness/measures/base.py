@@ -82,6 +82,10 @@ class Measure(abc.ABC):
     printed: ClassVar[Mapping[str, str]] = {"min_grade": "tau"}
     # from Bindings: field name -> bindings attribute
     bound_from: ClassVar[Mapping[str, str]] = {"k": "k", "min_grade": "min_grade"}
+    # whether a run of generated answers (Run.generated) gets a value: False for a measure of a ranking
+    # against passage labels (trec_eval over EXAM-Qrels), which says nothing of an answer; the pipeline
+    # leaves such a run out of the measure's result (see scores_run)
+    scores_generated: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         k = getattr(self, "k", None)
@@ -105,6 +109,11 @@ class Measure(abc.ABC):
         """The scoring inputs (:data:`INPUTS`) this measure's values depend on beyond the queries, test points
         and rankings: by default the grades, and the judged passages where it reads the ``judged`` pool."""
         return frozenset({"grades", "judged"} if self.pool_read() == "judged" else {"grades"})
+
+    def scores_run(self, generated: bool) -> bool:
+        """Whether this measure gives a run a value: every run, except a run of generated answers for a
+        measure that declares ``scores_generated = False``."""
+        return self.scores_generated or not generated
 
     @classmethod
     def supported_params(cls) -> dict[str, ParamInfo]:

@@ -59,6 +59,9 @@ class ScoringInput:
     # run -> query -> passage ids in trec_eval's order (score descending, ties by id descending), for
     # trec_eval measures; None: ``rankings`` (the rank column's order) serves them too
     trec_rankings: Mapping[str, Mapping[str, Sequence[str]]] | None = None
+    # the runs of generated answers (Run.generated): a measure that declares it says nothing of an answer
+    # (Measure.scores_generated) gives them no value
+    generated: Collection[str] = frozenset()
 
     @property
     def runs(self) -> list[str]:

@@ -244,6 +244,8 @@ class TrecMeasure(Measure):
 
     family: ClassVar[str] = "trec"
     at: ClassVar[str | None] = None
+    # a ranking's precision against passage labels derived from grades: a generated answer is no ranking
+    scores_generated: ClassVar[bool] = False
     printed: ClassVar[Mapping[str, str]] = {"min_grade": "tau"}
     bound_from: ClassVar[Mapping[str, str]] = {
         "label": "label", "min_grade": "min_grade", "m": "qrels_m", "pool": "pool", "k": "k"}

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from exam_harness.errors import ExamError, InputError
-from exam_harness.gates import RequiredScope
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
 from exam_harness.models import QueryBank, TestPoint, readable_id
@@ -120,7 +119,7 @@ class ExamCase(ExamItem):
         setup = setup_of(self.config)
         self.user_properties.append(setup.user_property("exam_run", run))
         self.user_properties.append(setup.user_property("exam_test_point", test_point.id))
-        if RequiredScope.of(setup.options).applies(test_point, run):
+        if setup.options.required_scope.applies(test_point, run):
             self.add_marker("exam_required")
         self._verdict: Verdict | None = None
 

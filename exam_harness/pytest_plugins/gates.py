@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 
 from exam_harness.errors import ExamError
-from exam_harness.gates import Change, GateCheck, Verdicts, check_measures, measure_names, title
+from exam_harness.gates import check_measures, measure_names
 from exam_harness.measures.base import Measure
 from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
 from exam_harness.registry import Registry
+from exam_harness.results.gate_checks import Change, GateCheck, Verdicts, title
 from exam_harness.results.schema import ExamReport
 from exam_harness.results.verdict import Decision
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from exam_harness.models import QueryBank
-from exam_harness.pytest_plugins.systems import system_failure
+from exam_harness.pytest_plugins.systems import SYSTEM_FAILED, system_failure
 
 
 class ExamMissed(Exception):
@@ -33,6 +33,7 @@ def system_failed(case: ExamItem) -> None:
     """A declared system that failed on the case's query: the case is an error with the system's message."""
     failure = system_failure(case.config, case.run, case.bank.query.id)
     if failure is not None:
+        case.user_properties.append((SYSTEM_FAILED, case.run))  # its error is said once per system
         pytest.fail(failure, pytrace=False)
 
 

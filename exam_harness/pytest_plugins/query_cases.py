@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from exam_harness.display import shorten
-from exam_harness.gates import RequiredScope
 from exam_harness.models import QueryBank, TestPoint, readable_id
 from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
 from exam_harness.pytest_plugins.state import setup_of
@@ -34,7 +33,7 @@ class QueryCase(ExamItem):
         self.run = run
         self.user_properties.append(("exam_run", run))
         self.user_properties.append(("exam_query", bank.key))
-        scope = RequiredScope.of(setup_of(self.config).options)
+        scope = setup_of(self.config).options.required_scope
         if any(scope.applies(tp, self.run) for tp in bank.test_points):
             self.add_marker("exam_required")
         self._verdicts: list[Verdict] | None = None

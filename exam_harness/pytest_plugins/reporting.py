@@ -20,7 +20,6 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.errors import ExamError, OutputError
-from exam_harness.gates import Verdicts
 from exam_harness.paths import shown_path
 from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
@@ -30,6 +29,7 @@ from exam_harness.pytest_plugins.systems import live_systems, system_checks
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.writers import WriterInput, WriterOutputError
+from exam_harness.results.gate_checks import Verdicts
 from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, Decision, decision
 
@@ -116,15 +116,18 @@ class ExamReporting:
         return found
 
     def writer_input(self) -> WriterInput:
-        """What the writers read: the report, the plan, the qrels, the gates' details and passage texts."""
+        """What the writers read: the report, the plan, the qrels, the gates' details, passage texts and the runs'
+        cited answers."""
         assert self.built is not None and self.grading.graded is not None
         report = self.built.report
         gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
-        data = setup_of(self.config).exam_inputs(self.config).data
+        inputs = setup_of(self.config).exam_inputs(self.config)
+        data = inputs.data
         shown = {o.best_passage for o in report.outcomes if o.best_passage is not None and o.outcome != "answered"}
         passages = {pid: data.passages[pid].text for pid in sorted(shown) if pid in data.passages}
         return WriterInput(report, self.grading.graded.plan, self.built.qrels,
-                           verdicts=gates.verdicts() if gates is not None else Verdicts(), passages=passages)
+                           verdicts=gates.verdicts() if gates is not None else Verdicts(), passages=passages,
+                           answers=inputs.answers)
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
         return teststatus(report, self.decision.verdict if self.decision is not None else None)

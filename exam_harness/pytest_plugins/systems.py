@@ -3,19 +3,21 @@
 The queries a system is asked are those of its collected cases, so ``-k`` and deselection limit the
 calls; under pytest-xdist the controller calls every query of the requested banks before the workers
 start, and the workers read the recordings. A query a system failed on makes that system's cases of
-that query errors, with the system's message. A stale recording under ``--exam-stale=fail`` (the
-default under ``CI=true``) fails the session with a case of its own, ``exam gates::exam-stale[NAME]``.
-``--exam-dry-run`` calls no system.
+that query errors, with the system's message; pytest's ERRORS section says each failed system once (its
+errors, the queries and how many cases), while every case stays an error. A stale recording under
+``--exam-stale=fail`` (the default under ``CI=true``) fails the session with a case of its own,
+``exam gates::exam-stale[NAME]``. ``--exam-dry-run`` calls no system.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,6 +27,7 @@ from exam_harness.paths import shown_path
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
 from exam_harness.results.schema import GateResult
+from exam_harness.systems.calling import CallsInterrupted
 from exam_harness.systems.declare import System, clear, declared
 from exam_harness.systems.health import LiveSystems, policy_text, resolve_stale
 from exam_harness.systems.secrets import scrub
@@ -32,6 +35,10 @@ from exam_harness.systems.session import DRY, WORKER, PassOutcome, SystemsPass, 
 
 if TYPE_CHECKING:  # annotation only: collection builds on this plugin (its cases ask it for failures)
     from exam_harness.pytest_plugins.collection import ExamCollector
+
+SYSTEM_FAILED = "exam_system_failed"  # user property of a case that errs because its system failed: the system
+SHOWN_QUERIES = 5  # query ids named per cause in a failed system's block
+SHOWN_CAUSES = 5  # distinct errors named in a failed system's block
 
 
 class ExamSystems:
@@ -41,6 +48,7 @@ class ExamSystems:
         self.outcome: PassOutcome | None = None
         self.only: set[str] | None = None  # exam-harness record --system NAME: these systems only
         self._live: tempfile.TemporaryDirectory[str] | None = None
+        self._all_errors: list[Any] | None = None  # pytest's error reports while its ERRORS section is printed
         setup = setup_of(config)
         setup.exam_inputs(config).system_names = lambda: [s.name for s in declared()]
         self.mode = resolve_mode(setup.options.system_mode)
@@ -134,6 +142,67 @@ class ExamSystems:
             return None
         return self.outcome.failures.get((run, query_id))
 
+    # (pytest takes hooks only from names starting with pytest_; specname names the hook they implement)
+    @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_terminal_summary")
+    def pytest_terminal_summary_errors(self, terminalreporter: pytest.TerminalReporter) -> Generator[None, None, None]:
+        # Outermost wrapper: pytest's ERRORS section, printed before the plain hooks run, sees one block per
+        # failed system (a system down on every query was one block per case); the plain hook below puts
+        # every report back, so the short summary, the counts and the JUnit XML still have each case.
+        errors = terminalreporter.stats.get("error")
+        if errors and not is_worker(self.config):
+            self._all_errors = errors
+            terminalreporter.stats["error"] = self._said_once(errors)
+        try:
+            return (yield)
+        finally:
+            self.pytest_terminal_summary_restore(terminalreporter)
+
+    @pytest.hookimpl(tryfirst=True, specname="pytest_terminal_summary")
+    def pytest_terminal_summary_restore(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self._all_errors is not None:
+            terminalreporter.stats["error"] = self._all_errors
+            self._all_errors = None
+
+    def _said_once(self, errors: list[Any]) -> list[Any]:
+        """The error reports with each failed system's cases replaced by one report: its first case's,
+        carrying the system's errors, the queries and how many cases err."""
+        shown: list[Any] = []
+        first: dict[str, int] = {}
+        cases: dict[str, int] = {}
+        for report in errors:
+            system = dict(getattr(report, "user_properties", ())).get(SYSTEM_FAILED)
+            if not isinstance(system, str):
+                shown.append(report)
+                continue
+            cases[system] = cases.get(system, 0) + 1
+            if system not in first:
+                first[system] = len(shown)
+                shown.append(report)
+        for system, at in first.items():
+            block = copy.copy(shown[at])
+            block.longrepr = self._failure_block(system, cases[system])
+            shown[at] = block
+        return shown
+
+    def _failure_block(self, system: str, cases: int) -> str:
+        by_cause: dict[str, list[str]] = {}
+        for (name, query_id), cause in (self.outcome.causes.items() if self.outcome is not None else ()):
+            if name == system:
+                by_cause.setdefault(cause, []).append(query_id)
+        queries = sum(len(ids) for ids in by_cause.values())
+        lines = [f"system {system!r} failed on {queries} quer{'y' if queries == 1 else 'ies'}, so its {cases} "
+                 f"case{'' if cases == 1 else 's'} of {'it' if queries == 1 else 'them'} err (said once here; "
+                 "each case is in the short test summary and the JUnit XML):"]
+        ranked = sorted(((cause, sorted(ids)) for cause, ids in by_cause.items()), key=lambda item: -len(item[1]))
+        for cause, ids in ranked[:SHOWN_CAUSES]:
+            named = ", ".join(ids[:SHOWN_QUERIES]) + (f" and {len(ids) - SHOWN_QUERIES} more"
+                                                     if len(ids) > SHOWN_QUERIES else "")
+            lines.append(f"  on {named}: {cause}")
+        if len(ranked) > SHOWN_CAUSES:
+            lines.append(f"  and {len(ranked) - SHOWN_CAUSES} other errors (the JUnit XML has each case's)")
+        inputs = setup_of(self.config).exam_inputs(self.config)
+        return inputs.redact(scrub("\n".join(lines)))
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         outcome = self.outcome
         if outcome is None or is_worker(self.config):
@@ -158,6 +227,13 @@ class ExamSystems:
             return None
         return LiveSystems(mode=self.mode, policy=self.policy, calls=self.outcome.calls,
                            systems=list(self.outcome.health.values()))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # pytest formats an interrupt's whole traceback, reading and parsing each frame's source file (0.1 to
+        # 0.3 s on a loaded machine, after the second Ctrl-C), and prints only its last line for this one
+        if isinstance(excinfo.value, CallsInterrupted):
+            excinfo.traceback = excinfo.traceback[-1:]
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         clear()  # declarations belong to this session (an in-process pytester run imports conftest again)

@@ -1,12 +1,11 @@
 """The pytest session's report, built by a pure function from the inputs, the outcome and the plan.
 
-The scores are the one scoring pipeline's :class:`~exam_harness.measures.result.ExamResult` written out
-by measure name: the plan's measures at its tau (EXAM-Cover, n-EXAM, every measure asked for, the
-trec_eval measures per qrels label variant, nugget F), per run and per query.
+The exam is scored as for ``evaluate`` (results/scoring.py, at the session's one tau) and the document's
+core is built by the same builder (report/core.py: build); this module adds the session's envelope.
 
 Per-test-point outcomes and grade counts read each (passage, bank) pair's grades once
-(:class:`TopGrades`), however many runs rank the passage, and each run's top-k as the scoring
-context cut it; an outcome is the rule of :func:`exam_harness.verdicts.verdict`, which decides it
+(:class:`TopGrades`), however many runs rank the passage, and each run's top-k as scoring returned
+them (measures/result.py: TopK); an outcome is the rule of :func:`exam_harness.verdicts.verdict`, which decides it
 whenever a pair of the top-k has no grade.
 """
 
@@ -16,40 +15,33 @@ import datetime as _dt
 import gc
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
 from typing import cast
 
-from exam_harness import __version__
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, view_from_banks
-from exam_harness.measures.base import Measure
-from exam_harness.measures.base import Score as MeasureScore
-from exam_harness.measures.context import ScoringContext
-from exam_harness.measures.pipeline import score
-from exam_harness.measures.qrels import Qrels, QrelsCut, qrels_file_name, relevance_level
-from exam_harness.measures.result import ExamResult
+from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
+from exam_harness.measures.result import ExamResult, TopK
 from exam_harness.models import QueryBank, readable_id
 from exam_harness.paths import shown_path
 from exam_harness.plan import ExamPlan
-from exam_harness.report.core import planned_measures, result_core
+from exam_harness.report.core import build
 from exam_harness.results.schema import (
     CacheSummary,
     ExamReport,
-    MeasureInfo,
     Outcomes,
     QrelsFile,
-    Score,
     Settings,
     TestPointOutcome,
 )
-from exam_harness.results.scored import Scored
-from exam_harness.results.sections import compute_sections
+from exam_harness.results.scoring import score_exam, scoring_input
 from exam_harness.results.verdict import over_fallback_limit
 from exam_harness.systems.health import LiveSystems
 from exam_harness.verdicts import PASSAGE_CHARS, verdict
+from exam_harness.version import __version__
 
 
 @dataclass(frozen=True)
@@ -111,12 +103,11 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     grading = outcome.grading
     view = view_from_banks(inputs.data, outcome.banks, exclude=grading.unsupported)
     tau = plan.min_grade
-    ctx = ScoringContext(view.scoring_input(grading.grades, responses=inputs.responses, sort_queries=True,
-                                            failed=grading.failures.keys(), tie_order=plan.tie_order))
-    measures = planned_measures(plan, ctx, [tau], plan.grader)
-    result = score(ctx, measures)
+    exam = scoring_input(view, grading, plan, responses=inputs.responses, sort_queries=True)
+    scored = score_exam(exam, view, grading, plan, [tau], qrels=True, tops=True, redact_all=inputs.redact_all)
+    result = scored.result
 
-    tops = TopGrades(inputs, outcome, plan.k, ctx)
+    tops = TopGrades(inputs, outcome.banks, grading, plan.k, result.tops)
     fallbacks = fallback_counts(inputs, outcome, plan.k, result.runs)
     # --exam-max-fallbacks: a run past its share of fallback grades has its scores over the queries holding
     # them marked incomplete (results/verdict.py decides the check from the document)
@@ -131,13 +122,10 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         return {"outcomes": outcome.tallies.get(run, Outcomes()), "grade_counts": grade_counts(tops, run),
                 "fallbacks": sum(fallbacks.get(run, {}).values())}
 
-    systems, per_query = result_core(result, measures, inputs.data.runs, covered=result[measures[0]],
-                                     unanswered=unanswered, session=session)
-    qrels = exam_qrels(ctx, plan, [tau])
     outcomes = test_point_outcomes(inputs, outcome, plan, tops)
-    scored = Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=[tau], result=result,
-                    redact_all=inputs.redact_all, outcomes=outcomes, systems=outcome.systems,
-                    reference=outcome.reference, judge_model=outcome.judge_model, run_folders=run_paths)
+    scored = replace(scored, outcomes=outcomes, systems=outcome.systems, reference=outcome.reference,
+                     judge_model=outcome.judge_model, run_folders=run_paths)
+    core = build(scored, per_query=True, unanswered=unanswered, session=session)
     report = ExamReport(
         tool_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -154,47 +142,48 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
         ),
         queries=len({b.query.id for b in outcome.banks}),
         test_points=sum(len(b.test_points) for b in outcome.banks),
-        measures=measure_infos(measures),
-        systems=systems,
-        per_query=per_query,
+        measures=core.measures,
+        systems=core.systems,
+        per_query=core.per_query,
         qrels=[QrelsFile(label=label, file=qrels_file_name(label, tau, plan.qrels_m),
                          relevance_level=relevance_level(label, tau)) for label in plan.labels],
         partial=outcome.partial,
         outcomes=outcomes,
-        sections=compute_sections(scored),
+        sections=core.sections,
     )
-    return BuiltReport(report, qrels, result, fallbacks)
+    return BuiltReport(report, result.qrels, result, fallbacks)
 
 
 class TopGrades:
     """Each run's top-k per bank and the grades of each (passage, bank) pair, read once per passage
     however many runs rank it: the per-test-point outcomes and the grade counts read them from here.
 
-    ``ctx`` (the report's scoring context) lends the top-k it already cut for the queries it scores, and
-    the grades it already read for a bank whose test points are the ones it scores; any other query's
+    ``scored`` (what scoring returned, measures/result.py: TopK) lends the top-k it cut for the queries it
+    scored, and the grades it read for a bank whose test points are the ones it scored; any other query's
     top-k is cut here, by the rank column as :meth:`Run.top_k` does. A *row* is one passage's grades on
     one bank's test points (None: no grade). Everything is gathered bank by bank, for every run at once,
     so that a bank's passages and rows stay at hand.
     """
 
-    def __init__(self, inputs: ExamInputs, outcome: SessionOutcome, k: int, ctx: ScoringContext | None = None) -> None:
-        self.inputs, self.outcome, self.k = inputs, outcome, k
-        self.ctx = ctx
-        self._scored = ctx.top_k(k) if ctx is not None else {}
-        # queries whose top-k the context cut for every run: its top-k pool lists their distinct passages
-        self._pooled = ctx.pool("top-k", k) if ctx is not None and ctx.runs == sorted(inputs.data.runs) else {}
-        grading = outcome.grading
-        self._grades, self._failures = grading.grades, grading.failures
-        self._points = [[tp.id for tp in bank.test_points] for bank in outcome.banks]
-        self._supported = [[i for i, tid in enumerate(ids) if tid not in grading.unsupported] for ids in self._points]
+    def __init__(self, inputs: ExamInputs, banks: Sequence[QueryBank], grading: GradingOutcome, k: int,
+                 scored: TopK | None = None) -> None:
+        self.inputs, self.banks, self.k = inputs, banks, k
+        # the scoring's top-k and rows serve where they are read from these grades at this k
+        self.scored = scored if scored is not None and scored.k == k and scored.grades is grading.grades else None
+        self._scored = self.scored.top if self.scored is not None else {}
         self.runs = sorted(inputs.data.runs)
+        # queries whose top-k scoring cut for every run: its top-k pool lists their distinct passages
+        self._pooled = self.scored.pooled if self.scored is not None and list(self.scored.runs) == self.runs else {}
+        self._grades, self._failures = grading.grades, grading.failures
+        self._points = [[tp.id for tp in bank.test_points] for bank in banks]
+        self._supported = [[i for i, tid in enumerate(ids) if tid not in grading.unsupported] for ids in self._points]
         self.rows: list[tuple[int | None, ...]] = []  # row -> the passage's grades on its bank's test points
         self._counted: list[tuple[int, ...]] = []  # row -> its grades on the test points the grader can grade
         self._failed: list[int] = []  # row -> how many of those pairs could not be graded
         self._spans: list[tuple[int, int, bool]] = []  # per bank: its rows' first and end row, whether any has None
         self._tops: dict[tuple[int, str], tuple[Sequence[str], list[int]]] = {}
         self._run_rows: dict[str, list[int]] = {run: [] for run in self.runs}  # run -> its rows on every bank
-        for index in range(len(outcome.banks)):
+        for index in range(len(banks)):
             self._gather(index)
         self._counts: dict[str, dict[str, int]] | None = None  # run -> its grade counts
 
@@ -209,15 +198,15 @@ class TopGrades:
 
     def _gather(self, index: int) -> None:
         """Every run's top-k on the ``index``-th bank and a row for each distinct passage among them."""
-        qid, ids, supported = self.outcome.banks[index].query.id, self._points[index], self._supported[index]
+        qid, ids, supported = self.banks[index].query.id, self._points[index], self._supported[index]
         tops = [(run, self.top(run, qid)) for run in self.runs]
         pooled = self._pooled.get(qid)
         if pooled is None:
             pooled = list(dict.fromkeys(chain.from_iterable(top for _, top in tops)))
-        ctx = self.ctx
-        if ctx is not None and ctx.exam.grades is self._grades and list(ctx.bank(qid)) == ids:
-            recorded = ctx.recorded_rows(qid, pooled)  # the context read these pairs' grades already
-            rows = list(map(recorded.__getitem__, pooled))
+        scored = self.scored
+        recorded = scored.rows.get(qid) if scored is not None and list(scored.banks.get(qid, ())) == ids else None
+        if recorded is not None and (qid in self._pooled or all(p in recorded for p in pooled)):
+            rows = list(map(recorded.__getitem__, pooled))  # scoring read these pairs' grades already
         else:
             rows = [tuple(map(self._grades.get, zip(repeat(pid), ids))) for pid in pooled]
         first = len(self.rows)
@@ -314,7 +303,7 @@ def test_point_outcomes(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamP
     from exam_harness.graders.answer_key import naming_the_gold  # rapidfuzz: only when a report is built
 
     grading = outcome.grading
-    tops = tops if tops is not None else TopGrades(inputs, outcome, plan.k)
+    tops = tops if tops is not None else TopGrades(inputs, outcome.banks, grading, plan.k)
     tau, k, unsupported, answers, grades = plan.min_grade, plan.k, grading.unsupported, grading.answers, grading.grades
     shortened: dict[str, dict[str, str | None]] = {}  # test point -> best passage -> its reason, shortened
     texts, passage_texts = inputs.data.passages, dict[str, str | None]()  # passage -> its text, shortened
@@ -399,31 +388,3 @@ def fallback_counts(inputs: ExamInputs, outcome: SessionOutcome, k: int,
             if n:
                 counts.setdefault(run, {})[qid] = n
     return counts
-
-
-def exam_qrels(ctx: ScoringContext, plan: ExamPlan, min_grades: Sequence[int]) -> dict[str, Qrels]:
-    """File name -> EXAM-Qrels for each label variant and tau (max-grade labels are the same at every tau)."""
-    return {
-        qrels_file_name(label, tau, plan.qrels_m): ctx.qrels(QrelsCut(label, tau, plan.qrels_m, plan.pool, plan.k))
-        for tau in min_grades for label in plan.labels
-    }
-
-
-def measure_infos(measures: Sequence[Measure]) -> list[MeasureInfo]:
-    """How the report names each measure. Titles that would read the same within a table (n-EXAM@20 at
-    two taus) get the parameters that tell them apart: ``n-EXAM@20 (tau=3)``."""
-    infos = [MeasureInfo.of(m) for m in measures]
-    groups: dict[tuple[str | None, str], list[int]] = {}
-    for i, info in enumerate(infos):
-        groups.setdefault((info.label, info.title), []).append(i)
-    for same in (ids for ids in groups.values() if len(ids) > 1):
-        for i in same:
-            differ = [f.name for f in fields(measures[i])
-                      if len({repr(getattr(measures[j], f.name, None)) for j in same}) > 1]
-            shown = ",".join(f"{measures[i].printed.get(n, n)}={getattr(measures[i], n)}" for n in differ)
-            infos[i] = infos[i].model_copy(update={"title": f"{infos[i].title} ({shown})"})
-    return infos
-
-
-def _score(value: MeasureScore) -> Score:
-    return Score(mean=value.mean, stderr=value.stderr)

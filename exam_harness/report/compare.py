@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
-from exam_harness.gates import Change, find, title
+from exam_harness.results.gate_checks import Change, find, title
 from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:

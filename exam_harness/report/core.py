@@ -1,48 +1,79 @@
-"""The result core both documents hold, built once for both front ends: each run's mean and standard error of
-every measure (``systems[]``) and, where asked, every measure's value per run and query (``per_query[]``).
+"""The result document's core, built once for both front ends: ``measures[]``, each run's mean and standard
+error of every measure (``systems[]``), where asked every measure's value per run and query
+(``per_query[]``), and the registered sections (``sections``).
 
-The pytest session (report/build.py) and ``exam-harness evaluate`` (report/evaluation.py) call this one
-function with the same scored result, so the same inputs give the same core; the session adds what only it
-tallies (each run's case outcomes, grade counts, fallbacks) through ``session``.
+The pytest session (report/build.py) and ``exam-harness evaluate`` (report/evaluation.py) score the exam
+with results/scoring.py and call :func:`build` with what it returned, so the same inputs give the same
+core; each adds only its envelope's fields (the session: outcomes, grade counts, fallbacks, the
+verdict; evaluate: settings, collection, leaderboards). :func:`build` reads the scoring's result only,
+never the scoring context.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
+from pydantic import BaseModel
+
 from exam_harness.measures.base import Measure
-from exam_harness.measures.context import ScoringContext
-from exam_harness.measures.result import ExamResult, MeasureResult
-from exam_harness.measures.trec_rag import scores_the_track
-from exam_harness.models import GraderSpec, Run
-from exam_harness.plan import ExamPlan
-from exam_harness.results.schema import QueryScore, Score, SystemScore
+from exam_harness.measures.exam import ExamCover
+from exam_harness.measures.result import ExamResult
+from exam_harness.models import Run
+from exam_harness.registry import Registry
+from exam_harness.results.schema import MeasureInfo, QueryScore, Score, SystemScore
+from exam_harness.results.scored import Scored
+from exam_harness.results.sections import Section, compute_sections
+from exam_harness.systems.recording import system_failures
 
 
-def planned_measures(plan: ExamPlan, ctx: ScoringContext, taus: Sequence[int], grader: GraderSpec) -> list[Measure]:
-    """The plan's measures at each tau scored (the session's one, each of ``--min-grade``), each once (a
-    measure without a tau, the answers' length, is planned once): nugget F where the exam has nuggets, the
-    TREC RAG track's scores where nuggets carry an importance and ``grader`` gave assignment grades
-    (measures/trec_rag.py: scores_the_track), citation measures where citations were graded."""
-    nuggets, support = any(ctx.exam.nuggets.values()), bool(ctx.exam.support)
-    track = bool(ctx.exam.importance) and scores_the_track(grader)
-    return list(dict.fromkeys(m for tau in taus
-                              for m in plan.measures(tau, nuggets=nuggets, track=track, support=support)))
+@dataclass(frozen=True)
+class DocumentCore:
+    """What both front ends' documents hold alike (results/schema.py names each field)."""
+
+    measures: list[MeasureInfo]
+    systems: list[SystemScore]
+    per_query: list[QueryScore]
+    sections: dict[str, BaseModel]
+
+
+def build(scored: Scored, *, per_query: bool, unanswered: Mapping[str, Collection[str]] | None = None,
+          session: Callable[[str], Mapping[str, Any]] | None = None,
+          sections: Registry[Section] | None = None) -> DocumentCore:
+    """The document's core from ``scored`` (results/scoring.py: score_exam).
+
+    A query is incomplete for a run where some measure's value rests on a pair that could not be graded,
+    where the run's live system failed on it (its manifest beside the run says so, systems/recording.py:
+    system_failures), or where the front end says it is (``unanswered``: run -> queries, the session's
+    failed system calls and runs past ``--exam-max-fallbacks``). ``session(run)`` gives the session-only
+    fields of the run's ``SystemScore``; ``sections``: the registry computed (the active one by default).
+    """
+    failed: dict[str, set[str]] = {run: set(queries) for run, queries in (unanswered or {}).items()}
+    for run, queries in system_failures(scored.runs, scored.run_folders).items():
+        failed.setdefault(run, set()).update(queries)
+    covered = ExamCover(k=scored.plan.k, min_grade=scored.taus[0]) if per_query else None
+    systems, rows = result_core(scored.result, scored.measures, scored.runs, covered=covered, unanswered=failed,
+                                session=session)
+    return DocumentCore(measures=measure_infos(scored.measures, scored.taus), systems=systems, per_query=rows,
+                        sections=compute_sections(scored, sections))
 
 
 def result_core(result: ExamResult, measures: Sequence[Measure], runs: Mapping[str, Run], *,
-                covered: MeasureResult | None, unanswered: Mapping[str, Collection[str]] | None = None,
+                covered: Measure | None, unanswered: Mapping[str, Collection[str]] | None = None,
                 session: Callable[[str], Mapping[str, Any]] | None = None,
                 ) -> tuple[list[SystemScore], list[QueryScore]]:
-    """``systems[]`` and ``per_query[]`` (empty when ``covered`` is None) of ``measures`` scored in ``result``.
+    """``systems[]`` and ``per_query[]`` (empty when ``covered`` is None) of ``measures`` scored in ``result``,
+    queries in id order.
 
     A query is incomplete for a run where some measure's value rests on a pair that could not be graded,
-    or where the run's declared system failed on it (``unanswered``: run -> queries); a row's ``covered``
-    counts the test points ``covered`` (EXAM-Cover's result at the first tau) covers; ``session(run)``
-    gives the session-only fields of the run's ``SystemScore``.
+    or where ``unanswered`` (run -> queries) names it; a row's ``covered`` counts the test points the
+    measure ``covered`` (EXAM-Cover at the first tau) covers; ``session(run)`` gives the session-only
+    fields of the run's ``SystemScore``.
     """
     named = [(str(m), result[m]) for m in measures]  # each result looked up once (a lookup prints the measure)
+    # rows in query id order whatever order scoring took (evaluate's exam order decides bootstrap draws)
+    queries = sorted(result.queries)
     unanswered = unanswered or {}
     incomplete = {run: set().union(*(set(r.incomplete.get(run, ())) for _, r in named), unanswered.get(run, ()))
                   for run in result.runs}
@@ -54,14 +85,14 @@ def result_core(result: ExamResult, measures: Sequence[Measure], runs: Mapping[s
         systems.append(SystemScore(
             run=run, generated=runs[run].generated, queries=len(result.queries),
             scores={name: Score(mean=value.mean, stderr=value.stderr) for name, value in held},
-            incomplete_queries=[q for q in result.queries if q in run_incomplete],
+            incomplete_queries=[q for q in queries if q in run_incomplete],
             **(session(run) if session is not None else {}),
         ))
         if covered is None:
             continue
-        run_cover = covered.per_query[run]
+        run_cover = result[covered].per_query[run]
         run_values = [(name, r.per_query.get(run, {})) for name, r in named]
-        for q in result.queries:
+        for q in queries:
             bank = len(result.test_points[q])
             rows.append(QueryScore(
                 run=run, query_id=q, covered=round(run_cover[q] * bank), test_points=bank,
@@ -69,3 +100,23 @@ def result_core(result: ExamResult, measures: Sequence[Measure], runs: Mapping[s
                 incomplete=q in run_incomplete,
             ))
     return systems, rows
+
+
+def measure_infos(measures: Sequence[Measure], taus: Sequence[int] = ()) -> list[MeasureInfo]:
+    """How the document names each measure. Titles that would read the same within a table (n-EXAM@20 at
+    two taus) get the parameters that tell them apart: ``n-EXAM@20 (tau=3)``. Where several taus are
+    scored (``evaluate``), the views show each of them beside the titles, so measures at those taus keep
+    their plain titles."""
+    infos = [MeasureInfo.of(m) for m in measures]
+    shown = set(taus) if len(taus) > 1 else set()
+    groups: dict[tuple[str | None, str, int | None], list[int]] = {}
+    for i, info in enumerate(infos):
+        groups.setdefault((info.label, info.title, info.min_grade if info.min_grade in shown else None),
+                          []).append(i)
+    for same in (ids for ids in groups.values() if len(ids) > 1):
+        for i in same:
+            differ = [f.name for f in fields(measures[i])
+                      if len({repr(getattr(measures[j], f.name, None)) for j in same}) > 1]
+            shown_params = ",".join(f"{measures[i].printed.get(n, n)}={getattr(measures[i], n)}" for n in differ)
+            infos[i] = infos[i].model_copy(update={"title": f"{infos[i].title} ({shown_params})"})
+    return infos

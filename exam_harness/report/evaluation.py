@@ -35,17 +35,15 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness import __version__
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
 from exam_harness.measures.base import Measure
-from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
-from exam_harness.measures.exam import ExamCover
-from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import relevance_level
 from exam_harness.measures.result import MeasureResult
 from exam_harness.measures.significance import bootstrap_cis
@@ -54,7 +52,7 @@ from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
 from exam_harness.options import ExamOptions
 from exam_harness.plan import ExamPlan
-from exam_harness.report.core import planned_measures, result_core
+from exam_harness.report.core import build
 from exam_harness.results.evaluation import (
     CollectionSummary,
     EvaluationGrading,
@@ -68,9 +66,9 @@ from exam_harness.results.evaluation import (
     QrelsMap,
     Rankings,
 )
-from exam_harness.results.schema import MeasureInfo
 from exam_harness.results.scored import BaselineTest, Scored
-from exam_harness.results.sections import compute_sections
+from exam_harness.results.scoring import SupportCredits, score_exam, scoring_input
+from exam_harness.version import __version__
 
 if TYPE_CHECKING:
     from exam_harness.results.agreement import HumanLabels
@@ -101,20 +99,22 @@ def check_baseline(baseline: str | None, runs: Mapping[str, object]) -> None:
                          expected="one of " + ", ".join(sorted(runs)))
 
 
-def scoring_context(
-    view: ExamView, outcome: GradingOutcome, plan: ExamPlan, responses: Mapping[str, Mapping[str, str]] | None = None
-) -> ScoringContext:
-    """The measures' context over the view's queries in exam order (the order decides bootstrap draws)."""
-    return ScoringContext(view.scoring_input(outcome.grades, responses=responses, all_nuggets=plan.nugget_f,
-                                             tie_order=plan.tie_order))
+def score_evaluation(view: ExamView, outcome: GradingOutcome, plan: ExamPlan, spec: GraderSpec, *,
+                     responses: Mapping[str, Mapping[str, str]] | None = None,
+                     support: SupportCredits | None = None, qrels: bool = False,
+                     run_folders: Sequence[Path] = ()) -> Scored:
+    """The exam scored as ``evaluate`` scores it (results/scoring.py): every tau of the plan, the queries in
+    exam order (the order decides bootstrap draws), the plan's pool for the collection summary; with
+    ``qrels`` the EXAM-Qrels at every tau. ``run_folders``: where the runs were read (a live system's
+    manifest beside a run gives its failed queries and its latency and cost)."""
+    exam = scoring_input(view, outcome, plan, responses=responses, support=support)
+    scored = score_exam(exam, view, outcome, plan, plan.min_grades, grader=spec, qrels=qrels, pool=True)
+    return replace(scored, run_folders=run_folders)
 
 
 def evaluate_exam(
-    ctx: ScoringContext,
-    view: ExamView,
-    outcome: GradingOutcome,
+    scored: Scored,
     spec: GraderSpec,
-    plan: ExamPlan,
     options: ExamOptions,
     *,
     official: Mapping[str, float] | None = None,
@@ -123,23 +123,25 @@ def evaluate_exam(
     human: HumanLabels | None = None,
     cache: str | None = None,
 ) -> EvaluationReport:
-    """Every measure of the plan at each of its tau values; the sections (results/sections.py) computed from
-    the inputs given: the correlations with ``official``, the agreement tables with the "min answers = m"
-    views for each m of ``min_answers`` (and the direct-grade views when the files hold recorded direct
-    grades), the runs scored over ``external`` qrels, the nugget assignments against ``human`` ones."""
+    """Every measure of the plan at each of its tau values (:func:`score_evaluation`); the sections
+    (results/sections.py) computed from the inputs given: the correlations with ``official``, the agreement
+    tables with the "min answers = m" views for each m of ``min_answers`` (and the direct-grade views when
+    the files hold recorded direct grades), the runs scored over ``external`` qrels, the nugget assignments
+    against ``human`` ones."""
+    view, outcome, plan, result, measures = scored.view, scored.grading, scored.plan, scored.result, scored.measures
     data = view.data
     check_baseline(options.baseline, data.runs)
-    measures = planned_measures(plan, ctx, plan.min_grades, spec)
-    result = score(ctx, measures)
-    stats = [_stats(result[m], m, ctx, options) for m in measures]
-    pool = ctx.pool(plan.pool, plan.k)
-    queries = list(ctx.queries)
-    # covered: the test points covered at the plan's first tau (EXAM-Cover's, as the pytest report counts them)
-    covered = None
-    if options.per_query:
-        cover = ExamCover(k=plan.k, min_grade=plan.min_grades[0])
-        covered = result[cover] if cover in result else score(ctx, [cover])[cover]
-    systems, per_query = result_core(result, measures, data.runs, covered=covered)
+    queries = list(result.queries)
+    stats = [_stats(result[m], m, queries, options) for m in measures]
+    pool = result.pool
+    if pool is None:
+        raise ValueError("evaluate's document needs the pool scored with it (score_evaluation)")
+    scored = replace(
+        scored, official=official or None, agreement=tuple(min_answers), external=external,
+        per_query=options.per_query, human_assignments=human,
+        baseline=BaselineTest(options.baseline, options.significance, options.alpha, options.resamples,
+                              options.seed) if options.baseline is not None else None)
+    core = build(scored, per_query=options.per_query)
     return EvaluationReport(
         tool_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -151,20 +153,15 @@ def evaluate_exam(
             test_points=sum(len(view.test_points[q]) for q in queries),
             judged=sum(len(j) for q, j in data.judgments.items() if q in view.test_points),
         ),
-        measures=[MeasureInfo.of(m) for m in measures],
-        systems=systems,
-        per_query=per_query,
+        measures=core.measures,
+        systems=core.systems,
+        per_query=core.per_query,
         leaderboards=stats,
-        sections=compute_sections(Scored(
-            ctx=ctx, view=view, grading=outcome, plan=plan, taus=list(plan.min_grades), result=result,
-            official=official or None, agreement=tuple(min_answers), external=external, per_query=options.per_query,
-            human_assignments=human,
-            baseline=BaselineTest(options.baseline, options.significance, options.alpha, options.resamples,
-                                  options.seed) if options.baseline is not None else None)),
+        sections=core.sections,
     )
 
 
-def _stats(result: MeasureResult, measure: Measure, ctx: ScoringContext, options: ExamOptions) -> MeasureStats:
+def _stats(result: MeasureResult, measure: Measure, queries: Sequence[str], options: ExamOptions) -> MeasureStats:
     per_query = {run: dict(values) for run, values in result.per_query.items()}
     label = measure.label if isinstance(measure, TrecMeasure) else None
     tau = int(getattr(measure, "min_grade", 0))  # every measure of an exam plan is bound to a tau
@@ -173,7 +170,7 @@ def _stats(result: MeasureResult, measure: Measure, ctx: ScoringContext, options
         measure=str(measure),
         key=measure.key,
         queries=max((len(v) for v in per_query.values()), default=0),
-        dropped=[q for q in ctx.queries if q not in scored],
+        dropped=[q for q in queries if q not in scored],
         relevance_level=relevance_level(label, tau) if label is not None else None,
     )
     if options.bootstrap:

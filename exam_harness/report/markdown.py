@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 
 from exam_harness.display import counted, shorten, visible
-from exam_harness.gates import GateCheck, Verdicts, title
 from exam_harness.report.terminal import ranked
+from exam_harness.results.gate_checks import GateCheck, Verdicts, title
 from exam_harness.results.schema import ExamReport, SystemScore, TestPointOutcome
 from exam_harness.results.sections import Placement, shown_at
 from exam_harness.verdicts import REASON_CHARS

@@ -30,10 +30,11 @@ from exam_harness.errors import ExamError
 from exam_harness.registry import Registry
 
 if TYPE_CHECKING:
-    from exam_harness.gates import Verdicts
+    from exam_harness.answers import CitedAnswer
     from exam_harness.measures.qrels import Qrels
     from exam_harness.plan import ExamPlan
     from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.gate_checks import Verdicts
     from exam_harness.results.schema import ExamReport
     from exam_harness.results.trec_rag import RagAssignments
 
@@ -71,18 +72,17 @@ class WriterInput:
     qrels: Mapping[str, Qrels] = field(default_factory=dict)  # file name -> the EXAM-Qrels it holds
     verdicts: Verdicts | None = None  # the gates' details (threshold checks, changes), for the summaries
     passages: Mapping[str, str] = field(default_factory=dict)  # passage id -> text shown beside a miss
-    # TREC RAG nugget assignments where the document holds none of its own (evaluate's)
-    assignments: Sequence[RagAssignments] | None = None
     workbench: Callable[[], str] | None = None  # the Workbench paragraph file, made when a writer asks
+    # run -> query -> the cited answers the runs' TREC RAG answer files held (inputs.ExamInputs.answers)
+    answers: Mapping[str, Mapping[str, CitedAnswer]] = field(default_factory=dict)
 
     def rag_assignments(self) -> Sequence[RagAssignments]:
-        """The document's TREC RAG assignments at its (first) tau, from its trec-rag section, else those the
-        front end handed over."""
+        """The document's TREC RAG assignments at its (first) tau, from its trec-rag section (none without one)."""
         content = self.document.sections.get("trec-rag")
-        if content is not None:
-            doc = self.document
-            return list(content.at(doc.settings.min_grade if doc.kind == "exam-report" else doc.settings.min_grades[0]))
-        return self.assignments or ()
+        if content is None:
+            return ()
+        doc = self.document
+        return list(content.at(doc.settings.min_grade if doc.kind == "exam-report" else doc.settings.min_grades[0]))
 
 
 class Writer(Protocol):
@@ -178,6 +178,30 @@ class WorkbenchWriter:
         return {WORKBENCH_NAME: out.workbench()} if out.workbench is not None else {}
 
 
+class RagAnswersWriter:
+    """Each examined run of cited answers (a TREC RAG answer file, a live system's cited answers) as a TREC RAG
+    2025 answer file, ``trec-rag-<run>.answers.jsonl``, citations as segment ids (ragnarok's
+    ``rag25_validation.py --format 2``); nothing for a run whose answers cite nothing, nor for ranked runs."""
+
+    def files(self, out: WriterInput) -> dict[str, FileContent]:
+        from dataclasses import replace
+
+        from exam_harness.io.trec_rag import rag_answer_text
+
+        examined = {s.run for s in out.document.systems}
+        # the validator warns without metadata.prompt: an answer file's own is kept; the generator's prompt is
+        # unknown otherwise (a 2024 file has none), so it is written empty rather than made up
+        return {rag_answers_name(run): rag_answer_text([replace(a, metadata={"prompt": "", **a.metadata})
+                                                        for a in by_query.values()], "2025", segment_ids=True)
+                for run, by_query in sorted(out.answers.items())
+                if run in examined and any(s.citations for a in by_query.values() for s in a.sentences)}
+
+
+def rag_answers_name(run: str) -> str:
+    """The file a run's cited answers are written to in the 2025 format (:class:`RagAnswersWriter`)."""
+    return f"trec-rag-{run}.answers.jsonl"
+
+
 def _label(out: WriterInput) -> str:
     return out.plan.labels[0] if out.plan is not None and out.plan.labels else "max-grade"
 
@@ -189,6 +213,9 @@ def builtin_writers() -> Registry[Writer]:
     registry.register("trec-rag", "exam_harness.report.trec_rag:WRITER",
                       "trec-rag-metrics.jsonl, trec-rag-assignments.jsonl, per run trec-rag-<run>.metrics.jsonl and "
                       "trec-rag-<run>.assignments.jsonl, trec-rag-per-topic.csv/.txt: where the track's scores are")
+    registry.register("trec-rag-answers", RagAnswersWriter(),
+                      "per run of cited answers, trec-rag-<run>.answers.jsonl: its answers in the TREC RAG 2025 "
+                      "format, citations as segment ids")
     registry.register("markdown", MarkdownWriter(), f"{MARKDOWN_NAME}, a summary for a PR comment or the CI's page")
     registry.register("html", HtmlWriter(), f"{HTML_NAME}, a self-contained HTML report")
     registry.register("plots", PlotsWriter(), "evaluate's leaderboards and per-query correlations (PNG, SVG)")

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from exam_harness.grading import GradingOutcome
     from exam_harness.inputs import ExamView
+    from exam_harness.measures.base import Measure
     from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.result import ExamResult
     from exam_harness.models import QueryBank, Run
@@ -46,6 +47,7 @@ class Scored:
     plan: ExamPlan
     taus: Sequence[int]
     result: ExamResult
+    measures: Sequence[Measure] = ()  # the measures the document holds, in its order (results/scoring.py)
     redact_all: bool = False  # --exam-redact-all: every text left out, as for a secret bank
     # what only a pytest session knows (evaluate leaves them out, and the sections reading them with them)
     outcomes: Sequence[TestPointOutcome] = ()  # every run's verdict per test point

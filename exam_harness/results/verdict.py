@@ -21,13 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
-from exam_harness.gates import (
-    COMPARED,
-    Allowance,
+from exam_harness.gates import COMPARED, Allowance, RequiredScope, Threshold
+from exam_harness.results.gate_checks import (
     Change,
     GateCheck,
-    RequiredScope,
-    Threshold,
     budget_results,
     compare,
     find,
@@ -70,7 +67,7 @@ class Checks:
         return cls(thresholds=options.fail_under, allowances=options.compare_fail, reference=reference,
                    baseline=options.baseline, alpha=options.alpha, significance=options.significance,
                    resamples=options.resamples, max_fallbacks=options.max_fallbacks, registry=registry,
-                   scope=RequiredScope.of(options))
+                   scope=options.required_scope)
 
 
 @dataclass(frozen=True)

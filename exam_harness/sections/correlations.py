@@ -27,7 +27,8 @@ def correlations(scored: Scored) -> Correlations | None:
     from exam_harness.results.schema import MeasureInfo
 
     measures = []
-    for result in scored.result:
+    for measure in scored.measures:  # the document's measures, in its order
+        result = scored.result[measure]
         info = MeasureInfo.of(result.measure)
         measures.append(MeasureCorrelation(
             measure=info.name, key=result.measure.key, title=info.title, label=info.label,

@@ -29,8 +29,8 @@ def external_qrels(scored: Scored) -> ExternalQrelsResult | None:
         return None
     from exam_harness.report.evaluation import external_qrels_evaluation
 
-    exam_sources = {(r.measure.key, int(getattr(r.measure, "min_grade", 0))): r.per_query for r in scored.result
-                    if r.measure.family == "exam-cover"}
+    exam_sources = {(m.key, int(getattr(m, "min_grade", 0))): scored.result[m].per_query for m in scored.measures
+                    if m.family == "exam-cover"}
     result = external_qrels_evaluation(scored.external, official=scored.official, exam_sources=exam_sources,
                                        keep_per_query=scored.per_query)
     result.official = dict(scored.official) if scored.official else None

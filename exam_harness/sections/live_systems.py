@@ -1,6 +1,6 @@
 """The live-systems section: each declared system's health in the session (stale recordings with the
 covered files that changed, the ``--exam-stale`` policy and where it came from, queries its recording
-lacks, failures, answers replayed versus called; systems/health.py). A session without declared
+lacks, failures, empty answers, answers replayed versus called; systems/health.py). A session without declared
 systems, and ``exam-harness evaluate``, have no such section."""
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def health_lines(health: SystemHealth) -> list[str]:
         lines.append(f"system {name}: no answer for queries {_listed(health.missing_queries)}")
     if health.failed_queries:
         lines.append(f"system {name}: failed on queries {_listed(health.failed_queries)}")
+    if health.empty_answers:
+        lines.append(health.empty_message())
     if health.kept_after_failure:
         lines.append(f"system {name}: failed now on queries {_listed(health.kept_after_failure)}, their recorded "
                      "answers kept")

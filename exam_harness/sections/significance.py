@@ -60,7 +60,12 @@ def significance(scored: Scored) -> Significance | None:
     from exam_harness.results.schema import MeasureInfo
 
     measures = []
-    for result in scored.result:
+    generated = {run for run, given in scored.runs.items() if given.generated}
+    for measure in scored.measures:  # the document's measures, in its order
+        # a baseline of generated answers has no value of a measure that scores none (a trec measure)
+        if not measure.scores_run(test.baseline in generated):
+            continue
+        result = scored.result[measure]
         per_query = {run: dict(values) for run, values in result.per_query.items()}
         queries = sorted({q for values in per_query.values() for q in values})
         found = {c.run: c for c in compare_to_baseline(per_query, test.baseline, queries=queries, alpha=test.alpha,

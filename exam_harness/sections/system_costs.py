@@ -7,7 +7,6 @@ figures by the names of ``gates.SYSTEM_FIGURES`` (``latency-p95``, ``cost``, ...
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from exam_harness.errors import InputError
-from exam_harness.io.textio import check_json_document, read_bytes
-from exam_harness.systems.recording import manifest_path
+from exam_harness.systems.recording import manifest_document, run_manifest
 
 if TYPE_CHECKING:
     from exam_harness.results.scored import Scored
@@ -98,22 +96,14 @@ def figures(run: str, manifest: Mapping[str, Any], path: Path) -> SystemFigures:
 def system_costs(runs: Iterable[str], folders: Iterable[Path]) -> SystemCosts | None:
     """The figures of every run with a manifest in ``folders`` (a run file's folder for a file); None
     where no run has one."""
-    dirs = list(dict.fromkeys(p if p.is_dir() else p.parent for p in folders))
+    folders = list(folders)
     found = SystemCosts()
     for run in runs:
-        path = next((manifest_path(d, run) for d in dirs if manifest_path(d, run).is_file()), None)
+        path = run_manifest(run, folders)
         if path is None:
             continue
         try:
-            data = read_bytes(path)
-            check_json_document(data, path)
-            try:
-                manifest = json.loads(data)
-            except ValueError as exc:
-                raise InputError(f"not JSON: {exc}", path=path) from None
-            if not isinstance(manifest, dict):
-                raise InputError("a manifest is a JSON object", path=path)
-            found.systems.append(figures(run, manifest, path))
+            found.systems.append(figures(run, manifest_document(path), path))
         except InputError as exc:  # said in the section; the other figures stand
             found.notes.append(f"note: run {run!r} has no latency, tokens or cost figures: {exc}")
     return found if found.systems or found.notes else None

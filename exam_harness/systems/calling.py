@@ -2,7 +2,8 @@
 call within its deadline, interrupts that keep every finished answer.
 
 One scheduler (the calling thread) launches calls while the budget and each system's ``concurrency``
-allow, round-robin over the systems, so a hung system holds only its own slots. Sync functions run on
+allow, each free slot to the system with the most queries left per call in flight (so the systems
+finish together), and a hung system holds only its own slots. Sync functions run on
 daemon worker threads of their system; async functions on their system's own event loop, in a daemon
 thread. The scheduler keeps every deadline itself: ``timeout`` is the deadline of the whole call,
 retries and their backoff included, met whatever the call does (a sync call or an async one blocking
@@ -318,6 +319,7 @@ class _Scheduler:
 
         def handler(_signum: int, _frame: FrameType | None) -> None:
             self.interrupts += 1
+            self.results.put((0, False, None))  # wakes the scheduler now, not at its next tick (no call has token 0)
 
         for sig in previous:
             signal.signal(sig, handler)
@@ -376,21 +378,21 @@ class _Scheduler:
             self._expire(time.monotonic())
 
     def _launch(self) -> None:
-        launched = True
-        while launched and self.flights < self.budget:
-            launched = False
-            for lane in self.lanes:
-                if self.flights >= self.budget:
-                    break
-                if lane.can_launch:
-                    query = lane.pending.popleft()
-                    now = time.monotonic()
-                    timeout = lane.system.timeout
-                    flight = _Flight(lane, query, now, None if timeout is None else now + timeout)
-                    lane.in_flight += 1
-                    self.flights += 1
-                    self._attempt(flight)
-                    launched = True
+        while self.flights < self.budget:
+            ready = [lane for lane in self.lanes if lane.can_launch]
+            if not ready:
+                return
+            # the slot goes to the system with the most queries left per call in flight, so systems called
+            # together finish together: one that got every freed slot first would finish early and leave
+            # the last ones alone, each held to its own concurrency while the budget stood half unused
+            lane = max(ready, key=lambda lane: len(lane.pending) / (lane.in_flight + 1))
+            query = lane.pending.popleft()
+            now = time.monotonic()
+            timeout = lane.system.timeout
+            flight = _Flight(lane, query, now, None if timeout is None else now + timeout)
+            lane.in_flight += 1
+            self.flights += 1
+            self._attempt(flight)
 
     def _attempt(self, flight: _Flight) -> None:
         flight.attempts += 1

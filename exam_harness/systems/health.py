@@ -50,6 +50,7 @@ class SystemHealth(BaseModel):
     missing_queries: list[str] = Field(default_factory=list)  # neither recorded nor answered now
     failed_queries: list[str] = Field(default_factory=list)  # the system failed on them this session
     kept_after_failure: list[str] = Field(default_factory=list)  # failed now, their recorded answer kept
+    empty_answers: list[str] = Field(default_factory=list)  # answered with no text (or no passage text): score 0
     replayed: int = 0  # answers read from the recording
     called: int = 0  # calls made this session
     resumed: int = 0  # answers taken from a journal a cut-short session left
@@ -75,21 +76,28 @@ class SystemHealth(BaseModel):
             parts.append(f"queries {', '.join(self.text_changed[:10])} changed their text since recorded")
         return f"stale recording: system {self.system!r}: " + "; ".join(parts)
 
+    def empty_message(self) -> str:
+        ids = self.empty_answers
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        return (f"system {self.system!r} gave an empty answer for {len(ids)} quer{'y' if len(ids) == 1 else 'ies'} "
+                f"({shown}); recorded as given, each scores 0 (nothing to grade)")
+
 
 def system_health(
     system: str, mode: str, policy: str, *, answered_under: Mapping[str, str], fingerprint: str,
     text_changed: Sequence[str], files_changed: Sequence[str], wanted: Sequence[str], failed: Sequence[str],
-    kept: Sequence[str], called: int, replayed: int, resumed: int,
+    kept: Sequence[str], called: int, replayed: int, resumed: int, empty: Sequence[str] = (),
 ) -> SystemHealth:
     """The health of one system: ``answered_under`` maps each query the recording answers (after this
-    session) to the fingerprint it was answered under; ``wanted`` are the queries asked of it."""
+    session) to the fingerprint it was answered under; ``wanted`` are the queries asked of it; ``empty``
+    the queries whose recorded answer is empty."""
     stale = sorted(q for q in wanted if q in answered_under and answered_under[q] != fingerprint)
     answered_now = set(answered_under)
     return SystemHealth(
         system=system, mode=mode, stale_policy=policy, stale_queries=stale,
         files_changed=sorted(files_changed) if stale else [], text_changed=sorted(text_changed),
         missing_queries=sorted(q for q in wanted if q not in answered_now),
-        failed_queries=sorted(failed), kept_after_failure=sorted(kept),
+        failed_queries=sorted(failed), kept_after_failure=sorted(kept), empty_answers=sorted(set(empty) & set(wanted)),
         replayed=replayed, called=called, resumed=resumed,
     )
 

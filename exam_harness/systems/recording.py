@@ -25,12 +25,11 @@ import math
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exam_harness import __version__
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.io import limits
 from exam_harness.io.parts import check_word
@@ -46,6 +45,7 @@ from exam_harness.models import Query
 from exam_harness.systems.calling import Called, Ranked
 from exam_harness.systems.declare import Answer, System
 from exam_harness.systems.secrets import scrub
+from exam_harness.version import __version__
 
 MANIFEST_SUFFIX = ".system.json"
 MAX_TOKENS = 10**15  # a usage count beyond this is a wrong field, not a usage
@@ -67,6 +67,53 @@ def data_files(folder: Path, name: str, kind: str) -> list[Path]:
 
 def manifest_path(folder: Path, name: str) -> Path:
     return folder / f"{name}{MANIFEST_SUFFIX}"
+
+
+def run_manifest(run: str, folders: Iterable[Path]) -> Path | None:
+    """The manifest of run ``run`` in the first of ``folders`` holding one (a run file's own folder for a
+    file), or None: a run recorded by a live system has its manifest beside it."""
+    dirs = dict.fromkeys(p if p.is_dir() else p.parent for p in folders)
+    return next((manifest_path(d, run) for d in dirs if manifest_path(d, run).is_file()), None)
+
+
+def manifest_document(path: Path) -> dict[str, Any]:
+    """A manifest read through the bounded JSON reader (an InputError naming the file where it is no JSON object)."""
+    data = read_bytes(path)
+    check_json_document(data, path)
+    try:
+        manifest = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"not JSON: {exc}", path=path) from None
+    if not isinstance(manifest, dict):
+        raise InputError("a manifest is a JSON object", path=path)
+    return manifest
+
+
+def failed_queries(manifest: Mapping[str, Any]) -> set[str]:
+    """The queries a manifest records an error for and no answer: its system failed on them, so the run
+    holds nothing for them (a query whose recorded answer was kept through a later failure is answered)."""
+    errors, answered = manifest.get("errors"), manifest.get("queries")
+    if not isinstance(errors, dict):
+        return set()
+    return {str(q) for q in errors if not (isinstance(answered, dict) and q in answered)}
+
+
+def system_failures(runs: Iterable[str], folders: Iterable[Path]) -> dict[str, set[str]]:
+    """run -> the queries its live system failed on (:func:`failed_queries`), for the runs with a manifest
+    in ``folders``; a manifest that cannot be read names none (the system-costs section says why)."""
+    folders = list(folders)
+    found: dict[str, set[str]] = {}
+    for run in runs:
+        path = run_manifest(run, folders)
+        if path is None:
+            continue
+        try:
+            failed = failed_queries(manifest_document(path))
+        except InputError:
+            continue
+        if failed:
+            found[run] = failed
+    return found
 
 
 def journal_path(folder: Path, name: str) -> Path:
@@ -156,6 +203,15 @@ class Recording:
     def answered_under(self, query_id: str) -> str:
         """The fingerprint the query's answer was recorded under."""
         return str(self.queries.get(query_id, {}).get("fingerprint") or self.fingerprint)
+
+    def empty(self) -> list[str]:
+        """The queries whose recorded answer is empty: no text, or passages without text."""
+        def blank(value: Any) -> bool:
+            if isinstance(value, dict):
+                return not str(value.get("response") or "").strip()
+            return all(not text.strip() for _pid, text, _score in value)
+
+        return [qid for qid, value in self.answers.items() if blank(value)]
 
     def add(self, called: Called, query: Query, system: System) -> tuple[Called, dict[str, Any], bool]:
         """Keep a finished call: the call as kept (a bad answer is a failure), its journal entry, and

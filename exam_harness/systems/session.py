@@ -67,10 +67,17 @@ class PassOutcome:
     and each system's health."""
 
     failures: dict[tuple[str, str], str] = field(default_factory=dict)
+    causes: dict[tuple[str, str], str] = field(default_factory=dict)  # each failure without its query
     notes: list[str] = field(default_factory=list)  # stale recordings, early stops, kept answers
     calls: int = 0
     recorded: dict[str, int] = field(default_factory=dict)  # system -> queries answered in its recording
     health: dict[str, SystemHealth] = field(default_factory=dict)
+
+    def fail(self, system: str, query_id: str, message: str, cause: str) -> None:
+        """A query ``system`` failed on: ``message`` its cases fail with, ``cause`` the same without the
+        query (a system failing on many queries for one cause is said once, pytest_plugins/systems.py)."""
+        self.failures[system, query_id] = message
+        self.causes[system, query_id] = cause
 
 
 ProgressFactory = Callable[[str], GradingProgress]
@@ -126,7 +133,7 @@ class SystemsPass:
                                      f"{len(queries)} queries (nothing was called)")
             if self.mode in (WORKER, DRY):
                 for q in queries:
-                    outcome.failures[system.name, q.id] = f"system {system.name!r} has no recording"
+                    outcome.fail(system.name, q.id, f"system {system.name!r} has no recording", "no recording")
                 return
             missing.append(f"system {system.name!r}: no recording in {self.folder} "
                            f"(no {manifest_path(self.folder, system.name).name})")
@@ -140,7 +147,7 @@ class SystemsPass:
                                  "recording lacks (nothing was called)")
         for qid in absent:
             error = rec.errors.get(qid, {}).get("error") or "no recorded answer"
-            outcome.failures[system.name, qid] = f"system {system.name!r} on query {qid!r}: {error}"
+            outcome.fail(system.name, qid, f"system {system.name!r} on query {qid!r}: {error}", error)
         if self.mode == WORKER:
             return  # the controller warned already
         text_changed = [q.id for q in queries if q.id in rec.queries
@@ -150,7 +157,7 @@ class SystemsPass:
             answered_under={qid: rec.answered_under(qid) for qid in rec.answers}, text_changed=text_changed,
             files_changed=changed_files(rec.covers, system.covers) if rec.covers else [],
             wanted=[q.id for q in queries], failed=[], kept=[], called=0,
-            replayed=len(queries) - len(absent), resumed=rec.resumed)
+            replayed=len(queries) - len(absent), resumed=rec.resumed, empty=rec.empty())
         self._noted(health, outcome)
         outcome.recorded[system.name] = len(rec.answers)
 
@@ -162,6 +169,8 @@ class SystemsPass:
                     "record": "they were called again" if self.mode in ("once", "record") else
                     "its recorded answers are scored as they are (replay mode calls nothing)"}[self.stale]
             outcome.notes.append(scrub(f"{health.stale_message()}; {then}"))
+        if health.empty_answers:
+            outcome.notes.append(scrub(health.empty_message()))
         if health.resumed:
             outcome.notes.append(f"system {health.system!r}: {health.resumed} answers a cut-short session journaled "
                                  "were resumed, not called again")
@@ -227,9 +236,10 @@ class SystemsPass:
             outcome.calls += 1
             if kept.error is not None:
                 plan.failed.append(called.query_id)
-                outcome.failures[system.name, called.query_id] = (
-                    f"system {system.name!r} failed on query {called.query_id!r} after {kept.attempts} "
-                    f"attempt{'s' if kept.attempts > 1 else ''}: {kept.error}")
+                tries = f"after {kept.attempts} attempt{'s' if kept.attempts > 1 else ''}: {kept.error}"
+                cause = f"failed {tries}"
+                outcome.fail(system.name, called.query_id,
+                             f"system {system.name!r} failed on query {called.query_id!r} {tries}", cause)
                 if kept_old:
                     plan.kept.append(called.query_id)
             else:
@@ -245,7 +255,7 @@ class SystemsPass:
             plan = by_name[name]
             for q in plan.todo:
                 if q.id not in plan.rec.answers and (name, q.id) not in outcome.failures:
-                    outcome.failures[name, q.id] = message
+                    outcome.fail(name, q.id, message, message)
 
     def _close(self, plans: Sequence[_Plan], outcome: PassOutcome) -> None:
         """Write what was recorded (also after an interrupt or a failure), then each system's health."""
@@ -274,7 +284,8 @@ class SystemsPass:
                 text_changed=[q for q in plan.text_changed if q not in {x.id for x in plan.todo}],
                 files_changed=plan.files_changed, wanted=[q.id for q in plan.queries], failed=plan.failed,
                 kept=plan.kept, called=len(plan.failed) + plan.answered,
-                replayed=sum(1 for q in plan.queries if q.id in rec.answers) - plan.answered, resumed=rec.resumed)
+                replayed=sum(1 for q in plan.queries if q.id in rec.answers) - plan.answered, resumed=rec.resumed,
+                empty=rec.empty())
             self._noted(health, outcome)
             outcome.recorded[system.name] = len(rec.answers)
         if problems:

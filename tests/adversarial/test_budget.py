@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cache import GradeCache
-from exam_harness.gates import budget_results
 from exam_harness.grading import run_grading_pass
 from exam_harness.llm.cost import MAX_TOKEN_COUNT
+from exam_harness.results.gate_checks import budget_results
 from exam_harness.sections.cost import cost_summary, summary_lines
 from tests.llm.test_grading_cost import PRICES, SeededServer, make_grader, requests
 

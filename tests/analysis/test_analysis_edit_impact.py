@@ -132,3 +132,18 @@ def test_edit_impact_cli(
     assert main(["analyze", "edit-impact", str(exam), "--old", str(old_path), "--new", str(new_path), "--grader",
                  "keyword", "--min-grade", "0"]) == 4
     assert "--min-grade must be an integer in 1..5, got '0'" in capsys.readouterr().err
+
+
+def test_edit_impact_shows_no_trec_measure_move_for_a_run_of_generated_answers(
+    setup: tuple[Path, Path, Path], tmp_path: Path,
+) -> None:
+    """Issue 27: a trec measure gives generated answers no value, so the edit moves them on EXAM-Cover only."""
+    exam, old_path, new_path = setup
+    answers = tmp_path / "gen.responses.jsonl"
+    answers.write_text(json.dumps({"query_id": "q1", "run": "G", "response": "It is alpha and beta here"}) + "\n")
+    data = load_runs([exam, answers]).data
+    impact = bank_edit_impact(data, load_bank(old_path), load_bank(new_path),
+                              GradingSetup(KeywordGrader(), plan("P@2"), 256), GradeCache(None))
+    assert {m.run for m in impact.moves["P@2"]} == {"A", "B", "C"}
+    cover = {m.run: m.delta for m in impact.moves["exam-cover@2"]}
+    assert cover["G"] == pytest.approx(-1 / 3)  # q1: 2 of 2 covered -> alpha, 1 of 3; the mean over 2 queries

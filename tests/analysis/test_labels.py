@@ -104,3 +104,48 @@ def test_calibrate_refits_the_support_model_on_labels_scripted_through_stdin(
     assert main(["analyze", "agreement", *common, "--grader-option", "support_model=fit.json",
                  "--team-labels", "labels.jsonl"]) == 0
     assert "embedding against labels.jsonl (16 labelled pairs graded" in capsys.readouterr().out
+
+
+def test_analyze_agreement_measures_every_grader_the_cache_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    exam, _ = write_exam(tmp_path / "data")
+    bank = write_bank(tmp_path / "bank.jsonl", KEYWORD_BANK)
+    (tmp_path / "conftest.py").write_text(KEYWORD_CONFTEST)
+    monkeypatch.chdir(tmp_path)
+    common = [str(exam), "--bank", str(bank), "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\nn\n" * 4))
+    assert main(["label", *common, "--grader", "keyword", "--out", "labels.jsonl", "--unsure", "8",
+                 "--confident", "0"]) == 0  # fills the cache with the keyword grader's grades
+    capsys.readouterr()
+    out = tmp_path / "agreement.json"
+    # the session grades with the embedding grader: the cache then holds both graders' grades
+    assert main(["analyze", "agreement", *common, "--grader", "embedding", "--team-labels", "labels.jsonl",
+                 "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "embedding against labels.jsonl (8 labelled pairs graded, grade >= 4)" in printed
+    assert "  keyword (kw-model): 8 labelled pairs cached, grade >= 4: precision" in printed
+    doc = json.loads(out.read_text())
+    rows = {row["grader"]: row for row in doc["graders"]}
+    assert set(rows) == {"embedding", "keyword"} and rows["embedding"]["session"] and not rows["keyword"]["session"]
+    assert rows["keyword"]["pairs"] == 8 and len(rows["keyword"]["precision_interval"]) == 2
+    # the keyword row is the keyword grader's own agreement: the same as when it is the session's grader
+    assert main(["analyze", "agreement", *common, "--grader", "keyword", "--team-labels", "labels.jsonl",
+                 "--json", str(out)]) == 0
+    alone = json.loads(out.read_text())
+    assert (alone["kappa"], alone["precision"], alone["recall"]) == (
+        rows["keyword"]["kappa"], rows["keyword"]["precision"], rows["keyword"]["recall"])
+    assert "  embedding" in capsys.readouterr().out  # and the embedding grader's grades are found from there
+
+
+def test_the_cache_names_the_graders_models_and_prompts_its_grades_hold(tmp_path: Path) -> None:
+    from exam_harness.cache import GradeCache
+    from exam_harness.models import Grade
+
+    cache = GradeCache(tmp_path / "c.sqlite")
+    try:
+        cache.put_many({"a" * 64: Grade(grade=5, grader="openai", details={"model": "m1", "prompt": "self-rating"}),
+                        "b" * 64: Grade(grade=1, grader="openai", details={"model": "m1", "prompt": "self-rating"}),
+                        "c" * 64: Grade(grade=0, grader="embedding", details={"cosine": 0.1})})
+        assert cache.identities() == [("embedding", None, None), ("openai", "m1", "self-rating")]
+    finally:
+        cache.close()

@@ -183,7 +183,8 @@ SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
                   "answer_key": ("false", {}), "support_model": ("{support_model}", {})},
     "answer-key": {},
     "recorded": {"llm": ("other-llm", {}), "prompt_class": ("OtherPrompt", {})},
-    **{name: {"model": ("other/model", {}), "cut_points": ("0.1,0.2,0.3,0.4,0.5", {})}
+    **{name: {"model": ("other/model", {}), "cut_points": ("0.1,0.2,0.3,0.4,0.5", {}),
+              "cut_points_file": (f"{{cuts_{name.replace('-', '_')}}}", {})}
        for name in ("cross-encoder", "monot5")},
     # the judges' own options shape grades through their specs, which the cascade's spec holds
     "cascade": {"decider": ("embedding", {}), "first": ("answer-key", {}),
@@ -272,6 +273,12 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
     support_model = root / "support_model.json"  # the shipped model with another intercept: a refit one
     support_model.write_text(json.dumps({**json.loads(SHIPPED_MODEL.read_text()), "intercept": -1.0}))
+    cuts = {}  # cut points fitted on labels (calibrate --fit-cut-points) for BASE's model of each reranker
+    for name in ("cross-encoder", "monot5"):
+        cuts[f"cuts_{name.replace('-', '_')}"] = str(root / f"{name}-cuts.json")
+        (root / f"{name}-cuts.json").write_text(json.dumps({
+            "grader": name, "model": f"some/{name}", "cut_points": [0.05, 0.2, 0.4, 0.6, 0.8], "min_grade": 4,
+            "fitted_on": "team labels labels.jsonl"}))
     prompt = root / "rate.txt"
     prompt.write_text("Question: {question}\nPassage: {context}\nAnswer yes or no:")
     return {
@@ -282,6 +289,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "embedding": str(embedding),
         "prompt": str(prompt),
         "support_model": str(support_model),
+        **cuts,
     }
 
 

@@ -227,3 +227,23 @@ def test_evaluate_matches_pytrec_eval_on_files(tmp_path: Path, level: int) -> No
         for qid, values in theirs.items():
             for trec, value in values.items():
                 assert ours[run][qid][trec_names[trec]] == pytest.approx(value), (run, qid, trec)
+
+
+def test_a_trec_measure_gives_a_run_of_generated_answers_no_value() -> None:
+    """Issue 27: the pipeline leaves a generated run out of a measure that declares scores_generated False
+    (every trec_eval measure over EXAM-Qrels); EXAM-Cover still scores it, and the ranked run keeps both."""
+    from exam_harness.measures import pipeline
+    from exam_harness.measures.base import Bindings
+    from exam_harness.measures.exam import ExamCover
+
+    exam = ScoringInput(queries=["q1"], test_points={"q1": ["t"]},
+                        rankings={"ranked": {"q1": ["p1", "p2"]}, "answers": {"q1": ["g1"]}},
+                        grades={("p1", "t"): 5, ("g1", "t"): 5}, generated={"answers"})
+    bindings = Bindings(k=20, min_grade=4, pool="top-k", qrels_m=1, label="max-grade", beta=3.0,
+                        redundancy_alpha=0.5, empty="skip")
+    trec, cover = TrecMeasure(name="P@20").bind(bindings), ExamCover().bind(bindings)
+    result = pipeline.score(exam, [trec, cover])
+    assert result[trec].means == {"ranked": pytest.approx(1 / 20)}  # p1 relevant among the 20 P@20 counts
+    assert set(result[trec].per_query) == {"ranked"}
+    assert set(result[cover].scores) == {"ranked", "answers"} and result[cover].means["answers"] == 1.0
+    assert not TrecMeasure.scores_generated and ExamCover.scores_generated

@@ -255,7 +255,7 @@ def test_report_outcomes_and_grade_counts_are_the_per_pair_definitions(seed: int
         assert {s.run: s.grade_counts for s in report.systems} == {
             run: reference_grade_counts(inputs, outcome, run, k) for run in sorted(inputs.data.runs)}
         # the same without the scoring context's top-k (each run cuts its own)
-        tops = TopGrades(inputs, outcome, k)
+        tops = TopGrades(inputs, outcome.banks, outcome.grading, k)
         assert point_outcomes(inputs, outcome, plan, tops) == report.outcomes
         assert all(grade_counts(tops, s.run) == s.grade_counts for s in report.systems)
 
@@ -445,7 +445,7 @@ def test_grade_counts_of_runs_that_rank_nothing_are_empty() -> None:
         inputs._data = ExamData(runs=runs, passages=inputs.data.passages)
         for ctx in (None, "report"):
             if ctx is None:
-                tops = TopGrades(inputs, outcome, 4)
+                tops = TopGrades(inputs, outcome.banks, outcome.grading, 4)
                 counts = {run: grade_counts(tops, run) for run in sorted(runs)}
             else:
                 spec = GraderSpec(name="synthetic", version="1", default_min_grade=4)

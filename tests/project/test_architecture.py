@@ -1,8 +1,10 @@
-"""The package's import graph has no cycle, lazy imports (inside functions) included.
+"""The package's import graph: no module cycle, and the units stand in the declared layers.
 
-Every ``import`` statement of ``exam_harness/`` counts wherever it stands; only those under
-``if TYPE_CHECKING:`` are left out (annotations, never run). A cycle means two modules each need the
-other: the code that both need belongs in a lower module.
+Every ``import`` statement of ``exam_harness/`` counts wherever it stands, lazy ones (inside functions)
+included. The module-level cycle test leaves out those under ``if TYPE_CHECKING:`` (two modules may annotate
+with each other's types); the layer order and the package-level graph count them too: a type-only import up
+the layers is a dependency all the same, which mypy, the docs and the next reader follow. A cycle means two
+modules each need the other: the code that both need belongs in a lower module.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 def import_graph(package: Path = PACKAGE, *, type_checking: bool = False) -> dict[str, set[str]]:
-    """Module name -> the package's modules it imports (a ``from a import b`` counts as importing
-    ``a`` and, where ``a.b`` is a module, ``a.b``); ``type_checking`` keeps the imports under
-    ``if TYPE_CHECKING:`` too."""
+    """Module name -> the package's modules it imports (a ``from a import b`` counts as importing ``a.b``
+    where that is a module, else ``a``: importing any ``a.x`` runs ``a/__init__.py`` anyway, so only a name
+    defined there is a dependency on it); ``type_checking`` keeps the imports under ``if TYPE_CHECKING:`` too."""
     modules: dict[str, Path] = {}
     for path in package.rglob("*.py"):
         names = path.relative_to(package.parent).with_suffix("").parts
@@ -46,7 +48,8 @@ def import_graph(package: Path = PACKAGE, *, type_checking: bool = False) -> dic
                 if node.level:
                     parts = package_name.split(".")[: len(package_name.split(".")) - node.level + 1]
                     base = ".".join([*parts, base] if base else parts)
-                targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                           for alias in node.names]
             graph[name].update(t for t in targets if t in modules and t != name)
     return graph
 
@@ -114,10 +117,13 @@ def test_the_cycle_finder_finds_a_lazy_cycle(tmp_path: Path) -> None:
     (package / "b.py").write_text("def x():\n    from . import a\n")
     (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import a\n")
     (package / "d.py").write_text("import pkg.a\n")
+    (package / "e.py").write_text("from pkg import a, VERSION\n")
     graph = import_graph(package)
     assert cycles(graph) == [["pkg.a", "pkg.b"]]
-    assert graph["pkg.c"] == set()  # a type-only import is no dependency
+    assert graph["pkg.c"] == set()  # a type-only import is no run-time dependency
+    assert import_graph(package, type_checking=True)["pkg.c"] == {"pkg.a"}
     assert graph["pkg.d"] == {"pkg.a"}
+    assert graph["pkg.e"] == {"pkg.a", "pkg"}  # a submodule; a name pkg/__init__.py defines
 
 
 def test_the_result_document_package_is_low() -> None:
@@ -131,9 +137,10 @@ def test_the_result_document_package_is_low() -> None:
 
 
 # The declared layers, lowest first (ARCHITECTURE.md, "## Layers"). A unit is a top-level module or a folder
-# of exam_harness; a unit may import its own layer and the layers below, never one above.
+# of exam_harness; a unit may import its own layer and the layers below, never one above, type-only imports
+# included. The package's public names (``__init__``) stand on top: they re-export from the layers below.
 LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("core types", frozenset({"__init__", "paths", "errors", "display", "redaction", "registry", "parsing",
+    ("core types", frozenset({"version", "paths", "errors", "display", "redaction", "registry", "parsing",
                               "progress", "models", "answers", "verdicts"})),
     ("io", frozenset({"io"})),
     ("measures", frozenset({"measures"})),
@@ -147,13 +154,18 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("report", frozenset({"report"})),
     ("sections", frozenset({"sections"})),
     ("extensions", frozenset({"hookspecs", "extensions"})),
-    ("front ends", frozenset({"plugin", "pytest_plugins", "cli", "autojudge"})),
+    ("front ends", frozenset({"plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
 ]
 
-# Runtime imports that point UP the declared order today: the to-do list of issue 26 (11 when the layers were
-# declared; none left). Removing one means deleting its line; a new upward import fails the test (move what
-# both sides need to the lower package).
-KNOWN_UPWARD: set[str] = set()
+
+def test_the_document_builders_never_reach_into_the_scoring_context() -> None:
+    """Issue 26, item 3: scoring returns what the document needs (measures/result.py: ExamResult with what
+    Needs asked for; results/scoring.py), so nothing under report/ imports the scoring context, not even
+    for a type."""
+    graph = import_graph(type_checking=True)
+    reaching = sorted(m for m, targets in graph.items()
+                      if m.startswith("exam_harness.report.") and "exam_harness.measures.context" in targets)
+    assert not reaching, f"report/ modules importing measures/context.py: {reaching}"
 
 
 def unit(module: str) -> str:
@@ -187,31 +199,26 @@ def test_the_layers_are_declared_once() -> None:
 
 
 def test_imports_point_down_the_declared_layers() -> None:
-    found = upward_edges(import_graph())
-    new = {edge: sorted(found[edge]) for edge in sorted(found.keys() - KNOWN_UPWARD)}
-    assert not new, f"imports up the declared layers (ARCHITECTURE.md, Layers): {new}"
-    gone = sorted(KNOWN_UPWARD - found.keys())
-    assert not gone, f"upward imports gone: delete them from KNOWN_UPWARD: {gone}"
+    """No import points up the declared order: run-time, lazy and type-only (``if TYPE_CHECKING:``) alike."""
+    found = upward_edges(import_graph(type_checking=True))
+    shown = {edge: sorted(found[edge]) for edge in sorted(found)}
+    assert not found, f"imports up the declared layers (ARCHITECTURE.md, Layers; move what both need lower): {shown}"
 
 
-def test_type_only_imports_up_the_layers_are_reported() -> None:
-    """Imports under ``if TYPE_CHECKING:`` never run; the upward ones are shown, not failed."""
-    runtime = upward_edges(import_graph()).keys()
-    typed = sorted(upward_edges(import_graph(type_checking=True)).keys() - runtime)
-    if typed:
-        print("type-only imports up the layers:", "; ".join(typed))
-
-
-@pytest.mark.parametrize("declared", [True, False])
-def test_an_upward_import_is_found(tmp_path: Path, declared: bool) -> None:
+@pytest.mark.parametrize("imported", ["none", "at run time", "lazily", "for types only"])
+def test_an_upward_import_is_found(tmp_path: Path, imported: str) -> None:
     package = tmp_path / "exam_harness"
     (package / "io").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "io" / "__init__.py").write_text("")
-    (package / "models.py").write_text("from exam_harness.io import x\n" if declared else "")
+    (package / "models.py").write_text({
+        "none": "", "at run time": "from exam_harness.io import x\n",
+        "lazily": "def f():\n    from exam_harness.io import x\n",
+        "for types only": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from exam_harness.io import x\n",
+    }[imported])
     (package / "io" / "runs.py").write_text("def f():\n    from exam_harness import models\n")
-    assert upward_edges(import_graph(package)) == (
-        {"models -> io": ["exam_harness.models -> exam_harness.io"]} if declared else {})
+    assert upward_edges(import_graph(package, type_checking=True)) == (
+        {} if imported == "none" else {"models -> io": ["exam_harness.models -> exam_harness.io"]})
 
 
 def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -225,7 +232,20 @@ def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     return units
 
 
-def test_the_package_graph_has_no_runtime_cycle() -> None:
-    """No two units need each other at run time, even within one layer (type-only imports left out)."""
-    units = package_graph(import_graph())
-    assert not cycles(units), f"package-level import cycles: {cycles(units)}"
+def test_the_package_graph_has_no_cycle() -> None:
+    """No two units need each other, even within one layer, type-only imports included."""
+    units = package_graph(import_graph(type_checking=True))
+    found = cycles(units)
+    assert not found, "package-level import cycles:\n" + "\n".join(_shown(units, c) for c in found)
+
+
+def test_a_type_only_package_cycle_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "exam_harness"
+    (package / "results").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "results" / "__init__.py").write_text("")
+    (package / "results" / "schema.py").write_text("from exam_harness.gates import GateResult\n")
+    (package / "gates.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from exam_harness.results.schema import ExamReport\n")
+    assert cycles(package_graph(import_graph(package))) == []
+    assert cycles(package_graph(import_graph(package, type_checking=True))) == [["gates", "results"]]

@@ -75,3 +75,51 @@ def test_every_document_is_listed_in_the_index() -> None:
     for document in (ROOT / "docs").glob("*.md"):
         if document.name != "index.md":
             assert f"]({document.name})" in index, f"docs/index.md does not list {document.name}"
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a document's headings (lowercased, punctuation dropped, spaces to '-', a
+    repeated heading suffixed -1, -2, ...) and its explicit ``<a id=...>`` / ``<a name=...>`` anchors."""
+    import re
+
+    anchors = set(re.findall(r"<a (?:id|name)=\"([^\"]+)\"", text))
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        heading = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if fenced or heading is None:
+            continue
+        title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1))  # a link in a heading: its text
+        slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+        repeat = seen.get(slug, 0)
+        seen[slug] = repeat + 1
+        anchors.add(slug if repeat == 0 else f"{slug}-{repeat}")
+    return anchors
+
+
+def test_heading_anchors_follow_github_s_rule() -> None:
+    text = "# Writers: one registry for both front ends\n```\n# not a heading\n```\n## 4. CI replays it\n## Sections\n" \
+           "## Sections\n### `--exam-stale` and [the verdict](ci.md)\n"
+    assert heading_anchors(text) == {"writers-one-registry-for-both-front-ends", "4-ci-replays-it", "sections",
+                                     "sections-1", "--exam-stale-and-the-verdict"}
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_every_link_to_a_section_and_every_named_readme_section_exists(document: Path) -> None:
+    """``other.md#anchor`` and ``#anchor`` links name a heading of that document, and a section of the
+    README named in prose (the README's "Some heading") is one of its headings."""
+    import re
+
+    text = document.read_text()
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", text):
+        if "://" in target:
+            continue
+        linked = document.parent / target if target else document
+        assert anchor in heading_anchors(linked.read_text()), (
+            f"{document.name} links to {target or document.name}#{anchor}, which names no heading of it")
+    readme = heading_anchors(README)
+    for named in re.findall(r"README's [\"“]([^\"”]+)[\"”]", text):
+        assert heading_anchors(f"# {named}") <= readme, f"{document.name} names the README's {named!r}, no heading of it"

@@ -14,7 +14,7 @@ from exam_harness.io import load_bank, load_leaderboard, load_runs
 from exam_harness.models import ExamData
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
-from exam_harness.report.evaluation import evaluate_exam, scoring_context
+from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 from exam_harness.results.evaluation import EvaluationReport, correlation_of
 from exam_harness.sections.agreement import Agreement
 from exam_harness.workbench_grades import export_workbench
@@ -37,7 +37,7 @@ def result(dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]) ->
     spec = replay(view.data)[2]
     options = ExamOptions(min_grade=(3, 4, 5), bootstrap=200)
     plan = make_plan(options, spec, several=True)
-    return evaluate_exam(scoring_context(view, outcome, plan), view, outcome, spec, plan, options, official=official)
+    return evaluate_exam(score_evaluation(view, outcome, plan, spec), spec, options, official=official)
 
 
 def test_dl19_exam_has_the_published_size(dl19: tuple[ExamData, ExamView, GradingOutcome, dict[str, float]]) -> None:

@@ -22,9 +22,11 @@ in its own envelope: the DL19 document pinned before, rebuilt from today's, equa
 (an LLM grader's tokens and cost, docs/cost.md; null for the embedding grader: the key only); and the default embedding grader became version 5 (issue 20: sentence
 windows, a support model with the query signal, an answer model for test points with gold answers, reasons as
 answers): the example's grades, qrels lines and answers change, its ranking (strong > rag > weak) holds; and
-schema 4.1 moved ``evaluate``'s remaining optional parts (official leaderboard and correlations, significance,
-agreement, external qrels) into ``sections``: the DL19 golden, written as 4.0 and read through
-results/migrate.py, equals today's document to 1e-12 (the file is unchanged).
+trec_eval measures over EXAM-Qrels give a run of generated answers no value (issue 27): the generated run
+``rag-generator`` lost its P, MAP, nDCG, R-prec and MRR keys in ``systems[]`` and ``per_query[]``, every other
+value and every qrels line equal; and schema 4.1 moved ``evaluate``'s remaining optional parts (official
+leaderboard and correlations, significance, agreement, external qrels) into ``sections``: the DL19 golden,
+written as 4.0 and read through results/migrate.py, equals today's document to 1e-12 (the file is unchanged).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Built once (issue 26, item 3): the pytest session and ``exam-harness evaluate`` build the document's
-measures, result core and sections with the same functions (report/core.py, results/sections.py), so the
-same inputs give the same document from both front ends, the envelopes' own fields aside."""
+"""Built once (issue 26, item 3): the pytest session and ``exam-harness evaluate`` score the exam with one
+function (results/scoring.py) and build the document's measures, result core and sections with one builder
+(report/core.py: build), so the same inputs give the same document from both front ends, the envelopes' own
+fields aside (tests/realdata/test_built_once_dl19.py: the same on DL19's recorded grades)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
+from tests.systems.test_live_systems import example as example  # the example project fixture
 
 pytest_plugins = ["pytester"]
 
 SESSION_ONLY = ("outcomes", "grade_counts", "fallbacks")  # what a pytest session tallies per run
+SESSION_SECTIONS = ("live-systems",)  # the declared systems' health: only a session declares systems
+# from what only evaluate is given (--official, --baseline, the judgments' agreement, --qrels, --human-assignments):
+# the evaluation envelope's own parts, sections since schema 4.1
+EVALUATE_SECTIONS = ("correlations", "significance", "agreement", "external-qrels", "trec-rag-agreement")
 
 
 def _core(document: dict[str, Any]) -> dict[str, Any]:
@@ -22,7 +28,7 @@ def _core(document: dict[str, Any]) -> dict[str, Any]:
         "measures": document["measures"],
         "systems": [{k: v for k, v in s.items() if k not in SESSION_ONLY} for s in document["systems"]],
         "per_query": document["per_query"],
-        "sections": document["sections"],
+        "sections": {k: v for k, v in document["sections"].items() if k not in (*SESSION_SECTIONS, *EVALUATE_SECTIONS)},
     }
 
 
@@ -60,3 +66,46 @@ def test_a_plugin_section_is_computed_the_same_way_by_both(project: pytest.Pytes
     evaluation = _evaluate(project, monkeypatch)
     assert report["sections"] == evaluation["sections"] != {}
     assert _core(report) == _core(evaluation)
+
+
+def test_a_live_systems_failed_query_and_costs_reach_evaluate_as_in_pytest(example: pytest.Pytester,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A declared system fails on one query; ``evaluate`` over the runs folder it recorded into reads the
+    system's manifest beside its run: the query is incomplete for that run, and the system-costs section
+    holds its latency, as in the pytest session's report. Both documents are equal field by field."""
+    from tests.systems.test_live_systems import conftest, exam
+
+    example.makeconftest(conftest(body="""if query.id == 'sky':
+        raise ConnectionError('index shard 3 is down')"""))
+    session = exam(example)
+    assert session.ret == pytest.ExitCode.TESTS_FAILED  # the failed query's cases err
+    report = json.loads((example.path / "reports" / "exam-report.json").read_text())
+    monkeypatch.chdir(example.path)  # the CLI loads ./conftest.py (the lexical grader), as pytest does
+    out = example.path / "evaluation.json"
+    try:
+        assert main(["evaluate", "runs", "--bank", "banks/example.yaml", "--grader", "lexical", "--cache", "none",
+                     "--per-query", "--bootstrap", "0", "--no-progress", "--json", str(out)]) == 0
+    finally:
+        # evaluate imports ./conftest.py, declaring its system in this process: forget it, as a session's end
+        # does (a later in-process session would call it)
+        from exam_harness.systems import declare
+
+        declare.clear()
+    evaluation = json.loads(out.read_text())
+    incomplete = {s["run"]: s["incomplete_queries"] for s in evaluation["systems"]}
+    assert incomplete["dict-rag"] == ["sky"] and not any(q for run, q in incomplete.items() if run != "dict-rag")
+    assert [r["run"] for r in evaluation["sections"]["system-costs"]["systems"]] == ["dict-rag"]
+    assert evaluation["sections"]["system-costs"]["systems"][0]["errors"] == 1
+    rows = {(r["run"], r["query_id"]): r["incomplete"] for r in evaluation["per_query"]}
+    assert rows[("dict-rag", "sky")] and not rows[("dict-rag", "tides")]
+    assert _core(report) == _core(evaluation)
+
+
+def test_a_manifest_names_the_queries_its_system_failed_on_without_an_answer() -> None:
+    """An error with no answer is a failure; a query whose recorded answer was kept through a later
+    failure (record mode keeps good data) is answered."""
+    from exam_harness.systems.recording import failed_queries
+
+    manifest = {"queries": {"tides": {}, "sky": {}}, "errors": {"sky": {"error": "down"}, "moon": {"error": "down"}}}
+    assert failed_queries(manifest) == {"moon"}
+    assert failed_queries({"queries": {}, "errors": None}) == set()

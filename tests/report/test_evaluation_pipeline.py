@@ -26,8 +26,7 @@ from exam_harness.measures.significance import (
 )
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
-from exam_harness.report.build import exam_qrels
-from exam_harness.report.evaluation import evaluate_exam, scoring_context
+from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 from exam_harness.results.evaluation import EvaluationReport, correlation_of
 from exam_harness.sections.agreement import Agreement
 from tests.helpers import (
@@ -56,8 +55,8 @@ def evaluate(exam: tuple[Path, Path], official: dict[str, float] | None = None, 
     values.update(settings)
     options = ExamOptions(**values)
     plan = make_plan(options, spec, several=True)
-    ctx = scoring_context(view, outcome, plan)
-    return evaluate_exam(ctx, view, outcome, spec, plan, options, official=OFFICIAL if official is None else official)
+    scored = score_evaluation(view, outcome, plan, spec)
+    return evaluate_exam(scored, spec, options, official=OFFICIAL if official is None else official)
 
 
 def test_replay_finds_queries_test_points_and_pool(exam: tuple[Path, Path]) -> None:
@@ -261,7 +260,7 @@ def test_unknown_baseline_and_too_high_grade_are_errors(exam: tuple[Path, Path])
 def test_qrels_files_are_named_by_the_one_scheme(exam: tuple[Path, Path]) -> None:
     view, outcome, spec = replay(load_runs([exam[0]]).data)
     plan = make_plan(ExamOptions(k=2, min_grade=(3, 4)), spec, several=True)
-    qrels = exam_qrels(scoring_context(view, outcome, plan), plan, plan.min_grades)
+    qrels = score_evaluation(view, outcome, plan, spec, qrels=True).result.qrels
     assert sorted(qrels) == ["exam-at-least-2-min3.qrels", "exam-at-least-2-min4.qrels", "exam-count-min3.qrels",
                              "exam-count-min4.qrels", "exam-max-grade.qrels"]
     assert qrels["exam-max-grade.qrels"]["q2"] == {"p5": 4, "p6": 0, "p7": 5, "p8": 1}
@@ -281,7 +280,7 @@ def test_regrade_goes_through_the_cache(exam: tuple[Path, Path], tmp_path: Path)
     assert again.graded == [] and outcome2.cache_hits == 16 and outcome2.grades == outcome.grades
     options = ExamOptions(k=2, min_grade=(4,), measures=("P@2",), bootstrap=0)
     plan = make_plan(options, grader.spec(), several=True)
-    result = evaluate_exam(scoring_context(view, outcome2, plan), view, outcome2, grader.spec(), plan, options)
+    result = evaluate_exam(score_evaluation(view, outcome2, plan, grader.spec()), grader.spec(), options)
     # A covers alpha, beta (q1) and delta, gamma (q2): 1.0; B: alpha, beta via p3; delta via p7: 0.75
     assert result.find("exam-cover@2", 4).systems == pytest.approx({"A": 1.0, "B": 0.75, "C": 0.25})
     cache.close()
@@ -294,3 +293,19 @@ def test_replay_with_a_bank_reports_pairs_without_grades(exam: tuple[Path, Path]
     assert view.test_points == {"q1": ["q1/a", "q1/new"]}
     assert set(outcome.failures) == {(p, "q1/new") for p in ("p1", "p2", "p3", "p4")}
     assert all(tid == "q1/a" for _, tid in outcome.grades)
+
+
+def test_a_score_resting_on_a_pair_without_a_grade_is_incomplete_in_evaluate(exam: tuple[Path, Path],
+                                                                            tmp_path: Path) -> None:
+    """As in the pytest report (one scoring input for both front ends): a pair that could not be graded
+    counts as uncovered, the queries whose values rest on it are incomplete, and no qrels label rests on it."""
+    data = load_runs([exam[0]]).data
+    bank = {"q1": {"q1/a": "What is a?", "q1/new": "A new question?"}}
+    view, outcome, spec = replay(data, banks=load_bank(write_bank(tmp_path / "b.jsonl", bank)))
+    options = ExamOptions(k=2, min_grade=(3,), bootstrap=0, per_query=True)
+    plan = make_plan(options, spec, several=True)
+    scored = score_evaluation(view, outcome, plan, spec, qrels=True)
+    result = evaluate_exam(scored, spec, options)
+    assert {s.run: s.incomplete_queries for s in result.systems} == {"A": ["q1"], "B": ["q1"], "C": ["q1"]}
+    assert all(row.incomplete for row in result.per_query)
+    assert scored.result.qrels["exam-count-min3.qrels"] == {"q1": {}}  # every pooled passage has a failed pair

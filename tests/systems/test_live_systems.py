@@ -7,6 +7,7 @@ the JUnit XML back the way a user's tooling would.
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import sys
@@ -187,6 +188,22 @@ def test_a_system_failing_on_one_query_errs_on_exactly_those_cases(example: pyte
     assert calls(example) == ["sky"]
 
 
+def test_a_system_failing_on_every_query_is_said_once_while_each_case_stays_an_error(example: pytest.Pytester) -> None:
+    example.makeconftest(conftest(body="raise ConnectionError('index is down')"))
+    result = exam(example)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    errors = junit_errors(example)
+    assert len(errors) > len(QUERIES) and all(name.endswith("[dict-rag]") for name in errors)
+    out = result.stdout.str()
+    # one block in pytest's ERRORS section for the system, not one per case
+    assert out.count("ERROR at setup of") == 1, out
+    result.stdout.fnmatch_lines([
+        f"system 'dict-rag' failed on 4 queries, so its {len(errors)} cases of them err (said once here;*",
+        "  on photosynthesis, sky, tides, vaccines: failed after 1 attempt: ConnectionError: index is down",
+        f"*{len(errors)} errors*"])
+    # every case is still an error in the short summary
+    assert sum(1 for line in result.stdout.lines if line.startswith("ERROR ") and "[dict-rag]" in line) == len(errors)
+
 GOOD = "The moon's gravity. Two high tides occur at most coastal places each day. Chlorophyll absorbs light."
 
 
@@ -334,3 +351,23 @@ def test_a_stale_recording_under_warn_is_in_every_output(example: pytest.Pyteste
     page = "".join(p.read_text() for p in (example.path / "html").rglob("*.html"))
     assert 'id="live-systems"' in page and "stale=warn (--exam-stale)" in page
     assert "conftest.py::dict_rag" in page and "stale recording: system" in page
+
+
+def test_an_empty_answer_is_said_once_per_system_and_is_in_every_output(example: pytest.Pytester) -> None:
+    """Issue 28, item 8: an empty answer is recorded and scored 0, and says so: a warning naming the system
+    and its queries, counted, and a line of the live-systems section (JSON, markdown, HTML)."""
+    example.makeconftest(conftest(body="if query.id in ('sky', 'vaccines'):\n        return '  '"))  # none required
+    result = exam(example, "--exam-markdown", "summary.md", "--exam-html", "html")
+    assert result.ret == 0, result.stdout.str()
+    said = "system 'dict-rag' gave an empty answer for 2 queries (sky, vaccines); recorded as given, each scores 0"
+    assert sum(1 for line in result.stdout.lines if said in line) == 1, result.stdout.str()
+    report = json.loads((example.path / "reports" / "exam-report.json").read_text())
+    health = {h["system"]: h for h in report["sections"]["live-systems"]["systems"]}
+    assert health["dict-rag"]["empty_answers"] == ["sky", "vaccines"]
+    assert said in (example.path / "summary.md").read_text()
+    assert html.escape(said) in "".join(p.read_text() for p in (example.path / "html").rglob("*.html"))
+    assert sorted(calls(example)) == sorted(QUERIES)
+    # replayed, the recorded empty answers are said again
+    replayed = exam(example, "--exam-system-mode", "replay")
+    assert replayed.ret == 0 and calls(example) == []
+    assert any(said in line for line in replayed.stdout.lines)

@@ -21,7 +21,7 @@ from exam_harness.io.generated import read_responses
 from exam_harness.io.runs import load_runs
 from exam_harness.models import Query
 from exam_harness.systems import declare
-from exam_harness.systems.calling import EARLY_STOP, Called, call_all
+from exam_harness.systems.calling import EARLY_STOP, Called, call_all, call_many
 from exam_harness.systems.session import SystemsPass, resolve_mode
 
 QUERIES = [Query(id=f"q{i}", text=f"query {i}") for i in range(8)]
@@ -116,6 +116,27 @@ def test_a_system_failing_on_its_first_queries_stops_early() -> None:
     assert stopped is not None and f"failed on each of its first {EARLY_STOP} queries" in stopped
     assert "connection refused" in stopped
     assert len(calls) < len(QUERIES) and all(c.error for c in got.values())
+
+
+def test_systems_called_together_share_the_budget_and_finish_together() -> None:
+    # a budget of 2 for three systems of concurrency 2: a freed slot given to the first system that can
+    # take one starves the third until the others are done (it then runs alone, held to its own
+    # concurrency, while the budget stands half unused); each slot goes where most queries are left
+    def answering(name: str) -> None:
+        @exam_harness.system(name, concurrency=2)
+        def answer(query: Query) -> str:
+            time.sleep(0.02)
+            return f"{name} on {query.id}"
+
+    for name in ("first", "second", "third"):
+        answering(name)
+    finished: list[str] = []
+    stopped = call_many([(s, QUERIES) for s in declare.declared()],
+                        lambda system, called: finished.append(system.name), budget=2)
+    assert stopped == {} and len(finished) == 3 * len(QUERIES)
+    last = {name: max(i for i, got in enumerate(finished) if got == name) for name in ("first", "second", "third")}
+    assert finished.index("third") < last["first"], finished  # the third is called from the start
+    assert min(last.values()) >= 2 * len(QUERIES), finished  # and no system is done while others have far to go
 
 
 def test_rankings_and_answers_with_citations_are_recorded_as_ordinary_runs(tmp_path: Path) -> None:
