@@ -249,8 +249,14 @@ def evaluation_boards(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The leaderboards of an ``evaluate --json`` document read as JSON, one per entry of ``measures``: the
     measure's statistics (``leaderboards[]``) with its short name as ``measure``, its label (absent for an
     EXAM measure), tau (0: none), title, and each run's mean and standard error from ``systems[].scores``
-    (``per_query``: run -> query -> value, with ``--per-query``)."""
+    (``per_query``: run -> query -> value, with ``--per-query``); its ``correlation`` with the official
+    leaderboard (``sections.correlations``) and its ``significance`` against the baseline
+    (``sections.significance``: the test's settings and the runs' comparisons) where the document holds them."""
     stats = {s["measure"]: s for s in doc["leaderboards"]}
+    sections = doc.get("sections", {})
+    correlations = {m["measure"]: m["correlation"] for m in sections.get("correlations", {}).get("measures", [])}
+    significance = sections.get("significance")
+    comparisons = {m["measure"]: m["runs"] for m in (significance or {}).get("measures", [])}
     boards = []
     for info in doc["measures"]:
         name = info["name"]
@@ -258,6 +264,11 @@ def evaluation_boards(doc: dict[str, Any]) -> list[dict[str, Any]]:
                  "min_grade": info["min_grade"] or 0}
         if info["label"] is not None:
             board["label"] = info["label"]
+        if name in correlations:
+            board["correlation"] = correlations[name]
+        if significance is not None and name in comparisons:
+            board["significance"] = {**{key: significance[key] for key in ("baseline", "method", "alpha", "resamples")},
+                                     "runs": comparisons[name]}
         held = [s for s in doc["systems"] if name in s["scores"]]
         board["systems"] = {s["run"]: s["scores"][name]["mean"] for s in held}
         board["stderr"] = {s["run"]: s["scores"][name]["stderr"] for s in held}

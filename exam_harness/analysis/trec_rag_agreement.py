@@ -22,9 +22,9 @@ from exam_harness.io.parts import check_word
 from exam_harness.io.textio import iter_json_lines
 from exam_harness.measures.agreement import cohen_kappa, one_vs_rest
 from exam_harness.results.agreement import AssignmentAgreement as AssignmentAgreement  # the document's part
+from exam_harness.results.agreement import HumanLabels as HumanLabels
 
 LABELS = ("support", "partial_support", "not_support")
-HumanLabels = dict[tuple[str, str, str], str]  # (run, qid, nugget text) -> label
 
 
 def load_human_assignments(path: Path) -> HumanLabels:

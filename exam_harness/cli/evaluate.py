@@ -41,12 +41,9 @@ from exam_harness.options import (
 from exam_harness.preflight import check_writable
 
 if TYPE_CHECKING:
-    from exam_harness.analysis.trec_rag_agreement import AssignmentAgreement, HumanLabels
-    from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.qrels import Qrels
-    from exam_harness.report.evaluation import ExternalQrels
     from exam_harness.report.writers import WriterInput
-    from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
 # the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
@@ -162,7 +159,7 @@ def _read_qrels(path: Path) -> Qrels:
 def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInputs, tie_order: str) -> ExternalQrels:
     """What --qrels scores: every run at its full depth, ordered for trec_eval (``tie_order``); the
     official qrels are --official-qrels, else the judgments of the run files."""
-    from exam_harness.report.evaluation import ExternalQrels
+    from exam_harness.results.evaluation import ExternalQrels
 
     official = loaded.official
     runs = graded.view.data.runs
@@ -181,26 +178,6 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
                          relevance_levels=loaded.levels,
                          official_qrels=official, official_name=name,
                          official_relevance_level=graded.plan.relevance_level)
-
-
-def human_agreement(ctx: ScoringContext, graded: Graded, human: HumanLabels) -> AssignmentAgreement:
-    """The grader's TREC RAG nugget assignments against the human ones (at the plan's first tau)."""
-    from exam_harness.analysis.trec_rag_agreement import assignment_agreement
-    from exam_harness.sections.trec_rag import rag_assignments
-
-    if not ctx.exam.importance:
-        raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "
-                          "among the banks)")
-    plan, view = graded.plan, graded.view
-    from exam_harness.measures.trec_rag import grade_kind, scores_the_track
-
-    if not scores_the_track(plan.grader):
-        raise ConfigError(f"--human-assignments compares nugget assignments, and grader {plan.grader.name!r} gives "
-                          f"{grade_kind(plan.grader)} grades (grade with --grader-option prompt=nugget-assignment, "
-                          "or compare two assignment files: --assignments FILE --human-assignments FILE)")
-    rows = rag_assignments(ctx, plan.k, plan.min_grade, view.points, view.query_texts, {})
-    machine = ((row.run_id, row.qid, n.text or "", n.assignment) for row in rows for n in row.nuggets)
-    return assignment_agreement(machine, human)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -244,9 +221,8 @@ def run(args: argparse.Namespace) -> int:
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
-                           external=external, cache=str(options.cache) if options.cache is not None else None)
-    if human is not None:
-        result.trec_rag_agreement = human_agreement(scored.ctx, graded, human)
+                           external=external, human=human,
+                           cache=str(options.cache) if options.cache is not None else None)
     result.settings.runs = [str(p) for p in args.runs]
     result.settings.banks = [str(p) for p in args.bank]
     if options.official:

@@ -5,26 +5,26 @@ pipeline. The scores are the report's result core (results/schema.py): ``measure
 printed name, title, label, tau and k), ``systems[].scores[NAME]`` (mean and standard error) and, with
 ``--per-query``, ``per_query[].scores[NAME]``. The envelope adds what only ``evaluate`` computes, per
 measure in ``leaderboards[]`` (keyed by the measure's name): the queries it scored and those it left out
-(n-EXAM where no passage of the pool covers a test point), bootstrap confidence intervals, the correlation
-with an official leaderboard, paired significance tests against a baseline run; and for the whole
-evaluation the settings, the grading summary (the report's cache summary with its source), the
-collection, the agreement tables with human judgments and the runs over external qrels.
+(n-EXAM where no passage of the pool covers a test point) and bootstrap confidence intervals; and for the
+whole evaluation the settings, the grading summary (the report's cache summary with its source) and the
+collection.
 
 JSON shape (``--json``)::
 
-    {"kind": "evaluation", "schema_version": "4.0", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
+    {"kind": "evaluation", "schema_version": "4.1", "measures": [{"name": "exam-cover(tau=3)@20", ...}],
      "systems": [{"run": "runA", "queries": 43, "scores": {"exam-cover(tau=3)@20": {"mean": 0.71,
                   "stderr": 0.03}}}],
      "leaderboards": [{"measure": "exam-cover(tau=3)@20", "key": "exam-cover@20", "queries": 43,
-                       "dropped": [], "ci": {"runA": [0.65, 0.77]}, "correlation": {...}}],
-     "agreement": {...}, "settings": {...}, "grading": {...}, "collection": {...}}
+                       "dropped": [], "ci": {"runA": [0.65, 0.77]}}],
+     "sections": {"correlations": {...}, "agreement": {...}}, "settings": {...}, "grading": {...},
+     "collection": {...}}
 
-Keys present only when their analysis ran (so a plain evaluation's document keeps its shape):
-``min_answers`` (``--min-answers``: one "min answers = m" agreement view per m, see
-analysis/agreement.py), ``direct_agreement`` (the files hold recorded direct grades and judgments:
-one view per direct grading run) and ``external_qrels`` (``--qrels`` / ``--official-qrels``, see
-:func:`external_qrels_evaluation`). ``sections`` holds the optional parts both front ends compute the
-same way (results/sections.py): an LLM grader's cost, judge variance at each tau, a plugin's own.
+``sections`` holds the optional parts, each computed by its section (results/sections.py, sections/) from
+the inputs given here through :class:`~exam_harness.results.scored.Scored`: the correlations with the
+official leaderboard, significance against a baseline, the agreement with the judgments (with the
+"min answers = m" views and the direct grades), the runs over external qrels, the nugget assignments
+against human ones; and those both front ends compute the same way: an LLM grader's cost, judge variance
+at each tau, a plugin's own.
 ``results/document.py`` joins this envelope and the pytest report into the one JSON schema
 ``exam-harness schema`` prints.
 
@@ -34,11 +34,11 @@ Undefined numbers (a correlation over tied scores) are ``null``, never NaN, so t
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from exam_harness.analysis.agreement import agreement_tables, direct_agreement, min_answers_agreement
 from exam_harness.errors import InputError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamView
@@ -46,7 +46,7 @@ from exam_harness.measures.base import Measure
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
 from exam_harness.measures.qrels import relevance_level
 from exam_harness.measures.result import MeasureResult
-from exam_harness.measures.significance import bootstrap_cis, compare_to_baseline
+from exam_harness.measures.significance import bootstrap_cis
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
 from exam_harness.models import GraderSpec
@@ -55,19 +55,23 @@ from exam_harness.plan import ExamPlan
 from exam_harness.report.core import build
 from exam_harness.results.evaluation import (
     CollectionSummary,
-    ComparisonResult,
     EvaluationGrading,
     EvaluationReport,
     EvaluationSettings,
     ExternalLeaderboard,
+    ExternalQrels,
     ExternalQrelsResult,
     MeasureStats,
     PerQueryCorrelation,
-    SignificanceResult,
+    QrelsMap,
+    Rankings,
 )
-from exam_harness.results.scored import Scored
+from exam_harness.results.scored import BaselineTest, Scored
 from exam_harness.results.scoring import SupportCredits, score_exam, scoring_input
 from exam_harness.version import __version__
+
+if TYPE_CHECKING:
+    from exam_harness.results.agreement import HumanLabels
 
 
 def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:
@@ -116,35 +120,27 @@ def evaluate_exam(
     official: Mapping[str, float] | None = None,
     min_answers: Sequence[int] = (),
     external: ExternalQrels | None = None,
+    human: HumanLabels | None = None,
     cache: str | None = None,
 ) -> EvaluationReport:
-    """Every measure of the plan at each of its tau values (:func:`score_evaluation`), plus the agreement
-    tables; the "min answers = m" views for each m of ``min_answers``, the direct-grade views when the
-    files hold recorded direct grades, and the runs scored over ``external`` qrels when given."""
+    """Every measure of the plan at each of its tau values (:func:`score_evaluation`); the sections
+    (results/sections.py) computed from the inputs given: the correlations with ``official``, the agreement
+    tables with the "min answers = m" views for each m of ``min_answers`` (and the direct-grade views when
+    the files hold recorded direct grades), the runs scored over ``external`` qrels, the nugget assignments
+    against ``human`` ones."""
     view, outcome, plan, result, measures = scored.view, scored.grading, scored.plan, scored.result, scored.measures
     data = view.data
     check_baseline(options.baseline, data.runs)
     queries = list(result.queries)
-    generated = {run for run, given in scored.runs.items() if given.generated}
-    stats = [_stats(result[m], m, queries, options, official, generated) for m in measures]
-    agreement = views = direct = None
-    if data.judgments:
-        tps = {q: view.test_points[q] for q in view.queries}
-        agreement = agreement_tables(outcome.grades, tps, data.judgments, relevance_level=plan.relevance_level,
-                                     min_grades=plan.min_grades)
-        if min_answers:
-            views = min_answers_agreement(outcome.grades, tps, data.judgments, min_answers,
-                                          relevance_level=plan.relevance_level, min_grades=plan.min_grades)
-        direct = direct_agreement(data.recorded, data.judgments, relevance_level=plan.relevance_level) or None
-    external_result = None
-    if external is not None:
-        exam_sources = {(m.key, int(getattr(m, "min_grade", 0))): result[m].per_query for m in measures
-                        if m.family == "exam-cover"}
-        external_result = external_qrels_evaluation(external, official=official, exam_sources=exam_sources,
-                                                    keep_per_query=options.per_query)
+    stats = [_stats(result[m], m, queries, options) for m in measures]
     pool = result.pool
     if pool is None:
         raise ValueError("evaluate's document needs the pool scored with it (score_evaluation)")
+    scored = replace(
+        scored, official=official or None, agreement=tuple(min_answers), external=external,
+        per_query=options.per_query, human_assignments=human,
+        baseline=BaselineTest(options.baseline, options.significance, options.alpha, options.resamples,
+                              options.seed) if options.baseline is not None else None)
     core = build(scored, per_query=options.per_query)
     return EvaluationReport(
         tool_version=__version__,
@@ -161,19 +157,11 @@ def evaluate_exam(
         systems=core.systems,
         per_query=core.per_query,
         leaderboards=stats,
-        official=dict(official) if official else None,
-        agreement=agreement,
-        min_answers=views,
-        direct_agreement=direct,
-        external_qrels=external_result,
         sections=core.sections,
     )
 
 
-def _stats(
-    result: MeasureResult, measure: Measure, queries: Sequence[str], options: ExamOptions,
-    official: Mapping[str, float] | None, generated: Collection[str],
-) -> MeasureStats:
+def _stats(result: MeasureResult, measure: Measure, queries: Sequence[str], options: ExamOptions) -> MeasureStats:
     per_query = {run: dict(values) for run, values in result.per_query.items()}
     label = measure.label if isinstance(measure, TrecMeasure) else None
     tau = int(getattr(measure, "min_grade", 0))  # every measure of an exam plan is bound to a tau
@@ -188,19 +176,6 @@ def _stats(
     if options.bootstrap:
         stats.ci = bootstrap_cis(per_query, n_resamples=options.bootstrap, seed=options.seed,
                                  confidence=options.confidence)
-    if official:
-        stats.correlation = leaderboard_correlation(result.means, official)
-    # a baseline of generated answers has no value of a measure that scores none (a trec measure): no comparison
-    if options.baseline is not None and measure.scores_run(options.baseline in generated):
-        qids = sorted(scored)
-        comparisons = compare_to_baseline(per_query, options.baseline, queries=qids, alpha=options.alpha,
-                                   method=options.significance, n_resamples=options.resamples, seed=options.seed)
-        stats.significance = SignificanceResult(
-            baseline=options.baseline, method=options.significance, alpha=options.alpha, resamples=options.resamples,
-            runs={c.run: ComparisonResult(diff=c.diff, ci=(c.ci_low, c.ci_high), p=c.p,
-                                          significantly_worse=c.significantly_worse,
-                                          significantly_better=c.significantly_better) for c in comparisons},
-        )
     return stats
 
 
@@ -219,26 +194,6 @@ def _settings(plan: ExamPlan, options: ExamOptions, spec: GraderSpec) -> Evaluat
 # --- external qrels (``--qrels``) ---------------------------------------------------------------
 
 OFFICIAL_QRELS_SOURCE = "official qrels"
-Rankings = Mapping[str, Mapping[str, Sequence[str]]]  # run -> query -> passage ids, best first
-QrelsMap = Mapping[str, Mapping[str, int]]
-
-
-@dataclass(frozen=True)
-class ExternalQrels:
-    """What ``--qrels`` scores: the runs' rankings (in the order trec_eval reads them), the given qrels
-    files (name -> qrels) at each relevance level, the trec_eval measures, and the official qrels
-    (``--official-qrels``, else the judgments of the run files; None when there are none) at the
-    judgment relevance level."""
-
-    rankings: Rankings
-    qrels: Mapping[str, QrelsMap]
-    measures: Sequence[str]
-    relevance_levels: Sequence[int] = (1,)
-    official_qrels: QrelsMap | None = None
-    official_name: str | None = None
-    official_relevance_level: int = 2
-
-
 def _score_correlation(ours: Mapping[str, float], theirs: Mapping[str, float]) -> Correlation:
     """Correlation of two score maps, both higher-is-better (the official side negated into "ranks")."""
     return leaderboard_correlation(ours, {key: -value for key, value in theirs.items()})

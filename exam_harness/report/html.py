@@ -25,7 +25,7 @@ from exam_harness.display import counted, shorten
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.report.html_assets import CSS, JS
 from exam_harness.results.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
-from exam_harness.results.sections import shown_sections
+from exam_harness.results.sections import shown_at, shown_sections
 from exam_harness.verdicts import PASSAGE_CHARS as SNIPPET_CHARS  # the text beside an id, as a report keeps it
 
 # the drill-down lists these outcomes, worst first, under these names
@@ -410,10 +410,11 @@ def render_html(report: ExamReport, passages: Mapping[str, str] | None = None, *
     heatmap, matrix = _heatmap(report, systems, anchors)
     body = "\n".join([
         _header(report, title),
+        *(section.html(content) for section, content in shown_at(report.sections, "before")),
         _leaderboard(report, systems, anchors),
         heatmap,
         _grades(report, systems),
-        *(section.html(content) for section, content in shown_sections(report.sections)),
+        *(section.html(content) for section, content in shown_at(report.sections, "after")),
         _drilldown(report, systems, anchors, passages or {}),
         _settings(report),
     ])

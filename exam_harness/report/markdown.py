@@ -16,7 +16,7 @@ from exam_harness.display import counted, shorten, visible
 from exam_harness.report.terminal import ranked
 from exam_harness.results.gate_checks import GateCheck, Verdicts, title
 from exam_harness.results.schema import ExamReport, SystemScore, TestPointOutcome
-from exam_harness.results.sections import shown_sections
+from exam_harness.results.sections import Placement, shown_at
 from exam_harness.verdicts import REASON_CHARS
 
 # Characters that start markdown syntax anywhere in a line (a table cell included); '<', '>' and '&'
@@ -52,16 +52,22 @@ def code(text: str) -> str:
 def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str:
     """The whole summary as GitHub-flavoured markdown (ends with a newline)."""
     verdicts = verdicts or Verdicts()
-    parts = [_heading(report, verdicts), *_warnings(report), _verdict(report), _leaderboard(report), _context(report)]
+    parts = [_heading(report, verdicts), *_warnings(report), _verdict(report),
+             *_sections(report, "before"), _leaderboard(report), _context(report)]
     if verdicts.checks:
         parts.append(_gates(report, verdicts.checks))
     if verdicts.reference is not None:
         parts.append(_changes(report, verdicts))
     if verdicts.failures:
         parts.append("### Other failures\n\n" + "\n".join(f"- {escape(line)}" for line in verdicts.failures))
-    parts += [section.markdown(content, escape) for section, content in shown_sections(report.sections)]
+    parts += _sections(report, "after")
     parts.append(_missed(report))
     return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _sections(report: ExamReport, placement: Placement) -> list[str]:
+    """The markdown of the sections the report holds that are placed ``placement`` the leaderboard."""
+    return [section.markdown(content, escape) for section, content in shown_at(report.sections, placement)]
 
 
 def _heading(report: ExamReport, verdicts: Verdicts) -> str:

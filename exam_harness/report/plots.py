@@ -23,9 +23,15 @@ from typing import Any
 from exam_harness.errors import ConfigError
 from exam_harness.io.textio import atomic_write_bytes
 from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE
-from exam_harness.report.evaluation_tables import system_order
 from exam_harness.report.tables import title_of
-from exam_harness.results.evaluation import EvaluationReport, ExternalQrelsResult, Leaderboard
+from exam_harness.results.evaluation import (
+    EvaluationReport,
+    ExternalQrelsResult,
+    Leaderboard,
+    correlation_of,
+    official_of,
+    system_order,
+)
 
 DEFAULT_PLOT_MEASURES: tuple[str, ...] = ("exam-cover", "n-exam-cover", "P@20", "ndcg@10", "mrr")
 
@@ -110,7 +116,7 @@ def leaderboard_images(
     taus = sorted({b.min_grade for b in every})
     if not taus:
         raise ConfigError("nothing to draw: the result has no leaderboards")
-    official = result.official or {}
+    official = official_of(result.sections) or {}
     first = every[0]
     runs = system_order(list(first.systems), official, first.systems)
     left_out = [r for r in runs if official and r not in official]
@@ -133,7 +139,7 @@ def leaderboard_images(
                         linewidth=2.2, label="official", zorder=1)
         for i, board in enumerate(_pick(result, tau, measures, label)):
             scaled, errors = _normalised(board, runs)
-            corr = board.correlation
+            corr = correlation_of(result.sections, board.name)
             tag = f" (ρ={corr.spearman:.2f})" if corr is not None and corr.spearman is not None else ""
             ax.errorbar(xs, scaled, yerr=errors, marker=markers[i % len(markers)], markersize=3.5, linewidth=1.0,
                         elinewidth=0.6, capsize=2, label=board.title + tag, zorder=2 + i)

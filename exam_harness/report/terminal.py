@@ -16,7 +16,7 @@ from exam_harness.display import counted, render_text
 from exam_harness.measures.lookup import find_measure
 from exam_harness.report.tables import Column, Leaderboard, render_table
 from exam_harness.results.schema import FALLBACK_CAUSE, ExamReport, MeasureInfo, SystemScore
-from exam_harness.results.sections import shown_sections
+from exam_harness.results.sections import shown_at, terminal_text
 
 WIDE = 132  # from this width on, "± stderr" shares the value's line
 
@@ -159,13 +159,15 @@ def render_to_text(report: ExamReport, *, color: bool, width: int | None = None,
         lines.append(fallbacks)
     if report.partial:
         lines.append(f"partial exam: {report.partial}")
-    for section, content in shown_sections(report.sections):  # cost, judge variance, a plugin's part
-        lines += section.terminal(content)
+    for section, content in shown_at(report.sections, "after"):  # cost, judge variance, a plugin's part
+        lines += terminal_text(section.terminal(content), width)
     dropped = n_exam_dropped_line(report)
     if dropped:
         lines.append(dropped)
     table = render_text(leaderboard(report, label=label, width=width), width, color=color)
-    return table + "".join(line + "\n" for line in lines)
+    before = [line for section, content in shown_at(report.sections, "before")  # placed before the leaderboard
+              for line in terminal_text(section.terminal(content), width)]
+    return "".join(line + "\n" for line in before) + table + "".join(line + "\n" for line in lines)
 
 
 def render_summary(terminalreporter: Any, report: ExamReport, written: Sequence[str]) -> None:

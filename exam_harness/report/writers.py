@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.gate_checks import Verdicts
     from exam_harness.results.schema import ExamReport
-    from exam_harness.sections.trec_rag import RagAssignments
+    from exam_harness.results.trec_rag import RagAssignments
 
     Document: TypeAlias = ExamReport | EvaluationReport
 
@@ -162,10 +162,12 @@ class PlotsWriter:
         if isinstance(doc, ExamReport):
             return {}  # one tau and no official leaderboard: the HTML report draws the session's scores
         from exam_harness.report.plots import leaderboard_images, per_query_images
+        from exam_harness.results.evaluation import EXTERNAL_QRELS, ExternalQrelsResult
 
         images = leaderboard_images(doc)
-        if doc.external_qrels is not None and doc.external_qrels.per_query:
-            images.update(per_query_images(doc.external_qrels))
+        external = doc.sections.get(EXTERNAL_QRELS)
+        if isinstance(external, ExternalQrelsResult) and external.per_query:
+            images.update(per_query_images(external))
         return {name: Binary(data) for name, data in images.items()}
 
 

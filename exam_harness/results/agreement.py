@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+HumanLabels = dict[tuple[str, str, str], str]  # human nugget assignments: (run, qid, nugget text) -> label
+
 
 class BinarisedTable(BaseModel):
     name: str

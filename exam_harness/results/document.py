@@ -9,6 +9,7 @@ in their own envelope; ``kind`` tells them apart (``exam-report`` | ``evaluation
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -53,6 +54,10 @@ def read_document(path: Path) -> ExamReport | EvaluationReport:
     if str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError("not an evaluation document of a schema this version reads", path=path,
                          field="schema_version", value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x")
+    from exam_harness.results.migrate import evaluation_to_sections
+
+    if str(version) == "4.0":  # a kept 4.0 document: its optional parts move into sections
+        text = json.dumps(evaluation_to_sections(raw))
     try:
         return EvaluationReport.model_validate_json(text, strict=True)
     except ValidationError as exc:

@@ -4,16 +4,16 @@ evaluation envelope (how it is computed: report/evaluation.py)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.measures.correlation import Correlation
 from exam_harness.models import GraderSpec
-from exam_harness.results.agreement import AgreementResult, AssignmentAgreement, DirectAgreement, MinAnswersAgreement
 from exam_harness.results.schema import (
     SCHEMA_VERSION,
     CacheSummary,
@@ -28,20 +28,13 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ComparisonResult(_Model):
-    diff: float
-    ci: tuple[float, float]
-    p: float
-    significantly_worse: bool
-    significantly_better: bool
-
-
-class SignificanceResult(_Model):
-    baseline: str
-    method: str
-    alpha: float
-    resamples: int
-    runs: dict[str, ComparisonResult]
+def system_order(
+    systems: Sequence[str], official: Mapping[str, float] | None, scores: Mapping[str, float]
+) -> list[str]:
+    """The order the leaderboards list runs in: by the official leaderboard (runs it lacks last), else by score."""
+    if official:
+        return sorted(systems, key=lambda r: (r not in official, official.get(r, 0.0), -scores.get(r, 0.0), r))
+    return sorted(systems, key=lambda r: (-scores.get(r, 0.0), r))
 
 
 class MeasureStats(_Model):
@@ -55,8 +48,6 @@ class MeasureStats(_Model):
     dropped: list[str] = Field(default_factory=list)
     relevance_level: int | None = None  # a trec measure's: the qrels label from which a passage is relevant
     ci: dict[str, tuple[float, float]] = Field(default_factory=dict)
-    correlation: Correlation | None = None
-    significance: SignificanceResult | None = None
 
 
 @dataclass(frozen=True)
@@ -106,13 +97,64 @@ class Leaderboard:
     def ci(self) -> dict[str, tuple[float, float]]:
         return self.stats.ci
 
-    @property
-    def correlation(self) -> Correlation | None:
-        return self.stats.correlation
 
-    @property
-    def significance(self) -> SignificanceResult | None:
-        return self.stats.significance
+
+CORRELATIONS = "correlations"  # the section of the correlations with the official leaderboard
+EXTERNAL_QRELS = "external-qrels"  # the section of the leaderboards over --qrels files
+
+
+class MeasureCorrelation(_Model):
+    """One leaderboard (``measure``: its name in the document's ``measures[]``) against the official one."""
+
+    measure: str
+    key: str  # the measure's short name (exam-cover@20), a row of the table with ``label``
+    title: str
+    label: str | None = None
+    min_grade: int  # 0: a measure without a tau, shown in every tau's column
+    correlation: Correlation
+
+
+class Correlations(_Model):
+    """The correlations section's content (sections/correlations.py)."""
+
+    official: dict[str, float]  # run -> its official score or rank (--official)
+    measures: list[MeasureCorrelation]
+
+    def of(self, measure: str) -> Correlation | None:
+        """The correlation of the leaderboard of ``measure`` (its name), if computed."""
+        return next((m.correlation for m in self.measures if m.measure == measure), None)
+
+
+def official_of(sections: Mapping[str, object]) -> dict[str, float] | None:
+    """The official leaderboard a document holds (in its correlations section), else None."""
+    content = sections.get(CORRELATIONS)
+    return content.official if isinstance(content, Correlations) else None
+
+
+def correlation_of(sections: Mapping[str, object], measure: str) -> Correlation | None:
+    """The correlation of the leaderboard of ``measure`` with the official one, if the document holds it."""
+    content = sections.get(CORRELATIONS)
+    return content.of(measure) if isinstance(content, Correlations) else None
+
+
+Rankings = Mapping[str, Mapping[str, Sequence[str]]]  # run -> query -> passage ids, best first
+QrelsMap = Mapping[str, Mapping[str, int]]
+
+
+@dataclass(frozen=True)
+class ExternalQrels:
+    """What ``--qrels`` scores: the runs' rankings (in the order trec_eval reads them), the given qrels
+    files (name -> qrels) at each relevance level, the trec_eval measures, and the official qrels
+    (``--official-qrels``, else the judgments of the run files; None when there are none) at the
+    judgment relevance level."""
+
+    rankings: Rankings
+    qrels: Mapping[str, QrelsMap]
+    measures: Sequence[str]
+    relevance_levels: Sequence[int] = (1,)
+    official_qrels: QrelsMap | None = None
+    official_name: str | None = None
+    official_relevance_level: int = 2
 
 
 class ExternalLeaderboard(_Model):
@@ -126,6 +168,13 @@ class ExternalLeaderboard(_Model):
     stderr: dict[str, float] = Field(default_factory=dict)
     correlation: Correlation | None = None
     per_query: dict[str, dict[str, float]] | None = None
+
+    @model_serializer(mode="wrap")
+    def _absent_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No correlation (no --official) or per-query values (no --per-query): the keys are left out."""
+        doc: dict[str, Any] = handler(self)
+        return {key: value for key, value in doc.items()
+                if value is not None or key not in ("correlation", "per_query")}
 
 
 class PerQueryCorrelation(_Model):
@@ -157,6 +206,8 @@ class ExternalQrelsResult(_Model):
     measures: list[str]
     leaderboards: list[ExternalLeaderboard]
     per_query: list[PerQueryCorrelation] = Field(default_factory=list)
+    # --official, which the leaderboards are correlated with: their tables list the runs in its order
+    official: dict[str, float] | None = None
 
 
 class CollectionSummary(_Model):
@@ -202,7 +253,7 @@ class EvaluationSettings(_Model):
     official: str | None = None
 
 
-_OPTIONAL_STATS_KEYS = ("relevance_level", "correlation", "significance")
+_OPTIONAL_STATS_KEYS = ("relevance_level",)
 # what a pytest session tallies per run and evaluate has not: left out of evaluate's systems[]
 _SESSION_ONLY = {"outcomes", "grade_counts", "fallbacks"}
 
@@ -221,13 +272,9 @@ class EvaluationReport(_Model):
     systems: list[SystemScore]
     per_query: list[QueryScore] = Field(default_factory=list)  # --per-query
     leaderboards: list[MeasureStats]  # one per measure, in the order of measures[]
-    official: dict[str, float] | None = None
-    agreement: AgreementResult | None = None
-    min_answers: list[MinAnswersAgreement] | None = None
-    direct_agreement: list[DirectAgreement] | None = None
-    external_qrels: ExternalQrelsResult | None = None
-    trec_rag_agreement: AssignmentAgreement | None = None  # against human nugget assignments
-    # the optional parts, by section name, computed as the pytest report's (results/sections.py)
+    # the optional parts, by section name, computed as the pytest report's (results/sections.py): the
+    # correlations with the official leaderboard, significance against a baseline, agreement with the
+    # judgments, the external qrels' leaderboards, an LLM grader's cost, judge variance, a plugin's own
     sections: Sections = Field(default_factory=dict)
 
     def boards(self) -> list[Leaderboard]:
@@ -269,10 +316,6 @@ class EvaluationReport(_Model):
             for key in _OPTIONAL_STATS_KEYS:
                 if stats.get(key) is None:
                     stats.pop(key, None)
-        for board in (doc.get("external_qrels") or {}).get("leaderboards", []):
-            for key in ("correlation", "per_query"):
-                if board.get(key) is None:
-                    board.pop(key, None)
         if not doc["per_query"]:
             doc.pop("per_query")
         return {key: value for key, value in doc.items() if value is not None}

@@ -12,6 +12,12 @@ report's tau; ``cost``, the evaluation's ``grading.cost`` ->
 ``sections.cost``; ``judge_variance``, one or one per tau ->
 ``sections["judge-variance"].per_tau``). Either envelope (the pytest report, ``evaluate --json``) migrates.
 
+A 4.0 evaluation document reads as 4.1 (:func:`evaluation_to_sections`): its remaining optional parts become
+sections (``official`` and each ``leaderboards[].correlation`` -> ``sections.correlations``; each
+``leaderboards[].significance`` -> ``sections.significance``; ``agreement``, ``min_answers``,
+``direct_agreement`` -> ``sections.agreement``; ``external_qrels`` -> ``sections["external-qrels"]``;
+``trec_rag_agreement`` -> ``sections["trec-rag-agreement"]``).
+
 Schema 2.x reads as 3.0 first: its fixed score fields become scores keyed by measure name.
 
 A 2.x report held ``exam_cover``/``n_exam_cover`` (+ ``_stderr``), ``nugget_f`` and ``qrels_measures[label]
@@ -67,6 +73,72 @@ def to_sections(raw: dict[str, Any]) -> dict[str, Any]:
         sections["judge-variance"] = {"per_tau": judge if isinstance(judge, list) else [judge]}
     raw["sections"] = sections
     return raw
+
+
+_EVALUATION_PARTS = ("official", "agreement", "min_answers", "direct_agreement", "external_qrels",
+                     "trec_rag_agreement")
+
+
+def evaluation_to_sections(raw: dict[str, Any]) -> dict[str, Any]:
+    """A 4.0 evaluation document's top-level optional parts and per-leaderboard correlations and
+    significance moved into ``sections`` (4.1). Anything else is returned unchanged; a malformed part is
+    moved as it is, for the schema check to name."""
+    boards = raw.get("leaderboards")
+    boards = [b for b in boards if isinstance(b, dict)] if isinstance(boards, list) else []
+    old = any(key in raw for key in _EVALUATION_PARTS) or any("correlation" in b or "significance" in b
+                                                                for b in boards)
+    sections = raw.get("sections", {})
+    if raw.get("kind") != "evaluation" or not old or not isinstance(sections, dict):
+        return raw
+    infos = {m.get("name"): m for m in raw.get("measures") or [] if isinstance(m, dict)}
+    official = raw.pop("official", None)
+    correlations = [{**_board_info(infos.get(b.get("measure"), {}), b), "label": infos.get(b.get("measure"), {})
+                     .get("label"), "correlation": b.pop("correlation")} for b in boards if "correlation" in b]
+    if official is not None:
+        sections["correlations"] = {"official": official, "measures": correlations}
+    significance = [(b, b.pop("significance")) for b in boards if "significance" in b]
+    if significance and all(isinstance(sig, dict) for _, sig in significance):
+        first = significance[0][1]
+        sections["significance"] = {
+            **{key: first.get(key) for key in ("baseline", "method", "alpha", "resamples")},
+            "measures": [{**_board_info(infos.get(b.get("measure"), {}), b),
+                          "runs": _in_board_order(raw, b.get("measure"), sig.get("runs"), official)}
+                         for b, sig in significance]}
+    agreement = raw.pop("agreement", None)
+    min_answers, direct = raw.pop("min_answers", None), raw.pop("direct_agreement", None)
+    if agreement is not None:
+        sections["agreement"] = {"tables": agreement, "min_answers": min_answers or [], "direct": direct or []}
+    external = raw.pop("external_qrels", None)
+    if isinstance(external, dict):
+        sections["external-qrels"] = {**external, "official": official}
+    assignments = raw.pop("trec_rag_agreement", None)
+    if assignments is not None:
+        sections["trec-rag-agreement"] = assignments
+    raw["sections"] = sections
+    return raw
+
+
+def _board_info(info: dict[str, Any], board: dict[str, Any]) -> dict[str, Any]:
+    """What a section names a leaderboard by: the measure's name, short name, title and tau (0: none)."""
+    return {"measure": board.get("measure"), "key": board.get("key"), "title": info.get("title"),
+            "min_grade": info.get("min_grade") or 0}
+
+
+def _in_board_order(raw: dict[str, Any], measure: object, runs: object, official: object) -> object:
+    """A measure's comparisons with the baseline in the order its leaderboard lists the runs."""
+    from exam_harness.results.evaluation import system_order
+
+    if not isinstance(runs, dict):
+        return runs
+    means: dict[str, float] = {}
+    for system in raw.get("systems") or []:
+        scores = system.get("scores") if isinstance(system, dict) else None
+        score = scores.get(measure) if isinstance(scores, dict) else None
+        mean = score.get("mean") if isinstance(score, dict) else None
+        if isinstance(system, dict) and isinstance(system.get("run"), str) and isinstance(mean, (int, float)):
+            means[system["run"]] = float(mean)
+    order = system_order(list(runs), official if isinstance(official, dict) else None, means)
+    return {run: runs[run] for run in order}
 
 
 def migrate_3(raw: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.registry import Registry
 
-SCHEMA_VERSION = "4.0"
+SCHEMA_VERSION = "4.1"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -46,6 +46,11 @@ SCHEMA_VERSION = "4.0"
 #      variance of both envelopes and the
 #      evaluation's grading.cost; judge variance is held per tau in both ({"per_tau": [...]}). Every 2.x
 #      and 3.x report reads as 4.0 (results/migrate.py).
+# 4.1: the evaluation envelope's remaining optional parts are sections too: official and each leaderboard's
+#      correlation -> sections.correlations, each leaderboard's significance -> sections.significance,
+#      agreement, min_answers and direct_agreement -> sections.agreement, external_qrels ->
+#      sections["external-qrels"], trec_rag_agreement -> sections["trec-rag-agreement"] (a 4.0 evaluation
+#      document reads as 4.1, results/migrate.py); the exam report is unchanged (4.0 reads as 4.1)
 
 
 class _Model(BaseModel):

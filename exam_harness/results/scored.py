@@ -20,8 +20,21 @@ if TYPE_CHECKING:
     from exam_harness.measures.result import ExamResult
     from exam_harness.models import QueryBank, Run
     from exam_harness.plan import ExamPlan
+    from exam_harness.results.agreement import HumanLabels
+    from exam_harness.results.evaluation import ExternalQrels
     from exam_harness.results.schema import ExamReport, TestPointOutcome
     from exam_harness.systems.health import LiveSystems
+
+
+@dataclass(frozen=True)
+class BaselineTest:
+    """``--baseline``: every run compared with the baseline run per measure (``--significance`` test)."""
+
+    baseline: str
+    method: str
+    alpha: float
+    resamples: int
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,13 @@ class Scored:
     reference: tuple[str, ExamReport] | None = None  # --exam-compare: the kept report's name and the report
     judge_model: str | None = None  # the judge's model, for the circularity guard
     run_folders: Sequence[Path] = ()  # where the runs (and systems' manifests) were read
+    # what only evaluate is given (the pytest session leaves them None, and the sections reading them with them)
+    official: Mapping[str, float] | None = None  # --official: run -> official score or rank
+    baseline: BaselineTest | None = None  # --baseline
+    agreement: Sequence[int] | None = None  # the agreement with the judgments asked for: the --min-answers m values
+    external: ExternalQrels | None = None  # --qrels / --official-qrels
+    per_query: bool = False  # --per-query: the external qrels' leaderboards keep their per-query values
+    human_assignments: HumanLabels | None = None  # --human-assignments
 
     @property
     def banks(self) -> Sequence[QueryBank]:

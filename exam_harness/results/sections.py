@@ -8,6 +8,13 @@ session and ``exam-harness evaluate``) compute every registered section from the
 registry order, so a new optional part of every output is a section module and a registry line, or,
 for a plugin, a ``pytest_exam_register_sections`` hook (hookspecs.py).
 
+Where a view shows a section: its optional ``placement`` (:data:`Placement`, relative to the
+leaderboards; "after" when the section declares none) and ``brief`` (kept under ``evaluate --brief``;
+False when it declares none), read by :func:`placement_of` and :func:`kept_brief`. A section's
+``terminal`` gives lines or rich renderables (tables); the pytest summary writes them as text
+(:func:`terminal_text`). A section kept under ``--brief`` may give a shorter rendering there
+(``terminal_brief``, read by :func:`terminal_parts`).
+
 The front end that fills the registry makes it the *active* one (:func:`use_sections`): documents read
 back type their sections by it, and views render by it. A section a document holds but no registered
 section names stays a plain JSON object; views leave it out, the JSON keeps it.
@@ -15,17 +22,20 @@ section names stays a plain JSON object; views leave it out, the JSON keeps it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, get_args, runtime_checkable
 
 from pydantic import BaseModel
 
 from exam_harness.registry import Registry
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from exam_harness.results.scored import Scored
 
 Escape = Callable[[str], str]
+Placement = Literal["before", "after"]  # where views show a section: before or after the leaderboards
 
 
 @runtime_checkable
@@ -39,8 +49,8 @@ class Section(Protocol):
     def compute(self, scored: Scored) -> BaseModel | None:
         """The section's content from what scoring returned; None leaves it out of the document."""
 
-    def terminal(self, content: Any) -> list[str]:
-        """Lines of the pytest terminal summary and of ``evaluate``'s output."""
+    def terminal(self, content: Any) -> Sequence[RenderableType]:
+        """Lines (or rich tables) of the pytest terminal summary and of ``evaluate``'s output."""
 
     def markdown(self, content: Any, escape: Escape) -> str:
         """A markdown section (``escape`` makes a text safe in a table cell or a line)."""
@@ -68,9 +78,83 @@ def builtin_sections() -> Registry[Section]:
          "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
         ("flips", "exam_harness.sections.flips:SECTION",
          "test points that flipped against the kept report (--exam-compare)"),
+        ("correlations", "exam_harness.sections.correlations:SECTION",
+         "every leaderboard's Spearman rho and Kendall tau against the official leaderboard (--official)"),
+        ("significance", "exam_harness.sections.significance:SECTION",
+         "paired significance tests of every run against a baseline run (--baseline)"),
+        ("agreement", "exam_harness.sections.agreement:SECTION",
+         "grades against human judgments: Cohen's kappa, the min-answers views (--min-answers), direct grades"),
+        ("external-qrels", "exam_harness.sections.external_qrels:SECTION",
+         "every run over given qrels files, correlated with the official leaderboard and qrels (--qrels)"),
+        ("trec-rag-agreement", "exam_harness.sections.trec_rag_agreement:SECTION",
+         "the grader's TREC RAG nugget assignments against human ones (--human-assignments)"),
     ):
         registry.register(name, ref, description)
     return registry
+
+
+def placement_of(section: Section) -> Placement:
+    """Where views show ``section``: its ``placement`` if it declares one, else after the leaderboards."""
+    placement = getattr(section, "placement", "after")  # optional: sections written before it existed lack it
+    if placement not in get_args(Placement):
+        raise TypeError(f"section {section.name!r}: placement {placement!r} is none of {get_args(Placement)}")
+    return cast(Placement, placement)
+
+
+def kept_brief(section: Section) -> bool:
+    """Whether ``evaluate --brief`` keeps ``section`` (its ``brief``; False if it declares none)."""
+    return bool(getattr(section, "brief", False))
+
+
+def terminal_parts(section: Section, content: Any, *, brief: bool = False) -> Sequence[RenderableType]:
+    """What the terminal shows of ``section``: under ``--brief`` its ``terminal_brief`` if it has one."""
+    shorter = getattr(section, "terminal_brief", None) if brief else None
+    parts: Sequence[RenderableType] = shorter(content) if callable(shorter) else section.terminal(content)
+    return parts
+
+
+def terminal_text(parts: Sequence[RenderableType], width: int) -> list[str]:
+    """A section's terminal parts as lines of text (a table drawn at ``width``), for the pytest summary."""
+    lines: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            lines.append(part)
+            continue
+        import io
+
+        from rich.console import Console
+
+        buffer = io.StringIO()
+        Console(file=buffer, width=width, color_system=None, highlight=False, markup=False).print(part)
+        lines += buffer.getvalue().rstrip("\n").split("\n")
+    return lines
+
+
+TEXT_WIDTH = 400  # a table as text takes the width it needs (as evaluate's markdown and HTML summaries draw it)
+
+
+def preformatted_markdown(parts: Sequence[RenderableType]) -> str:
+    """A section's terminal tables as a fenced text block: markdown of a section that draws tables."""
+    text = "\n".join(terminal_text(parts, TEXT_WIDTH))
+    fence = "````" if "```" in text else "```"
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def preformatted_html(name: str, title: str, parts: Sequence[RenderableType]) -> str:
+    """A section's terminal tables as preformatted text in its ``<section>`` (id ``name``, heading ``title``)."""
+    import html
+
+    text = html.escape("\n".join(terminal_text(parts, TEXT_WIDTH)))
+    return f'<section id="{html.escape(name)}"><h2>{html.escape(title)}</h2><pre>{text}</pre></section>'
+
+
+
+def shown_at(sections: Mapping[str, Any], placement: Placement, *, brief: bool = False,
+             registry: Registry[Section] | None = None) -> Iterator[tuple[Section, BaseModel]]:
+    """The sections a view shows at ``placement`` (under ``brief``, only those kept under --brief)."""
+    for section, content in shown_sections(sections, registry):
+        if placement_of(section) == placement and (not brief or kept_brief(section)):
+            yield section, content
 
 
 _active: list[Registry[Section]] = []

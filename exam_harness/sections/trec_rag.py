@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from exam_harness.answers import word_count
 from exam_harness.measures.trec_rag import assignments, default_partial
+from exam_harness.results.trec_rag import NuggetAssignment, RagAssignments
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
@@ -22,26 +23,6 @@ if TYPE_CHECKING:
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class NuggetAssignment(_Model):
-    """One nugget's assignment to one answer (nuggetizer's assignment shape, plus the grade behind it)."""
-
-    text: str | None  # None for secret banks
-    importance: str
-    assignment: str  # support, partial_support, not_support
-    grade: int | None = None  # the best grade of the run's top-k on the nugget (None: not graded)
-
-
-class RagAssignments(_Model):
-    """A run's answer to one query with every nugget's assignment (TREC RAG nuggets only)."""
-
-    run_id: str
-    qid: str
-    query: str
-    answer_text: str
-    response_length: int  # words (NFKC, split on whitespace)
-    nuggets: list[NuggetAssignment]
 
 
 class RagAssignmentSet(_Model):

@@ -82,7 +82,7 @@ def test_evaluate_qrels_leaderboards_and_per_query(
     assert "Qrels file.qrels (level 1)" in printed
     assert "Leaderboards over qrels files: correlation with the official leaderboard" in printed
     assert "Per-query correlation with the judgments of the run files" in printed
-    ext: dict[str, Any] = json.loads(out.read_text())["external_qrels"]
+    ext: dict[str, Any] = json.loads(out.read_text())["sections"]["external-qrels"]
     assert ext["official_qrels"] == "judgments of the run files" and ext["official_relevance_level"] == 2
     boards = {(b["qrels"], b["relevance_level"]): b for b in ext["leaderboards"]}
     assert list(boards) == [("official qrels", 2), (str(exam[2]), 1), (str(exam[2]), 2)]
@@ -117,7 +117,7 @@ def test_evaluate_official_qrels_file_and_per_query_plot(
                  str(tmp_path / "plots"), "--json", str(out)])
     capsys.readouterr()
     assert code == 0
-    ext = json.loads(out.read_text())["external_qrels"]
+    ext = json.loads(out.read_text())["sections"]["external-qrels"]
     assert ext["official_qrels"] == str(exam[2]) and ext["official_relevance_level"] == 1
     (board,) = ext["leaderboards"]  # the official qrels' only; no official leaderboard, no correlation
     assert board["systems"] == pytest.approx({"A": 0.75, "B": 0.25, "C": 0.5}) and "correlation" not in board
@@ -192,7 +192,7 @@ def test_dl20_rubric_qrels_load_and_score(shared_data: Path, tmp_path: Path) -> 
     code = main(["evaluate", str(path), "--k", "20", "--bootstrap", "0", "--measures", "P@20", "ndcg@10",
                  "--qrels", *map(str, files), "--json", str(out), "--brief"])
     assert code == 0
-    ext = json.loads(out.read_text())["external_qrels"]
+    ext = json.loads(out.read_text())["sections"]["external-qrels"]
     assert ext["official_qrels"] is None and ext["per_query"] == []  # the file holds no judgments
     boards = {(Path(b["qrels"]).name, b["measure"]): b for b in ext["leaderboards"]}
     assert len(boards) == 16 and all(b["queries"] == 3 and b["relevance_level"] == 1 for b in boards.values())
@@ -219,7 +219,7 @@ def test_dl19_judgments_as_a_qrels_file_equal_the_official_qrels(shared_data: Pa
                  "4", "--measures", "P@20", "ndcg@10", "--qrels", str(qrels), "--qrels-level", "2", "--bootstrap",
                  "0", "--brief", "--no-progress", "--json", str(out)])
     assert code == 0
-    ext = json.loads(out.read_text())["external_qrels"]
+    ext = json.loads(out.read_text())["sections"]["external-qrels"]
     official, ours = ext["leaderboards"][:2], ext["leaderboards"][2:]
     assert [b["qrels"] for b in official] == ["official qrels"] * 2 and [b["queries"] for b in ours] == [43, 43]
     for a, b in zip(official, ours):

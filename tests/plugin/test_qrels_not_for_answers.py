@@ -137,9 +137,10 @@ def test_evaluate_against_a_generated_baseline_compares_only_the_measures_it_has
                        "--baseline", "gen", "--json", str(out), "--", "runs/collection.tsv", "runs/good.run",
                        "runs/weak.run", "runs/gen.responses.jsonl")
     assert result.ret == 0, result.stderr.str()  # was: "baseline run not found" (P@20 holds no value of gen)
-    tested = {board["measure"].split("(")[0]: board.get("significance") for board in json.loads(out.read_text())["leaderboards"]}
-    assert tested["P"] is None
-    assert tested["exam-cover"]["baseline"] == "gen" and set(tested["exam-cover"]["runs"]) == {"good", "weak"}
+    significance = json.loads(out.read_text())["sections"]["significance"]  # schema 4.1: a section
+    tested = {m["measure"].split("(")[0]: m["runs"] for m in significance["measures"]}
+    assert "P" not in tested and significance["baseline"] == "gen"
+    assert set(tested["exam-cover"]) == {"good", "weak"}
 
 
 QRELS_FILES = ("exam-max-grade.qrels", "exam-count-min4.qrels", "exam-at-least-2-min4.qrels")

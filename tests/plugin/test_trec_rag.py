@@ -259,7 +259,7 @@ def test_agreement_with_human_assignments(tmp_path: Path, server: FakeOpenAIServ
     for option in grader_options(server):
         args += ["--grader-option", option]
     assert main(args) == 0, capsys.readouterr()
-    got = json.loads((tmp_path / "out.json").read_text())["trec_rag_agreement"]
+    got = json.loads((tmp_path / "out.json").read_text())["sections"]["trec-rag-agreement"]
     # harness label (rows) x human label (columns), counted by hand from LABELS and HUMAN
     confusion = {"support": {"support": 5, "partial_support": 0, "not_support": 0},
                  "partial_support": {"support": 1, "partial_support": 1, "not_support": 0},

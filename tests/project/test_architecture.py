@@ -149,9 +149,10 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("inputs, cache, live systems", frozenset({"inputs", "cache", "cache_merge", "systems"})),
     ("graders", frozenset({"graders", "support", "generate"})),
     ("grading", frozenset({"batch_grading", "grading", "plan", "grading_setup", "workbench_grades"})),
-    ("results", frozenset({"results", "sections", "preflight"})),
+    ("results", frozenset({"results", "preflight"})),
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
+    ("sections", frozenset({"sections"})),
     ("extensions", frozenset({"hookspecs", "extensions"})),
     ("front ends", frozenset({"plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
 ]

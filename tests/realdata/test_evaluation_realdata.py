@@ -15,7 +15,8 @@ from exam_harness.models import ExamData
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
 from exam_harness.report.evaluation import evaluate_exam, score_evaluation
-from exam_harness.results.evaluation import EvaluationReport
+from exam_harness.results.evaluation import EvaluationReport, correlation_of
+from exam_harness.sections.agreement import Agreement
 from exam_harness.workbench_grades import export_workbench
 
 pytestmark = pytest.mark.realdata
@@ -53,16 +54,19 @@ def test_dl19_every_leaderboard_and_the_agreement_tables(result: EvaluationRepor
     assert all(len(boards) == 2 + 3 * 6 + 1 for boards in per_tau.values())  # cover, n-exam, 3 labels x 6, alpha-nDCG
     for board in result.boards():
         assert len(board.systems) == 37 and all(math.isfinite(v) for v in board.systems.values())
-        assert board.correlation is not None and board.correlation.n == 36
-        assert board.correlation.extra == ["UNH_exDL_bm25"]
+        correlation = correlation_of(result.sections, board.name)
+        assert correlation is not None and correlation.n == 36
+        assert correlation.extra == ["UNH_exDL_bm25"]
         assert all(low <= board.systems[r] + 1e-12 and board.systems[r] <= high + 1e-12 for r, (low, high) in board.ci.items())
     # regression guards on the published grades (see the closing note of issue 4)
-    cover3 = result.find("exam-cover@20", 3).correlation
+    cover3 = correlation_of(result.sections, result.find("exam-cover@20", 3).name)
     assert cover3 is not None and cover3.spearman == pytest.approx(0.719, abs=1e-3)
-    ndcg = result.find("ndcg@10", 4, "max-grade").correlation
+    ndcg = correlation_of(result.sections, result.find("ndcg@10", 4, "max-grade").name)
     assert ndcg is not None and ndcg.spearman == pytest.approx(0.956, abs=1e-3)
-    agreement = result.agreement
-    assert agreement is not None and agreement.passages == 9260
+    section = result.sections["agreement"]
+    assert isinstance(section, Agreement)
+    agreement = section.tables
+    assert agreement.passages == 9260
     strict = next(b for b in agreement.binarised if b.name == "strict")
     assert strict.counts == {1: {1: 1892, 0: 2633}, 0: {1: 609, 0: 4126}} and strict.kappa == pytest.approx(0.2924, abs=1e-4)
 

@@ -24,7 +24,9 @@ windows, a support model with the query signal, an answer model for test points 
 answers): the example's grades, qrels lines and answers change, its ranking (strong > rag > weak) holds; and
 trec_eval measures over EXAM-Qrels give a run of generated answers no value (issue 27): the generated run
 ``rag-generator`` lost its P, MAP, nDCG, R-prec and MRR keys in ``systems[]`` and ``per_query[]``, every other
-value and every qrels line equal.
+value and every qrels line equal; and schema 4.1 moved ``evaluate``'s remaining optional parts (official
+leaderboard and correlations, significance, agreement, external qrels) into ``sections``: the DL19 golden,
+written as 4.0 and read through results/migrate.py, equals today's document to 1e-12 (the file is unchanged).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
+from exam_harness.results.migrate import evaluation_to_sections
 from tests.helpers import evaluation_boards
 from tests.paths import GOLDEN, REPO
 
@@ -132,7 +135,8 @@ def test_dl19_evaluate_json_is_pinned(shared_data: Path, tmp_path: Path, monkeyp
     for key in ("created", "tool_version", "schema_version"):
         document.pop(key)
     document["grading"]["grading_seconds"] = 0.0
-    assert_close(document, _golden_json("dl19-evaluate-recorded.json.gz", document))
+    # pinned as schema 4.0 wrote it (optional parts at the top and in leaderboards[]): read as 4.1 reads it
+    assert_close(document, evaluation_to_sections(_golden_json("dl19-evaluate-recorded.json.gz", document)))
     # the document before schema 3.2 (its own leaderboards, not the report's result core): every number
     # it held, rebuilt from today's document, is equal to 1e-12
     before = json.loads(gzip.decompress((GOLDEN / "dl19-evaluate-recorded-before-3.2.json.gz").read_bytes()))
@@ -154,7 +158,8 @@ def _as_before_3_2(document: dict[str, Any]) -> dict[str, Any]:
     settings = {key: value for key, value in document["settings"].items() if key != "grader"}
     settings["nugget_f"] = settings["nugget_f"] or None  # written as null when off
     return {
-        "leaderboards": boards, "agreement": document["agreement"], "official": document["official"],
+        "leaderboards": boards, "agreement": document["sections"]["agreement"]["tables"],
+        "official": document["sections"]["correlations"]["official"],
         "collection": document["collection"], "settings": settings,
         "grading": {"source": grading["source"], "pairs": grading["pairs"], "unique_pairs": grading["unique_pairs"],
                     "cache_hits": grading["hits"], "graded": grading["graded"], "failures": grading["failures"],

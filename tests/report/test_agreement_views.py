@@ -189,11 +189,12 @@ def test_evaluate_min_answers_and_direct_grades(tmp_path: Path, capsys: pytest.C
     assert "Min answers = m" in printed and "Min answers = 2, merged 3-way" in printed
     assert "Direct grades flan-t5-large / labelling" in printed and "≥ 2: 0.714" in printed
     doc = json.loads(out.read_text())
-    (view,) = doc["min_answers"]
+    agreement = doc["sections"]["agreement"]
+    (view,) = agreement["min_answers"]
     assert view["min_answers"] == 2
     assert {b["name"]: b["kappa"] for b in view["binarised"]} == pytest.approx({"lenient": 7 / 15, "strict": 5 / 13})
-    assert {v["prompt_class"] for v in doc["direct_agreement"]} == {"labelling", "Sun"}
-    assert "external_qrels" not in doc
+    assert {v["prompt_class"] for v in agreement["direct"]} == {"labelling", "Sun"}
+    assert "external-qrels" not in doc["sections"]
 
 
 def test_evaluate_adds_no_keys_unless_asked(tmp_path: Path) -> None:
@@ -202,9 +203,12 @@ def test_evaluate_adds_no_keys_unless_asked(tmp_path: Path) -> None:
     exam, _ = write_exam(tmp_path / "data")  # no direct grades, no --min-answers, no --qrels
     out = tmp_path / "ev.json"
     assert main(["evaluate", str(exam), "--k", "2", "--bootstrap", "0", "--json", str(out)]) == 0
-    assert set(json.loads(out.read_text())) == {"kind", "schema_version", "tool_version", "created", "measures", "systems",
-                                                "leaderboards", "agreement", "settings", "grading", "collection",
-                                                "sections"}  # schema 4.0: {} when no section has content
+    doc = json.loads(out.read_text())
+    assert set(doc) == {"kind", "schema_version", "tool_version", "created", "measures", "systems",
+                        "leaderboards", "settings", "grading", "collection", "sections"}
+    # schema 4.1: the optional parts are sections; the judgments of the files give the agreement tables alone
+    assert set(doc["sections"]) == {"agreement"}
+    assert doc["sections"]["agreement"]["min_answers"] == [] and doc["sections"]["agreement"]["direct"] == []
 
 
 def test_evaluate_bare_min_answers_means_1_2_5(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -213,7 +217,7 @@ def test_evaluate_bare_min_answers_means_1_2_5(tmp_path: Path, capsys: pytest.Ca
     exam, _ = write_exam(tmp_path / "data")
     out = tmp_path / "ev.json"
     assert main(["evaluate", str(exam), "--k", "2", "--bootstrap", "0", "--min-answers", "--json", str(out)]) == 0
-    assert [v["min_answers"] for v in json.loads(out.read_text())["min_answers"]] == [1, 2, 5]
+    assert [v["min_answers"] for v in json.loads(out.read_text())["sections"]["agreement"]["min_answers"]] == [1, 2, 5]
     capsys.readouterr()
     assert main(["evaluate", str(exam), "--k", "2", "--bootstrap", "0", "--min-answers", "0"]) == 4
     assert "--min-answers takes positive integers" in capsys.readouterr().err
@@ -245,16 +249,16 @@ def test_dl19_min_answers_2_agrees_best(shared_data: Path, tmp_path: Path) -> No
     code = main(["evaluate", str(shared_data / "dl19" / "dl19-graded-flan-t5-large-selfrating.jsonl.gz"),
                  "--min-answers", "1", "2", "5", "--brief", "--bootstrap", "0", "--no-progress", "--json", str(out)])
     assert code == 0
-    doc = json.loads(out.read_text())
-    kappa = {v["min_answers"]: {b["name"]: b["kappa"] for b in v["binarised"]} for v in doc["min_answers"]}
+    agreement = json.loads(out.read_text())["sections"]["agreement"]
+    kappa = {v["min_answers"]: {b["name"]: b["kappa"] for b in v["binarised"]} for v in agreement["min_answers"]}
     assert kappa[2]["lenient"] == pytest.approx(0.343, abs=0.001)
     assert kappa[2]["strict"] == pytest.approx(0.361, abs=0.001)
     # m = 1 is today's max-grade table; m = 2 beats it and m = 5 on both cuts
-    assert kappa[1] == pytest.approx({b["name"]: b["kappa"] for b in doc["agreement"]["binarised"]})
+    assert kappa[1] == pytest.approx({b["name"]: b["kappa"] for b in agreement["tables"]["binarised"]})
     assert kappa[2]["lenient"] > max(kappa[1]["lenient"], kappa[5]["lenient"])
     assert kappa[2]["strict"] > max(kappa[1]["strict"], kappa[5]["strict"])
-    assert all(v["passages"] == 9260 for v in doc["min_answers"])
-    assert "direct_agreement" not in doc  # DL19's file records no direct grades
+    assert all(v["passages"] == 9260 for v in agreement["min_answers"])
+    assert agreement["direct"] == []  # DL19's file records no direct grades
 
 
 @pytest.mark.realdata

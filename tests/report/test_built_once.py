@@ -17,6 +17,9 @@ pytest_plugins = ["pytester"]
 
 SESSION_ONLY = ("outcomes", "grade_counts", "fallbacks")  # what a pytest session tallies per run
 SESSION_SECTIONS = ("live-systems",)  # the declared systems' health: only a session declares systems
+# from what only evaluate is given (--official, --baseline, the judgments' agreement, --qrels, --human-assignments):
+# the evaluation envelope's own parts, sections since schema 4.1
+EVALUATE_SECTIONS = ("correlations", "significance", "agreement", "external-qrels", "trec-rag-agreement")
 
 
 def _core(document: dict[str, Any]) -> dict[str, Any]:
@@ -25,7 +28,7 @@ def _core(document: dict[str, Any]) -> dict[str, Any]:
         "measures": document["measures"],
         "systems": [{k: v for k, v in s.items() if k not in SESSION_ONLY} for s in document["systems"]],
         "per_query": document["per_query"],
-        "sections": {k: v for k, v in document["sections"].items() if k not in SESSION_SECTIONS},
+        "sections": {k: v for k, v in document["sections"].items() if k not in (*SESSION_SECTIONS, *EVALUATE_SECTIONS)},
     }
 
 

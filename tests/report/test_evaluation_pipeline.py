@@ -27,7 +27,8 @@ from exam_harness.measures.significance import (
 from exam_harness.options import ExamOptions
 from exam_harness.plan import make_plan
 from exam_harness.report.evaluation import evaluate_exam, score_evaluation
-from exam_harness.results.evaluation import EvaluationReport
+from exam_harness.results.evaluation import EvaluationReport, correlation_of
+from exam_harness.sections.agreement import Agreement
 from tests.helpers import (
     GRADES,
     KEYWORD_BANK,
@@ -82,10 +83,10 @@ def test_exam_cover_and_n_exam_by_hand(exam: tuple[Path, Path]) -> None:
 
 def test_correlations_by_hand(exam: tuple[Path, Path]) -> None:
     result = evaluate(exam)
-    cover = result.find("exam-cover@2", 4).correlation  # ranks A 1, C 2, B 3 against A 1, B 2, C 3
+    cover = correlation_of(result.sections, result.find("exam-cover@2", 4).name)  # A 1, C 2, B 3 vs A 1, B 2, C 3
     assert cover is not None and cover.n == 3
     assert cover.spearman == pytest.approx(0.5) and cover.kendall == pytest.approx(1 / 3)
-    n_exam = result.find("n-exam-cover@2", 4).correlation  # B and C tied: average ranks
+    n_exam = correlation_of(result.sections, result.find("n-exam-cover@2", 4).name)  # B and C tied: average ranks
     assert n_exam is not None
     assert n_exam.spearman == pytest.approx(1.5 / math.sqrt(3)) and n_exam.kendall == pytest.approx(2 / math.sqrt(6))
 
@@ -105,8 +106,10 @@ def test_qrels_leaderboards_by_hand(exam: tuple[Path, Path]) -> None:
 
 
 def test_agreement_tables_by_hand(exam: tuple[Path, Path]) -> None:
-    agreement = evaluate(exam).agreement
-    assert agreement is not None and agreement.passages == 8 and agreement.relevance_level == 2
+    section = evaluate(exam).sections["agreement"]
+    assert isinstance(section, Agreement)
+    agreement = section.tables
+    assert agreement.passages == 8 and agreement.relevance_level == 2
     assert agreement.table == {
         0: {0: 2, 1: 0, 2: 0, 3: 0}, 1: {0: 1, 1: 0, 2: 0, 3: 0}, 3: {0: 1, 1: 0, 2: 0, 3: 0},
         4: {0: 0, 1: 1, 2: 0, 3: 1}, 5: {0: 0, 1: 0, 2: 2, 3: 0},
@@ -131,7 +134,7 @@ def test_json_has_the_issue_shape(exam: tuple[Path, Path], tmp_path: Path) -> No
     qrels = next(b for b in evaluation_boards(doc) if b["measure"] == "P@2")
     assert qrels["label"] == "max-grade" and qrels["min_grade"] == 3
     assert set(first["significance"]["runs"]) == {"B", "C"}
-    assert doc["agreement"]["binarised"][1]["counts"] == {"1": {"1": 3, "0": 1}, "0": {"1": 0, "0": 4}}
+    assert doc["sections"]["agreement"]["tables"]["binarised"][1]["counts"] == {"1": {"1": 3, "0": 1}, "0": {"1": 0, "0": 4}}
     assert EvaluationReport.model_validate(doc).find("mrr", 4, "max-grade").systems["C"] == pytest.approx(0.25)
     measures = {b["measure"] for b in evaluation_boards(doc)}
     assert measures == {"exam-cover@2", "n-exam-cover@2", "P@2", "mrr", "alpha-ndcg@2"}

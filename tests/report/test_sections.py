@@ -118,7 +118,8 @@ def test_the_builtin_sections_are_one_line_each() -> None:
 
     registry = builtin_sections()
     assert registry.names() == ["live-systems", "system-costs", "decided-by", "judge-notes", "trec-rag", "cost",
-                                "judge-variance", "flips"]
+                                "judge-variance", "flips", "correlations", "significance", "agreement",
+                                "external-qrels", "trec-rag-agreement"]
     for section in registry.values():
         assert isinstance(section, Section)
 
@@ -131,3 +132,48 @@ def test_a_session_s_plugin_sections_end_with_the_session(project: pytest.Pytest
     project.makeconftest(CONFTEST + PLUGIN)
     assert project.runpytest("banks").ret == pytest.ExitCode.OK
     assert "marked-passages" not in active_sections()
+
+
+def test_a_plugin_section_placed_before_shows_before_the_leaderboards(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``placement = "before"``: the pytest summary, markdown and HTML and ``evaluate``'s output show the section
+    before the leaderboards; not declared ``brief``, ``evaluate --brief`` leaves it out."""
+    project.makeconftest(CONFTEST + PLUGIN.replace('    model = MarkedPassages\n',
+                                                   '    model = MarkedPassages\n    placement = "before"\n'))
+    result = project.runpytest("banks", "--exam-markdown", "summary.md", "--exam-html", "html")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    summary = result.stdout.str()
+    summary = summary[summary.index("exam leaderboard"):]
+    assert summary.index("marked passages: good 3, weak 1") < summary.index("EXAM-Cover")
+    markdown = (project.path / "summary.md").read_text()
+    assert markdown.index("### Marked passages") < markdown.index("| # | run |")
+    html = (project.path / "html" / "index.html").read_text()
+    assert html.index('<section id="marked-passages">') < html.index('id="leaderboard"')
+
+    monkeypatch.chdir(project.path)
+    args = ["evaluate", "runs/collection.tsv", "runs/good.run", "runs/weak.run", "--bank", "banks/exam.yaml",
+            "--grader", "marker", "--cache", ".cache/grades.sqlite", "--bootstrap", "0", "--no-progress"]
+    capsys.readouterr()
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert printed.index("marked passages: good 3, weak 1") < printed.index("Leaderboards at grade")
+    assert main([*args, "--brief"]) == 0
+    assert "marked passages" not in capsys.readouterr().out
+
+
+def test_a_section_without_placement_or_brief_is_shown_after_and_not_kept_brief() -> None:
+    """Sections written before placement existed (and third-party ones) keep working: after, not brief."""
+    from exam_harness.results.sections import Section, builtin_sections, kept_brief, placement_of
+
+    class Old:
+        name, title, model = "old", "Old", dict
+
+    section: Section = Old()  # type: ignore[assignment]
+    assert placement_of(section) == "after" and not kept_brief(section)
+    registry = builtin_sections()
+    assert placement_of(registry.get("correlations")) == "before" and kept_brief(registry.get("correlations"))
+    assert placement_of(registry.get("cost")) == "after" and not kept_brief(registry.get("cost"))
+    Old.placement = "beside"  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="placement 'beside'"):
+        placement_of(section)
