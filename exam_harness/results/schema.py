@@ -50,7 +50,10 @@ SCHEMA_VERSION = "4.1"
 #      correlation -> sections.correlations, each leaderboard's significance -> sections.significance,
 #      agreement, min_answers and direct_agreement -> sections.agreement, external_qrels ->
 #      sections["external-qrels"], trec_rag_agreement -> sections["trec-rag-agreement"] (a 4.0 evaluation
-#      document reads as 4.1, results/migrate.py); the exam report is unchanged (4.0 reads as 4.1)
+#      document reads as 4.1, results/migrate.py); the exam report is unchanged (4.0 reads as 4.1). Also
+#      since 4.1 a run of generated answers holds no value of a trec_eval measure over EXAM-Qrels (absent
+#      from its scores, not 0), and the EXAM-Qrels hold no generated answer's segment, so a mixed exam's
+#      ranked runs score higher MAP, nDCG and R-prec than a 4.0 document of the same inputs says
 
 
 class _Model(BaseModel):
