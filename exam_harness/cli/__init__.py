@@ -67,10 +67,14 @@ def build_parser_uncollected(argv: Sequence[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` names (default: the process's arguments). What the command froze out of the
+    cyclic collector's passes (its imports, its inputs) stays frozen when the process ends with it: Python's
+    last full pass at exit would walk it all; called in-process (``argv`` given) it is collectable again."""
     try:
         return _command(argv)
     finally:
-        gc.unfreeze()  # what the command froze (imports, its inputs) is collectable again (called in-process)
+        if argv is not None:
+            gc.unfreeze()
 
 
 def _command(argv: Sequence[str] | None) -> int:

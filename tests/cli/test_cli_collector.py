@@ -12,7 +12,6 @@ from types import ModuleType
 
 import pytest
 
-import exam_harness.cli as cli
 from exam_harness.cli import main
 from tests.helpers import write_exam
 
@@ -36,7 +35,7 @@ def collector_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
             calls.append((f"import {name}", gc.isenabled()))
         return real_import(name, package)
 
-    monkeypatch.setattr(cli.importlib, "import_module", import_module)
+    monkeypatch.setattr(importlib, "import_module", import_module)
     monkeypatch.setattr(gc, "freeze", _recording(calls, "freeze", gc.freeze))
     return calls
 
@@ -65,3 +64,18 @@ def test_a_usage_error_leaves_the_collector_running_and_nothing_frozen(
     capsys.readouterr()
     assert ("freeze", False) in collector_calls
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_the_process_command_keeps_what_it_froze_for_the_exit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``main()`` of the console script (no argv): the process ends with the command, and Python's last
+    full pass at exit skips what stays frozen."""
+    runs, _official = write_exam(tmp_path / "data")
+    monkeypatch.setattr("sys.argv", ["exam-harness", "evaluate", str(runs), "--k", "2", "--brief", "--bootstrap", "0"])
+    try:
+        assert main() == 0
+        capsys.readouterr()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
