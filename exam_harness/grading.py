@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from exam_harness.batch_grading import BatchPending, batch_of, exchange, pending_message
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
@@ -227,6 +226,8 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
         text += f" and at most {calls * meter.answer_tokens} completion tokens"
         if meter.prices is not None:  # per sample too: the bound counts one call per distinct prompt
             text += f", at most {money(sum(meter.bound(sample)[2] for sample in samples))}"
+        from exam_harness.batch_grading import batch_of  # imported here: see run_grading_pass
+
         batch = batch_of(grader)
         if batch is not None and batch.prices is not None:  # batch jobs are priced apart (llm/batch.py)
             text += (" synchronously, "
@@ -358,9 +359,14 @@ def run_grading_pass(
     if shard is not None:  # the other shards' pairs are left to them (neither graded nor failures)
         outcome.other_shards = sum(1 for key in todo if not in_shard(key, shard))
         todo = [key for key in todo if in_shard(key, shard)]
-    if todo and batch_of(grader) is not None:  # no synchronous call: batch jobs answer (batch_grading.py)
-        _grade_through_batch(grader, by_key, todo, cache, outcome, strict_fallbacks)
-        todo = []
+    if todo:
+        # imported here: batch grading brings the OpenAI client (asyncio with it), which replaying
+        # recorded grades or reading the cache never needs
+        from exam_harness.batch_grading import batch_of
+
+        if batch_of(grader) is not None:  # no synchronous call: batch jobs answer (batch_grading.py)
+            _grade_through_batch(grader, by_key, todo, cache, outcome, strict_fallbacks)
+            todo = []
     if todo:
         grader.probe()  # one call that fails fast (server down, model missing) before any pair is spent
     if on_start is not None:
@@ -433,6 +439,8 @@ COLLECT_HINT = "rerun this command to collect them (or `exam-harness grade --bat
 def _grade_through_batch(grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], todo: Sequence[str],
                          cache: GradeCache, outcome: GradingOutcome, strict: bool) -> None:
     """Collect the batch jobs' grades of ``todo`` and send the rest; :class:`BatchPending` while any wait."""
+    from exam_harness.batch_grading import BatchPending, exchange, pending_message
+
     done = exchange(grader, {key: by_key[key][0] for key in todo}, cache.path, cache.put_many)
     for key, grade in done.grades.items():
         for request in by_key[key]:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exam_harness.errors import ConfigError, InputError
 from exam_harness.io import limits
@@ -42,10 +42,12 @@ from exam_harness.io.textio import (
     read_bytes,
 )
 from exam_harness.models import Query
-from exam_harness.systems.calling import Called, Ranked
 from exam_harness.systems.declare import Answer, System
 from exam_harness.systems.secrets import scrub
 from exam_harness.version import __version__
+
+if TYPE_CHECKING:  # the caller (asyncio, threads, subprocesses) is imported only where a system is called
+    from exam_harness.systems.calling import Called, Ranked
 
 MANIFEST_SUFFIX = ".system.json"
 MAX_TOKENS = 10**15  # a usage count beyond this is a wrong field, not a usage
@@ -225,6 +227,8 @@ class Recording:
             if clash is not None:
                 why = f"passage id {clash[0]!r} was returned for query {clash[1]!r} with another text"
         if why is not None:
+            from exam_harness.systems.calling import Called
+
             called = Called(called.query_id, None, f"ValueError: {why}", called.latency, called.attempts)
         facts = {"query_sha": query_sha(query), "at": now()}
         entry: dict[str, Any]
