@@ -208,9 +208,10 @@ def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None,
 
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while the files are read: the readers build lists, dicts
-    and tuples by the hundred thousand without a cycle (DL19: ~240k the collector tracks), and its
-    full passes over them during the read found nothing and cost more than a third of reading."""
+    """Python's cyclic garbage collector off while the files are read (and while a report is built,
+    report/build.py): both make lists, dicts, tuples and models by the hundred thousand without a cycle
+    (DL19: ~240k the collector tracks), and its full passes over them found nothing and cost more than
+    a third of reading and about half of validating a report's outcomes."""
     if not gc.isenabled():
         yield
         return

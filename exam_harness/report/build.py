@@ -12,9 +12,7 @@ whenever a pair of the top-k has no grade.
 from __future__ import annotations
 
 import datetime as _dt
-import gc
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import cast
 from exam_harness.display import shorten
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, view_from_banks
+from exam_harness.io.runs import collector_paused
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult, TopK
 from exam_harness.models import QueryBank, readable_id
@@ -81,21 +80,6 @@ def build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *,
     """
     with collector_paused():
         return _build_report(inputs, outcome, plan, root=root, run_paths=run_paths)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused (and resumed as it was). A report allocates hundreds of
-    thousands of small objects that form no cycles (a TREC-sized one: an outcome per run and test
-    point); each allocation burst would start a collection that walks the whole heap, the exam's grades
-    and models included, and that took about half the time of validating the outcomes."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *, root: Path | None,
