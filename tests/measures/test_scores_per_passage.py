@@ -24,6 +24,7 @@ from exam_harness.errors import ConfigError
 from exam_harness.grading import GradingOutcome
 from exam_harness.inputs import ExamInputs, view_from_banks
 from exam_harness.io.formats import builtin_bank_formats, builtin_run_formats
+from exam_harness.io.runs import collector_paused
 from exam_harness.measures import NuggetF, ScoringContext, ScoringInput, score
 from exam_harness.measures.cover import covered_by, passage_coverage
 from exam_harness.measures.nuggets import (
@@ -53,7 +54,6 @@ from exam_harness.report.build import (
     SessionOutcome,
     TopGrades,
     build_report,
-    collector_paused,
     grade_counts,
 )
 from exam_harness.report.build import (

@@ -73,7 +73,9 @@ def test_the_evaluate_sections_in_every_output(tmp_path: Path, capsys: pytest.Ca
     doc = json.loads(out.read_text())
     assert set(doc["sections"]) == {"correlations", "significance", "agreement", "external-qrels"}
     assert not OLD_KEYS & set(doc)
-    kept = json.loads(json.dumps(read_document(KEPT / "hand-made.json").to_json())
+    kept_document = read_document(KEPT / "hand-made.json")
+    assert isinstance(kept_document, EvaluationReport)
+    kept = json.loads(json.dumps(kept_document.to_json())
                       .replace("/tmp/h26fix/data", str(tmp_path / "data")))  # where the kept one read its files
     for name in doc["sections"]:
         assert doc["sections"][name] == kept["sections"][name], name
