@@ -409,16 +409,7 @@ class OpenAIBackend:
         text, probabilities = _extract(body, self.endpoint, rating_scale if want_logprobs else None)
         request = self._build(parts, self._max_tokens(max_new_tokens))
         estimate = request.estimated_tokens if isinstance(request, _Request) else 0
-        reported = body.get("usage")
-        usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
-        prompt_tokens = _count(usage.get("prompt_tokens"), estimate)
-        completion_tokens = _count(usage.get("completion_tokens"), self.count_tokens(text))
-        self.stats.prompt_tokens += prompt_tokens
-        self.stats.completion_tokens += completion_tokens
-        if rating_scale is not None and is_malformed_rating(text, rating_scale):
-            raise MalformedResponse(f"the answer {_snippet(text)} is not a grade on 0..{rating_scale}")
-        return Generation(text=text, grade_probabilities=probabilities, prompt_tokens=prompt_tokens,
-                          completion_tokens=completion_tokens)
+        return self._generation(body, text, probabilities, estimate, rating_scale)
 
     def client(self) -> Any:
         """A synchronous ``openai.OpenAI`` client for this server (batch files and jobs); close it after use."""
@@ -505,10 +496,15 @@ class OpenAIBackend:
             text = raw.text
         body = _decode_body(text)
         text, probabilities = _extract(body, self.endpoint, rating_scale if logprobs else None)
+        return self._generation(body, text, probabilities, request.estimated_tokens, rating_scale)
+
+    def _generation(self, body: Mapping[str, Any], text: str, probabilities: tuple[float, ...] | None, estimate: int,
+                    rating_scale: int | None) -> Generation:
+        """The answer as a :class:`Generation`, its tokens counted (the server's usage, else the estimate)."""
         # An answer is paid for whether or not it is usable: counted before a malformed one is asked again.
         reported = body.get("usage")
         usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
-        prompt_tokens = _count(usage.get("prompt_tokens"), request.estimated_tokens)
+        prompt_tokens = _count(usage.get("prompt_tokens"), estimate)
         completion_tokens = _count(usage.get("completion_tokens"), self.count_tokens(text))
         self.stats.prompt_tokens += prompt_tokens
         self.stats.completion_tokens += completion_tokens
