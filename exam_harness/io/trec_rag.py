@@ -333,6 +333,12 @@ def _parse(record: Any, line: _Line, check: RagFileCheck) -> CitedAnswer:
                         '{"run_id", "topic_id", "references", "answer"} (2024) or {"metadata", ...} (2025)')
     if "metadata" in record:
         return _parse_2025(record, line, check)
+    if "narrative_id" in record and "topic_id" not in record:
+        # ragnarok's quickstart shows 2025 lines flat; its converter and validator nest them under "metadata"
+        raise line.fail('a 2025 line keeps team_id, run_id and narrative_id under "metadata"; this one has '
+                        "them at the top level", "metadata", None,
+                        '{"metadata": {"team_id", "run_id", "narrative_id", ...}, "references", "answer"} '
+                        "(as ragnarok's convert trec25-format writes it)")
     return _parse_2024(record, line, check)
 
 

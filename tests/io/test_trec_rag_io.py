@@ -95,6 +95,18 @@ def test_a_2025_file_with_an_unknown_type_is_an_input_error(tmp_path: Path) -> N
     assert "unknown run type" in str(error) and "'automatic' or 'manual'" in str(error)
 
 
+def test_a_flat_2025_line_says_where_the_metadata_belongs(tmp_path: Path) -> None:
+    """ragnarok's quickstart shows 2025 lines with team_id, run_id, narrative_id at the top level; its
+    converter and validator (rag25_validation.py:validate_entry) keep them under "metadata"."""
+    rows = copy.deepcopy(ANSWERS_2025)
+    for row in rows:
+        row.update(row.pop("metadata"))
+    error = load_error(tmp_path, rows)
+    assert error.line == 1 and error.field == "metadata"
+    assert 'under "metadata"' in str(error) and "top level" in str(error)
+    assert "2024 line lacks" not in str(error)
+
+
 def test_a_second_answer_for_a_topic_is_an_input_error(tmp_path: Path) -> None:
     error = load_error(tmp_path, [*ANSWERS_2024, ANSWERS_2024[0]])
     assert error.line == 3 and "second answer for topic 't1' (first at line 1)" in str(error)
