@@ -45,7 +45,8 @@ class RecordedGrader(Grader):
             raise ConfigError(
                 "grader 'recorded' replays Workbench exam_grades, but no loaded run file has any; "
                 "add a graded Workbench paragraph file to the runs, name grades imported into the cache with "
-                "--exam-grader-option llm=... --exam-grader-option prompt_class=..., or choose another --exam-grader"
+                "--exam-grader-option llm=... --exam-grader-option prompt_class=..., or choose another grader "
+                "(--exam-grader NAME; exam-harness evaluate: --grader NAME, e.g. --grader embedding)"
             )
         if self.recorded and (self.llm is None or self.prompt_class is None):
             # One grading run in the data: take its identity, so grades match those imported into a cache.

@@ -119,3 +119,17 @@ def test_evaluate_exits_1_when_pairs_lack_grades(
     bank = write_bank(tmp_path / "b.jsonl", {"q1": {"q1/a": "a?", "q1/zz": "new?"}})
     assert main(["evaluate", str(exam[0]), "--bank", str(bank), "--k", "2", "--bootstrap", "0"]) == 1
     assert "4 pool pairs have no grade" in capsys.readouterr().err
+
+
+def test_answers_without_recorded_grades_name_evaluates_grader_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evaluate's default grader replays recorded grades; answers and a bank alone hold none, and the error
+    names the flag evaluate takes (--grader), not only the pytest session's (--exam-grader)."""
+    from tests.trec_rag_data import ANSWERS_2024, NUGGETS, write_lines
+
+    answers = write_lines(tmp_path / "answers.jsonl", ANSWERS_2024)
+    bank = write_lines(tmp_path / "nuggets.jsonl", NUGGETS)
+    assert main(["evaluate", str(answers), "--bank", str(bank), "--report-dir", "none", "--no-progress"]) == 4
+    error = capsys.readouterr().err
+    assert "no loaded run file has any" in error and "--grader NAME" in error
