@@ -38,6 +38,12 @@ def scoring_input(view: ExamView, grading: GradingOutcome, plan: ExamPlan, *,
     return replace(exam, support=support) if support is not None else exam
 
 
+def ranks_passages(exam: ScoringInput) -> bool:
+    """Whether some run ranks the collection's passages (or no run is known yet): only then do the trec
+    measures and the EXAM-Qrels they score against say anything (a generated answer is no passage)."""
+    return not exam.runs or any(run not in exam.generated for run in exam.runs)
+
+
 def planned_measures(plan: ExamPlan, exam: ScoringInput, taus: Sequence[int], grader: GraderSpec) -> list[Measure]:
     """The plan's measures at each tau scored (the session's one, each of ``--min-grade``), each once (a
     measure without a tau, the answers' length, is planned once): nugget F where the exam has nuggets, the
@@ -46,9 +52,8 @@ def planned_measures(plan: ExamPlan, exam: ScoringInput, taus: Sequence[int], gr
     only where some run is ranked (a run of generated answers gets no value of them: Measure.scores_generated)."""
     nuggets, support = any(exam.nuggets.values()), bool(exam.support)
     track = bool(exam.importance) and scores_the_track(grader)
-    ranked = not exam.runs or any(run not in exam.generated for run in exam.runs)
     return list(dict.fromkeys(m for tau in taus for m in plan.measures(tau, nuggets=nuggets, track=track,
-                                                                         support=support, ranked=ranked)))
+                                                                         support=support, ranked=ranks_passages(exam))))
 
 
 def score_exam(exam: ScoringInput, view: ExamView, grading: GradingOutcome, plan: ExamPlan, taus: Sequence[int], *,
@@ -57,11 +62,12 @@ def score_exam(exam: ScoringInput, view: ExamView, grading: GradingOutcome, plan
     """The plan's measures at ``taus`` scored over ``exam``, as :class:`Scored`; with ``qrels`` the
     EXAM-Qrels of every label variant at each tau (by file name), with ``tops`` each run's top-k with the
     grades of its passages (the pytest session's outcomes and grade counts), with ``pool`` the plan's pool
-    per query. ``grader``: the spec that gave the grades (the plan's by default)."""
+    per query (no EXAM-Qrels where no run ranks passages: they would label nothing). ``grader``: the spec
+    that gave the grades (the plan's by default)."""
     ctx = ScoringContext(exam)
     measures = planned_measures(plan, exam, taus, grader or plan.grader)
     cuts = [QrelsCut(label, tau, plan.qrels_m, plan.pool, plan.k) for tau in taus for label in plan.labels]
-    needs = Needs(qrels=cuts if qrels else (), top_k=plan.k if tops else None,
+    needs = Needs(qrels=cuts if qrels and ranks_passages(exam) else (), top_k=plan.k if tops else None,
                   pool=(plan.pool, plan.k) if pool else None)
     result = score(ctx, measures, needs)
     return Scored(ctx=ctx, view=view, grading=grading, plan=plan, taus=list(taus), result=result,

@@ -126,6 +126,8 @@ def test_an_exam_of_generated_answers_alone_plans_no_qrels_measure(mixed: pytest
     names = [m["name"] for m in report["measures"]]
     assert "exam-cover(tau=4)@20" in names and not [n for n in names if n.startswith("P(")], names
     assert "EXAM-Qrels measures" not in result.stdout.str()
+    # no EXAM-Qrels either: every one would be an empty file (a generated answer is no collection passage)
+    assert not list((mixed.path / "reports").glob("*.qrels")) and ".qrels" not in result.stdout.str()
     result.stdout.fnmatch_lines(["*FAIL P@20 is not scored for generated answers (it measures a ranking of "
                                  "passages, over EXAM-Qrels), and run 'gen' is a run of generated answers*"])
 
