@@ -78,6 +78,20 @@ def unscored_answers(report: Document, run: str, measure: str, registry: Measure
         return False
 
 
+def unscored_track(report: Document, measure: str, registry: MeasureRegistry | None = None) -> str | None:
+    """The kind of grades the report holds where ``measure`` names one of the TREC RAG track's scores and
+    those grades are not nugget assignments (the track computes its scores from assignments only), else None."""
+    from exam_harness.measures.parsing import parse_measure
+    from exam_harness.measures.trec_rag import TRACK_MEASURES, grade_kind
+
+    try:
+        track = isinstance(parse_measure(measure, registry), TRACK_MEASURES)
+    except ConfigError:
+        return None
+    kind = grade_kind(report.settings.grader)
+    return kind if track and kind != "assignment" else None
+
+
 def title(measure: str, report: Document, registry: MeasureRegistry | None = None) -> str:
     info = find(report, measure, registry)
     return info.title if info is not None else measure
@@ -210,6 +224,12 @@ def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegi
         return (f"FAIL {name} is not scored for generated answers (it measures a ranking of passages, over "
                 f"EXAM-Qrels), and run {check.run!r} is a run of generated answers, so it cannot meet its "
                 f"threshold {check.limit:g}")
+    kind = unscored_track(report, measure, registry) if check.value is None and holds is None else None
+    if kind is not None:
+        gave = f"{kind} grades" if kind != "other" else "grades that are not nugget assignments"
+        return (f"FAIL {name} is a TREC RAG track score, computed from nugget-assignment grades only, and grader "
+                f"{report.settings.grader.name!r} gave {gave}, so run {check.run!r} cannot meet its threshold "
+                f"{check.limit:g} (grade with the grader option prompt=nugget-assignment, docs/trec-rag.md)")
     if check.value is None:
         return f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}"
     if not check.passed:

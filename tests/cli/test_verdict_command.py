@@ -144,3 +144,18 @@ def test_evaluate_writes_every_writer_and_its_document_takes_a_verdict(
     assert said.out.splitlines()[-1].startswith("verdict: failed (3 checks, 1 failed)")
     assert main(["verdict", str(out / "evaluation.json"), "--fail-under", "0.1", "--baseline", "A",
                  "--resamples", "200"]) == 0
+
+
+def test_a_track_score_gated_over_grades_that_are_not_assignments_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A…W come from nugget-assignment grades only: a gate on A over self-ratings names that, not only that
+    the report lacks A."""
+    exam, _ = write_exam(tmp_path / "data")
+    doc = tmp_path / "doc.json"
+    assert main(["evaluate", str(exam), "--k", "2", "--bootstrap", "0", "--report-dir", "none", "--json", str(doc)]) == 0
+    capsys.readouterr()
+    assert main(["verdict", str(doc), "--fail-under", "A:0.4"]) == 1
+    printed = " ".join(capsys.readouterr())  # the failures on stderr, the summary line on stdout
+    assert "FAIL A is a TREC RAG track score, computed from nugget-assignment grades only" in printed
+    assert "grader 'recorded' gave grades that are not nugget assignments" in printed
+    assert "prompt=nugget-assignment" in printed
