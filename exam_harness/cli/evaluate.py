@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
+from exam_harness.display import print_notice
 from exam_harness.errors import ConfigError
 from exam_harness.io.qrels import Qrels
 from exam_harness.options import (
@@ -39,6 +40,7 @@ from exam_harness.options import (
     options_from_cli,
 )
 from exam_harness.preflight import check_writable
+from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
     from exam_harness.measures.qrels import Qrels
@@ -212,6 +214,8 @@ def run(args: argparse.Namespace) -> int:
         human = load_human_assignments(options.human_assignments)  # read before any pair is graded
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
     graded = obtain_grades(args, options)
+    for note in unanswered_system_notes(graded.view.data.runs, args.runs):
+        print_notice(note)
     plan = graded.plan
     credits = support = None
     if options.support:

@@ -25,7 +25,7 @@ import math
 import os
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,6 +116,26 @@ def system_failures(runs: Iterable[str], folders: Iterable[Path]) -> dict[str, s
         if failed:
             found[run] = failed
     return found
+
+
+def unanswered_system_notes(runs: Collection[str], folders: Iterable[Path]) -> list[str]:
+    """A warning for each manifest in ``folders`` of a system with no run among ``runs``: a system that
+    failed on every query recorded a manifest and no answer, so no run file reads it and no table shows it."""
+    notes: list[str] = []
+    for folder in dict.fromkeys(p for p in folders if p.is_dir()):
+        for path in sorted(folder.glob(f"*{MANIFEST_SUFFIX}")):
+            name = path.name[: -len(MANIFEST_SUFFIX)]
+            if name in runs:
+                continue
+            try:
+                failed = sorted(failed_queries(manifest_document(path)))
+            except InputError as exc:
+                notes.append(f"warning: {exc}; system {name!r} has no run here")
+                continue
+            shown = ", ".join(failed[:5]) + (", …" if len(failed) > 5 else "")
+            said = f"it failed on {shown}" if failed else "no answer file beside it"
+            notes.append(f"warning: {path}: system {name!r} recorded no answer ({said}); it is in no leaderboard")
+    return notes
 
 
 def journal_path(folder: Path, name: str) -> Path:

@@ -101,6 +101,29 @@ def test_a_live_systems_failed_query_and_costs_reach_evaluate_as_in_pytest(examp
     assert _core(report) == _core(evaluation)
 
 
+def test_evaluate_names_a_system_that_failed_on_every_query(example: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A system that failed on every query recorded a manifest and no answer file: no run reads it, and
+    evaluate says so rather than leaving it out of every table in silence."""
+    from tests.systems.test_live_systems import conftest, exam
+
+    example.makeconftest(conftest(body="raise ConnectionError('index shard 3 is down')"))
+    assert exam(example).ret == pytest.ExitCode.TESTS_FAILED
+    assert not list((example.path / "runs").glob("dict-rag.*.jsonl"))
+    monkeypatch.chdir(example.path)
+    capsys.readouterr()
+    try:
+        assert main(["evaluate", "runs", "--bank", "banks/example.yaml", "--grader", "lexical", "--cache", "none",
+                     "--bootstrap", "0", "--no-progress", "--report-dir", "none"]) == 0
+    finally:
+        from exam_harness.systems import declare
+
+        declare.clear()
+    error = capsys.readouterr().err
+    assert "runs/dict-rag.system.json: system 'dict-rag' recorded no answer (it failed on " in error
+    assert "it is in no leaderboard" in error
+
+
 def test_a_manifest_names_the_queries_its_system_failed_on_without_an_answer() -> None:
     """An error with no answer is a failure; a query whose recorded answer was kept through a later
     failure (record mode keeps good data) is answered."""
