@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from exam_harness.cache import GradeCache, cache_key
 from exam_harness.errors import ConfigError, GradingAborted, InputError
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
-from exam_harness.graders.repeats import SampleGrader, reduce_grades
+from exam_harness.graders.repeats import AUTO, SampleGrader, auto_reducer, reduce_grades
 from exam_harness.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
 from exam_harness.llm.cost import GradingCost, Meter, Prices, TokenUsage, grade_tokens, money
 from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
@@ -479,6 +479,10 @@ def _repeated_pass(
         cost=_samples_cost([p.cost for p in passes]),
     )
     pairs = dict.fromkeys(pair for p in passes for pair in (*p.grades, *p.failures))
+    if reducer == AUTO:  # majority for a judge whose samples are only its scale's two ends, else mean
+        reducer = auto_reducer(([p.grades[pair] for p in passes if pair in p.grades] for pair in pairs),
+                               grader.spec().max_grade)
+        outcome.reducer = reducer
     for pair in pairs:
         failed = [(i, p.failures[pair]) for i, p in enumerate(passes) if pair in p.failures]
         if failed or any(pair not in p.grades for p in passes):

@@ -62,7 +62,7 @@ class Grader(abc.ABC):
     options: ClassVar[tuple[GraderOption, ...]] = ()
     chunk_size: int | None = None  # pairs per call it prefers when --batch-size is not given; None: the default
     repeats: int = 1  # samples asked per pair (graders/repeats.py)
-    reducer: str = "mean"  # how a pair's samples make its grade (graders/repeats.py)
+    reducer: str = "auto"  # how a pair's samples make its grade (graders/repeats.py; auto: majority for a 0/5 judge)
     meter: Meter | None = None  # an LLM grader's token and cost counter (llm/cost.py)
 
     def sampling(self, index: int) -> AbstractContextManager[None]:
