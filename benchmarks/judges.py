@@ -2,6 +2,7 @@
 where it goes wrong, what it costs, and whether it ranks the systems as the labels do.
 
     python benchmarks/judges.py [--targets 0.90,0.95,0.99] [--splits 10] [--only embedding,answer-key,...]
+                                [--cascade-option audit=0.5 --cascade-option strata=2]
 
 The bank is tests/data/heat_pump_bank.json (tests/heat_pump_bank.py): 40 questions x 77 passages = 3,080
 pairs, each labelled; 80 answer, 40 of them word for word (the passage states a gold answer or the question's
@@ -171,28 +172,32 @@ def openai_row(bank: HeatPumpBank) -> Row:
         return Row("openai (the label judge)", verdicts, calls=calls(server), tau_b=tau_b(bank, verdicts))
 
 
-def cascade_row(bank: HeatPumpBank, target: float) -> Row:
+def cascade_row(bank: HeatPumpBank, target: float, extra: Mapping[str, str]) -> Row:
     from exam_harness.graders.cascade import statement
 
     with FakeOpenAIServer(bank.responder) as server:
         sub = ";".join(f"{k}={v}" for k, v in server_options(server).items())
         grader = default_registry().create("cascade", GraderConfig(model="fake-model", options={
-            "decider": "openai", "decider_options": sub, "target_recall": str(target)}))
+            "decider": "openai", "decider_options": sub, "target_recall": str(target), **extra}))
         started = time.perf_counter()
         outcome = run_grading_pass(grader, bank.requests, GradeCache(None))
         seconds = time.perf_counter() - started
         min_grade = grader.spec().default_min_grade
         verdicts = passes_of(outcome, min_grade)
         said = statement(outcome.answers, outcome.grades, min_grade, grader.spec())
-        costs = getattr(grader, "costs", None)
+        costs = outcome.judge_figures  # what the filter cost and the decider took (absent before issue 35)
         grader.close()
-        row = Row(f"cascade, target {target:.2f}", verdicts, calls=calls(server), tau_b=tau_b(bank, verdicts))
+        shown = "".join(f", {k}={v}" for k, v in extra.items())
+        row = Row(f"cascade, target {target:.2f}{shown}", verdicts, calls=calls(server), tau_b=tau_b(bank, verdicts))
     kept = sum(v and bank.labels[p] for p, v in verdicts.items())
     row.notes.append(f"states: {said}")
     row.notes.append(f"true: kept {kept} of the decider's {sum(bank.labels.values())} passes "
                      f"({100 * kept / sum(bank.labels.values()):.1f}%); the pass took {seconds:.1f}s")
-    if costs is not None:
-        row.notes.append(f"costs: {costs}")
+    if costs:
+        per_call = costs["decider_seconds"] / max(1.0, costs["decider_calls"])
+        row.notes.append(f"filter {costs['filter_seconds']:.1f}s; decider {costs['decider_seconds']:.1f}s over "
+                         f"{costs['decider_calls']:,.0f} calls ({per_call:.3f}s a call): the {costs['filtered']:,.0f} "
+                         f"calls spared would have taken about {costs['filtered'] * per_call:.1f}s")
     return row
 
 
@@ -230,6 +235,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", default="0.90,0.95,0.99")
     parser.add_argument("--splits", type=int, default=10)
+    parser.add_argument("--cascade-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a cascade grader option for its rows (e.g. audit=0.5); repeatable")
     parser.add_argument("--only", default=",".join(JUDGES), help=f"a comma-separated subset of {', '.join(JUDGES)}")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -254,7 +261,8 @@ def main() -> int:
 
     makers += [("embedding", embedding), ("answer-key", answer_key), ("bm25", lambda: bm25_rows(bank, args.splits)),
                ("openai", lambda: openai_row(bank))]
-    makers += [("cascade", lambda t=float(t): cascade_row(bank, t)) for t in args.targets.split(",")]
+    extra = dict(option.split("=", 1) for option in args.cascade_option)
+    makers += [("cascade", lambda t=float(t): cascade_row(bank, t, extra)) for t in args.targets.split(",")]
     for name, make in makers:
         if name in only:
             print(describe(bank, make()), flush=True)

@@ -63,6 +63,8 @@ class GradingOutcome:
     samples: dict[Pair, tuple[int, ...]] = field(default_factory=dict)
     # distinct pairs neither cached nor graded: another shard's (--exam-shard)
     other_shards: int = 0
+    # a grader made of judges: figures of this pass it states beside its grades (Grader.pass_figures)
+    judge_figures: dict[str, float] | None = None
 
     @property
     def cache_misses(self) -> int:
@@ -429,6 +431,7 @@ def run_grading_pass(
     outcome.cache_notices = list(cache.notices)
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
+    outcome.judge_figures = grader.pass_figures() if todo else None
     outcome.seconds = time.perf_counter() - started
     return outcome
 
@@ -476,7 +479,7 @@ def _repeated_pass(
         graded=sum(p.graded for p in passes), unsupported=dict(first.unsupported),
         cache_damaged=sum(p.cache_damaged for p in passes), repeats=repeats, reducer=reducer,
         cache_notices=list(dict.fromkeys(n for p in passes for n in p.cache_notices)),
-        cost=_samples_cost([p.cost for p in passes]),
+        cost=_samples_cost([p.cost for p in passes]), judge_figures=passes[-1].judge_figures,
     )
     pairs = dict.fromkeys(pair for p in passes for pair in (*p.grades, *p.failures))
     if reducer == AUTO:  # majority for a judge whose samples are only its scale's two ends, else mean

@@ -130,5 +130,10 @@ class Grader(abc.ABC):
         """Why the grading pass must stop after the current batch (e.g. the server went away), or None."""
         return None
 
+    def pass_figures(self) -> dict[str, float] | None:
+        """Figures of the last grading pass a grader made of judges states beside its grades (the cascade: what
+        its filter cost and what its decider took, in seconds); None for most graders."""
+        return None
+
     def close(self) -> None:  # noqa: B027  (optional hook: most graders hold nothing to release)
         """Release models, clients or threads. Called once at the end of the grading pass."""

@@ -141,5 +141,8 @@ class SampleGrader(Grader):
     def stop_reason(self) -> str | None:
         return self.grader.stop_reason()
 
+    def pass_figures(self) -> dict[str, float] | None:
+        return self.grader.pass_figures()
+
     def close(self) -> None:  # the grader is closed once, by its owner, not by each sample
         pass

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from exam_harness.errors import ConfigError
-from exam_harness.gates import SYSTEM_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.gates import (
+    JUDGE_FIGURES,
+    SYSTEM_FIGURES,
+    Allowance,
+    GateResult,
+    RequiredScope,
+    Threshold,
+    split_holds,
+)
 
 if TYPE_CHECKING:
     from exam_harness.gates import MeasureRegistry
@@ -140,7 +148,9 @@ class GateCheck:
 
 def threshold_checks(report: Document, thresholds: Sequence[Threshold],
                      registry: MeasureRegistry | None = None, scope: RequiredScope | None = None) -> list[GateCheck]:
-    """Every examined run's value of every gated measure beside its threshold, sorted by run then measure."""
+    """Every examined run's value of every gated measure beside its threshold, sorted by run then measure (the
+    judge's figures are the session's, checked by :func:`judge_results`)."""
+    thresholds = [t for t in thresholds if t.measure not in JUDGE_FIGURES]
     systems = {s.run: s for s in report.systems}
     found = {t.measure: find(report, t.measure, registry) for t in thresholds if t.measure not in SYSTEM_FIGURES}
     figures = report.sections.get("system-costs")
@@ -192,6 +202,35 @@ def _judge_figures(report: Document) -> Any:
         return None
     tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
     return content.at(tau)
+
+
+def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[GateResult]:
+    """Each threshold on the judge's figure (``cascade-kept``) as a check of the verdict: the cascade's 95% lower
+    bound of the share of its decider's passes it kept, at the document's tau (evaluate's first), against the
+    limit; a document without a cascade's figures fails the check, saying why."""
+    results: list[GateResult] = []
+    for t in thresholds:
+        if t.measure not in JUDGE_FIGURES:
+            continue
+        tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
+        notes = report.sections.get("judge-notes")
+        found = next((c for c in getattr(notes, "cascade", []) if c.min_grade == tau), None)
+        if found is None:
+            grader = report.settings.grader.name
+            message = (f"FAIL cascade-kept: the document holds no cascade's figures at tau={tau} (grader {grader!r}), "
+                       f"so it cannot meet {t.value:g}")
+            results.append(GateResult(gate="exam-fail-under", measure=t.measure, limit=t.value, passed=False,
+                                      message=message))
+            continue
+        value = float(found.kept_lower_bound)
+        passed = value >= t.value - 1e-12
+        said = (f"the cascade kept ≥ {100 * value:.1f}% of its decider's passes (95% lower bound, tau={tau}), "
+                f"{found.calls:,} of {found.pairs:,} pairs sent")
+        message = (f"{said}, at least the required {100 * t.value:g}%" if passed else
+                   f"FAIL Required cascade-kept of {100 * t.value:g}% not reached: {said}")
+        results.append(GateResult(gate="exam-fail-under", measure=t.measure, value=value, limit=t.value,
+                                  passed=passed, message=message))
+    return results
 
 
 def threshold_failures(report: Document, thresholds: Sequence[Threshold],
