@@ -70,7 +70,7 @@ from pydantic import ValidationError
 from exam_harness.display import print_notice
 from exam_harness.errors import ConfigError
 from exam_harness.io import limits
-from exam_harness.llm.cost import grade_tokens
+from exam_harness.llm.cost import grade_tokens, made_by_batch
 from exam_harness.llm.modes import stored_fallback
 from exam_harness.models import MAX_GRADE, Grade
 
@@ -146,6 +146,7 @@ class CachedGrade(NamedTuple):
     fallback: str | None = None  # the fallback rule that read the grade (Grade.fallback)
     # (prompt, completion) tokens the grade cost when made (an LLM grade's details); asked for with tokens=True
     tokens: tuple[float, float] | None = None
+    batch: bool = False  # made by a batch job (its details say so): its tokens cost the batch rate
 
 
 class GradeCache:
@@ -328,7 +329,7 @@ class GradeCache:
         if self._schema < SCHEMA_VERSION:  # a read-only older file: its fallback flags are read row by row
             full = self.get_many(keys, max_grade=max_grade)
             return {key: CachedGrade(g.grade, _answer_of(g) if answers else None, g.fallback,
-                                     grade_tokens(g.details) if tokens else None)
+                                     grade_tokens(g.details) if tokens else None, tokens and made_by_batch(g.details))
                     for key, g in full.items()}
         answer = "coalesce(extracted_answer, raw_response)" if answers else "NULL"
         wanted = _digests(keys)
@@ -336,12 +337,14 @@ class GradeCache:
         # JSON is read only from a sound row (CASE: json_extract raises on a record that is not JSON)
         record = "CASE WHEN json_valid(record) AND json_type(record) = 'object' THEN json_extract(record, '$.{}') END"
         counts = [record.format(f"details.{name}") for name in ("prompt_tokens", "completion_tokens", "shared_by")]
+        # a batch grade is one whose details hold "batch": true (json_type tells true from 1)
+        batch = record.format("details.batch").replace("json_extract", "json_type") + " IS 'true'"
         columns = ", ".join([f"{_SOUND_ROW} AS sound, grade, {answer}", record.format("fallback"),
-                             *(counts if tokens else ["NULL"] * 3)])
-        for stored, sound, grade, text, fallback, *count in self._rows(wanted, columns, [max_grade]):
+                             *(counts if tokens else ["NULL"] * 3), batch if tokens else "0"])
+        for stored, sound, grade, text, fallback, *count, made_in_batch in self._rows(wanted, columns, [max_grade]):
             if sound:
                 spent = grade_tokens(dict(zip(("prompt_tokens", "completion_tokens", "shared_by"), count)))
-                found[wanted[stored]] = CachedGrade(grade, text, fallback, spent)
+                found[wanted[stored]] = CachedGrade(grade, text, fallback, spent, bool(made_in_batch))
             else:
                 self.damaged += 1
         return found
