@@ -463,6 +463,27 @@ class GradeCache:
             return list(self._db.execute("SELECT key, grade, extracted_answer, raw_response, record FROM grades "
                                          "ORDER BY key"))
 
+    def checked_rows(self, max_grade: int = MAX_GRADE) -> tuple[list[Row], list[tuple[int, str, str]]]:
+        """Every stored row by key, checked by the lookups' own row rules (a sound grade 0..``max_grade`` with a
+        record of a grade's fields, under a 32-byte key): the sound rows, and ``(position, key, why)`` of each
+        other one (position 1 is the first by key). A file SQLite cannot read is a ConfigError naming it."""
+        sql = f"SELECT key, grade, extracted_answer, raw_response, record, {_SOUND_ROW} FROM grades ORDER BY key"
+        sound: list[Row] = []
+        damaged: list[tuple[int, str, str]] = []
+        with self._lock:
+            try:
+                for number, (key, grade, extracted, raw, record, ok) in enumerate(
+                        self._db.execute(sql, [max_grade]), 1):
+                    if ok and isinstance(key, bytes) and len(key) == 32:
+                        sound.append((key, grade, extracted, raw, record))
+                    else:
+                        shown = key.hex() if isinstance(key, bytes) else limits.quoted(key)
+                        damaged.append((number, shown, _row_problem(key, grade, record, max_grade)))
+            except sqlite3.DatabaseError as exc:
+                raise ConfigError(f"grade cache {self.path} cannot be read whole ({_sqlite_cause(exc)}); "
+                                  "nothing was written") from exc
+        return sound, damaged
+
     def put_rows(self, rows: list[Row]) -> bool:
         """Store rows as :meth:`rows` gives them, in one transaction; False when not stored (said why)."""
         if self.write_error is not None:
@@ -665,6 +686,21 @@ def _grade_from_row(grade: int, extracted: str | None, raw: str | None, record: 
         return Grade.model_validate({**fields, "grade": grade, "extracted_answer": extracted, "raw_response": raw})
     except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
         return None
+
+
+def _row_problem(key: Any, grade: Any, record: Any, max_grade: int) -> str:
+    """Why a stored row is no sound grade (the rules of :data:`_SOUND_ROW`, said in words)."""
+    if not isinstance(key, bytes) or len(key) != 32:
+        return "its key is not a 32-byte digest"
+    if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= max_grade:
+        return f"grade {limits.quoted(grade)} is not a grade 0..{max_grade}"
+    if not isinstance(record, str):
+        return "its record is not text"
+    try:
+        json.loads(record)
+    except ValueError:
+        return "its record is not JSON"
+    return "its record or answers are not a grade's (unknown fields or wrong types)"
 
 
 def _answer_of(grade: Grade) -> str | None:
