@@ -240,8 +240,10 @@ def describe(state: BatchState) -> list[str]:
     """One line per job: its file, target, status and progress (what ``grade --batch status`` prints)."""
     lines = []
     for job in state.jobs:
-        where = f"batch {job.batch_id}" if job.batch_id else f"run: vllm run_batch -i {state.folder / job.name} " \
-            f"-o {state.output_path(job)} --model MODEL"
+        if job.target == "vllm":
+            where = f"run: vllm run_batch -i {state.request_path(job)} -o {state.output_path(job)} --model MODEL"
+        else:
+            where = f"batch {job.batch_id}" if job.batch_id else "no batch job yet: the next submit sends it"
         done = f", {job.completed} done, {job.failed} failed" if job.target == "server" else ""
         lines.append(f"{job.name}: {job.status}, {len(job.custom_ids)} requests{done} ({where})")
     return lines or ["no batch jobs waiting"]

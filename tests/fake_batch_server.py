@@ -83,6 +83,7 @@ class FakeBatchServer(FakeOpenAIServer):
         self.stalled = threading.Event()  # set once the stalled request happened on the server
         self.release = threading.Event()  # the stalled request answers once this is set
         self.listings = 0  # GET /v1/batches and GET /v1/files listings
+        self.lists = True  # False: a server without the listings (they answer 404)
 
     def script(self, *statuses: str, partial: int = 0, after: int | None = None) -> None:
         """What the next jobs do, in order (default: completed); ``after``: an ``in_progress`` job completes
@@ -229,7 +230,9 @@ class _BatchHandler(_Handler):
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         parts = url.path.strip("/").split("/")
-        if parts == ["v1", "batches"]:
+        if parts in (["v1", "batches"], ["v1", "files"]) and not server.lists:
+            self._send(404, {"error": {"message": f"no route {url.path}"}})
+        elif parts == ["v1", "batches"]:
             server.listings += 1
             jobs = sorted(server.jobs.values(), key=lambda j: int(j.id.split("_")[1]), reverse=True)
             self._send(200, _page([server.job_object(job) for job in jobs], query))

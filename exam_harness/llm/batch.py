@@ -18,6 +18,7 @@ twice differently is a failure naming it).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ from typing import Any, Final
 from exam_harness.errors import InfrastructureError
 from exam_harness.llm.batch_state import FINISHED as FINISHED
 from exam_harness.llm.batch_state import LIVE as LIVE
-from exam_harness.llm.batch_state import STATUS, BatchJob, server_id
+from exam_harness.llm.batch_state import STATUS, server_id
+from exam_harness.llm.batch_state import BatchJob as BatchJob
 from exam_harness.llm.batch_state import BatchState as BatchState
 from exam_harness.llm.cost import Prices, with_batch_prices
 from exam_harness.options import GraderOption, boolean, choice, integer, number, optional
@@ -195,19 +197,36 @@ def _listed(page: Any, job: BatchJob) -> Iterator[Any]:
 
 def find_job(client: Any, job: BatchJob) -> Any | None:
     """The server's batch whose metadata carries ``job``'s tag, if a killed process created it."""
-    for batch in _listed(client.batches.list(limit=100), job):
-        metadata = getattr(batch, "metadata", None)
-        if isinstance(metadata, Mapping) and metadata.get(TAG_KEY) == job.tag:
-            return batch
+    try:
+        for batch in _listed(client.batches.list(limit=100), job):
+            metadata = getattr(batch, "metadata", None)
+            if isinstance(metadata, Mapping) and metadata.get(TAG_KEY) == job.tag:
+                return batch
+    except Exception as exc:
+        _unlisted(exc, "/v1/batches", job)
     return None
 
 
 def find_upload(client: Any, job: BatchJob) -> str | None:
     """The id of ``job``'s request file on the server, if a killed process uploaded it."""
-    for uploaded in _listed(client.files.list(purpose="batch", limit=100, order="desc"), job):
-        if getattr(uploaded, "filename", None) == upload_name(job):
-            return server_id(uploaded.id, "file id", "/v1/files")
+    try:
+        for uploaded in _listed(client.files.list(purpose="batch", limit=100, order="desc"), job):
+            if getattr(uploaded, "filename", None) == upload_name(job):
+                return server_id(uploaded.id, "file id", "/v1/files")
+    except Exception as exc:
+        _unlisted(exc, "/v1/files", job)
     return None
+
+
+def _unlisted(exc: Exception, where: str, job: BatchJob) -> None:
+    """A server that has no listing (404, 405, 501) cannot say what a killed process sent: said, and the job is
+    sent as if nothing was (docs/batch.md); any other failure of the listing is the caller's to report."""
+    status = getattr(exc, "status_code", None)
+    if status not in (404, 405, 501):
+        raise exc
+    logging.getLogger("exam_harness.batch").warning(
+        "%s", f"batch job {job.name}: the server lists nothing at {where} (HTTP {status}), so what a killed "
+        "process sent cannot be found again; it is sent again")
 
 
 def _take(job: BatchJob, batch: Any, where: str) -> None:

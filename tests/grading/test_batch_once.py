@@ -131,6 +131,20 @@ def test_a_kill_while_a_job_is_sent_never_pays_for_it_twice(server: FakeBatchSer
     assert one_pass(server, requests, cache, batch="true", batch_wait="0").grades == expected
 
 
+def test_a_server_without_listings_gets_the_job_again_and_says_why(server: FakeBatchServer,
+                                                                   requests: list[GradingRequest], tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """The documented limit: a server that lists no batches cannot say what a killed process sent."""
+    from exam_harness.cli import main
+
+    server.lists = False
+    cache = tmp_path / "batch.sqlite"
+    killed_while(server, "create", cli_args(server, cache))
+    with caplog.at_level("WARNING", logger="exam_harness.batch"):
+        assert main([*cli_args(server, cache), "--batch", "submit"]) == 0
+    assert len(server.record.created) == 2 and "lists nothing at /v1/batches (HTTP 404)" in caplog.text
+
+
 # -- duplicate answers -----------------------------------------------------------------------------------------
 def exchange_once(server: FakeBatchServer, requests: list[GradingRequest], path: Path, **extra: str) -> Any:
     """One exchange with the jobs (collect, then submit what no job carries), as ``grade --batch`` makes it."""

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from exam_harness.cli import main
 from exam_harness.errors import InputError, OutputError
 from tests.helpers import files_under, outside
+from tests.paths import SHARED_DATA
 from tests.trec_rag_data import ANSWERS_2024, ANSWERS_2025, NUGGETS, write_lines
 
 HOSTILE_RUN_IDS = ["../../x", "..", "a/b", "a\\b", ".hidden", "r" * 5000, "é" * 150]
@@ -97,3 +98,14 @@ def test_every_name_the_rule_accepts_is_one_plain_file_name(name: str, suffix: s
     assert Path(made).name == made and os.path.basename(made) == made
     assert "/" not in made and "\\" not in made and not made.startswith(".") and made not in (".", "..")
     assert len(made.encode("utf-8")) <= 255 and len(name.encode("utf-8")) <= MAX_NAME_BYTES
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is absent")
+@pytest.mark.parametrize("track", ["dl19", "dl20", "car"])
+def test_every_official_run_name_of_the_published_tracks_obeys_the_rule(track: str) -> None:
+    """The rule refuses paths, not real run tags: all 111 official runs of DL19, DL20 and CAR Y3 pass it."""
+    from exam_harness.ids import name_problem
+
+    names = list(json.loads((SHARED_DATA / track / "official-leaderboard.json").read_text()))
+    assert names and [name for name in names if name_problem(name, "run") is not None] == []
