@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from exam_harness.errors import InfrastructureError
-from exam_harness.llm.batch_state import FINISHED as FINISHED
-from exam_harness.llm.batch_state import LIVE as LIVE
 from exam_harness.llm.batch_state import STATUS, server_id
 from exam_harness.llm.batch_state import BatchJob as BatchJob
 from exam_harness.llm.batch_state import BatchState as BatchState

@@ -38,10 +38,10 @@ SERVER_ID: Final = r"^[A-Za-z0-9_-][A-Za-z0-9_.:=+-]{0,199}$"
 CACHE_KEY: Final = r"^[0-9a-f]{64}$"  # custom ids are cache keys (cache.cache_key)
 TAG: Final = r"^[0-9a-f]{16,64}$"  # the job's own tag, sent as its metadata (llm/batch.py: finding it again)
 STATUS: Final = r"^[a-z_]{1,40}$"  # a provider's job status (OpenAI's, or one it adds), or ours
-# A provider's job states (OpenAI's Batch API); "written" and "submitting" are ours: a file for ``vllm
-# run_batch`` or not sent yet, and a job being sent (it may exist on the server: found again before a new one)
+# The job states in which a job is not done yet: a provider's (OpenAI's Batch API), and ours: "written" (a file
+# for ``vllm run_batch``, or not sent yet) and "submitting" (being sent: it may exist on the server, so it is
+# found again before a new one is made). Any other (completed, failed, expired, cancelled) is finished.
 LIVE: Final = frozenset({"written", "submitting", "validating", "in_progress", "finalizing", "cancelling"})
-FINISHED: Final = frozenset({"completed", "failed", "expired", "cancelled"})
 MAX_STATE_BYTES: Final = 256 * 1024 * 1024  # the state of millions of pending requests fits far below this
 
 _ServerId = Annotated[str, Field(pattern=SERVER_ID)]
