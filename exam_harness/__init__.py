@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from exam_harness.version import __version__
+from exam_harness.core.version import __version__
 
 if TYPE_CHECKING:
-    from exam_harness.models import Query
+    from exam_harness.core.models import Query
     from exam_harness.systems.declare import Answer, Passage, Secret, Sentence, command_system, http_system, system
 
 # The package's public names, above every layer (ARCHITECTURE.md, Layers): nothing in the package imports them
-# from here, and `import exam_harness` loads only version.py (the rest on first use, below).
+# from here, and `import exam_harness` loads only core/version.py (the rest on first use, below).
 __all__ = ["Answer", "Passage", "Query", "Secret", "Sentence", "__version__", "command_system", "http_system", "system"]
-_LAZY = {"Query": "exam_harness.models", **dict.fromkeys(
+_LAZY = {"Query": "exam_harness.core.models", **dict.fromkeys(
     ("Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"),
     "exam_harness.systems.declare")}
 

@@ -20,12 +20,12 @@ from typing import Any
 import pluggy
 
 from exam_harness import hookspecs
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.registry import Registry
 from exam_harness.graders.registry import GraderRegistry, default_registry
 from exam_harness.io.formats import BankFormat, RunFormat, builtin_bank_formats, builtin_run_formats
 from exam_harness.measures.base import Measure
 from exam_harness.measures.registry import builtin_measures
-from exam_harness.registry import Registry
 from exam_harness.report.writers import Writer, builtin_writers
 from exam_harness.results.sections import Section, builtin_sections, use_sections
 

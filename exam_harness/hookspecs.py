@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from exam_harness.core.registry import Registry
+    from exam_harness.exam.plan import ExamPlan
     from exam_harness.graders.registry import GraderRegistry
-    from exam_harness.grading import GradingOutcome
+    from exam_harness.grading.passes import GradingOutcome
     from exam_harness.io.formats import BankFormat, RunFormat
     from exam_harness.measures.base import Measure
-    from exam_harness.plan import ExamPlan
-    from exam_harness.registry import Registry
     from exam_harness.report.writers import Writer
     from exam_harness.results.schema import ExamReport
     from exam_harness.results.sections import Section

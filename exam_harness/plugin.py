@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.errors import ConfigError, ExamError
-from exam_harness.models import Run
-from exam_harness.options import PYTEST_GROUPS, add_pytest_options, options_from_pytest
+from exam_harness.config.options import PYTEST_GROUPS, add_pytest_options, options_from_pytest
+from exam_harness.core.errors import ConfigError, ExamError
+from exam_harness.core.models import Run
 from exam_harness.results.schema import ExamReport
 
 
@@ -98,7 +98,7 @@ def check_ini_keys(config: pytest.Config) -> None:
     a misspelt gate (``exam_fail_undr``) would otherwise leave the gate off behind a mere warning."""
     import difflib
 
-    from exam_harness.options import specs
+    from exam_harness.config.options import specs
 
     known = sorted({spec.ini_name for _, spec in specs(PYTEST_GROUPS, "pytest")} | {"exam_banks"})
     # pytest 9 keeps the ini file's keys in ``_inicfg`` (its ``inicfg`` is deprecated); pytest 8 in ``inicfg``.
@@ -121,7 +121,7 @@ def check_swallowed_values(config: pytest.Config) -> None:
     rootdir or configuration file it chose differs from the one it chooses without those values, the
     session would run without the project's configuration: refused, naming the ``=`` form. When both
     are the same (``pytest banks --exam-runs /elsewhere/runs``), the command is right and runs."""
-    from exam_harness.options import specs
+    from exam_harness.config.options import specs
 
     names = {f"--exam-{spec.name}" for _, spec in specs(PYTEST_GROUPS, "pytest") if not spec.flag}
     swallowed = [(option, value) for option, value in itertools.pairwise(config.invocation_params.args)
@@ -171,7 +171,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def exam_run(request: pytest.FixtureRequest) -> Run:
-    """Each run (system) taking the exam, as a :class:`exam_harness.models.Run`; tests using it are
+    """Each run (system) taking the exam, as a :class:`exam_harness.core.models.Run`; tests using it are
     parametrized over all runs."""
     from exam_harness.pytest_plugins.state import setup_of
 

@@ -13,8 +13,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from exam_harness.errors import INFRASTRUCTURE_FAILED, ExamError, InfrastructureError
-from exam_harness.version import __version__
+from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ExamError, InfrastructureError
+from exam_harness.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",

@@ -3,7 +3,7 @@
 Without ``--grader`` the recorded grades of the Workbench paragraph file are replayed (choose a
 grading run with ``--llm`` / ``--prompt-class`` when it holds several); with ``--bank BANK
 --grader NAME`` every (passage, test point) pair of the pool is graded through the grade cache.
-Options come from the one schema (``exam_harness/options.py``), as in pytest without the ``exam-`` prefix;
+Options come from the one schema (``exam_harness/config/options.py``), as in pytest without the ``exam-`` prefix;
 the analyses only this command draws have their own options here: ``--min-answers`` (the "min answers
 = m" agreement views), ``--qrels`` / ``--qrels-level`` / ``--official-qrels`` (the runs scored over
 given qrels files, with per-query correlations against the official qrels). Every output is made by
@@ -22,10 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
-from exam_harness.display import print_notice
-from exam_harness.errors import ConfigError
-from exam_harness.io.qrels import Qrels
-from exam_harness.options import (
+from exam_harness.config.options import (
     EVALUATE,
     GRADING,
     JSON_OUT,
@@ -39,7 +36,10 @@ from exam_harness.options import (
     integer,
     options_from_cli,
 )
-from exam_harness.preflight import check_writable
+from exam_harness.core.display import print_notice
+from exam_harness.core.errors import ConfigError
+from exam_harness.io.qrels import Qrels
+from exam_harness.results.preflight import check_writable
 from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+# This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
 ASSIGNMENTS: tuple[Argument, ...] = (
     Argument("assignments", "Score TREC RAG nugget assignment files (nuggetizer's assign output, or assessors' files "
              "of its shape) as recorded grades, with no grader and no run files: A, V and W (strict too) per run (the "
@@ -148,7 +148,7 @@ def load_external_qrels(args: argparse.Namespace) -> QrelsInputs:
 
 
 def _read_qrels(path: Path) -> Qrels:
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.qrels import read_qrels
 
     qrels = read_qrels(path)
@@ -254,7 +254,7 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
     as one; returns ``$GITHUB_STEP_SUMMARY`` when the markdown summary can be appended there."""
     import os
 
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.report_set import check_owned_folder
     from exam_harness.report.writers import GITHUB_STEP_SUMMARY, step_summary_problem
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import ExamError
-from exam_harness.gates import check_measures, measure_names
+from exam_harness.config.gates import check_measures, measure_names
+from exam_harness.core.errors import ExamError
+from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Measure
-from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
-from exam_harness.registry import Registry
 from exam_harness.results.gate_checks import Change, GateCheck, Verdicts, title
+from exam_harness.results.preflight import load_reference
 from exam_harness.results.schema import ExamReport
 from exam_harness.results.verdict import Decision
 
@@ -102,7 +102,7 @@ class ExamGates:
 def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str,
                         registry: Registry[type[Measure]] | None) -> tuple[str, str]:
     # the flipped test points are the report's flips section (sections/flips.py)
-    from exam_harness.display import render_text
+    from exam_harness.core.display import render_text
     from exam_harness.report.compare import changes_table
 
     table = changes_table(changes, new, title_suffix=f"against {name}", registry=registry)

@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
-from exam_harness.display import visible
-from exam_harness.errors import ExamError, OutputError
-from exam_harness.paths import shown_path
-from exam_harness.preflight import shown_uncovered, uncovered_queries
+from exam_harness.core.display import visible
+from exam_harness.core.errors import ExamError, OutputError
+from exam_harness.core.paths import shown_path
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_controller, setup_of
@@ -30,6 +29,7 @@ from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.writers import WriterInput, WriterOutputError
 from exam_harness.results.gate_checks import Verdicts
+from exam_harness.results.preflight import shown_uncovered, uncovered_queries
 from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, Decision, decision
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.models import QueryBank
+from exam_harness.exam.inputs import ExamInputs
+from exam_harness.exam.plan import ExamPlan
 from exam_harness.extensions import Registries
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs
-from exam_harness.models import QueryBank
-from exam_harness.options import ExamOptions
-from exam_harness.plan import ExamPlan
+from exam_harness.grading.passes import GradingOutcome
 
 
 @dataclass(frozen=True)

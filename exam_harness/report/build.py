@@ -5,8 +5,8 @@ core is built by the same builder (report/core.py: build); this module adds the 
 
 Per-test-point outcomes and grade counts read each (passage, bank) pair's grades once
 (:class:`TopGrades`), however many runs rank the passage, and each run's top-k as scoring returned
-them (measures/result.py: TopK); an outcome is the rule of :func:`exam_harness.verdicts.verdict`, which decides it
-whenever a pair of the top-k has no grade.
+them (measures/result.py: TopK); an outcome is the rule of :func:`exam_harness.core.case_verdicts.verdict`,
+which decides it whenever a pair of the top-k has no grade.
 """
 
 from __future__ import annotations
@@ -18,15 +18,17 @@ from itertools import chain, repeat
 from pathlib import Path
 from typing import cast
 
-from exam_harness.display import shorten
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs, view_from_banks
+from exam_harness.core.case_verdicts import PASSAGE_CHARS, verdict
+from exam_harness.core.display import shorten
+from exam_harness.core.models import QueryBank, readable_id
+from exam_harness.core.paths import shown_path
+from exam_harness.core.version import __version__
+from exam_harness.exam.inputs import ExamInputs, view_from_banks
+from exam_harness.exam.plan import ExamPlan
+from exam_harness.grading.passes import GradingOutcome
 from exam_harness.io.runs import collector_paused
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult, TopK
-from exam_harness.models import QueryBank, readable_id
-from exam_harness.paths import shown_path
-from exam_harness.plan import ExamPlan
 from exam_harness.report.core import build
 from exam_harness.results.schema import (
     CacheSummary,
@@ -39,8 +41,6 @@ from exam_harness.results.schema import (
 from exam_harness.results.scoring import score_exam, scoring_input
 from exam_harness.results.verdict import over_fallback_limit
 from exam_harness.systems.health import LiveSystems
-from exam_harness.verdicts import PASSAGE_CHARS, verdict
-from exam_harness.version import __version__
 
 
 @dataclass(frozen=True)

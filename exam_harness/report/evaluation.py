@@ -39,9 +39,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.errors import InputError
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamView
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import GraderSpec
+from exam_harness.core.version import __version__
+from exam_harness.exam.inputs import ExamView
+from exam_harness.exam.plan import ExamPlan
+from exam_harness.grading.passes import GradingOutcome
 from exam_harness.measures.base import Measure
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
 from exam_harness.measures.qrels import relevance_level
@@ -49,9 +53,6 @@ from exam_harness.measures.result import MeasureResult
 from exam_harness.measures.significance import bootstrap_cis
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
-from exam_harness.models import GraderSpec
-from exam_harness.options import ExamOptions
-from exam_harness.plan import ExamPlan
 from exam_harness.report.core import build
 from exam_harness.results.evaluation import (
     CollectionSummary,
@@ -68,7 +69,6 @@ from exam_harness.results.evaluation import (
 )
 from exam_harness.results.scored import BaselineTest, Scored
 from exam_harness.results.scoring import SupportCredits, score_exam, scoring_input
-from exam_harness.version import __version__
 
 if TYPE_CHECKING:
     from exam_harness.results.agreement import HumanLabels
@@ -205,7 +205,7 @@ def scored_queries(name: str, qrels: QrelsMap, rankings: Rankings) -> list[str]:
     ranked = {q for ranking in rankings.values() for q, pids in ranking.items() if pids}
     queries = [q for q in qrels if q in ranked]
     if not queries:
-        from exam_harness.preflight import near_match
+        from exam_harness.results.preflight import near_match
 
         have = sorted(ranked)
         hints = [f"{q!r} ~ {m}" for q in sorted(qrels)[:50] if (m := near_match(q, have))]

@@ -1,7 +1,7 @@
 """The gates' checks over a result document (either envelope): each run's gated measures against their
 thresholds, the changes against a reference report with a paired permutation test over the queries both
 scored, and the grading budget. The gates themselves (thresholds, allowances, :class:`GateResult`) are
-declared in exam_harness/gates.py, below the document; results/verdict.py turns these checks into the verdict.
+declared in exam_harness/config/gates.py, below the document; results/verdict.py turns these checks into the verdict.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from exam_harness.errors import ConfigError
-from exam_harness.gates import SYSTEM_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.config.gates import SYSTEM_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from exam_harness.gates import MeasureRegistry
+    from exam_harness.config.gates import MeasureRegistry
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.schema import ExamReport, MeasureInfo
 
@@ -375,7 +375,7 @@ def budget_results(cost: Budget | None) -> list[GateResult]:
     reporting more tokens than the estimate, calls in flight at the stop): the budget was not held."""
     if cost is None or cost.max_cost is None or cost.session.cost is None or cost.session.cost <= cost.max_cost:
         return []
-    from exam_harness.display import money
+    from exam_harness.core.display import money
 
     return [GateResult(gate="exam-max-cost", value=cost.session.cost, limit=cost.max_cost, passed=False,
                        message=f"FAIL grading spent {money(cost.session.cost)}, more than max_cost "

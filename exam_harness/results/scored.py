@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from exam_harness.grading import GradingOutcome
-    from exam_harness.inputs import ExamView
+    from exam_harness.core.models import QueryBank, Run
+    from exam_harness.exam.inputs import ExamView
+    from exam_harness.exam.plan import ExamPlan
+    from exam_harness.grading.passes import GradingOutcome
     from exam_harness.measures.base import Measure
     from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.result import ExamResult
-    from exam_harness.models import QueryBank, Run
-    from exam_harness.plan import ExamPlan
     from exam_harness.results.agreement import HumanLabels
     from exam_harness.results.evaluation import ExternalQrels
     from exam_harness.results.schema import ExamReport, TestPointOutcome
@@ -77,7 +77,7 @@ class Scored:
 
     def shown_id(self, bank: QueryBank, test_point: str) -> str:
         """The id the pytest case of ``test_point`` carries (models.readable_id), as outcomes show it."""
-        from exam_harness.models import readable_id
+        from exam_harness.core.models import readable_id
 
         tp = next(t for t in bank.test_points if t.id == test_point)
         return readable_id(test_point, bank.query.id, None if self.secret(bank) else tp.text, tp.facet_id)

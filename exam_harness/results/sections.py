@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, get_args, runtim
 
 from pydantic import BaseModel
 
-from exam_harness.registry import Registry
+from exam_harness.core.registry import Registry
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

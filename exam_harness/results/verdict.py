@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
-from exam_harness.gates import COMPARED, Allowance, RequiredScope, Threshold
+from exam_harness.config.gates import COMPARED, Allowance, RequiredScope, Threshold
 from exam_harness.results.gate_checks import (
     Change,
     GateCheck,
@@ -35,10 +35,10 @@ from exam_harness.results.gate_checks import (
 from exam_harness.results.schema import ExamReport, GateResult, SystemScore, Verdict
 
 if TYPE_CHECKING:
+    from exam_harness.config.options import ExamOptions
+    from exam_harness.core.registry import Registry
     from exam_harness.measures.base import Measure
     from exam_harness.measures.significance import Comparison
-    from exam_harness.options import ExamOptions
-    from exam_harness.registry import Registry
     from exam_harness.results.evaluation import EvaluationReport
 
     Document: TypeAlias = ExamReport | EvaluationReport
@@ -141,7 +141,7 @@ def _graded(grade_counts: Mapping[str, int]) -> int:
 
 def _per_query(document: Document, measure: str) -> tuple[str, dict[str, dict[str, float]]]:
     """The title of the document's ``measure`` and its value per run and query."""
-    from exam_harness.errors import ConfigError
+    from exam_harness.core.errors import ConfigError
 
     info = find(document, measure)
     if info is None:

@@ -140,16 +140,16 @@ def test_the_result_document_package_is_low() -> None:
 # of exam_harness; a unit may import its own layer and the layers below, never one above, type-only imports
 # included. The package's public names (``__init__``) stand on top: they re-export from the layers below.
 LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("core types", frozenset({"version", "paths", "errors", "display", "redaction", "registry", "parsing",
-                              "progress", "models", "answers", "verdicts"})),
+    ("core", frozenset({"core"})),
     ("io", frozenset({"io"})),
     ("measures", frozenset({"measures"})),
-    ("options and gates", frozenset({"options", "gates"})),
+    ("configuration", frozenset({"config"})),
+    ("the exam", frozenset({"exam"})),
     ("llm backends", frozenset({"llm"})),
-    ("inputs, cache, live systems", frozenset({"inputs", "cache", "cache_merge", "systems"})),
+    ("live systems", frozenset({"systems"})),
     ("graders", frozenset({"graders", "support", "generate"})),
-    ("grading", frozenset({"batch_grading", "grading", "plan", "grading_setup", "workbench_grades"})),
-    ("results", frozenset({"results", "preflight"})),
+    ("grading", frozenset({"grading", "workbench_grades"})),
+    ("results", frozenset({"results"})),
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
     ("sections", frozenset({"sections"})),
@@ -169,7 +169,7 @@ def test_the_document_builders_never_reach_into_the_scoring_context() -> None:
 
 
 def unit(module: str) -> str:
-    """``exam_harness.io.runs`` -> ``io``; ``exam_harness.cache`` -> ``cache``; the package itself -> ``__init__``."""
+    """``exam_harness.io.runs`` -> ``io``; ``exam_harness.grading.cache`` -> ``grading``; the package itself -> ``__init__``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -209,16 +209,18 @@ def test_imports_point_down_the_declared_layers() -> None:
 def test_an_upward_import_is_found(tmp_path: Path, imported: str) -> None:
     package = tmp_path / "exam_harness"
     (package / "io").mkdir(parents=True)
+    (package / "core").mkdir()
     (package / "__init__.py").write_text("")
     (package / "io" / "__init__.py").write_text("")
-    (package / "models.py").write_text({
+    (package / "core" / "__init__.py").write_text("")
+    (package / "core" / "models.py").write_text({
         "none": "", "at run time": "from exam_harness.io import x\n",
         "lazily": "def f():\n    from exam_harness.io import x\n",
         "for types only": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from exam_harness.io import x\n",
     }[imported])
-    (package / "io" / "runs.py").write_text("def f():\n    from exam_harness import models\n")
+    (package / "io" / "runs.py").write_text("def f():\n    from exam_harness.core import models\n")
     assert upward_edges(import_graph(package, type_checking=True)) == (
-        {} if imported == "none" else {"models -> io": ["exam_harness.models -> exam_harness.io"]})
+        {} if imported == "none" else {"core -> io": ["exam_harness.core.models -> exam_harness.io"]})
 
 
 def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -244,8 +246,10 @@ def test_a_type_only_package_cycle_is_found(tmp_path: Path) -> None:
     (package / "results").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "results" / "__init__.py").write_text("")
-    (package / "results" / "schema.py").write_text("from exam_harness.gates import GateResult\n")
-    (package / "gates.py").write_text(
+    (package / "results" / "schema.py").write_text("from exam_harness.config.gates import GateResult\n")
+    (package / "config").mkdir()
+    (package / "config" / "__init__.py").write_text("")
+    (package / "config" / "gates.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from exam_harness.results.schema import ExamReport\n")
     assert cycles(package_graph(import_graph(package))) == []
-    assert cycles(package_graph(import_graph(package, type_checking=True))) == [["gates", "results"]]
+    assert cycles(package_graph(import_graph(package, type_checking=True))) == [["config", "results"]]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.options import PYTEST_GROUPS, OptionSpec, default_of, readme_table, specs
+from exam_harness.config.options import PYTEST_GROUPS, OptionSpec, default_of, readme_table, specs
 from tests.paths import REPO
 
 ROOT = REPO
@@ -30,8 +30,8 @@ def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpe
 
 
 def test_readme_option_table_is_the_schema_s() -> None:
-    """The whole table, row for row (regenerate with ``python -m exam_harness.options``)."""
-    assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.options"
+    """The whole table, row for row (regenerate with ``python -m exam_harness.config.options``)."""
+    assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.config.options"
 
 
 def test_every_hook_is_documented() -> None:

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from exam_harness.display import is_hidden_char
-from exam_harness.errors import ConfigError
-from exam_harness.gates import Allowance, RequiredScope, Threshold, parse_allowance, parse_threshold
+from exam_harness.config.gates import Allowance, RequiredScope, Threshold, parse_allowance, parse_threshold
+from exam_harness.core.display import is_hidden_char
+from exam_harness.core.errors import ConfigError
 
 Converter = Callable[[str], Any]
 T = TypeVar("T")
@@ -225,7 +225,7 @@ def read_grader_options(
 ) -> dict[str, Any]:
     """Every declared option's value (given, converted, else its default); an undeclared key is a
     ConfigError that suggests the closest declared name."""
-    from exam_harness.registry import unknown_name_message
+    from exam_harness.core.registry import unknown_name_message
 
     names = [option.name for option in declared]
     for key in given:
@@ -832,7 +832,7 @@ BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default
 
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
     """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart
-    (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
+    (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.config.options`` prints it)."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in specs(groups, front):
         # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).

@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, cast
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 T = TypeVar("T")
 

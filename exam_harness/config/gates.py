@@ -1,6 +1,6 @@
 """The CI gates as declared: score thresholds per run and measure, allowed regressions against a
 reference, which runs a required test point binds, and :class:`GateResult`, the one check of a verdict.
-Parsed by the option schema (options.py); checked against a result document by results/gate_checks.py.
+Parsed by the option schema (config/options.py); checked against a result document by results/gate_checks.py.
 
 Thresholds (``--exam-fail-under``) read ``[RUN=][MEASURE:]VALUE``: ``0.5`` (every run, EXAM-Cover),
 ``my-rag=0.6`` (one run), ``nugget-f:0.3`` (another measure), ``V_strict:0.4`` (a TREC RAG score),
@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 if TYPE_CHECKING:
+    from exam_harness.core.models import TestPoint
+    from exam_harness.core.registry import Registry
     from exam_harness.measures.base import Measure
-    from exam_harness.models import TestPoint
-    from exam_harness.registry import Registry
 
     MeasureRegistry = Registry[type[Measure]]
 
