@@ -185,9 +185,11 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from exam_harness.extensions import cli_registries
     from exam_harness.io import load_leaderboard
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
     from exam_harness.report.evaluation_tables import print_evaluation
+    from exam_harness.results.scored import collect_scoring_inputs
 
     options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
@@ -213,7 +215,10 @@ def run(args: argparse.Namespace) -> int:
 
         human = load_human_assignments(options.human_assignments)  # read before any pair is graded
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
-    graded = obtain_grades(args, options)
+    registries = cli_registries()
+    inputs = collect_scoring_inputs(options, "evaluate", registries.hook)  # the features' inputs, before grading
+    graded = obtain_grades(args, options, registries=registries)
+    registries.hook.pytest_exam_grading_finished(plan=graded.plan, outcome=graded.outcome)
     for note in unanswered_system_notes(graded.view.data.runs, args.runs):
         print_notice(note)
     plan = graded.plan
@@ -226,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
                            external=external, human=human,
-                           cache=str(options.cache) if options.cache is not None else None)
+                           cache=str(options.cache) if options.cache is not None else None, inputs=inputs)
     result.settings.runs = [str(p) for p in args.runs]
     result.settings.banks = [str(p) for p in args.bank]
     if options.official:
@@ -240,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"wrote {path}", soft_wrap=True)
     for line in warnings:
         print(line, file=sys.stderr)
+    registries.hook.pytest_exam_report(report=result, plan=plan)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
     if support is not None and support.failures:
         print(f"exam-harness evaluate: {len(support.failures):,} (sentence, cited document) pairs have no support "

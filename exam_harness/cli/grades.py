@@ -81,11 +81,12 @@ def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: se
 
 
 def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True,
-                  adjust: Callable[[ExamData], None] | None = None) -> Graded:
+                  adjust: Callable[[ExamData], None] | None = None, registries: Registries | None = None) -> Graded:
     """Replay the recorded grades (``--grader recorded``, the default, on files that hold some) or grade
     the pool with ``--grader NAME`` through the cache; the plan is made before any grading starts.
-    ``adjust`` may change the loaded data before the pool is made (calibrate swaps in other judgments)."""
-    registries = cli_registries()
+    ``adjust`` may change the loaded data before the pool is made (calibrate swaps in other judgments);
+    ``registries``: the command's (default: the current folder's, extensions.py)."""
+    registries = registries if registries is not None else cli_registries()
     inputs, banks = load_inputs(args, options, registries)
     data = inputs.data
     if adjust is not None:

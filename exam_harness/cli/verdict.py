@@ -38,18 +38,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    from exam_harness.config.gates import check_measures, measure_names
+    from exam_harness.config.gates import check_measures, check_thresholds
     from exam_harness.extensions import cli_registries
     from exam_harness.results.document import read_document
     from exam_harness.results.verdict import Checks, decision
 
     options = options_from_cli(args, GROUPS)
-    registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins
-    check_measures(measure_names(options.fail_under), registry, "--fail-under")
+    registries = cli_registries()  # plugin measures and gate figures (installed, ./conftest.py), named like built-ins
+    registry = registries.measures
+    check_thresholds(options.fail_under, registry, registries.gate_figures, "--fail-under")
     check_measures([a.measure for a in options.compare_fail], registry, "--compare-fail")
     reference = _reference(options)
     document = read_document(args.document)
-    found = decision(document, Checks.of(options, reference, registry))
+    found = decision(document, Checks.of(options, reference, registry, registries.gate_figures))
     for result in found.verdict.gates:
         print(result.message, file=sys.stdout if result.passed else sys.stderr)
     if found.failed_cases:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.config.gates import check_measures, measure_names
+from exam_harness.config.gates import check_measures, check_thresholds
 from exam_harness.core.errors import ExamError
 from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Measure
@@ -44,9 +44,10 @@ class ExamGates:
         setup = setup_of(config)
         options = setup.options
         try:
-            self.registry = setup.registries(config).measures
+            registries = setup.registries(config)
+            self.registry = registries.measures
             # a gate on a measure no registry knows stops the session before grading (plugins are loaded now)
-            check_measures(measure_names(options.fail_under), self.registry, "--exam-fail-under")
+            check_thresholds(options.fail_under, self.registry, registries.gate_figures, "--exam-fail-under")
             check_measures([a.measure for a in options.compare_fail], self.registry, "--exam-compare-fail")
             self.reference = load_reference(options, Path(config.invocation_params.dir))
         except NothingKept as exc:

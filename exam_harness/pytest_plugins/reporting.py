@@ -67,7 +67,7 @@ class ExamReporting:
             outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered(),
                                      max_fallbacks=setup.options.max_fallbacks, systems=live_systems(self.config),
                                      reference=gates.reference if gates is not None else None,
-                                     judge_model=setup.options.model)
+                                     judge_model=setup.options.model, inputs=setup.scoring_inputs)
             built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
             self.decision = self._decide(built.report)
         except ExamError as exc:
@@ -100,7 +100,8 @@ class ExamReporting:
         setup = setup_of(self.config)
         gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
         reference = gates.reference if gates is not None else None
-        found = decision(report, Checks.of(setup.options, reference, setup.registries(self.config).measures))
+        registries = setup.registries(self.config)
+        found = decision(report, Checks.of(setup.options, reference, registries.measures, registries.gate_figures))
         if gates is not None:
             gates.show(found, report)
         incomplete = [r.run for r in found.verdict.gates if r.gate == "incomplete-exam" and r.run is not None]

@@ -38,6 +38,7 @@ from exam_harness.results.schema import (
     Settings,
     TestPointOutcome,
 )
+from exam_harness.results.scored import ScoringInputs
 from exam_harness.results.scoring import score_exam, scoring_input
 from exam_harness.results.verdict import over_fallback_limit
 from exam_harness.systems.health import LiveSystems
@@ -59,6 +60,7 @@ class SessionOutcome:
     systems: LiveSystems | None = None  # the declared live systems' health
     reference: tuple[str, ExamReport] | None = None  # --exam-compare: the kept report's name and the report
     judge_model: str | None = None  # the judge's model when the grader spec names none (the circularity guard)
+    inputs: ScoringInputs | None = None  # what the session's features added for their sections (None: nothing)
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,8 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
 
     outcomes = test_point_outcomes(inputs, outcome, plan, tops)
     scored = replace(scored, outcomes=outcomes, systems=outcome.systems, reference=outcome.reference,
-                     judge_model=outcome.judge_model, run_folders=run_paths)
+                     judge_model=outcome.judge_model, run_folders=run_paths,
+                     inputs=outcome.inputs if outcome.inputs is not None else ScoringInputs())
     core = build(scored, per_query=True, unanswered=unanswered, session=session)
     report = ExamReport(
         tool_version=__version__,

@@ -67,7 +67,7 @@ from exam_harness.results.evaluation import (
     QrelsMap,
     Rankings,
 )
-from exam_harness.results.scored import BaselineTest, Scored
+from exam_harness.results.scored import Scored, ScoringInputs, collect_scoring_inputs
 from exam_harness.results.scoring import SupportCredits, score_exam, scoring_input
 
 if TYPE_CHECKING:
@@ -122,12 +122,14 @@ def evaluate_exam(
     external: ExternalQrels | None = None,
     human: HumanLabels | None = None,
     cache: str | None = None,
+    inputs: ScoringInputs | None = None,
 ) -> EvaluationReport:
     """Every measure of the plan at each of its tau values (:func:`score_evaluation`); the sections
     (results/sections.py) computed from the inputs given: the correlations with ``official``, the agreement
     tables with the "min answers = m" views for each m of ``min_answers`` (and the direct-grade views when
     the files hold recorded direct grades), the runs scored over ``external`` qrels, the nugget assignments
-    against ``human`` ones."""
+    against ``human`` ones, and what features add (``inputs``: by default what the active hook's features
+    add for ``options``, results/scored.py)."""
     view, outcome, plan, result, measures = scored.view, scored.grading, scored.plan, scored.result, scored.measures
     data = view.data
     check_baseline(options.baseline, data.runs)
@@ -139,8 +141,7 @@ def evaluate_exam(
     scored = replace(
         scored, official=official or None, agreement=tuple(min_answers), external=external,
         per_query=options.per_query, human_assignments=human,
-        baseline=BaselineTest(options.baseline, options.significance, options.alpha, options.resamples,
-                              options.seed) if options.baseline is not None else None)
+        inputs=inputs if inputs is not None else collect_scoring_inputs(options, "evaluate"))
     core = build(scored, per_query=options.per_query)
     return EvaluationReport(
         tool_version=__version__,

@@ -153,8 +153,9 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
     ("sections", frozenset({"sections"})),
-    ("extensions", frozenset({"hookspecs", "extensions"})),
-    ("front ends", frozenset({"plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
+    ("the plugin API", frozenset({"hookspecs", "api"})),
+    ("features", frozenset({"features"})),
+    ("front ends", frozenset({"extensions", "plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
 ]
 
 
