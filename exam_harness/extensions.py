@@ -9,6 +9,7 @@ and calls the same registration hooks. Like pytest, it accepts hook functions wi
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import importlib.util
 import re
@@ -111,8 +112,24 @@ def cli_plugin_manager(folder: Path | None = None) -> pluggy.PluginManager:
         manager.register(plugin, name=entry_point.name)
     conftest = (folder or Path.cwd()) / "conftest.py"
     if conftest.is_file():
-        manager.register(_import_conftest(conftest), name=str(conftest))
+        module = _import_conftest(conftest)
+        manager.register(module, name=str(conftest))
+        _register_named_plugins(manager, module, conftest)
     return manager
+
+
+def _register_named_plugins(manager: pluggy.PluginManager, conftest: object, path: Path) -> None:
+    """The plugins the conftest.py names in ``pytest_plugins`` (a module name or a list of them), registered as
+    pytest registers a root conftest's: one line makes a plugin module serve both front ends."""
+    named = getattr(conftest, "pytest_plugins", ())
+    for name in [named] if isinstance(named, str) else list(named):
+        if manager.has_plugin(name) or manager.is_blocked(name):
+            continue
+        try:
+            plugin = importlib.import_module(name)
+        except ImportError as exc:
+            raise ConfigError(f"{path}: pytest_plugins names {name!r}, which cannot be imported: {exc}") from exc
+        manager.register(plugin, name=name)
 
 
 def exam_plugin_entry_points() -> list[importlib.metadata.EntryPoint]:

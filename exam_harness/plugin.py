@@ -35,6 +35,11 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    def add(option: FeatureOption[object]) -> None:  # a feature's option of the groups pytest registers
+        if option.spec.group in PYTEST_GROUPS:
+            add_pytest_option(parser, option.name, option.spec)
+
+    declared = FeatureOptions(on_add=add)  # the session's feature options start here
     add_pytest_options(parser, PYTEST_GROUPS)
     parser.addini(
         "exam_banks",
@@ -42,11 +47,6 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         type="paths",
         default=[],
     )
-    def add(option: FeatureOption[object]) -> None:  # a feature's option of the groups pytest registers
-        if option.spec.group in PYTEST_GROUPS:
-            add_pytest_option(parser, option.name, option.spec)
-
-    declared = FeatureOptions(on_add=add)
     pluginmanager.hook.pytest_exam_add_options.call_historic(kwargs={"options": declared})
 
 

@@ -90,6 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _command(argv)
     finally:
+        from exam_harness.config.options import reset_feature_options
+        from exam_harness.results.sections import reset_sections
+
+        # what the folder's plugins registered (sections, hooks, options) ends with the command (called in-process)
+        reset_sections()
+        reset_feature_options()
         if argv is not None:
             gc.unfreeze()
 
@@ -135,15 +141,6 @@ def _command(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("exam-harness: interrupted", file=sys.stderr)
         return 130
-    finally:
-        from exam_harness.config.options import reset_feature_options
-        from exam_harness.core.host import reset_hook
-        from exam_harness.results.sections import reset_sections
-
-        # what the folder's plugins registered ends with the command (called in-process)
-        reset_sections()
-        reset_hook()
-        reset_feature_options()
 
 
 if __name__ == "__main__":
