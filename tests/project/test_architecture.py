@@ -273,10 +273,15 @@ def declared_requirements(package: Path = PACKAGE) -> dict[str, set[str]]:
         tree = ast.parse(init.read_text(encoding="utf-8"), filename=str(init))
         names: set[str] = set()
         for node in tree.body:
-            target = node.target if isinstance(node, ast.AnnAssign) else (
-                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-            if isinstance(target, ast.Name) and target.id == "REQUIRES" and node.value is not None:
-                names = {str(v) for v in ast.literal_eval(node.value)}
+            target: ast.expr
+            if isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            else:
+                continue
+            if isinstance(target, ast.Name) and target.id == "REQUIRES" and value is not None:
+                names = {str(v) for v in ast.literal_eval(value)}
         found[init.parent.name] = names
     return found
 

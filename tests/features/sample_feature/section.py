@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from exam_harness.api import Argument, InputKey, Scored, feature_option, integer, read_document
+from exam_harness.api import Argument, FeatureOption, InputKey, Scored, feature_option, integer, read_document
 
-MIN_WORDS = feature_option("long-words", None, "Sample feature: count the top-k passages of at least N words",
+MIN_WORDS: FeatureOption[int | None] = feature_option("long-words", None, "Sample feature: count the top-k passages of at least N words",
                            integer(1), group="scoring", metavar="N")
 MIN_WORDS_INPUT: InputKey[int] = InputKey("sample feature: --long-words")
 NAME = "long-passages"
@@ -26,7 +26,7 @@ class LongPassages(BaseModel):
     share: dict[str, float]  # run -> share of its top-k passages over the exam's queries with >= min_words words
 
 
-@dataclass(frozen=True)
+@dataclass
 class LongPassagesSection:
     name: str = NAME
     title: str = "Long passages"
@@ -57,7 +57,7 @@ class LongPassagesSection:
         return f'<section id="{NAME}"><h2>{self.title}</h2><table>{rows}</table></section>'
 
 
-@dataclass(frozen=True)
+@dataclass
 class LongShare:
     """The gate figure ``long-share``: a run's share from the section (higher is better)."""
 
@@ -74,7 +74,7 @@ class LongShare:
 DOCUMENT = Argument("document", "A saved exam report or evaluation.", Path, positional=True)
 
 
-@dataclass(frozen=True)
+@dataclass
 class LongPassagesCommand:
     """``exam-harness long-passages DOCUMENT``: the section's shares from a saved document."""
 
