@@ -43,9 +43,9 @@ def _refused(convert: Callable[[str], object], raw: str) -> bool:
 
 
 def numeric_bounds() -> Iterator[tuple[str, bool]]:
+    from exam_harness.config.options import Integer, Number, Optional, specs
     from exam_harness.graders.base import declared_options
     from exam_harness.graders.registry import default_registry
-    from exam_harness.options import Integer, Number, Optional, specs
 
     converters: list[tuple[str, object]] = [(f"--{s.name}", s.convert) for _, s in specs()]
     registry = default_registry()
@@ -86,7 +86,7 @@ def early_stop() -> Iterator[tuple[str, bool]]:
     import re
 
     import exam_harness
-    from exam_harness.models import Query
+    from exam_harness.core.models import Query
     from exam_harness.systems import declare
     from exam_harness.systems.calling import call_all
 
@@ -107,8 +107,8 @@ def early_stop() -> Iterator[tuple[str, bool]]:
 
 
 def m_of_k() -> Iterator[tuple[str, bool]]:
-    from exam_harness.errors import ConfigError
-    from exam_harness.gates import check_samples, parse_threshold
+    from exam_harness.config.gates import check_samples, parse_threshold
+    from exam_harness.core.errors import ConfigError
 
     try:
         check_samples([parse_threshold("0.5@2of3")], 1)
@@ -119,8 +119,8 @@ def m_of_k() -> Iterator[tuple[str, bool]]:
 
 
 def measure_names() -> Iterator[tuple[str, bool]]:
-    from exam_harness.errors import ConfigError
-    from exam_harness.gates import check_measures
+    from exam_harness.config.gates import check_measures
+    from exam_harness.core.errors import ConfigError
     from exam_harness.measures.parsing import parse_measure
 
     for printed, name in (("success_10", "success.10"), ("iprec_at_recall_0.10", "iprec_at_recall.0.10")):
@@ -132,7 +132,7 @@ def measure_names() -> Iterator[tuple[str, bool]]:
 
 
 def citation_2024() -> Iterator[tuple[str, bool]]:
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.runs import load_runs
 
     with tempfile.TemporaryDirectory() as folder:
@@ -160,7 +160,7 @@ def killed_save() -> Iterator[tuple[str, bool]]:
 
 
 def batch_state() -> Iterator[tuple[str, bool]]:
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.llm.batch_state import BatchState
 
     good = {"name": "20261127T120000-0001.requests.jsonl", "target": "server", "url": "/v1/chat/completions",
@@ -208,8 +208,8 @@ def batch_once() -> Iterator[tuple[str, bool]]:
 
 
 def run_ids() -> Iterator[tuple[str, bool]]:
-    from exam_harness.errors import InputError, OutputError
-    from exam_harness.ids import file_name, name_problem
+    from exam_harness.core.errors import InputError, OutputError
+    from exam_harness.core.ids import file_name, name_problem
     from exam_harness.io.assignments import read_assignment_files
 
     hostile = ("../../x", "..", "a/b", "a\\b", ".hidden", "r" * 5000, "run\x1b[2J")
@@ -236,10 +236,10 @@ def run_ids() -> Iterator[tuple[str, bool]]:
 def cache_merge() -> Iterator[tuple[str, bool]]:
     import sqlite3
 
-    from exam_harness.cache import GradeCache
-    from exam_harness.cache_merge import merge_caches
-    from exam_harness.errors import ConfigError
-    from exam_harness.models import Grade
+    from exam_harness.core.errors import ConfigError
+    from exam_harness.core.models import Grade
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.grading.merge import merge_caches
 
     def cache_with(path: Path, grades: dict[str, int]) -> Path:
         cache = GradeCache(path, notify=lambda _: None)

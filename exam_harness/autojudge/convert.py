@@ -15,11 +15,11 @@ from typing import Any
 from autojudge_base import Report  # importable offline: the package's __init__ placed the NLTK data
 from autojudge_base.nugget_data import NuggetBank, NuggetBanks, NuggetClaim, NuggetQuestion
 
-from exam_harness.answers import CitedAnswer, CitedSentence
-from exam_harness.errors import InputError
-from exam_harness.ids import id_problem, name_problem
+from exam_harness.core.answers import CitedAnswer, CitedSentence
+from exam_harness.core.errors import InputError
+from exam_harness.core.ids import id_problem, name_problem
+from exam_harness.core.models import Query, QueryBank, TestPoint
 from exam_harness.io import limits
-from exam_harness.models import Query, QueryBank, TestPoint
 
 META = "exam_harness"  # the key of exam-harness's own fields in a nugget's metadata
 
@@ -118,7 +118,7 @@ def reports_to_answers(reports: Iterable[Report], queries: Mapping[str, str]) ->
 
 
 def _check_ids(report: Report, number: int) -> None:
-    """A Report's run and topic ids by the one id rule (exam_harness/ids.py): an InputError naming the report
+    """A Report's run and topic ids by the one id rule (exam_harness/core/ids.py): an InputError naming the report
     and the field, never a path or a terminal escape further on."""
     meta = report.metadata
     run_id, topic_id = meta.run_id, meta.topic_id if isinstance(meta.topic_id, str) else str(meta.topic_id)

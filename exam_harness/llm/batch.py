@@ -24,12 +24,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from exam_harness.errors import InfrastructureError
+from exam_harness.config.options import GraderOption, boolean, choice, integer, number, optional
+from exam_harness.core.errors import InfrastructureError
 from exam_harness.llm.batch_state import STATUS, server_id
 from exam_harness.llm.batch_state import BatchJob as BatchJob
 from exam_harness.llm.batch_state import BatchState as BatchState
 from exam_harness.llm.cost import Prices, with_batch_prices
-from exam_harness.options import GraderOption, boolean, choice, integer, number, optional
 
 REQUEST_FIELDS = ("custom_id", "method", "url", "body")
 OUTPUT_FIELDS = ("id", "custom_id", "response", "error")

@@ -27,7 +27,7 @@ from typing import Annotated, Final, Literal
 from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass
 
-from exam_harness.errors import InfrastructureError, InputError
+from exam_harness.core.errors import InfrastructureError, InputError
 from exam_harness.io.textio import atomic_write_text
 
 STATE_VERSION: Final = 1

@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from exam_harness.ids import file_name
+from exam_harness.core.ids import file_name
 from exam_harness.measures.trec_rag import TRACK_KEYS
 from exam_harness.results.schema import ExamReport
 

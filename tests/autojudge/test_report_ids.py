@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from tests.helpers import files_under, outside
 from tests.trec_rag_data import NUGGETS, write_lines
 

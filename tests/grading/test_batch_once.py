@@ -23,12 +23,12 @@ from typing import Any
 
 import pytest
 
-from exam_harness.cache import GradeCache
+from exam_harness.exam.inputs import ExamInputs
 from exam_harness.extensions import cli_registries
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.openai import OpenAIGrader
-from exam_harness.grading import GradingOutcome, exam_requests, run_grading_pass
-from exam_harness.inputs import ExamInputs
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import GradingOutcome, exam_requests, run_grading_pass
 from exam_harness.llm.batch import BatchState
 from tests.fake_batch_server import FakeBatchServer
 from tests.fake_openai_server import _prompt_of
@@ -148,8 +148,8 @@ def test_a_server_without_listings_gets_the_job_again_and_says_why(server: FakeB
 # -- duplicate answers -----------------------------------------------------------------------------------------
 def exchange_once(server: FakeBatchServer, requests: list[GradingRequest], path: Path, **extra: str) -> Any:
     """One exchange with the jobs (collect, then submit what no job carries), as ``grade --batch`` makes it."""
-    from exam_harness.batch_grading import exchange
-    from exam_harness.grading import group_by_key
+    from exam_harness.grading.batches import exchange
+    from exam_harness.grading.passes import group_by_key
 
     grader = OpenAIGrader(GraderConfig(model=None, options=options(server, batch="true", **extra)))
     cache = GradeCache(path)
@@ -279,8 +279,8 @@ def test_the_wait_is_bounded_and_ends_once_with_the_collect_command(pytester: py
 # -- prices ----------------------------------------------------------------------------------------------------
 def test_batch_grades_are_priced_at_the_batch_rate(server: FakeBatchServer, requests: list[GradingRequest],
                                                    tmp_path: Path) -> None:
-    from exam_harness.batch_grading import exchange
-    from exam_harness.grading import group_by_key
+    from exam_harness.grading.batches import exchange
+    from exam_harness.grading.passes import group_by_key
 
     path = tmp_path / "batch.sqlite"
     prices = {"batch": "true", "price_prompt": "1", "price_completion": "2"}  # batch: 0.5 and 1 (half)

@@ -1,5 +1,5 @@
 """Ids from other teams' files never become paths (issue 39, finding 2; issue 37, item 9): one id rule
-(exam_harness/ids.py) applied where each reader reads a run id, naming the file, line and field, before
+(exam_harness/core/ids.py) applied where each reader reads a run id, naming the file, line and field, before
 anything is graded or written; and a last guard where a writer makes a file name from one. AutoJudge
 Reports: tests/autojudge/test_report_ids.py."""
 
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from exam_harness.cli import main
-from exam_harness.errors import InputError, OutputError
+from exam_harness.core.errors import InputError, OutputError
 from tests.helpers import files_under, outside
 from tests.paths import SHARED_DATA
 from tests.trec_rag_data import ANSWERS_2024, ANSWERS_2025, NUGGETS, write_lines
@@ -90,7 +90,7 @@ def test_the_writers_last_guard_makes_no_path_of_an_id(run: str) -> None:
 
 @given(st.text(max_size=300), st.sampled_from([".jsonl", ".metrics.jsonl", ".assignments.jsonl"]))
 def test_every_name_the_rule_accepts_is_one_plain_file_name(name: str, suffix: str) -> None:
-    from exam_harness.ids import MAX_NAME_BYTES, file_name, name_problem
+    from exam_harness.core.ids import MAX_NAME_BYTES, file_name, name_problem
 
     if name_problem(name, "run") is not None:
         return
@@ -105,7 +105,7 @@ def test_every_name_the_rule_accepts_is_one_plain_file_name(name: str, suffix: s
 @pytest.mark.parametrize("track", ["dl19", "dl20", "car"])
 def test_every_official_run_name_of_the_published_tracks_obeys_the_rule(track: str) -> None:
     """The rule refuses paths, not real run tags: all 111 official runs of DL19, DL20 and CAR Y3 pass it."""
-    from exam_harness.ids import name_problem
+    from exam_harness.core.ids import name_problem
 
     names = list(json.loads((SHARED_DATA / track / "official-leaderboard.json").read_text()))
     assert names and [name for name in names if name_problem(name, "run") is not None] == []

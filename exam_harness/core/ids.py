@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from exam_harness.display import is_hidden_char
-from exam_harness.errors import OutputError
+from exam_harness.core.display import is_hidden_char
+from exam_harness.core.errors import OutputError
 
 # Characters of any id (a TREC run tag, an MS MARCO segment id, a URL used as a document id are far shorter).
 MAX_ID_CHARS: Final = 1000

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
 
-from exam_harness.ids import check_name, id_problem
+from exam_harness.core.ids import check_name, id_problem
 
 TestPointKind = Literal["question", "nugget"]
 
@@ -62,7 +62,7 @@ def _slug(text: str, limit: int = 48) -> str:
 
 
 def check_id(value: str, what: str) -> str:
-    """Ids and run names obey the one id rule (exam_harness/ids.py): non-empty, bounded, without whitespace,
+    """Ids and run names obey the one id rule (exam_harness/core/ids.py): non-empty, bounded, without whitespace,
     control or format (zero-width, bidi) characters: they are printed and compared, and such characters make
     two ids look alike or rewrite the terminal. The message shows the value with those characters escaped
     (``ascii``)."""
@@ -260,7 +260,7 @@ class Grade(BaseModel):
     extracted_answer: str | None = None
     probabilities: tuple[float, ...] | None = None
     details: dict[str, Any] = Field(default_factory=dict)
-    # the fallback rule that read this grade from an answer holding none (exam_harness.parsing), e.g.
+    # the fallback rule that read this grade from an answer holding none (exam_harness.core.grade_parsing), e.g.
     # "other text -> 1"; None when the answer gave the grade
     fallback: str | None = None
 

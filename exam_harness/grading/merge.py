@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exam_harness.cache import GradeCache, Row, inspect_cache_file
-from exam_harness.display import print_notice
-from exam_harness.errors import ConfigError
+from exam_harness.core.display import print_notice
+from exam_harness.core.errors import ConfigError
+from exam_harness.grading.cache import GradeCache, Row, inspect_cache_file
 from exam_harness.io.textio import locked_folder, output_target
 
 _SHOWN_PER_INPUT = 10  # damaged rows named per input; the rest are counted

@@ -20,13 +20,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from exam_harness.display import print_notice
-from exam_harness.errors import ConfigError, InfrastructureError, InputError
+from exam_harness.core.display import print_notice
+from exam_harness.core.errors import ConfigError, InfrastructureError, InputError
+from exam_harness.core.models import Grade
 from exam_harness.graders.base import GradeFailure, GradingRequest
 from exam_harness.llm import batch as files
 from exam_harness.llm.batch import MAX_POLL_S, BatchJob, BatchSettings, BatchState, OutputLine
 from exam_harness.llm.openai import MalformedResponse, OpenAIBackend
-from exam_harness.models import Grade
 
 T = TypeVar("T")
 
