@@ -82,7 +82,7 @@ def test_the_writers_last_guard_makes_no_path_of_an_id(run: str) -> None:
         per_run_files({run: {"t1": {}}}, {})
     with pytest.raises(OutputError, match="cannot name a file after"):
         rag_answers_name(run)
-    from exam_harness.answers import CitedAnswer, CitedSentence
+    from exam_harness.core.answers import CitedAnswer, CitedSentence
 
     with pytest.raises(OutputError, match="cannot name a file after"):
         rag_answer_files([CitedAnswer(run=run, query_id="q", query="", references=(), sentences=(CitedSentence("A."),))])
