@@ -43,11 +43,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from exam_harness.cache import GradeCache  # noqa: E402
 from exam_harness.graders.base import Grader, GraderConfig  # noqa: E402
 from exam_harness.graders.matching import normalise  # noqa: E402
 from exam_harness.graders.registry import default_registry  # noqa: E402
-from exam_harness.grading import GradingOutcome, run_grading_pass  # noqa: E402
+from exam_harness.grading.cache import GradeCache  # noqa: E402
+from exam_harness.grading.passes import GradingOutcome, run_grading_pass  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.heat_pump_bank import ANSWERING, HeatPumpBank, Pair, load  # noqa: E402
 

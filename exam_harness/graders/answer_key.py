@@ -24,9 +24,9 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from exam_harness.core.models import Grade, GraderSpec, TestPoint
 from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest, read_grader_options
 from exam_harness.graders.matching import MAX_RELATIVE_DISTANCE, denies_gold, normalise, numbers_agree
-from exam_harness.models import Grade, GraderSpec, TestPoint
 
 # 2: the raw response is the grade's reason; 3: numbers must agree, a common gold answer decides nothing; 4: a gold
 # answer whose number the passage states only to deny it ("far fewer than 6,000 cycles") is not found

@@ -29,8 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from exam_harness.cache import cache_key
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import integer, number, optional, text
+from exam_harness.core.cache_keys import cache_key
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, GraderSpec, TestPoint
+from exam_harness.exam.inputs import Pair
 from exam_harness.graders.base import (
     GradeFailure,
     Grader,
@@ -51,10 +54,7 @@ from exam_harness.graders.cascade_filter import (
     kept_bound,
     strata_of,
 )
-from exam_harness.inputs import Pair
 from exam_harness.llm.cost import Meter, TokenUsage
-from exam_harness.models import Grade, GraderSpec, TestPoint
-from exam_harness.options import integer, number, optional, text
 
 VERSION = "2"  # 2: the audit sample stratified by score, a lower bound of the kept share; reasons name the band
 KEPT = "cascade: kept"
@@ -154,7 +154,7 @@ class CascadeGrader(Grader):
         self.strata: int = values["strata"]
         self.seed: int = values["seed"]
         self.step: int | None = values["step"]
-        # the decider's spending and sampling are the cascade's (grading.py reads these attributes)
+        # the decider's spending and sampling are the cascade's (grading/passes.py reads these attributes)
         self.repeats = self.decider.repeats
         self.reducer = self.decider.reducer
         self.backend = getattr(self.decider, "backend", None)  # an LLM grader's (not a capability of every grader)

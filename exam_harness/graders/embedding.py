@@ -63,7 +63,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import boolean, choice, integer, optional, text
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import MAX_GRADE, Grade, GraderSpec
 from exam_harness.graders.answer_key import AnswerKeyGrader, closest_gold, common_golds, gold_fingerprint
 from exam_harness.graders.base import (
     Grader,
@@ -86,8 +88,6 @@ from exam_harness.graders.support import (
     word_overlap,
 )
 from exam_harness.llm.hf import local_fingerprint
-from exam_harness.models import MAX_GRADE, Grade, GraderSpec
-from exam_harness.options import boolean, choice, integer, optional, text
 
 # 5: the query signal, answer signals for test points with gold answers, the answer model; 6: a passage stating only
 # another number in a gold answer's unit does not pass by its support (NUMBER_CAP)

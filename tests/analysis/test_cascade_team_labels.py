@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.cache import GradeCache
 from exam_harness.cli import main
-from exam_harness.models import Grade
+from exam_harness.core.models import Grade
+from exam_harness.grading.cache import GradeCache
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.heat_pump_bank import HeatPumpBank, load
 

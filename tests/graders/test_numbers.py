@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.graders.answer_key import AnswerKeyGrader
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.embedding import NUMBER_CAP, EmbeddingGrader
 from exam_harness.graders.matching import denies_gold, number_mentions, other_number, unit_name
-from exam_harness.models import Grade, Passage, Query, TestPoint
 
 
 @pytest.mark.parametrize(("text", "gold", "question", "other"), [
