@@ -150,6 +150,11 @@ def _line_of(path: Path, needle: str) -> int | None:
 DIRECT_ID_END = "/" + DIRECT_GRADE_SUFFIX
 
 
+def _importance(value: str | None) -> str:
+    """A nugget's TREC RAG importance as the track's scores read it: none given is vital (nuggetizer's default)."""
+    return "vital" if value is None else value
+
+
 def is_direct_id(test_point_id: str) -> bool:
     """Whether an id is the pseudo test point of direct (query-level) grades, never a real test point."""
     return test_point_id.endswith(DIRECT_ID_END)
@@ -219,8 +224,9 @@ class ExamView:
                 weights = {t: (self.points[t].weight if t in self.points else 1.0) for t in self.test_points[q]}
             if weights:
                 nuggets[q] = weights
-            kinds: dict[str, str] = {t: self.points[t].importance or "vital" for t in weights if t in self.points}
-            if any(self.points[t].importance for t in kinds):
+            # nuggetizer's reading: a nugget without an importance is vital, any string given ("" too) is kept
+            kinds: dict[str, str] = {t: _importance(self.points[t].importance) for t in weights if t in self.points}
+            if any(self.points[t].importance is not None for t in kinds):
                 importance[q] = kinds
         by_score = tie_order == "score"
         rankings: dict[str, dict[str, list[str]]] = {}

@@ -201,7 +201,9 @@ def nugget_file() -> list[dict[str, Any]]:
         {"query": "q one", "qid": "2024-1", "nuggets": [
             {"text": "alpha", "importance": "vital"}, {"text": "beta", "importance": "okay"},
             {"text": "alpha", "importance": "vital"}, {"text": "gamma", "importance": "failed"},
-            {"text": "delta", "importance": "not_relevant"}, {"text": "eps"}]},
+            {"text": "delta", "importance": "not_relevant"}, {"text": "eps"},
+            {"text": "eta", "importance": "active learning"}, {"text": "theta", "importance": ""},
+            {"text": "iota", "importance": ""}]},
         {"query": "q two", "qid": "2024-2", "nuggets": []},
         {"query": "q three", "qid": 2024, "nuggets": [{"text": "zeta", "importance": "failed"}]},
     ]
@@ -214,14 +216,27 @@ def test_a_real_nugget_file_reads_as_nuggetizer_reads_it(tmp_path: Path, capsys:
     points = banks[0].test_points
     assert [(p.text, p.importance, p.weight) for p in points] == [
         ("alpha", "vital", 1.0), ("beta", "okay", 0.0), ("alpha", "vital", 1.0), ("gamma", "failed", 0.0),
-        ("delta", "not_relevant", 0.0), ("eps", "vital", 1.0)]
-    assert len({p.id for p in points}) == 6 and points[2].id == points[0].id + "~2"
-    assert len(warnings) == 3
+        ("delta", "not_relevant", 0.0), ("eps", "vital", 1.0), ("eta", "active learning", 0.0),
+        ("theta", "", 0.0), ("iota", "", 0.0)]
+    assert len({p.id for p in points}) == 9 and points[2].id == points[0].id + "~2"
+    assert len(warnings) == 4  # one line per kind, however many nuggets each holds
     assert "3 nugget(s) of an importance other than vital/okay ('failed' x2, 'not_relevant' x1)" in warnings[0]
-    assert "1 nugget text(s) repeated" in warnings[1] and "1 quer(y/ies) without nuggets (lines 2)" in warnings[2]
-    load_bank(path)  # through the bank formats: the same three lines on stderr
+    assert "3 nugget(s) whose importance is no single word ('' x2, 'active learning' x1)" in warnings[1]
+    assert "1 nugget text(s) repeated" in warnings[2] and "1 quer(y/ies) without nuggets (lines 2)" in warnings[3]
+    load_bank(path)  # through the bank formats: the same four lines on stderr
     err = capsys.readouterr().err
-    assert err.count("exam-harness: warning: ") == 3
+    assert err.count("exam-harness: warning: ") == 4
+
+
+def test_importances_of_any_string_score_as_nuggetizer_scores_them() -> None:
+    """An empty or multi-word importance is no vital nugget and has no weight in W, but counts in A, as
+    nuggetizer's calculate_nugget_scores reads ``importance == "vital"`` (every nugget in the all scores)."""
+    from exam_harness.measures.trec_rag import nugget_scores
+
+    labels = [("vital", "support"), ("", "support"), ("active learning", "partial_support"), ("okay", "support")]
+    scores = nugget_scores(labels)
+    assert scores["A"] == pytest.approx((1 + 1 + 0.5 + 1) / 4)
+    assert scores["V"] == 1.0 and scores["W"] == pytest.approx((1 + 0.5) / 1.5)
 
 
 def test_evaluate_names_the_answers_it_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
