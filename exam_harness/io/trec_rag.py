@@ -378,7 +378,7 @@ def check_rag_answers(path: Path, fix: bool = False) -> tuple[FilePart, RagFileC
         part.answers.setdefault(answer.run, {})[answer.query_id] = answer
         part.responses.setdefault(answer.run, {})[answer.query_id] = text
         ranked = rankings.setdefault(answer.run, {}).setdefault(answer.query_id, [])
-        if text:  # an empty answer ranks nothing: it covers no nugget
+        if text.strip():  # an empty answer ranks nothing: it covers no nugget
             pid = answer_passage_id(text)
             part.passages.setdefault(pid, (text, lineno))
             ranked.append(RankedPassage(passage_id=pid, rank=1, score=0.0))

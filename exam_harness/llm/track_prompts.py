@@ -45,6 +45,10 @@ class TrackPrompt:
     source: str
 
 
+# umbrela's template holds no system message; its OpenAI judge sends this one before the prompt
+# (src/umbrela/gpt_judge.py, GPTJudge.run_gpt), which is what an OpenAI-compatible chat endpoint is sent
+UMBRELA_SYSTEM = "You are a helpful assistant."
+
 NUGGETIZER_ASSIGNER_SYSTEM = ("You are NuggetizeAssignerLLM, an intelligent assistant that can label a list of atomic "
                               "nuggets based on if they are captured by a given passage.")
 
@@ -122,7 +126,7 @@ UMBRELA_ZEROSHOT = TrackPrompt(
         max_grade=3,
         needs_bank=False,
     ),
-    "",
+    UMBRELA_SYSTEM,
     "castorini/umbrela src/umbrela/prompts/prompt_templates/qrel_zeroshot_bing.yaml",
 )
 
