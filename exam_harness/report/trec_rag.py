@@ -26,6 +26,7 @@ from exam_harness.results.schema import ExamReport
 if TYPE_CHECKING:
     from exam_harness.report.writers import FileContent, WriterInput
     from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.trec_rag import RagAssignments
 
 METRICS_FILE = "trec-rag-metrics.jsonl"
 ASSIGNMENTS_FILE = "trec-rag-assignments.jsonl"
@@ -112,6 +113,28 @@ def report_per_topic(report: ExamReport | EvaluationReport) -> dict[str, dict[st
     return out
 
 
+def _assignment_row(a: RagAssignments) -> dict[str, object]:
+    """One (run, topic) as nuggetizer's assign step writes it."""
+    return {"query": a.query, "qid": a.qid, "answer_text": a.answer_text, "response_length": a.response_length,
+            "run_id": a.run_id, "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
+                                            for n in a.nuggets]}
+
+
+def track_files(out: WriterInput) -> dict[str, str]:
+    """Per run ``<run>.metrics.jsonl`` and ``<run>.assignments.jsonl`` (nuggetizer's shapes) and the per-topic
+    table, from the document's six scores per (run, topic) and its trec-rag section (none without them)."""
+    per_topic = report_per_topic(out.document)
+    if not per_topic:
+        return {}
+    by_run: dict[str, list[dict[str, object]]] = {}
+    for a in out.rag_assignments():
+        by_run.setdefault(a.run_id, []).append(_assignment_row(a))
+    files = per_topic_table(per_topic)
+    files.update({name: text for name, text in per_run_files(per_topic, by_run).items()
+                  if "/" not in name and "\\" not in name})
+    return files
+
+
 class TrecRagWriter:
     """``trec-rag-metrics.jsonl`` and ``trec-rag-assignments.jsonl`` where the document holds the track's scores."""
 
@@ -119,25 +142,14 @@ class TrecRagWriter:
         report = out.document
         if not track_names(report):
             return {}
-        rag = out.rag_assignments()
         assigned = ({"run_id": a.run_id, "qid": a.qid, "query": a.query, "answer_text": a.answer_text,
                      "response_length": a.response_length,
                      "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
-                                 for n in a.nuggets]} for a in rag)
+                                 for n in a.nuggets]} for a in out.rag_assignments())
         files: dict[str, FileContent] = {METRICS_FILE: "".join(_lines(metrics_rows(report))),
                                          ASSIGNMENTS_FILE: "".join(_lines(assigned))}
-        per_topic = report_per_topic(report)
-        if per_topic:
-            by_run: dict[str, list[dict[str, object]]] = {}
-            for a in rag:
-                by_run.setdefault(a.run_id, []).append(
-                    {"query": a.query, "qid": a.qid, "answer_text": a.answer_text,
-                     "response_length": a.response_length, "run_id": a.run_id,
-                     "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
-                                 for n in a.nuggets]})
-            files.update(per_topic_table(per_topic))
-            files.update({f"trec-rag-{name}": text for name, text in per_run_files(per_topic, by_run).items()
-                          if "/" not in name and "\\" not in name})
+        for name, text in track_files(out).items():
+            files[name if name.startswith("trec-rag-") else f"trec-rag-{name}"] = text
         return files
 
 

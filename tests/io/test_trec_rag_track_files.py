@@ -269,3 +269,17 @@ def test_the_trec_rag_fix_option_reaches_pytest(pytester: pytest.Pytester) -> No
     assert fixed.ret == 0, fixed.stdout.str() + fixed.stderr.str()
     said = fixed.stdout.str() + fixed.stderr.str()
     assert "team-rag.jsonl:3: answer[1]: dropped out-of-range citation(s) [9]" in said
+
+
+def test_a_nugget_files_warnings_reach_the_pytest_user(pytester: pytest.Pytester) -> None:
+    """Collection's output is hidden by pytest's capture: the nugget file's warning lines (one per kind) are
+    said again in the session's summary (they were lost)."""
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\n")
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", nugget_file())
+    write_lines(pytester.path / "runs" / "team-rag.jsonl", [
+        {"run_id": "team-rag", "topic_id": "2024-1", "topic": "q one", "references": [segment(1)],
+         "response_length": 2, "answer": [{"text": "alpha beta", "citations": [0]}]}])
+    result = pytester.runpytest("banks", "-p", "no:cacheprovider", "--exam-grader", "answer-key", "--collect-only")
+    said = result.stdout.str()
+    assert said.count("nuggets.jsonl: ") >= 4, said  # the four kinds, each one line
+    assert "whose importance is no single word ('' x2, 'active learning' x1)" in said
