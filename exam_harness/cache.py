@@ -163,6 +163,7 @@ class GradeCache:
         self._notify = notify
         self._lock = threading.Lock()
         self._schema = SCHEMA_VERSION
+        self._unborn: Path | None = None  # a file to create with the first grade stored (none exists yet)
         if self.path is None:
             self._db = _connect(":memory:")
             self._create_schema()
@@ -175,7 +176,12 @@ class GradeCache:
         """Inspect the file before anything is written to it, then open it for writing if we can."""
         found = inspect_cache_file(path)
         why_not = _why_not_writable(path)
-        if why_not is None:
+        if why_not is None and found is None and not path.exists():
+            # created with the first grade stored: a command refused before grading leaves no empty file behind
+            self._unborn = path
+            self._db = _connect(":memory:")
+            self._create_schema()
+        elif why_not is None:
             self._open_writable(path, found)
         elif found is None:
             raise ConfigError(
@@ -219,6 +225,15 @@ class GradeCache:
             f"grade cache {path}: {why}; its grades are used, but the grades of this run are not stored. "
             "Make it writable, or point --exam-cache at a writable copy, to keep them"
         )
+
+    def _be_born(self) -> None:
+        """Create the cache file that was not there when opened (its first grades are about to be stored);
+        until now the grades were looked up in an empty database: there were none."""
+        if self._unborn is None:
+            return
+        path, self._unborn = self._unborn, None
+        self._db.close()
+        self._open_writable(path, inspect_cache_file(path))  # another process may have made it since
 
     def _upgrade(self, path: Path) -> None:
         """Create or migrate the tables, in one transaction, deciding again under the write lock:
@@ -401,6 +416,7 @@ class GradeCache:
         rows = sorted(_row_of(key, grade) for key, grade in grades.items())
         with self._lock:
             try:
+                self._be_born()
                 with self._transaction():
                     _insert(self._db, "grades", rows)
             except sqlite3.Error as exc:
@@ -466,6 +482,7 @@ class GradeCache:
             return False
         with self._lock:
             try:
+                self._be_born()
                 with self._transaction():
                     _insert(self._db, "grades", list(rows))
             except sqlite3.Error as exc:

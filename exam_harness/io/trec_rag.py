@@ -51,6 +51,8 @@ METADATA_KEYS_2025 = ("team_id", "run_id", "narrative_id")
 WARNINGS = {
     "long": "hold an answer over 400 words (the 2024 checker warns and its fix trims sentences from the end; "
             "read as given unless --trec-rag-fix)",
+    "long_fixed": "hold an answer over 400 words (the 2024 checker warns): trimmed from the end as its fix "
+                  "does (--trec-rag-fix), each line's change said below",
     "length": "report a response_length other than the answer's words (the 2024 checker warns)",
     "long_reported": "report a response_length over 400 (the 2024 checker warns)",
     "dup_citation": "cite one reference twice in a sentence (the 2024 checker warns; read once)",
@@ -258,14 +260,17 @@ def _parse_2024(record: dict[str, Any], line: _Line, check: RagFileCheck) -> Cit
         check.warn("long_reported", line.lineno)
     cited = _resolve(sentences, refs, line, check, segment_ids=False)
     words = sum(word_count(s.text.strip()) for s in sentences)
-    if words > MAX_WORDS:
-        check.warn("long", line.lineno)
+    long = words > MAX_WORDS
+    if long:
+        check.warn("long_fixed" if check.fix else "long", line.lineno)
         if check.fix:
             sentences = _trim(sentences, line, check)
             cited = cited[:len(sentences)]
             words = sum(word_count(s.text.strip()) for s in sentences)
+    # the checker's fix of a long answer sets response_length before it compares: no warning of its own then
     if words != reported:
-        check.warn("length", line.lineno)
+        if not long:
+            check.warn("length", line.lineno)
         if check.fix:
             check.fixed_line(line.lineno, f"response_length {reported} -> {words}")
     if check.fix:

@@ -82,9 +82,9 @@ def checker_2024(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
                 errors.append(f"{n}: invalid citation")
             if len(cites) != len(set(cites)):
                 warnings.append(f"{n}: duplicate citation")
-        if length > 400:
+        if length > 400:  # fix_rag24_answer trims it and sets response_length: nothing left to compare
             warnings.append(f"{n}: too long")
-        if length != obj["response_length"]:
+        elif length != obj["response_length"]:
             warnings.append(f"{n}: length differs")
     return errors, warnings
 
@@ -151,6 +151,24 @@ def test_trec_rag_fix_output_passes_the_2024_checker(tmp_path: Path) -> None:
     # read with the fixes, the run is the fixed file's
     part, _ = check_rag_answers(path, fix=True)
     assert part.answers["team-rag"]["2024-105741"].words == 370
+
+
+def test_under_trec_rag_fix_the_warnings_say_what_the_fix_did(tmp_path: Path) -> None:
+    """The trimmed answer is said trimmed (not 'read as given'), and its response_length is not reported as
+    differing from the words it was trimmed to: the checker's fix sets it before it compares (issue 37,
+    finding 10: a misleading warning under --trec-rag-fix)."""
+    rows = run_2024()
+    rows[1]["response_length"] = 99  # a usual answer misreported: the checker warns
+    _errors, reference = checker_2024(rows)
+    path = write_lines(tmp_path / "team-rag.jsonl", rows)
+    for fix in (False, True):
+        part, check = check_rag_answers(path, fix=fix)
+        assert check.warned.get("length") == [2]  # line 1's long answer is not said to differ
+        assert ("long_fixed" in check.warned) == fix and ("long" in check.warned) != fix
+    said = "\n".join(part.warnings)
+    assert "read as given" not in said and "trimmed from the end as its fix does (--trec-rag-fix)" in said
+    assert sorted(w.split(": ", 1)[1] for w in reference) == ["duplicate citation", "length differs",
+                                                              "reported length", "too long"]
 
 
 def test_the_trec_rag_fix_option_reaches_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
