@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.errors import ConfigError, ExamError
+from exam_harness.errors import ConfigError, ExamError, InputError
 from exam_harness.models import Run
 from exam_harness.options import PYTEST_GROUPS, add_pytest_options, options_from_pytest
 from exam_harness.results.schema import ExamReport
@@ -64,8 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config))
     collector = ExamCollector(config)
     try:
-        systems = ExamSystems(config, collector)
-    except ConfigError as exc:
+        systems = ExamSystems(config, collector)  # reads the inputs' options (a topic file, --exam-trec-rag-topics)
+    except (ConfigError, InputError) as exc:
         raise pytest.UsageError(str(exc)) from None
     grading = ExamGrading(config, collector)
     outcomes = ExamOutcomes(config)

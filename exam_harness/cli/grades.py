@@ -55,10 +55,10 @@ def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Regi
     """The runs (and ``assignments``: nugget assignment files, read as run-side files) and the banks of
     ``--bank`` followed by ``banks``."""
     run_formats = registries.run_formats
-    if options.trec_rag_fix:
-        from exam_harness.io.formats import trec_rag_fixing
+    if options.trec_rag_fix or options.trec_rag_topics is not None:
+        from exam_harness.io.formats import trec_rag_formats
 
-        run_formats = trec_rag_fixing(run_formats)
+        run_formats = trec_rag_formats(run_formats, options.trec_rag_fix, options.trec_rag_topics)
     inputs = ExamInputs(registries.bank_formats, run_formats)
     inputs.assignment_files.extend(assignments)
     given = list(banks)

@@ -258,8 +258,8 @@ class ExamCollector:
         from exam_harness.io.banks import walk_bank_folder
 
         setup = setup_of(self.config)
-        formats = setup.exam_inputs(self.config).bank_formats
         try:
+            formats = setup.exam_inputs(self.config).bank_formats  # reads --exam-trec-rag-topics
             for root in setup.bank_roots:
                 if root.is_dir():
                     walk_bank_folder(root, formats)

@@ -301,3 +301,105 @@ def test_a_nugget_files_warnings_reach_the_pytest_user(pytester: pytest.Pytester
     said = result.stdout.str()
     assert said.count("nuggets.jsonl: ") >= 4, said  # the four kinds, each one line
     assert "whose importance is no single word ('' x2, 'active learning' x1)" in said
+
+
+# --- the track's topic file: the checkers' topic rules and the segment-id pattern ------------------
+
+
+def topics_2024(rows: list[dict[str, Any]], tmp_path: Path) -> Path:
+    """The 2024 topic file as ragnarok's rag24_validation.py reads it: id<TAB>text lines."""
+    path = tmp_path / "topics.rag24.test.txt"
+    path.write_text("".join(f"{r['topic_id']}\t{r['topic']}\n" for r in rows) + "2024-999\tan unanswered topic\n")
+    return path
+
+
+@pytest.mark.parametrize(("change", "field", "message"), [
+    (lambda rows: rows[1].update(topic="topic 2024-127266, reworded"), "topic",
+     "the topic text is not the official one of topic '2024-127266'"),
+    (lambda rows: rows[1]["references"].__setitem__(2, "clueweb22-en0001-23-45678"), "references[2]",
+     "the reference is no MS MARCO v2.1 segment id"),
+    (lambda rows: rows[1].update(topic_id="2024-1"), "topic_id", "unknown topic '2024-1'"),
+])
+def test_with_the_topic_file_the_2024_checkers_topic_rules_refuse(tmp_path: Path, change: Any, field: str,
+                                                                   message: str) -> None:
+    """ragnarok's check_trec_rag24_gen.py exits 255 on these (rag24_validation.py: 'Topic text does not
+    match official topic', 'Invalid reference docno', 'Unknown topic'): an error naming line, field and source."""
+    from exam_harness.io.trec_rag import read_track_topics
+
+    rows = run_2024()
+    topics = read_track_topics(topics_2024(rows, tmp_path))
+    change(rows)
+    path = write_lines(tmp_path / "team-rag", rows)
+    check_rag_answers(path)  # without the topic file these rules are not applied
+    with pytest.raises(InputError) as caught:
+        check_rag_answers(path, topics=topics)
+    assert (caught.value.line, caught.value.field) == (2, field)
+    assert message in str(caught.value) and "rag24_validation.py" in str(caught.value)
+
+
+def test_with_the_topic_file_a_topic_without_answer_is_the_checkers_warning(tmp_path: Path) -> None:
+    from exam_harness.io.trec_rag import read_track_topics
+
+    rows = run_2024()
+    topics = read_track_topics(topics_2024(rows, tmp_path))
+    part, _ = check_rag_answers(write_lines(tmp_path / "team-rag", rows), topics=topics)
+    assert any("1 topic(s) of" in w and "have no answer" in w and w.endswith(": 2024-999") for w in part.warnings)
+
+
+def test_with_the_topic_file_the_2025_validators_rules_apply(tmp_path: Path) -> None:
+    """rag25_validation.py: a narrative_id not in the topic file is an error, a reference of another form than
+    MS MARCO's a warning (the JSON-lines topic file, {id, title})."""
+    from exam_harness.io.trec_rag import read_track_topics
+
+    line = {"metadata": {"team_id": "t", "run_id": "r25", "type": "automatic", "narrative_id": 7, "narrative": "n",
+                         "prompt": ""}, "references": [segment(1), "shard_00459_61697"],
+            "answer": [{"text": "a", "citations": [0, 1]}]}
+    topics_file = tmp_path / "topics.jsonl"
+    topics_file.write_text('{"id": 7, "title": "n"}\n')
+    topics = read_track_topics(topics_file)
+    part, check = check_rag_answers(write_lines(tmp_path / "r25.jsonl", [line]), topics=topics)
+    assert check.warned == {"not_marcodoc": [1]} and "rag25_validation.py" in part.warnings[0]
+    other = json.loads(json.dumps(line))
+    other["metadata"]["narrative_id"] = 8
+    with pytest.raises(InputError) as caught:
+        check_rag_answers(write_lines(tmp_path / "r25b.jsonl", [other]), topics=topics)
+    assert caught.value.field == "metadata.narrative_id" and "not in the topic file" in str(caught.value)
+
+
+def changed_topic_exam(tmp_path: Path) -> tuple[Path, Path, Path, list[dict[str, Any]]]:
+    """(topic file, runs folder, nugget file, rows) of a run whose first answer changed its topic text."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    rows = run_2024()
+    topics = topics_2024(rows, tmp_path)
+    rows[0]["topic"] = "a changed topic text"
+    runs = tmp_path / "runs"
+    write_lines(runs / "team-rag.jsonl", rows)
+    bank = write_lines(tmp_path / "nuggets.jsonl", [
+        {"qid": r["topic_id"], "query": r["topic"], "nuggets": [{"text": "w0x1", "importance": "vital"}]} for r in rows])
+    return topics, runs, bank, rows
+
+
+def test_the_topic_file_reaches_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.cli import main
+
+    topics, runs, bank, _rows = changed_topic_exam(tmp_path)
+    args = ["evaluate", str(runs), "--bank", str(bank), "--grader", "lexical", "--cache", "none", "--bootstrap", "0"]
+    assert main(args) in (0, 1)
+    assert main([*args, "--trec-rag-topics", str(topics)]) == 4  # ragnarok's checker exits 255
+    err = capsys.readouterr().err
+    assert "team-rag.jsonl:1" in err and "topic text is not the official one" in err
+
+
+def test_the_topic_file_reaches_pytest(pytester: pytest.Pytester) -> None:
+    topics, runs, bank, rows = changed_topic_exam(pytester.path / "given")
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\n")
+    write_lines(pytester.path / "runs" / "team-rag.jsonl", rows)
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", [json.loads(x) for x in bank.read_text().splitlines()])
+    refused = pytester.runpytest("banks", "-p", "no:cacheprovider", f"--exam-trec-rag-topics={topics}")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["*team-rag.jsonl:1*topic text is not the official one*rag24_validation.py*"])
+    bad = pytester.path / "topics.txt"
+    bad.write_text("no tab on this line\n")
+    refused = pytester.runpytest("banks", "-p", "no:cacheprovider", f"--exam-trec-rag-topics={bad}")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["*topics.txt:1*a topic line is id<TAB>text*"])
