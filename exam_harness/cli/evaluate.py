@@ -103,7 +103,12 @@ QRELS: tuple[Argument, ...] = (
              integer(0), nargs="+", metavar="LEVEL"),
     Argument("official-qrels", "The official qrels (at --relevance-level) that per-query correlations compare with "
              "(default: the human judgments in the run files, if any).", Path, metavar="QRELS_FILE"),
+    Argument("trec-rag-2025-relevance", "The TREC 2025 RAG track's relevance evaluation: every run at nDCG@30 over "
+             "the --qrels files (UMBRELA's qrels, or the exam's trec-rag-judgments.tsv) on the topics the "
+             "--official-qrels file (NIST's) judged, beside the official qrels' own nDCG@30.", None),
 )
+# the track's retrieval measure in 2025 (the TREC 2025 RAG overview, arXiv 2603.09891; docs/trec-rag.md)
+TREC_RAG_2025_MEASURES = ("ndcg@30",)
 
 
 def add_min_answers_argument(parser: argparse.ArgumentParser, default: Sequence[int] | None) -> None:
@@ -166,6 +171,14 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
     from exam_harness.results.evaluation import ExternalQrels
 
     official = loaded.official
+    files = loaded.files
+    measures = graded.plan.trec_measures
+    if args.trec_rag_2025_relevance:
+        if official is None or not files:
+            raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
+                              "--official-qrels file (NIST's) judged: give both")
+        measures = TREC_RAG_2025_MEASURES
+        files = {name: {q: labels for q, labels in qrels.items() if q in official} for name, qrels in files.items()}
     runs = graded.view.data.runs
     rankings = {
         name: {q: (run.trec_order(q) if tie_order == "score" else run.top_k(q, len(ranked)))
@@ -175,10 +188,10 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
     name = str(args.official_qrels) if args.official_qrels else OFFICIAL_FROM_JUDGMENTS
     if official is None and graded.view.data.judgments:
         official = graded.view.data.judgments
-    if not graded.plan.trec_measures:
+    if not measures:
         raise ConfigError("--qrels scores the runs by trec_eval measures, and --measures names none "
                           "(add one, e.g. --measures ndcg@10)")
-    return ExternalQrels(rankings=rankings, qrels=loaded.files, measures=graded.plan.trec_measures,
+    return ExternalQrels(rankings=rankings, qrels=files, measures=measures,
                          relevance_levels=loaded.levels,
                          official_qrels=official, official_name=name,
                          official_relevance_level=graded.plan.relevance_level)
@@ -219,6 +232,9 @@ def run(args: argparse.Namespace) -> int:
         from exam_harness.analysis.trec_rag_agreement import load_human_assignments
 
         human = load_human_assignments(options.human_assignments)  # read before any pair is graded
+    if args.trec_rag_2025_relevance and not (args.qrels and args.official_qrels):
+        raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
+                          "--official-qrels file (NIST's) judged: give both")
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
     graded = obtain_grades(args, options, assignments=args.assignments, banks=assigned)
     for note in unanswered_system_notes(graded.view.data.runs, args.runs):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ from exam_harness.measures.trec_rag import TRACK_KEYS
 from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:
+    from exam_harness.models import GraderSpec
     from exam_harness.report.writers import FileContent, WriterInput
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.trec_rag import RagAssignments
@@ -153,4 +155,34 @@ class TrecRagWriter:
         return files
 
 
+JUDGMENTS_FILE = "trec-rag-judgments.tsv"
+
+
+def judgments_run_id(spec: GraderSpec) -> str:
+    """The run id the judgments file names: the grader and its model (``exam-openai-gpt-4o``), in the
+    letters, digits and ``-._`` a TREC run id is written with."""
+    raw = "-".join(part for part in ("exam", spec.name, spec.model or "") if part)
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-") or "exam"
+
+
+class RelevanceJudgmentsWriter:
+    """``trec-rag-judgments.tsv``: the EXAM-Qrels of a relevance grader (UMBRELA's prompts, the direct
+    baselines) in the six columns of the TREC 2025 RAG relevance-judgment subtask, ``topic_id Q0 segment_id
+    judgment confidence run_id`` (io/qrels.py, :func:`~exam_harness.io.qrels.judgments_text`): the judgment
+    is the max-grade label (UMBRELA's 0..3); the confidence is 1, which the guidelines ask for where none
+    applies (a grade keeps no probability of its own once made)."""
+
+    def files(self, out: WriterInput) -> dict[str, FileContent]:
+        from exam_harness.io.qrels import judgments_text
+        from exam_harness.measures.qrels import qrels_file_name
+        from exam_harness.measures.trec_rag import grade_kind
+
+        spec = out.document.settings.grader
+        qrels = out.qrels.get(qrels_file_name("max-grade", 0, 0))
+        if qrels is None or grade_kind(spec) != "relevance":
+            return {}
+        return {JUDGMENTS_FILE: judgments_text(qrels, judgments_run_id(spec))}
+
+
 WRITER = TrecRagWriter()
+JUDGMENTS_WRITER = RelevanceJudgmentsWriter()
