@@ -155,8 +155,11 @@ class GradeCache:
     are no longer stored (None while they are), ``notices`` lists what was said through ``notify``.
     """
 
-    def __init__(self, path: str | Path | None, *, notify: Callable[[str], None] = print_notice) -> None:
+    def __init__(self, path: str | Path | None, *, notify: Callable[[str], None] = print_notice,
+                 keep_text: bool = True) -> None:
         self.path = Path(path) if path is not None else None
+        # False: a grade is stored without the grader's answer and extracted answer (--cache-text none)
+        self.keep_text = keep_text
         self.damaged = 0
         self.write_error: str | None = None
         self.notices: list[str] = []
@@ -413,7 +416,7 @@ class GradeCache:
             return True
         if self.write_error is not None:
             return False
-        rows = sorted(_row_of(key, grade) for key, grade in grades.items())
+        rows = sorted(_row_of(key, grade if self.keep_text else _without_text(grade)) for key, grade in grades.items())
         with self._lock:
             try:
                 self._be_born()
@@ -666,6 +669,18 @@ def _insert(db: sqlite3.Connection, table: str, rows: list[Row]) -> int:
 def _cut(text: str | None) -> str | None:
     # Grade cuts its texts when validated; a Grade built without validation is cut here.
     return text[: Grade.MAX_TEXT_CHARS] if text is not None else None
+
+
+def _without_text(grade: Grade) -> Grade:
+    """``grade`` without the texts a grader's answer holds (the answer, what was extracted from it), which may
+    quote the graded passage: what ``--cache-text none`` stores."""
+    return grade.model_copy(update={"raw_response": None, "extracted_answer": None,
+                                    "details": {k: v for k, v in grade.details.items() if not isinstance(v, str)
+                                                or k in _KEPT_DETAILS}})
+
+
+# details that name the grader, never quote an answer: kept by --cache-text none
+_KEPT_DETAILS = frozenset({"prompt_class", "prompt", "model", "revision", "decided_by"})
 
 
 def _row_of(key: str, grade: Grade) -> Row:

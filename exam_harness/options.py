@@ -405,6 +405,11 @@ class ExamOptions:
     cache: Path | None = declare(
         "cache", Path(".exam-cache/grades.sqlite"), "SQLite grade cache file; 'none' keeps grades in memory only",
         path_or_none, group=GRADING, path=True, metavar="PATH")
+    cache_text: str = declare(
+        "cache-text", "keep", "What the grade cache keeps beside each grade: 'keep' (the grader's answer and the "
+        "answer it extracted, each grade's reason in the reports) or 'none' (grades only: no answer text, which may "
+        "quote the graded passage, is stored; a data policy that lets no report text leave the run)",
+        choice("keep", "none"), group=GRADING, metavar="TEXT")
     batch_size: int | None = declare("batch-size", None, "Pairs per grading batch (default: the grader's)",
                                      integer(1, MAX_BATCH_SIZE), group=GRADING, metavar="N")
     device: str | None = declare("device", None, "Device for model graders, e.g. cpu or cuda:0 (default: automatic)",

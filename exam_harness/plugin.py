@@ -152,7 +152,8 @@ def setup_without_swallowed(config: pytest.Config, *extra: str) -> tuple[Path, P
 
     option = config.option
     given = {"inifile": option.inifilename, "override_ini": option.override_ini,
-             "args": [*(str(arg) for arg in option.file_or_dir or ()), *extra], "rootdir_cmd_arg": option.rootdir or None,
+             "args": [*(str(arg) for arg in option.file_or_dir or ()), *extra],
+             "rootdir_cmd_arg": option.rootdir or None,
              "invocation_dir": Path(config.invocation_params.dir)}
     accepted = inspect.signature(determine_setup).parameters  # its keywords differ between pytest 8 and 9
     rootpath, inipath, *_ = determine_setup(**{k: v for k, v in given.items() if k in accepted})

@@ -85,7 +85,8 @@ def official_files(seed: int = 2024) -> OfficialFiles:
         answers[run], assignments[run] = [], []
         for t, line in enumerate(nugget_lines):
             words = 450 if (r, t) == (0, 0) else rng.randint(40, 120)  # one answer over the 400 words
-            sentences, n = [], 0
+            sentences: list[dict[str, Any]] = []
+            n = 0
             while sum(len(s["text"].split()) for s in sentences) < words:
                 size = min(25, words - sum(len(s["text"].split()) for s in sentences))
                 text = " ".join(f"{run}-{t}-{n}-w{i}" for i in range(size - 1)) + " end."

@@ -114,7 +114,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
     if not banks:
         raise ConfigError(f"--grader {options.grader} needs --bank BANK_FILE: the test points to grade the passages on")
     grading = open_grading(options, registries, data, where="--min-grade", several=several)
-    cache = GradeCache(options.cache)
+    cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
     with grading:
         try:
             progress = GradingProgress(f"grading with {grading.grader.name}", show_progress(options))
@@ -139,7 +139,7 @@ def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, Gradi
     grader = cli_registries().graders.create(
         options.grader, GraderConfig(model=options.model, options={**options.grader_options, "prompt": "support"},
                                      data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
-    cache = GradeCache(options.cache)
+    cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
     try:
         outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size))
     finally:

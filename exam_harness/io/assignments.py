@@ -154,7 +154,8 @@ def assignment_banks(paths: Iterable[Path]) -> list[QueryBank]:
             other = first[qid]
             theirs = [(text, importance) for text, importance, _label in found.labels[other[0]][other[1]]]
             if nuggets != theirs:
-                at = next((i for i, (a, b) in enumerate(zip(nuggets, theirs)) if a != b), min(len(nuggets), len(theirs)))
+                at = next((i for i, (a, b) in enumerate(zip(nuggets, theirs)) if a != b),
+                          min(len(nuggets), len(theirs)))
                 first_path, first_line = found.origin[other]
                 raise InputError(
                     f"topic {quoted(qid)} lists other nuggets than at {first_path}:{first_line} (from nuggets[{at}] "

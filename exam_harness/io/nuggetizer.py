@@ -7,9 +7,10 @@ whatever word the file holds (nuggetizer writes its scorer's word lowercased, so
 ``failed``, ``not_relevant``, ... beside ``vital`` and ``okay``), a missing one is ``vital``, and only
 ``vital`` is vital; an importance that is no single word (``active learning``) or empty (``""``) is read as
 nuggetizer reads it, a string that is not ``vital`` (A counts it, V and W do not); a nugget text given twice
-for one query is kept twice (nuggetizer scores both). Each nugget becomes a nugget test point with its importance kept (``TestPoint.importance``) and the TREC QA
-weight nugget F reads (vital 1, anything else 0: see measures.nuggets). Ids follow the method's rule
-(``qid/md5(text)``; the n-th repeat of a text gets ``~n``). A query without nuggets is skipped (nothing
+for one query is kept twice (nuggetizer scores both). Each nugget becomes a nugget test point with its
+importance kept (``TestPoint.importance``) and the TREC QA weight nugget F reads (vital 1, anything else
+0: see measures.nuggets). Ids follow the method's rule (``qid/md5(text)``; the n-th repeat of a text gets
+``~n``). A query without nuggets is skipped (nothing
 to assign). These oddities are warnings, each kind said in one line per file; a malformed line is an
 input error.
 """

@@ -408,7 +408,8 @@ def _check_topic_2024(qid: str, query: str, line: _Line, topics: TrackTopics) ->
     texts = topics.text_of()
     if qid not in texts:
         raise line.fail(f"unknown topic {quoted(qid)}: not in the topic file {topics.path} (an error in the 2024 "
-                        "checker: rag24_validation.py, 'Unknown topic')", "topic_id", qid, "a topic id of the topic file")
+                        "checker: rag24_validation.py, 'Unknown topic')", "topic_id", qid,
+                        "a topic id of the topic file")
     if query != texts[qid]:
         raise line.fail(f"the topic text is not the official one of topic {quoted(qid)} in {topics.path} (an error in "
                         "the 2024 checker: rag24_validation.py, 'Topic text does not match official topic')", "topic",

@@ -444,7 +444,8 @@ def test_a_cache_file_is_made_with_the_first_grade_stored(tmp_path: Path) -> Non
     cache = GradeCache(path)
     cache.put_many({"ab" * 16: Grade(grade=2, grader="g")})
     cache.close()
-    assert path.is_file() and len(again := GradeCache(path)) == 1
+    again = GradeCache(path)
+    assert path.is_file() and len(again) == 1
     again.close()
 
 

@@ -98,7 +98,7 @@ def test_assignment_files_score_each_run_as_the_hand_computation(tmp_path: Path,
     assert sorted(per_topic) == sorted(means) == ["bm25-gpt", "team-x"]
     zero = dict.fromkeys(("A", "A_strict", "V", "V_strict", "W", "W_strict"), 0.0)
     for run, rows in (("bm25-gpt", RUN_A), ("team-x", RUN_B)):
-        want = {qid: zero for qid in ("t1", "t2", "t3")} | {row["qid"]: hand(nuggets_of(row)) for row in rows}
+        want = dict.fromkeys(("t1", "t2", "t3"), zero) | {row["qid"]: hand(nuggets_of(row)) for row in rows}
         assert sorted(per_topic[run]) == sorted(want)
         for qid, scores in want.items():
             for key, value in scores.items():

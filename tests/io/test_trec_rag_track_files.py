@@ -391,7 +391,7 @@ def test_the_topic_file_reaches_the_command_line(tmp_path: Path, capsys: pytest.
 
 
 def test_the_topic_file_reaches_pytest(pytester: pytest.Pytester) -> None:
-    topics, runs, bank, rows = changed_topic_exam(pytester.path / "given")
+    topics, _runs, bank, rows = changed_topic_exam(pytester.path / "given")
     pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\n")
     write_lines(pytester.path / "runs" / "team-rag.jsonl", rows)
     write_lines(pytester.path / "banks" / "nuggets.jsonl", [json.loads(x) for x in bank.read_text().splitlines()])
