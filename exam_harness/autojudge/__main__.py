@@ -20,9 +20,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from autojudge_base.nugget_data import write_nugget_banks_generic
 
     from exam_harness.autojudge.convert import KINDS, answers_to_reports, responses_to_answers
-    from exam_harness.errors import ExamError
+    from exam_harness.core.errors import ExamError
+    from exam_harness.exam.inputs import ExamInputs
     from exam_harness.extensions import cli_registries
-    from exam_harness.inputs import ExamInputs
     from exam_harness.io.textio import atomic_write_text
     from exam_harness.io.trec_rag import rag_answer_files
 

@@ -42,8 +42,8 @@ from autojudge_base.nugget_data import (
 from autojudge_base.nugget_data.nuggetizer.nuggetizer_data import NuggetizerNugget
 from autojudge_base.nugget_doc_models import NuggetDocEntry, TopicNuggetDocs
 
-from exam_harness.answers import CitedAnswer, CitedSentence
-from exam_harness.models import Query, QueryBank, TestPoint, test_point_id
+from exam_harness.core.answers import CitedAnswer, CitedSentence
+from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id
 
 META = "exam_harness"  # the key of exam-harness's own fields in a nugget's metadata
 NUGGETIZER_IMPORTANCE = ("vital", "okay", "failed")  # autojudge-base's NuggetizerNugget.importance Literal

@@ -12,10 +12,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from exam_harness.models import QueryBank
+    from exam_harness.core.models import QueryBank
     from exam_harness.report.writers import WriterInput
 
 

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_word
 from exam_harness.io.textio import iter_json_lines
 
 if TYPE_CHECKING:
-    from exam_harness.models import QueryBank
+    from exam_harness.core.models import QueryBank
 
 LABELS = ("support", "partial_support", "not_support")
 LABEL_GRADES = {"support": 2, "partial_support": 1, "not_support": 0}
@@ -141,9 +141,9 @@ def assignment_banks(paths: Iterable[Path]) -> list[QueryBank]:
     being recorded grades of exactly these nuggets. The lines of one topic must list the same nuggets (as
     nuggetizer's assign step writes them from one nugget file): a pytest session and the evaluation document
     hold one nugget list per topic, so a line that lists others is an input error naming both lines."""
+    from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id
     from exam_harness.io.nuggetizer import nugget_weight
     from exam_harness.io.parts import model_errors
-    from exam_harness.models import Query, QueryBank, TestPoint, test_point_id
 
     found = read_assignment_files(paths)
     first: dict[str, tuple[str, str]] = {}  # topic -> the (run, topic) whose line gives its nuggets
@@ -203,9 +203,9 @@ def check_assignment_file(path: Path) -> None:
 def read_assignment_part(path: Path) -> FilePart:
     """An assignment file as run-side content: per line the run's answer (one passage ranked first) and
     each nugget's label as a recorded grade of that passage."""
+    from exam_harness.core.models import RankedPassage, RecordedGrade, Run, test_point_id
     from exam_harness.io.parts import model_errors
     from exam_harness.io.trec_rag import answer_passage_id
-    from exam_harness.models import RankedPassage, RecordedGrade, Run, test_point_id
 
     found = AssignmentSet()
     _read_one(path, found)

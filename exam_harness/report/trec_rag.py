@@ -25,7 +25,7 @@ from exam_harness.measures.trec_rag import TRACK_KEYS
 from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:
-    from exam_harness.models import GraderSpec
+    from exam_harness.core.models import GraderSpec
     from exam_harness.report.writers import FileContent, WriterInput
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.trec_rag import RagAssignments
