@@ -31,8 +31,8 @@ nugget-assignment   TREC RAG nugget assignment: up to ``nuggets_per_call``      
                     support (2) / partial_support (1) / not_support (0)
 nugget-assignment-2 the same with support (2) / not_support (0) only              0, 2
 nuggetizer-         the track's own assignment prompts, word for word               0..2
-assignment(-2)      (llm/track_prompts.py), read as nuggetizer reads them: an
-                    out-of-set label fails that nugget only
+assignment(-2)      (llm/track_prompts.py), read as nuggetizer reads them: a
+                    stray label counts 0 (a fallback rule)
 umbrela-zeroshot    UMBRELA's own zero-shot prompt, read as umbrela reads it       0..3
 support             TREC RAG support: does the document (the passage) support     0..2
                     the answer sentence (the test point)? Full Support 2,
@@ -47,7 +47,9 @@ custom:PATH         the prompt in file PATH with ``{question}`` and             
 
 A nugget-assignment answer that is not a list of exactly one allowed label per nugget is asked again
 (:data:`MALFORMED_RETRIES` times), then every nugget of that call fails: it is never read as labels.
-A nugget's grade is cached by (query, nugget, passage) like any grade, whatever nuggets shared its call.
+The nuggets of a passage are asked in nuggetizer's windows (:meth:`LLMGrader._window`: the bank's nuggets
+in order, every copy of a repeated text in its place, ``nuggets_per_call`` at a time), and a nugget's grade
+is cached by (query, passage, its window's texts, its position in it): the call that asked it.
 
 Direct baselines grade the passage against the query text, not against a test point: they need no
 bank, the grading pass still hands them one request per (passage, test point) pair, and every test
