@@ -18,9 +18,9 @@ from exam_harness.results.schema import (
     SCHEMA_VERSION,
     CacheSummary,
     MeasureInfo,
-    QueryScore,
+    PerQuery,
     Sections,
-    SystemScore,
+    Systems,
 )
 
 
@@ -269,8 +269,8 @@ class EvaluationReport(_Model):
     grading: EvaluationGrading
     collection: CollectionSummary
     measures: list[MeasureInfo]
-    systems: list[SystemScore]
-    per_query: list[QueryScore] = Field(default_factory=list)  # --per-query
+    systems: Systems
+    per_query: PerQuery = Field(default_factory=list)  # --per-query
     leaderboards: list[MeasureStats]  # one per measure, in the order of measures[]
     # the optional parts, by section name, computed as the pytest report's (results/sections.py): the
     # correlations with the official leaderboard, significance against a baseline, agreement with the

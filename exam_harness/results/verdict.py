@@ -9,6 +9,9 @@ The checks a session makes, from the document alone (pure: no pytest, no file re
   declared system failed on);
 - ``exam-max-fallbacks``: no run has more than its share of grades read by a fallback rule.
 
+A gate asked for that checks nothing (a threshold naming a run the document lacks, an allowed drop against a
+kept report holding none of its runs, a document with no run) is a failed check of its own: it never passes.
+
 The pytest session (pytest_plugins/reporting.py) decides here and maps the verdict onto its outcome
 and JUnit cases; ``exam-harness verdict REPORT.json`` decides here from a saved document, so both reach
 the same verdict. Failed exam cases (a missed required test point, a case whose pairs could not be
@@ -31,6 +34,7 @@ from exam_harness.results.gate_checks import (
     regression_results,
     threshold_checks,
     threshold_results,
+    unchecked_results,
 )
 from exam_harness.results.schema import ExamReport, GateResult, SystemScore, Verdict
 
@@ -115,6 +119,8 @@ def decision(document: Document, checks: Checks) -> Decision:
         changes = compare(reference, document, measures, checks.allowances, checks.registry)
         results += regression_results(changes, checks.allowances, document, name, checks.alpha, checks.registry,
                                       old=reference, scope=checks.scope)
+    results += unchecked_results(document, checks.thresholds, checks.allowances, results,
+                                 reference=checks.reference, baseline=checks.baseline)
     over = {s.run for s in document.systems if over_fallback_limit(s.fallbacks, s.grade_counts, checks.max_fallbacks)}
     results += _incomplete_results(document, over)
     results += [_fallback_result(s, checks.max_fallbacks) for s in document.systems if s.run in over]
