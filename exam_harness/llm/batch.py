@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from exam_harness.errors import InputError
-from exam_harness.io.textio import atomic_write_text
+from exam_harness.io.textio import atomic_write_text, open_binary
 from exam_harness.llm.cost import Prices
 from exam_harness.options import GraderOption, boolean, choice, integer, number, optional
 
@@ -227,7 +227,10 @@ def outputs(client: Any, state: BatchState, job: BatchJob) -> list[tuple[str, st
     """``(source, text)`` of ``job``'s output and error files (none for a job that made none)."""
     if job.target == "vllm":
         path = state.output_path(job)
-        return [(str(path), path.read_text(encoding="utf-8"))] if path.exists() else []
+        if not path.exists():
+            return []
+        with open_binary(path) as fh:  # the one opening of inputs: a regular file only (a FIFO would block)
+            return [(str(path), fh.read().decode("utf-8"))]
     return [(f"batch {job.batch_id} file {file_id}", client.files.content(file_id).text)
             for file_id in (job.output_file_id, job.error_file_id) if file_id]
 
