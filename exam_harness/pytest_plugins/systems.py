@@ -204,8 +204,12 @@ class ExamSystems:
         return inputs.redact(scrub("\n".join(lines)))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if is_worker(self.config):
+            return
+        for note in self._undeclared():
+            terminalreporter.write_line(scrub(note), yellow=True, bold=True)
         outcome = self.outcome
-        if outcome is None or is_worker(self.config):
+        if outcome is None:
             return
         for note in outcome.notes:
             terminalreporter.write_line(scrub(f"! {note}"), yellow=True, bold=True)
@@ -220,6 +224,18 @@ class ExamSystems:
                 "so the next run asks again",
                 red=True, bold=True)
         # the systems' summary line is the report's live-systems section (sections/live_systems.py)
+
+    def _undeclared(self) -> list[str]:
+        """A warning per run recorded by a system no longer declared (systems/recording.py)."""
+        from exam_harness.systems.recording import undeclared_system_notes
+
+        setup = setup_of(self.config)
+        inputs = setup.exam_inputs(self.config)
+        try:
+            runs = list(inputs.data.runs)
+        except ConfigError:  # the runs were never loaded (the session stopped before): nothing was scored
+            return []
+        return undeclared_system_notes([s.name for s in declared()], runs, [*setup.options.runs, *inputs.extra_runs])
 
     def health(self) -> LiveSystems | None:
         """The declared systems' health for the result document (its live-systems section)."""

@@ -160,7 +160,7 @@ HOSTILE_RETRY_AFTER = {"an hour": (429, "3600"), "a date in 2099": (429, "Thu, 0
                        "a 503 of an hour": (503, "3600")}
 
 
-@pytest.mark.parametrize("status,header", HOSTILE_RETRY_AFTER.values(), ids=HOSTILE_RETRY_AFTER.keys())
+@pytest.mark.parametrize(("status", "header"), list(HOSTILE_RETRY_AFTER.values()), ids=list(HOSTILE_RETRY_AFTER))
 def test_a_hostile_retry_after_holds_new_requests_at_most_the_cap(status: int, header: str) -> None:
     from exam_harness.llm.retry import parse_retry_after
 
