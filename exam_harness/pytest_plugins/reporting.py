@@ -197,6 +197,10 @@ class ExamReporting:
         render_summary(terminalreporter, self.built.report, [shown_path(p, root) for p in self.written])
         for note in self.notes:
             terminalreporter.write_line(note)
+        from exam_harness.results.left_out import taken
+
+        for warning in taken():  # a plugin section left out of an output, a NaN written as null (results/)
+            terminalreporter.write_line(warning, yellow=True, bold=True)
         if self.failure_reasons:
             total = sum(n for _, n in self.failure_reasons)
             terminalreporter.write_sep("-", f"pairs that could not be graded ({total})")
