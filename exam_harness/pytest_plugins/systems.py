@@ -26,7 +26,6 @@ from exam_harness.models import Query, QueryBank
 from exam_harness.paths import shown_path
 from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
-from exam_harness.results.schema import GateResult
 from exam_harness.systems.calling import CallsInterrupted
 from exam_harness.systems.declare import System, clear, declared
 from exam_harness.systems.health import LiveSystems, policy_text, resolve_stale
@@ -126,15 +125,6 @@ class ExamSystems:
         capman = self.config.pluginmanager.getplugin("capturemanager")
         with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
             print(scrub(text), file=sys.stderr, flush=True)
-
-    def checks(self) -> list[GateResult]:
-        """The verdict's checks of live systems: a stale recording under ``stale=fail`` fails the session."""
-        if self.outcome is None or is_worker(self.config):
-            return []
-        return [GateResult(gate="exam-stale", run=health.system, passed=False,
-                           message=f"{health.stale_message()}; {self.policy}: record it again (exam-harness record, or "
-                                   "a session outside CI) and commit the recording")
-                for health in self.outcome.health.values() if health.fails_session]
 
     def failure(self, run: str, query_id: str) -> str | None:
         """The message a case of ``run`` on ``query_id`` fails with when the system failed on that query."""
@@ -260,11 +250,6 @@ class ExamSystems:
 def system_failure(config: pytest.Config, run: str, query_id: str) -> str | None:
     plugin = config.pluginmanager.get_plugin("exam-systems")
     return plugin.failure(run, query_id) if isinstance(plugin, ExamSystems) else None
-
-
-def system_checks(config: pytest.Config) -> list[GateResult]:
-    plugin = config.pluginmanager.get_plugin("exam-systems")
-    return plugin.checks() if isinstance(plugin, ExamSystems) else []
 
 
 def live_systems(config: pytest.Config) -> LiveSystems | None:

@@ -407,6 +407,20 @@ def unchecked_results(report: Document, thresholds: Sequence[Threshold], allowan
     return failed
 
 
+def stale_results(systems: object) -> list[GateResult]:
+    """A failed ``exam-stale`` check per declared system whose recording is stale under ``stale=fail``, from
+    the document's live-systems section (systems/health.py ``LiveSystems``), so a saved report gives the
+    session's verdict on it too."""
+    from exam_harness.systems.health import LiveSystems
+
+    if not isinstance(systems, LiveSystems):
+        return []
+    return [GateResult(gate="exam-stale", run=health.system, passed=False,
+                       message=f"{health.stale_message()}; {systems.policy}: record it again (exam-harness record, "
+                               "or a session outside CI) and commit the recording")
+            for health in systems.systems if health.fails_session]
+
+
 def budget_results(cost: Budget | None) -> list[GateResult]:
     """A failed ``exam-max-cost`` check when the session spent more than the grader's ``max_cost`` (a server
     reporting more tokens than the estimate, calls in flight at the stop): the budget was not held."""

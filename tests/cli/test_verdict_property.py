@@ -94,3 +94,31 @@ def test_verdict_on_every_report_a_session_writes_gives_the_session_s_verdict_an
     # every check the session stored, with its message: passed ones on stdout, failed ones on stderr
     assert out[:-1] == [g.message for g in saved.gates if g.passed]
     assert said.err.splitlines() == [g.message for g in saved.gates if not g.passed]
+
+
+def test_verdict_on_a_session_report_with_a_stale_recording_fails_as_the_session_did(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session under CI (stale=fail) fails on an edited system's recording; its report holds the system's
+    health (the live-systems section), from which ``verdict`` decides the same check, not a pass."""
+    import shutil
+
+    from tests.paths import REPO
+    from tests.systems.test_live_systems import conftest, exam
+
+    for folder in ("banks", "runs"):
+        shutil.copytree(REPO / folder, pytester.path / folder)
+    shutil.copy(REPO / "pyproject.toml", pytester.path / "pyproject.toml")
+    monkeypatch.delenv("EXAM_SYSTEM_MODE", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeconftest(conftest())
+    assert exam(pytester).ret == 0
+    pytester.makeconftest(conftest(body="x = 1"))  # edited, not recorded again
+    monkeypatch.setenv("CI", "true")
+    session = exam(pytester)
+    assert session.ret == pytest.ExitCode.TESTS_FAILED, session.stdout.str()
+    path = pytester.path / "reports" / "exam-report.json"
+    saved = Verdict.model_validate(json.loads(path.read_text())["verdict"])
+    assert [g.gate for g in saved.gates if not g.passed] == ["exam-stale"]
+    capsys.readouterr()
+    assert main(["verdict", str(path)]) == session.ret
+    assert capsys.readouterr().err.splitlines() == [g.message for g in saved.gates if not g.passed]
