@@ -61,6 +61,7 @@ class Called:
     latency: float
     attempts: int
     reads: frozenset[str] = frozenset()  # the files a Python system's call read and did not write (reads.py)
+    writes: frozenset[str] = frozenset()  # the files it wrote (its state: never an input, whichever call read it)
 
 
 class CallsInterrupted(KeyboardInterrupt):
@@ -473,6 +474,7 @@ class _Scheduler:
         lane = flight.lane
         lane.in_flight -= 1
         self.flights -= 1
-        called = Called(flight.query.id, value, error, now - flight.start, flight.attempts, flight.opened.inputs())
+        called = Called(flight.query.id, value, error, now - flight.start, flight.attempts, flight.opened.inputs(),
+                        frozenset(flight.opened.written))
         lane.seen(called)
         self.on_result(lane.system, called)

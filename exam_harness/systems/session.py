@@ -100,6 +100,7 @@ class _Plan:
     kept: list[str] = field(default_factory=list)
     answered: int = 0
     read: dict[str, str] = field(default_factory=dict)  # project files its calls read (reads.py), all of them
+    written: set[str] = field(default_factory=set)  # every file its calls wrote (their state, not an input)
 
 
 class SystemsPass:
@@ -229,6 +230,7 @@ class SystemsPass:
             reads = project_reads(called.reads, system.root, skip=[self.folder], covered=system.covers,
                                   digest=file_digest) if called.reads and system.root is not None else {}
             plan.read.update(reads)
+            plan.written.update(called.writes)
             kept, entry, kept_old = plan.rec.add(called, queries[system.name, called.query_id], system, reads)
             if plan.journal is not None:
                 try:
@@ -265,6 +267,7 @@ class SystemsPass:
         problems: list[str] = []
         for plan in plans:
             rec, system = plan.rec, plan.system
+            _state_is_no_input(plan)
             if all(rec.current(q, system) for q in rec.answers):
                 rec.fingerprint, rec.covers, rec.version = system.fingerprint, dict(system.covers), system.version
             if rec.changed:
@@ -298,6 +301,35 @@ class SystemsPass:
 
 def _listed(ids: Sequence[str], most: int = 8) -> str:
     return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+def _state_is_no_input(plan: _Plan) -> None:
+    """The files this pass's calls read are inputs of their answers unless they are the system's state: a file
+    any of its calls wrote (a cache it fills), or one that changed while it was called. Those are dropped from
+    the answers' reads, or every later session would find them changed and record the system again."""
+    root = plan.system.root
+    if root is None or not plan.read:
+        return
+    state: set[str] = set()
+    for rel in plan.read:
+        path = root / rel
+        try:
+            changed = file_digest(path) != plan.read[rel]
+        except OSError:
+            changed = True
+        if changed or str(path.resolve()) in plan.written or os.path.abspath(path) in plan.written:
+            state.add(rel)
+    if not state:
+        return
+    for qid in {q.id for q in plan.todo}:
+        info = plan.rec.queries.get(qid, {})
+        if info.get("reads"):
+            kept = {rel: digest for rel, digest in info.pop("reads").items() if rel not in state}
+            if kept:
+                info["reads"] = kept
+            plan.rec.changed = True
+    for rel in state:
+        plan.read.pop(rel)
 
 
 def _called_why(plan: _Plan) -> list[str]:

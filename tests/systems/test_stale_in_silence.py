@@ -147,6 +147,35 @@ def test_a_file_the_system_reads_without_files_is_covered_by_the_recording(
     assert exam(example).ret == 0 and calls(example) == []  # recorded from the file as it is: fresh
 
 
+CACHING = '''
+import json as _json
+
+
+@exam_harness.system("caching", concurrency=1)
+def caching(query):
+    cache = Path(__file__).parent / "answers-cache.json"
+    known = _json.loads(cache.read_text()) if cache.exists() else {}
+    with open(Path(__file__).parent / "calls.log", "a") as log:
+        log.write(query.id + "\\n")
+    if query.id not in known:  # a miss: filled in, as a cache is
+        known[query.id] = ANSWERS.get(query.id, "")
+        cache.write_text(_json.dumps(known))
+    return known[query.id]
+'''
+
+
+def test_a_file_the_system_writes_is_its_state_not_an_input(example: pytest.Pytester) -> None:
+    """A cache the system reads in one call and fills in another changes under every call: it is no input of
+    the answers, or every later session would find it changed and record the system again."""
+    example.makeconftest(conftest(extra=CACHING))
+    tides = "The gravitational pull of the moon raises two tidal bulges; spring and neap tides follow."
+    (example.path / "answers-cache.json").write_text(json.dumps({"tides": tides}))  # tides: read, not written
+    assert exam(example).ret == 0
+    assert len(calls(example)) == 2 * len(QUERIES)  # dict-rag's and caching's
+    assert all("reads" not in info for info in manifest(example, "caching")["queries"].values())
+    assert exam(example).ret == 0 and calls(example) == []  # nothing changed: nothing is called again
+
+
 REWRITER = '''
 import time
 (Path(__file__).parent / "generated.py").write_text(f"STAMP = {time.time_ns()!r}\\n")  # rewritten at import
