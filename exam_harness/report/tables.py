@@ -14,7 +14,7 @@ from typing import Any, Literal
 from rich.table import Table
 from rich.text import Text
 
-from exam_harness.display import visible
+from exam_harness.core.display import visible
 
 StderrLayout = Literal["inline", "below", "hidden"]
 Value = tuple[float, float | None]  # mean, standard error (None: not shown)
@@ -88,7 +88,7 @@ def render_table(board: Leaderboard, layout: StderrLayout = "inline") -> Table:
 
 def title_of(measure_key: str) -> str:
     """The column title of a measure given by its short name (``exam-cover@20`` -> ``EXAM-Cover@20``)."""
-    from exam_harness.errors import ConfigError
+    from exam_harness.core.errors import ConfigError
     from exam_harness.measures.parsing import parse_measure
 
     try:

@@ -24,7 +24,7 @@ checked where it is registered (:func:`section_problem`: a name of its own, not 
 :data:`RESERVED_NAMES`; a title; a pydantic model; a placement of :data:`Placement`), and each of its calls
 runs through :func:`contained`: one that raises or gives the wrong type (``compute`` a dict, ``terminal`` an
 int, ``html`` bytes) leaves that section out of that output, named in a warning (results/left_out.py), and the
-rest is written (an :class:`~exam_harness.errors.ExamError` it raises, bad input it names, is the usage error it
+rest is written (an :class:`~exam_harness.core.errors.ExamError` it raises, bad input it names, is the usage error it
 always was). Its terminal lines are shown escaped (display.visible): a section cannot clear the screen or
 colour a fake verdict.
 """
@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, get_arg
 
 from pydantic import BaseModel
 
-from exam_harness.display import visible
-from exam_harness.errors import ExamError
-from exam_harness.registry import Registry
+from exam_harness.core.display import visible
+from exam_harness.core.errors import ExamError
+from exam_harness.core.registry import Registry
 from exam_harness.results.left_out import leave_out
 
 if TYPE_CHECKING:
@@ -123,8 +123,6 @@ def builtin_sections() -> Registry[Section]:
          "test points that flipped against the kept report (--exam-compare)"),
         ("correlations", "exam_harness.sections.correlations:SECTION",
          "every leaderboard's Spearman rho and Kendall tau against the official leaderboard (--official)"),
-        ("significance", "exam_harness.sections.significance:SECTION",
-         "paired significance tests of every run against a baseline run (--baseline)"),
         ("agreement", "exam_harness.sections.agreement:SECTION",
          "grades against human judgments: Cohen's kappa, the min-answers views (--min-answers), direct grades"),
         ("external-qrels", "exam_harness.sections.external_qrels:SECTION",
@@ -281,14 +279,23 @@ def use_sections(registry: Registry[Section]) -> None:
 
 
 def reset_sections() -> None:
-    """Back to the built-in sections (a pytest session's plugins end with the session)."""
+    """Back to the built-in and in-tree sections, and the in-tree features' hooks (core/host.py): a pytest
+    session's or command's plugins end with it."""
+    from exam_harness.core.host import reset_hook
+
     _active.clear()
+    reset_hook()
 
 
 def active_sections() -> Registry[Section]:
-    """The registry the front end filled (:func:`use_sections`), else the built-in sections."""
+    """The registry the front end filled (:func:`use_sections`), else the built-in sections and those the active
+    hook's features register (the in-tree features' with no front end: core/host.py)."""
     if not _active:
-        _active.append(builtin_sections())
+        from exam_harness.core.host import active_hook
+
+        registry = builtin_sections()
+        active_hook().pytest_exam_register_sections(registry=registry)
+        _active.append(registry)
     return _active[0]
 
 

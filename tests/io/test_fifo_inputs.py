@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.textio import iter_lines, read_bytes
 from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, write_bank, write_exam
 

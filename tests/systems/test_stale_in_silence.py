@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.systems import declare
 from exam_harness.systems.fingerprint import changed_files, command_covers, plain_covers
 from exam_harness.systems.health import SystemHealth
