@@ -89,7 +89,7 @@ def test_a_vllm_batch_output_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
 
     state = BatchState(tmp_path / "grades.sqlite")
     state.folder.mkdir()
-    job = BatchJob("20250101T000000-0001.requests.jsonl", "vllm", "/v1/chat/completions", ["a"])
+    job = BatchJob("20250101T000000-0001.requests.jsonl", "vllm", "/v1/chat/completions", ["0" * 64])
     fifo = _fifo(state.output_path(job))
     with pytest.raises(InputError, match="is not a regular file"):
         finished(lambda: outputs(None, state, job), fifo)
