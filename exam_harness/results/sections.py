@@ -39,7 +39,7 @@ from pydantic import BaseModel
 from exam_harness.core.display import visible
 from exam_harness.core.errors import ExamError
 from exam_harness.core.registry import Registry
-from exam_harness.results.left_out import leave_out
+from exam_harness.results.left_out import leave_out, taken
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -262,8 +262,7 @@ def shown_at(sections: Mapping[str, Any], placement: Placement, *, brief: bool =
              registry: Registry[Section] | None = None) -> Iterator[tuple[Section, BaseModel]]:
     """The sections a view shows at ``placement`` (under ``brief``, only those kept under --brief)."""
     for section, content in shown_sections(sections, registry):
-        where = placement_of(section)
-        if where == placement and (not brief or kept_brief(section)):
+        if placement_of(section) == placement and (not brief or kept_brief(section)):
             yield section, content
 
 
@@ -273,8 +272,6 @@ _active: list[Registry[Section]] = []
 def use_sections(registry: Registry[Section]) -> None:
     """Make ``registry`` (built-ins plus what plugins registered) the one documents and views use."""
     _active[:] = [registry]
-    from exam_harness.results.left_out import taken
-
     taken()  # a new session: what an earlier one left out was said by it
 
 
