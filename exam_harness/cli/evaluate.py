@@ -270,7 +270,9 @@ def run(args: argparse.Namespace) -> int:
         written += write_track_dir(args.trec_rag_dir, out)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
-    for line in warnings:
+    from exam_harness.results.left_out import taken
+
+    for line in [*warnings, *taken()]:  # taken(): what an output left out (a plugin section, a NaN), results/
         print(line, file=sys.stderr)
     registries.hook.pytest_exam_report(report=result, plan=plan)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
