@@ -570,6 +570,12 @@ class ExamOptions:
                              "nugget banks only)", group=EVALUATE, flag=True, fronts=("cli",))
     no_alpha_ndcg: bool = declare("no-alpha-ndcg", False, "Leave out alpha-nDCG@k (computed by default by pytest "
                                   "and evaluate alike)", group=SCORING, flag=True)
+    team_labels: Path | None = declare(
+        "team-labels", None, "A team's labels of (test point, passage) pairs (exam-harness label writes them): every "
+        "judge's TPR, TNR, precision, base rate and kappa against them and each EXAM-Cover, n-EXAM and nugget F score "
+        "corrected by them, with 95% intervals, in a calibration section of every output; gate a corrected score "
+        "with --exam-fail-under exam-cover.corrected:X (docs/calibration.md) (default: none)", Path,
+        group=REPORTS, path=True, metavar="FILE")
     human_assignments: Path | None = declare(
         "human-assignments", None, "Human nugget assignments (nuggetizer's shape: {run_id, qid, nuggets: [{text, "
         "assignment}]}) to measure the grader's TREC RAG assignments against: confusion and Cohen's kappa "

@@ -43,13 +43,15 @@ from exam_harness.preflight import check_writable
 from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
+    from exam_harness.features.calibration.labelfile import TeamLabel
     from exam_harness.measures.qrels import Qrels
     from exam_harness.report.writers import WriterInput
     from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
+    from exam_harness.results.scored import Scored
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
 # the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
-REPORT_OUTPUTS = ("report_dir", "markdown", "html")  # the report set and the summaries, as pytest names them
+REPORT_OUTPUTS = ("report_dir", "markdown", "html", "team_labels")  # the report set, the summaries, the team labels
 OUTPUT_DEFAULTS = {"report_dir": None}
 DEFAULT_MIN_ANSWERS = (1, 2, 5)
 OFFICIAL_FROM_JUDGMENTS = "judgments of the run files"
@@ -213,6 +215,11 @@ def run(args: argparse.Namespace) -> int:
 
         human = load_human_assignments(options.human_assignments)  # read before any pair is graded
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
+    team = None
+    if options.team_labels is not None:
+        from exam_harness.features.calibration.inputs import read_team_labels
+
+        team = read_team_labels(options.team_labels)  # read before any pair is graded
     graded = obtain_grades(args, options)
     for note in unanswered_system_notes(graded.view.data.runs, args.runs):
         print_notice(note)
@@ -224,6 +231,8 @@ def run(args: argparse.Namespace) -> int:
     in_set = options.report_dir is not None  # only the report set's writers read the qrels
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
+    if team is not None:
+        scored = with_team_labels(scored, team, options, graded)
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
                            external=external, human=human,
                            cache=str(options.cache) if options.cache is not None else None)
@@ -247,6 +256,24 @@ def run(args: argparse.Namespace) -> int:
                   f"{p} on {t}: {m}" for (p, t), m in list(support.failures.items())[:3]) + ")", file=sys.stderr)
         failed = 1
     return failed
+
+
+def with_team_labels(scored: Scored, labels: Sequence[TeamLabel], options: ExamOptions, graded: Graded) -> Scored:
+    """``--team-labels``: the labels and the judges the calibration section reads (features/calibration/)."""
+    from dataclasses import replace
+
+    from exam_harness.features.calibration.inputs import NAME, team_labels
+    from exam_harness.graders.base import GraderConfig
+
+    assert options.team_labels is not None
+    banks = [bank for file_banks in graded.inputs.banks.values() for bank in file_banks]
+    from exam_harness.paths import shown_path
+
+    given = team_labels(shown_path(options.team_labels), labels, spec=graded.spec, outcome=graded.outcome,
+                        min_grade=graded.plan.min_grade, cache=options.cache, registry=graded.registries.graders,
+                        banks=banks, data=graded.inputs.data,
+                        config=GraderConfig(model=options.model, options=options.grader_options))
+    return replace(scored, given={**scored.given, NAME: given})
 
 
 def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:

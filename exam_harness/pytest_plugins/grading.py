@@ -67,6 +67,10 @@ class ExamGrading:
         check_gate_runs(options, data.runs)
         check_required_runs(configured, options, data.runs)
         check_outputs(options, Path(config.rootpath), [*setup.bank_roots, *options.runs, *options.assignments])
+        if options.team_labels is not None:  # a bad label file stops the session before any pair is graded
+            from exam_harness.features.calibration.inputs import read_team_labels
+
+            read_team_labels(options.team_labels)
         grading = open_grading(options, setup.registries(config), data)  # the plan's defaults are evaluate's
         try:
             check_gradable(grading.grader, banks)

@@ -11,7 +11,7 @@ graded fails (exit 1, naming the runs and the count), and a session that ran par
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,8 @@ import pytest
 
 from exam_harness.display import visible
 from exam_harness.errors import ExamError, OutputError
+from exam_harness.inputs import ExamInputs
+from exam_harness.models import QueryBank
 from exam_harness.paths import shown_path
 from exam_harness.preflight import shown_uncovered, uncovered_queries
 from exam_harness.pytest_plugins.grading import ExamGrading
@@ -67,7 +69,7 @@ class ExamReporting:
             outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered(),
                                      max_fallbacks=setup.options.max_fallbacks, systems=live_systems(self.config),
                                      reference=gates.reference if gates is not None else None,
-                                     judge_model=setup.options.model)
+                                     judge_model=setup.options.model, given=self._given(inputs, banks))
             built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
             self.decision = self._decide(built.report)
         except ExamError as exc:
@@ -93,6 +95,23 @@ class ExamReporting:
         self.config.hook.pytest_exam_report(report=report, plan=graded.plan)
         report_checks(self.config, self.decision.verdict)
         self.ignored_queries = uncovered_queries((b.query.id for b in banks), inputs.data)
+
+    def _given(self, inputs: ExamInputs, banks: Sequence[QueryBank]) -> dict[str, object]:
+        """What features' sections read beside the scores: the team's labels of --exam-team-labels with the
+        judges the cache holds (features/calibration/)."""
+        setup = setup_of(self.config)
+        options, graded = setup.options, self.grading.graded
+        if options.team_labels is None or graded is None:
+            return {}
+        from exam_harness.features.calibration.inputs import NAME, read_team_labels, team_labels
+        from exam_harness.graders.base import GraderConfig
+
+        root = Path(self.config.rootpath)
+        given = team_labels(shown_path(options.team_labels, root), read_team_labels(options.team_labels),
+                            spec=graded.plan.grader, outcome=graded.grading, min_grade=graded.plan.min_grade,
+                            cache=options.cache, registry=setup.registries(self.config).graders, banks=banks,
+                            data=inputs.data, config=GraderConfig(model=options.model, options=options.grader_options))
+        return {NAME: given}
 
     def _decide(self, report: ExamReport) -> Decision:
         """The session's verdict over the built report (results/verdict.py): the gates asked for and the

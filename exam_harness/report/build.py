@@ -59,6 +59,7 @@ class SessionOutcome:
     systems: LiveSystems | None = None  # the declared live systems' health
     reference: tuple[str, ExamReport] | None = None  # --exam-compare: the kept report's name and the report
     judge_model: str | None = None  # the judge's model when the grader spec names none (the circularity guard)
+    given: Mapping[str, object] = field(default_factory=dict)  # for features' sections (Scored.given)
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
 
     outcomes = test_point_outcomes(inputs, outcome, plan, tops)
     scored = replace(scored, outcomes=outcomes, systems=outcome.systems, reference=outcome.reference,
-                     judge_model=outcome.judge_model, run_folders=run_paths)
+                     judge_model=outcome.judge_model, run_folders=run_paths, given=outcome.given)
     core = build(scored, per_query=True, unanswered=unanswered, session=session)
     report = ExamReport(
         tool_version=__version__,

@@ -7,7 +7,7 @@ The pytest session scores one tau (``--exam-min-grade``), ``exam-harness evaluat
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -62,6 +62,9 @@ class Scored:
     external: ExternalQrels | None = None  # --qrels / --official-qrels
     per_query: bool = False  # --per-query: the external qrels' leaderboards keep their per-query values
     human_assignments: HumanLabels | None = None  # --human-assignments
+    # what a front end was given for a feature's section, by the feature's name (both front ends): the team's
+    # labels of --exam-team-labels / --team-labels (exam_harness/features/calibration/inputs.py)
+    given: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def banks(self) -> Sequence[QueryBank]:

@@ -63,6 +63,8 @@ def builtin_sections() -> Registry[Section]:
     """The built-in sections, imported on first use, in the order documents and views show them."""
     registry: Registry[Section] = Registry("section")
     for name, ref, description in (
+        ("calibration", "exam_harness.features.calibration.section:SECTION",
+         "the judges against a team's labels and the scores they correct (--team-labels, docs/calibration.md)"),
         ("live-systems", "exam_harness.sections.live_systems:SECTION",
          "the declared live systems' health: stale recordings, the stale policy, missing and failed queries"),
         ("system-costs", "exam_harness.sections.system_costs:SECTION",

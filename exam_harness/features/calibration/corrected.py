@@ -15,8 +15,9 @@ gives the labels' own score.
 A unit must fix every indicator it moves: a test point fixes every run's (and the pool's) on it, its whole pool
 labelled; a pair fixes only the indicators that rest on it alone (a top-k holding that one passage, a pool of
 it alone), so a sample of pairs corrects runs of one passage per query (generated answers of one segment, or
-k = 1) and says why not otherwise (label with ``--unit test-point``). A unit's largest possible move (every pair
-of it answering, or none) scales the variance's small-sample adjustment (estimators.Design.variances).
+k = 1) and says why not otherwise (label with ``--unit test-point``). The most a unit could move a run's
+score (each answered indicator it fixes flipped, to first order) scales the variance's small-sample adjustment
+(estimators.Design.variances).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ from exam_harness.measures.nuggets import ALLOWANCE_PER_NUGGET
 from exam_harness.measures.result import ExamResult
 
 CORRECTED_FAMILIES = ("exam-cover", "n-exam-cover", "nugget-f")
+Moves = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # of N, R, M (runs x queries) and D (queries)
 TOLERANCE = 1e-9  # the judge's totals must give the document's scores to within this
+FLOOR_UNITS = 400  # units of the population whose largest moves floor the variance's adjustment (at most)
 
 
 @dataclass(frozen=True)
@@ -128,60 +131,69 @@ class _Totals:
 
     def scores(self, n: np.ndarray, r: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:
         """Each run's mean over queries of the measure's per-query value at these totals."""
-        family, out = self.measure.family, []
-        sizes = np.asarray([len(self.ctx.bank(q)) for q in self.queries], dtype=float)
-        for i in range(len(self.runs)):
-            if family == "exam-cover":
-                values = [n[i, j] / sizes[j] for j in range(len(self.queries)) if sizes[j]]
-            elif family == "n-exam-cover":
-                zero = getattr(self.measure, "empty", None) == "zero"
-                values = [n[i, j] / d[j] if d[j] > TOLERANCE else 0.0 for j in range(len(self.queries))
-                          if d[j] > TOLERANCE or zero]
-            else:
-                values = [self._nugget_f(j, r[i, j], m[i, j], self.lengths[i, j])
-                          for j, q in enumerate(self.queries) if self.weights[q]]
-            out.append(float(np.mean(values)) if values else 0.0)
-        return np.asarray(out)
+        family = self.measure.family
+        if family == "exam-cover":
+            sizes = np.asarray([len(self.ctx.bank(q)) for q in self.queries], dtype=float)
+            kept = sizes > 0
+            values = n[:, kept] / sizes[kept]
+        elif family == "n-exam-cover":
+            covered = d > TOLERANCE
+            kept = covered | (getattr(self.measure, "empty", None) == "zero")
+            values = np.where(covered, n / np.where(covered, d, 1.0), 0.0)[:, kept]
+        else:
+            kept = np.asarray([bool(self.weights[q]) for q in self.queries])
+            totals = np.asarray([math.fsum(self.weights[q].values()) for q in self.queries])
+            recall = np.where(totals > 0, r / np.where(totals > 0, totals, 1.0), 0.0)
+            allowance = ALLOWANCE_PER_NUGGET * m
+            length = self.lengths
+            precision = np.where(length <= allowance, 1.0, 1.0 - (length - allowance) / np.where(length > 0, length, 1))
+            b2 = float(getattr(self.measure, "beta")) ** 2
+            denominator = b2 * precision + recall
+            f = np.where(denominator > 0, (b2 + 1.0) * precision * recall / np.where(denominator > 0, denominator, 1),
+                         0.0)
+            values = f[:, kept]
+        if values.shape[1] == 0:
+            return np.zeros(len(self.runs))
+        return np.asarray(values.mean(axis=1), dtype=float)
 
-    def _nugget_f(self, j: int, weight: float, matched: float, length: float) -> float:
-        total = math.fsum(self.weights[self.queries[j]].values())
-        recall = weight / total if total > 0 else 0.0
-        allowance = ALLOWANCE_PER_NUGGET * matched
-        precision = 1.0 if length <= allowance else 1.0 - (length - allowance) / length
-        b2 = float(getattr(self.measure, "beta")) ** 2
-        denominator = b2 * precision + recall
-        return (b2 + 1.0) * precision * recall / denominator if denominator > 0 else 0.0
-
-    def moves(self, query: str, test_point: str, fixed: Callable[[str], bool | None]
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def moves(self, query: str, test_point: str, fixed: Callable[[str], bool | None]) -> tuple[Moves, Moves]:
         """How the totals move when the indicators on ``test_point`` are read from ``fixed`` (a passage's label,
         None where the unit does not fix the pair) instead of the judge's grades, for the indicators the unit
-        fixes whole."""
+        fixes whole; and the most each total could move (1 per indicator fixed, a nugget's weight for R)."""
         j = self.column[query]
         shape = (len(self.runs), len(self.queries))
-        dn, dr, dm, dd = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(len(self.queries))
+        move = tuple(np.zeros(shape) for _ in range(3)) + (np.zeros(len(self.queries)),)
+        most = tuple(np.zeros(shape) for _ in range(3)) + (np.zeros(len(self.queries)),)
         weight = self.weights[query].get(test_point)
         passages = dict.fromkeys([*self.pools.get(query, ()), *(p for run in self.runs for p in self.top[run][query])])
         coverage = self.ctx.coverage(query, self.tau, list(passages))
 
-        def indicator(passages: Sequence[str]) -> tuple[float, float] | None:
-            labels = [fixed(p) for p in passages]
-            if not passages or any(label is None for label in labels):
+        def indicator(ranked: Sequence[str]) -> tuple[float, float] | None:
+            labels = [fixed(p) for p in ranked]
+            if not ranked or any(label is None for label in labels):
                 return None  # an indicator the unit does not fix whole
-            judged = any(test_point in coverage.get(p, frozenset()) for p in passages)
+            judged = any(test_point in coverage.get(p, frozenset()) for p in ranked)
             return float(any(labels)), float(judged)
 
         for i, run in enumerate(self.runs):
             found = indicator(self.top[run][query])
             if found is not None:
-                dn[i, j] = found[0] - found[1]
+                move[0][i, j], most[0][i, j] = found[0] - found[1], 1.0
                 if weight is not None:
-                    dr[i, j], dm[i, j] = weight * dn[i, j], dn[i, j]
+                    move[1][i, j], move[2][i, j] = weight * move[0][i, j], move[0][i, j]
+                    most[1][i, j], most[2][i, j] = weight, 1.0
         if self.pool_policy is not None:
             found = indicator(self.pools.get(query, []))
             if found is not None:
-                dd[j] = found[0] - found[1]
-        return dn, dr, dm, dd
+                move[3][j], most[3][j] = found[0] - found[1], 1.0
+        return move, most
+
+
+def _fixing(totals: _Totals, pairs: Sequence[Pair], unit: tuple[str, ...], query_of: Mapping[str, str]) -> Moves:
+    """The most a unit (labelled or not: no label is read) could move each total."""
+    test_point = pairs[0][1] if pairs else unit[-1]
+    members = {p for p, _ in pairs}
+    return totals.moves(query_of[test_point], test_point, lambda p: False if p in members else None)[1]
 
 
 def _not_fixed(totals: _Totals) -> str | None:
@@ -213,31 +225,34 @@ def _correct(ctx: ScoringContext, result: ExamResult, measure: Measure, units: S
         if why is not None:
             return CorrectedMeasure(measure, {}, len(units), why)
     query_of = {t: q for q in ctx.queries for t in ctx.bank(q)}
-    weights = design.weights
-    moves, extremes = [], []
+    moves, bounds = [], []
     for unit_id in units:
         pairs = pairs_of[unit_id]
         test_point = pairs[0][1] if pairs else unit_id[-1]
-        query = query_of[test_point]
         members = {p for p, _ in pairs}
-
-        def fixed(value: Callable[[str], bool]) -> Callable[[str], bool | None]:
-            return lambda passage: value(passage) if passage in members else None
-
-        moves.append(totals.moves(query, test_point, fixed(lambda p, t=test_point: labels[(p, t)])))
-        extremes.append((totals.moves(query, test_point, fixed(lambda _p: True)),
-                         totals.moves(query, test_point, fixed(lambda _p: False))))
-    corrected = [b + sum(w * move[c] for w, move in zip(weights, moves)) for c, b in enumerate(base)]
+        move, most = totals.moves(query_of[test_point], test_point,
+                                  lambda p, t=test_point, m=members: labels[(p, t)] if p in m else None)
+        moves.append(move)
+        bounds.append(most)
+    corrected = [b + sum(w * move[c] for w, move in zip(design.weights, moves)) for c, b in enumerate(base)]
     values = totals.scores(*corrected)
 
-    def influence(move: tuple[np.ndarray, ...]) -> np.ndarray:
+    def influence(move: Sequence[np.ndarray]) -> np.ndarray:
+        """The first-order move of every run's corrected score along ``move`` (exact for a linear score)."""
         step = 1e-4
         up = totals.scores(*(c + step * d for c, d in zip(corrected, move)))
         down = totals.scores(*(c - step * d for c, d in zip(corrected, move)))
         return (up - down) / (2 * step)
 
+    def largest(most: Moves) -> np.ndarray:
+        """The most a unit could move each run's score: each total it fixes moved by its most, apart."""
+        zero = [np.zeros_like(c) for c in corrected]
+        return sum((np.abs(influence([most[c] if k == c else zero[k] for k in range(4)])) for c in range(4)),
+                   np.zeros(len(runs)))
+
     influences = np.asarray([influence(move) for move in moves]).reshape(len(units), len(runs))
-    scale = np.asarray([np.maximum(np.abs(influence(up)), np.abs(influence(down))) for up, down in extremes]
-                       ).reshape(len(units), len(runs))
-    estimates = intervals(values, influences, scale, design)
+    scale = np.asarray([largest(most) for most in bounds]).reshape(len(units), len(runs))
+    population = list(pairs_of)[:: math.ceil(len(pairs_of) / FLOOR_UNITS) or 1]  # an even spread of the units
+    floor = np.mean([largest(_fixing(totals, pairs_of[u], u, query_of)) for u in population], axis=0)
+    estimates = intervals(values, influences, scale, design, floor=floor)
     return CorrectedMeasure(measure, {run: (float(r), e) for run, r, e in zip(runs, raw, estimates)}, len(units))

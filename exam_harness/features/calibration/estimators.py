@@ -125,19 +125,22 @@ class Design:
                 out += weight * weight * fpc * stand_in
         return out
 
-    def variances(self, x: np.ndarray, scale: np.ndarray, pseudo: float = PSEUDO_UNITS) -> np.ndarray:
+    def variances(self, x: np.ndarray, scale: np.ndarray, pseudo: float = PSEUDO_UNITS,
+                  floor: np.ndarray | None = None) -> np.ndarray:
         """The estimated variance of :meth:`total` of each column of ``x``, each stratum's sample variance
         taken with ``pseudo`` units added, half at +c and half at -c, c the mean of ``scale`` (the largest
-        move a unit could make) over the stratum's labelled units: a stratum whose few labelled units all agree
-        is not read as one of no spread (docs/calibration.md, "What each interval means")."""
+        move a unit could make) over the stratum's labelled units, at least ``floor`` (that mean over the
+        population's units, whose strata are not known here): a stratum whose few labelled units all agree is
+        not read as one of no spread (docs/calibration.md, "What each interval means")."""
         x = np.asarray(x, dtype=float)
         scale = np.abs(np.asarray(scale, dtype=float))
+        least = np.zeros(x.shape[1]) if floor is None else np.abs(np.asarray(floor, dtype=float))
         out = np.zeros(x.shape[1])
         for h in np.flatnonzero(self.counts):
             weight, fpc = self._scale(h)
             if fpc == 0.0:
                 continue
-            rows, c = x[self.strata == h], scale[self.strata == h].mean(axis=0)
+            rows, c = x[self.strata == h], np.maximum(scale[self.strata == h].mean(axis=0), least)
             n_h = len(rows)
             mean = rows.mean(axis=0)
             squares = ((rows - mean) ** 2).sum(axis=0) + pseudo / 2 * ((c - mean) ** 2 + (c + mean) ** 2)

@@ -37,12 +37,14 @@ def rectified(raw: np.ndarray, deltas: np.ndarray, scale: np.ndarray, design: De
 
 
 def intervals(values: np.ndarray, influences: np.ndarray, scale: np.ndarray, design: Design, *,
-              bounds: tuple[float, float] = (0.0, 1.0), confidence: float = CONFIDENCE) -> list[Estimate]:
+              bounds: tuple[float, float] = (0.0, 1.0), confidence: float = CONFIDENCE,
+              floor: np.ndarray | None = None) -> list[Estimate]:
     """Per column: ``values`` (the corrected scores) ± t(df) standard errors of the weighted total of the
-    labelled units' ``influences`` (their linearised moves; the moves themselves for a linear score)."""
+    labelled units' ``influences`` (their linearised moves; the moves themselves for a linear score); ``floor``
+    the mean of ``scale`` over the population (Design.variances)."""
     values = np.asarray(values, dtype=float)
     influences = np.asarray(influences, dtype=float).reshape(design.n, len(values))
-    variances = design.variances(influences, np.asarray(scale, dtype=float).reshape(influences.shape))
+    variances = design.variances(influences, np.asarray(scale, dtype=float).reshape(influences.shape), floor=floor)
     ses = np.sqrt(np.maximum(variances, 0.0))
     half = t_quantile(design.df, confidence) * ses
     out = []
