@@ -58,7 +58,7 @@ def _kappa(t: np.ndarray) -> float:
     expected = p_y * p_v + (1 - p_y) * (1 - p_v)
     if abs(1 - expected) < 1e-12:
         return math.nan
-    return ((t_yv + t_nn) / t_1 - expected) / (1 - expected)
+    return float(((t_yv + t_nn) / t_1 - expected) / (1 - expected))
 
 
 def judge_figures(labels: np.ndarray, verdicts: np.ndarray, unit_of_pair: np.ndarray, design: Design,

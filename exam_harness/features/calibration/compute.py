@@ -146,9 +146,9 @@ def calibration(given: TeamLabels, *, exam: ScoringInput | None = None, result: 
     members = set(given.judges.members)
     for i, judge in enumerate(given.judges.all):
         y, v, graded = rows.judged(judge)
-        found = judge_figures(y, v, rows.unit_of, rows.design, domain=graded)
+        figures = judge_figures(y, v, rows.unit_of, rows.design, domain=graded)
         judged.append(JudgeCalibration(judge=judge.name, min_grade=judge.min_grade, first=i == 0,
-                                       member=judge.name in members, figures=_figures(found),
+                                       member=judge.name in members, figures=_figures(figures),
                                        splits=_splits(rows, y, v, graded, chosen)))
     notes += [f"not calibrated: {line}" for line in given.judges.unprobed]
     content = Calibration(labels=given.path, pairs=len(labels_of(labels)), design=_info(chosen, used),

@@ -31,7 +31,7 @@ import numpy as np
 from exam_harness.features.calibration.estimators import Design, Estimate
 from exam_harness.features.calibration.labelfile import Pair, Sample
 from exam_harness.features.calibration.ppi import intervals
-from exam_harness.measures.base import Measure
+from exam_harness.measures.base import Measure, bound
 from exam_harness.measures.context import ScoringContext, ScoringInput
 from exam_harness.measures.nuggets import ALLOWANCE_PER_NUGGET
 from exam_harness.measures.result import ExamResult
@@ -108,7 +108,7 @@ class _Totals:
         self.ctx, self.measure, self.runs = ctx, measure, list(runs)
         self.queries = list(ctx.queries)
         self.column = {q: i for i, q in enumerate(self.queries)}
-        self.k, self.tau = int(getattr(measure, "k")), int(getattr(measure, "min_grade"))
+        self.k, self.tau = int(bound(measure, "k")), int(bound(measure, "min_grade"))
         self.pool_policy = getattr(measure, "pool", None)
         self.weights = {q: ctx.exam.nuggets.get(q, {}) for q in self.queries}
         self.top = ctx.top_k(self.k)
@@ -147,7 +147,7 @@ class _Totals:
             allowance = ALLOWANCE_PER_NUGGET * m
             length = self.lengths
             precision = np.where(length <= allowance, 1.0, 1.0 - (length - allowance) / np.where(length > 0, length, 1))
-            b2 = float(getattr(self.measure, "beta")) ** 2
+            b2 = float(bound(self.measure, "beta")) ** 2
             denominator = b2 * precision + recall
             f = np.where(denominator > 0, (b2 + 1.0) * precision * recall / np.where(denominator > 0, denominator, 1),
                          0.0)
@@ -162,8 +162,8 @@ class _Totals:
         fixes whole; and the most each total could move (1 per indicator fixed, a nugget's weight for R)."""
         j = self.column[query]
         shape = (len(self.runs), len(self.queries))
-        move = tuple(np.zeros(shape) for _ in range(3)) + (np.zeros(len(self.queries)),)
-        most = tuple(np.zeros(shape) for _ in range(3)) + (np.zeros(len(self.queries)),)
+        move: Moves = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(len(self.queries)))
+        most: Moves = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(len(self.queries)))
         weight = self.weights[query].get(test_point)
         passages = dict.fromkeys([*self.pools.get(query, ()), *(p for run in self.runs for p in self.top[run][query])])
         coverage = self.ctx.coverage(query, self.tau, list(passages))
@@ -187,6 +187,12 @@ class _Totals:
             if found is not None:
                 move[3][j], most[3][j] = found[0] - found[1], 1.0
         return move, most
+
+
+def _labelled(labels: Mapping[Pair, bool], pairs: Sequence[Pair], test_point: str) -> Callable[[str], bool | None]:
+    """A passage's label on ``test_point`` where the unit holds the pair, else None."""
+    members = {p for p, _ in pairs}
+    return lambda passage: labels[(passage, test_point)] if passage in members else None
 
 
 def _fixing(totals: _Totals, pairs: Sequence[Pair], unit: tuple[str, ...], query_of: Mapping[str, str]) -> Moves:
@@ -229,9 +235,7 @@ def _correct(ctx: ScoringContext, result: ExamResult, measure: Measure, units: S
     for unit_id in units:
         pairs = pairs_of[unit_id]
         test_point = pairs[0][1] if pairs else unit_id[-1]
-        members = {p for p, _ in pairs}
-        move, most = totals.moves(query_of[test_point], test_point,
-                                  lambda p, t=test_point, m=members: labels[(p, t)] if p in m else None)
+        move, most = totals.moves(query_of[test_point], test_point, _labelled(labels, pairs, test_point))
         moves.append(move)
         bounds.append(most)
     corrected = [b + sum(w * move[c] for w, move in zip(design.weights, moves)) for c, b in enumerate(base)]
@@ -242,13 +246,15 @@ def _correct(ctx: ScoringContext, result: ExamResult, measure: Measure, units: S
         step = 1e-4
         up = totals.scores(*(c + step * d for c, d in zip(corrected, move)))
         down = totals.scores(*(c - step * d for c, d in zip(corrected, move)))
-        return (up - down) / (2 * step)
+        return np.asarray((up - down) / (2 * step), dtype=float)
 
     def largest(most: Moves) -> np.ndarray:
         """The most a unit could move each run's score: each total it fixes moved by its most, apart."""
         zero = [np.zeros_like(c) for c in corrected]
-        return sum((np.abs(influence([most[c] if k == c else zero[k] for k in range(4)])) for c in range(4)),
-                   np.zeros(len(runs)))
+        out = np.zeros(len(runs))
+        for c in range(4):
+            out += np.abs(influence([most[c] if k == c else zero[k] for k in range(4)]))
+        return out
 
     influences = np.asarray([influence(move) for move in moves]).reshape(len(units), len(runs))
     scale = np.asarray([largest(most) for most in bounds]).reshape(len(units), len(runs))

@@ -89,7 +89,7 @@ class Design:
         """N_h / n_h of each unit's stratum (1 when the labels are no sample)."""
         if self.sizes is None:
             return np.ones(self.n)
-        return (self.sizes / np.maximum(self.counts, 1.0))[self.strata]
+        return np.asarray((self.sizes / np.maximum(self.counts, 1.0))[self.strata], dtype=float)
 
     @property
     def df(self) -> int:
@@ -108,14 +108,14 @@ class Design:
         k = x.shape[1]
         out = np.zeros((k, k))
         single: list[int] = []  # strata with one labelled unit and others not labelled: no variance of their own
-        for h in np.flatnonzero(self.counts):
+        for h in map(int, np.flatnonzero(self.counts)):
             n_h = self.counts[h]
             weight, fpc = self._scale(h)
             if fpc == 0.0:
                 continue
             rows = x[self.strata == h]
             if n_h < 2:
-                single.append(int(h))
+                single.append(h)
                 continue
             out += n_h * weight * weight * fpc * np.atleast_2d(np.cov(rows, rowvar=False, ddof=1))
         if single:
@@ -136,7 +136,7 @@ class Design:
         scale = np.abs(np.asarray(scale, dtype=float))
         least = np.zeros(x.shape[1]) if floor is None else np.abs(np.asarray(floor, dtype=float))
         out = np.zeros(x.shape[1])
-        for h in np.flatnonzero(self.counts):
+        for h in map(int, np.flatnonzero(self.counts)):
             weight, fpc = self._scale(h)
             if fpc == 0.0:
                 continue
@@ -222,10 +222,8 @@ def proportion(numerator: np.ndarray, denominator: np.ndarray, design: Design,
     p = min(max(p, 0.0), 1.0)
     if design.exhausted(domain):
         return Estimate(p, p, p, 0.0)
-    if 0.0 < p < 1.0 and se > 0:
-        size = p * (1.0 - p) / (se * se)
-    else:  # no spread to read a design effect from: the weights' own
-        size = kish(design.weights[domain] * x[domain, 1])
+    # no spread to read a design effect from (p is 0 or 1): the weights' own
+    size = p * (1.0 - p) / (se * se) if 0.0 < p < 1.0 and se > 0 else kish(design.weights[domain] * x[domain, 1])
     size *= (t_quantile(max(design.n - 1, 1), confidence) / t_quantile(design.df, confidence)) ** 2
     low, high = clopper_pearson(p * size, size, confidence)
     return Estimate(p, low, high, se)

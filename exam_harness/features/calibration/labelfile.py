@@ -194,7 +194,8 @@ def samples_of(labels: Sequence[TeamLabel]) -> dict[str, Sample]:
 
 
 def _sample(name: str, lines: Sequence[TeamLabel]) -> Sample:
-    unit, sizes = lines[0].unit, {}
+    unit = lines[0].unit
+    sizes: dict[str, int] = {}
     units: dict[tuple[str, ...], tuple[str, list[TeamLabel]]] = {}
     for label in lines:
         if label.unit != unit:

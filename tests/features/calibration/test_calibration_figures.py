@@ -33,7 +33,7 @@ def _truth(labels: np.ndarray, verdicts: np.ndarray) -> dict[str, float]:
 
 
 def _draw(grade: np.ndarray, size: int, seed: int) -> tuple[np.ndarray, Design]:
-    strata = {(str(i),): f"grade {g}" for i, g in enumerate(grade)}
+    strata: dict[tuple[str, ...], str] = {(str(i),): f"grade {g}" for i, g in enumerate(grade)}
     sizes = {name: int(np.sum(grade == int(name.split()[1]))) for name in set(strata.values())}
     order = sample_order(strata, seed)[:size]
     return np.asarray([int(u[0]) for u in order]), Design.of([strata[u] for u in order], sizes)

@@ -127,7 +127,7 @@ def test_a_test_point_unit_asks_every_pair_of_its_pool(exam: list[str], monkeypa
     assert samples_of(lines)[lines[0].sample or ""].labelled == 0
     _label([*exam, "--unit", "test-point", "--size", "1"], "n\n" * 20, monkeypatch, capsys)
     lines = read_label_file(Path("labels.jsonl"))
-    (point,) = {line.test_point_id for line in lines}
+    (_point,) = {line.test_point_id for line in lines}
     assert len(lines) > 1 and all(line.inclusion is not None for line in lines)
     assert samples_of(lines)[lines[0].sample or ""].labelled == 1
 

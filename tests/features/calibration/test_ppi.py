@@ -55,10 +55,11 @@ def _corrected(truth: np.ndarray, judge: np.ndarray, weight: np.ndarray, labelle
             np.asarray([e.high for e in found]))
 
 
-def _coverage(labelled: int, seeds: int, pseudo: float | None = None, **judge: float) -> float:
+def _coverage(labelled: int, seeds: int, pseudo: float | None = None, *, misses: float = 0.3,
+              false_passes: float = 0.08) -> float:
     covered = total = 0
     for exam in range(6):
-        truth, answers, weight = _exam(100 + exam, **judge)
+        truth, answers, weight = _exam(100 + exam, misses=misses, false_passes=false_passes)
         target = truth.T @ weight
         for seed in range(seeds):
             _, low, high = _corrected(truth, answers, weight, labelled, seed, pseudo)
@@ -90,7 +91,7 @@ def test_a_biased_judge_misses_the_truth_where_the_corrected_interval_covers_it(
     assert np.all(target - raw > 0.05)  # every run's raw score is far below its truth
     caught = covers = 0
     for seed in range(200):
-        value, low, high = _corrected(truth, judge, weight, 20, seed)
+        _value, low, high = _corrected(truth, judge, weight, 20, seed)
         covers += int(np.sum((low <= target) & (target <= high)))
         caught += int(np.sum(raw < low))  # the interval also says the raw score is too low
     assert covers / (200 * RUNS) >= 0.93 and caught / (200 * RUNS) >= 0.6
