@@ -10,6 +10,7 @@ no sample correct no score.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -39,8 +40,12 @@ from exam_harness.measures.result import ExamResult
 NO_SAMPLE = "no sample"
 
 
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
 def _interval(estimate: Estimate) -> Interval:
-    return Interval(value=estimate.value, low=estimate.low, high=estimate.high)
+    return Interval(value=_finite(estimate.value), low=_finite(estimate.low), high=_finite(estimate.high))
 
 
 def _figures(found: JudgeFigures) -> Figures:
@@ -171,7 +176,7 @@ def calibration(given: TeamLabels, *, exam: ScoringInput | None = None, result: 
         content.corrected.append(CorrectedScores(
             measure=info.name, key=corrected.measure.key, title=info.title, min_grade=info.min_grade,
             units=corrected.units, missing=corrected.missing,
-            runs={run: CorrectedRun(raw=raw, corrected=e.value, low=e.low, high=e.high)
+            runs={run: CorrectedRun(raw=raw, corrected=_finite(e.value), low=_finite(e.low), high=_finite(e.high))
                   for run, (raw, e) in corrected.runs.items()}))
     if unused:
         content.notes.append(f"samples not used: {', '.join(unused)}")

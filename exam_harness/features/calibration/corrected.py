@@ -89,6 +89,10 @@ def population_problem(sample: Sample, pairs_of: Mapping[tuple[str, ...], Sequen
         return (f"the sample {sample.id} was drawn from {sample.population} {sample.unit}s and this exam has "
                 f"{len(pairs_of)}: it is a sample of another pool (other runs, banks, k or pool), so it corrects no "
                 "score here")
+    if sample.unreached:
+        return (f"{sample.unreached} of the {sample.population} {sample.unit}s of sample {sample.id} are in strata no "
+                "labelled unit is in yet, so their errors could not be corrected: label more (the sample reaches "
+                "every stratum within its first few units)")
     for unit in sample.units:
         if unit not in pairs_of:
             return (f"the sample {sample.id} holds {'/'.join(unit)}, which this exam does not: it is a sample of "

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 CONFIDENCE = 0.95
+SPREAD = 1e-9  # a standard error below this is none: the units agree exactly
 PSEUDO_UNITS = 0.5  # units added to each stratum's variance of a corrected score's moves (Design.variances)
 
 
@@ -222,9 +223,13 @@ def proportion(numerator: np.ndarray, denominator: np.ndarray, design: Design,
     p = min(max(p, 0.0), 1.0)
     if design.exhausted(domain):
         return Estimate(p, p, p, 0.0)
-    # no spread to read a design effect from (p is 0 or 1): the weights' own
-    size = p * (1.0 - p) / (se * se) if 0.0 < p < 1.0 and se > 0 else kish(design.weights[domain] * x[domain, 1])
+    counts = design.weights[domain] * x[domain, 1]
+    # no spread to read a design effect from (p is 0 or 1, or one unit): the weights' own
+    size = p * (1.0 - p) / (se * se) if 0.0 < p < 1.0 and se > SPREAD else kish(counts)
+    size = min(size, float(np.sum(counts)))  # never more trials than the domain's estimated size
     size *= (t_quantile(max(design.n - 1, 1), confidence) / t_quantile(design.df, confidence)) ** 2
+    if not (math.isfinite(size) and size > 0):
+        return Estimate(p, None, None, se)
     low, high = clopper_pearson(p * size, size, confidence)
     return Estimate(p, low, high, se)
 

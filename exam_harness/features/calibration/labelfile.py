@@ -5,7 +5,8 @@ pair per line, the format of issue 30 with optional fields that say which sample
 1 (its figures describe the labelled pairs). A label drawn by ``exam-harness label`` adds:
 
 - ``sample``: the sample's id (``pairs/seed=0/<population>`` or ``test-points/...``), ``unit`` (``pair`` or
-  ``test-point``: one draw labels a pair, or every pair of a test point's pool);
+  ``test-point``: one draw labels a pair, or every pair of a test point's pool), ``population`` (the units it
+  is drawn from);
 - ``stratum``, ``stratum_size`` (the units of the stratum), ``stratum_labelled`` (those labelled) and
   ``inclusion`` (their ratio: the unit's inclusion probability; null on a pair of a test point whose pairs
   are not all labelled yet, which is not in the sample until they are);
@@ -29,8 +30,8 @@ from exam_harness.errors import InputError
 
 Pair = tuple[str, str]  # (passage id, test point id)
 UNITS = ("pair", "test-point")
-KNOWN = ("query_id", "test_point_id", "passage_id", "label", "sample", "unit", "stratum", "stratum_size",
-         "stratum_labelled", "inclusion", "source", "shown", "kind")
+KNOWN = ("query_id", "test_point_id", "passage_id", "label", "sample", "unit", "population", "stratum",
+         "stratum_size", "stratum_labelled", "inclusion", "source", "shown", "kind")
 EXPECTED = '{"query_id", "test_point_id", "passage_id", "label"} and, from exam-harness label, "sample", "unit", ' \
            '"stratum", "stratum_size", "stratum_labelled", "inclusion"'
 
@@ -43,6 +44,7 @@ class TeamLabel:
     label: bool
     sample: str | None = None  # None: no sample (a label of the old format, or given by hand)
     unit: str = "pair"
+    population: int | None = None
     stratum: str | None = None
     stratum_size: int | None = None
     stratum_labelled: int | None = None
@@ -65,7 +67,8 @@ class TeamLabel:
         out: dict[str, Any] = {"query_id": self.query_id, "test_point_id": self.test_point_id,
                                "passage_id": self.passage_id, "label": self.label}
         if self.sample is not None:
-            out.update(sample=self.sample, unit=self.unit, stratum=self.stratum, stratum_size=self.stratum_size,
+            out.update(sample=self.sample, unit=self.unit, population=self.population, stratum=self.stratum,
+                       stratum_size=self.stratum_size,
                        stratum_labelled=self.stratum_labelled, inclusion=self.inclusion)
         for name in ("source", "shown", "kind"):
             if getattr(self, name) is not None:
@@ -100,7 +103,7 @@ def parse_line(row: Any, where: str) -> TeamLabel:
     unit = _field(row, "unit", str, where) or "pair"
     if unit not in UNITS:
         raise InputError(f"{where}: field 'unit' is {unit!r}", field="unit", value=unit, expected=" or ".join(UNITS))
-    found = TeamLabel(query, tp, passage, label, sample, unit,
+    found = TeamLabel(query, tp, passage, label, sample, unit, population=_field(row, "population", int, where),
                       stratum=_field(row, "stratum", str, where),
                       stratum_size=_field(row, "stratum_size", int, where),
                       stratum_labelled=_field(row, "stratum_labelled", int, where),
@@ -109,7 +112,7 @@ def parse_line(row: Any, where: str) -> TeamLabel:
                       kind=_field(row, "kind", str, where),
                       extra={k: v for k, v in row.items() if k not in KNOWN}, where=where)
     if sample is not None:
-        for name in ("stratum", "stratum_size", "stratum_labelled"):
+        for name in ("population", "stratum", "stratum_size", "stratum_labelled"):
             if getattr(found, name) is None:
                 raise InputError(f"{where}: a label of sample {sample!r} needs the field {name!r}", field=name,
                                  value=None, expected=EXPECTED)
@@ -171,7 +174,8 @@ class Sample:
 
     id: str
     unit: str
-    sizes: Mapping[str, int]  # stratum -> units in it
+    population: int  # units it is drawn from
+    sizes: Mapping[str, int]  # stratum -> units in it (the strata a line names)
     units: Mapping[tuple[str, ...], tuple[str, Sequence[TeamLabel]]]  # unit -> (its stratum, its labels)
 
     @property
@@ -179,8 +183,10 @@ class Sample:
         return len(self.units)
 
     @property
-    def population(self) -> int:
-        return sum(self.sizes.values())
+    def unreached(self) -> int:
+        """Units in strata no labelled unit is in yet (the file names only the strata its lines are in)."""
+        held = {stratum for stratum, _ in self.units.values()}
+        return self.population - sum(size for name, size in self.sizes.items() if name in held)
 
 
 def samples_of(labels: Sequence[TeamLabel]) -> dict[str, Sample]:
@@ -194,13 +200,17 @@ def samples_of(labels: Sequence[TeamLabel]) -> dict[str, Sample]:
 
 
 def _sample(name: str, lines: Sequence[TeamLabel]) -> Sample:
-    unit = lines[0].unit
+    unit, population = lines[0].unit, lines[0].population
     sizes: dict[str, int] = {}
     units: dict[tuple[str, ...], tuple[str, list[TeamLabel]]] = {}
     for label in lines:
         if label.unit != unit:
             raise InputError(f"{label.where}: sample {name!r} draws {unit}s (line {lines[0].where}), this line a "
                              f"{label.unit}", field="unit", value=label.unit, expected=unit)
+        if label.population != population:
+            raise InputError(f"{label.where}: sample {name!r} is drawn from {population} {unit}s ({lines[0].where}), "
+                             f"this line says {label.population}", field="population", value=label.population,
+                             expected=str(population))
         assert label.stratum is not None and label.stratum_size is not None
         size = sizes.setdefault(label.stratum, label.stratum_size)
         if size != label.stratum_size:
@@ -230,7 +240,12 @@ def _sample(name: str, lines: Sequence[TeamLabel]) -> Sample:
         if labelled > label.stratum_size:
             raise InputError(f"{label.where}: stratum {label.stratum!r} holds more labelled units than its size",
                              field="stratum_size", value=label.stratum_size, expected=f">= {labelled}")
-    return Sample(name, unit, dict(sorted(sizes.items())),
+    assert population is not None
+    if sum(sizes.values()) > population:
+        raise InputError(f"{lines[0].where}: the strata of sample {name!r} hold {sum(sizes.values())} units, more than "
+                         f"its population of {population}", field="population", value=population,
+                         expected=f">= {sum(sizes.values())}")
+    return Sample(name, unit, population, dict(sorted(sizes.items())),
                   {u: (s, tuple(held)) for u, (s, held) in sorted(units.items())})
 
 
@@ -249,6 +264,7 @@ def with_counts(labels: Sequence[TeamLabel], sample: str, strata: Mapping[tuple[
             continue
         stratum = strata[label.unit_id]
         labelled = counts.get(stratum, 0)
-        out.append(replace(label, stratum=stratum, stratum_size=sizes[stratum], stratum_labelled=labelled,
+        out.append(replace(label, population=len(strata), stratum=stratum, stratum_size=sizes[stratum],
+                           stratum_labelled=labelled,
                            inclusion=labelled / sizes[stratum] if label.unit_id in done else None))
     return out

@@ -6,8 +6,10 @@ query), as a unit of its own (``pair``) or grouped by test point (``test-point``
 the test point's pool, so that the answered indicator of each run on it is known: what corrected scores of
 runs with several passages per test point need). Each unit's stratum:
 
-- ``grade G``: the first judge's grade of the pair (of a test point: its best grade over the pool), ``not
-  graded`` for a pair it could not grade;
+- of a pair, ``grade G``: the first judge's grade of it (``not graded`` where it could not grade it);
+- of a test point, how many passages of its pool the first judge passes (``no pass``, ``1 pass``, ``2-3
+  passes``, ``4-7 passes``, ``8+ passes``): nearly every test point has some passage at the top grade, so its
+  best grade would put most of them in one stratum;
 - ``, judges disagree``: another judge whose grades the cache holds gives the pair (some pair of the test point)
   the other verdict, each judge at its own minimum grade.
 
@@ -52,13 +54,23 @@ def unit_pairs(pairs: Iterable[Pair], unit: str) -> dict[Unit, list[Pair]]:
     return out
 
 
+PASS_BUCKETS = ((0, "no pass"), (1, "1 pass"), (3, "2-3 passes"), (7, "4-7 passes"))
+
+
+def _passes(count: int) -> str:
+    return next((name for most, name in PASS_BUCKETS if count <= most), "8+ passes")
+
+
 def strata_of(units: Mapping[Unit, Sequence[Pair]], first: JudgeGrades, others: Sequence[JudgeGrades]
               ) -> dict[Unit, str]:
     """Each unit's stratum (module docstring)."""
     out: dict[Unit, str] = {}
     for unit, pairs in units.items():
         grades = [g for p in pairs if (g := first.grades.get(p)) is not None]
-        name = "not graded" if not grades else f"grade {max(grades)}"
+        if len(unit) == 1:  # a test point
+            name = _passes(sum(g >= first.min_grade for g in grades)) if grades else "not graded"
+        else:
+            name = "not graded" if not grades else f"grade {grades[0]}"
         if any(_disagree(p, first, others) for p in pairs):
             name += ", judges disagree"
         out[unit] = name

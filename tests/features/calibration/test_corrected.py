@@ -45,10 +45,10 @@ def _sample(exam: ScoringInput, labels: dict[tuple[str, str], bool], unit: str, 
               pairs_of.items()}
     chosen = sample_order(strata, seed)[:size]
     counts = stratum_counts(strata, chosen)
-    units = {u: (strata[u], tuple(TeamLabel("", p[1], p[0], labels[p], "s", unit, strata[u],
+    units = {u: (strata[u], tuple(TeamLabel("", p[1], p[0], labels[p], "s", unit, len(strata), strata[u],
                                             counts[strata[u]].size, counts[strata[u]].labelled,
                                             counts[strata[u]].inclusion) for p in pairs_of[u])) for u in chosen}
-    return Sample("s", unit, {s: c.size for s, c in counts.items()}, units)
+    return Sample("s", unit, len(strata), {s: c.size for s, c in counts.items()}, units)
 
 
 def _truth(exam: ScoringInput, labels: dict[tuple[str, str], bool]) -> dict[str, dict[str, float]]:

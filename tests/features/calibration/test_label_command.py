@@ -139,8 +139,8 @@ def test_old_label_files_read_as_labels_of_no_sample_and_new_ones_by_the_old_rea
     assert label.sample is None and label.inclusion is None and label.label is True
     new = tmp_path / "new.jsonl"
     new.write_text(json.dumps({"query_id": "q", "test_point_id": "q/a", "passage_id": "p1", "label": False,
-                               "sample": "pairs/seed=0/x", "unit": "pair", "stratum": "grade 0", "stratum_size": 4,
-                               "stratum_labelled": 1, "inclusion": 0.25, "note": "kept"}) + "\n")
+                               "sample": "pairs/seed=0/x", "unit": "pair", "population": 9, "stratum": "grade 0",
+                               "stratum_size": 4, "stratum_labelled": 1, "inclusion": 0.25, "note": "kept"}) + "\n")
     assert read_labels(new) == {("p1", "q/a"): False}
     assert read_label_file(new)[0].to_json()["note"] == "kept"
 
@@ -148,7 +148,7 @@ def test_old_label_files_read_as_labels_of_no_sample_and_new_ones_by_the_old_rea
 def test_an_edited_inclusion_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "labels.jsonl"
     row = {"query_id": "q", "test_point_id": "q/a", "label": True, "sample": "pairs/seed=0/x", "unit": "pair",
-           "stratum": "grade 0", "stratum_size": 4, "stratum_labelled": 2, "inclusion": 0.5}
+           "population": 9, "stratum": "grade 0", "stratum_size": 4, "stratum_labelled": 2, "inclusion": 0.5}
     path.write_text(json.dumps({**row, "passage_id": "p1"}) + "\n")
     with pytest.raises(InputError, match=r"labels.jsonl:1: stratum 'grade 0' .* holds 1 labelled pairs of 4"):
         samples_of(read_label_file(path))
