@@ -10,6 +10,11 @@ A judge asked K times per pair (grader option ``repeats``) may be gated on verdi
 suffix ``@MofK`` (``0.5@2of3``, ``my-rag=exam-cover:0.6@3of3``) reads EXAM-Cover counting a test point
 as covered only where it is answered in at least M of the K samples (docs/judge-variance.md).
 
+With a team's labels (``--exam-team-labels``, docs/calibration.md) a threshold may gate a score corrected by
+them: ``exam-cover.corrected:0.6`` reads the corrected estimate, ``exam-cover.corrected-low:0.6`` the lower bound
+of its 95% interval (the run passes only where the labels make it at least 0.6 with 95% confidence). A report
+without a corrected score of the measure fails such a gate, saying why.
+
 A MEASURE is any measure by name, as ``--exam-measures`` takes it (built-in, a plugin's, any trec_eval
 measure); it names the report's first measure it matches (see measures/lookup.py: ``ndcg@10`` is the
 first label variant's, ``exam-cover`` the report's EXAM-Cover whatever its k and tau).
@@ -112,15 +117,18 @@ class Threshold:
     measure: str
     value: float
     holds: tuple[int, int] | None = None  # (M, K): verdicts holding in at least M of K judge samples
+    estimate: str | None = None  # "corrected" or "corrected-low": the score corrected by the team's labels
 
     @property
     def gated(self) -> str:
-        """What the threshold gates: the measure, with ``@MofK`` for verdicts holding in M of K samples."""
-        return self.measure + (f"@{self.holds[0]}of{self.holds[1]}" if self.holds else "")
+        """What the threshold gates: the measure, with ``@MofK`` for verdicts holding in M of K samples, or
+        ``.corrected`` / ``.corrected-low`` for the score the team's labels correct."""
+        return self.measure + (f".{self.estimate}" if self.estimate else "") + (
+            f"@{self.holds[0]}of{self.holds[1]}" if self.holds else "")
 
     def __str__(self) -> str:
-        return (f"{self.run}=" if self.run else "") + f"{self.measure}:{self.value:g}" + (
-            f"@{self.holds[0]}of{self.holds[1]}" if self.holds else "")
+        return (f"{self.run}=" if self.run else "") + self.measure + (f".{self.estimate}" if self.estimate else "") \
+            + f":{self.value:g}" + (f"@{self.holds[0]}of{self.holds[1]}" if self.holds else "")
 
 
 _HOLDS = re.compile(r"@\s*(\d+)\s*of\s*(\d+)\s*$")
@@ -133,6 +141,17 @@ SYSTEM_FIGURES: dict[str, str] = {"latency-p50": "latency p50 (s)", "latency-p95
 def measure_names(thresholds: Iterable[Threshold]) -> list[str]:
     """The measures ``thresholds`` gate (a system figure is no measure: the measure registries do not know it)."""
     return [t.measure for t in thresholds if t.measure not in SYSTEM_FIGURES]
+
+
+ESTIMATES = ("corrected-low", "corrected")  # the corrected readings of a measure (the longer suffix first)
+
+
+def split_estimate(gated: str) -> tuple[str, str | None]:
+    """``exam-cover.corrected-low`` -> ("exam-cover", "corrected-low"); a measure without the suffix -> (it, None)."""
+    for estimate in ESTIMATES:
+        if gated.lower().endswith("." + estimate):
+            return gated[: -len(estimate) - 1], estimate
+    return gated, None
 
 
 def split_holds(gated: str) -> tuple[str, tuple[int, int] | None]:
@@ -216,6 +235,14 @@ def parse_threshold(raw: str) -> Threshold:
     measure, sep, value = text.rpartition(":")
     if not sep:
         measure, value = "exam-cover", text
+    measure, estimate = split_estimate(measure.strip())
+    if estimate is not None:
+        if holds is not None:
+            raise ValueError(f"@MofK counts verdicts that hold across judge samples; {measure}.{estimate} is a score "
+                             "corrected by the team's labels: gate one or the other")
+        if measure.strip().lower() in SYSTEM_FIGURES:
+            raise ValueError(f"{measure.strip()!r} is a system's recorded figure: no label corrects it")
+        return Threshold(run, _measure(measure), _fraction(value.strip()), estimate=estimate)
     if measure.strip().lower() in SYSTEM_FIGURES:
         if holds is not None:
             raise ValueError(f"@MofK counts verdicts that hold across judge samples; {measure.strip()!r} is a "

@@ -462,7 +462,9 @@ class ExamOptions:
         "fail-under", (), "Fail the session when a run's score is below a threshold: [RUN=][MEASURE:]VALUE, "
         "e.g. 0.5 (every run's EXAM-Cover), my-rag=0.6 (one run), nugget-f:0.3 or V_strict:0.4 (another measure; "
         "A ... W_strict with TREC RAG nuggets), 0.5@2of3 (EXAM-Cover of verdicts holding in 2 of the judge's 3 "
-        "samples, grader option repeats=3), my-rag=latency-p95:2.5 (a live system's latency-p50 or latency-p95 in "
+        "samples, grader option repeats=3), exam-cover.corrected:0.6 or exam-cover.corrected-low:0.6 (the score "
+        "corrected by --exam-team-labels, or the low end of its 95% interval), my-rag=latency-p95:2.5 (a live "
+        "system's latency-p50 or latency-p95 in "
         "seconds, tokens or cost from its manifest: fails when ABOVE the limit); repeatable, "
         "a run's own threshold replaces the default for that measure (default: no gate)",
         parse_threshold, group=GATES, metavar="[RUN=][MEASURE:]X[@MofK]", many=True)

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from exam_harness.errors import ConfigError
-from exam_harness.gates import SYSTEM_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.gates import (
+    SYSTEM_FIGURES,
+    Allowance,
+    GateResult,
+    RequiredScope,
+    Threshold,
+    split_estimate,
+    split_holds,
+)
 
 if TYPE_CHECKING:
     from exam_harness.gates import MeasureRegistry
@@ -163,17 +171,39 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
                                         f"{SYSTEM_FIGURES[gated]}, at most"))
             continue
         measure, holds = split_holds(gated)
+        measure, estimate = split_estimate(measure)
         info = found[measure]
         if holds is None and system.generated and measure in of_rankings and ranked and (run, gated) not in own:
             continue
         value: float | None
         if holds is not None:
             value = holding_cover(report, run, holds)
+        elif estimate is not None:
+            value = corrected_value(report, info.name if info is not None else None, run, estimate)[0]
         else:
             score = system.scores.get(info.name) if info is not None else None
             value = score.mean if score is not None else None
         checks.append(GateCheck(run, gated, limit, value, info.title if info is not None else ""))
     return checks
+
+
+def corrected_value(report: Document, measure: str | None, run: str, estimate: str) -> tuple[float | None, str]:
+    """The run's score of the report's measure named ``measure`` corrected by the team's labels (its estimate,
+    or its 95% lower bound for ``corrected-low``), read from the calibration section by its shape; None with
+    why where there is none."""
+    content = report.sections.get("calibration")
+    if content is None:
+        return None, "the report holds no team labels (give them with --exam-team-labels FILE, docs/calibration.md)"
+    corrected = content.corrected_of(measure) if measure is not None and hasattr(content, "corrected_of") else None
+    if corrected is None:
+        notes = [n for n in getattr(content, "notes", []) if n.startswith("no corrected scores")]
+        return None, notes[0] if notes else "the team's labels correct no such measure of the report"
+    if corrected.missing:
+        return None, f"it has no corrected score: {corrected.missing}"
+    found = corrected.run(run)
+    if found is None:
+        return None, "the team's labels give it no corrected score"
+    return (found.low if estimate == "corrected-low" else found.corrected), ""
 
 
 def holding_cover(report: Document, run: str, holds: tuple[int, int]) -> float | None:
@@ -212,7 +242,15 @@ def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegi
                     "(lower is better)")
         return f"{name} of run {check.run!r} is {check.value:.4g}, at most the allowed {check.limit:g}"
     measure, holds = split_holds(check.measure)
+    measure, estimate = split_estimate(measure)
     name = title(measure, report, registry)
+    if estimate is not None:
+        name += " corrected by the team's labels" if estimate == "corrected" else \
+            " corrected by the team's labels, at the low end of its 95% interval"
+        if check.value is None:
+            info = find(report, measure, registry)
+            why = corrected_value(report, info.name if info is not None else None, check.run, estimate)[1]
+            return f"FAIL run {check.run!r} cannot meet {name} of {check.limit:g}: {why}"
     if holds is not None:
         name += f" with verdicts holding in {holds[0]} of {holds[1]} samples"
         if check.value is None:
