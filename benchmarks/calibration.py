@@ -31,10 +31,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from exam_harness.features.calibration.corrected import corrected_measures  # noqa: E402
-from exam_harness.features.calibration.labelfile import labels_of, samples_of  # noqa: E402
-from exam_harness.features.calibration.sampling import JudgeGrades, draw, finish  # noqa: E402
-from tests.heat_pump_bank import HeatPumpBank, load  # noqa: E402
+from exam_harness.features.calibration.corrected import corrected_measures
+from exam_harness.features.calibration.labelfile import labels_of, samples_of
+from exam_harness.features.calibration.sampling import JudgeGrades, draw, finish
+from tests.heat_pump_bank import HeatPumpBank, load
 
 
 def graded(bank: HeatPumpBank, judge: str, k: int, cache: Path) -> tuple[object, object, dict[tuple[str, str], int]]:

@@ -165,14 +165,38 @@ def _label_agreement(args: argparse.Namespace, graded: Graded, options: ExamOpti
               f"{row.min_grade}: {figures(row.agreement)}")
     for line in others.unprobed:
         print(f"  not measured: {line}")
+    calibration = _calibration(args, graded, options)
     session_row = {"grader": graded.spec.name, "model": graded.spec.model, "prompt": graded.spec.prompt_class,
                    "min_grade": tau, "session": True, **dataclasses.asdict(found)}
     _write_json(args.json, {**session_row, "labels": str(args.team_labels),
                             "graders": [session_row, *({"grader": r.grader, "model": r.model, "prompt": r.prompt,
                                                         "min_grade": r.min_grade, "session": False,
                                                         **dataclasses.asdict(r.agreement)} for r in others.rows)],
-                            "not_measured": others.unprobed})
+                            "not_measured": others.unprobed, "calibration": calibration})
     return 0
+
+
+def _calibration(args: argparse.Namespace, graded: Graded, options: ExamOptions) -> dict[str, Any]:
+    """The calibration section's judges (features/calibration/): each judge's figures estimated with the labels'
+    sample weights, by field, and the judges against each other; printed, and returned for the JSON."""
+    from rich.console import Console
+
+    from exam_harness.features.calibration.compute import calibration
+    from exam_harness.features.calibration.inputs import read_team_labels, team_labels
+    from exam_harness.features.calibration.section import terminal_parts
+    from exam_harness.graders.base import GraderConfig
+    from exam_harness.paths import shown_path
+
+    banks = [bank for file_banks in graded.inputs.banks.values() for bank in file_banks]
+    given = team_labels(shown_path(args.team_labels), read_team_labels(args.team_labels), spec=graded.spec,
+                        outcome=graded.outcome, min_grade=graded.plan.min_grade, cache=options.cache,
+                        registry=graded.registries.graders, banks=banks, data=graded.inputs.data,
+                        config=GraderConfig(model=options.model, options=options.grader_options))
+    content = calibration(given)
+    console = Console(highlight=False, markup=False)
+    for part in terminal_parts(content):
+        console.print(part)
+    return content.model_dump(mode="json")
 
 
 def _limit(args: argparse.Namespace) -> int | None:

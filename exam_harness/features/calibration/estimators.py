@@ -34,7 +34,7 @@ import numpy as np
 
 CONFIDENCE = 0.95
 SPREAD = 1e-9  # a standard error below this is none: the units agree exactly
-PSEUDO_UNITS = 0.5  # units added to each stratum's variance of a corrected score's moves (Design.variances)
+PSEUDO_UNITS = 1.0  # units added to each stratum's variance of a corrected score's moves (Design.variances)
 
 
 @dataclass(frozen=True)

@@ -81,3 +81,17 @@ def test_a_bad_label_file_stops_the_session_before_a_pair_is_graded(project: pyt
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "labels.jsonl:1: field 'label' is not a bool" in result.stderr.str()
     assert not (project.path / "graded.log").exists()
+
+
+def test_analyze_agreement_adds_the_weighted_calibration_to_its_outputs(
+        labelled: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "agreement", *RUNS, "--bank", "banks/exam.yaml", "--grader", "marker", "--cache",
+                 ".cache/grades.sqlite", "--no-progress", "--team-labels", "labels.jsonl", "--json", "a.json"]) == 0
+    printed = capsys.readouterr().out
+    assert "marker against labels.jsonl (11 labelled pairs graded, grade >= 4)" in printed  # the old line stays
+    assert "Judges against the team's labels labels.jsonl" in printed
+    doc = json.loads((labelled.path / "a.json").read_text())
+    assert doc["pairs"] == 11 and doc["grader"] == "marker"  # the old keys stay
+    assert doc["calibration"]["design"]["unit"] == "test-point"
+    assert doc["calibration"]["judges"][0]["figures"]["precision"]["value"] == 0.0
+    assert "corrected" not in printed.lower().split("judges against")[1]  # analyze corrects no score

@@ -75,7 +75,7 @@ def test_the_corrected_interval_covers_the_truth_at_least_93_percent_of_the_time
 
 
 def test_without_the_small_sample_adjustment_the_interval_covers_too_rarely() -> None:
-    # why the variance takes half a pseudo-unit at each end (estimators.Design.variances)
+    # why the variance takes a pseudo-unit, half at each end (estimators.Design.variances)
     assert _coverage(20, 60, pseudo=0.0, misses=0.1, false_passes=0.02) < 0.85
 
 
