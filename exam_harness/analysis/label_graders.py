@@ -86,7 +86,8 @@ def cached_agreement(cache: GradeCache, registry: GraderRegistry, requests: Mapp
             continue
         if name == session.name:  # looked up under the session's options and model, then under the defaults
             prober.probe(name, model or session_config.model, prompt, dict(session_config.options))
-        prober.probe(name, model, prompt, {})
+        # the session's grader may need options its defaults lack (a panel's members): not rebuilt then, not said
+        prober.probe(name, model, prompt, {}, quiet=name == session.name)
     return prober.result
 
 
@@ -101,7 +102,8 @@ class _Prober:
     seen: set[str] = field(default_factory=set)  # spec fingerprints looked up already (the session's first)
     result: CachedAgreement = field(default_factory=CachedAgreement)
 
-    def probe(self, name: str, model: str | None, prompt: str | None, options: dict[str, Any]) -> None:
+    def probe(self, name: str, model: str | None, prompt: str | None, options: dict[str, Any], *,
+              quiet: bool = False) -> None:
         described = _describe(name, model, prompt)
         if prompt is not None:
             options = {**options, "prompt": prompt}
@@ -109,8 +111,9 @@ class _Prober:
             grader = self.registry.create(name, GraderConfig(model=model, options=options, data=self.data,
                                                              dry_run=True, registry=self.registry))
         except Exception as exc:  # said in the output: the grader is named with why it was not looked up
-            self.result.unprobed.append(f"{described}: could not be rebuilt to look its grades up "
-                                        f"({type(exc).__name__}: {exc})")
+            if not quiet:
+                self.result.unprobed.append(f"{described}: could not be rebuilt to look its grades up "
+                                            f"({type(exc).__name__}: {exc})")
             return
         try:
             spec = grader.spec()

@@ -187,6 +187,10 @@ SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
               "cut_points_file": (f"{{cuts_{name.replace('-', '_')}}}", {})}
        for name in ("cross-encoder", "monot5")},
     # the judges' own options shape grades through their specs, which the cascade's spec holds
+    "panel": {"members": ("answer-key,embedding", {}),
+              "member_options": ("span=sentence|", {"members": "embedding,answer-key"}),
+              "aggregate": ("unanimous", {}), "weights": ("2,1", {"aggregate": "weighted"}),
+              "threshold": ("0.7", {}), "min_grades": ("3,1", {"members": "embedding,answer-key"})},
     "cascade": {"decider": ("embedding", {}), "first": ("answer-key", {}),
                 "decider_options": ("span=sentence", {"decider": "embedding"}), "first_options": ("span=sentence", {}),
                 "threshold": ("0.3", {}), "target_recall": ("0.9", {}), "audit": ("0.05", {}), "seed": ("1", {}),
@@ -236,6 +240,7 @@ BASE: dict[str, dict[str, str]] = {
     "answer-key": {},
     "recorded": {"llm": "flan-t5-large", "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"},
     "cascade": {"decider": "answer-key"},
+    "panel": {"members": "answer-key,answer-key"},
     "cross-encoder": {"model": "some/cross-encoder"},
     "monot5": {"model": "some/monot5"},
     "hf": {"model": "{causal}", "device": "cpu"},

@@ -58,12 +58,15 @@ def cached_judges(cache: Path | None, registry: GraderRegistry, requests: Mappin
         if session.name == "panel":
             panel = registry.create("panel", replace(config, data=data, dry_run=True, registry=registry))
             try:
-                for member in getattr(panel, "members", ()):
+                members = getattr(panel, "members", ())
+                for member, tau in zip(members, getattr(panel, "min_grades", [m.spec().default_min_grade
+                                                                               for m in members])):
                     spec = member.spec()
                     known.append(spec.fingerprint())
-                    name = "member " + judge_name(spec.name, spec.model, spec.prompt_class)
-                    found.others.append(JudgeGrades(name, cached_grades(member, requests, store),
-                                                    int(getattr(member, "panel_min_grade", spec.default_min_grade))))
+                    name = judge_name(spec.name, spec.model, spec.prompt_class)
+                    if any(j.name == name for j in found.others):
+                        name += f" #{len(found.others) + 1}"
+                    found.others.append(JudgeGrades(name, cached_grades(member, requests, store), int(tau)))
                     found.members.append(name)
             finally:
                 panel.close()
