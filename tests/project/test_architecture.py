@@ -153,6 +153,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
     ("sections", frozenset({"sections"})),
+    ("features", frozenset({"features"})),
     ("extensions", frozenset({"hookspecs", "extensions"})),
     ("front ends", frozenset({"plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
 ]
