@@ -31,9 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from exam_harness.analysis.label_file import labels_of, samples_of
+from exam_harness.analysis.label_sample import JudgeGrades, draw, finish
 from exam_harness.features.calibration.corrected import corrected_measures
-from exam_harness.features.calibration.labelfile import labels_of, samples_of
-from exam_harness.features.calibration.sampling import JudgeGrades, draw, finish
 from tests.heat_pump_bank import HeatPumpBank, load
 
 
@@ -41,7 +41,7 @@ def graded(bank: HeatPumpBank, judge: str, k: int, cache: Path) -> tuple[object,
     """The exam of the bank's runs at depth ``k`` scored by ``judge``: (scoring input, scored exam, grades)."""
     from exam_harness.cli import label as label_cli
     from exam_harness.cli.grades import obtain_grades
-    from exam_harness.options import GRADING, SCORING, options_from_cli
+    from exam_harness.config.options import GRADING, SCORING, options_from_cli
     from exam_harness.results.scoring import score_exam, scoring_input
 
     root = Path(tempfile.mkdtemp())

@@ -3,7 +3,7 @@
 Without ``--grader`` the recorded grades of the Workbench paragraph file are replayed (choose a
 grading run with ``--llm`` / ``--prompt-class`` when it holds several); with ``--bank BANK
 --grader NAME`` every (passage, test point) pair of the pool is graded through the grade cache.
-Options come from the one schema (``exam_harness/options.py``), as in pytest without the ``exam-`` prefix;
+Options come from the one schema (``exam_harness/config/options.py``), as in pytest without the ``exam-`` prefix;
 the analyses only this command draws have their own options here: ``--min-answers`` (the "min answers
 = m" agreement views), ``--qrels`` / ``--qrels-level`` / ``--official-qrels`` (the runs scored over
 given qrels files, with per-query correlations against the official qrels). Every output is made by
@@ -22,10 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
-from exam_harness.display import print_notice
-from exam_harness.errors import ConfigError
-from exam_harness.io.qrels import Qrels
-from exam_harness.options import (
+from exam_harness.config.options import (
     EVALUATE,
     GRADING,
     JSON_OUT,
@@ -39,22 +36,34 @@ from exam_harness.options import (
     integer,
     options_from_cli,
 )
-from exam_harness.preflight import check_writable
+from exam_harness.core.display import print_notice
+from exam_harness.core.errors import ConfigError
+from exam_harness.io.qrels import Qrels
+from exam_harness.results.preflight import check_writable
 from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
-    from exam_harness.features.calibration.labelfile import TeamLabel
     from exam_harness.measures.qrels import Qrels
     from exam_harness.report.writers import WriterInput
     from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
-    from exam_harness.results.scored import Scored
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
 # the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
-REPORT_OUTPUTS = ("report_dir", "markdown", "html", "team_labels")  # the report set, the summaries, the team labels
+REPORT_OUTPUTS = ("report_dir", "markdown", "html")  # the report set and the summaries, as pytest names them
 OUTPUT_DEFAULTS = {"report_dir": None}
 DEFAULT_MIN_ANSWERS = (1, 2, 5)
 OFFICIAL_FROM_JUDGMENTS = "judgments of the run files"
+
+
+def report_options() -> tuple[str, ...]:
+    """The reports group's options evaluate takes: the report set and summaries pytest writes, and every option
+    a feature adds to the group (a feature's reports are both front ends')."""
+    import dataclasses
+
+    from exam_harness.config.options import ExamOptions, specs
+
+    core = {f.name for f in dataclasses.fields(ExamOptions)}
+    return (*REPORT_OUTPUTS, *(name for name, _ in specs((REPORTS,), "cli") if name not in core))
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -67,7 +76,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     add_input_arguments(parser, runs_required=False)
     add_cli_options(parser, GROUPS)
-    add_cli_options(parser, (REPORTS,), only=REPORT_OUTPUTS, defaults={"report_dir": "none"})
+    add_cli_options(parser, (REPORTS,), only=report_options(), defaults={"report_dir": "none"})
     JSON_OUT.add_to(parser, help="Write the leaderboards as JSON.")
     for argument in (*ASSIGNMENTS, *OUTPUTS):
         argument.add_to(parser)
@@ -77,7 +86,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+# This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
 ASSIGNMENTS: tuple[Argument, ...] = (
     Argument("assignments", "Score TREC RAG nugget assignment files (nuggetizer's assign output, or assessors' files "
              "of its shape) as recorded grades, with no grader and no run files: A, V and W (strict too) per run (the "
@@ -150,7 +159,7 @@ def load_external_qrels(args: argparse.Namespace) -> QrelsInputs:
 
 
 def _read_qrels(path: Path) -> Qrels:
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.qrels import read_qrels
 
     qrels = read_qrels(path)
@@ -187,9 +196,11 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from exam_harness.extensions import cli_registries
     from exam_harness.io import load_leaderboard
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
     from exam_harness.report.evaluation_tables import print_evaluation
+    from exam_harness.results.scored import collect_scoring_inputs
 
     options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
@@ -215,12 +226,10 @@ def run(args: argparse.Namespace) -> int:
 
         human = load_human_assignments(options.human_assignments)  # read before any pair is graded
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
-    team = None
-    if options.team_labels is not None:
-        from exam_harness.features.calibration.inputs import read_team_labels
-
-        team = read_team_labels(options.team_labels)  # read before any pair is graded
-    graded = obtain_grades(args, options)
+    registries = cli_registries()
+    inputs = collect_scoring_inputs(options, "evaluate", registries.hook)  # the features' inputs, before grading
+    graded = obtain_grades(args, options, registries=registries)
+    registries.hook.pytest_exam_grading_finished(plan=graded.plan, outcome=graded.outcome)
     for note in unanswered_system_notes(graded.view.data.runs, args.runs):
         print_notice(note)
     plan = graded.plan
@@ -231,11 +240,9 @@ def run(args: argparse.Namespace) -> int:
     in_set = options.report_dir is not None  # only the report set's writers read the qrels
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
-    if team is not None:
-        scored = with_team_labels(scored, team, options, graded)
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
                            external=external, human=human,
-                           cache=str(options.cache) if options.cache is not None else None)
+                           cache=str(options.cache) if options.cache is not None else None, inputs=inputs)
     result.settings.runs = [str(p) for p in args.runs]
     result.settings.banks = [str(p) for p in args.bank]
     if options.official:
@@ -249,6 +256,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"wrote {path}", soft_wrap=True)
     for line in warnings:
         print(line, file=sys.stderr)
+    registries.hook.pytest_exam_report(report=result, plan=plan)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
     if support is not None and support.failures:
         print(f"exam-harness evaluate: {len(support.failures):,} (sentence, cited document) pairs have no support "
@@ -258,30 +266,12 @@ def run(args: argparse.Namespace) -> int:
     return failed
 
 
-def with_team_labels(scored: Scored, labels: Sequence[TeamLabel], options: ExamOptions, graded: Graded) -> Scored:
-    """``--team-labels``: the labels and the judges the calibration section reads (features/calibration/)."""
-    from dataclasses import replace
-
-    from exam_harness.features.calibration.inputs import NAME, team_labels
-    from exam_harness.graders.base import GraderConfig
-
-    assert options.team_labels is not None
-    banks = [bank for file_banks in graded.inputs.banks.values() for bank in file_banks]
-    from exam_harness.paths import shown_path
-
-    given = team_labels(shown_path(options.team_labels), labels, spec=graded.spec, outcome=graded.outcome,
-                        min_grade=graded.plan.min_grade, cache=options.cache, registry=graded.registries.graders,
-                        banks=banks, data=graded.inputs.data,
-                        config=GraderConfig(model=options.model, options=options.grader_options))
-    return replace(scored, given={**scored.given, NAME: given})
-
-
 def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
     """The outputs checked before any grading: the report folder can be owned, the Workbench file is named
     as one; returns ``$GITHUB_STEP_SUMMARY`` when the markdown summary can be appended there."""
     import os
 
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.report_set import check_owned_folder
     from exam_harness.report.writers import GITHUB_STEP_SUMMARY, step_summary_problem
 

@@ -1,6 +1,6 @@
 """``exam-harness label``: a team labels a seeded, stratified sample of the pool's (test point, passage or
 answer) pairs in the terminal, blind by default (docs/calibration.md). The sample and the label file are
-exam_harness/features/calibration/ (sampling.py, labelfile.py); this module is the line prompt only. Answers
+exam_harness/analysis/ (label_sample.py, label_file.py); this module is the line prompt only. Answers
 are read from standard input, so it can be scripted.
 
 ``--unsure``/``--confident`` keep issue 30's order (least sure first, then a few confident pairs): those labels
@@ -15,18 +15,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import add_input_arguments, obtain_grades
-from exam_harness.options import GRADING, SCORING, Argument, add_cli_options, choice, integer, options_from_cli
+from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, choice, integer, options_from_cli
 
 if TYPE_CHECKING:
+    from exam_harness.analysis.label_file import Pair
     from exam_harness.cli.grades import Graded
-    from exam_harness.features.calibration.labelfile import Pair
-    from exam_harness.options import ExamOptions
+    from exam_harness.config.options import ExamOptions
 
 GROUPS = (GRADING, SCORING)
 DEFAULTS = {"grader": "embedding"}
 
 
-# This subcommand's own arguments (the shared ones are in exam_harness/options.py).
+# This subcommand's own arguments (the shared ones are in exam_harness/config/options.py).
 ARGUMENTS = (
     Argument("out", "The labels file; labels already in it are kept and their pairs not asked again (default: "
              "labels.jsonl).", Path, default=Path("labels.jsonl")),
@@ -91,11 +91,11 @@ def _origins(graded: Graded, answers: set[str]) -> dict[str, str]:
 
 
 def _sample(args: argparse.Namespace, graded: Graded, options: ExamOptions) -> int:
+    from exam_harness.analysis.label_file import labels_of, read_label_file, write_label_file
     from exam_harness.analysis.label_graders import labelled_requests
+    from exam_harness.analysis.label_judges import cached_judges, session_judge
+    from exam_harness.analysis.label_sample import answer_passages, draw, finish
     from exam_harness.analysis.labels import label_loop
-    from exam_harness.features.calibration.judges import cached_judges, session_judge
-    from exam_harness.features.calibration.labelfile import labels_of, read_label_file, write_label_file
-    from exam_harness.features.calibration.sampling import answer_passages, draw, finish
     from exam_harness.graders.base import GraderConfig
 
     outcome, view = graded.outcome, graded.view
@@ -144,8 +144,8 @@ def _sample(args: argparse.Namespace, graded: Graded, options: ExamOptions) -> i
 
 def _near_the_cut(args: argparse.Namespace, graded: Graded) -> int:
     """Issue 30's order: the least sure pairs first, then a seeded sample of confident ones; labels of no sample."""
+    from exam_harness.analysis.label_file import TeamLabel, read_label_file, write_label_file
     from exam_harness.analysis.labels import label_loop, order_pairs
-    from exam_harness.features.calibration.labelfile import TeamLabel, read_label_file, write_label_file
 
     outcome, view = graded.outcome, graded.view
     min_grade = graded.plan.min_grade

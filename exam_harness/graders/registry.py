@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from exam_harness.core.registry import Registry
 from exam_harness.graders.base import Grader, GraderConfig, declared_options, read_grader_options
-from exam_harness.registry import Registry
 
 GraderFactory = Callable[[GraderConfig], Grader]
 
@@ -35,8 +35,6 @@ BUILTIN_GRADERS: dict[str, tuple[str, str]] = {
                       "a sentence-transformers CrossEncoder reranker; its probability cut into 0..5"),
     "monot5": ("exam_harness.graders.rerankers:MonoT5Grader",
                "a monoT5 reranker (P(true) of 'Query: … Document: … Relevant:') cut into 0..5"),
-    "panel": ("exam_harness.features.calibration.panel:PanelGrader",
-              "several judges vote on each pair (majority, unanimous or weighted), each cached as itself"),
     "cascade": ("exam_harness.graders.cascade:CascadeGrader",
                 "a cheap first judge (embedding) filters, a deciding judge (openai, hf, ...) grades the rest; "
                 "an audit sample states the miss rate"),

@@ -11,19 +11,16 @@ graded fails (exit 1, naming the runs and the count), and a session that ran par
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from exam_harness.display import visible
-from exam_harness.errors import ExamError, OutputError
-from exam_harness.inputs import ExamInputs
-from exam_harness.models import QueryBank
-from exam_harness.paths import shown_path
-from exam_harness.preflight import shown_uncovered, uncovered_queries
+from exam_harness.core.display import visible
+from exam_harness.core.errors import ExamError, OutputError
+from exam_harness.core.paths import shown_path
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_controller, setup_of
@@ -32,6 +29,7 @@ from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.writers import WriterInput, WriterOutputError
 from exam_harness.results.gate_checks import Verdicts
+from exam_harness.results.preflight import shown_uncovered, uncovered_queries
 from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, Decision, decision
 
@@ -69,7 +67,7 @@ class ExamReporting:
             outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered(),
                                      max_fallbacks=setup.options.max_fallbacks, systems=live_systems(self.config),
                                      reference=gates.reference if gates is not None else None,
-                                     judge_model=setup.options.model, given=self._given(inputs, banks))
+                                     judge_model=setup.options.model, inputs=setup.scoring_inputs)
             built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
             self.decision = self._decide(built.report)
         except ExamError as exc:
@@ -96,30 +94,14 @@ class ExamReporting:
         report_checks(self.config, self.decision.verdict)
         self.ignored_queries = uncovered_queries((b.query.id for b in banks), inputs.data)
 
-    def _given(self, inputs: ExamInputs, banks: Sequence[QueryBank]) -> dict[str, object]:
-        """What features' sections read beside the scores: the team's labels of --exam-team-labels with the
-        judges the cache holds (features/calibration/)."""
-        setup = setup_of(self.config)
-        options, graded = setup.options, self.grading.graded
-        if options.team_labels is None or graded is None:
-            return {}
-        from exam_harness.features.calibration.inputs import NAME, read_team_labels, team_labels
-        from exam_harness.graders.base import GraderConfig
-
-        root = Path(self.config.rootpath)
-        given = team_labels(shown_path(options.team_labels, root), read_team_labels(options.team_labels),
-                            spec=graded.plan.grader, outcome=graded.grading, min_grade=graded.plan.min_grade,
-                            cache=options.cache, registry=setup.registries(self.config).graders, banks=banks,
-                            data=inputs.data, config=GraderConfig(model=options.model, options=options.grader_options))
-        return {NAME: given}
-
     def _decide(self, report: ExamReport) -> Decision:
         """The session's verdict over the built report (results/verdict.py): the gates asked for and the
         checks always made; the gates plugin shows its details."""
         setup = setup_of(self.config)
         gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
         reference = gates.reference if gates is not None else None
-        found = decision(report, Checks.of(setup.options, reference, setup.registries(self.config).measures))
+        registries = setup.registries(self.config)
+        found = decision(report, Checks.of(setup.options, reference, registries.measures, registries.gate_figures))
         if gates is not None:
             gates.show(found, report)
         incomplete = [r.run for r in found.verdict.gates if r.gate == "incomplete-exam" and r.run is not None]

@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from exam_harness.analysis.label_file import Sample, TeamLabel, labels_of, samples_of
+from exam_harness.analysis.label_judges import Judges
+from exam_harness.analysis.label_sample import JudgeGrades
 from exam_harness.features.calibration.agreement import JudgeFigures, judge_figures, verdict_kappa
 from exam_harness.features.calibration.estimators import Design, Estimate
-from exam_harness.features.calibration.inputs import TeamLabels
-from exam_harness.features.calibration.labelfile import Sample, TeamLabel, labels_of, samples_of
 from exam_harness.features.calibration.model import (
     Between,
     Calibration,
@@ -32,10 +34,13 @@ from exam_harness.features.calibration.model import (
     Split,
     Stratum,
 )
-from exam_harness.features.calibration.sampling import JudgeGrades
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringInput
 from exam_harness.measures.result import ExamResult
+
+if TYPE_CHECKING:
+    from exam_harness.features.calibration.inputs import TeamLabelInput
+    from exam_harness.results.scored import Scored
 
 NO_SAMPLE = "no sample"
 
@@ -127,13 +132,36 @@ def _between(judges: Sequence[JudgeGrades]) -> list[Between]:
     return out
 
 
-def calibration(given: TeamLabels, *, exam: ScoringInput | None = None, result: ExamResult | None = None,
-                measures: Sequence[Measure] = ()) -> Calibration:
-    """The section's content; without ``exam`` and ``result`` (analyze agreement) no corrected score."""
+def judges_of(given: TeamLabelInput, scored: Scored) -> Judges:
+    """The session's grader (its grades at the plan's minimum grade) and every judge the grade cache holds for the
+    exam's pairs, read through the cache's API (none where the grades were replayed or kept in memory). The
+    graders are rebuilt from the registry the front end filled (the built-in ones and every plugin's)."""
+    from exam_harness.analysis.label_graders import labelled_requests
+    from exam_harness.analysis.label_judges import cached_judges, session_judge
+    from exam_harness.core.host import active_hook
+    from exam_harness.graders.base import GraderConfig
+    from exam_harness.graders.registry import default_registry
+
+    grading, plan = scored.grading, scored.plan
+    first = session_judge(plan.grader, grading.grades, plan.min_grade)
+    if grading.source == "recorded" or given.cache is None:
+        return Judges(first)
+    registry = default_registry()
+    active_hook().pytest_exam_register_graders(registry=registry)
+    view = scored.view
+    requests = labelled_requests([*grading.grades, *grading.failures], view.banks, view.data)
+    return cached_judges(given.cache, registry, requests, first=first, session=plan.grader,
+                         config=GraderConfig(model=given.model, options=dict(given.grader_options)), data=view.data)
+
+
+def calibration(path: str, team: Sequence[TeamLabel], judges: Judges, *, exam: ScoringInput | None = None,
+                result: ExamResult | None = None, measures: Sequence[Measure] = ()) -> Calibration:
+    """The section's content from the labels of the file shown as ``path`` and the ``judges`` (the session's
+    grader first); without ``exam`` and ``result`` no corrected score."""
     from exam_harness.features.calibration.corrected import corrected_measures
     from exam_harness.results.schema import MeasureInfo
 
-    labels = list(given.labels)
+    labels = list(team)
     samples = list(samples_of(labels).values())
     notes: list[str] = []
     chosen = _largest(samples, "pair") or _largest(samples, "test-point")
@@ -148,16 +176,16 @@ def calibration(given: TeamLabels, *, exam: ScoringInput | None = None, result: 
     unused = [s.id for s in samples if s is not chosen]
     rows = _Rows(chosen, used)
     judged = []
-    members = set(given.judges.members)
-    for i, judge in enumerate(given.judges.all):
+    members = set(judges.members)
+    for i, judge in enumerate(judges.all):
         y, v, graded = rows.judged(judge)
         figures = judge_figures(y, v, rows.unit_of, rows.design, domain=graded)
         judged.append(JudgeCalibration(judge=judge.name, min_grade=judge.min_grade, first=i == 0,
                                        member=judge.name in members, figures=_figures(figures),
                                        splits=_splits(rows, y, v, graded, chosen)))
-    notes += [f"not calibrated: {line}" for line in given.judges.unprobed]
-    content = Calibration(labels=given.path, pairs=len(labels_of(labels)), design=_info(chosen, used),
-                          judges=judged, between=_between(given.judges.all), notes=notes)
+    notes += [f"not calibrated: {line}" for line in judges.unprobed]
+    content = Calibration(labels=path, pairs=len(labels_of(labels)), design=_info(chosen, used),
+                          judges=judged, between=_between(judges.all), notes=notes)
     if exam is None or result is None:
         return content
     scoring = _largest(samples, "test-point") or _largest(samples, "pair")

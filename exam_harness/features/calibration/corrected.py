@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from exam_harness.analysis.label_file import Pair, Sample
 from exam_harness.features.calibration.estimators import Design, Estimate
-from exam_harness.features.calibration.labelfile import Pair, Sample
 from exam_harness.features.calibration.ppi import intervals
 from exam_harness.measures.base import Measure, bound
 from exam_harness.measures.context import ScoringContext, ScoringInput

@@ -1,31 +1,42 @@
-"""What a front end gives the calibration section (``--exam-team-labels FILE`` in a pytest session,
-``--team-labels FILE`` of ``evaluate`` and ``analyze agreement``): the team's labels as read, and the judges
-with their grades of the exam's pairs. Read before grading where the front end can (a bad file stops the
-command before a pair is graded), completed once the grades are known."""
+"""The calibration feature's option and scoring input: ``--exam-team-labels FILE`` (ini ``exam_team_labels``,
+``evaluate --team-labels``) names a team's label file (analysis/label_file.py); it is read and checked when the
+front ends ask the features for their scoring inputs, before any pair is graded (a bad line stops the session or
+command, naming it), and the section reads it with what the session graded and the judges the grade cache holds.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from exam_harness.features.calibration.judges import Judges, cached_judges, session_judge
-from exam_harness.features.calibration.labelfile import Pair, TeamLabel, read_label_file, samples_of
-from exam_harness.graders.base import GraderConfig, GradingRequest
-from exam_harness.graders.registry import GraderRegistry
-from exam_harness.grading import GradingOutcome
-from exam_harness.models import ExamData, GraderSpec, QueryBank
+from exam_harness.analysis.label_file import TeamLabel, read_label_file, samples_of
+from exam_harness.api import FeatureOption, InputKey, feature_option
+from exam_harness.config.options import REPORTS
 
-NAME = "calibration"  # the key of these inputs in Scored.given, and of the section in the document
+NAME = "calibration"  # the section's name in the document
+
+TEAM_LABELS: FeatureOption[Path | None] = feature_option(
+    "team-labels", None, "A team's labels of (test point, passage) pairs (exam-harness label draws them): every "
+    "judge's TPR, TNR, precision, base rate and kappa against them and each EXAM-Cover, n-EXAM and nugget F score "
+    "corrected by them, with 95% intervals, in the calibration section of every output; gate a corrected score with "
+    "--exam-fail-under exam-cover.corrected:X or exam-cover.corrected-low:X (docs/calibration.md) (default: none)",
+    Path, group=REPORTS, path=True, metavar="FILE")
 
 
 @dataclass(frozen=True)
-class TeamLabels:
-    """The labels of a file, and the judges to calibrate against them (the session's grader first)."""
+class TeamLabelInput:
+    """The labels of ``--exam-team-labels`` as read, and where the section looks the other judges up: the grade
+    cache (None: in memory, no other judge) and the session's grader options (a panel's members)."""
 
     path: str  # as the outputs show it
     labels: Sequence[TeamLabel]
-    judges: Judges
+    cache: Path | None
+    model: str | None
+    grader_options: dict[str, str]
+
+
+LABELS: InputKey[TeamLabelInput] = InputKey("calibration: --exam-team-labels")
 
 
 def read_team_labels(path: Path) -> list[TeamLabel]:
@@ -33,18 +44,3 @@ def read_team_labels(path: Path) -> list[TeamLabel]:
     labels = read_label_file(path)
     samples_of(labels)
     return labels
-
-
-def team_labels(shown: str, labels: Sequence[TeamLabel], *, spec: GraderSpec, outcome: GradingOutcome,
-                min_grade: int, cache: Path | None, registry: GraderRegistry, banks: Sequence[QueryBank],
-                data: ExamData, config: GraderConfig) -> TeamLabels:
-    """The labels with the session's judge (its grades at ``min_grade``) and the judges the cache holds for the
-    exam's pairs (none where the grades were replayed or ``cache`` is None: kept in memory)."""
-    from exam_harness.analysis.label_graders import labelled_requests
-
-    first = session_judge(spec, outcome.grades, min_grade)
-    pairs = [*outcome.grades, *outcome.failures]
-    requests: Mapping[Pair, GradingRequest] = labelled_requests(pairs, banks, data)
-    judges = cached_judges(cache if outcome.source != "recorded" else None, registry, requests, first=first,
-                           session=spec, config=config, data=data)
-    return TeamLabels(shown, list(labels), judges)

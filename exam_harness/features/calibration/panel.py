@@ -26,7 +26,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import choice, number, optional
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, GraderSpec, TestPoint
 from exam_harness.graders.base import (
     GradeFailure,
     Grader,
@@ -36,8 +38,6 @@ from exam_harness.graders.base import (
     GradingRequest,
     read_grader_options,
 )
-from exam_harness.models import Grade, GraderSpec, TestPoint
-from exam_harness.options import choice, number, optional
 
 VERSION = "1"
 AGGREGATIONS = ("majority", "unanimous", "weighted")
@@ -184,14 +184,14 @@ class PanelGrader(Grader):
     # --- grading --------------------------------------------------------------------------------------------
     def _store(self) -> Any:
         if self._cache is None:
-            from exam_harness.cache import GradeCache
+            from exam_harness.grading.cache import GradeCache
 
             self._cache = GradeCache(self.cache_path)
         return self._cache
 
     def _grade_members(self, requests: Sequence[GradingRequest]) -> None:
         """Each member's grades of ``requests`` it has not given yet, through the cache under its own keys."""
-        from exam_harness.grading import chunk_size_for, run_grading_pass
+        from exam_harness.grading.passes import chunk_size_for, run_grading_pass
 
         for i, member in enumerate(self.members):
             todo = [r for r in requests if (r.passage.id, r.test_point.id) not in self._grades[i]

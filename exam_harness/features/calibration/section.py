@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from exam_harness.features.calibration.inputs import NAME, TeamLabels
+from exam_harness.features.calibration.inputs import LABELS, NAME
 from exam_harness.features.calibration.model import Calibration, Figures, Interval
 from exam_harness.results.sections import preformatted_html, preformatted_markdown
 
@@ -172,12 +172,13 @@ class CalibrationSection:
     brief: bool = True
 
     def compute(self, scored: Scored) -> Calibration | None:
-        given = scored.given.get(NAME)
-        if not isinstance(given, TeamLabels):
+        given = scored.input(LABELS)
+        if given is None:
             return None
-        from exam_harness.features.calibration.compute import calibration
+        from exam_harness.features.calibration.compute import calibration, judges_of
 
-        return calibration(given, exam=scored.ctx.exam, result=scored.result, measures=scored.measures)
+        return calibration(given.path, given.labels, judges_of(given, scored), exam=scored.ctx.exam,
+                           result=scored.result, measures=scored.measures)
 
     def terminal(self, content: Calibration) -> Sequence[RenderableType]:
         return terminal_parts(content)

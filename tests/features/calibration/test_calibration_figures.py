@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from exam_harness.analysis.label_design import sample_order
 from exam_harness.features.calibration.agreement import judge_figures, verdict_kappa
-from exam_harness.features.calibration.design import sample_order
 from exam_harness.features.calibration.estimators import Design, clopper_pearson, proportion
 
 FIGURES = ("base_rate", "tpr", "tnr", "precision", "kappa")

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
+from exam_harness.analysis.label_design import sample_order, stratum_counts
+from exam_harness.analysis.label_file import Sample, TeamLabel
 from exam_harness.features.calibration.corrected import corrected_measures, unit_pairs
-from exam_harness.features.calibration.design import sample_order, stratum_counts
-from exam_harness.features.calibration.labelfile import Sample, TeamLabel
 from exam_harness.measures.context import ScoringInput
 from exam_harness.measures.exam import ExamCover, NExam, NuggetF
 from exam_harness.measures.pipeline import score

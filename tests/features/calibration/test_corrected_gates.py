@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.gates import parse_threshold
+from exam_harness.config.gates import parse_threshold
 from tests.helpers import COLLECTION
 
 pytest_plugins = ["pytester"]
@@ -22,16 +22,15 @@ EXAM_HARNESS = str(Path(sys.executable).parent / "exam-harness")
 RUNS = ["runs/collection.tsv", "runs/good.run", "runs/weak.run"]
 
 
-def test_the_corrected_gates_parse() -> None:
+def test_the_corrected_gates_are_gate_figures_of_the_threshold_syntax() -> None:
+    from exam_harness.features.calibration.figures import FIGURES
+
     gate = parse_threshold("good=exam-cover.corrected-low:0.6")
-    assert (gate.run, gate.measure, gate.value, gate.estimate) == ("good", "exam-cover", 0.6, "corrected-low")
-    assert gate.gated == "exam-cover.corrected-low" and str(gate) == "good=exam-cover.corrected-low:0.6"
-    assert parse_threshold("n-exam.corrected:0.5").measure == "n-exam-cover"
-    assert parse_threshold("exam-cover:0.5").estimate is None
-    with pytest.raises(ValueError, match="gate one or the other"):
+    assert (gate.run, gate.measure, gate.value) == ("good", "exam-cover.corrected-low", 0.6)
+    assert {f.name for f in FIGURES} == {f"{family}.corrected{low}" for family in ("exam-cover", "n-exam-cover",
+                                                                                   "nugget-f") for low in ("", "-low")}
+    with pytest.raises(ValueError, match="another measure"):
         parse_threshold("exam-cover.corrected:0.5@2of3")
-    with pytest.raises(ValueError, match="no label corrects it"):
-        parse_threshold("cost.corrected:0.5")
 
 
 TEXTS = dict(line.split("\t") for line in COLLECTION.splitlines()[1:])
@@ -73,7 +72,7 @@ def test_a_corrected_gate_decides_alike_in_the_session_and_in_verdict(labelled: 
     assert gates["good exam-cover"]["passed"] and gates["good exam-cover"]["value"] == pytest.approx(1.0)
     corrected = gates["good exam-cover.corrected"]
     assert not corrected["passed"] and corrected["value"] == pytest.approx((2 / 3 + 1) / 2)
-    assert "EXAM-Cover@20 corrected by the team's labels of 0.9 not reached" in str(corrected["message"])
+    assert "EXAM-Cover corrected by the team's labels of 0.9 not reached" in str(corrected["message"])
     assert gates["weak exam-cover.corrected-low"]["passed"]
     verdict = labelled.run(EXAM_HARNESS, "verdict", str(report), "--fail-under", "good=exam-cover.corrected:0.9",
                            "--fail-under", "good=exam-cover:0.9", "--fail-under",
@@ -86,4 +85,4 @@ def test_a_corrected_gate_without_team_labels_fails_saying_why(project: pytest.P
     result = project.runpytest("banks", "-p", "no:cacheprovider", "--exam-fail-under=exam-cover.corrected-low:0.1")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     gate = _gates(project.path / "reports" / "exam-report.json")["good exam-cover.corrected-low"]
-    assert not gate["passed"] and "the report holds no team labels" in str(gate["message"])
+    assert not gate["passed"] and "the document's 'calibration' section holds none" in str(gate["message"])

@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exam_harness.features.calibration.design import population_id, sample_order, stratum_counts
+from exam_harness.analysis.label_design import population_id, sample_order, stratum_counts
 
 
 def _strata(sizes: dict[str, int]) -> dict[tuple[str, ...], str]:

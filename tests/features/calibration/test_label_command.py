@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from exam_harness.analysis.label_file import read_label_file, samples_of
+from exam_harness.analysis.label_sample import JudgeGrades, draw, finish
 from exam_harness.analysis.labels import order_pairs, read_labels
 from exam_harness.cli import main
-from exam_harness.errors import InputError
-from exam_harness.features.calibration.labelfile import read_label_file, samples_of
-from exam_harness.features.calibration.sampling import JudgeGrades, draw, finish
+from exam_harness.core.errors import InputError
 
 pytest_plugins = ["pytester"]
 

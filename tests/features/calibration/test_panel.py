@@ -15,14 +15,14 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from exam_harness.cache import GradeCache
 from exam_harness.cli import main
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, GraderSpec, Passage, Query, TestPoint
 from exam_harness.features.calibration.agreement import verdict_kappa
 from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest
 from exam_harness.graders.registry import GraderRegistry, default_registry
-from exam_harness.grading import run_grading_pass
-from exam_harness.models import Grade, GraderSpec, Passage, Query, TestPoint
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import run_grading_pass
 
 pytest_plugins = ["pytester"]
 
@@ -68,7 +68,11 @@ def _pairs(count: int = 300, seed: int = 0) -> tuple[list[GradingRequest], dict[
 
 
 def _registry() -> GraderRegistry:
+    """The built-in graders, the feature's panel (through its hook, as both front ends register it) and the fakes."""
+    from exam_harness.features.calibration import plugin
+
     registry = default_registry()
+    plugin.pytest_exam_register_graders(registry=registry)
     registry.register("lenient", Lenient, "test judge")
     registry.register("strict", Strict, "test judge")
     return registry

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exam_harness.features.calibration.design import sample_order
+from exam_harness.analysis.label_design import sample_order
 from exam_harness.features.calibration.estimators import Design
 from exam_harness.features.calibration.ppi import rectified
 
