@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from exam_harness.graders.base import GradingRequest
 from exam_harness.core.models import Passage, Query, TestPoint
+from exam_harness.graders.base import GradingRequest
 from tests.paths import DATA
 
 BANK = DATA / "heat_pump_bank.json"
