@@ -69,25 +69,46 @@ def judge_figures(labels: np.ndarray, verdicts: np.ndarray, unit_of_pair: np.nda
     v = np.asarray(verdicts, dtype=float)
     keep = np.ones(len(y)) if domain is None else np.asarray(domain, dtype=float)
     pairs = np.column_stack([y, v, y * v, (1 - y) * (1 - v), np.ones(len(y))]) * keep[:, None]
-    x = unit_sums(pairs, np.asarray(unit_of_pair, dtype=int), design.n)
+    unit_of = np.asarray(unit_of_pair, dtype=int)
+    x = unit_sums(pairs, unit_of, design.n)
+    pseudo = pseudo_pairs(v, keep, design.strata[unit_of] if len(unit_of) else unit_of)
     t_y, t_v, t_yv, t_nn, t_1 = (x[:, i] for i in range(5))
+
+    def part(a: int, b: int | None) -> dict[int, np.ndarray]:
+        """The pseudo pairs' (numerator, denominator) columns: b None is T_1 - T_y (TNR's denominator)."""
+        return {h: np.column_stack([rows[:, a], rows[:, 4] - rows[:, 0] if b is None else rows[:, b]])
+                for h, rows in pseudo.items()}
+
     return JudgeFigures(
         pairs=int(keep.sum()),
-        base_rate=proportion(t_y, t_1, design),
-        tpr=proportion(t_yv, t_y, design),
-        tnr=proportion(t_nn, t_1 - t_y, design),
-        precision=proportion(t_yv, t_v, design),
-        kappa=kappa(x, design),
+        base_rate=proportion(t_y, t_1, design, pseudo_rows=part(0, 4)),
+        tpr=proportion(t_yv, t_y, design, pseudo_rows=part(2, 0)),
+        tnr=proportion(t_nn, t_1 - t_y, design, pseudo_rows=part(3, None)),
+        precision=proportion(t_yv, t_v, design, pseudo_rows=part(2, 1)),
+        kappa=kappa(x, design, pseudo),
     )
 
 
-def kappa(x: np.ndarray, design: Design) -> Estimate:
+def pseudo_pairs(verdicts: np.ndarray, keep: np.ndarray, stratum_of_pair: np.ndarray) -> dict[int, np.ndarray]:
+    """Per stratum holding pairs of the domain, two pseudo pairs of its mean verdict, one answering and one not
+    (their five values): the variances take them (Design.covariance), so that a stratum whose few labels are all
+    alike is not read as one of no spread, in the manner of the Agresti–Coull interval's added successes and
+    failures."""
+    out: dict[int, np.ndarray] = {}
+    for h in np.unique(stratum_of_pair[keep > 0]) if len(stratum_of_pair) else []:
+        mine = (stratum_of_pair == h) & (keep > 0)
+        v = float(np.mean(verdicts[mine]))
+        out[int(h)] = np.asarray([[1.0, v, v, 0.0, 1.0], [0.0, v, 0.0, 1.0 - v, 1.0]])
+    return out
+
+
+def kappa(x: np.ndarray, design: Design, pseudo: dict[int, np.ndarray] | None = None) -> Estimate:
     """Cohen's kappa of the units' five sums ``x`` with its interval (estimators.bounded). Where the judge and the
     labels agree on every labelled pair the linearised error is 0; the interval is then read from the
     Clopper–Pearson interval of the observed agreement at Kish's effective size, p_e held at its estimate."""
     if not np.any(x[:, 4] > 0):
         return UNDEFINED
-    value, se = linearised(_kappa, x, design)
+    value, se = linearised(_kappa, x, design, pseudo)
     found = bounded(value, se, design.df)
     if found.value is None or found.low is not None or design.exhausted(x[:, 4] > 0):
         return found if found.low is not None or found.value is None else Estimate(value, value, value, 0.0)
