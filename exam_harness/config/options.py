@@ -951,4 +951,8 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
 
 
 if __name__ == "__main__":
+    from exam_harness.core.host import active_hook
+
+    # the in-tree features' options too, as a pytest session declares them
+    active_hook().pytest_exam_add_options.call_historic(kwargs={"options": FeatureOptions()})
     print(readme_table(PYTEST_GROUPS), end="")

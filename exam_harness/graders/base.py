@@ -12,6 +12,7 @@ import abc
 from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from exam_harness.config.options import (  # the option machinery, declared with the other option converters
@@ -46,6 +47,9 @@ class GraderConfig:
     dry_run: bool = False  # the session only counts what grading would spend: nothing is sent, no key needed
     # the registry the grader was created from (a GraderRegistry), for a grader made of graders (cascade)
     registry: Any = None
+    # the session's grade cache file (None: in memory), for a grader whose parts grade through it as themselves
+    # (a panel's members)
+    cache: Path | None = None
 
 
 class Grader(abc.ABC):
