@@ -66,13 +66,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from exam_harness.core.grade_parsing import parse_self_rating  # noqa: E402
+from exam_harness.core.models import Grade, Passage, Query, TestPoint, test_point_id  # noqa: E402
 from exam_harness.graders.base import GradingRequest  # noqa: E402
 from exam_harness.graders.llm import LLMGrader  # noqa: E402
 from exam_harness.llm import prompts  # noqa: E402
 from exam_harness.llm.backend import PromptParts  # noqa: E402
 from exam_harness.llm.hf import HFBackend  # noqa: E402
-from exam_harness.models import Grade, Passage, Query, TestPoint, test_point_id  # noqa: E402
-from exam_harness.parsing import parse_self_rating  # noqa: E402
 
 DL19 = ROOT / ".." / "shared" / "data" / "dl19"
 
@@ -254,7 +254,7 @@ def openai_clients(base_url: str, pairs: list[Pair]) -> dict[str, Callable[[int]
 
     import openai
 
-    from exam_harness.grading import DEFAULT_CHUNK_SIZE
+    from exam_harness.grading.passes import DEFAULT_CHUNK_SIZE
     from exam_harness.llm.openai import OpenAIBackend
 
     def requests_of(chunk: list[Pair]) -> list[GradingRequest]:

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from exam_harness.cli.grades import add_input_arguments, obtain_grades
-from exam_harness.options import GRADING, SCORING, Argument, add_cli_options, integer, options_from_cli
+from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, integer, options_from_cli
 
 GROUPS = (GRADING, SCORING)
 DEFAULTS = {"grader": "embedding"}
 
 
-# This subcommand's own arguments (the shared ones are in exam_harness/options.py).
+# This subcommand's own arguments (the shared ones are in exam_harness/config/options.py).
 ARGUMENTS = (
     Argument("out", "The labels file; labels already in it are kept and their pairs not shown again (default: "
              "labels.jsonl).", Path, default=Path("labels.jsonl")),

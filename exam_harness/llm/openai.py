@@ -55,23 +55,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from exam_harness.errors import ConfigError, InfrastructureError
-from exam_harness.io.limits import MAX_TOKEN_COUNT
-from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
-from exam_harness.llm.pacing import Pacer, paced
-from exam_harness.llm.retry import (
-    AsyncRetrier,
-    Breaker,
-    RetryCounter,
-    RetryDecision,
-    RetryExhausted,
-    RetryPolicy,
-    ServerUnreachable,
-    TimedOut,
-    parse_retry_after,
-)
-from exam_harness.models import GradeFailure
-from exam_harness.options import (
+from exam_harness.config.options import (
     MAX_CONCURRENCY,
     MAX_SECONDS,
     GraderOption,
@@ -86,8 +70,24 @@ from exam_harness.options import (
     read_grader_options,
     text,
 )
-from exam_harness.parsing import is_malformed_rating
-from exam_harness.redaction import credential_scrubber
+from exam_harness.core.errors import ConfigError, InfrastructureError
+from exam_harness.core.grade_parsing import is_malformed_rating
+from exam_harness.core.models import GradeFailure
+from exam_harness.core.redaction import credential_scrubber
+from exam_harness.io.limits import MAX_TOKEN_COUNT
+from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
+from exam_harness.llm.pacing import Pacer, paced
+from exam_harness.llm.retry import (
+    AsyncRetrier,
+    Breaker,
+    RetryCounter,
+    RetryDecision,
+    RetryExhausted,
+    RetryPolicy,
+    ServerUnreachable,
+    TimedOut,
+    parse_retry_after,
+)
 
 if TYPE_CHECKING:
     from exam_harness.llm.transport import HTTPPool
@@ -124,6 +124,8 @@ class BackendStats:
     truncated: int = 0  # prompts whose passage was cut
     prompt_tokens: int = 0  # from the server's usage, else the estimate
     completion_tokens: int = 0
+    batch_prompt_tokens: int = 0  # the part of them read from batch answers (priced at the batch rate)
+    batch_completion_tokens: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -420,7 +422,12 @@ class OpenAIBackend:
         text, probabilities = _extract(body, self.endpoint, rating_scale if want_logprobs else None)
         request = self._build(parts, self._max_tokens(max_new_tokens))
         estimate = request.estimated_tokens if isinstance(request, _Request) else 0
-        return self._generation(body, text, probabilities, estimate, rating_scale)
+        before = (self.stats.prompt_tokens, self.stats.completion_tokens)
+        try:
+            return self._generation(body, text, probabilities, estimate, rating_scale)
+        finally:  # counted even when the answer is no grade: it was paid for, at the batch rate
+            self.stats.batch_prompt_tokens += self.stats.prompt_tokens - before[0]
+            self.stats.batch_completion_tokens += self.stats.completion_tokens - before[1]
 
     def client(self) -> Any:
         """A synchronous ``openai.OpenAI`` client for this server (batch files and jobs); close it after use."""

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 # An answer is a few hundred bytes (a grade and its logprobs); a server sending more than this is refused
 # rather than read into memory.

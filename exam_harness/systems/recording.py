@@ -30,7 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.errors import ConfigError, InputError
+from exam_harness.core.ids import file_name
+from exam_harness.core.models import Query
+from exam_harness.core.version import __version__
 from exam_harness.io import limits
 from exam_harness.io.parts import check_word
 from exam_harness.io.textio import (
@@ -41,10 +44,8 @@ from exam_harness.io.textio import (
     iter_raw_lines,
     read_bytes,
 )
-from exam_harness.models import Query
 from exam_harness.systems.declare import Answer, System
 from exam_harness.systems.secrets import scrub
-from exam_harness.version import __version__
 
 if TYPE_CHECKING:  # the caller (asyncio, threads, subprocesses) is imported only where a system is called
     from exam_harness.systems.calling import Called, Ranked
@@ -63,12 +64,12 @@ def now() -> str:
 
 def data_files(folder: Path, name: str, kind: str) -> list[Path]:
     if kind == "ranking":
-        return [folder / f"{name}.run", folder / f"{name}.collection.jsonl"]
-    return [folder / f"{name}.responses.jsonl"]
+        return [folder / file_name(name, ".run"), folder / file_name(name, ".collection.jsonl")]
+    return [folder / file_name(name, ".responses.jsonl")]
 
 
 def manifest_path(folder: Path, name: str) -> Path:
-    return folder / f"{name}{MANIFEST_SUFFIX}"
+    return folder / file_name(name, MANIFEST_SUFFIX)
 
 
 def run_manifest(run: str, folders: Iterable[Path]) -> Path | None:
@@ -139,7 +140,7 @@ def unanswered_system_notes(runs: Collection[str], folders: Iterable[Path]) -> l
 
 
 def journal_path(folder: Path, name: str) -> Path:
-    return folder / f".{name}.journal.jsonl"
+    return folder / file_name(name, ".journal.jsonl", prefix=".")
 
 
 def checked_path(path: Path) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.graders.base import GradeFailure
 from exam_harness.llm.backend import Generation, PromptParts
 from exam_harness.llm.openai import OpenAIBackend
