@@ -190,6 +190,8 @@ class ExamReporting:
         inputs = setup_of(config).inputs if SETUP_KEY in config.stash else None
         for warning in inputs.warnings if inputs is not None else ():  # said during collection, where pytest hides it
             terminalreporter.write_line(f"warning: {warning}")
+        for notice in dict.fromkeys(inputs.notices if inputs is not None else ()):  # the banks' (and their readers')
+            terminalreporter.write_line(notice)
         if self.built is None:
             return
         from exam_harness.report.terminal import render_summary

@@ -214,6 +214,9 @@ def builtin_writers() -> Registry[Writer]:
     registry.register("trec-rag", "exam_harness.report.trec_rag:WRITER",
                       "trec-rag-metrics.jsonl, trec-rag-assignments.jsonl, per run trec-rag-<run>.metrics.jsonl and "
                       "trec-rag-<run>.assignments.jsonl, trec-rag-per-topic.csv/.txt: where the track's scores are")
+    registry.register("trec-rag-judgments", "exam_harness.report.trec_rag:JUDGMENTS_WRITER",
+                      "trec-rag-judgments.tsv: a relevance grader's EXAM-Qrels in the six columns of the TREC 2025 "
+                      "RAG relevance-judgment subtask")
     registry.register("trec-rag-answers", RagAnswersWriter(),
                       "per run of cited answers, trec-rag-<run>.answers.jsonl: its answers in the TREC RAG 2025 "
                       "format, citations as segment ids")
