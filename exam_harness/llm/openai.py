@@ -13,7 +13,7 @@ Behaviour:
 * **Concurrency.** :meth:`OpenAIBackend.generate` is synchronous; inside it an ``asyncio`` loop runs
   at most ``concurrency`` requests at a time. Identical prompts of one batch are sent once.
 * **Transport.** The requests go through keep-alive connections of :mod:`exam_harness.llm.transport`
-  (~0.1 ms of CPU a request; through ``openai.AsyncOpenAI`` ~9 ms), with the headers the SDK would send
+  (about a tenth of the CPU a request through ``openai.AsyncOpenAI`` costs), with the headers the SDK would send
   (authentication, organisation, project, user agent). Where the environment names a proxy for the
   server, ``openai.AsyncOpenAI`` sends them (it honours proxies); its errors are told the same way.
 * **Retries.** The client's own retries are disabled (``max_retries=0``) so the policy is ours and
@@ -569,7 +569,7 @@ class _Sender(Protocol):
 
 
 class _LeanSender:
-    """Requests through the keep-alive pool (llm/transport.py): ~0.1 ms of CPU each against the SDK's ~9."""
+    """Requests through the keep-alive pool (llm/transport.py): about a tenth of the SDK's CPU each."""
 
     def __init__(self, pool: HTTPPool, scrub: Callable[[str], str]) -> None:
         self.pool, self.scrub = pool, scrub

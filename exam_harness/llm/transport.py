@@ -1,9 +1,10 @@
 """The grading hot loop's HTTP client: pooled HTTP/1.1 keep-alive connections to one server on asyncio streams.
 
 Why not the ``openai`` SDK here: against a local server that answers at once, a request through
-``AsyncOpenAI`` costs ~9 ms of this process's CPU (the SDK's request transforms, httpx's connection pool
-and anyio's socket layers), a request through this pool ~0.1 ms (``benchmarks/grading_throughput.py
---openai`` measures both beside a raw asyncio client). The SDK still gives the request headers (its
+``AsyncOpenAI`` costs milliseconds of this process's CPU (the SDK's request transforms, httpx's connection
+pool and anyio's socket layers: 2-3 ms measured on a loaded 2-core machine), a request through this pool
+about a tenth of that (``benchmarks/grading_throughput.py --openai`` measures the grader on it beside an
+SDK loop and a raw asyncio client). The SDK still gives the request headers (its
 authentication, organisation, project and user agent: :func:`exam_harness.llm.openai.sdk_headers`), the
 batch files and jobs, and the whole path when a proxy is configured (this pool speaks to the server
 directly; :func:`proxy_for` says when one applies).
