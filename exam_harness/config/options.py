@@ -515,6 +515,9 @@ class ExamOptions:
         "shard", None, "Grade only shard I of N of the pool (by cache key: shards never overlap, reruns are "
         "stable) into the cache, then stop without scoring; merge the shards' caches with exam-harness cache "
         "merge (docs/shards.md)", shard, group=GRADING, fronts=("pytest",), metavar="I/N")
+    grade_missing: bool = declare(
+        "grade-missing", False, "Grade the pairs a sharded cache lacks (a shard whose cache was not merged) in this "
+        "session instead of refusing them with the shard they are of (docs/shards.md)", group=GRADING, flag=True)
     dry_run: bool = declare(
         "dry-run", False, "Print how many grader calls and tokens (and, with prices, what cost) the session would "
         "spend, then stop without grading", group=GRADING, flag=True, fronts=("pytest",))

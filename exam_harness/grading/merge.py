@@ -3,7 +3,9 @@
 :func:`merge_caches` reads every input cache (each opened, checked and migrated like any cache) and
 writes their grades into a new cache file. A key two inputs both hold with the same grade is one grade
 (the first input's row is kept); with different grades it is a conflict, refused with both files named,
-and nothing is written. The output is built beside its final path and moved there when complete.
+and nothing is written. The output is built beside its final path and moved there when complete. The shards the
+inputs record (each ``--exam-shard`` session notes its own) are recorded in the output: a session over it that
+lacks pairs names the shards they are of, and refuses to grade them unless told to (grading/passes.py).
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ def merge_caches(inputs: Sequence[Path], output: Path) -> tuple[int, int]:
             raise ConfigError(f"cache merge: the output {output} is also an input; write to a new file")
     merged: dict[bytes, tuple[Row, Path]] = {}
     duplicates = 0
+    shards: dict[Path, tuple[int, frozenset[int]]] = {}
     for path in inputs:
         cache = GradeCache(path)
         try:
             rows = cache.rows()
+            spec = cache.shards()
         finally:
             cache.close()
+        if spec is not None:
+            shards[Path(path)] = spec
         for row in rows:
             seen = merged.get(row[0])
             if seen is None:
@@ -44,12 +50,19 @@ def merge_caches(inputs: Sequence[Path], output: Path) -> tuple[int, int]:
                                   "models or settings under one grader name?)")
             else:
                 duplicates += 1
+    counts = {count for count, _ in shards.values()}
+    if len(counts) > 1:
+        shown = ", ".join(f"{path} of {count} shards" for path, (count, _) in shards.items())
+        raise ConfigError(f"cache merge: the inputs are shards of passes split differently ({shown}); nothing was "
+                          "written (merge the shards of one --exam-shard=I/N split)")
     output = Path(output)
     partial = output.with_name(f".{output.name}.merging")
     partial.unlink(missing_ok=True)
     target = GradeCache(partial)
     try:
         stored = target.put_rows([row for row, _ in merged.values()])
+        if stored and counts:  # the shards it holds: a session over it names the ones missing (passes.py)
+            target.record_shards(counts.pop(), (i for _, graded in shards.values() for i in graded))
     finally:
         target.close()
     if not stored:
