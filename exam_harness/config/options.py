@@ -941,5 +941,16 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
     return "\n".join(rows) + "\n"
 
 
+def declare_in_tree_feature_options() -> FeatureOptions:
+    """The schema with the options of the in-tree features alone (exam_harness/features), declared through their hook
+    as a front end declares them: what docs/options.md shows."""
+    from exam_harness.core.host import active_hook
+
+    declared = FeatureOptions()
+    active_hook().pytest_exam_add_options.call_historic(kwargs={"options": declared})
+    return declared
+
+
 if __name__ == "__main__":
+    declare_in_tree_feature_options()
     print(readme_table(PYTEST_GROUPS), end="")

@@ -30,8 +30,17 @@ def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpe
 
 
 def test_readme_option_table_is_the_schema_s() -> None:
-    """The whole table, row for row (regenerate with ``python -m exam_harness.config.options``)."""
-    assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.config.options"
+    """The whole table, row for row, the in-tree features' options with it (regenerate with ``python -m
+    exam_harness.config.options``)."""
+    from exam_harness.config.options import declare_in_tree_feature_options, reset_feature_options
+
+    declare_in_tree_feature_options()
+    try:
+        table = readme_table(PYTEST_GROUPS)
+    finally:
+        reset_feature_options()
+    assert "--exam-engine" in table
+    assert table in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.config.options"
 
 
 def hook_table_rows() -> list[str]:
@@ -49,7 +58,7 @@ def hook_signatures() -> list[str]:
 
 def test_every_hook_is_documented() -> None:
     """docs/extending.md's hook table is the specifications': every hook, in order, with its arguments."""
-    assert len(hook_signatures()) == 12
+    assert len(hook_signatures()) == 13
     assert hook_table_rows() == hook_signatures()
 
 
