@@ -17,6 +17,7 @@ from typing import Any
 from exam_harness.api import ConfigError, Grade, GraderRecipe, GradingRequest, InputError
 from exam_harness.llm.cost import TokenUsage, grade_tokens
 
+
 class GradeWorker:
     """The callable class ``map_batches`` runs in each actor."""
 
