@@ -12,6 +12,7 @@ Both give a :class:`GradingOutcome`: grades as small integers, the answer text b
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import operator
 import time
@@ -83,10 +84,13 @@ class GradingOutcome:
             self.fallbacks[pair] = fallback
 
 
-def in_shard(key: str, shard: tuple[int, int]) -> bool:
-    """Whether the pair of cache ``key`` (a hex digest) is in shard ``(i, n)``: its first 64 bits mod n."""
-    index, count = shard
-    return int(key[:16], 16) % count == index - 1
+def shard_of(passage_text: str, count: int) -> int:
+    """The shard (1..``count``) of every pair of a passage: the first 64 bits of the SHA-256 of its text, mod
+    ``count``. By the passage, not the pair: a grader that encodes each passage once (``embedding``) then encodes
+    it in one shard only, where shards by pair each encoded nearly every passage (issue 38: 2 shards cost twice the
+    work of one process). Stable across runs and machines, and every pair is in exactly one shard."""
+    digest = hashlib.sha256(passage_text.encode("utf-8", "surrogatepass")).hexdigest()
+    return int(digest[:16], 16) % count + 1
 
 
 def refused_fallback(answer: str | None, rule: str) -> str:
@@ -372,10 +376,14 @@ def run_grading_pass(
 
     todo = [key for key in by_key if key not in found]
     if shard is not None:  # the other shards' pairs are left to them (neither graded nor failures)
-        outcome.other_shards = sum(1 for key in todo if not in_shard(key, shard))
-        todo = [key for key in todo if in_shard(key, shard)]
+        index, count = shard
+        shards: dict[str, int] = {}  # passage text -> its shard (a passage has several test points)
+        mine = [key for key in todo
+                if shards.setdefault(text := by_key[key][0].passage.text, shard_of(text, count)) == index]
+        outcome.other_shards = len(todo) - len(mine)
+        todo = mine
     elif todo and not grade_missing and grader.uses_cache():
-        check_shards_complete(cache, todo)
+        check_shards_complete(cache, [by_key[key][0] for key in todo])
     if todo:
         # imported here: batch grading brings the OpenAI client (asyncio with it), which replaying
         # recorded grades or reading the cache never needs
@@ -458,14 +466,15 @@ def _finished(outcome: GradingOutcome, grader: Grader, cache: GradeCache, starte
     return outcome
 
 
-def check_shards_complete(cache: GradeCache, todo: Sequence[str]) -> None:
+def check_shards_complete(cache: GradeCache, todo: Sequence[GradingRequest]) -> None:
     """ConfigError when ``cache`` records a sharded pass (``--exam-shard`` sessions, or their merge) and lacks the
-    pairs of ``todo``: which shard each missing pair is of, and whether that shard's cache was merged at all."""
+    pairs of ``todo`` (one request per missing key): which shard each is of, and whether that shard's cache was
+    merged at all."""
     spec = cache.shards()
     if spec is None:
         return
     count, merged = spec
-    missing = Counter(next(i for i in range(1, count + 1) if in_shard(key, (i, count))) for key in todo)
+    missing = Counter(shard_of(request.passage.text, count) for request in todo)
     parts = []
     for index in sorted(missing):
         why = "its cache was merged, but it did not grade them all" if index in merged else "its cache is not merged"

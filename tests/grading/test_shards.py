@@ -14,7 +14,7 @@ import pytest
 from exam_harness.cli import main
 from exam_harness.core.models import Grade
 from exam_harness.grading.cache import GradeCache
-from exam_harness.grading.passes import in_shard
+from exam_harness.grading.passes import shard_of
 
 pytest_plugins = ["pytester"]
 
@@ -52,13 +52,24 @@ def test_three_shards_and_a_merge_give_the_report_of_one_session(project: pytest
     assert report(project) == expected
 
 
-def test_shards_split_keys_evenly_and_stably() -> None:
-    import hashlib
+def test_shards_split_passages_evenly_and_stably() -> None:
+    texts = [f"passage {i} about the tides" for i in range(3000)]
+    shards = [shard_of(text, 3) for text in texts]
+    assert all(1 <= s <= 3 for s in shards) and min(shards.count(i) for i in (1, 2, 3)) > 900
+    assert shards == [shard_of(text, 3) for text in texts]  # a rerun (another process, machine) splits alike
+    assert shard_of("a lone surrogate \udc80", 2) in (1, 2)
 
-    keys = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(3000)]
-    counts = [sum(in_shard(key, (i, 3)) for key in keys) for i in (1, 2, 3)]
-    assert sum(counts) == 3000 and min(counts) > 900
-    assert all(sum(in_shard(key, (i, 3)) for i in (1, 2, 3)) == 1 for key in keys)
+
+def test_a_passage_s_pairs_are_graded_by_one_shard(project: pytest.Pytester) -> None:
+    """Each passage's pairs in one shard: a grader that encodes each passage once encodes it in one shard only."""
+    for i in (1, 2):
+        shard = project.runpytest("-p", "no:cacheprovider", f"--exam-shard={i}/2", "--exam-cache", f"s{i}.sqlite")
+        assert shard.ret == 0, shard.stdout.str()
+        (project.path / f"graded-{i}.log").write_text("\n".join(graded(project)))
+        (project.path / "graded.log").unlink(missing_ok=True)
+    by_shard = [{line.split()[0] for line in (project.path / f"graded-{i}.log").read_text().splitlines() if line}
+                for i in (1, 2)]
+    assert by_shard[0] and by_shard[1] and not by_shard[0] & by_shard[1]
 
 
 def test_a_bad_shard_is_refused(project: pytest.Pytester) -> None:
