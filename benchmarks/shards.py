@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scale  # noqa: E402  (the synthetic exam's generator, beside this script)
+import scale  # the synthetic exam's generator, beside this script
 
 
 @dataclass(frozen=True)

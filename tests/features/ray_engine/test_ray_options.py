@@ -14,6 +14,7 @@ from exam_harness.features.ray_engine import plugin
 from exam_harness.features.ray_engine.engine import RayEngine, RaySettings
 from exam_harness.graders.base import GraderConfig
 from exam_harness.graders.registry import default_registry
+from exam_harness.llm.openai import OpenAIBackend
 from tests.features.ray_engine.graders import CountingGrader
 
 pytest.importorskip("ray")
@@ -42,7 +43,8 @@ def test_a_servers_rate_limits_are_split_among_the_workers() -> None:
     engine = RayEngine(recipe, RaySettings())
     paced = engine._paced(4).config.options
     assert (paced["rpm"], paced["tpm"]) == (150.0, 22500.0)
-    assert engine._paced(4).build().backend.pacer is not None  # a grader builds from the split options
+    backend = vars(engine._paced(4).build())["backend"]  # a worker's grader, built from the split options
+    assert isinstance(backend, OpenAIBackend) and (backend.rpm, backend.tpm) == (150.0, 22500.0)
     unpaced = RayEngine(default_registry().recipe("openai", GraderConfig(options={"model": "m"})), RaySettings())
     assert unpaced._paced(4).config.options["rpm"] is None
 
