@@ -512,7 +512,7 @@ class ExamOptions:
         "strict-fallbacks", False, "An answer holding no grade is a pair that could not be graded, never a grade "
         "read by a fallback rule", group=GRADING, flag=True, fronts=("pytest",))
     shard: tuple[int, int] | None = declare(
-        "shard", None, "Grade only shard I of N of the pool (by cache key: shards never overlap, reruns are "
+        "shard", None, "Grade only shard I of N of the pool (by passage: shards never overlap, reruns are "
         "stable) into the cache, then stop without scoring; merge the shards' caches with exam-harness cache "
         "merge (docs/shards.md)", shard, group=GRADING, fronts=("pytest",), metavar="I/N")
     grade_missing: bool = declare(

@@ -378,8 +378,11 @@ def run_grading_pass(
     if shard is not None:  # the other shards' pairs are left to them (neither graded nor failures)
         index, count = shard
         shards: dict[str, int] = {}  # passage text -> its shard (a passage has several test points)
-        mine = [key for key in todo
-                if shards.setdefault(text := by_key[key][0].passage.text, shard_of(text, count)) == index]
+        for key in todo:
+            text = by_key[key][0].passage.text
+            if text not in shards:
+                shards[text] = shard_of(text, count)
+        mine = [key for key in todo if shards[by_key[key][0].passage.text] == index]
         outcome.other_shards = len(todo) - len(mine)
         todo = mine
     elif todo and not grade_missing and grader.uses_cache():
