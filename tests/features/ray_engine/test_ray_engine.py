@@ -184,3 +184,21 @@ def test_a_run_stopped_half_way_resumes_from_the_grades_it_stored(tmp_path: Path
         engine.close()
     assert again.cache_hits == stored and again.graded == 60 - stored and not again.failures
     assert again.grades == {(r.passage.id, r.test_point.id): expected_grade(r) for r in pairs}
+
+
+def test_a_worker_that_dies_past_its_retries_stops_the_pass_keeping_the_grades(tmp_path: Path) -> None:
+    from exam_harness.core.errors import GradingAborted
+
+    marker = tmp_path / "killed.pid"
+    grader, engine = engine_for(KillOnceGrader, {"marker": str(marker)}, retries=0)
+    cache = GradeCache(tmp_path / "grades.sqlite")
+    pairs = requests(40)
+    try:
+        with pytest.raises(GradingAborted, match="the ray engine stopped") as stopped:
+            run_grading_pass(grader, pairs, cache, chunk_size=5, engine=engine)
+        kept = len(cache)
+    finally:
+        cache.close()
+        engine.close()
+    assert marker.exists()  # the kill happened, and no restart was allowed
+    assert stopped.value.graded == kept and stopped.value.remaining == 40 - kept > 0
