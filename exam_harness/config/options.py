@@ -405,6 +405,11 @@ class ExamOptions:
     cache: Path | None = declare(
         "cache", Path(".exam-cache/grades.sqlite"), "SQLite grade cache file; 'none' keeps grades in memory only",
         path_or_none, group=GRADING, path=True, metavar="PATH")
+    cache_text: str = declare(
+        "cache-text", "keep", "What the grade cache keeps beside each grade: 'keep' (the grader's answer and the "
+        "answer it extracted, each grade's reason in the reports) or 'none' (grades only: no answer text, which may "
+        "quote the graded passage, is stored; a data policy that lets no report text leave the run)",
+        choice("keep", "none"), group=GRADING, metavar="TEXT")
     batch_size: int | None = declare("batch-size", None, "Pairs per grading batch (default: the grader's)",
                                      integer(1, MAX_BATCH_SIZE), group=GRADING, metavar="N")
     device: str | None = declare("device", None, "Device for model graders, e.g. cpu or cuda:0 (default: automatic)",
@@ -463,7 +468,8 @@ class ExamOptions:
         "e.g. 0.5 (every run's EXAM-Cover), my-rag=0.6 (one run), nugget-f:0.3 or V_strict:0.4 (another measure; "
         "A ... W_strict with TREC RAG nuggets), 0.5@2of3 (EXAM-Cover of verdicts holding in 2 of the judge's 3 "
         "samples, grader option repeats=3), my-rag=latency-p95:2.5 (a live system's latency-p50 or latency-p95 in "
-        "seconds, tokens or cost from its manifest: fails when ABOVE the limit); repeatable, "
+        "seconds, tokens or cost from its manifest: fails when ABOVE the limit), cascade-kept:0.95 (the cascade "
+        "grader's 95% lower bound of the share of its decider's passes kept, for the session); repeatable, "
         "a run's own threshold replaces the default for that measure (default: no gate)",
         parse_threshold, group=GATES, metavar="[RUN=][MEASURE:]X[@MofK]", many=True)
     required_runs: tuple[str, ...] = declare(
@@ -556,6 +562,13 @@ class ExamOptions:
         "trec-rag-fix", False, "Read TREC RAG answer files with the track checker's fixes applied (over-long answers "
         "trimmed from the end, out-of-range citations dropped, duplicate references merged) and say what changed "
         "on which line (default: read them as given; the track's errors refuse the file)", group=SCORING, flag=True)
+    trec_rag_topics: Path | None = declare(
+        "trec-rag-topics", None, "The track's topic file (2024: 'id<TAB>text' lines; 2025 and later: JSON lines "
+        "{id, title}), which ragnarok's checkers require: TREC RAG answer files are checked against it as they "
+        "check them (an unknown topic, a changed topic text and a reference that is no MS MARCO v2.1 segment id "
+        "refuse a 2024 file; an unknown narrative_id refuses a 2025 file, a reference of another form is a "
+        "warning there) (default: none, the topic rules are not applied)", Path, group=SCORING, path=True,
+        metavar="FILE")
 
     # evaluate
     official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "

@@ -17,7 +17,7 @@ import itertools
 import operator
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -26,7 +26,7 @@ from exam_harness.core.models import ExamData, Grade, GraderSpec, Passage, Query
 from exam_harness.core.progress import GradingProgress
 from exam_harness.exam.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
-from exam_harness.graders.repeats import SampleGrader, reduce_grades
+from exam_harness.graders.repeats import AUTO, SampleGrader, auto_reducer, reduce_grades
 from exam_harness.grading.cache import GradeCache, cache_key
 from exam_harness.grading.engines import Engine, EngineStopped
 from exam_harness.llm.cost import GradingCost, Meter, Prices, TokenUsage, grade_tokens, money
@@ -65,6 +65,8 @@ class GradingOutcome:
     samples: dict[Pair, tuple[int, ...]] = field(default_factory=dict)
     # distinct pairs neither cached nor graded: another shard's (--exam-shard)
     other_shards: int = 0
+    # a grader made of judges: figures of this pass it states beside its grades (Grader.pass_figures)
+    judge_figures: dict[str, float] | None = None
 
     @property
     def cache_misses(self) -> int:
@@ -82,6 +84,23 @@ class GradingOutcome:
         self.answers[pair] = answer
         if fallback is not None:
             self.fallbacks[pair] = fallback
+
+
+def say_stray_labels(grader: Grader, outcome: GradingOutcome) -> None:
+    """One warning line on stderr when the track's prompts got labels that are none of the three (an LLM's
+    stray words): each counts 0, as nuggetizer counts it, read by a fallback rule (docs/trec-rag.md)."""
+    from exam_harness.core.grade_parsing import FALLBACK_STRAY_LABEL
+
+    strays = Counter(str(outcome.answers.get(pair)) for pair, rule in outcome.fallbacks.items()
+                     if rule == FALLBACK_STRAY_LABEL)
+    if strays:
+        from exam_harness.core.display import print_notice
+
+        shown = ", ".join(f"{label!r} x{n}" for label, n in strays.most_common(5))
+        more = f" and {len(strays) - 5} other(s)" if len(strays) > 5 else ""
+        print_notice(f"warning: grader {grader.name!r}: {sum(strays.values())} nugget label(s) other than "
+                     f"support/partial_support/not_support ({shown}{more}): each counts 0, as nuggetizer counts "
+                     "it (a fallback rule: --exam-strict-fallbacks refuses them)")
 
 
 def shard_of(passage_text: str, count: int) -> int:
@@ -129,7 +148,7 @@ def pool_pairs(
             for tp in bank.test_points:
                 if (pid, tp.id) not in seen:
                     seen.add((pid, tp.id))
-                    requests.append(GradingRequest(bank.query, tp, passage))
+                    requests.append(GradingRequest(bank.query, tp, passage, bank.test_points))
     return requests
 
 
@@ -325,6 +344,27 @@ class _Store:
 DEFAULT_CHUNK_SIZE = 256  # pairs per grader call when neither --batch-size nor the grader says
 
 
+def call_batches(grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], todo: Sequence[str],
+                 chunk_size: int) -> list[list[str]]:
+    """``todo`` cut into batches of about ``chunk_size`` keys that never split one call of the grader
+    (:meth:`~exam_harness.graders.base.Grader.call_key`: a batch closes only between calls, so it may hold
+    a few keys more): the keys of one call come together, in the order of their first key."""
+    calls: dict[Hashable, list[str]] = {}
+    for key in todo:
+        call = grader.call_key(by_key[key][0])
+        calls.setdefault(key if call is None else (call,), []).append(key)
+    batches: list[list[str]] = []
+    current: list[str] = []
+    for keys in calls.values():
+        current.extend(keys)
+        if len(current) >= chunk_size:
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    return batches
+
+
 def chunk_size_for(grader: Grader, batch_size: int | None) -> int:
     """Pairs per grader call: ``batch_size`` when given, else the grader's own ``chunk_size``, else the default."""
     return batch_size or grader.chunk_size or DEFAULT_CHUNK_SIZE
@@ -402,7 +442,7 @@ def run_grading_pass(
     if engine is not None and todo:
         _grade_through_engine(engine, grader, by_key, todo, cache, outcome, chunk_size=chunk_size,
                               strict=strict_fallbacks, on_progress=on_progress)
-        return _finished(outcome, grader, cache, started)
+        return _finished(outcome, grader, cache, started, graded_here=False)
     try:
         if todo:
             grader.prepare([by_key[key][0] for key in todo])  # shares work across the batches (base.py)
@@ -415,8 +455,11 @@ def run_grading_pass(
     if meter is not None:
         chunk_size = meter.batch_size(chunk_size)  # under max_cost: what is spent is checked every few calls
     try:
-        for start in range(0, len(todo), chunk_size):
-            keys = todo[start : start + chunk_size]
+        done_before = 0
+        batches = call_batches(grader, by_key, todo, chunk_size)
+        todo = [key for keys in batches for key in keys]  # the batches' order: what is left is the tail
+        for keys in batches:
+            start, done_before = done_before, done_before + len(keys)
             batch = [by_key[key][0] for key in keys]
             over_budget = meter is not None and _cut_to_budget(meter, batch, keys, spent_from)
             try:
@@ -458,13 +501,18 @@ def run_grading_pass(
         store.flush()  # also on an error or Ctrl-C: every grade obtained is kept
         if meter is not None and cost is not None:
             cost.session = meter.used() - used_before
-    return _finished(outcome, grader, cache, started)
+    return _finished(outcome, grader, cache, started, graded_here=bool(todo))
 
 
-def _finished(outcome: GradingOutcome, grader: Grader, cache: GradeCache, started: float) -> GradingOutcome:
+def _finished(outcome: GradingOutcome, grader: Grader, cache: GradeCache, started: float, *,
+              graded_here: bool) -> GradingOutcome:
+    """The outcome's closing figures; ``graded_here``: this process's grader graded pairs (its pass figures are this
+    pass's: not so under an engine, whose graders are the workers')."""
     outcome.cache_notices = list(cache.notices)
+    say_stray_labels(grader, outcome)
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
+    outcome.judge_figures = grader.pass_figures() if graded_here else None
     outcome.seconds = time.perf_counter() - started
     return outcome
 
@@ -596,9 +644,13 @@ def _repeated_pass(
         graded=sum(p.graded for p in passes), unsupported=dict(first.unsupported),
         cache_damaged=sum(p.cache_damaged for p in passes), repeats=repeats, reducer=reducer,
         cache_notices=list(dict.fromkeys(n for p in passes for n in p.cache_notices)),
-        cost=_samples_cost([p.cost for p in passes]),
+        cost=_samples_cost([p.cost for p in passes]), judge_figures=passes[-1].judge_figures,
     )
     pairs = dict.fromkeys(pair for p in passes for pair in (*p.grades, *p.failures))
+    if reducer == AUTO:  # majority for a judge whose samples are only its scale's two ends, else mean
+        reducer = auto_reducer(([p.grades[pair] for p in passes if pair in p.grades] for pair in pairs),
+                               grader.spec().max_grade)
+        outcome.reducer = reducer
     for pair in pairs:
         failed = [(i, p.failures[pair]) for i, p in enumerate(passes) if pair in p.failures]
         if failed or any(pair not in p.grades for p in passes):

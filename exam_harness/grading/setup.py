@@ -93,7 +93,7 @@ def open_grading(
     recipe = registries.graders.recipe(
         options.grader,
         GraderConfig(model=options.model, options=options.grader_options, data=data, batch_size=options.batch_size,
-                     device=options.device, dry_run=options.dry_run),
+                     device=options.device, dry_run=options.dry_run, cache=options.cache),
     )
     grader = recipe.build()
     engine: Engine | None = None

@@ -7,14 +7,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.config.options import (
-    PYTEST_GROUPS,
-    OptionSpec,
-    declare_in_tree_feature_options,
-    default_of,
-    readme_table,
-    specs,
-)
+from exam_harness.config.options import PYTEST_GROUPS, OptionSpec, default_of, readme_table, specs
 from tests.paths import REPO
 
 ROOT = REPO
@@ -24,16 +17,22 @@ EXTENDING = (ROOT / "docs" / "extending.md").read_text()
 TRUST = (ROOT / "docs" / "trust.md").read_text()
 
 
-def schema_specs() -> list[tuple[str, OptionSpec]]:
-    """pytest's options, the in-tree features' with them (declared afresh: a pytester session that ran earlier in
-    this process ends by resetting the features' part of the schema)."""
-    declare_in_tree_feature_options()
-    return specs(PYTEST_GROUPS, "pytest")
+def in_tree_options() -> None:
+    """The in-tree features' options declared, as a pytest session declares them (an in-process run of the command
+    line or of pytester leaves the schema's feature part as its own plugins made it)."""
+    from exam_harness.config.options import FeatureOptions
+    from exam_harness.features import default_manager
+
+    default_manager().hook.pytest_exam_add_options.call_historic(kwargs={"options": FeatureOptions()})
 
 
-@pytest.mark.parametrize(("name", "option"), schema_specs(), ids=[name for name, _ in schema_specs()])
+in_tree_options()
+PYTEST_OPTIONS = specs(PYTEST_GROUPS, "pytest")
+
+
+@pytest.mark.parametrize(("name", "option"), PYTEST_OPTIONS, ids=[name for name, _ in PYTEST_OPTIONS])
 def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpec) -> None:
-    declare_in_tree_feature_options()
+    in_tree_options()
     flag = f"--exam-{option.name}"
     rows = [line for line in OPTIONS.splitlines() if line.startswith(f"| `{flag}")]
     assert rows, f"docs/options.md's option table lacks {flag}"
@@ -44,12 +43,9 @@ def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpe
 
 
 def test_readme_option_table_is_the_schema_s() -> None:
-    """The whole table, row for row, the in-tree features' options with it (regenerate with ``python -m
-    exam_harness.config.options``)."""
-    declare_in_tree_feature_options()
-    table = readme_table(PYTEST_GROUPS)
-    assert "--exam-engine" in table
-    assert table in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.config.options"
+    """The whole table, row for row (regenerate with ``python -m exam_harness.config.options``)."""
+    in_tree_options()
+    assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.config.options"
 
 
 def hook_table_rows() -> list[str]:
