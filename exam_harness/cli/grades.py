@@ -150,7 +150,9 @@ def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, Gradi
                                      data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
     cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
     try:
-        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size))
+        # grade_missing: the citations were never part of a sharded pass (--exam-shard grades the pool alone)
+        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size),
+                                   grade_missing=True)
     finally:
         grader.close()
         cache.close()
