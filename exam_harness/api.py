@@ -9,7 +9,8 @@ Kinds of name:
 
 - hooks: ``hookspec``, ``hookimpl`` (pytest's markers, without importing pytest), ``Registry``;
 - what a plugin registers: ``Measure``; ``Grader``, ``GraderConfig``, ``GraderOption``, ``option_field``,
-  ``shared_option``, ``GradingRequest``, ``Grade``; ``Section``, ``Placement``, ``preformatted_markdown``,
+  ``shared_option``, ``GradingRequest``, ``Grade``; ``Engine``, ``EngineBatch``, ``EngineStopped``, ``GraderRecipe``
+  (a grading engine, hook ``pytest_exam_grading_engine``); ``Section``, ``Placement``, ``preformatted_markdown``,
   ``preformatted_html``; ``Writer``, ``WriterInput``, ``Binary``; ``BankFormat``, ``RunFormat``, ``FilePart``;
   ``Command``;
 - options: ``ExamOptions``, ``FeatureOption``, ``FeatureOptions``, ``feature_option``, ``Argument`` and the
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from exam_harness.core.version import __version__
     from exam_harness.exam.plan import ExamPlan
     from exam_harness.graders.base import Grader, GraderConfig
+    from exam_harness.graders.registry import GraderRecipe
+    from exam_harness.grading.engines import Engine, EngineBatch, EngineStopped
     from exam_harness.grading.passes import GradingOutcome
     from exam_harness.hookspecs import hookimpl, hookspec
     from exam_harness.io.formats import BankFormat, RunFormat
@@ -70,6 +73,8 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.core.registry": ("Registry",),
     "exam_harness.measures.base": ("Measure",),
     "exam_harness.graders.base": ("Grader", "GraderConfig"),
+    "exam_harness.graders.registry": ("GraderRecipe",),
+    "exam_harness.grading.engines": ("Engine", "EngineBatch", "EngineStopped"),
     "exam_harness.core.models": ("GradingRequest", "Grade", "Query"),
     "exam_harness.results.sections": ("Section", "Placement", "preformatted_markdown", "preformatted_html"),
     "exam_harness.report.writers": ("Writer", "WriterInput", "Binary"),
@@ -92,9 +97,10 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.core.version": ("__version__",),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
-__all__ = ["Answer", "Argument", "BankFormat", "Binary", "Command", "ConfigError", "EvaluationReport", "ExamError",
-           "ExamOptions", "ExamPlan", "ExamReport", "FeatureOption", "FeatureOptions", "FilePart", "GateFigure",
-           "GateResult", "Grade", "Grader", "GraderConfig", "GraderOption", "GradingOutcome", "GradingRequest",
+__all__ = ["Answer", "Argument", "BankFormat", "Binary", "Command", "ConfigError", "Engine", "EngineBatch",
+           "EngineStopped", "EvaluationReport", "ExamError", "ExamOptions", "ExamPlan", "ExamReport", "FeatureOption",
+           "FeatureOptions", "FilePart", "GateFigure", "GateResult", "Grade", "Grader", "GraderConfig", "GraderOption",
+           "GraderRecipe", "GradingOutcome", "GradingRequest",
            "InputError", "InputKey", "Measure", "Passage", "Placement", "Query", "Registry", "RunFormat", "Scored",
            "ScoringFront", "ScoringInputs", "Secret", "Section", "Sentence", "Verdict", "Writer", "WriterInput",
            "__version__", "boolean", "choice", "command_system", "feature_option", "hookimpl", "hookspec",

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from exam_harness.config.options import ExamOptions, FeatureOptions
     from exam_harness.core.registry import Registry
     from exam_harness.exam.plan import ExamPlan
-    from exam_harness.graders.registry import GraderRegistry
+    from exam_harness.graders.base import Grader
+    from exam_harness.graders.registry import GraderRecipe, GraderRegistry
+    from exam_harness.grading.engines import Engine
     from exam_harness.grading.passes import GradingOutcome
     from exam_harness.io.formats import BankFormat, RunFormat
     from exam_harness.measures.base import Measure
@@ -113,6 +115,14 @@ def pytest_exam_register_gate_figures(registry: Registry[GateFigure]) -> None:
 def pytest_exam_register_commands(registry: Registry[Command]) -> None:
     """Add ``exam-harness NAME`` subcommands (objects of the ``Command`` protocol, config/commands.py: ``help``,
     ``description``, ``add_arguments(parser)``, ``run(args) -> int``), listed by ``exam-harness --help``."""
+
+
+@hookspec(firstresult=True)
+def pytest_exam_grading_engine(options: ExamOptions, grader: Grader, recipe: GraderRecipe) -> Engine | None:
+    """The engine that grades the grading pass's cache misses (an object of the ``Engine`` protocol,
+    grading/engines.py), or None to leave them to the pass itself. Asked once per grading set-up, by both front
+    ends, after ``grader`` is created; ``recipe`` builds the same grader again in another process (a worker's).
+    The first plugin that answers decides (the ray_engine feature answers for ``--exam-engine ray``)."""
 
 
 @hookspec

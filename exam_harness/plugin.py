@@ -78,6 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
         options = options_from_pytest(config, PYTEST_GROUPS)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if options.shard is not None and options.cache is None:
+        raise pytest.UsageError(f"--exam-shard={options.shard[0]}/{options.shard[1]} grades into the grade cache and "
+                                "keeps nothing else: with --exam-cache=none its grades would be lost; give "
+                                "--exam-cache a file of this shard's own (docs/shards.md)")
     if (options.dry_run or options.shard is not None) and getattr(config.option, "dist", "no") != "no":
         # A dry run grades nothing and a shard runs no case, so pytest-xdist's workers have nothing to do: this
         # process counts or grades

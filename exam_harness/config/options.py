@@ -518,9 +518,12 @@ class ExamOptions:
         "strict-fallbacks", False, "An answer holding no grade is a pair that could not be graded, never a grade "
         "read by a fallback rule", group=GRADING, flag=True, fronts=("pytest",))
     shard: tuple[int, int] | None = declare(
-        "shard", None, "Grade only shard I of N of the pool (by cache key: shards never overlap, reruns are "
+        "shard", None, "Grade only shard I of N of the pool (by passage: shards never overlap, reruns are "
         "stable) into the cache, then stop without scoring; merge the shards' caches with exam-harness cache "
         "merge (docs/shards.md)", shard, group=GRADING, fronts=("pytest",), metavar="I/N")
+    grade_missing: bool = declare(
+        "grade-missing", False, "Grade the pairs a sharded cache lacks (a shard whose cache was not merged) in this "
+        "session instead of refusing them with the shard they are of (docs/shards.md)", group=GRADING, flag=True)
     dry_run: bool = declare(
         "dry-run", False, "Print how many grader calls and tokens (and, with prices, what cost) the session would "
         "spend, then stop without grading", group=GRADING, flag=True, fronts=("pytest",))
@@ -951,9 +954,16 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
     return "\n".join(rows) + "\n"
 
 
-if __name__ == "__main__":
+def declare_in_tree_feature_options() -> FeatureOptions:
+    """The schema with the options of the in-tree features alone (exam_harness/features), declared through their hook
+    as a front end declares them: what docs/options.md shows."""
     from exam_harness.core.host import active_hook
 
-    # the in-tree features' options too, as a pytest session declares them
-    active_hook().pytest_exam_add_options.call_historic(kwargs={"options": FeatureOptions()})
+    declared = FeatureOptions()
+    active_hook().pytest_exam_add_options.call_historic(kwargs={"options": declared})
+    return declared
+
+
+if __name__ == "__main__":
+    declare_in_tree_feature_options()
     print(readme_table(PYTEST_GROUPS), end="")

@@ -20,6 +20,7 @@ from typing import Any
 FEATURES: tuple[str, ...] = (
     "significance",
     "calibration",
+    "ray_engine",
 )
 PLUGIN_NAME = "exam-feature-{}"
 

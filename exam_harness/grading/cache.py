@@ -510,6 +510,38 @@ class GradeCache:
                 return False
         return True
 
+    # -- shards (--exam-shard, merge.py) ---------------------------------------------------------
+
+    def shards(self) -> tuple[int, frozenset[int]] | None:
+        """The sharded pass this cache records: ``(N, the shards I of N graded into it)`` (shard sessions note
+        theirs, ``cache merge`` joins them), or None for a cache of no sharded pass."""
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+            except sqlite3.DatabaseError:  # a damaged or older file: no shards recorded
+                return None
+        return _shards_of(row[0]) if row is not None else None
+
+    def record_shards(self, count: int, indexes: Iterable[int]) -> None:
+        """Note that shards ``indexes`` of ``count`` graded into this cache (with those it recorded before). A cache
+        recording shards of another count is a ConfigError: their pairs are split otherwise. Not noted where the
+        cache cannot be written (its grades are not stored either)."""
+        found = self.shards()
+        if found is not None and found[0] != count:
+            raise ConfigError(f"grade cache {self.path} holds shards of a pass graded in {found[0]} shards, not "
+                              f"{count}: point --exam-cache at a cache of its own for each shard")
+        held = sorted(set(indexes) | (found[1] if found is not None else set()))
+        if self.write_error is not None:
+            return
+        value = json.dumps({"count": count, "graded": held})
+        with self._lock:
+            try:
+                self._be_born()  # a shard with no pair of its own still leaves a cache that says it ran
+                with self._transaction():
+                    self._db.execute("INSERT OR REPLACE INTO meta VALUES ('shards', ?)", (value,))
+            except sqlite3.Error as exc:
+                self._write_failed(exc)
+
     # -- housekeeping ----------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -665,6 +697,16 @@ def _free_bytes(folder: Path) -> int | None:
 
 
 # -- rows --------------------------------------------------------------------------------------------
+
+
+def _shards_of(value: Any) -> tuple[int, frozenset[int]] | None:
+    """``(N, shards)`` of the meta row ``shards``; None when it is not one (an edited file: no shards known)."""
+    try:
+        found = json.loads(value)
+        count, graded = int(found["count"]), frozenset(int(i) for i in found["graded"])
+    except (TypeError, ValueError, KeyError):
+        return None
+    return (count, graded) if count >= 1 and all(1 <= i <= count for i in graded) else None
 
 
 def _text_or_none(value: Any) -> str | None:

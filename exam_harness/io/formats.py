@@ -158,7 +158,7 @@ class WorkbenchParagraphs:
 
         if is_assignment_record(first):
             return read_assignment_part(path)
-        return read_paragraph_file(path)
+        return read_paragraph_file(path, first)
 
 
 def trec_rag_reading(formats: Registry[RunFormat], *, fix: bool = False,

@@ -100,9 +100,10 @@ class ExamGrading:
         options = setup_of(self.config).options
         grading, requests = self._prepared(banks)
         with grading, self._progress(options.grader) as progress:
+            self.cache().record_shards(shard[1], [shard[0]])  # a session over the merge names a missing shard
             outcome = run_grading_pass(grading.grader, requests, self.cache(), chunk_size=grading.chunk_size,
                                        strict_fallbacks=options.strict_fallbacks, on_start=progress.start,
-                                       on_progress=progress.advance, shard=shard)
+                                       on_progress=progress.advance, shard=shard, engine=grading.engine)
         failed = len(outcome.failures)
         summary = (f"exam shard {shard[0]}/{shard[1]}: {outcome.graded} pairs graded, {outcome.cache_hits} found in "
                    f"the cache, {outcome.other_shards} left to the other shards, {failed} pairs without a grade; "
@@ -119,7 +120,8 @@ class ExamGrading:
         with grading, self._progress(options.grader) as progress:
             outcome = run_grading_pass(grading.grader, requests, self.cache(), chunk_size=grading.chunk_size,
                                        strict_fallbacks=options.strict_fallbacks,
-                                       on_start=progress.start, on_progress=progress.advance)
+                                       on_start=progress.start, on_progress=progress.advance,
+                                       engine=grading.engine, grade_missing=grading.grade_missing)
         graded = GradedExam(plan, outcome, tuple(banks))
         config.stash[GRADED_KEY] = graded
         config.hook.pytest_exam_grading_finished(plan=plan, outcome=outcome)
@@ -149,8 +151,10 @@ class ExamGrading:
                                 "nothing")
         grading = self._worker_grading
         plan = grading.plan
+        # no engine: a worker grades only what the controller's pass left, in this process
         outcome = run_grading_pass(grading.grader, grading.requests(data, [bank]), self.cache(),
-                                   chunk_size=grading.chunk_size, strict_fallbacks=options.strict_fallbacks)
+                                   chunk_size=grading.chunk_size, strict_fallbacks=options.strict_fallbacks,
+                                   grade_missing=grading.grade_missing)
         before = self.graded
         if before is not None:
             outcome = merged(before.grading, outcome)
