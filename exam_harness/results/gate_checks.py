@@ -220,7 +220,8 @@ def _judge_figures(report: Document) -> Any:
 def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[GateResult]:
     """Each threshold on the judge's figure (``cascade-kept``) as a check of the verdict: the cascade's 95% lower
     bound of the share of its decider's passes it kept, at the document's tau (evaluate's first), against the
-    limit; a document without a cascade's figures fails the check, saying why."""
+    limit; a document without a cascade's figures, or whose cascade entry was written before schema 4.2 (no
+    bound), fails the check, saying why."""
     results: list[GateResult] = []
     for t in thresholds:
         if t.measure not in JUDGE_FIGURES:
@@ -232,6 +233,13 @@ def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[Gat
             grader = report.settings.grader.name
             message = (f"FAIL cascade-kept: the document holds no cascade's figures at tau={tau} (grader {grader!r}), "
                        f"so it cannot meet {t.value:g}")
+            results.append(GateResult(gate="exam-fail-under", measure=t.measure, limit=t.value, passed=False,
+                                      message=message))
+            continue
+        if found.kept_lower_bound is None:  # an entry of a 4.0/4.1 document: an estimated miss rate, no bound
+            message = (f"FAIL cascade-kept: the document's cascade figures at tau={tau} were written as schema "
+                       f"{report.schema_version}, which stated an estimated miss rate, not a 95% lower bound of the "
+                       f"share of its decider's passes kept, so it cannot meet {t.value:g}")
             results.append(GateResult(gate="exam-fail-under", measure=t.measure, limit=t.value, passed=False,
                                       message=message))
             continue

@@ -181,7 +181,7 @@ def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path:
     path = tmp_path / "exam-report.json"
     path.write_text(json.dumps(kept))
     report = read_report(path)
-    assert report.schema_version == version and SCHEMA_VERSION == "4.1"
+    assert report.schema_version == version and SCHEMA_VERSION == "4.2"
     cost, judge = report.sections["cost"], report.sections["judge-variance"]
     assert isinstance(cost, CostSummary) and cost.model_dump(mode="json") == COST
     assert isinstance(judge, JudgeVariances) and [jv.model_dump(mode="json") for jv in judge.per_tau] == [_figures(4)]
