@@ -18,7 +18,7 @@ from exam_harness.version import __version__
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
-    "calibrate", "record", "queries", "verdict", "grade", "cache", "label", "models",
+    "calibrate", "record", "queries", "verdict", "grade", "cache", "label", "models", "view",
 )
 
 

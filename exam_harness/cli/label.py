@@ -1,5 +1,7 @@
 """``exam-harness label``: a team labels (test point, passage) pairs in the terminal, least sure first
-(exam_harness/analysis/labels.py); answers are read from standard input, so it can be scripted."""
+(exam_harness/analysis/labels.py); on a terminal in a screen (exam_harness/features/view/labelling.py, blind:
+no grade shown), else answers read from standard input line by line, so it can be scripted; both write the
+same labels file."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import sys
 from pathlib import Path
 
 from exam_harness.cli.grades import add_input_arguments, obtain_grades
-from exam_harness.options import GRADING, SCORING, Argument, add_cli_options, integer, options_from_cli
+from exam_harness.errors import ConfigError
+from exam_harness.options import GRADING, SCORING, Argument, add_cli_options, choice, integer, options_from_cli
 
 GROUPS = (GRADING, SCORING)
 DEFAULTS = {"grader": "embedding"}
@@ -21,6 +24,10 @@ ARGUMENTS = (
     Argument("unsure", "Least sure pairs shown first (default: 30).", integer(0), default=30),
     Argument("confident", "Confident pairs sampled after them (default: 10).", integer(0), default=10),
     Argument("seed", "Seed of the confident sample (default: 0).", integer(), default=0),
+    Argument("screen", "The labelling screen (the [view] extra): on, off (the line prompt), or auto: on when standard "
+             "input and output are a terminal and Textual is installed (default: auto).", choice("auto", "on", "off"),
+             default="auto"),
+    Argument("show-grade", "Show the judge's grade and reason on the screen (default: blind, hidden).", None),
 )
 
 
@@ -63,8 +70,39 @@ def run(args: argparse.Namespace) -> int:
         line = sys.stdin.readline()
         return line if line else None
 
-    labels = label_loop(pairs, query_of, show, read, lambda text: print(text, flush=True))
     kept = [Label(query_of.get(tp_id, ""), tp_id, passage_id, value) for (passage_id, tp_id), value in earlier.items()]
+    if _on_screen(args.screen):
+        from exam_harness.features.view.labelling import LabelApp, LabelPair, Step
+
+        def labels_of(steps: list[Step]) -> list[Label]:
+            # the file holds yes and no; an unsure answer, like a skip, leaves the pair unlabelled
+            return [Label(s.pair.query_id, s.pair.test_point_id, s.pair.passage_id, s.answer == "answers")
+                    for s in steps if s.answer in ("answers", "does-not-answer")]
+
+        shown = [LabelPair(query_of[tp_id], tp_id, view.text_of(tp_id), passage_id,
+                           " ".join(passages[passage_id].text.split()) if passage_id in passages else "(no text)",
+                           outcome.grades[(passage_id, tp_id)], outcome.answers.get((passage_id, tp_id)))
+                 for passage_id, tp_id in pairs]
+        steps = LabelApp(shown, lambda steps: write_labels(args.out, [*kept, *labels_of(list(steps))]),
+                         blind=not args.show_grade, earlier=len(kept)).run() or []
+        labels = labels_of(steps)
+    else:
+        labels = label_loop(pairs, query_of, show, read, lambda text: print(text, flush=True))
     write_labels(args.out, [*kept, *labels])
     print(f"\nwrote {args.out}: {len(labels)} new labels, {len(kept) + len(labels)} in all")
     return 0
+
+
+def _on_screen(asked: str) -> bool:
+    """Whether to label on the screen: ``on``; ``auto`` on a terminal with Textual installed; never ``off``."""
+    if asked == "off" or (asked == "auto" and not (sys.stdin.isatty() and sys.stdout.isatty())):
+        return False
+    import importlib.util
+
+    if importlib.util.find_spec("textual") is not None:
+        return True
+    if asked == "on":
+        raise ConfigError("the labelling screen needs Textual: pip install 'exam-harness[view]' (or --screen off)")
+    print("exam-harness label: the line prompt (the labelling screen needs Textual: pip install "
+          "'exam-harness[view]')", file=sys.stderr)
+    return False

@@ -1,0 +1,9 @@
+"""``exam-harness view REPORT.json``: a saved result document in the terminal (Textual, the ``[view]`` extra),
+and the blind labelling screen of ``exam-harness label``.
+
+``document.py`` (what the screens show, from the document alone; no Textual), ``pairs.py`` (a test point's
+pairs from the grade cache the document names, read-only), ``filters.py`` (the search language), ``app.py`` and
+``screens.py`` (the viewer), ``labelling.py`` (the labelling screen), ``command.py`` (the subcommand). Only
+``app.py``, ``screens.py`` and ``labelling.py`` import Textual, on first use: ``import exam_harness`` and every
+other subcommand never do.
+"""
