@@ -19,7 +19,7 @@ from exam_harness.features.view.screens import (
 )
 
 CSS = """
-.title { height: auto; max-height: 2; background: $primary-background; }
+.title { height: auto; max-height: 3; background: $primary-background; }
 #verdict { height: auto; max-height: 4; }
 #leaderboard, #queries, #points, #flips, #results { height: 1fr; }
 #pairs { height: 1fr; min-height: 4; }

@@ -102,21 +102,19 @@ class Viewed:
         return isinstance(self.document, ExamReport)
 
     def summary(self) -> str:
-        """One line: what the document is, its grader, k and tau, and its size."""
+        """What the document is (its kind, schema, creation time), its grader, k and tau, and its size."""
         d = self.document
         grader = d.settings.grader
-        model = f" {grader.model}" if grader.model else ""
+        model = f" ({grader.model})" if grader.model else ""
         if isinstance(d, ExamReport):
-            taus = f"τ={d.settings.min_grade}"
-            size = f"{d.queries} queries, {d.test_points} test points, {len(d.systems)} runs"
-            kind = "exam report"
+            kind, taus = "exam report", f"τ={d.settings.min_grade}"
+            size = f"{d.queries} queries, {d.test_points} test points"
         else:
-            taus = "τ=" + ",".join(str(t) for t in d.settings.min_grades)
-            size = (f"{d.collection.queries} queries, {d.collection.test_points} test points, "
-                    f"{len(d.systems)} runs")
-            kind = f"evaluation ({d.grading.source} grades)"
-        return (f"{self.opened.name}: {kind}, schema {d.schema_version}, {d.created}; grader {grader.name}{model}, "
-                f"{taus}, k={d.settings.k}; {size}; {len(self.measures)} measures")
+            kind, taus = f"evaluation of {d.grading.source} grades", "τ=" + ",".join(map(str, d.settings.min_grades))
+            size = f"{d.collection.queries} queries, {d.collection.test_points} test points"
+        return (f"{self.opened.name}: {kind}, schema {d.schema_version}, created {d.created}\n"
+                f"{size}, {len(d.systems)} runs, {len(self.measures)} measures; grader {grader.name}{model}, {taus}, "
+                f"k={d.settings.k}")
 
     def runs(self) -> list[str]:
         """The runs in the leaderboard's order: evaluate's by the official leaderboard where the document holds

@@ -111,11 +111,11 @@ class LabelApp(App[list[Step]]):
         labelled = counts["answers"] + counts["does-not-answer"]
         at = f"pair {self.position + 1} of {len(self.pairs)}" if self.position < len(self.pairs) else (
             f"all {len(self.pairs)} pairs done")
-        earlier = f"; {self.earlier} labelled before" if self.earlier else ""
-        blind = "blind: the judge's grade is hidden" if self.blind else "the judge's grade is shown"
-        return (f"{at} · {labelled} labelled ({counts['answers']} answer, {counts['does-not-answer']} do not), "
-                f"{counts['unsure']} unsure, {counts['skip']} skipped{earlier}\n{blind} · each answer is written at "
-                "once: quit any time and run label again to go on")
+        earlier = f" · {self.earlier} before" if self.earlier else ""
+        blind = "blind (the judge's grade is hidden)" if self.blind else "the judge's grade is shown"
+        return (f"{at} · {labelled} labelled ({counts['answers']} yes, {counts['does-not-answer']} no), "
+                f"{counts['unsure']} unsure, {counts['skip']} skipped{earlier}\n{blind} · each answer is saved at "
+                "once: quit any time")
 
     def refresh_pair(self) -> None:
         self.query_one("#progress", Static).update(Text(self.progress_text(), style="bold"))
@@ -129,7 +129,8 @@ class LabelApp(App[list[Step]]):
         if not self.blind:
             grade = "–" if pair.grade is None else str(pair.grade)
             lines += [Text(""), Text(f"the judge's grade: {grade}; its reason: {pair.reason or '–'}", style="dim")]
-        lines += [Text(""), Text("Does the passage answer the test point?  y / n / m (unsure) / s (skip) / u (undo)")]
+        lines += [Text(""), Text("Does the passage answer the test point?"),
+                  Text("y yes · n no · m unsure · s skip · u undo · q quit", style="dim")]
         shown.update(Text("\n").join(lines))
         self.query_one("#pair", VerticalScroll).scroll_home(animate=False)
 
