@@ -154,6 +154,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("report", frozenset({"report"})),
     ("sections", frozenset({"sections"})),
     ("extensions", frozenset({"hookspecs", "extensions"})),
+    ("features", frozenset({"features"})),  # in-tree features with their own front end (features/view/)
     ("front ends", frozenset({"plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
 ]
 

@@ -234,14 +234,6 @@ class Viewed:
         found = self._outcomes.get(run, {}).get(query_id, [])
         return sorted(found, key=_point_order)
 
-    def outcome(self, run: str, test_point_id: str) -> TestPointOutcome | None:
-        for by_query in (self._outcomes.get(run, {}),):
-            for points in by_query.values():
-                for o in points:
-                    if o.test_point_id == test_point_id:
-                        return o
-        return None
-
     def all_outcomes(self) -> Iterator[TestPointOutcome]:
         if isinstance(self.document, ExamReport):
             yield from self.document.outcomes
@@ -258,10 +250,11 @@ class Viewed:
                 return flips(ref, d), f"against {self.reference.name}"
             return [], (f"{self.reference.name} and {self.opened.name}: flips need two exam reports (an evaluation "
                         "document holds no test point outcomes); the leaderboard shows both documents' scores")
+        from exam_harness.sections.flips import Flips
+
         content = d.sections.get("flips")
-        found = getattr(content, "found", None)
-        if callable(found):
-            return list(found()), f"against {getattr(content, 'reference', 'the kept report')} (the session's)"
+        if isinstance(content, Flips):
+            return content.found(), f"against {content.reference} (the session's)"
         return [], ("no reference: the session compared with no kept report (--exam-compare); give a second "
                     "document (exam-harness view REPORT.json KEPT.json) or --compare REF")
 
@@ -271,12 +264,14 @@ class Viewed:
     def flaky(self) -> frozenset[tuple[str, str]] | None:
         """(run, test point id) of the cases whose verdict flips across a judge's K samples, at the report's
         tau; None when the document holds no judge variance (no repeats)."""
+        from exam_harness.sections.judge_variance import JudgeVariances
+
         content = self.document.sections.get("judge-variance")
-        per_tau = getattr(content, "per_tau", None)
-        if not isinstance(per_tau, list) or not per_tau:
+        if not isinstance(content, JudgeVariances) or not content.per_tau:
             return None
         tau = self.document.settings.min_grade if isinstance(self.document, ExamReport) else None
-        chosen = next((jv for jv in per_tau if jv.min_grade == tau), per_tau[0])
+        chosen = content.at(tau) if tau is not None else None
+        chosen = chosen or content.per_tau[0]
         return frozenset((c.run, c.test_point_id) for c in chosen.cases if c.flaky)
 
     # -- sections -----------------------------------------------------------------------------------------

@@ -78,8 +78,6 @@ class Titled(Screen[None]):
 class LeaderboardScreen(Titled):
     """Every run by every measure; the verdict first; the highlighted cell's details below."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open_run", "run's queries", show=False)]
-
     def title_text(self) -> str:
         return self.viewed.summary()
 
@@ -120,12 +118,6 @@ class LeaderboardScreen(Titled):
 
     def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
         run = event.cell_key.row_key.value
-        if run is not None:
-            self.app.push_screen(RunScreen(self.viewed, self.pair_source, run))
-
-    def action_open_run(self) -> None:  # pragma: no cover - the table's enter selects the cell
-        board = self.query_one("#leaderboard", DataTable)
-        run = board.coordinate_to_cell_key(board.cursor_coordinate).row_key.value
         if run is not None:
             self.app.push_screen(RunScreen(self.viewed, self.pair_source, run))
 

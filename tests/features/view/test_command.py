@@ -81,3 +81,20 @@ def test_without_tmux_a_terminal_test_skips_or_fails_under_ci(monkeypatch: pytes
     expected = pytest.fail.Exception if ci else pytest.skip.Exception
     with pytest.raises(expected, match="tmux is not installed"):
         tmux_binary()
+
+
+def test_compare_names_a_kept_report_of_the_history(monkeypatch: pytest.MonkeyPatch, example: Example) -> None:
+    """``--compare latest`` reads the kept report the history holds, as ``--exam-compare`` does (the app's run is
+    replaced here: a terminal test drives the real one, test_tmux.py)."""
+    from exam_harness.features.view.app import ViewerApp
+
+    seen: list[ViewerApp] = []
+    monkeypatch.setattr(ViewerApp, "run", lambda self, *a, **k: seen.append(self))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.chdir(example.root)
+    assert main(["view", "reports/exam-report.json", "--compare", "latest", "--search", "missed"]) == 0
+    reference = seen[0].viewed.reference
+    assert reference is not None and reference.name == "0001_before.json"
+    assert seen[0].initial_search == "missed"
+    assert main(["view", "reports/exam-report.json", "--compare", "nothing-of-that-name"]) == 4

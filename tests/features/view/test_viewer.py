@@ -320,3 +320,39 @@ def test_every_main_screen_fits_the_terminal(example: Example, size: tuple[int, 
             assert "esc back" in lines[-1] or "? help" in lines[-1]
 
     as_user(viewer(example.report), scenario, size=size)
+
+
+def test_flaky_cases_are_found_and_said(example: Example, tmp_path: Path) -> None:
+    """A document with judge variance (a judge asked K times per pair): ``flaky`` finds the cases whose verdict
+    flips across the samples, and the why screen says so."""
+    document = raw(example.report)
+    flaky = [("weak-ranker", MISSED_POINT), ("strong-ranker", "tides/two-tidal-bulges-5fe1fe")]
+    steady = ("weak-ranker", "tides/spring-and-neap-tides-6b7b25")
+    cases = [{"run": run, "query_id": "tides", "test_point_id": point, "best_grades": [2, 4, 4], "answered_in": 2,
+              "flaky": True} for run, point in flaky]
+    cases.append({"run": steady[0], "query_id": "tides", "test_point_id": steady[1], "best_grades": [3, 3, 3],
+                  "answered_in": 0, "flaky": False})
+    runs = [{"run": run, "score": 0.5, "sample_scores": [0.4, 0.5, 0.6], "judge_variance": 0.01,
+             "query_variance": 0.02, "judge_share": 0.33, "cases": 3, "flaky": 1, "cover_at_least": [0.6, 0.5, 0.4]}
+            for run in ("weak-ranker", "strong-ranker")]
+    document["sections"]["judge-variance"] = {"per_tau": [{
+        "repeats": 3, "reducer": "mean", "measure": document["measures"][0]["name"], "min_grade": 4, "k": 20,
+        "runs": runs, "cases": cases}]}
+    copy = tmp_path / "exam-report.json"
+    copy.write_text(json.dumps(document))
+
+    async def scenario(user: User) -> None:
+        await user.press("slash")
+        await user.type("flaky")
+        screen = flat(await user.press("enter"))
+        assert f"{len(flaky)} of {len(document['outcomes'])} test point outcomes match" in screen
+        assert sorted((o.run, o.test_point_id) for o in user.app.screen.found) == sorted(flaky)
+        await user.press("escape", "l")
+        shown = flat(await open_point(user, "weak-ranker", "tides", MISSED_POINT))
+        assert "outcome: missed; flaky across the judge's samples" in shown
+        await user.press("escape")
+        points = [o.test_point_id for o in user.app.viewed.points("weak-ranker", "tides")]
+        await user.press("home", *["down"] * points.index(steady[1]), "enter")
+        assert "outcome: missed; not flaky across the judge's samples" in flat(user.screen)
+
+    as_user(viewer(copy, root=example.root), scenario)
