@@ -165,6 +165,10 @@ class Viewed:
     # -- the verdict --------------------------------------------------------------------------------------
 
     def verdict(self) -> tuple[bool, list[GateResult], str]:
+        return self._verdict
+
+    @functools.cached_property
+    def _verdict(self) -> tuple[bool, list[GateResult], str]:
         """(passed, the checks with the failed ones first, where the verdict comes from): the session's verdict
         an exam report holds, else the checks a saved document always gets (``exam-harness verdict`` without
         gates: incomplete runs, fallback grades, the budget)."""
