@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from exam_harness.core.models import Grade, GraderSpec
 from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest
 from exam_harness.graders.registry import GraderRegistry
-from exam_harness.models import Grade, GraderSpec
 
 
 class LexicalGrader(Grader):

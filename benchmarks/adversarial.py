@@ -43,7 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from exam_harness.errors import ConfigError, ExamError, InputError  # noqa: E402
+from exam_harness.core.errors import ConfigError, ExamError, InputError  # noqa: E402
+from exam_harness.core.models import Grade, Passage, Query, TestPoint, test_point_id  # noqa: E402
 from exam_harness.graders.base import GradeFailure, Grader, GraderConfig, GradeResult, GradingRequest  # noqa: E402
 from exam_harness.io.located import (  # noqa: E402
     SCALAR,
@@ -54,7 +55,6 @@ from exam_harness.io.located import (  # noqa: E402
     expect_text,
     load_located,
 )
-from exam_harness.models import Grade, Passage, Query, TestPoint, test_point_id  # noqa: E402
 
 DATA = ROOT / "tests" / "adversarial" / "passages.yaml"
 

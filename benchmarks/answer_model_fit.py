@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from exam_harness.analysis.support_fit import cut_points_around  # noqa: E402
+from exam_harness.core.models import Grade, Passage, Query, TestPoint  # noqa: E402
 from exam_harness.graders.base import GraderConfig, GradingRequest  # noqa: E402
 from exam_harness.graders.embedding import EmbeddingGrader  # noqa: E402
 from exam_harness.graders.support import (  # noqa: E402
@@ -36,7 +37,6 @@ from exam_harness.graders.support import (  # noqa: E402
     shipped_model,
     signals_of_reason,
 )
-from exam_harness.models import Grade, Passage, Query, TestPoint  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 ANSWER_SIGNALS = ("statement", "answer", "gain")

@@ -6,7 +6,7 @@
 Schema 1 is rebuilt here with raw SQL exactly as its cache.py wrote and read it: ``key TEXT PRIMARY
 KEY`` (64 hex characters, in the table and again in the primary key's index), a ``grader`` column,
 the whole Grade as JSON, a timestamp; each lookup parsed the JSON into a pydantic ``Grade``. Schema 2
-is :class:`exam_harness.cache.GradeCache` itself. The rows are grades of the offline default grader
+is :class:`exam_harness.grading.cache.GradeCache` itself. The rows are grades of the offline default grader
 (``embedding``: grade, cosine as raw response and as detail), under keys made by ``cache_key``.
 
 For each schema:
@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from exam_harness.cache import GradeCache, cache_key
-from exam_harness.models import Grade
+from exam_harness.core.models import Grade
+from exam_harness.grading.cache import GradeCache, cache_key
 
 SCHEMA1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

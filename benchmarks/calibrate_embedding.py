@@ -30,14 +30,14 @@ import numpy as np
 from rich.console import Console
 
 from exam_harness.analysis.calibration import CalibrationSettings, calibrate, embedding_cosines, passage_scores
-from exam_harness.cache import GradeCache
 from exam_harness.cli.calibrate import ini_settings, print_calibration
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.progress import GradingProgress
 from exam_harness.graders.base import GraderConfig
 from exam_harness.graders.embedding import EmbeddingGrader
-from exam_harness.grading import grade_banks
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import grade_banks
 from exam_harness.io import load_bank, load_runs
-from exam_harness.options import ExamOptions
-from exam_harness.progress import GradingProgress
 
 
 def main() -> int:

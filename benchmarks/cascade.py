@@ -31,16 +31,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from exam_harness.cache import GradeCache  # noqa: E402
+from exam_harness.core.models import Grade  # noqa: E402
+from exam_harness.core.progress import GradingProgress  # noqa: E402
 from exam_harness.graders.base import GraderConfig, GradingRequest  # noqa: E402
 from exam_harness.graders.cascade import score_of  # noqa: E402
 from exam_harness.graders.cascade_filter import audit_draw, descend, miss_estimate  # noqa: E402
 from exam_harness.graders.embedding import EmbeddingGrader  # noqa: E402
 from exam_harness.graders.recorded import RecordedGrader  # noqa: E402
-from exam_harness.grading import grade_banks  # noqa: E402
+from exam_harness.grading.cache import GradeCache  # noqa: E402
+from exam_harness.grading.passes import grade_banks  # noqa: E402
 from exam_harness.io import load_bank, load_runs  # noqa: E402
-from exam_harness.models import Grade  # noqa: E402
-from exam_harness.progress import GradingProgress  # noqa: E402
 
 TARGETS = (0.90, 0.95, 0.99)
 _SUPPORT = re.compile(r"support (\d+(?:\.\d+)?)")

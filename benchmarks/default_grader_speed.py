@@ -33,10 +33,10 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[2])
 from embedding_speed import dl19_requests
-from exam_harness.cache import GradeCache
+from exam_harness.grading.cache import GradeCache
 from exam_harness.graders.base import GraderConfig
 from exam_harness.graders.embedding import EmbeddingGrader
-from exam_harness.grading import run_grading_pass
+from exam_harness.grading.passes import run_grading_pass
 
 requests = dl19_requests(Path(sys.argv[3]), int(sys.argv[4]))
 grader = EmbeddingGrader(GraderConfig(device="cpu"))

@@ -6,12 +6,12 @@
 
 Pairs: the TREC DL 2019 runs of ``dl19-graded-flan-t5-large-selfrating.jsonl.gz`` x the generated
 question bank ``dl19-genq-questions-v1.jsonl.gz``, pooled as the harness pools them for grading
-(:func:`exam_harness.grading.pool_pairs`: every test point of a query x every passage of every run's
+(:func:`exam_harness.grading.passes.pool_pairs`: every test point of a query x every passage of every run's
 top-20, each (passage, test point) pair once), the first ``--pairs`` of them in pool order.
 
 The two ways, each with the model loaded and warmed up (one small encode) before the clock starts:
 
-(a) harness: :func:`exam_harness.grading.run_grading_pass` with :class:`EmbeddingGrader` (its defaults:
+(a) harness: :func:`exam_harness.grading.passes.run_grading_pass` with :class:`EmbeddingGrader` (its defaults:
     answer key on, though this bank has no gold answers) and a real :class:`GradeCache` in a fresh
     temporary folder (cold: every pair is graded and stored), grading chunks of ``--chunk`` pairs;
 (b) bare, whole texts: every distinct question and passage text encoded once by the same
@@ -84,7 +84,7 @@ class EmbeddingSpeed:
 
 def dl19_requests(data: Path, pairs: int) -> list[GradingRequest]:
     """The first ``pairs`` (all when 0) grading requests of DL19's runs x the generated questions, top-20 pool."""
-    from exam_harness.grading import pool_pairs
+    from exam_harness.grading.passes import pool_pairs
     from exam_harness.io import load_bank, load_runs
 
     loaded = load_runs([data / "dl19" / RUNS_FILE])
@@ -95,10 +95,10 @@ def dl19_requests(data: Path, pairs: int) -> list[GradingRequest]:
 
 def time_harness(requests: Sequence[GradingRequest], chunk: int, device: str | None) -> float:
     """Seconds of one cold grading pass over ``requests`` (model loaded beforehand)."""
-    from exam_harness.cache import GradeCache
     from exam_harness.graders.base import GraderConfig
     from exam_harness.graders.embedding import EmbeddingGrader
-    from exam_harness.grading import run_grading_pass
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.grading.passes import run_grading_pass
 
     grader = EmbeddingGrader(GraderConfig(device=device))
     grader._load().encode(["warm up"], show_progress_bar=False)

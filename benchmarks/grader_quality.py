@@ -34,14 +34,14 @@ sys.path.insert(0, str(ROOT))
 
 from exam_harness.analysis.calibration import Sample, cross_validate, passage_scores, query_folds  # noqa: E402
 from exam_harness.analysis.support_fit import Instances, SupportFit, fit_support, stored_signals  # noqa: E402
-from exam_harness.cache import GradeCache  # noqa: E402
+from exam_harness.core.models import ExamData, Query, QueryBank, TestPoint  # noqa: E402
+from exam_harness.core.progress import GradingProgress  # noqa: E402
 from exam_harness.graders.base import GraderConfig  # noqa: E402
 from exam_harness.graders.embedding import EmbeddingGrader  # noqa: E402
 from exam_harness.graders.support import QUESTION_SIGNALS  # noqa: E402
-from exam_harness.grading import grade_banks  # noqa: E402
+from exam_harness.grading.cache import GradeCache  # noqa: E402
+from exam_harness.grading.passes import grade_banks  # noqa: E402
 from exam_harness.io import load_bank, load_runs  # noqa: E402
-from exam_harness.models import ExamData, Query, QueryBank, TestPoint  # noqa: E402
-from exam_harness.progress import GradingProgress  # noqa: E402
 
 RELEVANCE = 2
 COSINE_GRID = tuple(round(0.30 + 0.01 * i, 2) for i in range(51))

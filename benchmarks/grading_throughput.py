@@ -53,13 +53,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from exam_harness.core.grade_parsing import parse_self_rating  # noqa: E402
+from exam_harness.core.models import Grade, Passage, Query, TestPoint, test_point_id  # noqa: E402
 from exam_harness.graders.base import GradingRequest  # noqa: E402
 from exam_harness.graders.llm import LLMGrader  # noqa: E402
 from exam_harness.llm import prompts  # noqa: E402
 from exam_harness.llm.backend import PromptParts  # noqa: E402
 from exam_harness.llm.hf import HFBackend  # noqa: E402
-from exam_harness.models import Grade, Passage, Query, TestPoint, test_point_id  # noqa: E402
-from exam_harness.parsing import parse_self_rating  # noqa: E402
 
 DL19 = ROOT / ".." / "shared" / "data" / "dl19"
 

@@ -35,9 +35,9 @@ def _refused(convert: Callable[[str], object], raw: str) -> bool:
 
 
 def numeric_bounds() -> Iterator[tuple[str, bool]]:
+    from exam_harness.config.options import Integer, Number, Optional, specs
     from exam_harness.graders.base import declared_options
     from exam_harness.graders.registry import default_registry
-    from exam_harness.options import Integer, Number, Optional, specs
 
     converters: list[tuple[str, object]] = [(f"--{s.name}", s.convert) for _, s in specs()]
     registry = default_registry()
@@ -78,7 +78,7 @@ def early_stop() -> Iterator[tuple[str, bool]]:
     import re
 
     import exam_harness
-    from exam_harness.models import Query
+    from exam_harness.core.models import Query
     from exam_harness.systems import declare
     from exam_harness.systems.calling import call_all
 
@@ -99,8 +99,8 @@ def early_stop() -> Iterator[tuple[str, bool]]:
 
 
 def m_of_k() -> Iterator[tuple[str, bool]]:
-    from exam_harness.errors import ConfigError
-    from exam_harness.gates import check_samples, parse_threshold
+    from exam_harness.config.gates import check_samples, parse_threshold
+    from exam_harness.core.errors import ConfigError
 
     try:
         check_samples([parse_threshold("0.5@2of3")], 1)
@@ -111,8 +111,8 @@ def m_of_k() -> Iterator[tuple[str, bool]]:
 
 
 def measure_names() -> Iterator[tuple[str, bool]]:
-    from exam_harness.errors import ConfigError
-    from exam_harness.gates import check_measures
+    from exam_harness.config.gates import check_measures
+    from exam_harness.core.errors import ConfigError
     from exam_harness.measures.parsing import parse_measure
 
     for printed, name in (("success_10", "success.10"), ("iprec_at_recall_0.10", "iprec_at_recall.0.10")):
@@ -124,7 +124,7 @@ def measure_names() -> Iterator[tuple[str, bool]]:
 
 
 def citation_2024() -> Iterator[tuple[str, bool]]:
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.runs import load_runs
 
     with tempfile.TemporaryDirectory() as folder:

@@ -43,7 +43,7 @@ import hashlib
 import time
 
 from exam_harness.graders.base import Grader
-from exam_harness.models import Grade, GraderSpec
+from exam_harness.core.models import Grade, GraderSpec
 
 DELAY = {delay!r}
 

@@ -146,7 +146,7 @@ KINDS: dict[str, tuple[str, str, Callable[[Path], None]]] = {
 _CHILD = """
 import importlib, json, sys, time
 from pathlib import Path
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 module, name = sys.argv[1].split(":")
 load = getattr(importlib.import_module(module), name)
 import numpy  # noqa: F401  (imported by the JSON depth check of long lines: counted with the interpreter)

@@ -41,10 +41,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs
-from exam_harness.io.formats import builtin_bank_formats, builtin_run_formats
-from exam_harness.models import (
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.models import (
     ExamData,
     GraderSpec,
     Passage,
@@ -55,8 +53,10 @@ from exam_harness.models import (
     TestPoint,
     TestPointKind,
 )
-from exam_harness.options import ExamOptions
-from exam_harness.plan import ExamPlan, make_plan
+from exam_harness.exam.inputs import ExamInputs
+from exam_harness.exam.plan import ExamPlan, make_plan
+from exam_harness.grading.passes import GradingOutcome
+from exam_harness.io.formats import builtin_bank_formats, builtin_run_formats
 from exam_harness.report.build import SessionOutcome, build_report
 
 RANKED = 100  # passages each run ranks per query (more than k, as real runs do)

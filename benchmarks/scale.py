@@ -72,7 +72,7 @@ CONFTEST = '''\
 import zlib
 
 from exam_harness.graders.base import Grader
-from exam_harness.models import Grade, GraderSpec
+from exam_harness.core.models import Grade, GraderSpec
 
 
 class InstantGrader(Grader):

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from exam_harness.models import Query
+from exam_harness.core.models import Query
 from exam_harness.systems.calling import GLOBAL_CONCURRENCY
 from exam_harness.systems.declare import System, clear, declared, http_system, system
 from exam_harness.systems.session import SystemsPass

@@ -2,20 +2,38 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import sys
+import warnings
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from exam_harness.version import __version__
+from exam_harness.core.version import __version__
 
 if TYPE_CHECKING:
-    from exam_harness.models import Query
+    from exam_harness.core.models import Query
     from exam_harness.systems.declare import Answer, Passage, Secret, Sentence, command_system, http_system, system
 
 # The package's public names, above every layer (ARCHITECTURE.md, Layers): nothing in the package imports them
-# from here, and `import exam_harness` loads only version.py (the rest on first use, below).
+# from here, and `import exam_harness` loads only core/version.py (the rest on first use, below). The declared
+# plugin surface is exam_harness.api.
 __all__ = ["Answer", "Passage", "Query", "Secret", "Sentence", "__version__", "command_system", "http_system", "system"]
-_LAZY = {"Query": "exam_harness.models", **dict.fromkeys(
+_LAZY = {"Query": "exam_harness.core.models", **dict.fromkeys(
     ("Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"),
     "exam_harness.systems.declare")}
+
+# Module paths that moved (issue 36), still importable with a DeprecationWarning: old -> new.
+MOVED: dict[str, str] = {
+    **{f"exam_harness.{old}": f"exam_harness.{new}" for old, new in {
+        "version": "core.version", "paths": "core.paths", "errors": "core.errors", "display": "core.display",
+        "redaction": "core.redaction", "registry": "core.registry", "parsing": "core.grade_parsing",
+        "progress": "core.progress", "models": "core.models", "answers": "core.answers",
+        "verdicts": "core.case_verdicts", "options": "config.options", "gates": "config.gates",
+        "inputs": "exam.inputs", "plan": "exam.plan", "preflight": "results.preflight", "cache": "grading.cache",
+        "grading_setup": "grading.setup", "batch_grading": "grading.batches", "cache_merge": "grading.merge",
+        "results.writers": "report.writers", "sections.significance": "features.significance.section",
+    }.items()},
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -26,3 +44,31 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'exam_harness' has no attribute {name!r}")
+
+
+class _MovedModules:
+    """Finds a moved module's old name as its new module, with a DeprecationWarning that names the new path. First
+    on ``sys.meta_path``, it claims the old names alone: no other finder (an editable install's of another checkout)
+    answers them with a file of the old layout. (A meta path finder and loader by their methods: importlib.abc
+    would cost the command line's start ~25 ms.)"""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in MOVED:
+            return None
+        loader: Any = self  # a loader by its methods (see the class docstring)
+        return importlib.machinery.ModuleSpec(fullname, loader)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        import importlib
+
+        new = MOVED[spec.name]
+        warnings.warn(f"{spec.name} moved to {new} (import it from there, or a plugin's names from exam_harness.api)",
+                      DeprecationWarning, stacklevel=2)
+        return importlib.import_module(new)
+
+    def exec_module(self, module: ModuleType) -> None:
+        pass  # the new module, already run
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModules())

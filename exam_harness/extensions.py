@@ -1,31 +1,38 @@
 """The extension registries and how each front end fills them through the same hooks.
 
-Under pytest the hooks are pytest's (installed plugins, ``-p`` plugins and every conftest.py pytest
-loaded). The ``exam-harness`` command line builds a small pluggy manager with the same hook
-specifications, loads the installed ``pytest11`` plugins of packages that require exam-harness and the
-current folder's ``conftest.py``, and calls the same registration hooks. Like pytest, it accepts hook
-functions without a decorator.
+Under pytest the hooks are pytest's (the in-tree features plugin.py registers, installed plugins, ``-p``
+plugins and every conftest.py pytest loaded). The ``exam-harness`` command line builds a small pluggy manager
+with the same hook specifications, registers the in-tree features (exam_harness/features) first, loads the
+installed ``pytest11`` plugins of packages that require exam-harness and the current folder's ``conftest.py``,
+and calls the same registration hooks. Like pytest, it accepts hook functions without a decorator.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import importlib.util
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pluggy
 
 from exam_harness import hookspecs
-from exam_harness.errors import ConfigError
+from exam_harness.analysis.label_screens import LabelScreen
+from exam_harness.config.commands import Command
+from exam_harness.config.gates import GateFigure
+from exam_harness.config.options import FeatureOptions
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.host import use_hook
+from exam_harness.core.registry import Registry
+from exam_harness.features import register_features
 from exam_harness.graders.registry import GraderRegistry, default_registry
 from exam_harness.io.formats import BankFormat, RunFormat, builtin_bank_formats, builtin_run_formats
 from exam_harness.measures.base import Measure
 from exam_harness.measures.registry import builtin_measures
-from exam_harness.registry import Registry
 from exam_harness.report.writers import Writer, builtin_writers
 from exam_harness.results.sections import Section, builtin_sections, use_sections
 
@@ -44,24 +51,42 @@ class Registries:
     measures: Registry[type[Measure]]
     writers: Registry[Writer]  # filled by pytest_exam_register_reporters
     sections: Registry[Section]
+    gate_figures: Registry[GateFigure]
+    commands: Registry[Command]  # the features' and plugins' subcommands (the built-in ones are cli/'s modules)
+    label_screens: Registry[LabelScreen]  # the screens ``exam-harness label`` may label on (a feature's)
+    hook: Any = None  # the hook relay they were filled through: the event hooks and scoring inputs are called on it
 
     @classmethod
     def builtin(cls) -> Registries:
         return cls(default_registry(), builtin_bank_formats(), builtin_run_formats(), builtin_measures(),
-                   builtin_writers(), builtin_sections())
+                   builtin_writers(), builtin_sections(),
+                   Registry("gate figure", problem=_not_a(GateFigure, "name, title, section, lower_is_better, value")),
+                   Registry("subcommand", problem=_not_a(Command, "help, description, add_arguments, run")),
+                   Registry("labelling screen", problem=_not_a(LabelScreen, "unavailable, label")))
 
     @classmethod
     def from_hook(cls, hook: Any) -> Registries:
         """Built-in entries plus what plugins register through ``hook`` (pytest's or the CLI's)."""
-        registries = cls.builtin()
+        registries = replace(cls.builtin(), hook=hook)
         hook.pytest_exam_register_graders(registry=registries.graders)
         hook.pytest_exam_register_bank_formats(registry=registries.bank_formats)
         hook.pytest_exam_register_run_formats(registry=registries.run_formats)
         hook.pytest_exam_register_measures(registry=registries.measures)
         hook.pytest_exam_register_reporters(registry=registries.writers)
         hook.pytest_exam_register_sections(registry=registries.sections)
+        hook.pytest_exam_register_gate_figures(registry=registries.gate_figures)
+        hook.pytest_exam_register_commands(registry=registries.commands)
+        hook.pytest_exam_register_label_screens(registry=registries.label_screens)
         use_sections(registries.sections)  # the sections documents are built, read and shown with
+        use_hook(hook)  # the hooks scoring calls (core/host.py)
         return registries
+
+
+def _not_a(kind: type, members: str) -> Any:
+    def problem(entry: object) -> str | None:
+        return None if isinstance(entry, kind) else f"{entry!r} is not a {kind.__name__} (it needs {members})"
+
+    return problem
 
 
 class _Manager(pluggy.PluginManager):
@@ -80,6 +105,7 @@ def cli_plugin_manager(folder: Path | None = None) -> pluggy.PluginManager:
     conftest.py (the current folder by default)."""
     manager = _Manager("pytest")
     manager.add_hookspecs(hookspecs)
+    register_features(manager)  # before any third-party plugin, as plugin.py registers them in pytest
     for entry_point in exam_plugin_entry_points():
         if manager.has_plugin(entry_point.name) or manager.is_blocked(entry_point.name):
             continue
@@ -90,8 +116,24 @@ def cli_plugin_manager(folder: Path | None = None) -> pluggy.PluginManager:
         manager.register(plugin, name=entry_point.name)
     conftest = (folder or Path.cwd()) / "conftest.py"
     if conftest.is_file():
-        manager.register(_import_conftest(conftest), name=str(conftest))
+        module = _import_conftest(conftest)
+        manager.register(module, name=str(conftest))
+        _register_named_plugins(manager, module, conftest)
     return manager
+
+
+def _register_named_plugins(manager: pluggy.PluginManager, conftest: object, path: Path) -> None:
+    """The plugins the conftest.py names in ``pytest_plugins`` (a module name or a list of them), registered as
+    pytest registers a root conftest's: one line makes a plugin module serve both front ends."""
+    named = getattr(conftest, "pytest_plugins", ())
+    for name in [named] if isinstance(named, str) else list(named):
+        if manager.has_plugin(name) or manager.is_blocked(name):
+            continue
+        try:
+            plugin = importlib.import_module(name)
+        except ImportError as exc:
+            raise ConfigError(f"{path}: pytest_plugins names {name!r}, which cannot be imported: {exc}") from exc
+        manager.register(plugin, name=name)
 
 
 def exam_plugin_entry_points() -> list[importlib.metadata.EntryPoint]:
@@ -147,3 +189,11 @@ def _import_conftest(path: Path) -> object:
 def cli_registries(folder: Path | None = None) -> Registries:
     """The registries the command line uses: built-ins, installed plugins and the folder's conftest.py."""
     return Registries.from_hook(cli_plugin_manager(folder).hook)
+
+
+def cli_feature_options(manager: pluggy.PluginManager) -> FeatureOptions:
+    """The options ``manager``'s features and plugins declare (``pytest_exam_add_options``), made the features'
+    part of the schema the subcommands' parsers and readers use (config/options.py)."""
+    declared = FeatureOptions()
+    manager.hook.pytest_exam_add_options.call_historic(kwargs={"options": declared})
+    return declared

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from exam_harness.errors import GradingError, InputError
+from exam_harness.core.errors import GradingError, InputError
+from exam_harness.core.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
 from exam_harness.graders.base import GradeFailure
 from exam_harness.io.banks import load_bank
 from exam_harness.io.generated_banks import check_bank_path, read_generated_ids, write_bank, write_generated_ids
@@ -45,7 +46,6 @@ from exam_harness.llm.prompts import (
     QUESTION_GENERATION_FACET,
     QUESTION_INSTRUCTION,
 )
-from exam_harness.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
 
 BankKind = Literal["questions", "nuggets"]
 BANK_KINDS: tuple[BankKind, ...] = ("questions", "nuggets")

@@ -15,19 +15,26 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from exam_harness.analysis.label_screens import LabelScreen
+    from exam_harness.config.commands import Command
+    from exam_harness.config.gates import GateFigure
+    from exam_harness.config.options import ExamOptions, FeatureOptions
+    from exam_harness.core.registry import Registry
+    from exam_harness.exam.plan import ExamPlan
     from exam_harness.graders.registry import GraderRegistry
-    from exam_harness.grading import GradingOutcome
+    from exam_harness.grading.passes import GradingOutcome
     from exam_harness.io.formats import BankFormat, RunFormat
     from exam_harness.measures.base import Measure
-    from exam_harness.plan import ExamPlan
-    from exam_harness.registry import Registry
     from exam_harness.report.writers import Writer
+    from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.schema import ExamReport
+    from exam_harness.results.scored import ScoringFront, ScoringInputs
     from exam_harness.results.sections import Section
 
-# the marker ``pytest.hookspec`` is (project "pytest"), made here so that the command line adds these
-# specifications to its manager without importing pytest
+# the markers ``pytest.hookspec`` and ``pytest.hookimpl`` are (project "pytest"), made here so that the command
+# line adds these specifications to its manager, and a feature marks its implementations, without importing pytest
 hookspec = pluggy.HookspecMarker("pytest")
+hookimpl = pluggy.HookimplMarker("pytest")
 
 
 @hookspec
@@ -77,14 +84,55 @@ def pytest_exam_register_sections(registry: Registry[Section]) -> None:
     the JSON report, markdown, HTML and ``exam-harness evaluate`` (``--json`` too)."""
 
 
+@hookspec(historic=True)
+def pytest_exam_add_options(options: FeatureOptions) -> None:
+    """Add options to the one option schema: ``options.add(feature_option("NAME", default, help, convert,
+    group=GROUP))`` (config/options.py). pytest registers ``--exam-NAME`` and the ini key ``exam_NAME``, every
+    subcommand that takes ``GROUP``'s options ``--NAME`` (``fronts=("cli",)`` or ``("pytest",)`` for one front end);
+    the value, converted as every option's, is ``options.feature(OPTION)`` of the ``ExamOptions`` both front ends
+    read. Historic: a conftest.py pytest loads later adds its options too."""
+
+
+@hookspec
+def pytest_exam_scoring_inputs(options: ExamOptions, front: ScoringFront, inputs: ScoringInputs) -> None:
+    """Add what a feature's sections read beside the grades: ``inputs.set(KEY, value)`` with an
+    ``InputKey[T]`` of the feature's own; a section reads it as ``scored.input(KEY)`` (results/scored.py).
+    ``front`` is ``"pytest"`` (called at configure, before any grading) or ``"evaluate"`` (before grading too;
+    a library call of ``report.evaluation.evaluate_exam`` asks the in-tree features). Raise ``ConfigError`` for
+    a bad value: it stops the session or command before any grading."""
+
+
+@hookspec
+def pytest_exam_register_gate_figures(registry: Registry[GateFigure]) -> None:
+    """Add gate figures (objects of the ``GateFigure`` protocol, config/gates.py: ``name``, ``title``, ``section``,
+    ``lower_is_better``, ``value(content, run)``): a section's value per run that ``--exam-fail-under`` and
+    ``exam-harness verdict --fail-under`` gate by name (``[RUN=]NAME:LIMIT``), decided by results/verdict.py for
+    both, from the document."""
+
+
+@hookspec
+def pytest_exam_register_commands(registry: Registry[Command]) -> None:
+    """Add ``exam-harness NAME`` subcommands (objects of the ``Command`` protocol, config/commands.py: ``help``,
+    ``description``, ``add_arguments(parser)``, ``run(args) -> int``), listed by ``exam-harness --help``."""
+
+
+@hookspec
+def pytest_exam_register_label_screens(registry: Registry[LabelScreen]) -> None:
+    """Add labelling screens of ``exam-harness label`` (objects of the ``LabelScreen`` protocol,
+    analysis/label_screens.py: ``unavailable()``, ``label(pairs, write, blind=, earlier=)``): the command labels on
+    the first one that can run here under ``--screen on``, or ``auto`` on a terminal, else with its line prompt."""
+
+
 @hookspec
 def pytest_exam_grading_finished(plan: ExamPlan, outcome: GradingOutcome) -> None:
-    """Called after the grading pass, before any exam case runs, with every grade and failure."""
+    """Called after the grading pass with every grade and failure: in a pytest session before any exam case runs,
+    in ``exam-harness evaluate`` before scoring."""
 
 
 @hookspec
-def pytest_exam_report(report: ExamReport, plan: ExamPlan) -> None:
-    """Called at session finish by the process that writes reports, after the report files are written.
+def pytest_exam_report(report: ExamReport | EvaluationReport, plan: ExamPlan) -> None:
+    """Called once the result document is complete and its files are written: at session finish by the process
+    that writes reports (an ``ExamReport``), and by ``exam-harness evaluate`` (its ``EvaluationReport``).
 
     Publish scores anywhere else from here (a dashboard, a database, a PR comment).
     """

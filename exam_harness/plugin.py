@@ -1,6 +1,7 @@
-"""pytest entry point (``pytest11``): options from the one schema, the exam plugins, fixtures.
+"""pytest entry point (``pytest11``): options from the one schema, the in-tree features, the exam plugins, fixtures.
 
-Imports nothing heavy. Each concern is its own plugin object (``exam_harness/pytest_plugins``),
+Imports nothing heavy. The in-tree features (exam_harness/features) are registered with the hook specifications,
+before any conftest.py; each concern of the session is its own plugin object (``exam_harness/pytest_plugins``),
 registered in ``pytest_configure``; the gates only when a gate is asked for.
 """
 
@@ -13,17 +14,32 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.errors import ConfigError, ExamError
-from exam_harness.models import Run
-from exam_harness.options import PYTEST_GROUPS, add_pytest_options, options_from_pytest
+from exam_harness.config.options import (
+    PYTEST_GROUPS,
+    FeatureOption,
+    FeatureOptions,
+    add_pytest_option,
+    add_pytest_options,
+    options_from_pytest,
+)
+from exam_harness.core.errors import ConfigError, ExamError
+from exam_harness.core.models import Run
 from exam_harness.results.schema import ExamReport
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from exam_harness.features import register_features
+
     pluginmanager.add_hookspecs(hookspecs)
+    register_features(pluginmanager)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    def add(option: FeatureOption[object]) -> None:  # a feature's option of the groups pytest registers
+        if option.spec.group in PYTEST_GROUPS:
+            add_pytest_option(parser, option.name, option.spec)
+
+    declared = FeatureOptions(on_add=add)  # the session's feature options start here
     add_pytest_options(parser, PYTEST_GROUPS)
     parser.addini(
         "exam_banks",
@@ -31,12 +47,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="paths",
         default=[],
     )
+    pluginmanager.hook.pytest_exam_add_options.call_historic(kwargs={"options": declared})
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    from exam_harness.config.options import reset_feature_options
+    from exam_harness.core.host import reset_hook
     from exam_harness.results.sections import reset_sections
 
-    reset_sections()  # the sections this session's plugins registered end with it (pytester runs in-process)
+    # what this session's plugins registered ends with it (pytester runs sessions in-process)
+    reset_sections()
+    reset_hook()
+    reset_feature_options()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -61,7 +83,15 @@ def pytest_configure(config: pytest.Config) -> None:
         # process counts or grades
         # (xdist decides in its own, later pytest_configure).
         config.option.dist = "no"
-    config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config))
+    from exam_harness.core.host import use_hook
+    from exam_harness.results.scored import collect_scoring_inputs
+
+    use_hook(config.hook)  # the hooks scoring calls (core/host.py): this session's plugins
+    try:
+        inputs = collect_scoring_inputs(options, "pytest", config.hook)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config), scoring_inputs=inputs)
     collector = ExamCollector(config)
     try:
         systems = ExamSystems(config, collector)
@@ -98,7 +128,7 @@ def check_ini_keys(config: pytest.Config) -> None:
     a misspelt gate (``exam_fail_undr``) would otherwise leave the gate off behind a mere warning."""
     import difflib
 
-    from exam_harness.options import specs
+    from exam_harness.config.options import specs
 
     known = sorted({spec.ini_name for _, spec in specs(PYTEST_GROUPS, "pytest")} | {"exam_banks"})
     # pytest 9 keeps the ini file's keys in ``_inicfg`` (its ``inicfg`` is deprecated); pytest 8 in ``inicfg``.
@@ -121,7 +151,7 @@ def check_swallowed_values(config: pytest.Config) -> None:
     rootdir or configuration file it chose differs from the one it chooses without those values, the
     session would run without the project's configuration: refused, naming the ``=`` form. When both
     are the same (``pytest banks --exam-runs /elsewhere/runs``), the command is right and runs."""
-    from exam_harness.options import specs
+    from exam_harness.config.options import specs
 
     names = {f"--exam-{spec.name}" for _, spec in specs(PYTEST_GROUPS, "pytest") if not spec.flag}
     swallowed = [(option, value) for option, value in itertools.pairwise(config.invocation_params.args)
@@ -171,7 +201,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def exam_run(request: pytest.FixtureRequest) -> Run:
-    """Each run (system) taking the exam, as a :class:`exam_harness.models.Run`; tests using it are
+    """Each run (system) taking the exam, as a :class:`exam_harness.core.models.Run`; tests using it are
     parametrized over all runs."""
     from exam_harness.pytest_plugins.state import setup_of
 
@@ -197,7 +227,7 @@ def exam_scores(request: pytest.FixtureRequest) -> ExamReport:
         graded = grading.graded or grading.grade(inputs.load_banks(bank_paths(config)))
         built = build_report(
             inputs,
-            SessionOutcome(graded.grading, graded.banks),
+            SessionOutcome(graded.grading, graded.banks, inputs=setup.scoring_inputs),
             graded.plan,
             root=Path(config.rootpath),
             run_paths=list(setup.options.runs),

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from exam_harness.answers import CitedAnswer
-from exam_harness.errors import InputError
+from exam_harness.core.answers import CitedAnswer
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import Passage, Query, TestPoint, md5_hex
 from exam_harness.graders.base import GradingRequest
-from exam_harness.models import Passage, Query, TestPoint, md5_hex
 
 SUPPORT_CREDIT = {2: 1.0, 1: 0.5, 0: 0.0}  # full, partial, no support
 # run -> query -> per sentence, the credit of each citation (None: not graded); an uncited sentence: ()

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exam_harness.cache import GradeCache, cache_key
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import ExamData, Grade, GraderSpec, QueryBank, RecordedGrade, TestPoint
+from exam_harness.exam.inputs import ExamView, Pair, is_direct_id, known_pool, query_for
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.registry import GraderRegistry, default_registry
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamView, Pair, is_direct_id, known_pool, query_for
+from exam_harness.grading.cache import GradeCache, cache_key
+from exam_harness.grading.passes import GradingOutcome
 from exam_harness.io.textio import atomic_write_text
-from exam_harness.models import ExamData, Grade, GraderSpec, QueryBank, RecordedGrade, TestPoint
 
 # --- export -------------------------------------------------------------------------------------
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
+from exam_harness.core.models import Grade, GraderSpec
 from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest
-from exam_harness.models import Grade, GraderSpec
 from tests.paths import REPO
 
 GRADES: dict[str, dict[str, dict[str, int]]] = {
@@ -150,7 +150,7 @@ def pytest_exam_register_graders(registry):
 CONFTEST = '''
 from pathlib import Path
 from exam_harness.graders.base import Grader, GradeFailure
-from exam_harness.models import Grade, GraderSpec
+from exam_harness.core.models import Grade, GraderSpec
 
 LOG = Path(__file__).parent / "graded.log"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from exam_harness.core.models import Passage, Query, TestPoint
 from exam_harness.graders.base import GradingRequest
-from exam_harness.models import Passage, Query, TestPoint
 from tests.paths import DATA
 
 BANK = DATA / "sourdough_bank.json"

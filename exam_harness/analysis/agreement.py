@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import cast
 
+from exam_harness.core.models import RecordedGrade
 from exam_harness.io.workbench import direct_grade_id
 from exam_harness.measures.agreement import (
     LENIENT_MIN_GRADE,
@@ -41,7 +42,6 @@ from exam_harness.measures.agreement import (
     one_vs_rest,
     reference_row_pairing,
 )
-from exam_harness.models import RecordedGrade
 from exam_harness.results.agreement import (  # the result document's parts, re-exported for the analyses' callers
     AgreementResult as AgreementResult,
 )

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, computed_field
 
-from exam_harness.errors import InputError
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamView
+from exam_harness.core.errors import InputError
+from exam_harness.exam.inputs import ExamView
+from exam_harness.grading.passes import GradingOutcome
 
 
 def _check_query(view: ExamView, query: str | None) -> None:

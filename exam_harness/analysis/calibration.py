@@ -35,7 +35,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from exam_harness.analysis.agreement import MergedTable, finite, max_grade_labels, merged_table, min_answers_labels
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.measures.agreement import cohen_kappa, grade_judgment_table
 
 Pair = tuple[str, str]  # (passage id, test point id)

@@ -13,7 +13,7 @@ from itertools import pairwise
 from exam_harness.analysis.calibration import Sample, Spread, cross_validate, query_folds
 from exam_harness.analysis.labels import Pair
 from exam_harness.analysis.support_fit import cut_points_around
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 MAX_CANDIDATES = 400  # thresholds tried: midpoints between observed probabilities, thinned evenly beyond this
 EDGE = 1e-6  # a threshold stays inside (0, 1): the other cut points are spaced around it in logits

@@ -21,10 +21,13 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from exam_harness.cache import GradeCache
-from exam_harness.grading import GradingOutcome
-from exam_harness.grading_setup import GradingSetup
-from exam_harness.inputs import ExamView
+from exam_harness.core.models import ExamData, QueryBank, TestPoint
+from exam_harness.core.progress import GradingProgress
+from exam_harness.exam.inputs import ExamView
+from exam_harness.exam.plan import ExamPlan
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import GradingOutcome
+from exam_harness.grading.setup import GradingSetup
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.exam import ExamCover
@@ -32,9 +35,6 @@ from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import QrelsCut, relevance_level
 from exam_harness.measures.result import ExamResult
 from exam_harness.measures.trec import TrecMeasure
-from exam_harness.models import ExamData, QueryBank, TestPoint
-from exam_harness.plan import ExamPlan
-from exam_harness.progress import GradingProgress
 
 EDIT_SIMILARITY = 0.6  # difflib ratio from which a removed + added pair reads as one edit
 

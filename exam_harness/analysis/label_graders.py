@@ -1,7 +1,7 @@
 """Every grader whose grades a cache holds, against a team's labels (issue 30): ``analyze agreement
 --team-labels`` measures the session's grader and each of these.
 
-A cache keys a grade by the hash of its grader's spec and the pair's content (exam_harness/cache.py), so the
+A cache keys a grade by the hash of its grader's spec and the pair's content (exam_harness/grading/cache.py), so the
 graders it holds are found from what its records name: each distinct (grader name, model, prompt) is rebuilt
 from the registry (the session's own options for the session's grader, the registered defaults otherwise,
 with the record's model and prompt) and the keys of the labelled pairs under its spec are looked up. A
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exam_harness.analysis.labels import LabelAgreement, Pair, label_agreement
-from exam_harness.cache import GradeCache, cache_key
+from exam_harness.core.models import ExamData, GraderSpec, QueryBank
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.graders.registry import GraderRegistry
-from exam_harness.models import ExamData, GraderSpec, QueryBank
+from exam_harness.grading.cache import GradeCache, cache_key
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from exam_harness.analysis.support_fit import Instances
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.graders.cascade_filter import wilson
 from exam_harness.graders.support import Signals, SupportModel, signals_of_reason
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from exam_harness.analysis.calibration import Key, Pair, Sample, Spread, choose_threshold, kappa_at
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.graders.embedding import ANSWER_KEY_DECIDED
 from exam_harness.graders.support import QUESTION_SIGNALS, Signals, SupportModel, fit_logistic, signals_of_reason
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from exam_harness.analysis.agreement import finite
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import check_word
 from exam_harness.io.textio import iter_json_lines

@@ -19,9 +19,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from autojudge_base.nugget_data import write_nugget_banks
 
     from exam_harness.autojudge.convert import answers_to_reports, banks_to_nugget_banks, responses_to_answers
-    from exam_harness.errors import ExamError
+    from exam_harness.core.errors import ExamError
+    from exam_harness.exam.inputs import ExamInputs
     from exam_harness.extensions import cli_registries
-    from exam_harness.inputs import ExamInputs
     from exam_harness.io.textio import atomic_write_text
     from exam_harness.io.trec_rag import rag_answer_files
 

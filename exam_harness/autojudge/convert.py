@@ -15,8 +15,8 @@ from typing import Any
 from autojudge_base import Report  # importable offline: the package's __init__ placed the NLTK data
 from autojudge_base.nugget_data import NuggetBank, NuggetBanks, NuggetClaim, NuggetQuestion
 
-from exam_harness.answers import CitedAnswer, CitedSentence
-from exam_harness.models import Query, QueryBank, TestPoint
+from exam_harness.core.answers import CitedAnswer, CitedSentence
+from exam_harness.core.models import Query, QueryBank, TestPoint
 
 META = "exam_harness"  # the key of exam-harness's own fields in a nugget's metadata
 

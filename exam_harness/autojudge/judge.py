@@ -30,7 +30,7 @@ from autojudge_base import Leaderboard, LeaderboardBuilder, LeaderboardSpec, Mea
 from autojudge_base.nugget_data import NuggetBanks
 
 from exam_harness.autojudge.convert import banks_to_nugget_banks, nugget_banks_to_banks, reports_to_answers
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 SETTINGS = ("bank", "grader", "grader_options", "min_grade", "k", "measures", "cache")
 
@@ -72,11 +72,11 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
     from exam_harness.cli import build_parser
     from exam_harness.cli.evaluate import GROUPS, OUTPUT_DEFAULTS
     from exam_harness.cli.grades import obtain_grades
+    from exam_harness.config.options import REPORTS, options_from_cli
     from exam_harness.io.handbank import write_bank_yaml
     from exam_harness.io.textio import atomic_write_text
     from exam_harness.io.trec_rag import rag_answer_files
     from exam_harness.measures.qrels import QrelsCut
-    from exam_harness.options import REPORTS, options_from_cli
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 
     with tempfile.TemporaryDirectory(prefix="exam-harness-autojudge-") as tmp:
@@ -141,8 +141,8 @@ class ExamJudge:
             return nugget_banks
         if not kwargs.get("bank"):
             raise ConfigError("create_nuggets reads the exam's banks from the 'bank' setting (a bank file or a list)")
+        from exam_harness.exam.inputs import ExamInputs
         from exam_harness.extensions import cli_registries
-        from exam_harness.inputs import ExamInputs
 
         registries = cli_registries()
         inputs = ExamInputs(registries.bank_formats, registries.run_formats)

@@ -1,7 +1,9 @@
-"""``exam-harness`` command line: one subcommand per module of this package.
+"""``exam-harness`` command line: one subcommand per module of this package, and the features' and plugins'.
 
 Subcommand modules expose ``add_parser(subparsers)`` and ``run(args) -> int`` and are imported
-only when listed here, so ``exam-harness --help`` stays fast.
+only when listed here, so ``exam-harness --help`` stays fast. A feature or plugin adds a subcommand
+through ``pytest_exam_register_commands`` (config/commands.py) and options through
+``pytest_exam_add_options``: the parser is built after the plugin manager (extensions.py) is.
 """
 
 from __future__ import annotations
@@ -13,33 +15,47 @@ import os
 import sys
 from collections.abc import Sequence
 
-from exam_harness.errors import INFRASTRUCTURE_FAILED, ExamError, InfrastructureError
-from exam_harness.version import __version__
+from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
+from exam_harness.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
-    "calibrate", "record", "queries", "verdict", "grade", "cache", "label", "models", "view",
+    "calibrate", "record", "queries", "verdict", "grade", "cache", "label", "models",
 )
+
+
+def _first_word(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _named_command(argv: Sequence[str]) -> str | None:
     """The subcommand module ``argv`` names (its first word), when it names one."""
-    first = next((a for a in argv if not a.startswith("-")), None)
+    first = _first_word(argv)
     name = first.replace("-", "_") if first else None
     return name if name in COMMANDS else None
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the arguments and they name a subcommand, with that subcommand alone (importing
-    every subcommand's module costs a second or more; help and usage errors elsewhere list them all)."""
+    every subcommand's module costs a second or more; help and usage errors elsewhere list them all): a built-in
+    one's module, or a feature's or plugin's command without the built-in modules. The features' and plugins'
+    options are part of the schema the subcommands' parsers are built from, and their subcommands are listed after
+    the built-in ones."""
+    from exam_harness.extensions import Registries, cli_feature_options, cli_plugin_manager
+
     named = _named_command(argv) if argv is not None else None
+    manager = cli_plugin_manager()
+    cli_feature_options(manager)
     parser = argparse.ArgumentParser(
         prog="exam-harness",
         description="Exam-based evaluation of retrieval and RAG systems (EXAM, RUBRIC, nugget pyramids).",
     )
     parser.add_argument("--version", action="version", version=f"exam-harness {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in (named,) if named else COMMANDS:
+    commands = Registries.from_hook(manager.hook).commands if named is None else None
+    first = _first_word(argv) if argv is not None else None
+    plugin_named = commands is not None and first in commands  # a feature's or plugin's subcommand
+    for name in (named,) if named else () if plugin_named else COMMANDS:
         try:
             module = importlib.import_module(f"exam_harness.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -47,6 +63,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                 continue  # a subcommand not shipped in this build
             raise
         module.add_parser(subparsers)
+    if commands is not None:
+        for name in commands:
+            if name.replace("-", "_") in COMMANDS:
+                raise ConfigError(f"subcommand {name!r} is registered by a plugin and is a built-in one")
+            if plugin_named and name != first:
+                continue  # that command alone, as a built-in one's module alone
+            command = commands.get(name)
+            sub = subparsers.add_parser(name, help=command.help, description=command.description)
+            command.add_arguments(sub)
+            sub.set_defaults(func=command.run)
     return parser
 
 
@@ -73,6 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _command(argv)
     finally:
+        from exam_harness.config.options import reset_feature_options
+        from exam_harness.results.sections import reset_sections
+
+        # what the folder's plugins registered (sections, hooks, options) ends with the command (called in-process)
+        reset_sections()
+        reset_feature_options()
         if argv is not None:
             gc.unfreeze()
 
@@ -89,7 +121,11 @@ def _command(argv: Sequence[str] | None) -> int:
         from exam_harness.cli.exam import run_pytest
 
         return run_pytest(argv[1:])
-    parser = build_parser_uncollected(argv)
+    try:
+        parser = build_parser_uncollected(argv)
+    except ExamError as exc:  # a plugin that cannot be loaded, or a subcommand registered twice
+        print(f"exam-harness: error: {exc}", file=sys.stderr)
+        return 4
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: 2 on a usage error; ours is 4 like pytest's usage errors
@@ -114,10 +150,6 @@ def _command(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("exam-harness: interrupted", file=sys.stderr)
         return 130
-    finally:
-        from exam_harness.results.sections import reset_sections
-
-        reset_sections()  # the sections the folder's plugins registered end with the command (called in-process)
 
 
 if __name__ == "__main__":

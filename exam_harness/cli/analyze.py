@@ -5,7 +5,7 @@ query, every test point's grade and answer), ``missing`` (judged-relevant passag
 covers), ``spurious`` (test points that judged non-relevant passages cover), ``agreement`` (grade x
 judgment tables and Cohen's kappa) and ``edit-impact`` (old vs new bank: changes, label flips and
 score moves, grading only the changed test points through the cache). Each prints rich tables and
-writes ``--json``. Grading and scoring options come from the one schema (``exam_harness/options.py``).
+writes ``--json``. Grading and scoring options come from the one schema (``exam_harness/config/options.py``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exam_harness.cli.grades import Graded, obtain_grades, report_failures, show_progress
-from exam_harness.errors import ConfigError
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamView
-from exam_harness.options import (
+from exam_harness.config.options import (
     BANK_FILES,
     GRADING,
     JSON_OUT,
@@ -36,11 +33,14 @@ from exam_harness.options import (
     integer,
     options_from_cli,
 )
+from exam_harness.core.errors import ConfigError
+from exam_harness.exam.inputs import ExamView
+from exam_harness.grading.passes import GradingOutcome
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from exam_harness.plan import ExamPlan
+    from exam_harness.exam.plan import ExamPlan
 
 GROUPS = (GRADING, SCORING, RECORDED)
 IMPACT_GROUPS = (GRADING, SCORING)
@@ -103,7 +103,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     impact.set_defaults(func=run_edit_impact)
 
 
-# This subcommand's own arguments (the shared ones are in exam_harness/options.py).
+# This subcommand's own arguments (the shared ones are in exam_harness/config/options.py).
 QUERY = Argument("query", "Only this query (default: all).")
 REVEAL = Argument("reveal", "Show the text of secret banks' test points and the answers graded on them (for the "
                   "bank's owner; default: ids only).", None)
@@ -131,8 +131,8 @@ def _label_agreement(args: argparse.Namespace, graded: Graded, options: ExamOpti
     grades the cache holds for labelled pairs (exam_harness/analysis/labels.py, label_graders.py)."""
     from exam_harness.analysis.label_graders import cached_agreement, labelled_requests
     from exam_harness.analysis.labels import LabelAgreement, label_agreement, read_labels
-    from exam_harness.cache import GradeCache
     from exam_harness.graders.base import GraderConfig
+    from exam_harness.grading.cache import GradeCache
 
     labels = read_labels(args.team_labels)
     tau = graded.plan.min_grade
@@ -306,9 +306,9 @@ def _grades_of(path: Path) -> tuple[dict[Any, int], str, int | None]:
         grades: dict[Any, int] = {(o.run, o.test_point_id): o.best_grade for o in report.outcomes
                                   if o.best_grade is not None}
         return grades, "case", report.settings.min_grade
+    from exam_harness.exam.inputs import ExamInputs, is_direct_id
     from exam_harness.extensions import cli_registries
-    from exam_harness.grading import choose_grading_run
-    from exam_harness.inputs import ExamInputs, is_direct_id
+    from exam_harness.grading.passes import choose_grading_run
 
     registries = cli_registries()
     data = ExamInputs(registries.bank_formats, registries.run_formats).load_runs([path])
@@ -341,11 +341,11 @@ def run_edit_impact(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from exam_harness.analysis.edit_impact import bank_edit_impact
-    from exam_harness.cache import GradeCache
+    from exam_harness.core.progress import GradingProgress
+    from exam_harness.exam.inputs import ExamInputs
     from exam_harness.extensions import cli_registries
-    from exam_harness.grading_setup import open_grading
-    from exam_harness.inputs import ExamInputs
-    from exam_harness.progress import GradingProgress
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.grading.setup import open_grading
     from exam_harness.report import analysis_tables as tables
 
     limit = _limit(args)

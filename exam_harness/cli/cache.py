@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from exam_harness.cache_merge import merge_caches
-from exam_harness.options import Argument
+from exam_harness.config.options import Argument
+from exam_harness.grading.merge import merge_caches
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

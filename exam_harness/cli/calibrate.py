@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import Graded, add_input_arguments, report_failures
-from exam_harness.errors import ConfigError
-from exam_harness.options import (
+from exam_harness.config.options import (
     GRADING,
     RECORDED,
     SCORING,
@@ -31,15 +30,16 @@ from exam_harness.options import (
     options_from_cli,
     output_path,
 )
+from exam_harness.core.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when the command runs, so that `exam-harness --help` stays fast
     from rich.console import Console
     from rich.table import Table
 
     from exam_harness.analysis.calibration import CalibrationReport, CutPointCalibration, Spread, ThresholdSearch
+    from exam_harness.core.models import ExamData
     from exam_harness.graders.support import SupportModel
     from exam_harness.io.qrels import Qrels
-    from exam_harness.models import ExamData
 
 GROUPS = (GRADING, SCORING, RECORDED)
 SCORING_USED = ("k", "pool", "relevance_level")  # what grading and the judgments need; min-grade is ours
@@ -63,7 +63,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+# This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
 ARGUMENTS: tuple[Argument, ...] = (
     Argument("min-grade", "Candidate minimum grades (default: every grade of the grader's scale, 1..5); the "
              "embedding grader's cut points are calibrated for the one given, else for its default, 4.", str,
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from exam_harness.analysis.calibration import CalibrationSettings, calibrate, embedding_cosines
-    from exam_harness.preflight import check_writable
+    from exam_harness.results.preflight import check_writable
 
     options = options_from_cli(args, GROUPS)
     check_writable([("--json", args.json, False), ("--fit-support", args.fit_support, False),
@@ -282,7 +282,7 @@ def grade_for_calibration(args: argparse.Namespace, options: ExamOptions, judgme
 
 def _check_judged_queries(graded: Graded, source: Path | None) -> None:
     """Judgments of no query the exam grades are a usage error that shows both sides' ids."""
-    from exam_harness.preflight import near_match
+    from exam_harness.results.preflight import near_match
 
     judged = sorted(graded.view.data.judgments)
     exam = sorted(graded.view.queries)
@@ -298,7 +298,7 @@ def _check_judged_queries(graded: Graded, source: Path | None) -> None:
 
 
 def ini_settings(report: CalibrationReport, options: ExamOptions, source: str) -> dict[str, str | list[str]]:
-    """The pytest ini keys (options.py names) that reproduce the calibrated choice: the minimum grade, and
+    """The pytest ini keys (config/options.py names) that reproduce the calibrated choice: the minimum grade, and
     for a grader (not replayed grades) the grader, its model and options with the calibrated cut points."""
     cuts = report.cut_points
     tau = cuts.min_grade if cuts is not None else int(report.max_grade_rule.search.chosen)

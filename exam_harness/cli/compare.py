@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from exam_harness.gates import Allowance, parse_allowance
-from exam_harness.options import ROW_LIMIT, Argument, significance_level
+from exam_harness.config.gates import Allowance, parse_allowance
+from exam_harness.config.options import ROW_LIMIT, Argument, significance_level
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+# This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
 ARGUMENTS: tuple[Argument, ...] = (
     Argument("old", "The reference report (exam-report.json or a kept report).", Path, positional=True),
     Argument("new", "The report to compare with it.", Path, positional=True),
@@ -40,8 +40,8 @@ ARGUMENTS: tuple[Argument, ...] = (
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from exam_harness.config.gates import COMPARED, check_measures
     from exam_harness.extensions import cli_registries
-    from exam_harness.gates import COMPARED, check_measures
     from exam_harness.report.compare import changes_table, query_table
     from exam_harness.results.flips import flips, flips_table
     from exam_harness.results.gate_checks import compare, regression_failures

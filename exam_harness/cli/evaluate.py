@@ -3,7 +3,7 @@
 Without ``--grader`` the recorded grades of the Workbench paragraph file are replayed (choose a
 grading run with ``--llm`` / ``--prompt-class`` when it holds several); with ``--bank BANK
 --grader NAME`` every (passage, test point) pair of the pool is graded through the grade cache.
-Options come from the one schema (``exam_harness/options.py``), as in pytest without the ``exam-`` prefix;
+Options come from the one schema (``exam_harness/config/options.py``), as in pytest without the ``exam-`` prefix;
 the analyses only this command draws have their own options here: ``--min-answers`` (the "min answers
 = m" agreement views), ``--qrels`` / ``--qrels-level`` / ``--official-qrels`` (the runs scored over
 given qrels files, with per-query correlations against the official qrels). Every output is made by
@@ -22,10 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
-from exam_harness.display import print_notice
-from exam_harness.errors import ConfigError
-from exam_harness.io.qrels import Qrels
-from exam_harness.options import (
+from exam_harness.config.options import (
     EVALUATE,
     GRADING,
     JSON_OUT,
@@ -39,7 +36,10 @@ from exam_harness.options import (
     integer,
     options_from_cli,
 )
-from exam_harness.preflight import check_writable
+from exam_harness.core.display import print_notice
+from exam_harness.core.errors import ConfigError
+from exam_harness.io.qrels import Qrels
+from exam_harness.results.preflight import check_writable
 from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+# This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
 ASSIGNMENTS: tuple[Argument, ...] = (
     Argument("assignments", "Score TREC RAG nugget assignment files (nuggetizer's assign output, or assessors' files "
              "of its shape) as recorded grades, with no grader and no run files: A, V and W (strict too) per run (the "
@@ -148,7 +148,7 @@ def load_external_qrels(args: argparse.Namespace) -> QrelsInputs:
 
 
 def _read_qrels(path: Path) -> Qrels:
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.qrels import read_qrels
 
     qrels = read_qrels(path)
@@ -185,9 +185,11 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from exam_harness.extensions import cli_registries
     from exam_harness.io import load_leaderboard
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
     from exam_harness.report.evaluation_tables import print_evaluation
+    from exam_harness.results.scored import collect_scoring_inputs
 
     options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
@@ -213,7 +215,10 @@ def run(args: argparse.Namespace) -> int:
 
         human = load_human_assignments(options.human_assignments)  # read before any pair is graded
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
-    graded = obtain_grades(args, options)
+    registries = cli_registries()
+    inputs = collect_scoring_inputs(options, "evaluate", registries.hook)  # the features' inputs, before grading
+    graded = obtain_grades(args, options, registries=registries)
+    registries.hook.pytest_exam_grading_finished(plan=graded.plan, outcome=graded.outcome)
     for note in unanswered_system_notes(graded.view.data.runs, args.runs):
         print_notice(note)
     plan = graded.plan
@@ -226,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
                            external=external, human=human,
-                           cache=str(options.cache) if options.cache is not None else None)
+                           cache=str(options.cache) if options.cache is not None else None, inputs=inputs)
     result.settings.runs = [str(p) for p in args.runs]
     result.settings.banks = [str(p) for p in args.bank]
     if options.official:
@@ -240,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"wrote {path}", soft_wrap=True)
     for line in warnings:
         print(line, file=sys.stderr)
+    registries.hook.pytest_exam_report(report=result, plan=plan)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
     if support is not None and support.failures:
         print(f"exam-harness evaluate: {len(support.failures):,} (sentence, cited document) pairs have no support "
@@ -254,7 +260,7 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
     as one; returns ``$GITHUB_STEP_SUMMARY`` when the markdown summary can be appended there."""
     import os
 
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.report_set import check_owned_folder
     from exam_harness.report.writers import GITHUB_STEP_SUMMARY, step_summary_problem
 

@@ -7,13 +7,13 @@ import argparse
 import json
 import sys
 
-from exam_harness.errors import ConfigError
-from exam_harness.options import ExamOptions
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.errors import ConfigError
 
 
 def score_assignments(args: argparse.Namespace, options: ExamOptions) -> int:
     """Print each run's six scores (means over its topics); write --json and --trec-rag-dir files."""
-    from exam_harness.display import print_notice
+    from exam_harness.core.display import print_notice
     from exam_harness.io.assignments import LABELS, read_assignment_files
     from exam_harness.io.textio import atomic_write_text
     from exam_harness.measures.trec_rag import TRACK_KEYS, per_topic_scores, run_means

@@ -12,10 +12,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import Argument, choice, integer, parse_key_values
+from exam_harness.core.errors import ConfigError
 from exam_harness.io.queries import add_facets, load_facets, load_queries
 from exam_harness.llm.backend import PromptParts, TextBackend
-from exam_harness.options import Argument, choice, integer, parse_key_values
 
 BACKENDS = ("openai", "hf")
 
@@ -33,7 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-# This subcommand's own arguments, with the schema's converters (exam_harness/options.py).
+# This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
 ARGUMENTS: tuple[Argument, ...] = (
     Argument("queries", "Queries: a JSON object {id: text} or a TSV file 'id<TAB>text'.", Path, positional=True),
     Argument("out", "Bank file to create or merge into (.yaml, .json, .jsonl, .jsonl.gz).", Path, required=True),

@@ -12,17 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from exam_harness.batch_grading import Exchange, batch_of, describe, exchange
-from exam_harness.cache import GradeCache
 from exam_harness.cli.grades import add_input_arguments, load_inputs, report_failures, show_progress
-from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError
+from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, choice, options_from_cli
+from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ConfigError
+from exam_harness.core.progress import GradingProgress
 from exam_harness.extensions import cli_registries
 from exam_harness.graders.base import GradingRequest
-from exam_harness.grading import group_by_key
-from exam_harness.grading_setup import open_grading
+from exam_harness.grading.batches import Exchange, batch_of, describe, exchange
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import group_by_key
+from exam_harness.grading.setup import open_grading
 from exam_harness.llm.batch import BatchState
-from exam_harness.options import GRADING, SCORING, Argument, add_cli_options, choice, options_from_cli
-from exam_harness.progress import GradingProgress
 
 GROUPS = (GRADING, SCORING)
 

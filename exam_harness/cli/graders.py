@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from exam_harness.options import Argument
+from exam_harness.config.options import Argument
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

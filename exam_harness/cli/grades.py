@@ -9,19 +9,19 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from exam_harness.cache import GradeCache
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import BANK_FILES, RUN_FILES, ExamOptions
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import ExamData, GraderSpec, QueryBank
+from exam_harness.core.progress import GradingProgress
+from exam_harness.exam.inputs import ExamInputs, ExamView
+from exam_harness.exam.plan import ExamPlan, make_plan
 from exam_harness.extensions import Registries, cli_registries
 from exam_harness.graders.base import GraderConfig
-from exam_harness.grading import GradingOutcome, replay
-from exam_harness.grading_setup import open_grading
-from exam_harness.inputs import ExamInputs, ExamView
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import GradingOutcome, replay
+from exam_harness.grading.setup import open_grading
 from exam_harness.io.runs import collector_paused
-from exam_harness.models import ExamData, GraderSpec, QueryBank
-from exam_harness.options import BANK_FILES, RUN_FILES, ExamOptions
-from exam_harness.plan import ExamPlan, make_plan
-from exam_harness.preflight import check_overlap, check_run_name
-from exam_harness.progress import GradingProgress
+from exam_harness.results.preflight import check_overlap, check_run_name
 from exam_harness.support import Credits
 
 
@@ -73,7 +73,7 @@ def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: se
     """Name the answers (TREC RAG answer files) whose topic no bank holds: nothing scores them (one line on stderr)."""
     dropped = sorted((run, q) for run, by_query in answers.items() for q in by_query if q not in covered)
     if dropped:
-        from exam_harness.display import print_notice
+        from exam_harness.core.display import print_notice
 
         shown = ", ".join(f"{run}/{q}" for run, q in dropped[:10]) + (" ..." if len(dropped) > 10 else "")
         print_notice(f"warning: {len(dropped)} answer(s) for topics no bank holds are not scored: {shown}")
@@ -81,11 +81,12 @@ def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: se
 
 
 def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True,
-                  adjust: Callable[[ExamData], None] | None = None) -> Graded:
+                  adjust: Callable[[ExamData], None] | None = None, registries: Registries | None = None) -> Graded:
     """Replay the recorded grades (``--grader recorded``, the default, on files that hold some) or grade
     the pool with ``--grader NAME`` through the cache; the plan is made before any grading starts.
-    ``adjust`` may change the loaded data before the pool is made (calibrate swaps in other judgments)."""
-    registries = cli_registries()
+    ``adjust`` may change the loaded data before the pool is made (calibrate swaps in other judgments);
+    ``registries``: the command's (default: the current folder's, extensions.py)."""
+    registries = registries if registries is not None else cli_registries()
     inputs, banks = load_inputs(args, options, registries)
     data = inputs.data
     if adjust is not None:
@@ -119,7 +120,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
 def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, GradingOutcome]:
     """``--support``: every (answer sentence, cited document) pair graded by the session's grader with its
     ``support`` prompt, through the cache; the support credits of each answer sentence."""
-    from exam_harness.grading import chunk_size_for, run_grading_pass
+    from exam_harness.grading.passes import chunk_size_for, run_grading_pass
     from exam_harness.support import support_credits, support_pairs
 
     answers = graded.inputs.answers

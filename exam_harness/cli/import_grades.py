@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from exam_harness.options import BANK_FILES, GRADING, Argument, add_cli_options, options_from_cli
+from exam_harness.config.options import BANK_FILES, GRADING, Argument, add_cli_options, options_from_cli
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -29,9 +29,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    from exam_harness.cache import GradeCache
+    from exam_harness.exam.inputs import ExamInputs
     from exam_harness.extensions import cli_registries
-    from exam_harness.inputs import ExamInputs
+    from exam_harness.grading.cache import GradeCache
     from exam_harness.workbench_grades import import_workbench_grades
 
     registries = cli_registries()

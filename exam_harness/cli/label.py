@@ -1,23 +1,29 @@
 """``exam-harness label``: a team labels (test point, passage) pairs in the terminal, least sure first
-(exam_harness/analysis/labels.py); on a terminal in a screen (exam_harness/features/view/labelling.py, blind:
-no grade shown), else answers read from standard input line by line, so it can be scripted; both write the
-same labels file."""
+(exam_harness/analysis/labels.py); on a terminal on a screen a feature registers (hook
+``pytest_exam_register_label_screens``, analysis/label_screens.py: the in-tree ``view`` feature's, blind: no grade
+shown), else with answers read from standard input line by line, so it can be scripted; both write the same labels
+file. The command keeps the sampling and the file; a screen only shows the pairs and takes the answers."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from exam_harness.cli.grades import add_input_arguments, obtain_grades
-from exam_harness.errors import ConfigError
-from exam_harness.options import GRADING, SCORING, Argument, add_cli_options, choice, integer, options_from_cli
+from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, choice, integer, options_from_cli
+from exam_harness.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from exam_harness.analysis.label_screens import LabelScreen
+    from exam_harness.core.registry import Registry
 
 GROUPS = (GRADING, SCORING)
 DEFAULTS = {"grader": "embedding"}
 
 
-# This subcommand's own arguments (the shared ones are in exam_harness/options.py).
+# This subcommand's own arguments (the shared ones are in exam_harness/config/options.py).
 ARGUMENTS = (
     Argument("out", "The labels file; labels already in it are kept and their pairs not shown again (default: "
              "labels.jsonl).", Path, default=Path("labels.jsonl")),
@@ -46,9 +52,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def run(args: argparse.Namespace) -> int:
     from exam_harness.analysis.labels import Label, label_loop, order_pairs, read_labels, write_labels
+    from exam_harness.extensions import cli_registries
 
     options = options_from_cli(args, GROUPS, defaults=DEFAULTS)
-    graded = obtain_grades(args, options)
+    registries = cli_registries()
+    screen = _screen(args.screen, registries.label_screens)  # before any grading: --screen on may be refused
+    graded = obtain_grades(args, options, registries=registries)
     outcome, view = graded.outcome, graded.view
     min_grade = graded.plan.min_grade
     cuts = graded.spec.options.get("cut_points")
@@ -71,20 +80,15 @@ def run(args: argparse.Namespace) -> int:
         return line if line else None
 
     kept = [Label(query_of.get(tp_id, ""), tp_id, passage_id, value) for (passage_id, tp_id), value in earlier.items()]
-    if _on_screen(args.screen):
-        from exam_harness.features.view.labelling import LabelApp, LabelPair, Step
-
-        def labels_of(steps: list[Step]) -> list[Label]:
-            # the file holds yes and no; an unsure answer, like a skip, leaves the pair unlabelled
-            return [Label(s.pair.query_id, s.pair.test_point_id, s.pair.passage_id, s.answer == "answers")
-                    for s in steps if s.answer in ("answers", "does-not-answer")]
+    if screen is not None:
+        from exam_harness.analysis.label_screens import LabelPair, labels_of
 
         shown = [LabelPair(query_of[tp_id], tp_id, view.text_of(tp_id), passage_id,
                            " ".join(passages[passage_id].text.split()) if passage_id in passages else "(no text)",
                            outcome.grades[(passage_id, tp_id)], outcome.answers.get((passage_id, tp_id)))
                  for passage_id, tp_id in pairs]
-        steps = LabelApp(shown, lambda steps: write_labels(args.out, [*kept, *labels_of(list(steps))]),
-                         blind=not args.show_grade, earlier=len(kept)).run() or []
+        steps = screen.label(shown, lambda steps: write_labels(args.out, [*kept, *labels_of(steps)]),
+                             blind=not args.show_grade, earlier=len(kept))
         labels = labels_of(steps)
     else:
         labels = label_loop(pairs, query_of, show, read, lambda text: print(text, flush=True))
@@ -93,16 +97,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _on_screen(asked: str) -> bool:
-    """Whether to label on the screen: ``on``; ``auto`` on a terminal with Textual installed; never ``off``."""
+def _screen(asked: str, screens: Registry[LabelScreen]) -> LabelScreen | None:
+    """The screen to label on: under ``on`` the first registered one that can run here (else a ConfigError saying
+    why none can), under ``auto`` the same on a terminal (else the line prompt, saying why on standard error), never
+    under ``off``."""
     if asked == "off" or (asked == "auto" and not (sys.stdin.isatty() and sys.stdout.isatty())):
-        return False
-    import importlib.util
-
-    if importlib.util.find_spec("textual") is not None:
-        return True
+        return None
+    reasons: list[str] = []
+    for name in screens:
+        screen = screens.get(name)
+        reason = screen.unavailable()
+        if reason is None:
+            return screen
+        reasons.append(reason)
+    why = "; ".join(reasons) or "no labelling screen is registered (the view feature registers one)"
     if asked == "on":
-        raise ConfigError("the labelling screen needs Textual: pip install 'exam-harness[view]' (or --screen off)")
-    print("exam-harness label: the line prompt (the labelling screen needs Textual: pip install "
-          "'exam-harness[view]')", file=sys.stderr)
-    return False
+        raise ConfigError(f"{why} (or --screen off)")
+    print(f"exam-harness label: the line prompt ({why})", file=sys.stderr)
+    return None

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from exam_harness.options import Argument
+from exam_harness.config.options import Argument
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

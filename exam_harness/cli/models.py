@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from exam_harness.errors import ConfigError
-from exam_harness.options import Argument
+from exam_harness.config.options import Argument
+from exam_harness.core.errors import ConfigError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

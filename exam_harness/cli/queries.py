@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from exam_harness.options import Argument, choice
+from exam_harness.config.options import Argument, choice
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,8 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
+    from exam_harness.exam.inputs import ExamInputs
     from exam_harness.extensions import cli_registries
-    from exam_harness.inputs import ExamInputs
 
     registries = cli_registries()
     inputs = ExamInputs(registries.bank_formats, registries.run_formats)

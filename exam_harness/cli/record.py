@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from exam_harness.options import PYTEST_ARGS, SYSTEMS, Argument, add_cli_options, options_from_cli
+from exam_harness.config.options import PYTEST_ARGS, SYSTEMS, Argument, add_cli_options, options_from_cli
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -41,7 +41,7 @@ class RecordOnly:
     def pytest_collection_finish(self, session: Any) -> None:
         import pytest
 
-        from exam_harness.errors import ExamError
+        from exam_harness.core.errors import ExamError
         from exam_harness.pytest_plugins.systems import ExamSystems
         from exam_harness.systems.declare import declared
         from exam_harness.systems.secrets import scrub

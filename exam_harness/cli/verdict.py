@@ -3,7 +3,7 @@
 The same checks a pytest session makes, decided by the same function (results/verdict.py) from the
 document alone: thresholds (``--fail-under``), the baseline run (``--baseline``), regressions against a
 kept report (``--compare`` with ``--compare-fail``), incomplete runs and runs past ``--max-fallbacks``.
-The gate options are pytest's (``options.py``) without the ``exam-`` prefix. The document is a pytest
+The gate options are pytest's (``config/options.py``) without the ``exam-`` prefix. The document is a pytest
 report (``exam-report.json``, a kept report) or ``evaluate``'s (``evaluation.json``, ``evaluate --json``).
 Exit status: 0 when every check passed, 1 when one failed (or the document's exam cases failed: a missed
 required test point), 4 for a usage error, as the session that wrote the document.
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.options import GATES, SIGNIFICANCE, Argument, ExamOptions, add_cli_options, options_from_cli
+from exam_harness.config.options import GATES, SIGNIFICANCE, Argument, ExamOptions, add_cli_options, options_from_cli
 
 if TYPE_CHECKING:
     from exam_harness.results.schema import ExamReport
@@ -38,18 +38,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
+    from exam_harness.config.gates import check_measures, check_thresholds
     from exam_harness.extensions import cli_registries
-    from exam_harness.gates import check_measures, measure_names
     from exam_harness.results.document import read_document
     from exam_harness.results.verdict import Checks, decision
 
     options = options_from_cli(args, GROUPS)
-    registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins
-    check_measures(measure_names(options.fail_under), registry, "--fail-under")
+    registries = cli_registries()  # plugin measures and gate figures (installed, ./conftest.py), named like built-ins
+    registry = registries.measures
+    check_thresholds(options.fail_under, registry, registries.gate_figures, "--fail-under")
     check_measures([a.measure for a in options.compare_fail], registry, "--compare-fail")
     reference = _reference(options)
     document = read_document(args.document)
-    found = decision(document, Checks.of(options, reference, registry))
+    found = decision(document, Checks.of(options, reference, registry, registries.gate_figures))
     for result in found.verdict.gates:
         print(result.message, file=sys.stdout if result.passed else sys.stderr)
     if found.failed_cases:
@@ -66,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
 def _reference(options: ExamOptions) -> tuple[str, ExamReport] | None:
     """The kept report ``--compare`` names, as the session reads it: nothing kept is a warning (an error
     under ``--compare-required``) and the regressions are then not checked."""
-    from exam_harness.errors import ConfigError
-    from exam_harness.preflight import load_reference
+    from exam_harness.core.errors import ConfigError
     from exam_harness.results.history import NothingKept
+    from exam_harness.results.preflight import load_reference
 
     if options.compare_fail and options.compare is None:
         raise ConfigError("--compare-fail needs --compare [REF]: the kept report to compare with")

@@ -22,9 +22,9 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from exam_harness.core.models import Grade, GraderSpec, TestPoint
 from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest, read_grader_options
 from exam_harness.graders.matching import MAX_RELATIVE_DISTANCE, normalise, numbers_agree
-from exam_harness.models import Grade, GraderSpec, TestPoint
 
 VERSION = "3"  # 2: the raw response is the grade's reason; 3: numbers must agree, a common gold answer decides nothing
 # A gold answer found in more than this share of its query's pooled passages (of at least COMMON_MIN_POOL), or of

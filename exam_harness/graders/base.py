@@ -1,7 +1,7 @@
 """The batch-first grader interface every grader implements, built-in or from a plugin.
 
 A grader receives whole batches of (query, test point, passage) requests and answers each with a
-:class:`~exam_harness.models.Grade` or a :class:`GradeFailure`. Failures are reported and never
+:class:`~exam_harness.core.models.Grade` or a :class:`GradeFailure`. Failures are reported and never
 stored as grades. Everything that shapes a grade goes into :meth:`Grader.spec` and
 :meth:`Grader.cache_payload`, which together form the grade-cache key.
 """
@@ -14,18 +14,18 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from exam_harness.models import ExamData, Grade, GraderSpec, TestPoint
-from exam_harness.models import GradeFailure as GradeFailure  # declared below the llm backends that return it
-from exam_harness.models import GradingRequest as GradingRequest  # the llm layer counts and meters them
-from exam_harness.options import (  # the option machinery, declared with the other option converters
+from exam_harness.config.options import (  # the option machinery, declared with the other option converters
     GraderOption as GraderOption,
 )
-from exam_harness.options import check_options as check_options
-from exam_harness.options import declared_options as declared_options
-from exam_harness.options import option_field as option_field
-from exam_harness.options import options_of as options_of
-from exam_harness.options import read_grader_options as read_grader_options
-from exam_harness.options import shared_option as shared_option
+from exam_harness.config.options import check_options as check_options
+from exam_harness.config.options import declared_options as declared_options
+from exam_harness.config.options import option_field as option_field
+from exam_harness.config.options import options_of as options_of
+from exam_harness.config.options import read_grader_options as read_grader_options
+from exam_harness.config.options import shared_option as shared_option
+from exam_harness.core.models import ExamData, Grade, GraderSpec, TestPoint
+from exam_harness.core.models import GradeFailure as GradeFailure  # declared below the llm backends that return it
+from exam_harness.core.models import GradingRequest as GradingRequest  # the llm layer counts and meters them
 
 if TYPE_CHECKING:
     from exam_harness.llm.cost import Meter
@@ -53,7 +53,7 @@ class Grader(abc.ABC):
 
     ``options`` declares what ``--exam-grader-option KEY=VALUE`` accepts (see :class:`GraderOption`).
 
-    The attributes and methods below are everything the grading pass (``grading.py``, ``grading_setup.py``)
+    The attributes and methods below are everything the grading pass (``grading/passes.py``, ``grading/setup.py``)
     asks of a grader besides grading, each with the answer of a grader that lacks the capability; a
     grader that has it sets or overrides it.
     """

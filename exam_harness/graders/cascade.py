@@ -24,8 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from exam_harness.cache import cache_key
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import integer, number, optional, text
+from exam_harness.core.cache_keys import cache_key
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, GraderSpec, TestPoint
+from exam_harness.exam.inputs import Pair
 from exam_harness.graders.base import (
     GradeFailure,
     Grader,
@@ -36,10 +39,7 @@ from exam_harness.graders.base import (
     read_grader_options,
 )
 from exam_harness.graders.cascade_filter import MissEstimate, audit_draw, descend, describe, miss_estimate
-from exam_harness.inputs import Pair
 from exam_harness.llm.cost import Meter, TokenUsage
-from exam_harness.models import Grade, GraderSpec, TestPoint
-from exam_harness.options import integer, number, optional, text
 
 VERSION = "1"
 KEPT = "cascade: kept"
@@ -127,7 +127,7 @@ class CascadeGrader(Grader):
         self.audit: float = values["audit"]
         self.seed: int = values["seed"]
         self.step: int | None = values["step"]
-        # the decider's spending and sampling are the cascade's (grading.py reads these attributes)
+        # the decider's spending and sampling are the cascade's (grading/passes.py reads these attributes)
         self.repeats = self.decider.repeats
         self.reducer = self.decider.reducer
         self.backend = getattr(self.decider, "backend", None)  # an LLM grader's (not a capability of every grader)

@@ -59,7 +59,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import boolean, choice, integer, optional, text
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import MAX_GRADE, Grade, GraderSpec
 from exam_harness.graders.answer_key import AnswerKeyGrader, closest_gold, common_golds, gold_fingerprint
 from exam_harness.graders.base import (
     Grader,
@@ -81,8 +83,6 @@ from exam_harness.graders.support import (
     word_overlap,
 )
 from exam_harness.llm.hf import local_fingerprint
-from exam_harness.models import MAX_GRADE, Grade, GraderSpec
-from exam_harness.options import boolean, choice, integer, optional, text
 
 VERSION = "5"  # 5: the query signal, answer signals for test points with gold answers, the answer model
 # A gold answer counts only in a span whose cosine with the question reaches this (and when the pair's support

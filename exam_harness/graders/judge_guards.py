@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from exam_harness.models import ExamData, QueryBank
+from exam_harness.core.models import ExamData, QueryBank
 
 # Model families by the names their models go by (lower-case); the first family whose pattern a name
 # matches is its family. A name matching none has no family, and is never called circular.

@@ -2,7 +2,7 @@
 
 :class:`LLMGrader` renders a prompt per (passage, test point) pair, asks its backend (transformers,
 an OpenAI-compatible server, ...) for the answers of a whole batch at once, parses each answer with
-the method's rules (:mod:`exam_harness.parsing`) and records the provenance of every grade.
+the method's rules (:mod:`exam_harness.core.grade_parsing`) and records the provenance of every grade.
 
 Prompt modes (grader option ``prompt``):
 
@@ -68,7 +68,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import choice, integer, number, optional, text
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.grade_parsing import (
+    FALLBACK_NOT_A_GRADE,
+    FALLBACK_NOT_YES_NO,
+    is_malformed_rating,
+    parse_assignment_label,
+    parse_assignment_list,
+    parse_support,
+    parse_umbrela_score,
+    parse_yes_no,
+    read_self_rating,
+    single_digit_grade,
+)
+from exam_harness.core.models import Grade, GraderSpec, TestPoint
 from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GraderOption, GradingRequest
 from exam_harness.graders.matching import is_answer, matching_gold_answer
@@ -82,20 +96,6 @@ from exam_harness.llm.track_prompts import (
     nuggetizer_nugget_list,
     parse_nuggetizer_labels,
     parse_umbrela_reference,
-)
-from exam_harness.models import Grade, GraderSpec, TestPoint
-from exam_harness.options import choice, integer, number, optional, text
-from exam_harness.parsing import (
-    FALLBACK_NOT_A_GRADE,
-    FALLBACK_NOT_YES_NO,
-    is_malformed_rating,
-    parse_assignment_label,
-    parse_assignment_list,
-    parse_support,
-    parse_umbrela_score,
-    parse_yes_no,
-    read_self_rating,
-    single_digit_grade,
 )
 
 VERSION = "1"
@@ -159,7 +159,7 @@ def resolve_mode(prompt: str, custom_output: str = "self-rating") -> PromptMode:
     try:
         return MODES[prompt]
     except KeyError:
-        from exam_harness.registry import unknown_name_message
+        from exam_harness.core.registry import unknown_name_message
 
         raise ConfigError(unknown_name_message("prompt", prompt, [*MODES, "custom:PATH"])) from None
 
@@ -321,7 +321,7 @@ class LLMGrader(Grader):
                 results[i] = result
         return [r if r is not None else GradeFailure("not graded") for r in results]
 
-    # -- batch grading (exam_harness/batch_grading.py) ----------------------------------------
+    # -- batch grading (exam_harness/grading/batches.py) ----------------------------------------
 
     def batch_unsupported(self) -> str | None:
         """Why this grader's prompts cannot go into a batch file (one prompt per pair, answered once), or None."""

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from rapidfuzz.distance import Levenshtein
 
-from exam_harness.parsing import is_ill_formed_answer, is_unanswerable
+from exam_harness.core.grade_parsing import is_ill_formed_answer, is_unanswerable
 
 # NLTK's English stop-word list (nltk.corpus.stopwords.words("english"), 179 words), embedded so
 # that grading needs no corpus download.

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, cost_settings, resolve_mode
 from exam_harness.graders.repeats import REPEAT_OPTIONS

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from exam_harness.config.options import choice, integer, optional, text
+from exam_harness.core.models import Grade, GraderSpec, TestPoint
 from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import (
     GradeFailure,
@@ -37,8 +39,6 @@ from exam_harness.llm.hf import (
     model_load_error,
     resolve_device,
 )
-from exam_harness.models import Grade, GraderSpec, TestPoint
-from exam_harness.options import choice, integer, optional, text
 
 VERSION = "1"
 DEFAULT_QA_MODEL = "deepset/roberta-base-squad2"

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, GraderSpec, RecordedGrade
 from exam_harness.graders.base import (
     GradeFailure,
     Grader,
@@ -21,7 +22,6 @@ from exam_harness.graders.base import (
     read_grader_options,
 )
 from exam_harness.measures.trec_rag import recorded_scale
-from exam_harness.models import Grade, GraderSpec, RecordedGrade
 
 VERSION = "1"
 

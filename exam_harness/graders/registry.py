@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from exam_harness.core.registry import Registry
 from exam_harness.graders.base import Grader, GraderConfig, declared_options, read_grader_options
-from exam_harness.registry import Registry
 
 GraderFactory = Callable[[GraderConfig], Grader]
 

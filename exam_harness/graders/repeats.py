@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from exam_harness.config.options import MAX_REPEATS, choice, integer
+from exam_harness.core.models import GraderSpec, TestPoint
 from exam_harness.graders.base import Grader, GradeResult, GraderOption, GradingRequest
-from exam_harness.models import GraderSpec, TestPoint
-from exam_harness.options import MAX_REPEATS, choice, integer
 
 
 def case_samples(test_point: str, top: Sequence[str], samples: Mapping[tuple[str, str], tuple[int, ...]],

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 _PROBABILITY = re.compile(r"relevant with probability (\d+(?:\.\d+)?)")
 

@@ -21,7 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import integer, optional, text
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, GraderSpec
 from exam_harness.graders.base import (
     Grader,
     GraderConfig,
@@ -33,8 +35,6 @@ from exam_harness.graders.base import (
 from exam_harness.graders.embedding import parse_cut_points
 from exam_harness.graders.reranker_cuts import read_fitted_cut_points
 from exam_harness.llm.hf import local_fingerprint
-from exam_harness.models import Grade, GraderSpec
-from exam_harness.options import integer, optional, text
 
 VERSION = "1"
 DEFAULT_CUT_POINTS = (0.1, 0.3, 0.5, 0.7, 0.9)

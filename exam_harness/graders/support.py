@@ -36,8 +36,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from exam_harness.display import shorten
-from exam_harness.errors import ConfigError
+from exam_harness.core.display import shorten
+from exam_harness.core.errors import ConfigError
 from exam_harness.graders.matching import normalise
 
 SIGNALS = ("span", "passage", "words", "query", "answer", "statement", "gain")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from exam_harness.inputs import Pair
-from exam_harness.models import GraderSpec
+from exam_harness.core.models import GraderSpec
+from exam_harness.exam.inputs import Pair
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Loaders and writers of the harness's inputs: banks, runs, collections, responses, leaderboards.
 
-Every loader returns the pydantic models of :mod:`exam_harness.models` and reports bad input as an
-:class:`~exam_harness.errors.InputError` naming the file, line, field, bad value and what is valid.
+Every loader returns the pydantic models of :mod:`exam_harness.core.models` and reports bad input as an
+:class:`~exam_harness.core.errors.InputError` naming the file, line, field, bad value and what is valid.
 """
 
 from __future__ import annotations

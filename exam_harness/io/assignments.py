@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_word
 from exam_harness.io.textio import iter_json_lines
@@ -149,9 +149,9 @@ def check_assignment_file(path: Path) -> None:
 def read_assignment_part(path: Path) -> FilePart:
     """An assignment file as run-side content: per line the run's answer (one passage ranked first) and
     each nugget's label as a recorded grade of that passage."""
+    from exam_harness.core.models import RankedPassage, RecordedGrade, Run, test_point_id
     from exam_harness.io.parts import model_errors
     from exam_harness.io.trec_rag import answer_passage_id
-    from exam_harness.models import RankedPassage, RecordedGrade, Run, test_point_id
 
     found = AssignmentSet()
     _read_one(path, found)

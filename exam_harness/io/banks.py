@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import QueryBank
+from exam_harness.core.registry import Registry
 from exam_harness.io.formats import BankFormat, builtin_bank_formats, claiming
 from exam_harness.io.textio import is_hidden
-from exam_harness.models import QueryBank
-from exam_harness.registry import Registry
 
 BANK_FORMS = (
     "a hand-written bank (.yaml, .yml, .json with a 'queries' list) or a Workbench bank "

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_word, passage_too_long
 from exam_harness.io.textio import iter_json_lines, iter_lines

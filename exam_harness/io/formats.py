@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from exam_harness.core.models import QueryBank
+from exam_harness.core.registry import Registry
 from exam_harness.io.parts import FilePart
 from exam_harness.io.textio import base_name, is_gz
-from exam_harness.models import QueryBank
-from exam_harness.registry import Registry
 
 HAND_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import RankedPassage, Run
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_word, model_errors
 from exam_harness.io.textio import iter_json_lines
-from exam_harness.models import RankedPassage, Run
 
 SEGMENT_TOKENS = 400
 _TOKEN = re.compile(r"\S+")

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import QueryBank
 from exam_harness.io.handbank import write_bank_yaml
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.io.workbench import write_workbench_bank
-from exam_harness.models import QueryBank
 
 SIDECAR_SUFFIX = ".generated-ids"
 

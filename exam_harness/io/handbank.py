@@ -23,7 +23,7 @@ Conventions (shared with the Workbench loader):
   ``query.text`` is ``"<query text> / <facet text>"`` (the TREC CAR "title / heading" convention the
   Workbench banks use, so a grader prompts with ``query.text`` alone) and whose ``query.facets`` is
   ``{facet_id: facet text}``. A query's own bank has ``query.facets == {}``.
-* default ids follow the method (:func:`~exam_harness.models.test_point_id` of the text exactly as
+* default ids follow the method (:func:`~exam_harness.core.models.test_point_id` of the text exactly as
   written; YAML itself strips plain scalars, quoted ones keep their spaces).
 * within a bank, questions come first, then nuggets (the order the file lists them).
 """
@@ -38,7 +38,9 @@ import yaml
 from pydantic import ValidationError
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
+from exam_harness.core.redaction import secret_input_errors
 from exam_harness.io.limits import quoted
 from exam_harness.io.located import (
     MAP,
@@ -54,8 +56,6 @@ from exam_harness.io.located import (
 )
 from exam_harness.io.parts import model_errors
 from exam_harness.io.textio import atomic_write_text
-from exam_harness.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
-from exam_harness.redaction import secret_input_errors
 
 TOP_KEYS = ("secret", "queries")
 QUERY_KEYS = ("id", "text", "questions", "nuggets", "facets")

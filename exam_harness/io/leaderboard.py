@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.located import MAP, SCALAR, Node, describe, finite_number, load_located
 

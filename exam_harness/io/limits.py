@@ -3,7 +3,7 @@
 The values are generous for real data (the largest published inputs: Workbench paragraph lines of
 5.3 MB, passages of 450 kB, banks of at most 50 test points per query) yet bounded, so that no input
 can exhaust memory, recursion or time. A loader checks a limit *before* it spends what the limit
-guards and reports an input past it as an :class:`~exam_harness.errors.InputError` naming the file,
+guards and reports an input past it as an :class:`~exam_harness.core.errors.InputError` naming the file,
 the line, the limit and its value (e.g. "nesting deeper than 64 levels").
 """
 
@@ -13,7 +13,7 @@ import reprlib
 from pathlib import Path
 from typing import Final
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 
 KIB: Final = 1024
 MIB: Final = 1024 * KIB

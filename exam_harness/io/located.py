@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.parts import invisible_char
 from exam_harness.io.textio import (
     check_json_document,

@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import check_word, model_errors
 from exam_harness.io.textio import atomic_write_text, iter_json_lines
-from exam_harness.models import Query, QueryBank, TestPoint, test_point_id
 
 IMPORTANCES = ("vital", "okay")  # the two words the track's scores name; any other word is read as well
 VITAL = "vital"
@@ -45,7 +45,7 @@ def load_nuggetizer_bank(path: Path, notify: Callable[[str], None] | None = None
     ``notify`` (default: a line on stderr), see :func:`nuggetizer_warnings`."""
     banks, warnings = read_nuggetizer_bank(path)
     if warnings:
-        from exam_harness.display import print_notice
+        from exam_harness.core.display import print_notice
 
         for warning in warnings:
             (notify or print_notice)(f"warning: {warning}")

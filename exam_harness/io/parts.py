@@ -13,9 +13,9 @@ from typing import Any
 from pydantic import ValidationError
 
 import exam_harness.io.limits as limits
-from exam_harness.answers import CitedAnswer
-from exam_harness.errors import InputError
-from exam_harness.models import RecordedGrade, Run
+from exam_harness.core.answers import CitedAnswer
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import RecordedGrade, Run
 
 # The run-side file forms the loaders recognise, as one text for error messages (``expected=``): the run loader
 # (runs.py) and the readers it dispatches to (workbench.py) both name it.
@@ -107,7 +107,7 @@ def check_word(value: object, what: str) -> str | None:
 
 @contextlib.contextmanager
 def model_errors(path: Path, line: int | None, what: str) -> Iterator[None]:
-    """An InputError naming the place for a rule of :mod:`exam_harness.models` that the loader did not
+    """An InputError naming the place for a rule of :mod:`exam_harness.core.models` that the loader did not
     check first (the models validate on their own, so no loader passes a ValidationError on)."""
     try:
         yield

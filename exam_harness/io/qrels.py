@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import line_columns
 from exam_harness.io.textio import atomic_write_text, iter_lines

@@ -2,7 +2,7 @@
 
 Queries: a JSON object ``{query_id: text}`` or a TSV file of ``id<TAB>text`` lines. Facets (subtopics):
 JSON ``{query_id: {facet_id: text}}`` or TSV ``query_id<TAB>facet_id<TAB>text``. Lines starting with
-``#`` are comments. Bad input is an :class:`~exam_harness.errors.InputError` naming file, line and field.
+``#`` are comments. Bad input is an :class:`~exam_harness.core.errors.InputError` naming file, line and field.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import Query
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import invisible_char, model_errors
 from exam_harness.io.textio import check_json_document, check_surrogates, number_too_long, read_text
-from exam_harness.models import Query
 
 
 def _is_json(path: Path, text: str) -> bool:

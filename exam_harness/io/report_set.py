@@ -24,7 +24,7 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from exam_harness.errors import OutputError
+from exam_harness.core.errors import OutputError
 from exam_harness.io.textio import locked_folder
 
 MANIFEST = ".exam-report-set.json"
@@ -76,7 +76,7 @@ def check_owned_folder(folder: Path, *, rootdir: Path | None = None, inputs: Seq
     """Refuse a report folder the harness cannot own: one holding a version-control folder, the project
     folder (``rootdir``) or a folder above it, or one that holds an input (a bank or run file or folder).
     Messages start with ``label`` (the option that named the folder)."""
-    from exam_harness.paths import shown_path
+    from exam_harness.core.paths import shown_path
 
     real = Path(os.path.realpath(folder))
     folder = Path(shown_path(folder))  # as the user wrote it: options hold absolute paths
@@ -127,7 +127,7 @@ def check_names(folder: Path, files: Iterable[str]) -> None:
 
 
 def _check_names(folder: Path, files: Iterable[str], old: set[str]) -> None:
-    from exam_harness.paths import shown_path
+    from exam_harness.core.paths import shown_path
 
     for name in files:
         try:

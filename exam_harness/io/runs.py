@@ -26,15 +26,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exam_harness.answers import CitedAnswer
-from exam_harness.errors import InputError
+from exam_harness.core.answers import CitedAnswer
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import ExamData, Passage, Run
+from exam_harness.core.registry import Registry
 from exam_harness.io.formats import RunFormat, TrecRun, WorkbenchParagraphs, builtin_run_formats, claiming
 from exam_harness.io.parts import RECOGNISED_FORMS as RECOGNISED_FORMS
 from exam_harness.io.parts import FilePart
 from exam_harness.io.textio import is_hidden
 from exam_harness.io.trec import find_run_line
-from exam_harness.models import ExamData, Passage, Run
-from exam_harness.registry import Registry
 
 
 @dataclass
@@ -199,7 +199,7 @@ def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None,
     with collector_paused():
         loaded = _load_runs(paths, formats or builtin_run_formats())
     if loaded.warnings:
-        from exam_harness.display import print_notice
+        from exam_harness.core.display import print_notice
 
         for warning in loaded.warnings:
             (notify or print_notice)(f"warning: {warning}")

@@ -1,7 +1,7 @@
 """Shared reading and writing helpers: gzip-transparent text files, JSON lines, atomic writes.
 
 Every reader turns the usual low-level failures (missing file, bad gzip, bad UTF-8, bad JSON) into
-an :class:`~exam_harness.errors.InputError` that names the file and, where known, the line.
+an :class:`~exam_harness.core.errors.InputError` that names the file and, where known, the line.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import IO, Any, cast
 from pydantic_core import from_json
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError, OutputError
+from exam_harness.core.errors import InputError, OutputError
 
 
 def is_gz(path: Path) -> bool:
@@ -459,7 +459,7 @@ def output_target(path: Path) -> Path | None:
         return None
     kind = "a folder" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode) else \
         "a block device" if stat.S_ISBLK(mode) else "not a regular file"
-    from exam_harness.paths import shown_path  # as the user wrote it: options hold absolute paths
+    from exam_harness.core.paths import shown_path  # as the user wrote it: options hold absolute paths
 
     shown = f"{shown_path(path)} (-> {target})" if target != Path(path).absolute() else shown_path(path)
     raise OutputError(f"{shown}: is {kind}; give the name of a file to write")

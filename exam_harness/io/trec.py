@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import RankedPassage, Run
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, line_columns, model_errors
 from exam_harness.io.textio import iter_lines
-from exam_harness.models import RankedPassage, Run
 
 COLUMNS = "qid Q0 docid rank score tag"
 

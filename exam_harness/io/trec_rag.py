@@ -11,7 +11,7 @@ all indexes into ``references`` (the validator's ``--format 1``) or all segment 
 
 Each line becomes one answer of run ``run_id``: the sentences joined by spaces are one passage (id
 ``rag-<md5 of the text, 16 hex digits>``) ranked first for the topic, and the full response nugget F
-measures; the sentences and their citations are kept as :class:`~exam_harness.answers.CitedAnswer`.
+measures; the sentences and their citations are kept as :class:`~exam_harness.core.answers.CitedAnswer`.
 
 The rules are the track's own, classified as its tools classify them (docs/trec-rag.md names each):
 the 2024 checker (ragnarok ``scripts/rag24_validation.py``, ``check_rag24_run``) and the 2025 validator
@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exam_harness.answers import CitedAnswer, CitedSentence, word_count
-from exam_harness.errors import InputError
+from exam_harness.core.answers import CitedAnswer, CitedSentence, word_count
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import RankedPassage, Run
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_word, model_errors
 from exam_harness.io.textio import atomic_write_text, iter_json_lines
-from exam_harness.models import RankedPassage, Run
 
 MAX_WORDS = 400  # both years; 2024 warns (and its fix trims), 2025 checks only when fixing (--fix-length)
 MAX_REFERENCES_2024 = 20  # 2024: an error

@@ -28,14 +28,8 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 import exam_harness.io.limits as limits
-from exam_harness.errors import InputError
-from exam_harness.io.handbank import FACET_SEPARATOR
-from exam_harness.io.limits import quoted
-from exam_harness.io.located import finite_number
-from exam_harness.io.parts import RECOGNISED_FORMS, FilePart, check_word, model_errors, passage_too_long
-from exam_harness.io.qrels import relevance_out_of_range
-from exam_harness.io.textio import atomic_write_text, first_json_line, iter_json_lines
-from exam_harness.models import (
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import (
     MAX_GRADE,
     Query,
     QueryBank,
@@ -46,7 +40,13 @@ from exam_harness.models import (
     TestPointKind,
     test_point_id,
 )
-from exam_harness.redaction import secret_input_errors, secret_texts
+from exam_harness.core.redaction import secret_input_errors, secret_texts
+from exam_harness.io.handbank import FACET_SEPARATOR
+from exam_harness.io.limits import quoted
+from exam_harness.io.located import finite_number
+from exam_harness.io.parts import RECOGNISED_FORMS, FilePart, check_word, model_errors, passage_too_long
+from exam_harness.io.qrels import relevance_out_of_range
+from exam_harness.io.textio import atomic_write_text, first_json_line, iter_json_lines
 
 DIRECT_GRADE_SUFFIX = "direct"
 ITEM_FORMS = "a question (question_id, question_text[, gold_answers]) or a nugget (nugget_id, nugget_text)"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from exam_harness.models import GradeFailure
+from exam_harness.core.models import GradeFailure
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import InputError
+from exam_harness.config.options import GraderOption, boolean, choice, integer, number, optional
+from exam_harness.core.errors import InputError
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.llm.cost import Prices
-from exam_harness.options import GraderOption, boolean, choice, integer, number, optional
 
 REQUEST_FIELDS = ("custom_id", "method", "url", "body")
 OUTPUT_FIELDS = ("id", "custom_id", "response", "error")

@@ -19,7 +19,7 @@ report more than the estimate, so the bound is also checked against what was rea
 each call (a backend with a ``budget`` hook, the OpenAI one: nothing is sent once the budget is
 spent, so at most the calls already in flight pass it) and between batches, which are no larger
 than a server backend's concurrency while a budget is set. A session that spent more than ``max_cost``
-all the same fails (the ``exam-max-cost`` check, exam_harness/gates.py).
+all the same fails (the ``exam-max-cost`` check, exam_harness/config/gates.py).
 
 A token count is a server's claim: one beyond :data:`MAX_TOKEN_COUNT` (a 400-digit ``usage``) is
 counted as that ceiling, so it still exhausts any budget but never overflows a float.
@@ -31,15 +31,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from exam_harness.display import money as money  # shown here first; gates and reports read it from display
-from exam_harness.errors import ConfigError
+from exam_harness.core.display import money as money  # shown here first; gates and reports read it from display
+from exam_harness.core.errors import ConfigError
 from exam_harness.io.limits import MAX_TOKEN_COUNT as MAX_TOKEN_COUNT
 
 if TYPE_CHECKING:
+    from exam_harness.core.models import GradingRequest
     from exam_harness.llm.backend import TextBackend
-    from exam_harness.models import GradingRequest
 
-Pair = tuple[str, str]  # (passage id, test point id), as exam_harness.inputs.Pair
+Pair = tuple[str, str]  # (passage id, test point id), as exam_harness.exam.inputs.Pair
 
 
 def token_count(value: object, ceiling: float = MAX_TOKEN_COUNT) -> float:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.llm.backend import PromptParts, TextBackend
 from exam_harness.llm.openai import OpenAIBackend
 
 if TYPE_CHECKING:
-    from exam_harness.models import GradingRequest
+    from exam_harness.core.models import GradingRequest
 
 
 @runtime_checkable

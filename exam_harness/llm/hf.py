@@ -30,10 +30,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from exam_harness.errors import ConfigError
-from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
-from exam_harness.models import GradeFailure
-from exam_harness.options import (
+from exam_harness.config.options import (
     GraderOption,
     boolean,
     check_options,
@@ -46,7 +43,10 @@ from exam_harness.options import (
     shared_option,
     text,
 )
-from exam_harness.parsing import single_digit_grade
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.grade_parsing import single_digit_grade
+from exam_harness.core.models import GradeFailure
+from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 
 if TYPE_CHECKING:
     import torch

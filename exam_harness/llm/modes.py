@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from exam_harness.core.grade_parsing import FALLBACK_NOT_A_GRADE, FALLBACK_NOT_YES_NO, read_self_rating
+from exam_harness.core.models import Grade
 from exam_harness.llm import prompts, track_prompts
 from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
-from exam_harness.models import Grade
-from exam_harness.parsing import FALLBACK_NOT_A_GRADE, FALLBACK_NOT_YES_NO, read_self_rating
 
 Output = Literal["self_rating", "answer", "answer_key", "verify", "yes_no", "thomas", "assignment", "umbrela",
                  "support", "label"]

@@ -49,22 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, asdict, dataclass, field
 from typing import Any, Literal
 
-from exam_harness.errors import ConfigError, InfrastructureError
-from exam_harness.io.limits import MAX_TOKEN_COUNT
-from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
-from exam_harness.llm.pacing import Pacer, paced
-from exam_harness.llm.retry import (
-    AsyncRetrier,
-    Breaker,
-    RetryCounter,
-    RetryDecision,
-    RetryExhausted,
-    RetryPolicy,
-    ServerUnreachable,
-    parse_retry_after,
-)
-from exam_harness.models import GradeFailure
-from exam_harness.options import (
+from exam_harness.config.options import (
     MAX_CONCURRENCY,
     MAX_SECONDS,
     GraderOption,
@@ -79,8 +64,23 @@ from exam_harness.options import (
     read_grader_options,
     text,
 )
-from exam_harness.parsing import is_malformed_rating
-from exam_harness.redaction import credential_scrubber
+from exam_harness.core.errors import ConfigError, InfrastructureError
+from exam_harness.core.grade_parsing import is_malformed_rating
+from exam_harness.core.models import GradeFailure
+from exam_harness.core.redaction import credential_scrubber
+from exam_harness.io.limits import MAX_TOKEN_COUNT
+from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
+from exam_harness.llm.pacing import Pacer, paced
+from exam_harness.llm.retry import (
+    AsyncRetrier,
+    Breaker,
+    RetryCounter,
+    RetryDecision,
+    RetryExhausted,
+    RetryPolicy,
+    ServerUnreachable,
+    parse_retry_after,
+)
 
 Endpoint = Literal["chat", "completions"]
 

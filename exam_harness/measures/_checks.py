@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 
 # (passage id, test point id) -> grade; a pair without a grade counts as grade 0 everywhere.
 Grades = Mapping[tuple[str, str], int]

@@ -17,7 +17,7 @@ import heapq
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.measures._checks import check_min_grade
 
 Table = dict[int, dict[int, int]]

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.measures.stats import mean_stderr
 
 if TYPE_CHECKING:

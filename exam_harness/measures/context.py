@@ -22,7 +22,7 @@ from itertools import chain, compress, repeat
 from operator import ge, itemgetter, or_
 from typing import cast
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.measures._checks import check_min_grade
 from exam_harness.measures.cover import covered_by
 from exam_harness.measures.nuggets import ResponseLengths

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.measures._checks import check_k
 
 

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Protocol, TypeVar
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Measure
 from exam_harness.measures.parsing import parse_measure
-from exam_harness.registry import Registry
 
 
 class Named(Protocol):

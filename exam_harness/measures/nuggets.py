@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 
 ALLOWANCE_PER_NUGGET = 100
 # Every character str.isspace() calls whitespace, which is what str.split() splits on (the ASCII ones

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Measure
 from exam_harness.measures.registry import builtin_measures
 from exam_harness.measures.trec import TrecMeasure
-from exam_harness.registry import Registry
 
 _SYNTAX = re.compile(r"(?P<family>[A-Za-z0-9][\w\-.]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cut>\d+))?")
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.registry import unknown_name_message
 from exam_harness.io.qrels import Qrels as Qrels  # the one type, defined with its file format
 from exam_harness.measures._checks import check_min_grade
-from exam_harness.registry import unknown_name_message
 
 VARIANTS: tuple[str, ...] = ("max-grade", "count", "at-least-m")
 

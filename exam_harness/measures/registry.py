@@ -3,8 +3,8 @@ pytrec_eval knows parses to a TrecMeasure); plugins add families with ``pytest_e
 
 from __future__ import annotations
 
+from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Measure, measure_class_problem
-from exam_harness.registry import Registry
 
 BUILTIN_MEASURES: dict[str, tuple[str, str]] = {
     "exam-cover": ("exam_harness.measures.exam:ExamCover", "EXAM-Cover@k: share of the test points the top-k covers"),

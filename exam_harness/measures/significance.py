@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 
 Scores = Mapping[str, float] | Sequence[float]
 Alternative = Literal["two-sided", "greater", "less"]

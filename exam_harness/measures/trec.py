@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.measures.base import Measure, PerQuery, bound
 from exam_harness.measures.qrels import QrelsCut, check_variant
 

@@ -33,12 +33,12 @@ from dataclasses import dataclass, replace
 from itertools import repeat
 from typing import TYPE_CHECKING, ClassVar
 
-from exam_harness.answers import word_count
+from exam_harness.core.answers import word_count
 from exam_harness.measures.base import Bindings, Measure, PerQuery, bound, family_of
 
 if TYPE_CHECKING:
+    from exam_harness.core.models import GraderSpec
     from exam_harness.measures.context import ScoringContext
-    from exam_harness.models import GraderSpec
 
 OKAY_WEIGHT = 0.5  # W's weight of an okay nugget (a vital one weighs 1)
 SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.inputs import view_from_banks
+from exam_harness.exam.inputs import view_from_banks
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import ExamError, InputError
+from exam_harness.core.case_verdicts import Verdict, describe, verdict
+from exam_harness.core.errors import ExamError, InputError
+from exam_harness.core.models import QueryBank, TestPoint, readable_id
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
-from exam_harness.models import QueryBank, TestPoint, readable_id
 from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
 from exam_harness.pytest_plugins.query_cases import QueryCase
 from exam_harness.pytest_plugins.state import GradedExam, setup_of
-from exam_harness.verdicts import Verdict, describe, verdict
 
 
 def bank_paths(config: pytest.Config) -> list[Path]:
@@ -103,7 +103,7 @@ class QueryNode(pytest.Collector):
 
 
 def point_label(test_point: TestPoint, secret: bool) -> str:
-    """How a test point reads in node ids: :func:`exam_harness.models.readable_id`, the id every output
+    """How a test point reads in node ids: :func:`exam_harness.core.models.readable_id`, the id every output
     uses. Secret banks show generated ids only."""
     return readable_id(test_point.id, test_point.query_id, None if secret else test_point.text, test_point.facet_id)
 
@@ -268,7 +268,7 @@ class ExamCollector:
         self._files.add(resolved)
         first = self._copy_of(resolved)
         if first is not None:  # a second copy (exam.yml beside exam.yaml) would run every case twice
-            from exam_harness.paths import shown_path
+            from exam_harness.core.paths import shown_path
 
             setup.input_errors.append(
                 f"{shown_path(file_path)}: a copy of the bank {shown_path(first)} (the same bytes); every one of its "

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import ExamError
-from exam_harness.gates import check_measures, measure_names
+from exam_harness.config.gates import check_measures, check_thresholds
+from exam_harness.core.errors import ExamError
+from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Measure
-from exam_harness.preflight import load_reference
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
-from exam_harness.registry import Registry
 from exam_harness.results.gate_checks import Change, GateCheck, Verdicts, title
+from exam_harness.results.preflight import load_reference
 from exam_harness.results.schema import ExamReport
 from exam_harness.results.verdict import Decision
 
@@ -44,9 +44,10 @@ class ExamGates:
         setup = setup_of(config)
         options = setup.options
         try:
-            self.registry = setup.registries(config).measures
+            registries = setup.registries(config)
+            self.registry = registries.measures
             # a gate on a measure no registry knows stops the session before grading (plugins are loaded now)
-            check_measures(measure_names(options.fail_under), self.registry, "--exam-fail-under")
+            check_thresholds(options.fail_under, self.registry, registries.gate_figures, "--exam-fail-under")
             check_measures([a.measure for a in options.compare_fail], self.registry, "--exam-compare-fail")
             self.reference = load_reference(options, Path(config.invocation_params.dir))
         except NothingKept as exc:
@@ -102,7 +103,7 @@ class ExamGates:
 def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str,
                         registry: Registry[type[Measure]] | None) -> tuple[str, str]:
     # the flipped test points are the report's flips section (sections/flips.py)
-    from exam_harness.display import render_text
+    from exam_harness.core.display import render_text
     from exam_harness.report.compare import changes_table
 
     table = changes_table(changes, new, title_suffix=f"against {name}", registry=registry)

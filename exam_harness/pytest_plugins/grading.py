@@ -14,20 +14,26 @@ from typing import Any
 
 import pytest
 
-from exam_harness.cache import GradeCache
-from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
-from exam_harness.gates import check_samples
+from exam_harness.config.gates import check_samples
+from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
+from exam_harness.core.models import QueryBank
+from exam_harness.core.progress import GradingProgress
 from exam_harness.graders.base import GradingRequest
-from exam_harness.grading import GradingOutcome, check_gradable, dry_run_summary, run_grading_pass
-from exam_harness.grading_setup import GradingSetup, open_grading
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import GradingOutcome, check_gradable, dry_run_summary, run_grading_pass
+from exam_harness.grading.setup import GradingSetup, open_grading
 from exam_harness.llm.cost import merged_cost
-from exam_harness.models import QueryBank
-from exam_harness.preflight import check_covered, check_gate_runs, check_outputs, check_overlap, check_required_runs
-from exam_harness.progress import GradingProgress
 from exam_harness.pytest_plugins.collection import ExamCollector
 from exam_harness.pytest_plugins.items import withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
 from exam_harness.pytest_plugins.systems import ExamSystems
+from exam_harness.results.preflight import (
+    check_covered,
+    check_gate_runs,
+    check_outputs,
+    check_overlap,
+    check_required_runs,
+)
 
 
 class ExamGrading:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from exam_harness.models import QueryBank
+from exam_harness.core.models import QueryBank
 from exam_harness.pytest_plugins.systems import SYSTEM_FAILED, system_failure
 
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import pytest
 
-from exam_harness.display import visible
+from exam_harness.core.display import visible
 from exam_harness.pytest_plugins.items import ExamItem, ExamMissed
 from exam_harness.results.schema import Outcomes
 

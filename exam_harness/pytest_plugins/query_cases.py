@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from exam_harness.display import shorten
-from exam_harness.models import QueryBank, TestPoint, readable_id
+from exam_harness.core.case_verdicts import Verdict, describe, verdict
+from exam_harness.core.display import shorten
+from exam_harness.core.models import QueryBank, TestPoint, readable_id
 from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
 from exam_harness.pytest_plugins.state import setup_of
-from exam_harness.verdicts import Verdict, describe, verdict
 
 SHOWN = 5  # missed test points named in a message
 

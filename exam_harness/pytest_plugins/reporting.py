@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
-from exam_harness.display import visible
-from exam_harness.errors import ExamError, OutputError
-from exam_harness.paths import shown_path
-from exam_harness.preflight import shown_uncovered, uncovered_queries
+from exam_harness.core.display import visible
+from exam_harness.core.errors import ExamError, OutputError
+from exam_harness.core.paths import shown_path
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_controller, setup_of
@@ -30,6 +29,7 @@ from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.writers import WriterInput, WriterOutputError
 from exam_harness.results.gate_checks import Verdicts
+from exam_harness.results.preflight import shown_uncovered, uncovered_queries
 from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, Decision, decision
 
@@ -67,7 +67,7 @@ class ExamReporting:
             outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered(),
                                      max_fallbacks=setup.options.max_fallbacks, systems=live_systems(self.config),
                                      reference=gates.reference if gates is not None else None,
-                                     judge_model=setup.options.model)
+                                     judge_model=setup.options.model, inputs=setup.scoring_inputs)
             built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
             self.decision = self._decide(built.report)
         except ExamError as exc:
@@ -100,7 +100,8 @@ class ExamReporting:
         setup = setup_of(self.config)
         gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
         reference = gates.reference if gates is not None else None
-        found = decision(report, Checks.of(setup.options, reference, setup.registries(self.config).measures))
+        registries = setup.registries(self.config)
+        found = decision(report, Checks.of(setup.options, reference, registries.measures, registries.gate_figures))
         if gates is not None:
             gates.show(found, report)
         incomplete = [r.run for r in found.verdict.gates if r.gate == "incomplete-exam" and r.run is not None]

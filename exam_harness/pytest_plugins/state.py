@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.models import QueryBank
+from exam_harness.exam.inputs import ExamInputs
+from exam_harness.exam.plan import ExamPlan
 from exam_harness.extensions import Registries
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs
-from exam_harness.models import QueryBank
-from exam_harness.options import ExamOptions
-from exam_harness.plan import ExamPlan
+from exam_harness.grading.passes import GradingOutcome
+from exam_harness.results.scored import ScoringInputs
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class ExamSetup:
     bank_roots: list[Path]
     inputs: ExamInputs | None = None
     input_errors: list[str] = field(default_factory=list)
+    # what the features add for their sections (pytest_exam_scoring_inputs, asked at configure)
+    scoring_inputs: ScoringInputs = field(default_factory=ScoringInputs)
     # (name, value) -> one shared tuple: each case carries several user properties, most of them with
     # one of a few values (a grade, an outcome), and pytest copies them into three reports a case
     _properties: dict[tuple[str, object], tuple[str, object]] = field(default_factory=dict, repr=False)

@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import ExamError
-from exam_harness.paths import shown_path
+from exam_harness.core.errors import ExamError
+from exam_harness.core.paths import shown_path
+from exam_harness.core.registry import Registry
 from exam_harness.pytest_plugins.reporting import ExamReporting
 from exam_harness.pytest_plugins.state import setup_of
-from exam_harness.registry import Registry
 from exam_harness.report.writers import (
     GITHUB_STEP_SUMMARY,
     Writer,

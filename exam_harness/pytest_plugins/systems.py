@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from exam_harness.errors import ConfigError
-from exam_harness.models import Query, QueryBank
-from exam_harness.paths import shown_path
-from exam_harness.progress import GradingProgress
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Query, QueryBank
+from exam_harness.core.paths import shown_path
+from exam_harness.core.progress import GradingProgress
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
 from exam_harness.results.schema import GateResult
 from exam_harness.systems.calling import CallsInterrupted

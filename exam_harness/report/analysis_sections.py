@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from exam_harness.display import render_text
-from exam_harness.errors import ConfigError
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamView
+from exam_harness.core.display import render_text
+from exam_harness.core.errors import ConfigError
+from exam_harness.exam.inputs import ExamView
+from exam_harness.grading.passes import GradingOutcome
 from exam_harness.measures.significance import compare_to_baseline
 
 SECTIONS: tuple[str, ...] = ("verify", "missing", "spurious", "agreement")

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from exam_harness.analysis.agreement import AgreementResult
 from exam_harness.analysis.grader_agreement import GraderAgreement
-from exam_harness.display import shorten, visible
+from exam_harness.core.display import shorten, visible
 from exam_harness.report.tables import fmt, title_of
 
 

@@ -5,8 +5,8 @@ core is built by the same builder (report/core.py: build); this module adds the 
 
 Per-test-point outcomes and grade counts read each (passage, bank) pair's grades once
 (:class:`TopGrades`), however many runs rank the passage, and each run's top-k as scoring returned
-them (measures/result.py: TopK); an outcome is the rule of :func:`exam_harness.verdicts.verdict`, which decides it
-whenever a pair of the top-k has no grade.
+them (measures/result.py: TopK); an outcome is the rule of :func:`exam_harness.core.case_verdicts.verdict`,
+which decides it whenever a pair of the top-k has no grade.
 """
 
 from __future__ import annotations
@@ -18,15 +18,17 @@ from itertools import chain, repeat
 from pathlib import Path
 from typing import cast
 
-from exam_harness.display import shorten
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs, view_from_banks
+from exam_harness.core.case_verdicts import PASSAGE_CHARS, verdict
+from exam_harness.core.display import shorten
+from exam_harness.core.models import QueryBank, readable_id
+from exam_harness.core.paths import shown_path
+from exam_harness.core.version import __version__
+from exam_harness.exam.inputs import ExamInputs, view_from_banks
+from exam_harness.exam.plan import ExamPlan
+from exam_harness.grading.passes import GradingOutcome
 from exam_harness.io.runs import collector_paused
 from exam_harness.measures.qrels import Qrels, qrels_file_name, relevance_level
 from exam_harness.measures.result import ExamResult, TopK
-from exam_harness.models import QueryBank, readable_id
-from exam_harness.paths import shown_path
-from exam_harness.plan import ExamPlan
 from exam_harness.report.core import build
 from exam_harness.results.schema import (
     CacheSummary,
@@ -36,11 +38,10 @@ from exam_harness.results.schema import (
     Settings,
     TestPointOutcome,
 )
+from exam_harness.results.scored import ScoringInputs
 from exam_harness.results.scoring import score_exam, scoring_input
 from exam_harness.results.verdict import over_fallback_limit
 from exam_harness.systems.health import LiveSystems
-from exam_harness.verdicts import PASSAGE_CHARS, verdict
-from exam_harness.version import __version__
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class SessionOutcome:
     systems: LiveSystems | None = None  # the declared live systems' health
     reference: tuple[str, ExamReport] | None = None  # --exam-compare: the kept report's name and the report
     judge_model: str | None = None  # the judge's model when the grader spec names none (the circularity guard)
+    inputs: ScoringInputs | None = None  # what the session's features added for their sections (None: nothing)
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,8 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
 
     outcomes = test_point_outcomes(inputs, outcome, plan, tops)
     scored = replace(scored, outcomes=outcomes, systems=outcome.systems, reference=outcome.reference,
-                     judge_model=outcome.judge_model, run_folders=run_paths)
+                     judge_model=outcome.judge_model, run_folders=run_paths,
+                     inputs=outcome.inputs if outcome.inputs is not None else ScoringInputs())
     core = build(scored, per_query=True, unanswered=unanswered, session=session)
     report = ExamReport(
         tool_version=__version__,

@@ -13,7 +13,7 @@ from exam_harness.results.gate_checks import Change, find, title
 from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:
-    from exam_harness.gates import MeasureRegistry
+    from exam_harness.config.gates import MeasureRegistry
 
 
 def changes_table(changes: Sequence[Change], report: ExamReport, *, title_suffix: str = "",

@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from exam_harness.core.models import Run
+from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Measure
 from exam_harness.measures.exam import ExamCover
 from exam_harness.measures.result import ExamResult
-from exam_harness.models import Run
-from exam_harness.registry import Registry
 from exam_harness.results.schema import MeasureInfo, QueryScore, Score, SystemScore
 from exam_harness.results.scored import Scored
 from exam_harness.results.sections import Section, compute_sections

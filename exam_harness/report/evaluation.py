@@ -39,9 +39,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.errors import InputError
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamView
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import GraderSpec
+from exam_harness.core.version import __version__
+from exam_harness.exam.inputs import ExamView
+from exam_harness.exam.plan import ExamPlan
+from exam_harness.grading.passes import GradingOutcome
 from exam_harness.measures.base import Measure
 from exam_harness.measures.correlation import Correlation, leaderboard_correlation
 from exam_harness.measures.qrels import relevance_level
@@ -49,9 +53,6 @@ from exam_harness.measures.result import MeasureResult
 from exam_harness.measures.significance import bootstrap_cis
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
-from exam_harness.models import GraderSpec
-from exam_harness.options import ExamOptions
-from exam_harness.plan import ExamPlan
 from exam_harness.report.core import build
 from exam_harness.results.evaluation import (
     CollectionSummary,
@@ -66,9 +67,8 @@ from exam_harness.results.evaluation import (
     QrelsMap,
     Rankings,
 )
-from exam_harness.results.scored import BaselineTest, Scored
+from exam_harness.results.scored import Scored, ScoringInputs, collect_scoring_inputs
 from exam_harness.results.scoring import SupportCredits, score_exam, scoring_input
-from exam_harness.version import __version__
 
 if TYPE_CHECKING:
     from exam_harness.results.agreement import HumanLabels
@@ -122,12 +122,14 @@ def evaluate_exam(
     external: ExternalQrels | None = None,
     human: HumanLabels | None = None,
     cache: str | None = None,
+    inputs: ScoringInputs | None = None,
 ) -> EvaluationReport:
     """Every measure of the plan at each of its tau values (:func:`score_evaluation`); the sections
     (results/sections.py) computed from the inputs given: the correlations with ``official``, the agreement
     tables with the "min answers = m" views for each m of ``min_answers`` (and the direct-grade views when
     the files hold recorded direct grades), the runs scored over ``external`` qrels, the nugget assignments
-    against ``human`` ones."""
+    against ``human`` ones, and what features add (``inputs``: by default what the active hook's features
+    add for ``options``, results/scored.py)."""
     view, outcome, plan, result, measures = scored.view, scored.grading, scored.plan, scored.result, scored.measures
     data = view.data
     check_baseline(options.baseline, data.runs)
@@ -139,8 +141,7 @@ def evaluate_exam(
     scored = replace(
         scored, official=official or None, agreement=tuple(min_answers), external=external,
         per_query=options.per_query, human_assignments=human,
-        baseline=BaselineTest(options.baseline, options.significance, options.alpha, options.resamples,
-                              options.seed) if options.baseline is not None else None)
+        inputs=inputs if inputs is not None else collect_scoring_inputs(options, "evaluate"))
     core = build(scored, per_query=options.per_query)
     return EvaluationReport(
         tool_version=__version__,
@@ -205,7 +206,7 @@ def scored_queries(name: str, qrels: QrelsMap, rankings: Rankings) -> list[str]:
     ranked = {q for ranking in rankings.values() for q, pids in ranking.items() if pids}
     queries = [q for q in qrels if q in ranked]
     if not queries:
-        from exam_harness.preflight import near_match
+        from exam_harness.results.preflight import near_match
 
         have = sorted(ranked)
         hints = [f"{q!r} ~ {m}" for q in sorted(qrels)[:50] if (m := near_match(q, have))]

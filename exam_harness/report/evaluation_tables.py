@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
-from exam_harness.display import counted
+from exam_harness.core.display import counted
 from exam_harness.report.tables import Column, fmt, render_table
 from exam_harness.report.tables import Leaderboard as Board
 from exam_harness.results.evaluation import EvaluationReport, correlation_of, official_of, system_order

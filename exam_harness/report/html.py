@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from exam_harness.display import counted, shorten
+from exam_harness.core.case_verdicts import (
+    PASSAGE_CHARS as SNIPPET_CHARS,  # the text beside an id, as a report keeps it
+)
+from exam_harness.core.display import counted, shorten
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.report.html_assets import CSS, JS
 from exam_harness.results.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
 from exam_harness.results.sections import shown_at, shown_sections
-from exam_harness.verdicts import PASSAGE_CHARS as SNIPPET_CHARS  # the text beside an id, as a report keeps it
 
 # the drill-down lists these outcomes, worst first, under these names
 DRILL_OUTCOMES = {"required-missed": "required missed", "error": "errors", "missed": "missed"}

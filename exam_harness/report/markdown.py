@@ -12,12 +12,12 @@ import math
 import re
 from collections.abc import Sequence
 
-from exam_harness.display import counted, shorten, visible
+from exam_harness.core.case_verdicts import REASON_CHARS
+from exam_harness.core.display import counted, shorten, visible
 from exam_harness.report.terminal import ranked
 from exam_harness.results.gate_checks import GateCheck, Verdicts, title
 from exam_harness.results.schema import ExamReport, SystemScore, TestPointOutcome
 from exam_harness.results.sections import Placement, shown_at
-from exam_harness.verdicts import REASON_CHARS
 
 # Characters that start markdown syntax anywhere in a line (a table cell included); '<', '>' and '&'
 # become entities so that GitHub never reads a run name as HTML.

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.io.textio import atomic_write_bytes
 from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE
 from exam_harness.report.tables import title_of

@@ -84,7 +84,7 @@ def render_table(board: Leaderboard, layout: StderrLayout = "inline") -> Table:
 
 def title_of(measure_key: str) -> str:
     """The column title of a measure given by its short name (``exam-cover@20`` -> ``EXAM-Cover@20``)."""
-    from exam_harness.errors import ConfigError
+    from exam_harness.core.errors import ConfigError
     from exam_harness.measures.parsing import parse_measure
 
     try:

@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Group
 
-from exam_harness.display import counted, render_text
+from exam_harness.core.display import counted, render_text
 from exam_harness.measures.lookup import find_measure
 from exam_harness.report.tables import Column, Leaderboard, render_table
 from exam_harness.results.schema import FALLBACK_CAUSE, ExamReport, MeasureInfo, SystemScore

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
-from exam_harness.errors import ExamError
-from exam_harness.registry import Registry
+from exam_harness.core.errors import ExamError
+from exam_harness.core.registry import Registry
 
 if TYPE_CHECKING:
-    from exam_harness.answers import CitedAnswer
+    from exam_harness.core.answers import CitedAnswer
+    from exam_harness.exam.plan import ExamPlan
     from exam_harness.measures.qrels import Qrels
-    from exam_harness.plan import ExamPlan
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.gate_checks import Verdicts
     from exam_harness.results.schema import ExamReport

@@ -44,7 +44,7 @@ def read_document(path: Path) -> ExamReport | EvaluationReport:
     older schema migrated) or ``evaluate``'s; a bad file is an InputError naming it, the line or field."""
     from pydantic import ValidationError
 
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.results.read import exam_report_from, read_json_file, schema_error
 
     text, raw = read_json_file(path)

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from exam_harness.core.models import GraderSpec
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.measures.correlation import Correlation
-from exam_harness.models import GraderSpec
 from exam_harness.results.schema import (
     SCHEMA_VERSION,
     CacheSummary,

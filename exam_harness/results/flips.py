@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from rich.table import Table
 from rich.text import Text
 
-from exam_harness.display import shorten
+from exam_harness.core.display import shorten
 from exam_harness.results.schema import ExamReport, TestPointOutcome
 
 ANSWERED = "answered"

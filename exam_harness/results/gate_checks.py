@@ -1,7 +1,7 @@
 """The gates' checks over a result document (either envelope): each run's gated measures against their
 thresholds, the changes against a reference report with a paired permutation test over the queries both
 scored, and the grading budget. The gates themselves (thresholds, allowances, :class:`GateResult`) are
-declared in exam_harness/gates.py, below the document; results/verdict.py turns these checks into the verdict.
+declared in exam_harness/config/gates.py, below the document; results/verdict.py turns these checks into the verdict.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from exam_harness.errors import ConfigError
-from exam_harness.gates import SYSTEM_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.config.gates import SYSTEM_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from exam_harness.gates import MeasureRegistry
+    from exam_harness.config.gates import GateFigure, MeasureRegistry
+    from exam_harness.core.registry import Registry
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.schema import ExamReport, MeasureInfo
 
@@ -125,11 +126,13 @@ class GateCheck:
     limit: float
     value: float | None
     title: str = ""  # the measure's column title in the report ("" where the report holds no such measure)
+    figure: GateFigure | None = None  # the feature's gate figure the check reads (None: a measure, a system figure)
 
     @property
     def lower_is_better(self) -> bool:
-        """A system's recorded figure (latency, tokens, cost): the check fails above the limit."""
-        return self.measure in SYSTEM_FIGURES
+        """A system's recorded figure (latency, tokens, cost), or a gate figure declared so: the check fails above
+        the limit."""
+        return self.measure in SYSTEM_FIGURES or (self.figure is not None and self.figure.lower_is_better)
 
     @property
     def passed(self) -> bool:
@@ -139,10 +142,15 @@ class GateCheck:
 
 
 def threshold_checks(report: Document, thresholds: Sequence[Threshold],
-                     registry: MeasureRegistry | None = None, scope: RequiredScope | None = None) -> list[GateCheck]:
-    """Every examined run's value of every gated measure beside its threshold, sorted by run then measure."""
+                     registry: MeasureRegistry | None = None, scope: RequiredScope | None = None,
+                     figures: Registry[GateFigure] | None = None) -> list[GateCheck]:
+    """Every examined run's value of every gated measure (or gate figure of ``figures``) beside its threshold,
+    sorted by run then measure."""
     systems = {s.run: s for s in report.systems}
-    found = {t.measure: find(report, t.measure, registry) for t in thresholds if t.measure not in SYSTEM_FIGURES}
+    declared = {t.measure: figures.get(t.measure) for t in thresholds
+                if figures is not None and t.measure in figures and t.holds is None}
+    found = {t.measure: find(report, t.measure, registry) for t in thresholds
+             if t.measure not in SYSTEM_FIGURES and t.measure not in declared}
     figures = report.sections.get("system-costs")
     recorded = {s.run for s in figures.systems} if figures is not None else set()
     own = {(t.run, t.gated) for t in thresholds if t.run is not None}
@@ -155,6 +163,12 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
         system = systems.get(run)
         if system is None:
             continue  # a run named by a threshold but not examined: checked before grading
+        if gated in declared:
+            figure = declared[gated]
+            content = report.sections.get(figure.section)
+            checks.append(GateCheck(run, gated, limit, figure.value(content, run) if content is not None else None,
+                                    figure.title, figure))
+            continue
         if gated in SYSTEM_FIGURES:
             # a threshold for every run gates the runs with a manifest (every run when none has one: it fails)
             if (run, gated) in own or run in recorded or not recorded:
@@ -201,7 +215,24 @@ def threshold_failures(report: Document, thresholds: Sequence[Threshold],
             for check in threshold_checks(report, thresholds, registry) if not check.passed]
 
 
+def _figure_message(check: GateCheck, figure: GateFigure) -> str:
+    name = figure.title
+    if check.value is None:
+        return (f"FAIL run {check.run!r} has no {name} (the document's {figure.section!r} section holds none for it), "
+                f"so it cannot meet its limit {check.limit:g}")
+    if figure.lower_is_better:
+        if not check.passed:
+            return (f"FAIL {name} of run {check.run!r} is {check.value:.4g}, above the allowed {check.limit:g} "
+                    "(lower is better)")
+        return f"{name} of run {check.run!r} is {check.value:.4g}, at most the allowed {check.limit:g}"
+    if not check.passed:
+        return f"FAIL Required {name} of {check.limit:g} not reached by run {check.run!r}: {check.value:.4g}"
+    return f"{name} of run {check.run!r} is {check.value:.4g}, at least the required {check.limit:g}"
+
+
 def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegistry | None = None) -> str:
+    if check.figure is not None:
+        return _figure_message(check, check.figure)
     if check.lower_is_better:
         name = SYSTEM_FIGURES[check.measure]
         if check.value is None:
@@ -375,7 +406,7 @@ def budget_results(cost: Budget | None) -> list[GateResult]:
     reporting more tokens than the estimate, calls in flight at the stop): the budget was not held."""
     if cost is None or cost.max_cost is None or cost.session.cost is None or cost.session.cost <= cost.max_cost:
         return []
-    from exam_harness.display import money
+    from exam_harness.core.display import money
 
     return [GateResult(gate="exam-max-cost", value=cost.session.cost, limit=cost.max_cost, passed=False,
                        message=f"FAIL grading spent {money(cost.session.cost)}, more than max_cost "

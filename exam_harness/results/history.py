@@ -12,9 +12,9 @@ import os
 import re
 from pathlib import Path
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import check_save_name
+from exam_harness.core.errors import ConfigError
 from exam_harness.io.textio import create_exclusive, locked_folder
-from exam_harness.options import check_save_name
 from exam_harness.results.json_writer import report_json_pieces
 from exam_harness.results.read import read_report
 from exam_harness.results.schema import ExamReport

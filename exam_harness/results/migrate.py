@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.measures.base import Measure
 from exam_harness.measures.exam import ExamCover, NExam, NuggetF
 from exam_harness.measures.parsing import parse_measure

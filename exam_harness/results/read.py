@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import SchemaValidator
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import readable_from_generated
 from exam_harness.io.textio import (
     check_json_document,
     check_surrogates,
@@ -20,7 +21,6 @@ from exam_harness.io.textio import (
     number_too_long,
     read_bytes,
 )
-from exam_harness.models import readable_from_generated
 from exam_harness.results.migrate import migrate
 from exam_harness.results.schema import SCHEMA_VERSION, ExamReport
 
@@ -165,7 +165,7 @@ def check_values(raw: Any, path: Path) -> None:
 def migrated(report: ExamReport, written_as: object) -> ExamReport:
     """The test point ids of a report written as schema 2.0, which kept generated ids as
     ``query/md5(text)``; since 2.1 a report keeps the id every output shows
-    (:func:`exam_harness.models.readable_id`), so ids in a kept report and in today's CI output match."""
+    (:func:`exam_harness.core.models.readable_id`), so ids in a kept report and in today's CI output match."""
     if written_as != "2.0":
         return report
     for outcome in report.outcomes:

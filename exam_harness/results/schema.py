@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, with_config
 
-from exam_harness.gates import GateResult as GateResult  # the verdict's checks, made by the gates
-from exam_harness.models import GraderSpec
+from exam_harness.config.gates import GateResult as GateResult  # the verdict's checks, made by the gates
+from exam_harness.core.models import GraderSpec
 from exam_harness.results.sections import typed_sections
 
 if TYPE_CHECKING:
+    from exam_harness.core.registry import Registry
     from exam_harness.measures.base import Measure
-    from exam_harness.registry import Registry
 
 SCHEMA_VERSION = "4.1"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);

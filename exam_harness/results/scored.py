@@ -7,34 +7,70 @@ The pytest session scores one tau (``--exam-min-grade``), ``exam-harness evaluat
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from exam_harness.grading import GradingOutcome
-    from exam_harness.inputs import ExamView
+    from exam_harness.config.options import ExamOptions
+    from exam_harness.core.models import QueryBank, Run
+    from exam_harness.exam.inputs import ExamView
+    from exam_harness.exam.plan import ExamPlan
+    from exam_harness.grading.passes import GradingOutcome
     from exam_harness.measures.base import Measure
     from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.result import ExamResult
-    from exam_harness.models import QueryBank, Run
-    from exam_harness.plan import ExamPlan
     from exam_harness.results.agreement import HumanLabels
     from exam_harness.results.evaluation import ExternalQrels
     from exam_harness.results.schema import ExamReport, TestPointOutcome
     from exam_harness.systems.health import LiveSystems
 
 
-@dataclass(frozen=True)
-class BaselineTest:
-    """``--baseline``: every run compared with the baseline run per measure (``--significance`` test)."""
+T = TypeVar("T")
+ScoringFront = Literal["pytest", "evaluate"]  # who scores: the pytest session, or evaluate (and its library calls)
 
-    baseline: str
-    method: str
-    alpha: float
-    resamples: int
-    seed: int
+
+@dataclass(frozen=True)
+class InputKey(Generic[T]):
+    """The key of one scoring input a feature adds (as pytest's ``StashKey``): ``scored.input(KEY)`` is typed ``T``.
+    ``name`` says whose it is in messages."""
+
+    name: str
+
+
+class ScoringInputs:
+    """What features add beside the grades for their sections to read (hook ``pytest_exam_scoring_inputs``):
+    ``set(KEY, value)`` once per key; :meth:`Scored.input` reads it back."""
+
+    def __init__(self) -> None:
+        self._values: dict[InputKey[Any], object] = {}
+
+    def set(self, key: InputKey[T], value: T) -> None:
+        if key in self._values:
+            raise ValueError(f"scoring input {key.name!r} is set twice")
+        self._values[key] = value
+
+    def get(self, key: InputKey[T]) -> T | None:
+        return cast("T | None", self._values.get(key))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def collect_scoring_inputs(options: ExamOptions, front: ScoringFront, hook: Any = None) -> ScoringInputs:
+    """Every feature's scoring inputs for ``options`` through ``hook`` (a pluggy hook relay; by default the active
+    front end's, else the in-tree features': core/host.py)."""
+    if hook is None:
+        from exam_harness.core.host import active_hook
+
+        hook = active_hook()
+    inputs = ScoringInputs()
+    hook.pytest_exam_scoring_inputs(options=options, front=front, inputs=inputs)
+    return inputs
 
 
 @dataclass(frozen=True)
@@ -57,11 +93,16 @@ class Scored:
     run_folders: Sequence[Path] = ()  # where the runs (and systems' manifests) were read
     # what only evaluate is given (the pytest session leaves them None, and the sections reading them with them)
     official: Mapping[str, float] | None = None  # --official: run -> official score or rank
-    baseline: BaselineTest | None = None  # --baseline
     agreement: Sequence[int] | None = None  # the agreement with the judgments asked for: the --min-answers m values
     external: ExternalQrels | None = None  # --qrels / --official-qrels
     per_query: bool = False  # --per-query: the external qrels' leaderboards keep their per-query values
     human_assignments: HumanLabels | None = None  # --human-assignments
+    # what features add for their sections (hook pytest_exam_scoring_inputs), read by :meth:`input`
+    inputs: ScoringInputs = field(default_factory=ScoringInputs)
+
+    def input(self, key: InputKey[T]) -> T | None:
+        """The scoring input a feature set under ``key`` (None where it set none)."""
+        return self.inputs.get(key)
 
     @property
     def banks(self) -> Sequence[QueryBank]:
@@ -77,7 +118,7 @@ class Scored:
 
     def shown_id(self, bank: QueryBank, test_point: str) -> str:
         """The id the pytest case of ``test_point`` carries (models.readable_id), as outcomes show it."""
-        from exam_harness.models import readable_id
+        from exam_harness.core.models import readable_id
 
         tp = next(t for t in bank.test_points if t.id == test_point)
         return readable_id(test_point, bank.query.id, None if self.secret(bank) else tp.text, tp.facet_id)

@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamView
+from exam_harness.core.models import GraderSpec
+from exam_harness.exam.inputs import ExamView
+from exam_harness.exam.plan import ExamPlan
+from exam_harness.grading.passes import GradingOutcome
 from exam_harness.measures.base import Measure
 from exam_harness.measures.context import ScoringContext, ScoringInput
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import QrelsCut
 from exam_harness.measures.result import Needs
 from exam_harness.measures.trec_rag import scores_the_track
-from exam_harness.models import GraderSpec
-from exam_harness.plan import ExamPlan
 from exam_harness.results.scored import Scored
 
 SupportCredits = Mapping[str, Mapping[str, tuple[tuple[float | None, ...], ...]]]

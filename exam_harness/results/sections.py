@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, get_args, runtim
 
 from pydantic import BaseModel
 
-from exam_harness.registry import Registry
+from exam_harness.core.registry import Registry
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -80,8 +80,6 @@ def builtin_sections() -> Registry[Section]:
          "test points that flipped against the kept report (--exam-compare)"),
         ("correlations", "exam_harness.sections.correlations:SECTION",
          "every leaderboard's Spearman rho and Kendall tau against the official leaderboard (--official)"),
-        ("significance", "exam_harness.sections.significance:SECTION",
-         "paired significance tests of every run against a baseline run (--baseline)"),
         ("agreement", "exam_harness.sections.agreement:SECTION",
          "grades against human judgments: Cohen's kappa, the min-answers views (--min-answers), direct grades"),
         ("external-qrels", "exam_harness.sections.external_qrels:SECTION",
@@ -166,14 +164,23 @@ def use_sections(registry: Registry[Section]) -> None:
 
 
 def reset_sections() -> None:
-    """Back to the built-in sections (a pytest session's plugins end with the session)."""
+    """Back to the built-in and in-tree sections, and the in-tree features' hooks (core/host.py): a pytest
+    session's or command's plugins end with it."""
+    from exam_harness.core.host import reset_hook
+
     _active.clear()
+    reset_hook()
 
 
 def active_sections() -> Registry[Section]:
-    """The registry the front end filled (:func:`use_sections`), else the built-in sections."""
+    """The registry the front end filled (:func:`use_sections`), else the built-in sections and those the active
+    hook's features register (the in-tree features' with no front end: core/host.py)."""
     if not _active:
-        _active.append(builtin_sections())
+        from exam_harness.core.host import active_hook
+
+        registry = builtin_sections()
+        active_hook().pytest_exam_register_sections(registry=registry)
+        _active.append(registry)
     return _active[0]
 
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
-from exam_harness.gates import COMPARED, Allowance, RequiredScope, Threshold
+from exam_harness.config.gates import COMPARED, Allowance, RequiredScope, Threshold
 from exam_harness.results.gate_checks import (
     Change,
     GateCheck,
@@ -35,10 +35,11 @@ from exam_harness.results.gate_checks import (
 from exam_harness.results.schema import ExamReport, GateResult, SystemScore, Verdict
 
 if TYPE_CHECKING:
+    from exam_harness.config.gates import GateFigure
+    from exam_harness.config.options import ExamOptions
+    from exam_harness.core.registry import Registry
     from exam_harness.measures.base import Measure
     from exam_harness.measures.significance import Comparison
-    from exam_harness.options import ExamOptions
-    from exam_harness.registry import Registry
     from exam_harness.results.evaluation import EvaluationReport
 
     Document: TypeAlias = ExamReport | EvaluationReport
@@ -60,14 +61,15 @@ class Checks:
     max_fallbacks: float = 0.05
     registry: Registry[type[Measure]] | None = None  # plugin measures, named as built-in ones
     scope: RequiredScope = field(default_factory=RequiredScope)  # required points per run; the baseline
+    figures: Registry[GateFigure] | None = None  # the features' gate figures a threshold may name
 
     @classmethod
     def of(cls, options: ExamOptions, reference: tuple[str, ExamReport] | None = None,
-           registry: Registry[type[Measure]] | None = None) -> Checks:
+           registry: Registry[type[Measure]] | None = None, figures: Registry[GateFigure] | None = None) -> Checks:
         return cls(thresholds=options.fail_under, allowances=options.compare_fail, reference=reference,
                    baseline=options.baseline, alpha=options.alpha, significance=options.significance,
                    resamples=options.resamples, max_fallbacks=options.max_fallbacks, registry=registry,
-                   scope=options.required_scope)
+                   scope=options.required_scope, figures=figures)
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def decide(document: Document, checks: Checks) -> Verdict:
 
 def decision(document: Document, checks: Checks) -> Decision:
     """:func:`decide` with the details (threshold checks, changes, baseline comparisons)."""
-    thresholds = threshold_checks(document, checks.thresholds, checks.registry, checks.scope)
+    thresholds = threshold_checks(document, checks.thresholds, checks.registry, checks.scope, checks.figures)
     results = threshold_results(document, thresholds, checks.registry)
     comparisons: list[Comparison] = []
     per_query: dict[str, dict[str, float]] = {}
@@ -141,7 +143,7 @@ def _graded(grade_counts: Mapping[str, int]) -> int:
 
 def _per_query(document: Document, measure: str) -> tuple[str, dict[str, dict[str, float]]]:
     """The title of the document's ``measure`` and its value per run and query."""
-    from exam_harness.errors import ConfigError
+    from exam_harness.core.errors import ConfigError
 
     info = find(document, measure)
     if info is None:

@@ -81,7 +81,7 @@ def correlation_table(content: Correlations) -> Table:
 
 def _names(names: set[str], limit: int = 8, near: Sequence[str] = ()) -> str:
     """The names, cut after ``limit``; each with its look-alike among ``near`` (``'a_b' ~ 'a-b'``) if any."""
-    from exam_harness.preflight import near_match
+    from exam_harness.results.preflight import near_match
 
     shown = sorted(names)
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from exam_harness.core.models import QueryBank, Run
 from exam_harness.llm.cost import GradingCost, TokenUsage, money
-from exam_harness.models import QueryBank, Run
 
 if TYPE_CHECKING:
     from exam_harness.results.scored import Scored

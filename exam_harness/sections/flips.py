@@ -78,7 +78,7 @@ class FlipsSection:
     def terminal(self, content: Flips) -> list[str]:
         if not content.flips:
             return [f"flipped test points against {content.reference}: none"]
-        from exam_harness.display import render_text
+        from exam_harness.core.display import render_text
         from exam_harness.results.flips import flips_table
 
         table = flips_table(content.found(), title_suffix=f"against {content.reference}")

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, with_config
 
+from exam_harness.core.models import QueryBank
 from exam_harness.graders.repeats import case_samples
-from exam_harness.models import QueryBank
 
 if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext

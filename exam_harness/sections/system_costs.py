@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.systems.recording import manifest_document, run_manifest
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def _shown(value: float | None, unit: str = "") -> str:
     if value is None:
         return "–"
     if unit == "$":
-        from exam_harness.display import money
+        from exam_harness.core.display import money
 
         return money(value)
     return f"{value:,.4g}{unit}" if isinstance(value, float) else f"{value:,}"

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from exam_harness.answers import word_count
+from exam_harness.core.answers import word_count
 from exam_harness.measures.trec_rag import assignments, default_partial
 from exam_harness.results.trec_rag import NuggetAssignment, RagAssignments
 
 if TYPE_CHECKING:
+    from exam_harness.core.models import TestPoint
     from exam_harness.measures.context import ScoringContext
-    from exam_harness.models import TestPoint
     from exam_harness.results.scored import Scored
 
 

@@ -24,7 +24,7 @@ def human_agreement(scored: Scored) -> AssignmentAgreement | None:
     if human is None:
         return None
     from exam_harness.analysis.trec_rag_agreement import assignment_agreement
-    from exam_harness.errors import ConfigError
+    from exam_harness.core.errors import ConfigError
     from exam_harness.measures.trec_rag import grade_kind, scores_the_track
     from exam_harness.sections.trec_rag import rag_assignments
 

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from exam_harness.core.models import Query
 from exam_harness.io import limits
 from exam_harness.io.generated import segment_id
-from exam_harness.models import Query
 from exam_harness.systems.declare import Answer, Passage, System
 from exam_harness.systems.secrets import scrub
 

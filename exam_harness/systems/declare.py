@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from exam_harness.errors import ConfigError
-from exam_harness.models import Query
-from exam_harness.paths import shown_path
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Query
+from exam_harness.core.paths import shown_path
 from exam_harness.systems import fingerprint as covering
 from exam_harness.systems.answers import Answer, Passage, Sentence
 from exam_harness.systems.secrets import Secret, is_credential_name, remember, shown

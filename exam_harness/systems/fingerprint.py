@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", ".git")
 MAX_COVERED_FILES = 10_000  # files= naming a huge folder is a mistake, not a fingerprint

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 STALE_POLICIES: tuple[str, ...] = ("warn", "fail", "record")
 

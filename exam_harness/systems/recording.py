@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.errors import ConfigError, InputError
+from exam_harness.core.models import Query
+from exam_harness.core.version import __version__
 from exam_harness.io import limits
 from exam_harness.io.parts import check_word
 from exam_harness.io.textio import (
@@ -41,10 +43,8 @@ from exam_harness.io.textio import (
     iter_raw_lines,
     read_bytes,
 )
-from exam_harness.models import Query
 from exam_harness.systems.declare import Answer, System
 from exam_harness.systems.secrets import scrub
-from exam_harness.version import __version__
 
 if TYPE_CHECKING:  # the caller (asyncio, threads, subprocesses) is imported only where a system is called
     from exam_harness.systems.calling import Called, Ranked

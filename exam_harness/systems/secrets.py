@@ -5,7 +5,7 @@ Fed with: every header value of an ``http_system``, the values of URL query para
 credential (``api_key``, ``token``, ``sig``, ...), every :class:`Secret` in a declaration (a command
 argument, a body value), and the values of environment variables named like a key (``*_KEY``,
 ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``). :func:`scrub` also removes what
-:func:`exam_harness.redaction.credential_scrubber` removes (``Authorization`` values, ``user:pass@``).
+:func:`exam_harness.core.redaction.credential_scrubber` removes (``Authorization`` values, ``user:pass@``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Callable
 
-from exam_harness.redaction import MARK, MIN_KEY, credential_scrubber
+from exam_harness.core.redaction import MARK, MIN_KEY, credential_scrubber
 
 _SECRETS: set[str] = set()
 _CREDENTIAL_NAME = re.compile(r"(?i)(key|token|secret|passw|auth|sig|credential)")

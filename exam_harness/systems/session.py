@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import SYSTEM_MODES as MODES
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Query
+from exam_harness.core.progress import GradingProgress
 from exam_harness.io.textio import locked_folder
-from exam_harness.models import Query
-from exam_harness.options import SYSTEM_MODES as MODES
-from exam_harness.progress import GradingProgress
 from exam_harness.systems.calling import GLOBAL_CONCURRENCY, Called, call_many
 from exam_harness.systems.declare import System
 from exam_harness.systems.fingerprint import changed_files

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.cache import GradeCache
-from exam_harness.grading import run_grading_pass
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import run_grading_pass
 from exam_harness.llm.cost import MAX_TOKEN_COUNT
 from exam_harness.results.gate_checks import budget_results
 from exam_harness.sections.cost import cost_summary, summary_lines
@@ -84,7 +84,7 @@ def test_a_400_digit_usage_count_is_capped_and_the_grades_are_cached(absurd: Gre
 
 
 def _dry_run_cost(grader: object) -> float:
-    from exam_harness.grading import dry_run_summary
+    from exam_harness.grading.passes import dry_run_summary
 
     line = dry_run_summary(grader, requests(4), GradeCache(None))  # type: ignore[arg-type]
     found = re.search(r"at most \$([\d.,]+)", line)

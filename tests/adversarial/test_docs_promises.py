@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.errors import ConfigError, InputError
-from exam_harness.gates import parse_threshold
+from exam_harness.config.gates import parse_threshold
+from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.io.runs import load_runs
 from exam_harness.measures.parsing import parse_measure
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 import exam_harness
-from exam_harness.models import Query
+from exam_harness.core.models import Query
 from exam_harness.systems import declare
 from exam_harness.systems.calling import EARLY_STOP, Called, call_all
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import Integer, Number, Optional, specs
+from exam_harness.core.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, GraderOption, declared_options
 from exam_harness.graders.registry import default_registry
-from exam_harness.options import Integer, Number, Optional, specs
 from tests.helpers import write_exam
 
 HUGE_INTEGER = "1" + "0" * 30

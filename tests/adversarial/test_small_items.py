@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from exam_harness.errors import ConfigError
-from exam_harness.gates import check_measures
+from exam_harness.config.gates import check_measures
+from exam_harness.core.errors import ConfigError
 from tests.systems.test_live_systems import QUERIES, RANKING_SYSTEM, calls, conftest, example  # noqa: F401  (fixture)
 
 pytest_plugins = ["pytester"]

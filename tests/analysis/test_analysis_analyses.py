@@ -9,9 +9,9 @@ import pytest
 
 from exam_harness.analysis.analyses import grade_grid, missing_in_bank, spurious_test_points, verify_grading
 from exam_harness.cli import main
-from exam_harness.errors import ConfigError, InputError
-from exam_harness.grading import GradingOutcome, replay
-from exam_harness.inputs import ExamView, view_from_banks
+from exam_harness.core.errors import ConfigError, InputError
+from exam_harness.exam.inputs import ExamView, view_from_banks
+from exam_harness.grading.passes import GradingOutcome, replay
 from exam_harness.io import load_bank, load_runs
 from exam_harness.report.analysis_sections import analysis_sections, baseline_section
 from tests.helpers import write_bank, write_exam
@@ -148,7 +148,7 @@ def test_subcommand_arguments_meet_the_schema_s_bounds(exam: Path, capsys: pytes
 
 
 def test_no_subcommand_adds_an_argument_outside_the_schema() -> None:
-    """Subcommands declare their arguments in exam_harness/options.py's terms (ExamOptions fields through
+    """Subcommands declare their arguments in exam_harness/config/options.py's terms (ExamOptions fields through
     add_cli_options, else an Argument): converters and bounds are written once."""
     import exam_harness.cli as cli
 

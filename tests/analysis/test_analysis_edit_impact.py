@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 
 from exam_harness.analysis.edit_impact import bank_diff, bank_edit_impact
-from exam_harness.cache import GradeCache
 from exam_harness.cli import main
-from exam_harness.grading import grade_banks
-from exam_harness.grading_setup import GradingSetup
+from exam_harness.config.options import ExamOptions
+from exam_harness.exam.plan import ExamPlan, make_plan
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import grade_banks
+from exam_harness.grading.setup import GradingSetup
 from exam_harness.io import load_bank, load_runs
-from exam_harness.options import ExamOptions
-from exam_harness.plan import ExamPlan, make_plan
 from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, KeywordGrader, write_bank, write_exam
 
 

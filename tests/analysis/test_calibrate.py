@@ -27,11 +27,11 @@ from exam_harness.analysis.calibration import (
 )
 from exam_harness.cli import main
 from exam_harness.cli.calibrate import ini_settings, ini_text, pyproject_text
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.config.options import ExamOptions, specs
+from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.graders.base import GraderConfig, read_grader_options
 from exam_harness.graders.embedding import ANSWER_KEY_DECIDED, EmbeddingGrader
 from exam_harness.graders.support import read_support_model, shipped_model
-from exam_harness.options import ExamOptions, specs
 from tests.helpers import write_bank, write_exam
 
 PLANTED_TAU = 3
@@ -152,7 +152,7 @@ def test_embedding_cosines_read_the_raw_responses() -> None:
 
 
 def _check_ini_values(settings: dict[str, str | list[str]]) -> tuple[tuple[int, ...], dict[str, str]]:
-    """Each ini value through the converter its option uses (options.py), as pytest would read it: the
+    """Each ini value through the converter its option uses (config/options.py), as pytest would read it: the
     minimum grades and the grader options."""
     converters = {spec.ini_name: spec.convert for _, spec in specs(front="pytest")}
     values: dict[str, tuple[Any, ...]] = {}

@@ -311,10 +311,10 @@ def test_reducers(reducer: str, samples: tuple[int, ...], grade: int) -> None:
 
 
 def test_sample_keys_extend_the_grader_s_own() -> None:
+    from exam_harness.core.models import Passage, Query, TestPoint
     from exam_harness.graders.base import GraderConfig, GradingRequest
     from exam_harness.graders.registry import default_registry
     from exam_harness.graders.repeats import SampleGrader
-    from exam_harness.models import Passage, Query, TestPoint
 
     def grader(repeats: int) -> Any:
         return default_registry().create("openai", GraderConfig(options={
@@ -343,8 +343,8 @@ def test_sample_keys_extend_the_grader_s_own() -> None:
 def test_max_cost_bounds_every_sample_together(tmp_path: Path) -> None:
     """``max_cost`` holds for the K samples of a pass together, not per sample; the figures sum every sample's
     tokens, and what was graded is cached for a rerun with a larger budget."""
-    from exam_harness.cache import GradeCache
-    from exam_harness.grading import run_grading_pass
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.grading.passes import run_grading_pass
     from tests.llm.test_grading_cost import PRICES, SeededServer, make_grader, requests
 
     pool = requests(4)

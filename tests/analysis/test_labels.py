@@ -12,7 +12,7 @@ import pytest
 
 from exam_harness.analysis.labels import label_agreement, label_loop, order_pairs, read_labels
 from exam_harness.cli import main
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, write_bank, write_exam
 
 
@@ -138,8 +138,8 @@ def test_analyze_agreement_measures_every_grader_the_cache_holds(tmp_path: Path,
 
 
 def test_the_cache_names_the_graders_models_and_prompts_its_grades_hold(tmp_path: Path) -> None:
-    from exam_harness.cache import GradeCache
-    from exam_harness.models import Grade
+    from exam_harness.core.models import Grade
+    from exam_harness.grading.cache import GradeCache
 
     cache = GradeCache(tmp_path / "c.sqlite")
     try:

@@ -30,7 +30,6 @@ from autojudge_base.leaderboard import LeaderboardBuilder, LeaderboardSpec, Meas
 from autojudge_base.nugget_data import load_nugget_banks_from_file, write_nugget_banks  # noqa: E402
 from autojudge_base.qrels import QrelRow, Qrels, write_qrel_file  # noqa: E402
 
-from exam_harness.answers import CitedAnswer, CitedSentence  # noqa: E402
 from exam_harness.autojudge.__main__ import main as autojudge_files  # noqa: E402
 from exam_harness.autojudge.convert import (  # noqa: E402
     answers_to_reports,
@@ -39,11 +38,12 @@ from exam_harness.autojudge.convert import (  # noqa: E402
     reports_to_answers,
 )
 from exam_harness.cli import main as exam_harness  # noqa: E402
+from exam_harness.core.answers import CitedAnswer, CitedSentence  # noqa: E402
+from exam_harness.core.models import Query, QueryBank, TestPoint  # noqa: E402
+from exam_harness.exam.inputs import ExamInputs  # noqa: E402
 from exam_harness.extensions import cli_registries  # noqa: E402
-from exam_harness.inputs import ExamInputs  # noqa: E402
 from exam_harness.io.trec_rag import answer_passage_id  # noqa: E402
 from exam_harness.measures.meta_evaluation import kappa_per_topic_and_pooled, krippendorff_alpha, tau_ap_symmetric  # noqa: E402
-from exam_harness.models import Query, QueryBank, TestPoint  # noqa: E402
 
 ROOT = REPO
 EXAMPLE = ROOT / "examples" / "autojudge"
@@ -125,7 +125,7 @@ def test_the_judge_without_banks_says_what_it_needs() -> None:
     from autojudge_base import Request
 
     from exam_harness.autojudge.judge import ExamJudge
-    from exam_harness.errors import ConfigError
+    from exam_harness.core.errors import ConfigError
 
     topics = [Request(request_id="q", title="t")]
     with pytest.raises(ConfigError, match="needs banks"):

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.report.evaluation import per_query_correlation, qrels_leaderboards
 from tests.helpers import write_exam
 

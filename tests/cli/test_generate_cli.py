@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import generate as command
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import md5_hex
 from exam_harness.io.generated_banks import read_generated_ids, sidecar_path
 from exam_harness.io.handbank import load_hand_bank
 from exam_harness.io.queries import load_queries
 from exam_harness.io.workbench import load_workbench_bank
-from exam_harness.models import md5_hex
 from tests.fake_openai_server import FakeOpenAIServer, Fault
 from tests.paths import SHARED_DATA
 

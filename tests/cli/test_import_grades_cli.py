@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.cache import GradeCache
 from exam_harness.cli import main
+from exam_harness.core.models import ExamData
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.registry import default_registry
-from exam_harness.grading import run_grading_pass
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import run_grading_pass
 from exam_harness.io import load_bank, load_runs
-from exam_harness.models import ExamData
 
 PROMPT = "QuestionSelfRatedUnanswerablePromptWithChoices"
 

@@ -83,7 +83,7 @@ def test_decide_is_pure(project: pytest.Pytester) -> None:
     document = read_document(project.path / "reports" / "exam-report.json")
     assert isinstance(document, ExamReport)
     before = document.model_dump()
-    from exam_harness.gates import parse_threshold
+    from exam_harness.config.gates import parse_threshold
 
     checks = Checks(thresholds=(parse_threshold("0.5"),))
     first = decide(document, checks)

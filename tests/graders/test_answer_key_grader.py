@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.graders.answer_key import AnswerKeyGrader, best_span, gold_fingerprint
 from exam_harness.graders.base import GraderConfig, GradingRequest
-from exam_harness.models import Grade, Passage, Query, TestPoint
 
 
 def grade(passage: str, *answers: str) -> tuple[int, str | None]:

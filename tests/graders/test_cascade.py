@@ -8,14 +8,14 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from exam_harness.cache import GradeCache
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Passage, Query, TestPoint
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.graders.cascade import AUDIT, FILTERED, KEPT, CascadeGrader, estimate_of, statement
 from exam_harness.graders.cascade_filter import audit_draw, descend, miss_estimate, wilson
 from exam_harness.graders.registry import default_registry
-from exam_harness.grading import GradingOutcome, run_grading_pass
-from exam_harness.models import Passage, Query, TestPoint
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import GradingOutcome, run_grading_pass
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.sourdough_bank import LabelledBank, load
 

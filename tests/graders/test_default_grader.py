@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from exam_harness.analysis.support_fit import Instances, cut_points_around, fit_support, stored_signals
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.embedding import ANSWER_KEY_DECIDED, EmbeddingGrader
 from exam_harness.graders.support import (
@@ -26,7 +27,6 @@ from exam_harness.graders.support import (
     shipped_model,
     signals_of_reason,
 )
-from exam_harness.models import Grade, Passage, Query, TestPoint
 from tests.paths import DATA
 
 OBVIOUS = [json.loads(line) for line in (DATA / "obvious_cases.jsonl").read_text(encoding="utf-8").splitlines()]

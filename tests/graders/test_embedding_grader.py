@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from exam_harness.cache import GradeCache
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.embedding import MAX_SENTENCE_SCAN_CHARS, EmbeddingGrader
 from exam_harness.graders.registry import default_registry
 from exam_harness.graders.support import shipped_model, signals_of_reason
-from exam_harness.grading import run_grading_pass
-from exam_harness.models import Grade, Passage, Query, TestPoint
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import run_grading_pass
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.cache import SCHEMA_VERSION, GradeCache
 from exam_harness.cli import main
-from exam_harness.models import Grade
+from exam_harness.core.models import Grade
+from exam_harness.grading.cache import SCHEMA_VERSION, GradeCache
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.helpers import write_project
 from tests.plugin.test_openai_plugin import BANK, COLLECTION, RUNS, openai_args
@@ -141,7 +141,7 @@ def test_a_read_only_schema_2_cache_gives_its_flags_row_by_row(tmp_path: Path,
     with sqlite3.connect(path) as db:
         db.execute("UPDATE grades SET record = json_remove(record, '$.fallback')")
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
-    monkeypatch.setattr("exam_harness.cache._why_not_writable", lambda _path: "read-only for this test")
+    monkeypatch.setattr("exam_harness.grading.cache._why_not_writable", lambda _path: "read-only for this test")
     read_only = GradeCache(path, notify=lambda _message: None)
     assert {k[0]: g.fallback for k, g in read_only.get_grades(["a" * 64, "c" * 64]).items()} == {
         "a": "other text -> 1", "c": None}

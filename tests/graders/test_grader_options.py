@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, GraderOption, GradingRequest, declared_options, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS
 from exam_harness.graders.registry import BUILTIN_GRADERS, default_registry
@@ -101,7 +101,7 @@ def test_bad_value_names_grader_option_value_and_what_is_valid() -> None:
 def test_reading_grader_options_imports_no_model_library() -> None:
     code = (
         "import sys\n"
-        "from exam_harness.errors import ConfigError\n"
+        "from exam_harness.core.errors import ConfigError\n"
         "from exam_harness.graders.base import GraderConfig\n"
         "from exam_harness.graders.registry import default_registry\n"
         "for name in ('hf', 'openai', 'qa'):\n"
@@ -295,7 +295,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def cache_identity(name: str, options: dict[str, str], places: dict[str, str]) -> tuple[str, str]:
     """What a grader's grades are keyed on: its spec's fingerprint and its payload of a sample pair."""
-    from exam_harness.models import Passage, Query, TestPoint
+    from exam_harness.core.models import Passage, Query, TestPoint
 
     given = {key: value.format(**places) for key, value in options.items()}
     grader = default_registry().create(name, GraderConfig(options=given))
@@ -345,8 +345,8 @@ def test_an_option_that_does_not_shape_grades_leaves_the_cache_identity(
 def test_an_option_is_declared_once_as_a_field_for_constructor_parsing_and_checks() -> None:
     from dataclasses import dataclass
 
+    from exam_harness.config.options import integer, optional
     from exam_harness.graders.base import check_options, option_field, options_of
-    from exam_harness.options import integer, optional
 
     @dataclass
     class Settings:

@@ -10,13 +10,13 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
+from exam_harness.core.models import test_point_id as make_id
 from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
 from exam_harness.graders.qa import QAGrader
 from exam_harness.graders.registry import default_registry
-from exam_harness.models import Grade, Passage, Query, TestPoint
-from exam_harness.models import test_point_id as make_id
 from tests.tiny_models import build_extractive_qa, save_model, train_qa_tokenizer
 
 QUERY = Query(id="q1", text="eiffel tower")

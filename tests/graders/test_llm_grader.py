@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
+from exam_harness.core.models import test_point_id as make_id
 from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, GradingRequest, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, resolve_mode
@@ -17,8 +19,6 @@ from exam_harness.llm import prompts
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts, TextBackend
 from exam_harness.llm.fewshot import EXAMPLES, FAGGIOLI_B_FEW, SUN_FEW
 from exam_harness.llm.modes import MODES
-from exam_harness.models import Grade, Passage, Query, TestPoint
-from exam_harness.models import test_point_id as make_id
 
 
 class ScriptedBackend:

@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint, md5_hex
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
 from exam_harness.graders.llm import LLMGrader
 from exam_harness.graders.openai import OpenAIGrader
 from exam_harness.graders.registry import default_registry
 from exam_harness.llm.estimate import estimate_requests
 from exam_harness.llm.openai import OpenAIBackend
-from exam_harness.models import Grade, Passage, Query, TestPoint, md5_hex
 from tests.fake_openai_server import FakeOpenAIServer, Fault
 
 pytest.importorskip("openai")

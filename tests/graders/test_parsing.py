@@ -1,10 +1,10 @@
-"""Table tests of the METHOD's parse rules (exam_harness.parsing)."""
+"""Table tests of the METHOD's parse rules (exam_harness.core.grade_parsing)."""
 
 from __future__ import annotations
 
 import pytest
 
-from exam_harness.parsing import (
+from exam_harness.core.grade_parsing import (
     is_ill_formed_answer,
     is_unanswerable,
     parse_self_rating,

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.registry import default_registry
-from exam_harness.models import Grade, Passage, Query, TestPoint
 
 pytest.importorskip("transformers")
 
@@ -109,7 +109,7 @@ def test_calibrate_fits_a_cross_encoders_cut_points_on_team_labels(tmp_path: Pat
     from transformers import BertConfig, BertForSequenceClassification
 
     from exam_harness.graders.rerankers import CrossEncoderGrader
-    from exam_harness.grading import exam_requests
+    from exam_harness.grading.passes import exam_requests
     from exam_harness.io import load_bank, load_runs
     from tests.helpers import KEYWORD_BANK, write_bank, write_exam
     from tests.tiny_models import save_model, train_qa_tokenizer

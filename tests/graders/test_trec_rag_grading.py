@@ -9,13 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from exam_harness.core.grade_parsing import parse_assignment_list
+from exam_harness.core.models import Grade, Passage, Query, TestPoint, md5_hex
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
 from exam_harness.graders.llm import MALFORMED_RETRIES
 from exam_harness.graders.openai import OpenAIGrader
 from exam_harness.llm.openai import DEFAULT_SYSTEM_PROMPT
 from exam_harness.llm.track_prompts import NUGGETIZER_ASSIGN, NUGGETIZER_ASSIGN_2
-from exam_harness.models import Grade, Passage, Query, TestPoint, md5_hex
-from exam_harness.parsing import parse_assignment_list
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.trec_rag_data import AssignmentResponder
 

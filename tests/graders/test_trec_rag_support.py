@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
 from exam_harness.graders.openai import OpenAIGrader
 from exam_harness.io.runs import load_runs
 from exam_harness.measures.citations import citation_values
-from exam_harness.models import Grade, Passage, Query, TestPoint
 from exam_harness.support import support_pairs
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.helpers import evaluation_boards

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from exam_harness.core.models import GraderSpec
 from exam_harness.graders.verdict_worth import SHIPPED_WORTH, required_warning, worth_line, worth_of
-from exam_harness.models import GraderSpec
 from tests.helpers import BANK
 
 pytest_plugins = ["pytester"]

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from exam_harness.batch_grading import BatchPending
-from exam_harness.cache import GradeCache
+from exam_harness.exam.inputs import ExamInputs
 from exam_harness.extensions import cli_registries
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.openai import OpenAIGrader
-from exam_harness.grading import GradingOutcome, exam_requests, run_grading_pass
-from exam_harness.inputs import ExamInputs
+from exam_harness.grading.batches import BatchPending
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import GradingOutcome, exam_requests, run_grading_pass
 from exam_harness.llm.batch import OUTPUT_FIELDS, REQUEST_FIELDS, RESPONSE_FIELDS, BatchState
 from tests.fake_batch_server import FakeBatchServer
 from tests.fake_openai_server import _prompt_of
@@ -128,7 +128,7 @@ def test_a_kill_between_submit_and_collect_loses_nothing(server: FakeBatchServer
 
 def test_a_job_written_but_not_created_is_sent_on_the_next_pass(server: FakeBatchServer, example: Any,
                                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from exam_harness.errors import InfrastructureError
+    from exam_harness.core.errors import InfrastructureError
     from exam_harness.llm import batch as files
 
     _, requests = example
@@ -229,7 +229,7 @@ def test_vllm_run_batch_files_have_the_documented_shape(server: FakeBatchServer,
 
 
 def test_nugget_assignment_is_refused_in_batch_mode(server: FakeBatchServer, example: Any, tmp_path: Path) -> None:
-    from exam_harness.errors import ConfigError
+    from exam_harness.core.errors import ConfigError
 
     _, requests = example
     with pytest.raises(ConfigError, match="several pairs in one prompt"):

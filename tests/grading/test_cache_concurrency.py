@@ -6,8 +6,8 @@ import multiprocessing
 import sqlite3
 from pathlib import Path
 
-from exam_harness.cache import GradeCache, cache_key
-from exam_harness.models import Grade
+from exam_harness.core.models import Grade
+from exam_harness.grading.cache import GradeCache, cache_key
 
 
 def _writer(path: str, worker: int, batches: int) -> None:

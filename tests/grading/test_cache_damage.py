@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from exam_harness.cache import GradeCache, cache_key
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.graders.base import GradingRequest
-from exam_harness.grading import GradingOutcome, run_grading_pass
-from exam_harness.models import Grade, Passage, Query, TestPoint
+from exam_harness.grading.cache import GradeCache, cache_key
+from exam_harness.grading.passes import GradingOutcome, run_grading_pass
 from tests.helpers import KeywordGrader
 from tests.paths import REPO
 
@@ -290,8 +290,8 @@ def test_a_cache_in_a_new_folder_we_may_not_create_is_a_config_error(
 
 READ_ONLY_CHECK = """
 import json, os, sys
-from exam_harness.cache import GradeCache, cache_key
-from exam_harness.models import Grade
+from exam_harness.grading.cache import GradeCache, cache_key
+from exam_harness.core.models import Grade
 try:  # the premise: this process may not create a file in the folder
     open(os.path.join(os.path.dirname(sys.argv[1]), "probe"), "x").close()
     denied = False

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-import exam_harness.cache as cache_module
-from exam_harness.cache import APPLICATION_ID, SCHEMA_VERSION, CachedGrade, GradeCache, cache_key
-from exam_harness.errors import ConfigError
-from exam_harness.grading import run_grading_pass
-from exam_harness.models import Grade
+import exam_harness.grading.cache as cache_module
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade
+from exam_harness.grading.cache import APPLICATION_ID, SCHEMA_VERSION, CachedGrade, GradeCache, cache_key
+from exam_harness.grading.passes import run_grading_pass
 from tests.grading.test_cache_damage import make_requests
 from tests.helpers import KeywordGrader
 

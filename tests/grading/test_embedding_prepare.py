@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from exam_harness.cache import GradeCache
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.graders import embedding
 from exam_harness.graders.base import GradeFailure, Grader, GraderConfig, GradeResult, GradingRequest
 from exam_harness.graders.embedding import EmbeddingGrader
-from exam_harness.grading import pool_pairs, run_grading_pass
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import pool_pairs, run_grading_pass
 from exam_harness.io import load_bank, load_runs
-from exam_harness.models import Grade, Passage, Query, TestPoint
 from tests.helpers import KeywordGrader
 from tests.paths import REPO
 

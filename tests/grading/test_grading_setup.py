@@ -1,4 +1,4 @@
-"""The one grading-pass set-up (exam_harness.grading_setup) and the registries built once per session."""
+"""The one grading-pass set-up (exam_harness.grading.setup) and the registries built once per session."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from typing import ClassVar
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import ExamData
 from exam_harness.extensions import Registries
 from exam_harness.graders.base import GraderConfig, GradeResult, GradingRequest
-from exam_harness.grading import DEFAULT_CHUNK_SIZE, chunk_size_for
-from exam_harness.grading_setup import open_grading
-from exam_harness.models import ExamData
-from exam_harness.options import ExamOptions
+from exam_harness.grading.passes import DEFAULT_CHUNK_SIZE, chunk_size_for
+from exam_harness.grading.setup import open_grading
 from tests.helpers import KeywordGrader
 
 pytest_plugins = ["pytester"]
@@ -99,9 +99,9 @@ class PromptCountingGrader(KeywordGrader):
 
 
 def test_a_dry_run_counts_what_any_grader_declares_it_would_send() -> None:
-    from exam_harness.cache import GradeCache
-    from exam_harness.grading import dry_run_summary
-    from exam_harness.models import Passage, Query, TestPoint
+    from exam_harness.core.models import Passage, Query, TestPoint
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.grading.passes import dry_run_summary
 
     tp = TestPoint(id="t1", query_id="q1", kind="question", text="What is alpha?")
     requests = [GradingRequest(Query(id="q1", text="alpha"), tp, Passage(id=p, text=text))

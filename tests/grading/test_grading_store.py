@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import exam_harness.grading as grading
-from exam_harness.cache import GradeCache
+import exam_harness.grading.passes as grading
+from exam_harness.core.models import Grade
 from exam_harness.graders.base import GradeResult, GradingRequest
-from exam_harness.grading import run_grading_pass
-from exam_harness.models import Grade
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import run_grading_pass
 from tests.grading.test_cache_damage import make_requests
 from tests.helpers import KeywordGrader
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from exam_harness.cache import GradeCache
 from exam_harness.cli import main
-from exam_harness.grading import in_shard
-from exam_harness.models import Grade
+from exam_harness.core.models import Grade
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import in_shard
 
 pytest_plugins = ["pytester"]
 

@@ -44,7 +44,7 @@ BIG_PASSAGE_BYTES = 10 * 1024 * 1024
 # Grade 5 when the passage contains the marker [x] of test point "<query>/x", else 0.
 CONFTEST = '''
 from exam_harness.graders.base import Grader
-from exam_harness.models import Grade, GraderSpec
+from exam_harness.core.models import Grade, GraderSpec
 
 class MarkerGrader(Grader):
     name = "marker"

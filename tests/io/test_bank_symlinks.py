@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.banks import iter_bank_files, walk_bank_folder
 
 pytest_plugins = ["pytester"]

@@ -36,7 +36,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io import limits
 from exam_harness.io.collection import read_collection_jsonl, read_collection_tsv
 from exam_harness.io.generated import read_responses
@@ -551,7 +551,7 @@ HOSTILE: dict[str, tuple[Callable[[Path], object], str, Callable[[], bytes]]] = 
 # Loads one file in a fresh interpreter: the outcome, and the peak resident memory it added.
 _CHILD = """
 import importlib, json, sys
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 load = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
 def status_kib(field):
     with open("/proc/self/status") as status:

@@ -15,7 +15,7 @@ import pytest
 
 import tests.paths as tests_paths
 from exam_harness.cli import main
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.results import history
 from exam_harness.results.read import read_report
 from exam_harness.results.schema import ExamReport

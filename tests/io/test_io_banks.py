@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import Query, QueryBank, TestPoint, md5_hex
+from exam_harness.core.models import test_point_id as make_id
 from exam_harness.io import is_bank_file, iter_bank_files, load_bank, write_bank_yaml, write_workbench_bank
-from exam_harness.models import Query, QueryBank, TestPoint, md5_hex
-from exam_harness.models import test_point_id as make_id
 
 TIDES_YAML = """\
 secret: false

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io import load_bank, load_leaderboard, load_runs
 from exam_harness.io.handbank import load_hand_bank
 

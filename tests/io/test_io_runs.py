@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import ExamData, Passage, RankedPassage, RecordedGrade
 from exam_harness.io import (
     SEGMENT_TOKENS,
     direct_grade_id,
@@ -21,7 +22,6 @@ from exam_harness.io import (
     segment_id,
     segment_response,
 )
-from exam_harness.models import ExamData, Passage, RankedPassage, RecordedGrade
 
 
 def _write(path: Path, text: str) -> Path:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.errors import OutputError
+from exam_harness.core.errors import OutputError
 from exam_harness.io.qrels import write_qrels
 from exam_harness.io.report_set import check_owned_folder, write_report_set
 from exam_harness.io.textio import atomic_write_bytes, atomic_write_text
@@ -285,9 +285,9 @@ def _is_os(func: ast.expr) -> bool:
 
 # writers that are not outputs the user names (each checked here so that a new one is looked at)
 KNOWN_OTHER_WRITERS: list[str] = [
-    # cache merge: a SQLite cache built as a hidden partial file beside the output, moved into place when whole
-    "cache_merge.py unlink", "cache_merge.py replace", "cache_merge.py unlink",
     "cli/__init__.py open for writing",  # os.devnull as stdout once a pipe's reader went away (no file written)
+    # cache merge: a SQLite cache built as a hidden partial file beside the output, moved into place when whole
+    "grading/merge.py unlink", "grading/merge.py replace", "grading/merge.py unlink",
     "report/writers.py open for writing",  # appending to $GITHUB_STEP_SUMMARY (checked in test_summaries)
     # the temp file a killed --exam-save left in the history folder (only that pattern, with the folder locked)
     "results/history.py unlink",

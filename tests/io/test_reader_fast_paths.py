@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io import textio
 from exam_harness.io.workbench import read_paragraph_file
 from tests.io.test_fuzz_loaders import _json, json_lines

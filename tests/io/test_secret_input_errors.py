@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import QueryBank
+from exam_harness.core.redaction import MARK
 from exam_harness.io.handbank import load_hand_bank
 from exam_harness.io.workbench import load_workbench_bank
-from exam_harness.models import QueryBank
-from exam_harness.redaction import MARK
 
 QUESTION = "What force pulls the ocean tides toward the moon?"
 ANSWER = "gravity of the moon"

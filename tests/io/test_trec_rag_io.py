@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.banks import load_bank
 from exam_harness.io.nuggetizer import write_nuggetizer_nuggets
 from exam_harness.io.runs import load_runs

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.io.banks import load_bank
 from exam_harness.io.nuggetizer import read_nuggetizer_bank
 from exam_harness.io.runs import load_runs

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import GradingError, InputError
+from exam_harness.core.errors import GradingError, InputError
+from exam_harness.core.models import Query, QueryBank, TestPoint, md5_hex
+from exam_harness.core.models import test_point_id as point_id  # a test_* name would be collected
 from exam_harness.generate import (
     GenerationParseError,
     generate_banks,
@@ -25,8 +27,6 @@ from exam_harness.io.generated_banks import read_generated_ids, sidecar_path
 from exam_harness.io.handbank import load_hand_bank
 from exam_harness.io.workbench import load_workbench_bank
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
-from exam_harness.models import Query, QueryBank, TestPoint, md5_hex
-from exam_harness.models import test_point_id as point_id  # a test_* name would be collected
 from tests.paths import SHARED_DATA
 
 

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from exam_harness.cache import GradeCache
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Passage, Query, TestPoint
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.registry import default_registry
-from exam_harness.grading import run_grading_pass
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import run_grading_pass
 from exam_harness.llm.cost import Prices, TokenUsage
-from exam_harness.models import Passage, Query, TestPoint
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault
 from tests.helpers import doc_example, printed_block, write_project
 from tests.paths import GOLDEN

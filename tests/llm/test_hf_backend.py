@@ -18,7 +18,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.grade_parsing import parse_self_rating
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
+from exam_harness.core.models import test_point_id as make_id
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
 from exam_harness.graders.hf import HFGrader
 from exam_harness.graders.registry import default_registry
@@ -26,9 +29,6 @@ from exam_harness.llm import prompts
 from exam_harness.llm.backend import PromptParts, TextBackend
 from exam_harness.llm.cost import grade_tokens
 from exam_harness.llm.hf import DetailedGeneration, HFBackend, local_fingerprint
-from exam_harness.models import Grade, Passage, Query, TestPoint
-from exam_harness.models import test_point_id as make_id
-from exam_harness.parsing import parse_self_rating
 from tests.tiny_models import (
     CORPUS_SENTENCES,
     DigitBias,

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.graders.base import GradeFailure
 from exam_harness.llm.backend import Generation, GenerationResult, PromptParts
 from exam_harness.llm.openai import OpenAIBackend, backend_from_options
@@ -225,6 +225,6 @@ def test_a_logprob_a_rounding_error_above_zero_is_read_as_zero() -> None:
     ("x-api-key=abc123 rejected", "x-api-key=[redacted] rejected"),
 ])
 def test_the_scrubber_removes_credentials_of_any_form(text: str, kept: str) -> None:
-    from exam_harness.redaction import credential_scrubber
+    from exam_harness.core.redaction import credential_scrubber
 
     assert kept in credential_scrubber(KEY)(text)

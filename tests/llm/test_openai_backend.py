@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.graders.base import GradeFailure
 from exam_harness.llm.backend import Generation, PromptParts, TextBackend
 from exam_harness.llm.openai import DEFAULT_SYSTEM_PROMPT, OpenAIBackend

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.llm.openai import OpenAIBackend, backend_from_options
 from exam_harness.llm.retry import AsyncRetrier, RetryDecision, RetryExhausted, RetryPolicy, parse_retry_after
 

@@ -141,7 +141,7 @@ def test_the_backend_tells_its_pacer_of_429s() -> None:
 
 
 def test_the_progress_line_shows_the_rate_and_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
-    from exam_harness.progress import GradingProgress
+    from exam_harness.core.progress import GradingProgress
 
     clock = Clock()
     pacer = Pacer(8, rpm=600, clock=clock, sleep=clock.sleep)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
+from exam_harness.core.models import test_point_id as make_id
 from exam_harness.graders.base import GradeFailure, GradingRequest
 from exam_harness.graders.llm import LLMGrader
 from exam_harness.llm.modes import MODES
@@ -20,8 +22,6 @@ from exam_harness.llm.track_prompts import (
     parse_umbrela_reference,
 )
 from exam_harness.measures.trec_rag import grade_kind
-from exam_harness.models import Grade, Passage, Query, TestPoint
-from exam_harness.models import test_point_id as make_id
 from tests.graders.test_llm_grader import ScriptedBackend
 
 QUERY = Query(id="q1", text="where is the eiffel tower")
@@ -130,8 +130,8 @@ def test_a_custom_prompt_may_answer_with_an_assignment_label(tmp_path: Path) -> 
 
 
 def test_a_query_level_prompts_tokens_are_counted_once_per_call() -> None:
-    from exam_harness.cache import GradeCache
-    from exam_harness.grading import run_grading_pass
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.grading.passes import run_grading_pass
 
     passages = [PASSAGE, Passage(id="p2", text="Photosynthesis turns light into sugar.")]
     points = [nugget(t) for t in ("a", "b", "c")]

@@ -15,12 +15,12 @@ import pytest
 import pytrec_eval
 
 from exam_harness.cli import main as cli_main
-from exam_harness.errors import ConfigError
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import GraderSpec
+from exam_harness.exam.plan import make_plan
 from exam_harness.measures import Bindings, ExamCover, NExam, TrecMeasure, parse_measure
 from exam_harness.measures.lookup import find_measure
-from exam_harness.models import GraderSpec
-from exam_harness.options import ExamOptions
-from exam_harness.plan import make_plan
 from exam_harness.results.read import read_report
 from exam_harness.results.schema import SCHEMA_VERSION, ExamReport, MeasureInfo
 from tests.helpers import CONFTEST, evaluation_boards, report_means

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 from exam_harness.measures import ExamCover, NExam, ScoringContext, ScoringInput, parse_measure, score
 from exam_harness.measures.cover import covered_by, passage_coverage
 from exam_harness.measures.stats import mean_stderr

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.measures import AlphaNDCG, ScoringContext, ScoringInput
 from exam_harness.measures.intent_aware import alpha_ndcg, ideal_dcg
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.measures import NuggetF, ScoringContext, ScoringInput
 from exam_harness.measures.nuggets import nugget_f, pyramid_weights, response_length
 

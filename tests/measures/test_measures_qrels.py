@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.io.qrels import read_qrels, write_qrels
 from exam_harness.measures import ScoringContext, ScoringInput, TrecMeasure
 from exam_harness.measures.qrels import Qrels, QrelsCut, qrels_file_name, relevance_level

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import ttest_rel
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 from exam_harness.measures.significance import (
     bootstrap_ci,
     compare_to_baseline,

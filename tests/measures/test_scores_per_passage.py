@@ -20,9 +20,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from exam_harness.errors import ConfigError
-from exam_harness.grading import GradingOutcome
-from exam_harness.inputs import ExamInputs, view_from_banks
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.case_verdicts import verdict
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import (
+    ExamData,
+    GraderSpec,
+    Passage,
+    Query,
+    QueryBank,
+    RankedPassage,
+    Run,
+    TestPoint,
+)
+from exam_harness.exam.inputs import ExamInputs, view_from_banks
+from exam_harness.exam.plan import make_plan
+from exam_harness.grading.passes import GradingOutcome
 from exam_harness.io.formats import builtin_bank_formats, builtin_run_formats
 from exam_harness.io.runs import collector_paused
 from exam_harness.measures import NuggetF, ScoringContext, ScoringInput, score
@@ -38,18 +51,6 @@ from exam_harness.measures.nuggets import (
 from exam_harness.measures.qrels import VARIANTS, QrelsCut, relevance_level
 from exam_harness.measures.stats import mean_stderr
 from exam_harness.measures.trec import TrecMeasure, run_dicts, trec_eval, trec_eval_scored
-from exam_harness.models import (
-    ExamData,
-    GraderSpec,
-    Passage,
-    Query,
-    QueryBank,
-    RankedPassage,
-    Run,
-    TestPoint,
-)
-from exam_harness.options import ExamOptions
-from exam_harness.plan import make_plan
 from exam_harness.report.build import (
     SessionOutcome,
     TopGrades,
@@ -60,7 +61,6 @@ from exam_harness.report.build import (
     test_point_outcomes as point_outcomes,  # not a test of this module
 )
 from exam_harness.results.schema import TestPointOutcome
-from exam_harness.verdicts import verdict
 
 # Text with every kind of whitespace str.split() knows, ASCII letters and other code points.
 TEXTS = st.text(alphabet=st.one_of(st.sampled_from(WHITESPACE), st.sampled_from("ab .,"), st.characters()))
@@ -305,7 +305,7 @@ def test_the_collector_is_paused_while_a_report_is_built_and_restored_after(enab
 def test_run_orders_skip_the_sort_only_when_it_would_change_nothing() -> None:
     """Run.top_k and Run.trec_order return a ranking already in order as it is; the result always equals
     the full sort (rank, then score descending, then id; trec_eval: score descending, then id descending)."""
-    from exam_harness.models import RankedPassage, Run
+    from exam_harness.core.models import RankedPassage, Run
 
     rng = random.Random(5)
     for trial in range(300):

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from exam_harness.inputs import view_from_banks
+from exam_harness.core.models import ExamData, Passage, Query, QueryBank, RankedPassage, Run, TestPoint
+from exam_harness.exam.inputs import view_from_banks
 from exam_harness.measures.context import ScoringContext
 from exam_harness.measures.qrels import QrelsCut
-from exam_harness.models import ExamData, Passage, Query, QueryBank, RankedPassage, Run, TestPoint
 from tests.helpers import report_values
 
 pytest_plugins = ["pytester"]
@@ -88,9 +88,9 @@ def test_the_option_reaches_the_pytest_report(project: pytest.Pytester) -> None:
 def test_dl19_measures_equal_trec_eval_on_the_runs_own_scores(shared_data: Path) -> None:
     """On DL19 nine runs have tied scores; under the default tie order every run's MRR and nDCG@10 over
     the EXAM-Qrels equal pytrec_eval's on the run's own scores (as trec_eval would read the run file)."""
+    from exam_harness.exam.inputs import ExamInputs
     from exam_harness.extensions import cli_registries
-    from exam_harness.grading import replay
-    from exam_harness.inputs import ExamInputs
+    from exam_harness.grading.passes import replay
 
     registries = cli_registries()
     inputs = ExamInputs(registries.bank_formats, registries.run_formats)

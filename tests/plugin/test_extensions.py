@@ -17,7 +17,7 @@ pytest_plugins = ["pytester"]
 # A bank format for files named *.qbank: "query_id<TAB>question" lines, one query per file name stem.
 QBANK_CONFTEST = '''
 from pathlib import Path
-from exam_harness.models import Query, QueryBank, TestPoint, test_point_id
+from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id
 
 class QBank:
     def claims(self, path):

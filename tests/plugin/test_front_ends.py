@@ -132,7 +132,7 @@ def test_a_dead_grading_server_has_its_own_exit_status_in_the_cli(monkeypatch: p
 
     from exam_harness import cli
     from exam_harness.cli import leaderboard
-    from exam_harness.errors import INFRASTRUCTURE_FAILED, ConfigError, GradingAborted
+    from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ConfigError, GradingAborted
 
     def dead(args: argparse.Namespace) -> int:
         raise GradingAborted("5 connection failures in a row", graded=3, remaining=9)

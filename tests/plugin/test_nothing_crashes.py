@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import tests.paths as tests_paths
-from exam_harness import cache as cache_module
-from exam_harness.cache import GradeCache
 from exam_harness.cli import main
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.grading import cache as cache_module
+from exam_harness.grading.cache import GradeCache
 
 pytest_plugins = ["pytester"]
 

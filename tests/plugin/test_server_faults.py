@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import INFRASTRUCTURE_FAILED
-from exam_harness.parsing import parse_self_rating
+from exam_harness.core.errors import INFRASTRUCTURE_FAILED
+from exam_harness.core.grade_parsing import parse_self_rating
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer, Fault, grade_marker_responder
 
 pytest_plugins = ["pytester"]

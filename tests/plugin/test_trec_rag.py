@@ -188,8 +188,8 @@ def test_markdown_and_html_show_the_track_scores(project: pytest.Pytester, serve
 
 
 def test_gates_read_the_track_scores_by_name() -> None:
-    from exam_harness.errors import ConfigError
-    from exam_harness.gates import check_measures, parse_allowance, parse_threshold
+    from exam_harness.config.gates import check_measures, parse_allowance, parse_threshold
+    from exam_harness.core.errors import ConfigError
 
     assert parse_threshold("my-rag=v_strict:0.4").measure == "V_strict"
     assert parse_threshold("W:0.5").measure == "W"

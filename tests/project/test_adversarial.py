@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import Grade, GraderSpec
 from exam_harness.graders.base import GradeFailure, Grader, GradeResult, GradingRequest
-from exam_harness.models import Grade, GraderSpec
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer
 from tests.paths import REPO
 

@@ -140,22 +140,22 @@ def test_the_result_document_package_is_low() -> None:
 # of exam_harness; a unit may import its own layer and the layers below, never one above, type-only imports
 # included. The package's public names (``__init__``) stand on top: they re-export from the layers below.
 LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("core types", frozenset({"version", "paths", "errors", "display", "redaction", "registry", "parsing",
-                              "progress", "models", "answers", "verdicts"})),
+    ("core", frozenset({"core"})),
     ("io", frozenset({"io"})),
     ("measures", frozenset({"measures"})),
-    ("options and gates", frozenset({"options", "gates"})),
+    ("configuration", frozenset({"config"})),
+    ("the exam", frozenset({"exam"})),
     ("llm backends", frozenset({"llm"})),
-    ("inputs, cache, live systems", frozenset({"inputs", "cache", "cache_merge", "systems"})),
+    ("live systems", frozenset({"systems"})),
     ("graders", frozenset({"graders", "support", "generate"})),
-    ("grading", frozenset({"batch_grading", "grading", "plan", "grading_setup", "workbench_grades"})),
-    ("results", frozenset({"results", "preflight"})),
+    ("grading", frozenset({"grading", "workbench_grades"})),
+    ("results", frozenset({"results"})),
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
     ("sections", frozenset({"sections"})),
-    ("extensions", frozenset({"hookspecs", "extensions"})),
-    ("features", frozenset({"features"})),  # in-tree features with their own front end (features/view/)
-    ("front ends", frozenset({"plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
+    ("the plugin API", frozenset({"hookspecs", "api"})),
+    ("features", frozenset({"features"})),
+    ("front ends", frozenset({"extensions", "plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
 ]
 
 
@@ -170,7 +170,7 @@ def test_the_document_builders_never_reach_into_the_scoring_context() -> None:
 
 
 def unit(module: str) -> str:
-    """``exam_harness.io.runs`` -> ``io``; ``exam_harness.cache`` -> ``cache``; the package itself -> ``__init__``."""
+    """``exam_harness.io.runs`` -> ``io``; ``exam_harness.grading.cache`` -> ``grading``; the package itself -> ``__init__``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -210,16 +210,18 @@ def test_imports_point_down_the_declared_layers() -> None:
 def test_an_upward_import_is_found(tmp_path: Path, imported: str) -> None:
     package = tmp_path / "exam_harness"
     (package / "io").mkdir(parents=True)
+    (package / "core").mkdir()
     (package / "__init__.py").write_text("")
     (package / "io" / "__init__.py").write_text("")
-    (package / "models.py").write_text({
+    (package / "core" / "__init__.py").write_text("")
+    (package / "core" / "models.py").write_text({
         "none": "", "at run time": "from exam_harness.io import x\n",
         "lazily": "def f():\n    from exam_harness.io import x\n",
         "for types only": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from exam_harness.io import x\n",
     }[imported])
-    (package / "io" / "runs.py").write_text("def f():\n    from exam_harness import models\n")
+    (package / "io" / "runs.py").write_text("def f():\n    from exam_harness.core import models\n")
     assert upward_edges(import_graph(package, type_checking=True)) == (
-        {} if imported == "none" else {"models -> io": ["exam_harness.models -> exam_harness.io"]})
+        {} if imported == "none" else {"core -> io": ["exam_harness.core.models -> exam_harness.io"]})
 
 
 def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -245,8 +247,112 @@ def test_a_type_only_package_cycle_is_found(tmp_path: Path) -> None:
     (package / "results").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "results" / "__init__.py").write_text("")
-    (package / "results" / "schema.py").write_text("from exam_harness.gates import GateResult\n")
-    (package / "gates.py").write_text(
+    (package / "results" / "schema.py").write_text("from exam_harness.config.gates import GateResult\n")
+    (package / "config").mkdir()
+    (package / "config" / "__init__.py").write_text("")
+    (package / "config" / "gates.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from exam_harness.results.schema import ExamReport\n")
     assert cycles(package_graph(import_graph(package))) == []
-    assert cycles(package_graph(import_graph(package, type_checking=True))) == [["gates", "results"]]
+    assert cycles(package_graph(import_graph(package, type_checking=True))) == [["config", "results"]]
+
+
+# --- features (exam_harness/features/<name>/): in-tree plugins, named by nothing below them -------------------
+
+
+def feature_of(module: str) -> str | None:
+    """``exam_harness.features.significance.section`` -> ``significance``; None outside a feature's folder (the
+    features package itself, which lists them, is no feature)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "features" else None
+
+
+def declared_requirements(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each feature's ``REQUIRES = (...)`` (the other features it may import), read from its ``__init__.py``."""
+    found: dict[str, set[str]] = {}
+    for init in sorted((package / "features").glob("*/__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"), filename=str(init))
+        names: set[str] = set()
+        for node in tree.body:
+            target: ast.expr
+            if isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            else:
+                continue
+            if isinstance(target, ast.Name) and target.id == "REQUIRES" and value is not None:
+                names = {str(v) for v in ast.literal_eval(value)}
+        found[init.parent.name] = names
+    return found
+
+
+def feature_violations(graph: dict[str, set[str]], requires: dict[str, set[str]]) -> list[str]:
+    """Imports of a feature from outside it: by a module that is no feature's (the core, the front ends: they
+    reach a feature only through the hooks, the features package's list registering it), or by another feature
+    that does not declare it in ``REQUIRES``."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        source = feature_of(module)
+        for target in sorted(targets):
+            sink = feature_of(target)
+            if sink is None or sink == source:
+                continue
+            if source is None:
+                found.append(f"{module} -> {target} (nothing outside a feature names one)")
+            elif sink not in requires.get(source, set()):
+                found.append(f"{module} -> {target} (feature {source!r} does not declare {sink!r} in REQUIRES)")
+    return found
+
+
+def test_no_feature_is_imported_but_by_a_feature_that_declares_it() -> None:
+    """The core knows no feature by name; a feature imports another only where it declares it (``REQUIRES``),
+    type-only imports included."""
+    found = feature_violations(import_graph(type_checking=True), declared_requirements())
+    assert not found, "imports of a feature (features/<name>/__init__.py: REQUIRES):\n" + "\n".join(found)
+
+
+def test_every_feature_is_listed_and_declares_its_requirements() -> None:
+    """Each folder of exam_harness/features is in FEATURES (both front ends register it), has a plugin module and
+    declares REQUIRES (an empty tuple when it imports no other feature), naming only listed features."""
+    from exam_harness.features import FEATURES
+
+    requires = declared_requirements()
+    assert sorted(requires) == sorted(FEATURES)
+    for name, needed in requires.items():
+        assert (PACKAGE / "features" / name / "plugin.py").is_file(), name
+        assert needed <= set(FEATURES) - {name}, f"{name} requires {sorted(needed)}"
+        assert "REQUIRES" in (PACKAGE / "features" / name / "__init__.py").read_text(), name
+
+
+def _features_package(tmp_path: Path, modules: dict[str, str]) -> Path:
+    package = tmp_path / "exam_harness"
+    for relative, source in {"__init__.py": "", "results/__init__.py": "", "features/__init__.py": "",
+                             **modules}.items():
+        path = package / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    return package
+
+
+@pytest.mark.parametrize("imported", ["at run time", "lazily", "for types only"])
+def test_a_core_module_importing_a_feature_is_found(tmp_path: Path, imported: str) -> None:
+    statement = {"at run time": "from exam_harness.features.b.plugin import x\n",
+                 "lazily": "def f():\n    from exam_harness.features.b import plugin\n",
+                 "for types only": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                   "    from exam_harness.features.b.plugin import x\n"}[imported]
+    package = _features_package(tmp_path, {"results/scored.py": statement, "features/b/__init__.py": "REQUIRES = ()\n",
+                                           "features/b/plugin.py": "x = 1\n"})
+    found = feature_violations(import_graph(package, type_checking=True), declared_requirements(package))
+    assert found == ["exam_harness.results.scored -> exam_harness.features.b.plugin (nothing outside a feature names one)"]
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_an_undeclared_feature_import_is_found(tmp_path: Path, declared: bool) -> None:
+    package = _features_package(tmp_path, {
+        "features/a/__init__.py": "REQUIRES: tuple[str, ...] = ('b',)\n" if declared else "REQUIRES = ()\n",
+        "features/a/plugin.py": "def f():\n    from exam_harness.features.b.plugin import x\n",
+        "features/b/__init__.py": "REQUIRES = ()\n", "features/b/plugin.py": "x = 1\n",
+        "features/__init__.py": "def listed():\n    import importlib\n"})
+    found = feature_violations(import_graph(package, type_checking=True), declared_requirements(package))
+    assert found == ([] if declared else [
+        "exam_harness.features.a.plugin -> exam_harness.features.b.plugin (feature 'a' does not declare 'b' in REQUIRES)"])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.options import PYTEST_GROUPS, OptionSpec, default_of, readme_table, specs
+from exam_harness.config.options import PYTEST_GROUPS, OptionSpec, default_of, readme_table, specs
 from tests.paths import REPO
 
 ROOT = REPO
@@ -30,15 +30,27 @@ def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpe
 
 
 def test_readme_option_table_is_the_schema_s() -> None:
-    """The whole table, row for row (regenerate with ``python -m exam_harness.options``)."""
-    assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.options"
+    """The whole table, row for row (regenerate with ``python -m exam_harness.config.options``)."""
+    assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.config.options"
+
+
+def hook_table_rows() -> list[str]:
+    """The first cell of each row of docs/extending.md's hook table, e.g. ``pytest_exam_report(report, plan)``."""
+    return [line.split("|")[1].strip(" `") for line in EXTENDING.splitlines() if line.startswith("| `pytest_exam_")]
+
+
+def hook_signatures() -> list[str]:
+    """Each hook specification of hookspecs.py as the table writes it, in the order the module declares them."""
+    import inspect
+
+    specs = [(name, fn) for name, fn in vars(hookspecs).items() if name.startswith("pytest_exam_")]
+    return [f"{name}({', '.join(inspect.signature(fn).parameters)})" for name, fn in specs]
 
 
 def test_every_hook_is_documented() -> None:
-    hooks = [name for name in dir(hookspecs) if name.startswith("pytest_exam_")]
-    assert len(hooks) == 8
-    for hook in hooks:
-        assert f"`{hook}(" in EXTENDING, hook
+    """docs/extending.md's hook table is the specifications': every hook, in order, with its arguments."""
+    assert len(hook_signatures()) == 13  # with pytest_exam_register_label_screens (issue 40)
+    assert hook_table_rows() == hook_signatures()
 
 
 def test_readme_limit_table_is_the_code_s() -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from exam_harness.analysis.analyses import missing_in_bank, spurious_test_points
-from exam_harness.grading import GradingOutcome, replay
-from exam_harness.inputs import ExamView
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.models import ExamData
+from exam_harness.exam.inputs import ExamView
+from exam_harness.exam.plan import make_plan
+from exam_harness.grading.passes import GradingOutcome, replay
 from exam_harness.io import load_bank, load_leaderboard, load_runs
-from exam_harness.models import ExamData
-from exam_harness.options import ExamOptions
-from exam_harness.plan import make_plan
 from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 from exam_harness.results.evaluation import EvaluationReport, correlation_of
 from exam_harness.sections.agreement import Agreement

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.core.models import md5_hex
 from exam_harness.io import load_bank, load_leaderboard, load_runs, write_bank_yaml
-from exam_harness.models import md5_hex
 from tests.paths import SHARED_DATA
 
 DATA = SHARED_DATA

@@ -29,7 +29,8 @@ import pytest
 
 from exam_harness.analysis.agreement import direct_agreement, min_answers_agreement
 from exam_harness.cli import main
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
+from exam_harness.core.models import RecordedGrade
 from exam_harness.measures.agreement import (
     cohen_kappa,
     merged,
@@ -39,7 +40,6 @@ from exam_harness.measures.agreement import (
     reference_row_pairing,
     row_kappas,
 )
-from exam_harness.models import RecordedGrade
 from tests.helpers import GRADES, JUDGED, paragraph_lines
 
 LABELLING = {"p1": 2, "p2": 0, "p3": 1, "p4": 0, "p5": 3, "p6": 0, "p7": 1, "p8": 0}

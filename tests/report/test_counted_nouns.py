@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import tests.paths as tests_paths
-from exam_harness.display import counted
+from exam_harness.core.display import counted
 from exam_harness.report.markdown import _context
 from exam_harness.report.terminal import cache_line
 from exam_harness.results.schema import ExamReport

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from exam_harness.cache import GradeCache
-from exam_harness.errors import ConfigError, InputError
-from exam_harness.grading import grade_banks, replay
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.errors import ConfigError, InputError
+from exam_harness.exam.plan import make_plan
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import grade_banks, replay
 from exam_harness.io import load_bank, load_runs
 from exam_harness.measures.significance import (
     baseline_gate,
@@ -24,8 +26,6 @@ from exam_harness.measures.significance import (
     paired_permutation_test,
     paired_t_test,
 )
-from exam_harness.options import ExamOptions
-from exam_harness.plan import make_plan
 from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 from exam_harness.results.evaluation import EvaluationReport, correlation_of
 from exam_harness.sections.agreement import Agreement

@@ -20,7 +20,7 @@ pytest_plugins = ["pytester"]
 # gold answer is in the passage, else 1.
 CONFTEST = '''
 from exam_harness.graders.base import Grader
-from exam_harness.models import Grade, GraderSpec
+from exam_harness.core.models import Grade, GraderSpec
 
 class QuotingGrader(Grader):
     name = "quoting"

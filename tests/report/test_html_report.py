@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.core.models import GraderSpec
 from exam_harness.measures import Bindings, ExamCover, NExam, NuggetF, TrecMeasure
-from exam_harness.models import GraderSpec
 from exam_harness.report.html import render_html, write_html_report
 from exam_harness.report.html_assets import JS
 from exam_harness.results.schema import (

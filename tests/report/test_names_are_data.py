@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from exam_harness.display import shorten, visible
-from exam_harness.models import Passage, Query, Run
+from exam_harness.core.display import shorten, visible
+from exam_harness.core.models import Passage, Query, Run
 
 pytest_plugins = ["pytester"]
 ESC = "\x1b"
@@ -51,7 +51,7 @@ def test_visible_and_shorten() -> None:
 
 
 def test_lookalike_ids_are_explained() -> None:
-    from exam_harness.preflight import near_match
+    from exam_harness.results.preflight import near_match
 
     assert near_match("Ｑ１", ["q1", "q2"]) == "'q1' (they differ only in case or Unicode form: '\\uff31\\uff11' vs 'q1')"
     assert near_match("bm25", ["bm25\u00a0"]) is not None

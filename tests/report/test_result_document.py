@@ -207,7 +207,7 @@ def test_a_3_5_evaluation_document_migrates_its_grading_cost_and_judge_variance_
 
 
 def test_an_evaluation_document_is_not_read_as_a_kept_report(tmp_path: Path) -> None:
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.results.read import read_report
 
     path = tmp_path / "evaluation.json"

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import tests.paths as tests_paths
-from exam_harness.models import GraderSpec
+from exam_harness.core.models import GraderSpec
 from exam_harness.report.markdown import code, escape, render_markdown
 from exam_harness.results.gate_checks import Change, GateCheck, Verdicts
 from exam_harness.results.schema import (

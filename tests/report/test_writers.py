@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.registry import Registry
+from exam_harness.core.registry import Registry
 from exam_harness.report.writers import (
     ON_REQUEST,
     Binary,

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 import exam_harness
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.errors import ConfigError, InputError
+from exam_harness.core.models import Query
 from exam_harness.io import textio
 from exam_harness.io.runs import load_runs
-from exam_harness.models import Query
 from exam_harness.systems import declare, forms, recording
 from exam_harness.systems.session import SystemsPass
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import exam_harness
-from exam_harness.models import Query
+from exam_harness.core.models import Query
 from exam_harness.systems import declare
 from exam_harness.systems.session import SystemsPass
 from tests.paths import REPO
@@ -121,7 +121,7 @@ SCRIPT = '''
 import os, signal, sys, time
 from pathlib import Path
 import exam_harness
-from exam_harness.models import Query
+from exam_harness.core.models import Query
 from exam_harness.systems.declare import declared
 from exam_harness.systems.session import SystemsPass
 

@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 import pytest
 
 import exam_harness
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import Query
 from exam_harness.io.generated import read_responses
 from exam_harness.io.runs import load_runs
-from exam_harness.models import Query
 from exam_harness.systems import declare
 from exam_harness.systems.calling import EARLY_STOP, Called, call_all, call_many
 from exam_harness.systems.session import SystemsPass, resolve_mode

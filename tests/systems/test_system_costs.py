@@ -97,7 +97,7 @@ def test_a_latency_gate_fails_a_slow_system_and_passes_a_fast_one(example: pytes
 
 
 def test_a_system_figure_threshold_reads_any_number_and_refuses_mofk() -> None:
-    from exam_harness.gates import parse_threshold
+    from exam_harness.config.gates import parse_threshold
 
     t = parse_threshold("my-rag=Latency-P95:2.5")
     assert (t.run, t.measure, t.value) == ("my-rag", "latency-p95", 2.5)

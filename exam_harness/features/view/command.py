@@ -1,5 +1,6 @@
 """``exam-harness view REPORT.json [REFERENCE.json]``: a saved result document in the terminal, keyboard only
-(docs/view.md). Needs the ``[view]`` extra (Textual), imported only when the command runs."""
+(docs/view.md). Needs the ``[view]`` extra (Textual), imported only when the command runs. A ``Command``
+(config/commands.py) the feature registers; ``exam-harness view --help`` shows its help and description."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.errors import ConfigError
-from exam_harness.options import Argument
+from exam_harness.api import Argument, ConfigError
 
 if TYPE_CHECKING:
     from exam_harness.features.view.app import ViewerApp
@@ -28,28 +28,37 @@ ARGUMENTS: tuple[Argument, ...] = (
 )
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "view", help="Review a saved report or evaluation in the terminal: leaderboard, why a test point was missed, "
-        "flips, sections (keyboard only; the [view] extra).",
-        description="An interactive viewer of a saved result document (docs/view.md): the leaderboard of every "
-        "measure with the verdict first; run -> query -> test point -> its best passage, grade and reason and every "
-        "pair of the run's top-k (from the grade cache the report names, read-only); the flips against a second "
-        "document or a kept report; the sections; a search. ? shows the keys.")
-    for argument in ARGUMENTS:
-        argument.add_to(parser)
-    parser.set_defaults(func=run)
+class ViewCommand:
+    """``exam-harness view``, registered by the feature (plugin.py: ``pytest_exam_register_commands``)."""
+
+    help = ("Review a saved report or evaluation in the terminal: leaderboard, why a test point was missed, flips, "
+            "sections (keyboard only; the [view] extra).")
+    description = (
+        "An interactive viewer of a saved result document (docs/view.md): the leaderboard of every measure with the "
+        "verdict first; run -> query -> test point -> its best passage, grade and reason and every pair of the run's "
+        "top-k (from the grade cache the report names, read-only); the flips against a second document or a kept "
+        "report; the sections; a search. ? shows the keys.")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        for argument in ARGUMENTS:
+            argument.add_to(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        return run(args)
+
+
+COMMAND = ViewCommand()
 
 
 def run(args: argparse.Namespace) -> int:
-    from exam_harness.extensions import cli_registries
     from exam_harness.features.view.document import Viewed, open_document
-    from exam_harness.features.view.pairs import pair_source
+    from exam_harness.features.view.pairs import host_lookups, pair_source
 
     if args.reference is not None and args.compare is not None:
         raise ConfigError("give a REFERENCE document or --compare REF, not both")
     app_class = viewer_class()
-    registries = cli_registries()  # plugins' sections are typed and drawn as theirs, their graders found
+    # the graders and formats of the plugins the command line registered (its sections: results/sections.py)
+    lookups = host_lookups()
     opened = open_document(args.document)
     reference = None
     if args.reference is not None:
@@ -61,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ConfigError("exam-harness view needs a terminal (for text in a pipe: exam-harness leaderboard, compare, "
                           "verdict)")
-    pairs = pair_source(args.document, opened.document, args.root, registries)
+    pairs = pair_source(args.document, opened.document, args.root, lookups)
     app_class(Viewed(opened, reference), pairs, search=args.search).run()
     return 0
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from exam_harness.gates import GateResult
+from exam_harness.config.gates import GateResult
 from exam_harness.results.document import read_document
 from exam_harness.results.evaluation import EvaluationReport, MeasureStats, system_order
 from exam_harness.results.flips import MISSED, Flip, flips

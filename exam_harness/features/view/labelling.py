@@ -3,15 +3,15 @@ default (the judge's grade and reason hidden), a key per answer, undo, progress;
 writer at once, so a killed session keeps what was labelled and the next one resumes after it.
 
 The screen knows nothing of sampling or files: it is given the pairs to label, in order, and a writer called
-with every step taken so far after each key (:data:`Writer`). ``exam-harness label`` gives it the pairs its line
-prompt would show and a writer of the same label file (cli/label.py).
+with every step taken so far after each key (analysis/label_screens.py: ``StepWriter``). ``exam-harness label``
+gives it the pairs its line prompt would show and a writer of the same label file (cli/label.py), through the
+screen this feature registers (label_screen.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import ClassVar, Literal
+from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -19,33 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
-Answer = Literal["answers", "does-not-answer", "unsure", "skip"]
-ANSWERS: tuple[Answer, ...] = ("answers", "does-not-answer", "unsure", "skip")
-
-
-@dataclass(frozen=True)
-class LabelPair:
-    """One pair to label: the test point and the passage; the judge's grade and reason are shown only when the
-    screen is not blind."""
-
-    query_id: str
-    test_point_id: str
-    test_point: str
-    passage_id: str
-    passage: str
-    grade: int | None = None
-    reason: str | None = None
-
-
-@dataclass(frozen=True)
-class Step:
-    """The answer given to one pair (``skip``: none; the pair stays unlabelled)."""
-
-    pair: LabelPair
-    answer: Answer
-
-
-Writer = Callable[[Sequence[Step]], None]  # every step taken so far, in order; called after each answer and undo
+from exam_harness.analysis.label_screens import ANSWERS, LabelAnswer, LabelPair, LabelStep, StepWriter
 
 KEYS = """\
 y  the passage answers the test point      n  it does not
@@ -54,8 +28,8 @@ u  undo the last step (also backspace)     q  quit, keeping every label given
 """
 
 
-def tally(steps: Sequence[Step]) -> dict[Answer, int]:
-    counts: dict[Answer, int] = dict.fromkeys(ANSWERS, 0)
+def tally(steps: Sequence[LabelStep]) -> dict[LabelAnswer, int]:
+    counts: dict[LabelAnswer, int] = dict.fromkeys(ANSWERS, 0)
     for step in steps:
         counts[step.answer] += 1
     return counts
@@ -68,7 +42,7 @@ CSS = """
 """
 
 
-class LabelApp(App[list[Step]]):
+class LabelApp(App[list[LabelStep]]):
     """Label ``pairs`` in order; returns the steps taken (also handed to ``write`` after each one)."""
 
     TITLE = "exam-harness label"
@@ -83,13 +57,13 @@ class LabelApp(App[list[Step]]):
         Binding("q", "finish", "quit"),
     ]
 
-    def __init__(self, pairs: Sequence[LabelPair], write: Writer, *, blind: bool = True, earlier: int = 0) -> None:
+    def __init__(self, pairs: Sequence[LabelPair], write: StepWriter, *, blind: bool = True, earlier: int = 0) -> None:
         super().__init__()
         self.pairs = list(pairs)
         self.write = write
         self.blind = blind
         self.earlier = earlier  # labels the file held before this session (shown in the progress line)
-        self.steps: list[Step] = []
+        self.steps: list[LabelStep] = []
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="progress")
@@ -141,8 +115,8 @@ class LabelApp(App[list[Step]]):
         if self.position >= len(self.pairs):
             self.say("every pair is done: u to undo the last answer, q to finish")
             return
-        chosen: Answer = next(a for a in ANSWERS if a == answer)
-        self.steps.append(Step(self.pairs[self.position], chosen))
+        chosen: LabelAnswer = next(a for a in ANSWERS if a == answer)
+        self.steps.append(LabelStep(self.pairs[self.position], chosen))
         self.write(list(self.steps))
         self.say(f"{self.steps[-1].pair.passage_id} on {self.steps[-1].pair.test_point_id}: {chosen}")
         self.refresh_pair()

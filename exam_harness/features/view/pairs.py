@@ -18,15 +18,54 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from exam_harness.errors import ExamError
-from exam_harness.models import GradingRequest, Query, TestPoint, readable_id
+from exam_harness.core.errors import ExamError
+from exam_harness.core.models import GradingRequest, Query, TestPoint, readable_id
 from exam_harness.results.schema import ExamReport, TestPointOutcome
 
 if TYPE_CHECKING:
-    from exam_harness.cache import GradeCache
-    from exam_harness.extensions import Registries
+    from exam_harness.core.models import ExamData
+    from exam_harness.core.registry import Registry
     from exam_harness.graders.base import Grader
-    from exam_harness.models import ExamData
+    from exam_harness.graders.registry import GraderRegistry
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.io.formats import BankFormat, RunFormat
+
+
+class Lookups(Protocol):
+    """What the pairs are looked up with: the graders (to rebuild the report's) and the formats (to read its inputs),
+    built-in and the plugins' (the command line's ``Registries`` is one)."""
+
+    @property
+    def graders(self) -> GraderRegistry: ...
+
+    @property
+    def bank_formats(self) -> Registry[BankFormat]: ...
+
+    @property
+    def run_formats(self) -> Registry[RunFormat]: ...
+
+
+@dataclass(frozen=True)
+class HostLookups:
+    graders: GraderRegistry
+    bank_formats: Registry[BankFormat]
+    run_formats: Registry[RunFormat]
+
+
+def host_lookups() -> Lookups:
+    """The built-in graders and formats with those the front end's plugins register, through the hook it made active
+    (core/host.py; the command line's manager while a subcommand runs: the folder's conftest.py, installed plugins);
+    a feature reaches the front end's plugins only this way."""
+    from exam_harness.core.host import active_hook
+    from exam_harness.graders.registry import default_registry
+    from exam_harness.io.formats import builtin_bank_formats, builtin_run_formats
+
+    hook = active_hook()
+    found = HostLookups(default_registry(), builtin_bank_formats(), builtin_run_formats())
+    hook.pytest_exam_register_graders(registry=found.graders)
+    hook.pytest_exam_register_bank_formats(registry=found.bank_formats)
+    hook.pytest_exam_register_run_formats(registry=found.run_formats)
+    return found
 
 
 class Unavailable(Exception):
@@ -93,10 +132,10 @@ def session_root(report_path: Path, report: ExamReport, given: Path | None = Non
 class CachedPairs:
     """The pairs of a pytest report from its grade cache, read-only; loads the inputs on first use."""
 
-    def __init__(self, report: ExamReport, root: Path, registries: Registries) -> None:
+    def __init__(self, report: ExamReport, root: Path, lookups: Lookups) -> None:
         self.report = report
         self.root = root
-        self.registries = registries
+        self.lookups = lookups
 
     # -- what is loaded once -------------------------------------------------------------------------------
 
@@ -110,13 +149,13 @@ class CachedPairs:
         if spec.name == "recorded":
             raise Unavailable("the report's grades are recorded ones, replayed from the run files: they are in no "
                               "grade cache")
-        if spec.name not in self.registries.graders:
+        if spec.name not in self.lookups.graders:
             raise Unavailable(f"grader {spec.name!r} is not registered here (a plugin's? run exam-harness view "
                               "in the project whose conftest.py registers it)")
         tried: list[str] = []
         for model in dict.fromkeys([None, spec.model]):
             try:
-                grader = self.registries.graders.create(spec.name, GraderConfig(model=model))
+                grader = self.lookups.graders.create(spec.name, GraderConfig(model=model))
             except ExamError as exc:
                 tried.append(str(exc))
                 continue
@@ -128,7 +167,7 @@ class CachedPairs:
 
     @functools.cached_property
     def cache(self) -> GradeCache:
-        from exam_harness.cache import GradeCache
+        from exam_harness.grading.cache import GradeCache
 
         named = self.report.cache.path
         if named is None:
@@ -146,14 +185,14 @@ class CachedPairs:
     def inputs(self) -> tuple[ExamData, dict[str, tuple[Query, TestPoint, bool]]]:
         """The runs and passages, and each test point by the id the report shows: its query, the point and
         whether its bank is secret."""
-        from exam_harness.inputs import ExamInputs
+        from exam_harness.exam.inputs import ExamInputs
 
         settings = self.report.settings
         missing = [p for p in [*settings.runs, *settings.banks] if not (self.root / p).exists()]
         if missing:
             raise Unavailable(f"the report's inputs are not under {self.root}: {', '.join(missing)} (give the "
                               "folder the session ran in with --root)")
-        loader = ExamInputs(self.registries.bank_formats, self.registries.run_formats)
+        loader = ExamInputs(self.lookups.bank_formats, self.lookups.run_formats)
         try:
             data = loader.load_runs([self.root / p for p in settings.runs])
             banks = [b for p in settings.banks for b in loader.load_bank_file(self.root / p)]
@@ -188,7 +227,7 @@ class CachedPairs:
         return requests, secret
 
     def _keys(self, requests: Iterable[GradingRequest]) -> list[str]:
-        from exam_harness.cache import cache_key
+        from exam_harness.grading.cache import cache_key
 
         fingerprint = self.grader.spec().fingerprint()
         return [cache_key(fingerprint, self.grader.cache_payload(r)) for r in requests]
@@ -245,9 +284,9 @@ def _differences(rebuilt: Mapping[str, object], reported: Mapping[str, object]) 
     return "; ".join(changed)[:400]
 
 
-def pair_source(report_path: Path, document: object, root: Path | None, registries: Registries) -> PairSource:
+def pair_source(report_path: Path, document: object, root: Path | None, lookups: Lookups) -> PairSource:
     """The pairs of ``document``: from its grade cache for a pytest report, else none (and why)."""
     if not isinstance(document, ExamReport):
         return NoPairs("an evaluation document holds no test point outcomes: its pairs are in the files it "
                        "evaluated (exam-harness analyze verify shows them)")
-    return CachedPairs(document, session_root(report_path, document, root), registries)
+    return CachedPairs(document, session_root(report_path, document, root), lookups)

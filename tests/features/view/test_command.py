@@ -28,6 +28,43 @@ def test_no_other_subcommand_imports_textual() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_view_is_the_feature_s_subcommand_and_is_built_alone() -> None:
+    """The view feature registers ``view`` (pytest_exam_register_commands); named, it is built without importing a
+    built-in subcommand's module; ``exam-harness --help`` lists it after the built-in ones."""
+    code = ("import sys\n"
+            "from exam_harness.cli import build_parser\n"
+            "parser = build_parser(['view', 'report.json'])\n"
+            "sub = next(a for a in parser._actions if a.dest == 'command')\n"
+            "print(sorted(sub.choices), sorted(m for m in sys.modules if m.startswith('exam_harness.cli.')))\n"
+            "sub = next(a for a in build_parser()._actions if a.dest == 'command')\n"
+            "print(list(sub.choices)[-1])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['view'] []", "view"]
+
+
+def test_the_pairs_are_looked_up_with_the_command_line_s_plugins(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The feature reads the front end's graders and formats through the active hook (core/host.py), not through
+    extensions.py: while a subcommand runs, the folder's conftest.py's grader is there; after it, the in-tree
+    defaults alone."""
+    from exam_harness.cli import build_parser
+    from exam_harness.features.view.pairs import host_lookups
+    from exam_harness.results.sections import reset_sections
+    from tests.helpers import KEYWORD_CONFTEST
+
+    (tmp_path / "conftest.py").write_text(KEYWORD_CONFTEST)
+    monkeypatch.chdir(tmp_path)
+    try:
+        build_parser(["view", "report.json"])  # what main() does before it runs the command
+        lookups = host_lookups()
+        assert "keyword" in lookups.graders and "embedding" in lookups.graders
+        assert lookups.bank_formats.names() and lookups.run_formats.names()
+    finally:
+        reset_sections()  # what main() does when the command ends
+    assert "keyword" not in host_lookups().graders
+
+
 def test_view_without_textual_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, example: Example,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "textual", None)  # as if not installed

@@ -7,8 +7,9 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+from exam_harness.analysis.label_screens import LabelPair, LabelStep, labels_of
 from exam_harness.analysis.labels import Label, label_loop, read_labels, write_labels
-from exam_harness.features.view.labelling import LabelApp, LabelPair, Step
+from exam_harness.features.view.labelling import LabelApp
 from tests.features.view.example import screen_text
 from tests.features.view.viewing import flat
 
@@ -23,21 +24,19 @@ def pairs(n: int) -> list[LabelPair]:
             for i in range(n)]
 
 
-def file_writer(path: Path, kept: Sequence[Label]) -> tuple[list[list[Step]], object]:
+def file_writer(path: Path, kept: Sequence[Label]) -> tuple[list[list[LabelStep]], object]:
     """A writer of the label file as exam-harness label writes it, and the steps each call was given."""
-    calls: list[list[Step]] = []
+    calls: list[list[LabelStep]] = []
 
-    def write(steps: Sequence[Step]) -> None:
+    def write(steps: Sequence[LabelStep]) -> None:
         calls.append(list(steps))
-        write_labels(path, [*kept, *(Label(s.pair.query_id, s.pair.test_point_id, s.pair.passage_id,
-                                           s.answer == "answers")
-                                     for s in steps if s.answer in ("answers", "does-not-answer"))])
+        write_labels(path, [*kept, *labels_of(steps)])  # as cli/label.py hands the screen its writer
 
     return calls, write
 
 
 def label_on_screen(shown: Sequence[LabelPair], keys: Sequence[str], write: object, *, blind: bool = True,
-                    earlier: int = 0) -> tuple[list[Step], list[str]]:
+                    earlier: int = 0) -> tuple[list[LabelStep], list[str]]:
     """The steps the app returned and the screen after each key."""
     app = LabelApp(shown, write, blind=blind, earlier=earlier)  # type: ignore[arg-type]
     screens: list[str] = []
@@ -101,7 +100,7 @@ def test_the_screen_is_blind_by_default(tmp_path: Path) -> None:
 
 def test_progress_undo_and_the_last_pair(tmp_path: Path) -> None:
     shown = pairs(3)
-    calls: list[list[Step]] = []
+    calls: list[list[LabelStep]] = []
     steps, screens = label_on_screen(shown, ["y", "m", "u", "u", "u", "n", "s", "y", "y"], calls.append,
                                      earlier=4)
     assert flat(screens[0]).startswith("pair 1 of 3 · 0 labelled (0 yes, 0 no), 0 unsure, 0 skipped · 4 before")

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.features.view.labelling import LabelApp, LabelPair
+from exam_harness.analysis.label_screens import LabelPair
+from exam_harness.features.view.labelling import LabelApp
 from tests.features.view.example import Example
 from tests.features.view.test_viewer import MISSED_POINT, open_point
 from tests.features.view.viewing import SIZE, User, as_user, viewer

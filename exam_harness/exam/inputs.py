@@ -13,15 +13,15 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from exam_harness.answers import CitedAnswer
-from exam_harness.errors import ConfigError, InputError
+from exam_harness.core.answers import CitedAnswer
+from exam_harness.core.errors import ConfigError, InputError
+from exam_harness.core.models import ExamData, QueryBank, TestPoint
+from exam_harness.core.paths import shown_path
+from exam_harness.core.redaction import Redactor
+from exam_harness.core.registry import Registry
 from exam_harness.io.formats import BankFormat, RunFormat
 from exam_harness.io.workbench import DIRECT_GRADE_SUFFIX
 from exam_harness.measures.context import ScoringInput
-from exam_harness.models import ExamData, QueryBank, TestPoint
-from exam_harness.paths import shown_path
-from exam_harness.redaction import Redactor
-from exam_harness.registry import Registry
 
 Pair = tuple[str, str]  # (passage id, test point id)
 
@@ -121,7 +121,7 @@ class ExamInputs:
 
     def redact(self, text: str) -> str:
         """``text`` with every test point text, gold answer and choice of the banks replaced, in any of
-        the forms a message may echo them in (see :mod:`exam_harness.redaction`)."""
+        the forms a message may echo them in (see :mod:`exam_harness.core.redaction`)."""
         if not self.redacted:
             return text
         secrets = tuple(secret for banks in self.banks.values() for bank in banks for tp in bank.test_points

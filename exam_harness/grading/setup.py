@@ -13,19 +13,19 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from exam_harness.cache import GradeCache
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.models import ExamData, QueryBank
+from exam_harness.core.progress import GradingProgress
+from exam_harness.exam.inputs import ExamView
+from exam_harness.exam.plan import ExamPlan, make_plan
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
-from exam_harness.grading import GradingOutcome, chunk_size_for, exam_requests, grade_banks
-from exam_harness.inputs import ExamView
-from exam_harness.models import ExamData, QueryBank
-from exam_harness.options import ExamOptions
-from exam_harness.plan import ExamPlan, make_plan
-from exam_harness.progress import GradingProgress
+from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.passes import GradingOutcome, chunk_size_for, exam_requests, grade_banks
 
 if TYPE_CHECKING:
+    from exam_harness.core.registry import Registry
     from exam_harness.graders.registry import GraderRegistry
     from exam_harness.measures.base import Measure
-    from exam_harness.registry import Registry
 
 
 class GradingRegistries(Protocol):
@@ -79,7 +79,7 @@ def open_grading(
 ) -> GradingSetup:
     """The grader of ``options.grader`` (from ``registries``, with the options' model, grader options,
     batch size, device and dry run) and the plan for its spec (``where``, ``several`` and ``alpha_ndcg`` as
-    :func:`exam_harness.plan.make_plan` takes them). The grader is closed when the plan cannot be made."""
+    :func:`exam_harness.exam.plan.make_plan` takes them). The grader is closed when the plan cannot be made."""
     grader = registries.graders.create(
         options.grader,
         GraderConfig(model=options.model, options=options.grader_options, data=data, batch_size=options.batch_size,

@@ -1,6 +1,6 @@
 """The CI gates as declared: score thresholds per run and measure, allowed regressions against a
 reference, which runs a required test point binds, and :class:`GateResult`, the one check of a verdict.
-Parsed by the option schema (options.py); checked against a result document by results/gate_checks.py.
+Parsed by the option schema (config/options.py); checked against a result document by results/gate_checks.py.
 
 Thresholds (``--exam-fail-under``) read ``[RUN=][MEASURE:]VALUE``: ``0.5`` (every run, EXAM-Cover),
 ``my-rag=0.6`` (one run), ``nugget-f:0.3`` (another measure), ``V_strict:0.4`` (a TREC RAG score),
@@ -20,6 +20,11 @@ queries), e.g. ``my-rag=latency-p95:2.5`` or ``cost:0.10``; the value is any fin
 the check fails when the run's figure is ABOVE it, or when its manifest records no such figure. A
 threshold for every run applies to the runs that have a manifest.
 
+A feature's gate figure (:class:`GateFigure`, registered through ``pytest_exam_register_gate_figures``) is gated
+by its name the same way, ``[RUN=]NAME:LIMIT``: the value its section holds for the run, at least LIMIT (or at
+most, where lower is better); a name no built-in measure parses takes any finite LIMIT here and is checked
+against the registries once plugins are loaded (:func:`check_thresholds`).
+
 Regressions (``--exam-compare-fail``) read ``MEASURE:DROP`` (an absolute drop, ``exam-cover:0.05``)
 or ``MEASURE:PCT%`` (relative to the reference, ``exam-cover:5%``). A run whose mean drops by more
 than the allowance fails (results/gate_checks.py also runs the paired permutation test that says whether
@@ -33,16 +38,16 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 if TYPE_CHECKING:
+    from exam_harness.core.models import TestPoint
+    from exam_harness.core.registry import Registry
     from exam_harness.measures.base import Measure
-    from exam_harness.models import TestPoint
-    from exam_harness.registry import Registry
 
     MeasureRegistry = Registry[type[Measure]]
 
@@ -67,6 +72,21 @@ class GateResult(BaseModel):
         """The check's pytest case name, e.g. ``exam-fail-under[weak-ranker-exam-cover]``."""
         params = "-".join(p for p in (self.run, self.measure) if p)
         return f"{self.gate}[{params}]" if params else self.gate
+
+
+@runtime_checkable
+class GateFigure(Protocol):
+    """A value of a section that ``--exam-fail-under`` (and ``exam-harness verdict --fail-under``) gates by name:
+    ``[RUN=]NAME:LIMIT``. Registered through ``pytest_exam_register_gate_figures``; results/gate_checks.py reads it
+    from the document's section ``section`` for each run, so the pytest session and ``verdict`` decide alike."""
+
+    name: str  # what a threshold names (a word: no spaces, no ':' or '=')
+    title: str  # how a check's message names it
+    section: str  # the document section it is read from
+    lower_is_better: bool  # the check fails above the limit (else below it)
+
+    def value(self, content: Any, run: str) -> float | None:
+        """The run's figure from the section's content (None: the section holds none for the run)."""
 
 
 # What a comparison reads when told no measure.
@@ -130,9 +150,11 @@ SYSTEM_FIGURES: dict[str, str] = {"latency-p50": "latency p50 (s)", "latency-p95
                                   "tokens": "tokens", "cost": "cost"}
 
 
-def measure_names(thresholds: Iterable[Threshold]) -> list[str]:
-    """The measures ``thresholds`` gate (a system figure is no measure: the measure registries do not know it)."""
-    return [t.measure for t in thresholds if t.measure not in SYSTEM_FIGURES]
+def measure_names(thresholds: Iterable[Threshold], figures: Iterable[str] = ()) -> list[str]:
+    """The measures ``thresholds`` gate (a system figure, or a feature's gate figure named in ``figures``, is no
+    measure: the measure registries do not know it)."""
+    named = set(figures)
+    return [t.measure for t in thresholds if t.measure not in SYSTEM_FIGURES and t.measure not in named]
 
 
 def split_holds(gated: str) -> tuple[str, tuple[int, int] | None]:
@@ -199,6 +221,18 @@ def check_measures(names: Sequence[str], registry: MeasureRegistry | None, where
             raise ConfigError(f"{where}: {exc}") from None
 
 
+def check_thresholds(thresholds: Sequence[Threshold], registry: MeasureRegistry | None, figures: Iterable[str],
+                     where: str) -> None:
+    """ConfigError naming ``where`` for a threshold that names neither a measure of ``registry`` nor a gate figure
+    of ``figures``, or that holds a measure to a limit outside 0..1 (a name only a plugin's family parses is
+    read with any finite limit, before the plugins are known)."""
+    named = set(figures)
+    check_measures(measure_names(thresholds, named), registry, where)
+    for t in thresholds:
+        if t.measure not in SYSTEM_FIGURES and t.measure not in named and not 0.0 <= t.value <= 1.0:
+            raise ConfigError(f"{where} {t}: {t.value:g} must be a finite number in 0..1 (the limit of a measure)")
+
+
 def parse_threshold(raw: str) -> Threshold:
     """``[RUN=][MEASURE:]VALUE`` -> :class:`Threshold` (ValueError with the reason otherwise)."""
     text = raw.strip()
@@ -226,7 +260,29 @@ def parse_threshold(raw: str) -> Threshold:
     if holds is not None and name.split("(")[0].split("@")[0] != HOLDS_MEASURE:
         raise ValueError(f"@MofK counts verdicts that hold across judge samples, which EXAM-Cover counts; "
                          f"{name!r} is another measure")
+    if holds is None and not _builtin_measure(name):  # a plugin's measure or a feature's gate figure
+        return Threshold(run, name, _finite(value.strip()))
     return Threshold(run, name, _fraction(value.strip()), holds)
+
+
+def _builtin_measure(name: str) -> bool:
+    from exam_harness.measures.parsing import parse_measure
+
+    try:
+        parse_measure(name)
+    except ConfigError:
+        return False
+    return True
+
+
+def _finite(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{raw!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{raw!r} must be a finite number")
+    return value
 
 
 def check_samples(thresholds: Sequence[Threshold], repeats: int) -> None:

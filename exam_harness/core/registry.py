@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, cast
 
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
 
 T = TypeVar("T")
 
@@ -40,7 +40,10 @@ class Registry(Generic[T]):
         self._entries: dict[str, T | str] = {}
         self._descriptions: dict[str, str] = {}
 
-    def register(self, name: str, entry: T | str, description: str = "", *, replace: bool = False) -> None:
+    def register(self, name: str, entry: T | str, description: str = "", *, replace: bool = False,
+                 before: str | None = None) -> None:
+        """Add ``entry`` under ``name``, last, or just ``before`` that name where it is registered (an in-tree
+        feature's section keeps the place among the built-in ones that documents and views have shown it in)."""
         if not name or any(ch.isspace() for ch in name):
             raise ConfigError(f"{self.kind} name must be a non-empty word, got {name!r}")
         if name in self._entries and not replace:
@@ -49,6 +52,11 @@ class Registry(Generic[T]):
             self._check(name, entry)
         self._entries[name] = entry
         self._descriptions[name] = description
+        if before is not None and before in self._entries and before != name:
+            order = list(self._entries)
+            order.remove(name)
+            order.insert(order.index(before), name)
+            self._entries = {key: self._entries[key] for key in order}
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from exam_harness.cache import GradeCache, cache_key
-from exam_harness.errors import ConfigError, GradingAborted, InputError
+from exam_harness.core.errors import ConfigError, GradingAborted, InputError
+from exam_harness.core.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
+from exam_harness.core.progress import GradingProgress
+from exam_harness.exam.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
 from exam_harness.graders.repeats import SampleGrader, reduce_grades
-from exam_harness.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
+from exam_harness.grading.cache import GradeCache, cache_key
 from exam_harness.llm.cost import GradingCost, Meter, Prices, TokenUsage, grade_tokens, money
-from exam_harness.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
-from exam_harness.progress import GradingProgress
 
 
 @dataclass
@@ -226,7 +226,7 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
         text += f" and at most {calls * meter.answer_tokens} completion tokens"
         if meter.prices is not None:  # per sample too: the bound counts one call per distinct prompt
             text += f", at most {money(sum(meter.bound(sample)[2] for sample in samples))}"
-        from exam_harness.batch_grading import batch_of  # imported here: see run_grading_pass
+        from exam_harness.grading.batches import batch_of  # imported here: see run_grading_pass
 
         batch = batch_of(grader)
         if batch is not None and batch.prices is not None:  # batch jobs are priced apart (llm/batch.py)
@@ -362,9 +362,9 @@ def run_grading_pass(
     if todo:
         # imported here: batch grading brings the OpenAI client (asyncio with it), which replaying
         # recorded grades or reading the cache never needs
-        from exam_harness.batch_grading import batch_of
+        from exam_harness.grading.batches import batch_of
 
-        if batch_of(grader) is not None:  # no synchronous call: batch jobs answer (batch_grading.py)
+        if batch_of(grader) is not None:  # no synchronous call: batch jobs answer (batches.py)
             _grade_through_batch(grader, by_key, todo, cache, outcome, strict_fallbacks)
             todo = []
     if todo:
@@ -439,7 +439,7 @@ COLLECT_HINT = "rerun this command to collect them (or `exam-harness grade --bat
 def _grade_through_batch(grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], todo: Sequence[str],
                          cache: GradeCache, outcome: GradingOutcome, strict: bool) -> None:
     """Collect the batch jobs' grades of ``todo`` and send the rest; :class:`BatchPending` while any wait."""
-    from exam_harness.batch_grading import BatchPending, exchange, pending_message
+    from exam_harness.grading.batches import BatchPending, exchange, pending_message
 
     done = exchange(grader, {key: by_key[key][0] for key in todo}, cache.path, cache.put_many)
     for key, grade in done.grades.items():

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from exam_harness.display import shorten
-from exam_harness.models import TestPoint
+from exam_harness.core.display import shorten
+from exam_harness.core.models import TestPoint
 
 __all__ = ["Outcome", "Verdict", "describe", "shorten", "verdict"]
 
@@ -49,7 +49,7 @@ def verdict(
 ) -> Verdict:
     """The verdict of the run whose top-k passages are ``top_k`` on ``test_point``; ``required``: whether
     the test point is required of this run (default: as the bank marks it, for every run; see
-    :class:`exam_harness.gates.RequiredScope`)."""
+    :class:`exam_harness.config.gates.RequiredScope`)."""
     if test_point.id in unsupported:
         return Verdict("skipped", None, None, min_grade, k, len(top_k), reason=unsupported[test_point.id])
     best_grade: int | None = None

@@ -3,7 +3,7 @@
 Run names, ids and texts come from files a system developer or bank owner writes. Shown raw, an
 escape sequence would reach the terminal (recolouring or hiding what follows) and a newline would
 forge a line of output; so every text the harness prints passes through :func:`visible`, and ids
-with such characters are refused when read (``exam_harness.models.check_id``).
+with such characters are refused when read (``exam_harness.core.models.check_id``).
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
-from exam_harness.display import is_hidden_char
-from exam_harness.errors import ConfigError
-from exam_harness.gates import Allowance, RequiredScope, Threshold, parse_allowance, parse_threshold
+from exam_harness.config.gates import Allowance, RequiredScope, Threshold, parse_allowance, parse_threshold
+from exam_harness.core.display import is_hidden_char
+from exam_harness.core.errors import ConfigError
 
 Converter = Callable[[str], Any]
 T = TypeVar("T")
@@ -225,7 +225,7 @@ def read_grader_options(
 ) -> dict[str, Any]:
     """Every declared option's value (given, converted, else its default); an undeclared key is a
     ConfigError that suggests the closest declared name."""
-    from exam_harness.registry import unknown_name_message
+    from exam_harness.core.registry import unknown_name_message
 
     names = [option.name for option in declared]
     for key in given:
@@ -585,6 +585,17 @@ class ExamOptions:
     prompt_class: str | None = declare("prompt-class", None, "Recorded grades: the grading run's prompt class "
                                        "(default: the only one)", group=RECORDED, fronts=("cli",))
 
+    # the values of the options features declare (pytest_exam_add_options): (name, value) pairs, read by
+    # :meth:`feature`; not an option itself
+    feature_values: tuple[tuple[str, Any], ...] = ()
+
+    def feature(self, option: FeatureOption[T]) -> T:
+        """The value of an option a feature declared (its default where the front end did not read it)."""
+        for name, value in self.feature_values:
+            if name == option.name:
+                return cast(T, value)
+        return option.default
+
     @property
     def grader_options(self) -> dict[str, str]:
         return dict(self.grader_option)
@@ -596,25 +607,91 @@ class ExamOptions:
 
 
 def specs(groups: Iterable[str] | None = None, front: Front | None = None) -> list[tuple[str, OptionSpec]]:
-    """``(field name, spec)`` of the options in ``groups`` (all if None) available on ``front``."""
+    """``(field name, spec)`` of the options in ``groups`` (all if None) available on ``front``: the fields of
+    :class:`ExamOptions`, then the options the front end's features declared (:func:`use_feature_options`)."""
     wanted = set(groups) if groups is not None else None
     out = []
-    for f in fields(ExamOptions):
-        spec: OptionSpec = f.metadata["option"]
+    declared = [(f.name, f.metadata["option"]) for f in fields(ExamOptions) if "option" in f.metadata]
+    for name, spec in [*declared, *((o.name, o.spec) for o in _features.values())]:
         if (wanted is None or spec.group in wanted) and (front is None or front in spec.fronts):
-            out.append((f.name, spec))
+            out.append((name, spec))
     return out
 
 
 def default_of(name: str, front: Front = "pytest") -> Any:
     """The default of field ``name`` on a front end (the one place defaults are read from)."""
     for f in fields(ExamOptions):
-        if f.name == name:
+        if f.name == name and "option" in f.metadata:
             spec: OptionSpec = f.metadata["option"]
             if front == "cli" and spec.cli_default is not None:
                 return spec.cli_default
             return f.default
+    if name in _features:
+        option = _features[name]
+        return option.spec.cli_default if front == "cli" and option.spec.cli_default is not None else option.default
     raise KeyError(name)
+
+
+# --- options a feature declares (hook pytest_exam_add_options) ------------------------------------
+
+
+@dataclass(frozen=True)
+class FeatureOption(Generic[T]):
+    """An option a feature adds to the one schema (:func:`feature_option` makes it): ``--exam-NAME`` and the ini
+    key ``exam_NAME`` in pytest, ``--NAME`` on the subcommands of its ``group`` (``fronts`` as for every option);
+    its value is ``options.feature(OPTION)``. ``name`` is the option's name with underscores."""
+
+    name: str
+    default: T
+    spec: OptionSpec
+
+
+def feature_option(name: str, default: T, help: str, convert: Converter = text, *, group: str,
+                   **kwargs: Any) -> FeatureOption[T]:
+    """A feature's option, declared as an :class:`ExamOptions` field is (:func:`declare`'s arguments)."""
+    spec = OptionSpec(name=name, help=help, convert=convert, group=group, **kwargs)
+    if isinstance(default, (list, dict)):
+        raise TypeError("option defaults must be immutable (tuples)")
+    return FeatureOption(spec.dest, default, spec)
+
+
+_FIELDS = frozenset(f.name for f in fields(ExamOptions))
+
+
+class FeatureOptions:
+    """What ``pytest_exam_add_options`` hands a feature: ``add(option)`` declares one. Made once per pytest session
+    or command, it starts the features' part of the schema afresh (:func:`specs` and the readers see what was
+    added since); ``on_add`` (pytest's) adds each option to the command line as it is declared (a conftest.py
+    pytest loads later declares its own then)."""
+
+    def __init__(self, on_add: Callable[[FeatureOption[Any]], None] | None = None) -> None:
+        self.declared: dict[str, FeatureOption[Any]] = {}
+        self._on_add = on_add
+        _features.clear()
+
+    def add(self, option: FeatureOption[Any]) -> None:
+        taken = {spec.name for _, spec in specs()} | {o.spec.name for o in self.declared.values()}
+        if option.name in _FIELDS or option.spec.name in taken:
+            raise ConfigError(f"option --{option.spec.name} is declared twice (a feature's option must have a name of "
+                              "its own)")
+        self.declared[option.name] = option
+        _features[option.name] = option  # the schema the front end reads: this command's or session's
+        if self._on_add is not None:
+            self._on_add(option)
+
+
+_features: dict[str, FeatureOption[Any]] = {}
+
+
+def reset_feature_options() -> None:
+    """The schema without feature options (a session's or command's plugins end with it)."""
+    _features.clear()
+
+
+def _options(values: Mapping[str, Any]) -> ExamOptions:
+    """:class:`ExamOptions` from field -> value, the features' values apart."""
+    features = tuple((name, value) for name, value in values.items() if name not in _FIELDS)
+    return ExamOptions(**{k: v for k, v in values.items() if k in _FIELDS}, feature_values=features)
 
 
 def help_text(name: str, spec: OptionSpec, front: Front) -> str:
@@ -657,19 +734,26 @@ def argparse_help(text: str) -> str:
 
 def add_pytest_options(parser: Any, groups: Iterable[str] | None = None) -> None:
     """Register ``--exam-NAME`` options and ``exam_NAME`` ini keys in pytest's ``parser``."""
-    group = parser.getgroup("exam", "exam-harness: exam-based evaluation of retrieval and RAG systems")
     for name, spec in specs(groups, "pytest"):
-        help_ = help_text(name, spec, "pytest")
-        # pytest prints ini help as it is; argparse formats option help with %.
-        if spec.flag:
-            group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="store_true", default=None,
-                            help=argparse_help(help_))
-            parser.addini(spec.ini_name, help_, type="bool", default=None)
-        else:
-            optional: dict[str, Any] = {"nargs": "?", "const": spec.const} if spec.const is not None else {}
-            group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="append" if spec.many else None,
-                            default=None, metavar=spec.metavar, help=argparse_help(help_), **optional)
-            parser.addini(spec.ini_name, help_, type="linelist" if spec.many else "string", default=None)
+        add_pytest_option(parser, name, spec)
+
+
+def add_pytest_option(parser: Any, name: str, spec: OptionSpec) -> None:
+    """Register one option (field ``name``) as ``--exam-NAME`` and ``exam_NAME`` in pytest's ``parser``."""
+    if "pytest" not in spec.fronts:
+        return
+    group = parser.getgroup("exam", "exam-harness: exam-based evaluation of retrieval and RAG systems")
+    help_ = help_text(name, spec, "pytest")
+    # pytest prints ini help as it is; argparse formats option help with %.
+    if spec.flag:
+        group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="store_true", default=None,
+                        help=argparse_help(help_))
+        parser.addini(spec.ini_name, help_, type="bool", default=None)
+    else:
+        optional: dict[str, Any] = {"nargs": "?", "const": spec.const} if spec.const is not None else {}
+        group.addoption(f"--exam-{spec.name}", dest=f"exam_{spec.dest}", action="append" if spec.many else None,
+                        default=None, metavar=spec.metavar, help=argparse_help(help_), **optional)
+        parser.addini(spec.ini_name, help_, type="linelist" if spec.many else "string", default=None)
 
 
 def options_from_pytest(config: Any, groups: Iterable[str] | None = None) -> ExamOptions:
@@ -692,7 +776,7 @@ def options_from_pytest(config: Any, groups: Iterable[str] | None = None) -> Exa
                 continue
             where, base, raws = f"ini option {spec.ini_name!r}", root, ini
         values[name] = _resolve(_value(spec, raws, where), spec, base)
-    return ExamOptions(**values)
+    return _options(values)
 
 
 def _value(spec: OptionSpec, raws: Any, where: str) -> Any:
@@ -743,7 +827,7 @@ def options_from_cli(args: argparse.Namespace, groups: Iterable[str], *,
             values[name] = _resolve(default, spec, base)
         else:
             values[name] = _resolve(_value(spec, raw, f"--{spec.name}"), spec, base)
-    return ExamOptions(**values)
+    return _options(values)
 
 
 
@@ -832,7 +916,7 @@ BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default
 
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
     """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart
-    (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.options`` prints it)."""
+    (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.config.options`` prints it)."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in specs(groups, front):
         # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).

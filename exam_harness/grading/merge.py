@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from exam_harness.cache import GradeCache, Row
-from exam_harness.errors import ConfigError
+from exam_harness.core.errors import ConfigError
+from exam_harness.grading.cache import GradeCache, Row
 
 
 def merge_caches(inputs: Sequence[Path], output: Path) -> tuple[int, int]:

@@ -11,10 +11,10 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from exam_harness.display import is_hidden_char
-from exam_harness.errors import ConfigError
-from exam_harness.models import ExamData, QueryBank
-from exam_harness.options import ExamOptions
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.display import is_hidden_char
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import ExamData, QueryBank
 from exam_harness.results.schema import ExamReport
 
 
@@ -83,7 +83,7 @@ def shown_uncovered(queries: Sequence[tuple[str, str | None]], limit: int = 5) -
 def check_covered(banks: Sequence[QueryBank], data: ExamData) -> None:
     """``--exam-strict-queries``: a query a run ranks that no bank covers is an error naming the run
     file and, for a TREC run, the line of its first passage for that query."""
-    from exam_harness.errors import InputError
+    from exam_harness.core.errors import InputError
     from exam_harness.io.trec import find_run_line
 
     uncovered = uncovered_queries((b.query.id for b in banks), data)
@@ -148,7 +148,7 @@ def check_writable(targets: Sequence[tuple[str, Path | None, bool]]) -> None:
     A path that is the wrong kind (a file where a folder is wanted, or the other way round) is an error."""
     import tempfile
 
-    from exam_harness.paths import shown_path
+    from exam_harness.core.paths import shown_path
 
     for option, path, is_folder in targets:
         if path is None:

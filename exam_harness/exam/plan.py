@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from exam_harness.errors import ConfigError
-from exam_harness.gates import RequiredScope
+from exam_harness.config.gates import RequiredScope
+from exam_harness.config.options import ExamOptions
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import GraderSpec
+from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Bindings, Measure
 from exam_harness.measures.citations import CITATION_MEASURES
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
 from exam_harness.measures.parsing import parse_measure
 from exam_harness.measures.trec import TrecMeasure
 from exam_harness.measures.trec_rag import TRACK_MEASURES
-from exam_harness.models import GraderSpec
-from exam_harness.options import ExamOptions
-from exam_harness.registry import Registry
 
 
 @dataclass(frozen=True)

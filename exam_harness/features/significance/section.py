@@ -1,6 +1,7 @@
 """The significance section: every run against a baseline run (``evaluate --baseline``), per measure,
 by the ``--significance`` test; kept under ``--brief``. The terminal shows the cover leaderboards'
-comparisons at each tau; the JSON holds every measure's."""
+comparisons at each tau; the JSON holds every measure's. It reads the feature's scoring input
+(:data:`~exam_harness.features.significance.baseline.BASELINE`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from exam_harness.features.significance.baseline import BASELINE
 from exam_harness.results.sections import preformatted_html, preformatted_markdown
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ class Significance(_Model):
 
 
 def significance(scored: Scored) -> Significance | None:
-    test = scored.baseline
+    test = scored.input(BASELINE)
     if test is None:
         return None
     from exam_harness.measures.significance import compare_to_baseline

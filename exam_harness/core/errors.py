@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from exam_harness.paths import shown_path
+from exam_harness.core.paths import shown_path
 
 
 class ExamError(Exception):

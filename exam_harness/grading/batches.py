@@ -15,12 +15,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from exam_harness.errors import ConfigError, InfrastructureError
+from exam_harness.core.errors import ConfigError, InfrastructureError
+from exam_harness.core.models import Grade
 from exam_harness.graders.base import GradeFailure, GradingRequest
 from exam_harness.llm import batch as files
 from exam_harness.llm.batch import BatchJob, BatchSettings, BatchState, OutputLine
 from exam_harness.llm.openai import MalformedResponse, OpenAIBackend
-from exam_harness.models import Grade
 
 T = TypeVar("T")
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
 
-from exam_harness.display import is_hidden_char
+from exam_harness.core.display import is_hidden_char
 
 TestPointKind = Literal["question", "nugget"]
 _WHITESPACE = re.compile(r"\s")
@@ -264,7 +264,7 @@ class Grade(BaseModel):
     extracted_answer: str | None = None
     probabilities: tuple[float, ...] | None = None
     details: dict[str, Any] = Field(default_factory=dict)
-    # the fallback rule that read this grade from an answer holding none (exam_harness.parsing), e.g.
+    # the fallback rule that read this grade from an answer holding none (exam_harness.core.grade_parsing), e.g.
     # "other text -> 1"; None when the answer gave the grade
     fallback: str | None = None
 

@@ -15,7 +15,7 @@ import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 
-from exam_harness.errors import InputError
+from exam_harness.core.errors import InputError
 
 MARK = "[redacted]"
 MIN_ECHO = 16  # characters of a secret's beginning that count as an echo of it

@@ -14,12 +14,12 @@ What the cache holds (schema 3): one row per graded pair in the table ``grades``
   and gold answers enter this hash only; none of them is stored.
 * ``grade``: the integer grade.
 * ``extracted_answer`` and ``raw_response``: the grader's answer texts, at most
-  :attr:`Grade.MAX_TEXT_CHARS <exam_harness.models.Grade.MAX_TEXT_CHARS>` (4,096) characters each:
+  :attr:`Grade.MAX_TEXT_CHARS <exam_harness.core.models.Grade.MAX_TEXT_CHARS>` (4,096) characters each:
   the model's reply of an LLM grader and the answer it extracted, the answer span of the ``qa``
   grader, the reason of the ``embedding`` grader (its best span quoted, and its support), the published
   answer of the ``recorded`` grader; the reason of the ``answer-key`` grader (found or not, and how
   close, quoting no gold answer). Together they are the grade's reason every output shows.
-* ``record``: the rest of the :class:`~exam_harness.models.Grade` as JSON: the grader's name, the
+* ``record``: the rest of the :class:`~exam_harness.core.models.Grade` as JSON: the grader's name, the
   grade probabilities and the details (model, prompt class and token counts of LLM graders, whose
   ``prompt_tokens``, ``completion_tokens`` and ``shared_by`` a rerun reads to report what its cached
   grades cost (:mod:`exam_harness.llm.cost`; no schema change: details were always free-form), scores of
@@ -54,7 +54,6 @@ Each such event is said once per cache through ``notify`` (default: a line on st
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -67,12 +66,13 @@ from urllib.parse import quote
 
 from pydantic import ValidationError
 
-from exam_harness.display import print_notice
-from exam_harness.errors import ConfigError
+from exam_harness.core.cache_keys import cache_key as cache_key  # the key rule, below the graders
+from exam_harness.core.display import print_notice
+from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import MAX_GRADE, Grade
 from exam_harness.io import limits
 from exam_harness.llm.cost import grade_tokens
 from exam_harness.llm.modes import stored_fallback
-from exam_harness.models import MAX_GRADE, Grade
 
 SCHEMA_VERSION = 3
 APPLICATION_ID = 0x45484743  # "EHGC" (exam-harness grade cache) in the SQLite header, PRAGMA application_id
@@ -127,15 +127,6 @@ _SCHEMA1_SECRETS: dict[str, tuple[tuple[str, ...], bool]] = {
 }
 
 Row = tuple[bytes, int, str | None, str | None, str]
-
-
-def cache_key(grader_fingerprint: str, content: Mapping[str, Any]) -> str:
-    body = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    digest = hashlib.sha256()
-    digest.update(grader_fingerprint.encode("ascii"))
-    digest.update(b"\x00")
-    digest.update(body.encode("utf-8"))
-    return digest.hexdigest()
 
 
 class CachedGrade(NamedTuple):
@@ -452,7 +443,7 @@ class GradeCache:
         except OSError:
             return "unknown"
 
-    # -- merging (cache_merge.py) ----------------------------------------------------------------
+    # -- merging (merge.py) ---------------------------------------------------------------------
 
     def identities(self) -> list[tuple[str, str | None, str | None]]:
         """The distinct (grader name, model, prompt) the stored grades name in their records (``details.model``

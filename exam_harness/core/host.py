@@ -1,0 +1,34 @@
+"""The plugin host's hooks as the layers below the front ends call them (the scoring inputs, the sections).
+
+A front end makes its hook relay the active one (:func:`use_hook`: pytest's ``config.hook``, the command line's
+manager) and resets it when its session or command ends. A library caller that scores or reads a document with no
+front end gets the in-tree defaults: the built-in features (exam_harness/features) registered with the hook
+specifications, as both front ends register them. That default is bound late, by name, as the registries name
+their entries (``"module:attr"``): this module, at the bottom, imports nothing above it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_active: list[Any] = []
+DEFAULTS = "exam_harness.features:default_manager"  # the in-tree features' plugin manager (see the docstring)
+
+
+def use_hook(hook: Any) -> None:
+    """Make ``hook`` (a pluggy hook relay) the one the layers below the front ends call."""
+    _active[:] = [hook]
+
+
+def reset_hook() -> None:
+    """Back to the in-tree defaults (a session's or command's plugins end with it)."""
+    _active.clear()
+
+
+def active_hook() -> Any:
+    """The front end's hook relay, else that of the in-tree features alone."""
+    if not _active:
+        module, _, factory = DEFAULTS.partition(":")
+        _active.append(getattr(importlib.import_module(module), factory)().hook)
+    return _active[0]
