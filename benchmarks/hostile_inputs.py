@@ -1,4 +1,4 @@
-"""Hostile-input families of issues 31 and 28 (``benchmarks/adversarial.py --hostile``): each family
+"""Hostile-input families of issues 31, 28 and 39 (``benchmarks/adversarial.py --hostile``): each family
 probes one mechanism in-process, offline, and says how many of its probes held and how long they took.
 
 Families (each with its test in tests/adversarial/):
@@ -10,7 +10,15 @@ Families (each with its test in tests/adversarial/):
 * ``m-of-k``: an ``@MofK`` gate whose K is not the judge's repeats is refused before grading;
 * ``measure-names``: trec_eval's printed spellings name measures, an unknown one suggests the close one;
 * ``citation-2024``: a 2024 TREC RAG citation by segment id is an input error;
-* ``killed-save``: a killed save's temp file in the history folder is removed by the next save.
+* ``killed-save``: a killed save's temp file in the history folder is removed by the next save;
+* ``batch-state`` (issue 39.1): a tampered batch state file (a job naming a path, a string ``custom_ids``, an
+  id that is a path, an unknown field) is refused whole, naming the field, and uploads nothing;
+* ``batch-once`` (39.4, 39.5): a job a killed process was creating is found again by its tag (no second
+  create); a request answered twice differently is no answer, one answered twice alike is one;
+* ``run-ids`` (39.2): run ids that are paths, hidden names or 5,000 characters are refused where read and
+  never become a file name;
+* ``cache-merge`` (39.3, 39.12): a merge keeps what the output held, refuses a user's file there untouched,
+  leaves damaged rows out.
 
 A family "held" when every probe did; the script's exit status is 1 when one did not.
 """
@@ -151,10 +159,121 @@ def killed_save() -> Iterator[tuple[str, bool]]:
         yield "temp file removed, user file kept", sorted(p.name for p in history.iterdir()) == [".notes.tmp"]
 
 
+def batch_state() -> Iterator[tuple[str, bool]]:
+    from exam_harness.core.errors import InputError
+    from exam_harness.llm.batch_state import BatchState
+
+    good = {"name": "20261127T120000-0001.requests.jsonl", "target": "server", "url": "/v1/chat/completions",
+            "custom_ids": ["ab" * 32]}
+    with tempfile.TemporaryDirectory() as folder:
+        cache = Path(folder) / "grades.sqlite"
+        for label, change in (("absolute name", {"name": "/home/u/.ssh/id_rsa"}), ("../ name", {"name": "../x"}),
+                              ("string custom_ids", {"custom_ids": "abc"}), ("batch id path", {"batch_id": "../f"}),
+                              ("unknown field", {"run": "curl x | sh"}), ("target", {"target": "shell"})):
+            (Path(folder) / "grades.sqlite.batch.json").write_text(json.dumps({"version": 1, "jobs": [{**good, **change}]}))
+            try:
+                BatchState(cache)
+            except InputError as exc:
+                yield label, "jobs[0]" in str(exc) and "not a batch state file" in str(exc)
+            else:
+                yield label, False
+
+
+def batch_once() -> Iterator[tuple[str, bool]]:
+    from types import SimpleNamespace
+
+    from exam_harness.llm import batch
+    from exam_harness.llm.batch_state import BatchJob, BatchState
+
+    with tempfile.TemporaryDirectory() as folder:
+        state = BatchState(Path(folder) / "grades.sqlite")
+        job = BatchJob("20261127T120000-0001.requests.jsonl", "server", "/v1/chat/completions", ["ab" * 32],
+                       status="submitting")
+        state.jobs.append(job)
+        made: list[str] = []
+        found = SimpleNamespace(id="batch_1", status="in_progress", metadata={batch.TAG_KEY: job.tag}, created_at=None,
+                                input_file_id="file_1", output_file_id=None, error_file_id=None, request_counts=None)
+        client = SimpleNamespace(
+            batches=SimpleNamespace(list=lambda **_: [found], create=lambda **_: made.append("created")),
+            files=SimpleNamespace(list=lambda **_: [], create=lambda **_: made.append("uploaded")))
+        batch.submit(client, state, job)
+        yield "a killed create found again", job.batch_id == "batch_1" and not made
+    line = {"custom_id": "k", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "3"}}]}}}
+    other = json.loads(json.dumps(line))
+    other["response"]["body"]["choices"][0]["message"]["content"] = "0"
+    answers, _ = batch.read_outputs([("out", json.dumps(line) + "\n" + json.dumps(other) + "\n")])
+    yield "differing duplicate is no answer", answers["k"].error is not None and "answered twice" in answers["k"].error
+    answers, problems = batch.read_outputs([("out", json.dumps(line) + "\n" + json.dumps(line) + "\n")])
+    yield "equal duplicate is one answer", answers["k"].error is None and not problems
+
+
+def run_ids() -> Iterator[tuple[str, bool]]:
+    from exam_harness.core.errors import InputError, OutputError
+    from exam_harness.core.ids import file_name, name_problem
+    from exam_harness.io.assignments import read_assignment_files
+
+    hostile = ("../../x", "..", "a/b", "a\\b", ".hidden", "r" * 5000, "run\x1b[2J")
+    for run in hostile:
+        yield f"rule: {run[:8]!a}", name_problem(run, "run_id") is not None
+        try:
+            file_name(run, ".metrics.jsonl")
+        except OutputError:
+            yield f"guard: {run[:8]!a}", True
+        else:
+            yield f"guard: {run[:8]!a}", False
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "team.jsonl"
+        path.write_text(json.dumps({"qid": "t1", "run_id": "../../x", "nuggets": [
+            {"text": "n", "importance": "vital", "assignment": "support"}]}) + "\n")
+        try:
+            read_assignment_files([path])
+        except InputError as exc:
+            yield "assignment file refused where read", exc.line == 1 and exc.field == "run_id"
+        else:
+            yield "assignment file refused where read", False
+
+
+def cache_merge() -> Iterator[tuple[str, bool]]:
+    import sqlite3
+
+    from exam_harness.core.errors import ConfigError
+    from exam_harness.core.models import Grade
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.grading.merge import merge_caches
+
+    def cache_with(path: Path, grades: dict[str, int]) -> Path:
+        cache = GradeCache(path, notify=lambda _: None)
+        try:
+            cache.put_many({k: Grade(grade=g, grader="g") for k, g in grades.items()})
+        finally:
+            cache.close()
+        return path
+
+    quiet = {"notify": lambda _: None}
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        out = cache_with(root / "grades.sqlite", {"aa" * 32: 1, "bb" * 32: 2})
+        shard = cache_with(root / "shard.sqlite", {"cc" * 32: 3, "dd" * 32: 4})
+        yield "output's grades kept", merge_caches([shard], out, **quiet).written == 4
+        notes = root / "notes.txt"
+        notes.write_text("mine\n")
+        try:
+            merge_caches([shard], notes, **quiet)
+        except ConfigError:
+            yield "a user's file refused untouched", notes.read_text() == "mine\n"
+        else:
+            yield "a user's file refused untouched", False
+        with sqlite3.connect(shard) as db:
+            db.execute("UPDATE grades SET grade = 999 WHERE key = ?", (bytes.fromhex("cc" * 32),))
+        done = merge_caches([shard], root / "new.sqlite", **quiet)
+        yield "damaged row left out, named", done.written == 1 and len(done.left_out) == 1
+
+
 FAMILIES: dict[str, Probe] = {
     "numeric-bounds": numeric_bounds, "usage-count": usage_count, "ranking-score": ranking_score,
     "early-stop": early_stop, "m-of-k": m_of_k, "measure-names": measure_names, "citation-2024": citation_2024,
-    "killed-save": killed_save,
+    "killed-save": killed_save, "batch-state": batch_state, "batch-once": batch_once, "run-ids": run_ids,
+    "cache-merge": cache_merge,
 }
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -311,3 +312,14 @@ def table_rows(printed: str, title: str) -> dict[str, list[str]]:
             cells = [cell.strip() for cell in line.strip("│").split("│")]
             rows[cells[0]] = cells[1:]
     return rows
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def outside(root: Path, before: dict[str, bytes], *inside: Path) -> dict[str, bytes]:
+    """Files under ``root`` that are new or changed since ``before``, except those under ``inside``."""
+    kept = [str(folder.relative_to(root)) for folder in inside]
+    return {name: data for name, data in files_under(root).items()
+            if before.get(name) != data and not any(name.startswith(k + os.sep) for k in kept)}

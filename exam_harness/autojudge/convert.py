@@ -16,7 +16,10 @@ from autojudge_base import Report  # importable offline: the package's __init__ 
 from autojudge_base.nugget_data import NuggetBank, NuggetBanks, NuggetClaim, NuggetQuestion
 
 from exam_harness.core.answers import CitedAnswer, CitedSentence
+from exam_harness.core.errors import InputError
+from exam_harness.core.ids import id_problem, name_problem
 from exam_harness.core.models import Query, QueryBank, TestPoint
+from exam_harness.io import limits
 
 META = "exam_harness"  # the key of exam-harness's own fields in a nugget's metadata
 
@@ -97,7 +100,8 @@ def reports_to_answers(reports: Iterable[Report], queries: Mapping[str, str]) ->
     """Each Report (any of autojudge-base's sentence formats) as a cited answer: its cited documents in
     order of first citation become the references."""
     answers = []
-    for report in reports:
+    for number, report in enumerate(reports, 1):
+        _check_ids(report, number)  # the one id rule, before any file is named after the run
         sentences = report.get_sentences_with_citations()
         references: dict[str, int] = {}
         cited = []
@@ -111,6 +115,19 @@ def reports_to_answers(reports: Iterable[Report], queries: Mapping[str, str]) ->
                                    references=tuple(references), sentences=tuple(cited),
                                    metadata={"team_id": meta.team_id}))
     return answers
+
+
+def _check_ids(report: Report, number: int) -> None:
+    """A Report's run and topic ids by the one id rule (exam_harness/core/ids.py): an InputError naming the report
+    and the field, never a path or a terminal escape further on."""
+    meta = report.metadata
+    run_id, topic_id = meta.run_id, meta.topic_id if isinstance(meta.topic_id, str) else str(meta.topic_id)
+    for field, why, value in (("metadata.run_id", name_problem(run_id, "run_id"), run_id),
+                              ("metadata.topic_id", id_problem(topic_id, "topic_id"), topic_id)):
+        if why is not None:
+            raise InputError(f"report {number} (run {limits.quoted(run_id)}, topic {limits.quoted(topic_id)}): {why}",
+                             field=field, value=value, expected="a plain id without whitespace, "
+                             "control characters or path separators")
 
 
 def topics_of(reports: Sequence[Report]) -> dict[str, str]:

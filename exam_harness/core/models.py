@@ -9,16 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
 
-from exam_harness.core.display import is_hidden_char
+from exam_harness.core.ids import check_name, id_problem
 
 TestPointKind = Literal["question", "nugget"]
-_WHITESPACE = re.compile(r"\s")
 
 # a TREC RAG nugget's importance: the word nuggetizer's file holds ("vital", "okay", or any other word its
 # scorer wrote, e.g. "failed"); only "vital" is vital (io/nuggetizer.py)
@@ -64,14 +62,12 @@ def _slug(text: str, limit: int = 48) -> str:
 
 
 def check_id(value: str, what: str) -> str:
-    """Ids and run names are non-empty, without whitespace, control or format (zero-width, bidi)
-    characters: they are printed and compared, and such characters make two ids look alike or rewrite
-    the terminal. The message shows the value with those characters escaped (``ascii``)."""
-    # at C speed: re's \s is str.isspace, and a printable string has no control or format character
-    if not value or _WHITESPACE.search(value):
-        raise ValueError(f"{what} must be non-empty and contain no whitespace, got {value!a}")
-    if not value.isprintable() and any(is_hidden_char(ch) for ch in value):
-        raise ValueError(f"{what} must not contain control or invisible characters, got {value!a}")
+    """Ids and run names obey the one id rule (exam_harness/core/ids.py): non-empty, bounded, without whitespace,
+    control or format (zero-width, bidi) characters: they are printed and compared, and such characters make
+    two ids look alike or rewrite the terminal. The message shows the value with those characters escaped
+    (``ascii``)."""
+    if (why := id_problem(value, what)) is not None:
+        raise ValueError(f"{why}, got {value[:80]!a}")
     return value
 
 
@@ -173,7 +169,7 @@ class Run(BaseModel):
     @field_validator("name")
     @classmethod
     def _name_ok(cls, v: str) -> str:
-        return check_id(v, "run name")
+        return check_name(check_id(v, "run name"), "run name")  # the writers name files after it
 
     def top_k(self, query_id: str, k: int) -> list[str]:
         """Passage ids of the top k by the rank column (ties in rank by descending score, then id)."""

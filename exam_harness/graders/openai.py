@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from exam_harness.core.errors import ConfigError
 from exam_harness.graders.base import GraderConfig, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, cost_settings, resolve_mode
 from exam_harness.graders.repeats import REPEAT_OPTIONS
 from exam_harness.llm.batch import BATCH_OPTIONS, batch_settings
+from exam_harness.llm.cost import Prices
 from exam_harness.llm.openai import OPENAI_OPTIONS, backend_from_options, require_openai
 
 
@@ -31,6 +34,8 @@ class OpenAIGrader(LLMGrader):
         super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
                          nuggets_per_call=values["nuggets_per_call"], **cost_settings(self.name, values))
         self.batch = batch_settings(values, self.meter.prices)  # batch=true: batch jobs, no calls (docs/batch.md)
+        if self.batch is not None and self.batch.prices is not None:  # batch grades cost the batch rate
+            self.meter.prices = replace(self.meter.prices or Prices(), batch=self.batch.prices)
         # samples per pair (graders/repeats.py); not in the spec: each sample's cache key is the grader's own
         self.repeats: int = values["repeats"]
         self.reducer: str = values["reducer"]

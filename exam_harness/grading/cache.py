@@ -71,7 +71,7 @@ from exam_harness.core.display import print_notice
 from exam_harness.core.errors import ConfigError
 from exam_harness.core.models import MAX_GRADE, Grade
 from exam_harness.io import limits
-from exam_harness.llm.cost import grade_tokens
+from exam_harness.llm.cost import grade_tokens, made_by_batch
 from exam_harness.llm.modes import stored_fallback
 
 SCHEMA_VERSION = 3
@@ -137,6 +137,7 @@ class CachedGrade(NamedTuple):
     fallback: str | None = None  # the fallback rule that read the grade (Grade.fallback)
     # (prompt, completion) tokens the grade cost when made (an LLM grade's details); asked for with tokens=True
     tokens: tuple[float, float] | None = None
+    batch: bool = False  # made by a batch job (its details say so): its tokens cost the batch rate
 
 
 class GradeCache:
@@ -336,7 +337,7 @@ class GradeCache:
         if self._schema < SCHEMA_VERSION:  # a read-only older file: its fallback flags are read row by row
             full = self.get_many(keys, max_grade=max_grade)
             return {key: CachedGrade(g.grade, _answer_of(g) if answers else None, g.fallback,
-                                     grade_tokens(g.details) if tokens else None)
+                                     grade_tokens(g.details) if tokens else None, tokens and made_by_batch(g.details))
                     for key, g in full.items()}
         answer = "coalesce(extracted_answer, raw_response)" if answers else "NULL"
         wanted = _digests(keys)
@@ -344,12 +345,14 @@ class GradeCache:
         # JSON is read only from a sound row (CASE: json_extract raises on a record that is not JSON)
         record = "CASE WHEN json_valid(record) AND json_type(record) = 'object' THEN json_extract(record, '$.{}') END"
         counts = [record.format(f"details.{name}") for name in ("prompt_tokens", "completion_tokens", "shared_by")]
+        # a batch grade is one whose details hold "batch": true (json_type tells true from 1)
+        batch = record.format("details.batch").replace("json_extract", "json_type") + " IS 'true'"
         columns = ", ".join([f"{_SOUND_ROW} AS sound, grade, {answer}", record.format("fallback"),
-                             *(counts if tokens else ["NULL"] * 3)])
-        for stored, sound, grade, text, fallback, *count in self._rows(wanted, columns, [max_grade]):
+                             *(counts if tokens else ["NULL"] * 3), batch if tokens else "0"])
+        for stored, sound, grade, text, fallback, *count, made_in_batch in self._rows(wanted, columns, [max_grade]):
             if sound:
                 spent = grade_tokens(dict(zip(("prompt_tokens", "completion_tokens", "shared_by"), count)))
-                found[wanted[stored]] = CachedGrade(grade, text, fallback, spent)
+                found[wanted[stored]] = CachedGrade(grade, text, fallback, spent, bool(made_in_batch))
             else:
                 self.damaged += 1
         return found
@@ -467,6 +470,27 @@ class GradeCache:
         with self._lock:
             return list(self._db.execute("SELECT key, grade, extracted_answer, raw_response, record FROM grades "
                                          "ORDER BY key"))
+
+    def checked_rows(self, max_grade: int = MAX_GRADE) -> tuple[list[Row], list[tuple[int, str, str]]]:
+        """Every stored row by key, checked by the lookups' own row rules (a sound grade 0..``max_grade`` with a
+        record of a grade's fields, under a 32-byte key): the sound rows, and ``(position, key, why)`` of each
+        other one (position 1 is the first by key). A file SQLite cannot read is a ConfigError naming it."""
+        sql = f"SELECT key, grade, extracted_answer, raw_response, record, {_SOUND_ROW} FROM grades ORDER BY key"
+        sound: list[Row] = []
+        damaged: list[tuple[int, str, str]] = []
+        with self._lock:
+            try:
+                for number, (key, grade, extracted, raw, record, ok) in enumerate(
+                        self._db.execute(sql, [max_grade]), 1):
+                    if ok and isinstance(key, bytes) and len(key) == 32:
+                        sound.append((key, grade, extracted, raw, record))
+                    else:
+                        shown = key.hex() if isinstance(key, bytes) else limits.quoted(key)
+                        damaged.append((number, shown, _row_problem(key, grade, record, max_grade)))
+            except sqlite3.DatabaseError as exc:
+                raise ConfigError(f"grade cache {self.path} cannot be read whole ({_sqlite_cause(exc)}); "
+                                  "nothing was written") from exc
+        return sound, damaged
 
     def put_rows(self, rows: list[Row]) -> bool:
         """Store rows as :meth:`rows` gives them, in one transaction; False when not stored (said why)."""
@@ -670,6 +694,21 @@ def _grade_from_row(grade: int, extracted: str | None, raw: str | None, record: 
         return Grade.model_validate({**fields, "grade": grade, "extracted_answer": extracted, "raw_response": raw})
     except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
         return None
+
+
+def _row_problem(key: Any, grade: Any, record: Any, max_grade: int) -> str:
+    """Why a stored row is no sound grade (the rules of :data:`_SOUND_ROW`, said in words)."""
+    if not isinstance(key, bytes) or len(key) != 32:
+        return "its key is not a 32-byte digest"
+    if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= max_grade:
+        return f"grade {limits.quoted(grade)} is not a grade 0..{max_grade}"
+    if not isinstance(record, str):
+        return "its record is not text"
+    try:
+        json.loads(record)
+    except ValueError:
+        return "its record is not JSON"
+    return "its record or answers are not a grade's (unknown fields or wrong types)"
 
 
 def _answer_of(grade: Grade) -> str | None:

@@ -229,9 +229,9 @@ def dry_run_summary(grader: Grader, requests: Sequence[GradingRequest], cache: G
         from exam_harness.grading.batches import batch_of  # imported here: see run_grading_pass
 
         batch = batch_of(grader)
-        if batch is not None and batch.prices is not None:  # batch jobs are priced apart (llm/batch.py)
+        if batch is not None and meter.prices is not None and meter.prices.batch is not None:  # llm/cost.py
             text += (" synchronously, "
-                     f"{money(sum(batch_bound(meter, batch.prices, sample) for sample in samples))} as batch jobs")
+                     f"{money(sum(batch_bound(meter, meter.prices, sample) for sample in samples))} as batch jobs")
         if meter.max_cost is not None:
             text += f" (max_cost {money(meter.max_cost)})"
     return text + "; nothing was sent"
@@ -249,9 +249,10 @@ def shared_tokens(requests: Sequence[GradingRequest], tokens: tuple[float, float
 
 
 def batch_bound(meter: Meter, prices: Prices, requests: Sequence[GradingRequest]) -> float:
-    """What grading ``requests`` may cost at batch ``prices``, by the same bound as the synchronous figure."""
+    """What grading ``requests`` may cost as batch jobs (``prices``' batch prices, else ``prices``), by the same
+    bound as the synchronous figure."""
     calls, prompt_tokens, _ = meter.bound(requests)
-    return prices.cost(TokenUsage(prompt_tokens, calls * meter.answer_tokens))
+    return prices.cost(TokenUsage(prompt_tokens, calls * meter.answer_tokens).as_batch())
 
 
 def _use_cached_grades(
@@ -271,9 +272,12 @@ def _use_cached_grades(
             outcome.record_value(pair, hit.grade, hit.answer, hit.fallback, strict)
         if cost is not None and hit.tokens is not None:
             cost.pair_tokens.update(shared_tokens(by_key[key], hit.tokens))
-        if cost is not None and hit.tokens is not None:
             cost.cached.prompt_tokens += hit.tokens[0]
             cost.cached.completion_tokens += hit.tokens[1]
+            if hit.batch:  # made by a batch job: its tokens cost the batch rate (llm/cost.py)
+                cost.batch_pairs.update((r.passage.id, r.test_point.id) for r in by_key[key])
+                cost.cached.batch_prompt_tokens += hit.tokens[0]
+                cost.cached.batch_completion_tokens += hit.tokens[1]
     outcome.cache_damaged = damaged = cache.damaged - damaged_before
     if damaged:
         count, were = (f"{damaged} cached grades", "were") if damaged > 1 else ("1 cached grade", "was")
@@ -439,12 +443,17 @@ COLLECT_HINT = "rerun this command to collect them (or `exam-harness grade --bat
 def _grade_through_batch(grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], todo: Sequence[str],
                          cache: GradeCache, outcome: GradingOutcome, strict: bool) -> None:
     """Collect the batch jobs' grades of ``todo`` and send the rest; :class:`BatchPending` while any wait."""
-    from exam_harness.grading.batches import BatchPending, exchange, pending_message
+    from exam_harness.grading.batches import BatchPending, exchange_waiting, pending_message
 
-    done = exchange(grader, {key: by_key[key][0] for key in todo}, cache.path, cache.put_many)
+    done = exchange_waiting(grader, {key: by_key[key][0] for key in todo}, cache.path, cache.put_many)
+    cost = outcome.cost
     for key, grade in done.grades.items():
         for request in by_key[key]:
             outcome.record((request.passage.id, request.test_point.id), grade, strict=strict)
+        tokens = grade_tokens(grade.details) if cost is not None else None
+        if cost is not None and tokens is not None:  # the session's tokens are the backend's (llm/openai.py)
+            cost.pair_tokens.update(shared_tokens(by_key[key], tokens))
+            cost.batch_pairs.update((r.passage.id, r.test_point.id) for r in by_key[key])
     outcome.graded += len(done.grades)
     if done.pending:
         raise BatchPending(pending_message(done, COLLECT_HINT))

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
-from exam_harness.io.parts import FilePart, check_word
+from exam_harness.io.parts import FilePart, check_run_name, check_word
 from exam_harness.io.textio import iter_json_lines
 
 LABELS = ("support", "partial_support", "not_support")
@@ -92,8 +92,8 @@ def _read_one(path: Path, found: AssignmentSet) -> None:
         if (why := check_word(qid, "qid")) is not None:
             raise fail(why, "qid", qid, "the topic id")
         run = _word(record.get("run_id", path.name.split(".")[0] if path.name.endswith(".gz") else path.stem))
-        if (why := check_word(run, "run_id")) is not None:
-            raise fail(why, "run_id", run, "the run's id (default: the file's stem)")
+        if (why := check_run_name(run, "run_id")) is not None:  # the writers name files after it
+            raise fail(why, "run_id", run, "the run's id, a plain name (default: the file's stem)")
         key = (str(run), str(qid))
         if key in found.origin:
             first, first_line = found.origin[key]

@@ -24,7 +24,7 @@ import exam_harness.io.limits as limits
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import RankedPassage, Run
 from exam_harness.io.limits import quoted
-from exam_harness.io.parts import FilePart, check_word, model_errors
+from exam_harness.io.parts import FilePart, check_run_name, check_word, model_errors
 from exam_harness.io.textio import iter_json_lines
 
 SEGMENT_TOKENS = 400
@@ -118,8 +118,8 @@ def read_responses(path: Path) -> FilePart:
             )
         run_key = "run" if "run" in record else "system"
         run: Any = record.get(run_key)
-        if (why := check_word(run, "run name")) is not None:
-            raise fail(why, run_key, run, "a run name without whitespace")
+        if (why := check_run_name(run, "run name")) is not None:  # the writers name files after it
+            raise fail(why, run_key, run, "a run name: a plain name without whitespace")
         qid: Any = record.get("query_id")
         if isinstance(qid, int) and not isinstance(qid, bool):
             qid = str(qid)

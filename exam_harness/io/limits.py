@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Final
 
 from exam_harness.core.errors import InputError
+from exam_harness.core.ids import MAX_ID_CHARS as MAX_ID_CHARS  # the one id rule's (exam_harness/core/ids.py)
+from exam_harness.core.ids import MAX_NAME_BYTES as MAX_NAME_BYTES
 
 KIB: Final = 1024
 MIB: Final = 1024 * KIB

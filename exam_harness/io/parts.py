@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +13,8 @@ from pydantic import ValidationError
 import exam_harness.io.limits as limits
 from exam_harness.core.answers import CitedAnswer
 from exam_harness.core.errors import InputError
+from exam_harness.core.ids import id_problem, name_problem
+from exam_harness.core.ids import invisible_char as invisible_char  # the loaders read it from here
 from exam_harness.core.models import RecordedGrade, Run
 
 # The run-side file forms the loaders recognise, as one text for error messages (``expected=``): the run loader
@@ -54,25 +54,6 @@ class FilePart:
     shared_grades: dict[tuple[Any, Any], dict[tuple[Any, ...], RecordedGrade]] = field(default_factory=dict, repr=False)
 
 
-_WHITESPACE = re.compile(r"\s")
-_HIDDEN = ("Cc", "Cf")  # control characters (a NUL byte, an escape) and format ones (zero-width, bidi)
-
-
-def invisible_char(value: str) -> str | None:
-    """Why ``value`` cannot be an id because of a character invisible in every message and report: a
-    control or format character other than whitespace (the same rule as the models' ids), e.g. the
-    byte-order mark a concatenated file leaves at the start of a line. ``None`` if there is none."""
-    if value.isprintable():  # the common case at C speed: no control or format character at all
-        return None
-    for char in value:
-        category = unicodedata.category(char)
-        if category in _HIDDEN and not char.isspace():
-            kind = "byte-order mark" if char == "\ufeff" else "control character" if category == "Cc" else \
-                "format character"
-            return f"a {kind} (U+{ord(char):04X})"
-    return None
-
-
 def line_columns(line: str, path: Path, lineno: int, count: int, column: str, wrong_count: str,
                  expected: str) -> list[str]:
     """The whitespace-separated columns of a line of a trec file ([] for a blank line), checked: ``count``
@@ -91,18 +72,13 @@ def line_columns(line: str, path: Path, lineno: int, count: int, column: str, wr
 
 
 def check_word(value: object, what: str) -> str | None:
-    """``None`` if ``value`` is a non-empty string without whitespace or invisible characters, else why not."""
-    if value is None:
-        return f"{what} is missing"
-    if not isinstance(value, str):
-        return f"{what} must be a string"
-    if not value:
-        return f"{what} must not be empty"
-    if _WHITESPACE.search(value):
-        return f"{what} must not contain whitespace"
-    if (invisible := invisible_char(value)) is not None:
-        return f"{what} must not contain {invisible}"
-    return None
+    """``None`` if ``value`` can be an id (exam_harness/core/ids.py: the one rule), else why not."""
+    return id_problem(value, what)
+
+
+def check_run_name(value: object, what: str) -> str | None:
+    """``None`` if ``value`` can be a run's name (an id the writers name files after), else why not."""
+    return name_problem(value, what)
 
 
 @contextlib.contextmanager

@@ -34,9 +34,10 @@ from typing import Any
 
 from exam_harness.core.answers import CitedAnswer, CitedSentence, word_count
 from exam_harness.core.errors import InputError
+from exam_harness.core.ids import file_name
 from exam_harness.core.models import RankedPassage, Run
 from exam_harness.io.limits import quoted
-from exam_harness.io.parts import FilePart, check_word, model_errors
+from exam_harness.io.parts import FilePart, check_run_name, check_word, model_errors
 from exam_harness.io.textio import atomic_write_text, iter_json_lines
 
 MAX_WORDS = 400  # both years; 2024 warns (and its fix trims), 2025 checks only when fixing (--fix-length)
@@ -119,6 +120,13 @@ class _Line:
         value = _id_text(value)
         if (why := check_word(value, what)) is not None:
             raise self.fail(why, field, value, f"a {what} without whitespace")
+        return str(value)
+
+    def run_name(self, value: Any, field: str) -> str:
+        """A run_id: an id the writers name files after (``<run>.jsonl``), so a plain name, never a path."""
+        value = _id_text(value)
+        if (why := check_run_name(value, "run_id")) is not None:
+            raise self.fail(why, field, value, "a run_id: a plain name without whitespace or path separators")
         return str(value)
 
 
@@ -230,7 +238,7 @@ def _parse_2024(record: dict[str, Any], line: _Line, check: RagFileCheck) -> Cit
     for name in FIELDS_2024:
         if name not in record:
             raise line.fail(f'the 2024 line lacks "{name}"', name, None, ", ".join(FIELDS_2024))
-    run = line.word(record["run_id"], "run_id", "run_id")
+    run = line.run_name(record["run_id"], "run_id")
     if check.run_tag is None:
         check.run_tag = run
     elif run != check.run_tag:
@@ -282,7 +290,7 @@ def _parse_2025(record: dict[str, Any], line: _Line, check: RagFileCheck) -> Cit
     for key in METADATA_KEYS_2025:
         if key not in meta:
             raise line.fail(f"metadata lacks {key}", f"metadata.{key}", None, ", ".join(METADATA_KEYS_2025))
-    run = line.word(meta["run_id"], "metadata.run_id", "run_id")
+    run = line.run_name(meta["run_id"], "metadata.run_id")
     qid = line.word(meta["narrative_id"], "metadata.narrative_id", "narrative_id")
     if "type" not in meta:
         check.warn("no_type", line.lineno)
@@ -442,7 +450,8 @@ def rag_answer_files(answers: Iterable[CitedAnswer], fmt: str = "2024", segment_
     by_run: dict[str, list[CitedAnswer]] = {}
     for answer in answers:
         by_run.setdefault(answer.run, []).append(answer)
-    return {f"{run}.jsonl": rag_answer_text(run_answers, fmt, segment_ids) for run, run_answers in by_run.items()}
+    return {file_name(run, ".jsonl"): rag_answer_text(run_answers, fmt, segment_ids)
+            for run, run_answers in by_run.items()}
 
 
 def write_rag_answers(path: Path, answers: Iterable[CitedAnswer], fmt: str = "2024", segment_ids: bool = False) -> None:

@@ -8,32 +8,41 @@ the response with :data:`RESPONSE_FIELDS` (``status_code``, ``request_id``, ``bo
 those of OpenAI's Batch API, which vLLM's ``run_batch`` entry point reads and writes too.
 
 What a grading pass has sent lives in one small JSON file beside the grade cache (:class:`BatchState`,
-``<cache>.batch.json``): the jobs, their state and the custom ids each carries, so that any machine
-holding the cache and that file can collect. Request files are kept in ``<cache>.batch/``.
+``<cache>.batch.json``, read as untrusted input: llm/batch_state.py): the jobs, their state and the custom
+ids each carries, so that any machine holding the cache and that file can collect. Request files are kept
+in ``<cache>.batch/``. Creating a job is idempotent (:func:`submit`: a tag in the job's metadata, found
+again after a kill), and one job's answers are read as one set (:func:`read_outputs`: a request answered
+twice differently is a failure naming it).
 """
 
 from __future__ import annotations
 
 import json
-import time
+import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from exam_harness.config.options import GraderOption, boolean, choice, integer, number, optional
-from exam_harness.core.errors import InputError
-from exam_harness.io.textio import atomic_write_text
-from exam_harness.llm.cost import Prices
+from exam_harness.core.errors import InfrastructureError
+from exam_harness.llm.batch_state import STATUS, server_id
+from exam_harness.llm.batch_state import BatchJob as BatchJob
+from exam_harness.llm.batch_state import BatchState as BatchState
+from exam_harness.llm.cost import Prices, with_batch_prices
 
 REQUEST_FIELDS = ("custom_id", "method", "url", "body")
 OUTPUT_FIELDS = ("id", "custom_id", "response", "error")
 RESPONSE_FIELDS = ("status_code", "request_id", "body")
-# A provider's job states (OpenAI's Batch API); "written" is ours: a file for ``vllm run_batch``.
-LIVE = frozenset({"written", "validating", "in_progress", "finalizing", "cancelling"})
-FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
-STATE_VERSION = 1
 MAX_REQUESTS_PER_FILE = 50_000  # OpenAI's limit of one batch file
+TAG_KEY: Final = "exam_harness_job"  # the metadata key of a job's tag (finding a job again after a kill)
+# Finding a job or an upload again walks the server's listing, newest first (OpenAI's order), back to a day
+# before the job was written (clocks differ) and over at most this many entries.
+FIND_BACK_S: Final = 86_400.0
+MAX_LISTED: Final = 10_000
+DEFAULT_WAIT_S: Final = 86_400.0  # a job's completion window (24h): by then it is done or expired
+DEFAULT_POLL_S: Final = 30.0
+MAX_POLL_S: Final = 600.0  # the backoff's longest pause between two looks at the jobs
 
 BATCH_OPTIONS: tuple[GraderOption, ...] = (
     GraderOption("batch", False, "grade through batch jobs instead of calls: the pairs the cache lacks are sent "
@@ -46,6 +55,12 @@ BATCH_OPTIONS: tuple[GraderOption, ...] = (
                  "price_prompt)", optional(number(0))),
     GraderOption("batch_price_completion", None, "price of 1,000 completion tokens in a batch (default: half of "
                  "price_completion)", optional(number(0))),
+    GraderOption("batch_wait", DEFAULT_WAIT_S, "seconds a session (or grade) waits in one process for its batch "
+                 "jobs, looking with backoff and saying their progress; 0: submit and stop at once with exit "
+                 f"status 75 (default: {DEFAULT_WAIT_S:,.0f}, the jobs' 24h window)", number(0, 864_000)),
+    GraderOption("batch_poll", DEFAULT_POLL_S, "seconds before the first look at waiting batch jobs, doubled "
+                 f"after each up to {MAX_POLL_S:.0f} (default: {DEFAULT_POLL_S:.0f})",
+                 number(0, MAX_POLL_S, open_low=True)),
 )
 
 
@@ -56,20 +71,18 @@ class BatchSettings:
     target: str = "server"
     max_requests: int = MAX_REQUESTS_PER_FILE
     prices: Prices | None = None
+    wait: float = DEFAULT_WAIT_S  # seconds to wait for the jobs in one process (0: stop at once, exit 75)
+    poll: float = DEFAULT_POLL_S  # seconds before the first look, doubled after each up to MAX_POLL_S
 
 
 def batch_settings(values: Mapping[str, Any], prices: Prices | None) -> BatchSettings | None:
     """The settings of options read as :data:`BATCH_OPTIONS` declares them; None without ``batch=true``.
-    Batch prices default to half the synchronous ones (OpenAI's Batch API discount)."""
+    Batch prices default to half the synchronous ones (OpenAI's Batch API discount; llm/cost.py)."""
     if not values["batch"]:
         return None
-    prompt, completion = values["batch_price_prompt"], values["batch_price_completion"]
-    batch_prices = None
-    if prices is not None or prompt is not None or completion is not None:
-        base = prices or Prices()
-        batch_prices = Prices(base.prompt / 2 if prompt is None else prompt,
-                              base.completion / 2 if completion is None else completion)
-    return BatchSettings(values["batch_target"], values["batch_max_requests"], batch_prices)
+    priced = with_batch_prices(prices, values["batch_price_prompt"], values["batch_price_completion"])
+    return BatchSettings(values["batch_target"], values["batch_max_requests"], priced.batch if priced else None,
+                         values["batch_wait"], values["batch_poll"])
 
 
 # -- files -------------------------------------------------------------------------------------------
@@ -88,24 +101,38 @@ class OutputLine:
     error: str | None = None
 
 
-def read_output(text: str, source: str) -> tuple[dict[str, OutputLine], list[str]]:
-    """The answers of an output (or error) file by custom id, and what was wrong with lines that name no
-    custom id (they can only be said: their requests are sent again)."""
+def read_outputs(texts: Iterable[tuple[str, str]]) -> tuple[dict[str, OutputLine], list[str]]:
+    """The answers of one job's output and error files (``(source, text)`` pairs) by custom id, and what was
+    wrong with lines: a line naming no custom id can only be said (its request is sent again); a custom id
+    answered twice is one answer when both lines say the same, and a failure naming it when they differ
+    (neither is taken: its request is sent again), never the last line winning in silence."""
     answers: dict[str, OutputLine] = {}
+    first_seen: dict[str, str] = {}
+    conflicts: set[str] = set()
     problems: list[str] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{source}, line {lineno}: not JSON ({exc.msg})")
-            continue
-        custom_id = item.get("custom_id") if isinstance(item, dict) else None
-        if not isinstance(custom_id, str):
-            problems.append(f"{source}, line {lineno}: no custom_id")
-            continue
-        answers[custom_id] = _answer_of(custom_id, item)
+    for source, text in texts:
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.append(f"{source}, line {lineno}: not JSON ({exc.msg})")
+                continue
+            custom_id = item.get("custom_id") if isinstance(item, dict) else None
+            if not isinstance(custom_id, str):
+                problems.append(f"{source}, line {lineno}: no custom_id")
+                continue
+            answer, where = _answer_of(custom_id, item), f"{source}, line {lineno}"
+            seen = answers.get(custom_id)
+            if seen is None:
+                answers[custom_id], first_seen[custom_id] = answer, where
+            elif custom_id not in conflicts and seen != answer:
+                conflicts.add(custom_id)
+                why = (f"custom_id {custom_id} is answered twice, differently ({first_seen[custom_id]} and {where}): "
+                       "neither answer is taken")
+                answers[custom_id] = OutputLine(custom_id, error=why)
+                problems.append(why)
     return answers, problems
 
 
@@ -123,87 +150,97 @@ def _answer_of(custom_id: str, item: Mapping[str, Any]) -> OutputLine:
     return OutputLine(custom_id, body=response.get("body"))
 
 
-# -- state -------------------------------------------------------------------------------------------
-@dataclass
-class BatchJob:
-    """One request file and, for a server, the job made of it."""
-
-    name: str  # the request file's name in the batch folder
-    target: str  # server or vllm
-    url: str
-    custom_ids: list[str]
-    status: str = "written"
-    created: float = field(default_factory=time.time)
-    input_file_id: str | None = None
-    batch_id: str | None = None
-    output_file_id: str | None = None
-    error_file_id: str | None = None
-    completed: int = 0  # requests the server says are done / failed (its request_counts)
-    failed: int = 0
-
-    @property
-    def live(self) -> bool:
-        return self.status in LIVE
-
-
-class BatchState:
-    """The jobs of one grade cache, in ``<cache>.batch.json``; request and output files in ``<cache>.batch/``."""
-
-    def __init__(self, cache_path: Path) -> None:
-        self.path = cache_path.with_name(cache_path.name + ".batch.json")
-        self.folder = cache_path.with_name(cache_path.name + ".batch")
-        self.jobs: list[BatchJob] = []
-        if self.path.exists():
-            self.jobs = self._read()
-
-    def _read(self) -> list[BatchJob]:
-        try:
-            document = json.loads(self.path.read_text(encoding="utf-8"))
-            if document.get("version") != STATE_VERSION:
-                raise ValueError(f"version {document.get('version')!r}, expected {STATE_VERSION}")
-            return [BatchJob(**job) for job in document["jobs"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise InputError(f"{self.path}: not a batch state file of this harness ({exc}); move it away to "
-                             "start again (its jobs are then not collected)", field="jobs") from None
-
-    def save(self) -> None:
-        document = {"version": STATE_VERSION, "jobs": [asdict(job) for job in self.jobs]}
-        atomic_write_text(self.path, json.dumps(document, indent=1) + "\n")
-
-    def pending_ids(self) -> dict[str, BatchJob]:
-        """Custom id -> the job carrying it, for every job not collected yet."""
-        return {cid: job for job in self.jobs for cid in job.custom_ids}
-
-    def output_path(self, job: BatchJob) -> Path:
-        return self.folder / job.name.replace(".requests.jsonl", ".output.jsonl")
-
-    def write_requests(self, lines: Iterable[tuple[str, str]], url: str, target: str, max_requests: int
-                       ) -> list[BatchJob]:
-        """Request files of ``(custom_id, line)`` pairs, ``max_requests`` each, written and recorded."""
-        made: list[BatchJob] = []
-        for chunk in _chunks(list(lines), max_requests):
-            name = f"{time.strftime('%Y%m%dT%H%M%S')}-{len(self.jobs) + 1:04d}.requests.jsonl"
-            atomic_write_text(self.folder / name, "".join(line + "\n" for _, line in chunk))
-            job = BatchJob(name, target, url, [cid for cid, _ in chunk])
-            self.jobs.append(job)
-            made.append(job)
-        return made
-
-
-def _chunks(items: list[tuple[str, str]], size: int) -> Iterator[list[tuple[str, str]]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 # -- a server's Files and Batches API ------------------------------------------------------------------
+def upload_name(job: BatchJob) -> str:
+    """The file name a job's request file is uploaded under: its tag in it, to be found again."""
+    return f"exam-harness-{job.tag}.requests.jsonl"
+
+
 def submit(client: Any, state: BatchState, job: BatchJob) -> None:
-    """Upload ``job``'s request file (``/v1/files``, purpose batch) and create its job (``/v1/batches``)."""
-    with open(state.folder / job.name, "rb") as fh:
-        uploaded = client.files.create(file=(job.name, fh), purpose="batch")
-    job.input_file_id = str(uploaded.id)
-    created = client.batches.create(input_file_id=job.input_file_id, endpoint=job.url, completion_window="24h")
-    job.batch_id = str(created.id)
-    job.status = str(created.status or "validating")
+    """Upload ``job``'s request file (``/v1/files``, purpose batch) and create its job (``/v1/batches``), once.
+
+    Idempotent across kills: the job is marked ``submitting`` in the state file before anything is sent, its
+    tag goes into the upload's file name and the job's metadata, and a job found ``submitting`` (a process
+    died while sending it) is first looked for on the server: the job it made is taken, else its upload, and
+    only what the server lacks is sent. So a rerun never pays for a job twice."""
+    if job.status == "submitting":
+        found = find_job(client, job)
+        if found is not None:
+            _take(job, found, "batch")
+            return
+        if job.input_file_id is None:
+            job.input_file_id = find_upload(client, job)
+    job.status = "submitting"
+    state.save()  # from here on a kill leaves a job to find again, not one to send again
+    if job.input_file_id is None:
+        uploaded = client.files.create(file=(upload_name(job), state.request_bytes(job)), purpose="batch")
+        job.input_file_id = server_id(uploaded.id, "file id", "/v1/files")
+        state.save()
+    created = client.batches.create(input_file_id=job.input_file_id, endpoint=job.url, completion_window="24h",
+                                    metadata={TAG_KEY: job.tag})
+    _take(job, created, "batch")
+
+
+def _listed(page: Any, job: BatchJob) -> Iterator[Any]:
+    """The entries of a server's listing (auto-paginated) back to :data:`FIND_BACK_S` before ``job`` was
+    written, at most :data:`MAX_LISTED`."""
+    for seen, item in enumerate(page):
+        if seen >= MAX_LISTED:
+            return
+        created = getattr(item, "created_at", None)
+        if isinstance(created, (int, float)) and created < job.created - FIND_BACK_S:
+            return
+        yield item
+
+
+def find_job(client: Any, job: BatchJob) -> Any | None:
+    """The server's batch whose metadata carries ``job``'s tag, if a killed process created it."""
+    try:
+        for batch in _listed(client.batches.list(limit=100), job):
+            metadata = getattr(batch, "metadata", None)
+            if isinstance(metadata, Mapping) and metadata.get(TAG_KEY) == job.tag:
+                return batch
+    except Exception as exc:
+        _unlisted(exc, "/v1/batches", job)
+    return None
+
+
+def find_upload(client: Any, job: BatchJob) -> str | None:
+    """The id of ``job``'s request file on the server, if a killed process uploaded it."""
+    try:
+        for uploaded in _listed(client.files.list(purpose="batch", limit=100, order="desc"), job):
+            if getattr(uploaded, "filename", None) == upload_name(job):
+                return server_id(uploaded.id, "file id", "/v1/files")
+    except Exception as exc:
+        _unlisted(exc, "/v1/files", job)
+    return None
+
+
+def _unlisted(exc: Exception, where: str, job: BatchJob) -> None:
+    """A server that has no listing (404, 405, 501) cannot say what a killed process sent: said, and the job is
+    sent as if nothing was (docs/batch.md); any other failure of the listing is the caller's to report."""
+    status = getattr(exc, "status_code", None)
+    if status not in (404, 405, 501):
+        raise exc
+    logging.getLogger("exam_harness.batch").warning(
+        "%s", f"batch job {job.name}: the server lists nothing at {where} (HTTP {status}), so what a killed "
+        "process sent cannot be found again; it is sent again")
+
+
+def _take(job: BatchJob, batch: Any, where: str) -> None:
+    """``job``'s fields from the server's batch object, each checked before it is kept."""
+    job.batch_id = server_id(batch.id, "batch id", where) or job.batch_id
+    job.input_file_id = server_id(getattr(batch, "input_file_id", None), "file id", where) or job.input_file_id
+    status = str(batch.status or "validating")
+    if re.fullmatch(STATUS, status) is None:
+        raise InfrastructureError(f"{where}: the server returned a job status that is not a word "
+                                  f"({status[:40]!a}); nothing was kept")
+    job.status = status
+    job.output_file_id = server_id(getattr(batch, "output_file_id", None), "file id", where)
+    job.error_file_id = server_id(getattr(batch, "error_file_id", None), "file id", where)
+    counts = getattr(batch, "request_counts", None)
+    if counts is not None:
+        job.completed, job.failed = (max(0, int(getattr(counts, name, 0) or 0)) for name in ("completed", "failed"))
 
 
 def refresh(client: Any, state: BatchState, job: BatchJob) -> None:
@@ -214,13 +251,8 @@ def refresh(client: Any, state: BatchState, job: BatchJob) -> None:
         return
     if job.batch_id is None:
         return
-    found = client.batches.retrieve(job.batch_id)  # a finished job too: its output file ids come with it
-    job.status = str(found.status)
-    job.output_file_id = found.output_file_id
-    job.error_file_id = found.error_file_id
-    counts = found.request_counts
-    if counts is not None:
-        job.completed, job.failed = int(counts.completed or 0), int(counts.failed or 0)
+    # a finished job too: its output file ids come with it
+    _take(job, client.batches.retrieve(job.batch_id), f"/v1/batches/{job.batch_id}")
 
 
 def outputs(client: Any, state: BatchState, job: BatchJob) -> list[tuple[str, str]]:
@@ -230,4 +262,3 @@ def outputs(client: Any, state: BatchState, job: BatchJob) -> list[tuple[str, st
         return [(str(path), path.read_text(encoding="utf-8"))] if path.exists() else []
     return [(f"batch {job.batch_id} file {file_id}", client.files.content(file_id).text)
             for file_id in (job.output_file_id, job.error_file_id) if file_id]
-

@@ -28,7 +28,7 @@ counted as that ceiling, so it still exhausts any budget but never overflows a f
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from exam_harness.core.display import money as money  # shown here first; gates and reports read it from display
@@ -51,34 +51,65 @@ def token_count(value: object, ceiling: float = MAX_TOKEN_COUNT) -> float:
 
 @dataclass
 class TokenUsage:
-    """Tokens and calls. Floats: a call's tokens shared by several grades are split among them."""
+    """Tokens and calls. Floats: a call's tokens shared by several grades are split among them. The
+    ``batch_`` counts are the part of the tokens spent through batch jobs (priced at the batch rate)."""
 
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
     calls: int = 0
+    batch_prompt_tokens: float = 0.0
+    batch_completion_tokens: float = 0.0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(self.prompt_tokens + other.prompt_tokens,
-                          self.completion_tokens + other.completion_tokens, self.calls + other.calls)
+                          self.completion_tokens + other.completion_tokens, self.calls + other.calls,
+                          self.batch_prompt_tokens + other.batch_prompt_tokens,
+                          self.batch_completion_tokens + other.batch_completion_tokens)
 
     def __sub__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(self.prompt_tokens - other.prompt_tokens,
-                          self.completion_tokens - other.completion_tokens, self.calls - other.calls)
+                          self.completion_tokens - other.completion_tokens, self.calls - other.calls,
+                          self.batch_prompt_tokens - other.batch_prompt_tokens,
+                          self.batch_completion_tokens - other.batch_completion_tokens)
 
     @property
     def total(self) -> float:
         return self.prompt_tokens + self.completion_tokens
 
+    def as_batch(self) -> TokenUsage:
+        """These tokens, all of them spent through batch jobs."""
+        return TokenUsage(self.prompt_tokens, self.completion_tokens, self.calls, self.prompt_tokens,
+                          self.completion_tokens)
+
 
 @dataclass(frozen=True)
 class Prices:
-    """Prices per 1,000 tokens, in the user's currency (shown with ``$``)."""
+    """Prices per 1,000 tokens, in the user's currency (shown with ``$``); ``batch``: those of tokens spent
+    through batch jobs (None: priced as the others)."""
 
     prompt: float = 0.0
     completion: float = 0.0
+    batch: Prices | None = None
 
     def cost(self, usage: TokenUsage) -> float:
-        return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1000.0
+        """What ``usage`` costs: its batch part at the batch prices, the rest at these (the one pricing of the
+        dry run's bounds, the session's figures, the cached grades' and each run's)."""
+        if self.batch is None:
+            return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1000.0
+        direct = TokenUsage(usage.prompt_tokens - usage.batch_prompt_tokens,
+                            usage.completion_tokens - usage.batch_completion_tokens)
+        batched = TokenUsage(usage.batch_prompt_tokens, usage.batch_completion_tokens)
+        return replace(self, batch=None).cost(direct) + self.batch.cost(batched)
+
+
+def with_batch_prices(prices: Prices | None, prompt: float | None, completion: float | None) -> Prices | None:
+    """``prices`` with its batch prices: ``prompt`` and ``completion`` where given, else half the synchronous
+    ones (OpenAI's Batch API discount); None when no price at all is given."""
+    if prices is None and prompt is None and completion is None:
+        return None
+    base = prices or Prices()
+    return replace(base, batch=Prices(base.prompt / 2 if prompt is None else prompt,
+                                      base.completion / 2 if completion is None else completion))
 
 
 
@@ -101,7 +132,13 @@ def backend_usage(backend: object) -> TokenUsage:
         value = stats.get(name, 0) if isinstance(stats, dict) else getattr(stats, name, 0)
         return token_count(value, 1e300)  # a lifetime total of capped counts, kept finite all the same
 
-    return TokenUsage(read("prompt_tokens"), read("completion_tokens"), int(read("calls") or read("prompts")))
+    return TokenUsage(read("prompt_tokens"), read("completion_tokens"), int(read("calls") or read("prompts")),
+                      read("batch_prompt_tokens"), read("batch_completion_tokens"))
+
+
+def made_by_batch(details: Mapping[str, Any]) -> bool:
+    """Whether a grade was made by a batch job (its details say ``batch``: priced at the batch rate)."""
+    return details.get("batch") is True
 
 
 def grade_tokens(details: Mapping[str, Any]) -> tuple[float, float] | None:
@@ -124,6 +161,7 @@ class GradingCost:
     max_cost: float | None = None
     # pair -> its grade's (prompt, completion) tokens, cached or new: the per-run figures
     pair_tokens: dict[Pair, tuple[float, float]] = field(default_factory=dict)
+    batch_pairs: set[Pair] = field(default_factory=set)  # pairs whose grade a batch job made (the batch rate)
     stopped: str | None = None  # why grading stopped at max_cost (None: it did not)
     not_graded: int = 0  # distinct pairs left ungraded by the stop
 
@@ -138,6 +176,9 @@ class GradingCost:
             if tokens is not None:
                 out.prompt_tokens += tokens[0]
                 out.completion_tokens += tokens[1]
+                if pair in self.batch_pairs:
+                    out.batch_prompt_tokens += tokens[0]
+                    out.batch_completion_tokens += tokens[1]
         return out
 
 
@@ -147,7 +188,8 @@ def merged_cost(first: GradingCost | None, second: GradingCost | None) -> Gradin
         return second or first
     return GradingCost(first.session + second.session, first.cached + second.cached, second.prices,
                        second.max_cost, {**first.pair_tokens, **second.pair_tokens},
-                       second.stopped or first.stopped, first.not_graded + second.not_graded)
+                       first.batch_pairs | second.batch_pairs, second.stopped or first.stopped,
+                       first.not_graded + second.not_graded)
 
 
 class Meter:

@@ -114,6 +114,8 @@ class BackendStats:
     truncated: int = 0  # prompts whose passage was cut
     prompt_tokens: int = 0  # from the server's usage, else the estimate
     completion_tokens: int = 0
+    batch_prompt_tokens: int = 0  # the part of them read from batch answers (priced at the batch rate)
+    batch_completion_tokens: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -409,7 +411,12 @@ class OpenAIBackend:
         text, probabilities = _extract(body, self.endpoint, rating_scale if want_logprobs else None)
         request = self._build(parts, self._max_tokens(max_new_tokens))
         estimate = request.estimated_tokens if isinstance(request, _Request) else 0
-        return self._generation(body, text, probabilities, estimate, rating_scale)
+        before = (self.stats.prompt_tokens, self.stats.completion_tokens)
+        try:
+            return self._generation(body, text, probabilities, estimate, rating_scale)
+        finally:  # counted even when the answer is no grade: it was paid for, at the batch rate
+            self.stats.batch_prompt_tokens += self.stats.prompt_tokens - before[0]
+            self.stats.batch_completion_tokens += self.stats.completion_tokens - before[1]
 
     def client(self) -> Any:
         """A synchronous ``openai.OpenAI`` client for this server (batch files and jobs); close it after use."""

@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from exam_harness.core.ids import file_name
 from exam_harness.measures.trec_rag import TRACK_KEYS
 from exam_harness.results.schema import ExamReport
 
@@ -80,8 +81,8 @@ def per_run_files(per_topic: Mapping[str, Mapping[str, Mapping[str, float]]],
                   assigned: Mapping[str, list[dict[str, object]]]) -> dict[str, str]:
     """``{file name: content}``: per run ``<run>.metrics.jsonl`` (nuggetizer's metrics file) and
     ``<run>.assignments.jsonl`` (its assignment rows), so nuggetizer's ``metrics`` on one file scores one run."""
-    files = {f"{run}.metrics.jsonl": nuggetizer_metrics_text(by_topic) for run, by_topic in per_topic.items()}
-    files.update({f"{run}.assignments.jsonl": "".join(_lines(iter(rows))) for run, rows in assigned.items()})
+    files = {file_name(run, ".metrics.jsonl"): nuggetizer_metrics_text(by_topic) for run, by_topic in per_topic.items()}
+    files.update({file_name(run, ".assignments.jsonl"): "".join(_lines(iter(rows))) for run, rows in assigned.items()})
     return files
 
 
@@ -136,8 +137,7 @@ class TrecRagWriter:
                      "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
                                  for n in a.nuggets]})
             files.update(per_topic_table(per_topic))
-            files.update({f"trec-rag-{name}": text for name, text in per_run_files(per_topic, by_run).items()
-                          if "/" not in name and "\\" not in name})
+            files.update({f"trec-rag-{name}": text for name, text in per_run_files(per_topic, by_run).items()})
         return files
 
 

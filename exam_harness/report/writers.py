@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
+from exam_harness.core import ids
 from exam_harness.core.errors import ExamError
 from exam_harness.core.registry import Registry
 
@@ -199,7 +200,7 @@ class RagAnswersWriter:
 
 def rag_answers_name(run: str) -> str:
     """The file a run's cited answers are written to in the 2025 format (:class:`RagAnswersWriter`)."""
-    return f"trec-rag-{run}.answers.jsonl"
+    return ids.file_name(run, ".answers.jsonl", prefix="trec-rag-")
 
 
 def _label(out: WriterInput) -> str:

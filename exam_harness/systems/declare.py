@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from exam_harness.core.errors import ConfigError
+from exam_harness.core.ids import name_problem
 from exam_harness.core.models import Query
 from exam_harness.core.paths import shown_path
 from exam_harness.systems import fingerprint as covering
@@ -37,7 +38,6 @@ DEFAULT_TIMEOUT = 60.0  # seconds per call
 DEFAULT_BACKOFF = 0.5  # seconds before the first retry, doubled before each further one
 MAX_TIMEOUT = 86_400.0  # a day: a longer deadline is a mistake (and inf overflows every wait)
 MAX_BACKOFF = 3_600.0
-MAX_NAME = 100  # the name is part of file names
 Version = str | Callable[[], object] | None
 Files = Sequence[str | Path] | str | Path
 
@@ -89,10 +89,9 @@ def _register(found: System) -> System:
 
 
 def _check(name: str, kind: str, concurrency: int, timeout: float | None, retries: int, backoff: float) -> None:
-    if (not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or name.startswith(".")
-            or any(ch.isspace() or ch in "/\\" or not ch.isprintable() for ch in name)):
-        raise ConfigError(f"system name must be a name of at most {MAX_NAME} printable characters without spaces "
-                          f"or slashes, not starting with a dot, got {name[:MAX_NAME]!r}")
+    if (why := name_problem(name, "system name")) is not None:  # the one id rule: its files are named after it
+        shown = name[:100] if isinstance(name, str) else name
+        raise ConfigError(f"{why}, got {shown!a}")
     if kind not in KINDS:
         raise ConfigError(f"system {name!r}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if not isinstance(concurrency, int) or concurrency < 1:

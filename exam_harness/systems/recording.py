@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exam_harness.core.errors import ConfigError, InputError
+from exam_harness.core.ids import file_name
 from exam_harness.core.models import Query
 from exam_harness.core.version import __version__
 from exam_harness.io import limits
@@ -63,12 +64,12 @@ def now() -> str:
 
 def data_files(folder: Path, name: str, kind: str) -> list[Path]:
     if kind == "ranking":
-        return [folder / f"{name}.run", folder / f"{name}.collection.jsonl"]
-    return [folder / f"{name}.responses.jsonl"]
+        return [folder / file_name(name, ".run"), folder / file_name(name, ".collection.jsonl")]
+    return [folder / file_name(name, ".responses.jsonl")]
 
 
 def manifest_path(folder: Path, name: str) -> Path:
-    return folder / f"{name}{MANIFEST_SUFFIX}"
+    return folder / file_name(name, MANIFEST_SUFFIX)
 
 
 def run_manifest(run: str, folders: Iterable[Path]) -> Path | None:
@@ -139,7 +140,7 @@ def unanswered_system_notes(runs: Collection[str], folders: Iterable[Path]) -> l
 
 
 def journal_path(folder: Path, name: str) -> Path:
-    return folder / f".{name}.journal.jsonl"
+    return folder / file_name(name, ".journal.jsonl", prefix=".")
 
 
 def checked_path(path: Path) -> bool:

@@ -173,6 +173,8 @@ NOT_SHAPING: dict[str, dict[str, tuple[str, str]]] = {
         "batch_max_requests": ("10", "how many requests one batch file holds"),
         "batch_price_prompt": ("0.25", "what a token costs in a batch"),
         "batch_price_completion": ("1", "what a token costs in a batch"),
+        "batch_wait": ("60", "how long a session waits for its batch jobs"),
+        "batch_poll": ("5", "how often waiting batch jobs are looked at"),
     },
 }
 

@@ -73,10 +73,11 @@ def synchronous(server: FakeBatchServer, requests: list[GradingRequest], tmp_pat
 
 
 def batch_pass(server: FakeBatchServer, requests: list[GradingRequest], path: Path, **extra: str) -> GradingOutcome:
-    """One pass of a fresh grader over a freshly opened cache: what a new process does."""
+    """One pass of a fresh grader over a freshly opened cache: what a new process does (by default one that
+    does not wait for its jobs: batch_wait=0)."""
     cache = GradeCache(path)
     try:
-        return run_grading_pass(grader(server, batch="true", **extra), requests, cache)
+        return run_grading_pass(grader(server, batch="true", **{"batch_wait": "0", **extra}), requests, cache)
     finally:
         cache.close()
 
@@ -285,7 +286,7 @@ def test_a_session_with_pending_batch_jobs_exits_75_and_scores_once_collected(py
     project = write_project(pytester, BANK, COLLECTION, RUNS)
     with FakeBatchServer(grade_marker_responder) as server:
         server.script("in_progress")
-        first = project.runpytest(*session_args(server, "batch=true"))
+        first = project.runpytest(*session_args(server, "batch=true", "batch_wait=0"))
         assert first.ret == 75, first.stdout.str()
         first.stdout.fnmatch_lines(["*4 pairs are waiting in 1 batch job*grade --batch collect*"])
         server.finish()

@@ -286,8 +286,9 @@ def _is_os(func: ast.expr) -> bool:
 # writers that are not outputs the user names (each checked here so that a new one is looked at)
 KNOWN_OTHER_WRITERS: list[str] = [
     "cli/__init__.py open for writing",  # os.devnull as stdout once a pipe's reader went away (no file written)
-    # cache merge: a SQLite cache built as a hidden partial file beside the output, moved into place when whole
-    "grading/merge.py unlink", "grading/merge.py replace", "grading/merge.py unlink",
+    # cache merge: a SQLite cache built as a hidden partial file beside the output (.NAME.merging-PID), moved into
+    # place when whole; partials of killed merges removed (only that pattern, with the folder locked)
+    "grading/merge.py replace", "grading/merge.py unlink",
     "report/writers.py open for writing",  # appending to $GITHUB_STEP_SUMMARY (checked in test_summaries)
     # the temp file a killed --exam-save left in the history folder (only that pattern, with the folder locked)
     "results/history.py unlink",

@@ -265,5 +265,5 @@ def test_hostile_families_all_hold(capsys: pytest.CaptureFixture[str]) -> None:
     assert adv.main(["--hostile"]) == 0
     lines = capsys.readouterr().out.splitlines()
     families = re.findall(r"^hostile\[([\w-]+)\]: held (\d+)/(\d+) probes", "\n".join(lines), re.M)
-    assert len(families) == 8 and all(held == total and int(total) > 0 for _, held, total in families), lines
+    assert len(families) == 12 and all(held == total and int(total) > 0 for _, held, total in families), lines
     assert {name: int(total) for name, _, total in families}["numeric-bounds"] > 50
