@@ -45,11 +45,22 @@ class User:
         return await self.settle()
 
     async def settle(self) -> str:
-        """The screen once the keys' work (a pair lookup in its thread) is done."""
-        await self.pilot.pause()
-        await self.app.workers.wait_for_complete()
-        await self.pilot.pause()
-        return self.screen
+        """The screen once the keys' work (a pair lookup in its thread) is done and drawn: no worker pending or
+        running and the same screen twice. A screen's worker starts when it mounts, which a loaded machine may not
+        have reached at the first pause, and its rows' messages (the highlighted pair) follow its end."""
+        from textual.worker import WorkerState
+
+        shown = None
+        for _ in range(200):
+            await self.pilot.pause()
+            await self.app.workers.wait_for_complete()
+            await self.pilot.pause()
+            busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.app.workers)
+            now = self.screen
+            if not busy and now == shown:
+                return now
+            shown = now
+        raise AssertionError(f"the screen never settled; it shows:\n{shown}")
 
     @property
     def screen(self) -> str:
