@@ -22,7 +22,7 @@ from exam_harness.config.options import (
     add_pytest_options,
     options_from_pytest,
 )
-from exam_harness.core.errors import ConfigError, ExamError
+from exam_harness.core.errors import ConfigError, ExamError, InputError
 from exam_harness.core.models import Run
 from exam_harness.results.schema import ExamReport
 
@@ -94,8 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config), scoring_inputs=inputs)
     collector = ExamCollector(config)
     try:
-        systems = ExamSystems(config, collector)
-    except ConfigError as exc:
+        systems = ExamSystems(config, collector)  # reads the inputs' options (a topic file, --exam-trec-rag-topics)
+    except (ConfigError, InputError) as exc:
         raise pytest.UsageError(str(exc)) from None
     grading = ExamGrading(config, collector)
     outcomes = ExamOutcomes(config)
@@ -161,7 +161,9 @@ def check_swallowed_values(config: pytest.Config) -> None:
     rootpath, inipath = setup_without_swallowed(config)
     if rootpath == config.rootpath and inipath == config.inipath:
         return
-    option, value = swallowed[0]
+    # blame the value that moves the rootdir: a harmless one before it (--exam-runs runs) is not the cause
+    option, value = next(((option, value) for option, value in swallowed
+                          if setup_without_swallowed(config, value) != (rootpath, inipath)), swallowed[0])
     raise ConfigError(
         f"{option} {value}: pytest read {value!r} as a test path while choosing its rootdir (exam-harness's "
         f"options are not known yet at that point), so it settled on rootdir {config.rootpath} and configuration "
@@ -170,16 +172,18 @@ def check_swallowed_values(config: pytest.Config) -> None:
     )
 
 
-def setup_without_swallowed(config: pytest.Config) -> tuple[Path, Path | None]:
+def setup_without_swallowed(config: pytest.Config, *extra: str) -> tuple[Path, Path | None]:
     """The rootdir and configuration file pytest chooses from the command line's test paths as parsed
-    with every option known (the swallowed values belong to their options then)."""
+    with every option known (the swallowed values belong to their options then); with ``extra``, as if
+    those values were test paths too."""
     import inspect
 
     from _pytest.config.findpaths import determine_setup
 
     option = config.option
     given = {"inifile": option.inifilename, "override_ini": option.override_ini,
-             "args": [str(arg) for arg in option.file_or_dir or ()], "rootdir_cmd_arg": option.rootdir or None,
+             "args": [*(str(arg) for arg in option.file_or_dir or ()), *extra],
+             "rootdir_cmd_arg": option.rootdir or None,
              "invocation_dir": Path(config.invocation_params.dir)}
     accepted = inspect.signature(determine_setup).parameters  # its keywords differ between pytest 8 and 9
     rootpath, inipath, *_ = determine_setup(**{k: v for k, v in given.items() if k in accepted})

@@ -303,7 +303,7 @@ def import_workbench_grades(
                 skipped += 1
                 continue
             bank, tp = found
-            requests.append(GradingRequest(bank.query, tp, passage))
+            requests.append(GradingRequest(bank.query, tp, passage, bank.test_points))
         stored = 0
         for start in range(0, len(requests), chunk_size):
             batch = requests[start : start + chunk_size]

@@ -44,13 +44,13 @@ class CachedAgreement:
 def labelled_requests(labels: Iterable[Pair], banks: Iterable[QueryBank], data: ExamData
                       ) -> dict[Pair, GradingRequest]:
     """The grading request of every labelled pair whose test point is in the banks and passage in the data."""
-    points = {tp.id: (bank.query, tp) for bank in banks for tp in bank.test_points}
+    points = {tp.id: (bank, tp) for bank in banks for tp in bank.test_points}
     out: dict[Pair, GradingRequest] = {}
     for passage_id, tp_id in labels:
         found = points.get(tp_id)
         passage = data.passages.get(passage_id)
-        if found is not None and passage is not None:
-            out[(passage_id, tp_id)] = GradingRequest(found[0], found[1], passage)
+        if found is not None and passage is not None:  # the bank too: an assignment grade's key holds its window
+            out[(passage_id, tp_id)] = GradingRequest(found[0].query, found[1], passage, found[0].test_points)
     return out
 
 

@@ -3,7 +3,8 @@
 - ``reports RUN_PATH... --out DIR``: each run's answers (TREC RAG answer files, ``*.responses.jsonl``) as
   autojudge-base Reports, one ``<run>.jsonl`` per run (``--rag-responses DIR``);
 - ``topics BANK... --out FILE``: the banks' queries as the topics file (``--rag-topics FILE``);
-- ``nuggets BANK... --out FILE``: the banks as NuggetBanks (``--nugget-banks FILE``).
+- ``nuggets BANK... --out FILE [--kind KIND]``: the banks as nugget banks of one of autojudge-base's kinds
+  (``nugget-banks``, ``nuggetizer``, ``ragtime26``) for ``--nugget-banks FILE``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from pathlib import Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from autojudge_base.nugget_data import write_nugget_banks
+    from autojudge_base.nugget_data import write_nugget_banks_generic
 
-    from exam_harness.autojudge.convert import answers_to_reports, banks_to_nugget_banks, responses_to_answers
+    from exam_harness.autojudge.convert import KINDS, answers_to_reports, responses_to_answers
     from exam_harness.core.errors import ExamError
     from exam_harness.exam.inputs import ExamInputs
     from exam_harness.extensions import cli_registries
@@ -30,6 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--bank", nargs="+", type=Path, default=[], help="reports: the banks naming the query texts")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--kind", choices=tuple(KINDS), default="nugget-banks",
+                        help="nuggets: the kind of nugget banks written (default: nugget-banks, AutoArgue's v3)")
     args = parser.parse_args(argv)
     registries = cli_registries()
     inputs = ExamInputs(registries.bank_formats, registries.run_formats)
@@ -38,7 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             inputs.load_runs(args.paths)
             queries = {b.query.id: b.query.text for p in args.bank for b in inputs.load_bank_file(p)}
             answers = [a for by_query in inputs.answers.values() for a in by_query.values()]
-            answers += responses_to_answers(inputs.responses, queries)
+            # a TREC RAG answer file's answers are among the responses too: each answer is written once
+            plain = {run: {q: text for q, text in by_query.items() if q not in inputs.answers.get(run, {})}
+                     for run, by_query in inputs.responses.items()}
+            answers += responses_to_answers(plain, queries)
             args.out.mkdir(parents=True, exist_ok=True)
             answers_to_reports(answers)  # each must be a Report autojudge-base reads
             for name, text in sorted(rag_answer_files(answers, "2025").items()):  # the track's 2025 lines
@@ -49,8 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                 for q, t in queries.items()))
         else:
             banks = [b for p in args.paths for b in inputs.load_bank_file(p)]
-            write_nugget_banks(banks_to_nugget_banks(banks), args.out)  # autojudge-base's JSONL, one bank a line
-    except ExamError as exc:
+            # autojudge-base's JSONL, one bank a line, of the kind asked for
+            write_nugget_banks_generic(KINDS[args.kind](banks), args.out)
+    except (ExamError, ValueError) as exc:  # a ValueError: a bank the kind asked for cannot hold
         print(f"python -m exam_harness.autojudge: error: {exc}", file=sys.stderr)
         return 4
     return 0

@@ -14,7 +14,17 @@ read through the format registries, graded by the workflow's ``grader`` (default
 
 Settings (workflow.yml ``settings`` / ``judge_settings``; ``-S key=value``): ``bank`` (a file or a list),
 ``grader``, ``grader_options`` (a mapping), ``min_grade``, ``k``, ``measures`` (a list), ``cache``
-(``none``: in memory only). A pair without a grade stops the call (a failed grade is never scored).
+(``none``: in memory only), ``model`` (which of the injected ``llm_config``'s models an LLM grader uses) and
+``report_text`` (``none``: the grade cache keeps no answer text, which may quote a report; the data policy
+of the 2026 test phase). A pair without a grade stops the call (a failed grade is never scored).
+
+An LLM grader over an OpenAI-compatible server (``grader: openai``) takes its endpoint and model from the
+``llm_config`` autojudge-base injects (:func:`llm_endpoint`), unless ``grader_options`` name them; the URL is
+no part of a grade's cache key, so a rerun against another endpoint, or none, reads the same grades.
+
+One class per nugget-bank kind autojudge-base loads ``--nugget-banks`` files as (its ``nugget_banks_type``):
+:class:`ExamJudge` (``NuggetBanks``), :class:`NuggetizerExamJudge` (``NuggetizerNuggetBanks``, nuggetizer's
+create output) and :class:`Ragtime26ExamJudge` (``Ragtime26NuggetBanks``).
 """
 
 from __future__ import annotations
@@ -27,12 +37,57 @@ from pathlib import Path
 from typing import Any
 
 from autojudge_base import Leaderboard, LeaderboardBuilder, LeaderboardSpec, MeasureSpec, QrelRow, Qrels
-from autojudge_base.nugget_data import NuggetBanks
+from autojudge_base.nugget_data import NuggetBanks, NuggetizerNuggetBanks, Ragtime26NuggetBanks
 
-from exam_harness.autojudge.convert import banks_to_nugget_banks, nugget_banks_to_banks, reports_to_answers
+from exam_harness.autojudge.convert import (
+    banks_to_nugget_banks,
+    banks_to_nuggetizer_banks,
+    banks_to_ragtime26_banks,
+    nugget_banks_of,
+    reports_to_answers,
+)
 from exam_harness.core.errors import ConfigError
+from exam_harness.core.models import QueryBank
 
-SETTINGS = ("bank", "grader", "grader_options", "min_grade", "k", "measures", "cache")
+SETTINGS = ("bank", "grader", "grader_options", "min_grade", "k", "measures", "cache", "model", "report_text")
+LLM_GRADERS = ("openai",)  # the graders that speak to the OpenAI-compatible endpoint llm_config names
+
+
+@dataclass(frozen=True)
+class LlmEndpoint:
+    """The model, server and key an LLM grader is to use, from autojudge-base's injected ``llm_config``."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+
+
+def llm_endpoint(llm_config: Any, wanted: str | None = None) -> LlmEndpoint | None:
+    """The endpoint of ``llm_config`` (autojudge-base's ``LlmConfigBase``: ``model``, ``base_url``, ``api_key``,
+    ``raw``), or of the model ``wanted`` among several: ``raw["models"]`` as the organisers' available-models
+    file lists them (name -> ``{base_url, model_id, api_key_env}``). None without a config. A ``wanted``
+    model the config does not offer is a ConfigError naming the ones it does."""
+    import os
+
+    if llm_config is None:
+        return None
+    raw = getattr(llm_config, "raw", None) or {}
+    models = raw.get("models") if isinstance(raw, Mapping) else None
+    default = str(getattr(llm_config, "model", "") or "")
+    if isinstance(models, Mapping) and models:
+        name = wanted or raw.get("default_model") or default
+        entry = models.get(name)
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"model {name!r} is not among the injected llm_config's models: "
+                              f"{', '.join(map(str, models))}")
+        key_env = entry.get("api_key_env")
+        return LlmEndpoint(str(entry.get("model_id") or name), entry.get("base_url") or None,
+                           os.environ.get(str(key_env)) if key_env else None)
+    if wanted and wanted != default:
+        raise ConfigError(f"model {wanted!r} is not the injected llm_config's ({default!r}) and it lists no others")
+    if not default:
+        return None
+    return LlmEndpoint(default, getattr(llm_config, "base_url", None) or None, getattr(llm_config, "api_key", None))
 
 
 @dataclass(frozen=True)
@@ -49,11 +104,20 @@ def _list(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
 
 
-def evaluate_argv(runs: Path, banks: Sequence[Path], settings: Mapping[str, Any]) -> list[str]:
-    """The ``exam-harness evaluate`` arguments the settings stand for."""
-    argv = ["evaluate", str(runs), "--bank", *map(str, banks), "--grader", str(settings.get("grader", "embedding")),
-            "--per-query", "--no-progress"]
-    for key, value in dict(settings.get("grader_options") or {}).items():
+def evaluate_argv(runs: Path, banks: Sequence[Path], settings: Mapping[str, Any],
+                  endpoint: LlmEndpoint | None = None) -> list[str]:
+    """The ``exam-harness evaluate`` arguments the settings stand for (an LLM grader's model and server from
+    ``endpoint`` where its options name none)."""
+    grader = str(settings.get("grader", "embedding"))
+    argv = ["evaluate", str(runs), "--bank", *map(str, banks), "--grader", grader, "--per-query", "--no-progress"]
+    options = dict(settings.get("grader_options") or {})
+    if endpoint is not None and grader in LLM_GRADERS:
+        if "model" not in options:
+            argv += ["--model", endpoint.model]
+        for key, value in (("base_url", endpoint.base_url), ("api_key", endpoint.api_key)):
+            if value and key not in options:
+                options[key] = value
+    for key, value in options.items():
         argv += ["--grader-option", f"{key}={value}"]
     if "min_grade" in settings:
         argv += ["--min-grade", *_list(settings["min_grade"])]
@@ -63,11 +127,16 @@ def evaluate_argv(runs: Path, banks: Sequence[Path], settings: Mapping[str, Any]
         argv += ["--measures", *_list(settings["measures"])]
     if "cache" in settings:
         argv += ["--cache", str(settings["cache"])]
+    if "report_text" in settings:
+        if settings["report_text"] not in ("keep", "none"):
+            raise ConfigError(f"report_text={settings['report_text']!r}: 'keep' or 'none' (the grade cache keeps no "
+                              "answer text)")
+        argv += ["--cache-text", str(settings["report_text"])]
     return argv
 
 
-def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: NuggetBanks | None,
-             settings: Mapping[str, Any]) -> ExamOutcome:
+def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Any,
+             settings: Mapping[str, Any], endpoint: LlmEndpoint | None = None) -> ExamOutcome:
     """Grade and score ``reports`` as ``exam-harness evaluate`` does (see the module's docstring)."""
     from exam_harness.cli import build_parser
     from exam_harness.cli.evaluate import GROUPS, OUTPUT_DEFAULTS
@@ -83,7 +152,7 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
         folder = Path(tmp)
         if nugget_banks is not None:
             banks = [folder / "banks.yaml"]
-            write_bank_yaml(banks[0], nugget_banks_to_banks(nugget_banks, topics))
+            write_bank_yaml(banks[0], nugget_banks_of(nugget_banks, topics))  # importance and repeats kept
         elif settings.get("bank"):
             banks = [Path(p) for p in _list(settings["bank"])]
         else:
@@ -93,14 +162,16 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Nu
         runs.mkdir()
         for name, text in rag_answer_files(reports_to_answers(reports, topics), "2025").items():
             atomic_write_text(runs / name, text)
-        argv = evaluate_argv(runs, banks, settings)
+        argv = evaluate_argv(runs, banks, settings, endpoint)
         args = build_parser(argv).parse_args(argv)
         options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
         graded = obtain_grades(args, options)
     if graded.outcome.failures:
-        examples = "; ".join(f"{p} on {t}: {m}" for (p, t), m in list(graded.outcome.failures.items())[:3])
+        # a failure's message may quote the grader's answer: none under report_text none
+        examples = "" if settings.get("report_text") == "none" else " (e.g. " + "; ".join(
+            f"{p} on {t}: {m}" for (p, t), m in list(graded.outcome.failures.items())[:3]) + ")"
         raise RuntimeError(f"{len(graded.outcome.failures):,} (answer, test point) pairs have no grade, and a "
-                           f"failed grade is never scored (e.g. {examples})")
+                           f"failed grade is never scored{examples}")
     plan = graded.plan
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses)
     result = evaluate_exam(scored, graded.spec, options)
@@ -118,24 +189,31 @@ class ExamJudge:
     and ``NuggetCreatorProtocol`` (name it in workflow.yml: ``judge_class:
     exam_harness.autojudge.judge.ExamJudge``)."""
 
-    nugget_banks_type = NuggetBanks
+    nugget_banks_type: type = NuggetBanks
 
     def __init__(self) -> None:
         self._last: tuple[Any, ExamOutcome] | None = None  # the three calls of one workflow grade once
 
+    @staticmethod
+    def to_nugget_banks(banks: list[QueryBank]) -> Any:
+        """The exam's banks as this judge's kind of nugget banks."""
+        return banks_to_nugget_banks(banks)
+
     def _exam(self, reports: Iterable[Any], topics: Sequence[Any], nugget_banks: Any,
-              settings: Mapping[str, Any]) -> ExamOutcome:
+              settings: Mapping[str, Any], llm_config: Any = None) -> ExamOutcome:
         reports = list(reports)
         texts = {t.request_id: t.title for t in topics}
         chosen = {k: v for k, v in settings.items() if k in SETTINGS}
+        endpoint = llm_endpoint(llm_config, chosen.get("model"))
         key = ([r.model_dump_json() for r in reports], sorted(texts.items()),
-               None if nugget_banks is None else nugget_banks.model_dump_json(), repr(sorted(chosen.items())))
+               None if nugget_banks is None else nugget_banks.model_dump_json(), repr(sorted(chosen.items())),
+               endpoint)
         if self._last is None or self._last[0] != key:
-            self._last = (key, run_exam(reports, texts, nugget_banks, chosen))
+            self._last = (key, run_exam(reports, texts, nugget_banks, chosen, endpoint))
         return self._last[1]
 
     def create_nuggets(self, rag_responses: Iterable[Any] | None, rag_topics: Sequence[Any], llm_config: Any,
-                       nugget_banks: Any = None, corpus: str | None = None, **kwargs: Any) -> NuggetBanks:
+                       nugget_banks: Any = None, corpus: str | None = None, **kwargs: Any) -> Any:
         """The given nugget banks, else the ``bank`` setting's files, as NuggetBanks for ``rag_topics``."""
         if nugget_banks is not None:
             return nugget_banks
@@ -148,19 +226,19 @@ class ExamJudge:
         inputs = ExamInputs(registries.bank_formats, registries.run_formats)
         wanted = {t.request_id for t in rag_topics}
         banks = [b for p in _list(kwargs["bank"]) for b in inputs.load_bank_file(Path(p)) if b.query.id in wanted]
-        return banks_to_nugget_banks(banks)
+        return self.to_nugget_banks(banks)
 
     def create_qrels(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
                      nugget_banks: Any = None, corpus: str | None = None, **kwargs: Any) -> Qrels:
         """The EXAM-Qrels of the answers (each answer's exam passage id, its label at the first tau)."""
-        exam = self._exam(rag_responses, rag_topics, nugget_banks, kwargs)
+        exam = self._exam(rag_responses, rag_topics, nugget_banks, kwargs, llm_config)
         return Qrels(rows=[QrelRow(topic_id=q, doc_id=p, grade=label)
                            for q, labels in sorted(exam.qrels.items()) for p, label in sorted(labels.items())])
 
     def judge(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
               nugget_banks: Any = None, qrels: Any = None, corpus: str | None = None, **kwargs: Any) -> Leaderboard:
         """Every measure of the exam per run and topic; the 'all' rows are the runs' means."""
-        exam = self._exam(rag_responses, rag_topics, nugget_banks, kwargs)
+        exam = self._exam(rag_responses, rag_topics, nugget_banks, kwargs, llm_config)
         rows = exam.per_query
         names = [n for n in dict.fromkeys(n for values in rows.values() for n in values)
                  if all(n in values for values in rows.values())]
@@ -172,3 +250,26 @@ class ExamJudge:
         for (run, topic), values in sorted(rows.items()):
             builder.add(run_id=run, topic_id=topic, values={n: values[n] for n in names})
         return builder.build(expected_topic_ids=[t.request_id for t in rag_topics], on_missing="fix_aggregate")
+
+
+class NuggetizerExamJudge(ExamJudge):
+    """:class:`ExamJudge` whose nugget banks are nuggetizer-style (``NuggetizerNuggetBanks``: nuggetizer's
+    create output, the TREC RAG track's nugget files): ``--nugget-banks`` is read as that kind and
+    ``create_nuggets`` writes it."""
+
+    nugget_banks_type = NuggetizerNuggetBanks
+
+    @staticmethod
+    def to_nugget_banks(banks: list[QueryBank]) -> Any:
+        return banks_to_nuggetizer_banks(banks)
+
+
+class Ragtime26ExamJudge(ExamJudge):
+    """:class:`ExamJudge` whose nugget banks are RAGTIME 2026's (``Ragtime26NuggetBanks``: questions with
+    their answers)."""
+
+    nugget_banks_type = Ragtime26NuggetBanks
+
+    @staticmethod
+    def to_nugget_banks(banks: list[QueryBank]) -> Any:
+        return banks_to_ragtime26_banks(banks)

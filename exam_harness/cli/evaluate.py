@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,7 @@ from exam_harness.results.preflight import check_writable
 from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
+    from exam_harness.core.models import QueryBank
     from exam_harness.measures.qrels import Qrels
     from exam_harness.report.writers import WriterInput
     from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
@@ -78,8 +79,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 # This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
 ASSIGNMENTS: tuple[Argument, ...] = (
     Argument("assignments", "Score TREC RAG nugget assignment files (nuggetizer's assign output, or assessors' files "
-             "of its shape) as recorded grades, with no grader and no run files: A, V and W (strict too) per run (the "
-             "line's run_id, else the file's stem); with --human-assignments, their agreement.", Path, nargs="+",
+             "of its shape) on the nuggets they assigned, their labels as recorded grades, with no run files and no "
+             "bank: the evaluation document's A, V and W (strict too) per run (the line's run_id, else the file's "
+             "stem) and topic; with --human-assignments, their agreement.", Path, nargs="+",
              many=True, default=[], metavar="ASSIGNMENTS_FILE"),
     Argument("trec-rag-dir", "With --assignments: write per run <run>.metrics.jsonl and <run>.assignments.jsonl as "
              "nuggetizer writes them, and the per-topic table (trec-rag-per-topic.csv, .txt) here.", Path,
@@ -101,7 +103,12 @@ QRELS: tuple[Argument, ...] = (
              integer(0), nargs="+", metavar="LEVEL"),
     Argument("official-qrels", "The official qrels (at --relevance-level) that per-query correlations compare with "
              "(default: the human judgments in the run files, if any).", Path, metavar="QRELS_FILE"),
+    Argument("trec-rag-2025-relevance", "The TREC 2025 RAG track's relevance evaluation: every run at nDCG@30 over "
+             "the --qrels files (UMBRELA's qrels, or the exam's trec-rag-judgments.tsv) on the topics the "
+             "--official-qrels file (NIST's) judged, beside the official qrels' own nDCG@30.", None),
 )
+# the track's retrieval measure in 2025 (the TREC 2025 RAG overview, arXiv 2603.09891; docs/trec-rag.md)
+TREC_RAG_2025_MEASURES = ("ndcg@30",)
 
 
 def add_min_answers_argument(parser: argparse.ArgumentParser, default: Sequence[int] | None) -> None:
@@ -164,6 +171,14 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
     from exam_harness.results.evaluation import ExternalQrels
 
     official = loaded.official
+    files = loaded.files
+    measures = graded.plan.trec_measures
+    if args.trec_rag_2025_relevance:
+        if official is None or not files:
+            raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
+                              "--official-qrels file (NIST's) judged: give both")
+        measures = TREC_RAG_2025_MEASURES
+        files = {name: {q: labels for q, labels in qrels.items() if q in official} for name, qrels in files.items()}
     runs = graded.view.data.runs
     rankings = {
         name: {q: (run.trec_order(q) if tie_order == "score" else run.top_k(q, len(ranked)))
@@ -173,10 +188,10 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
     name = str(args.official_qrels) if args.official_qrels else OFFICIAL_FROM_JUDGMENTS
     if official is None and graded.view.data.judgments:
         official = graded.view.data.judgments
-    if not graded.plan.trec_measures:
+    if not measures:
         raise ConfigError("--qrels scores the runs by trec_eval measures, and --measures names none "
                           "(add one, e.g. --measures ndcg@10)")
-    return ExternalQrels(rankings=rankings, qrels=loaded.files, measures=graded.plan.trec_measures,
+    return ExternalQrels(rankings=rankings, qrels=files, measures=measures,
                          relevance_levels=loaded.levels,
                          official_qrels=official, official_name=name,
                          official_relevance_level=graded.plan.relevance_level)
@@ -192,19 +207,24 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.results.scored import collect_scoring_inputs
 
     options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
+    if options.report_dir is not None and not options.per_query:
+        # the report set is pytest's, whose per-topic files (trec-rag-<run>.metrics.jsonl, ...) read the
+        # per-query values: without them it held only each run's "all" row
+        options = replace(options, per_query=True)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
                     ("--export-workbench", args.export_workbench, False), ("--markdown", options.markdown, False),
                     ("--html", options.html, True),
                     ("--trec-rag-dir", args.trec_rag_dir, True)])
     step_summary = check_outputs(args, options)
+    assigned: list[QueryBank] = []
     if args.assignments:
-        from exam_harness.cli.evaluate_assignments import score_assignments
+        from exam_harness.cli.evaluate_assignments import assignment_inputs
 
-        return score_assignments(args, options)
-    if args.trec_rag_dir:
+        assigned = assignment_inputs(args)
+    elif args.trec_rag_dir:
         raise ConfigError("--trec-rag-dir writes what --assignments scores; without it the track's files come "
                           "with the reports (trec-rag-*.jsonl)")
-    if not args.runs:
+    if not args.runs and not args.assignments:
         raise ConfigError("evaluate needs run files (RUN_FILE ...), or --assignments FILE ... to score the "
                           "TREC RAG assignments they hold")
     official = load_leaderboard(options.official) if options.official else None
@@ -214,10 +234,13 @@ def run(args: argparse.Namespace) -> int:
         from exam_harness.analysis.trec_rag_agreement import load_human_assignments
 
         human = load_human_assignments(options.human_assignments)  # read before any pair is graded
+    if args.trec_rag_2025_relevance and not (args.qrels and args.official_qrels):
+        raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
+                          "--official-qrels file (NIST's) judged: give both")
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
     registries = cli_registries()
     inputs = collect_scoring_inputs(options, "evaluate", registries.hook)  # the features' inputs, before grading
-    graded = obtain_grades(args, options, registries=registries)
+    graded = obtain_grades(args, options, registries=registries, assignments=args.assignments, banks=assigned)
     registries.hook.pytest_exam_grading_finished(plan=graded.plan, outcome=graded.outcome)
     for note in unanswered_system_notes(graded.view.data.runs, args.runs):
         print_notice(note)
@@ -232,8 +255,8 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
                            external=external, human=human,
                            cache=str(options.cache) if options.cache is not None else None, inputs=inputs)
-    result.settings.runs = [str(p) for p in args.runs]
-    result.settings.banks = [str(p) for p in args.bank]
+    result.settings.runs = [str(p) for p in [*args.runs, *args.assignments]]
+    result.settings.banks = [str(p) for p in (args.bank or args.assignments)]
     if options.official:
         result.settings.official = str(args.official)
 
@@ -241,9 +264,15 @@ def run(args: argparse.Namespace) -> int:
     print_evaluation(result, console, brief=args.brief, label=plan.labels[0])
     out = writer_input(result, scored.result.qrels, graded)
     written, warnings = write_outputs(args, options, out, graded, step_summary)
+    if args.trec_rag_dir:
+        from exam_harness.cli.evaluate_assignments import write_track_dir
+
+        written += write_track_dir(args.trec_rag_dir, out)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
-    for line in warnings:
+    from exam_harness.results.left_out import taken
+
+    for line in [*warnings, *taken()]:  # taken(): what an output left out (a plugin section, a NaN), results/
         print(line, file=sys.stderr)
     registries.hook.pytest_exam_report(report=result, plan=plan)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
@@ -265,7 +294,7 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
     from exam_harness.report.writers import GITHUB_STEP_SUMMARY, step_summary_problem
 
     if options.report_dir is not None:
-        check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank],
+        check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank, *args.assignments],
                            label="--report-dir")
     target = args.export_workbench
     if target is not None and not (target.name.endswith(".jsonl") or target.name.endswith(".jsonl.gz")):

@@ -1,62 +1,48 @@
 """``exam-harness evaluate --assignments FILE ...``: the TREC RAG track's scores of recorded nugget
-assignments (nuggetizer's assign output, assessors' files of its shape), with no grader and no run files."""
+assignments (nuggetizer's assign output, assessors' files of its shape), with no run files and no bank.
+
+The files are read as run-side files (each line a run's answer to a topic, its labels recorded grades:
+``io/assignments.py``) and their own nuggets are the bank (:func:`~exam_harness.io.assignments.
+assignment_banks`), so evaluate's one pipeline scores them and writes its one document, report set and
+gates' input like any exam; ``--trec-rag-dir`` adds nuggetizer's per-run files under their plain names."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from exam_harness.config.options import ExamOptions
 from exam_harness.core.errors import ConfigError
 
+if TYPE_CHECKING:
+    from exam_harness.core.models import QueryBank
+    from exam_harness.report.writers import WriterInput
 
-def score_assignments(args: argparse.Namespace, options: ExamOptions) -> int:
-    """Print each run's six scores (means over its topics); write --json and --trec-rag-dir files."""
-    from exam_harness.core.display import print_notice
-    from exam_harness.io.assignments import LABELS, read_assignment_files
-    from exam_harness.io.textio import atomic_write_text
-    from exam_harness.measures.trec_rag import TRACK_KEYS, per_topic_scores, run_means
-    from exam_harness.report.trec_rag import per_run_files, per_topic_table
+
+def assignment_inputs(args: argparse.Namespace) -> list[QueryBank]:
+    """The banks of the assignment files (their nuggets), after the checks of what goes with --assignments."""
+    from exam_harness.io.assignments import assignment_banks, check_assignment_file
 
     if args.runs:
         raise ConfigError("--assignments scores the assignment files alone; leave out the run files "
-                          f"({', '.join(map(str, args.runs))}) or --assignments")
-    human = None
-    if options.human_assignments:
-        from exam_harness.analysis.trec_rag_agreement import load_human_assignments
+                          f"({', '.join(map(str, args.runs))}) or --assignments (put the files among the runs to "
+                          "score them on a nugget file given with --bank)")
+    if args.bank:
+        raise ConfigError("--assignments scores the nuggets the files assigned; leave out --bank (put the files "
+                          "among the runs to score them on the nugget file instead)")
+    for path in args.assignments:
+        check_assignment_file(path)
+    return assignment_banks(args.assignments)
 
-        human = load_human_assignments(options.human_assignments)
-    found = read_assignment_files(args.assignments)
-    for warning in found.warnings:
-        print_notice(f"warning: {warning}")
-    per_topic = per_topic_scores(found.importance_labels())
-    means = run_means(per_topic)
-    width = max(len("run"), *(len(run) for run in means))
-    print(f"{'run':<{width}}  topics  " + "  ".join(f"{key:>8}" for key in TRACK_KEYS))
-    for run in sorted(means):
-        print(f"{run:<{width}}  {len(per_topic[run]):>6}  " + "  ".join(f"{means[run][k]:>8.4f}" for k in TRACK_KEYS))
-    doc: dict[str, object] = {"runs": {run: {"topics": len(per_topic[run]), **means[run]} for run in sorted(means)},
-                              "per_topic": per_topic}
-    if human is not None:
-        from exam_harness.analysis.trec_rag_agreement import assignment_agreement
 
-        agreement = assignment_agreement((row for row in found.machine_rows() if row[3] in LABELS), human)
-        doc["agreement"] = agreement.model_dump()
-        kappa = "n/a" if agreement.kappa is None else f"{agreement.kappa:.4f}"
-        print(f"agreement with {options.human_assignments}: {agreement.pairs} pairs, kappa {kappa}, "
-              f"{agreement.unmatched} of theirs unmatched")
+def write_track_dir(folder: Path, out: WriterInput) -> list[Path]:
+    """``--trec-rag-dir``: per run ``<run>.metrics.jsonl`` and ``<run>.assignments.jsonl`` (nuggetizer's
+    shapes) and ``trec-rag-per-topic.csv`` / ``.txt``, from the document's track scores and assignments."""
+    from exam_harness.io.textio import atomic_write_text
+    from exam_harness.report.trec_rag import track_files
+
     written = []
-    if args.json:
-        atomic_write_text(args.json, json.dumps(doc, indent=1, allow_nan=False) + "\n")
-        written.append(args.json)
-    if args.trec_rag_dir:
-        assigned: dict[str, list[dict[str, object]]] = {run: [{"qid": q, "run_id": run,
-            "nuggets": [{"text": t, "importance": i, "assignment": a} for t, i, a in nuggets]}
-            for q, nuggets in by_topic.items()] for run, by_topic in found.labels.items()}
-        for name, text in {**per_run_files(per_topic, assigned), **per_topic_table(per_topic)}.items():
-            atomic_write_text(args.trec_rag_dir / name, text)
-            written.append(args.trec_rag_dir / name)
-    for path in written:
-        print(f"wrote {path}", file=sys.stdout)
-    return 0
+    for name, text in track_files(out).items():
+        atomic_write_text(folder / name, text)
+        written.append(folder / name)
+    return written

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from exam_harness.config.options import BANK_FILES, RUN_FILES, ExamOptions
 from exam_harness.core.errors import ConfigError
@@ -48,21 +49,26 @@ def show_progress(options: ExamOptions) -> bool:
     return not options.no_progress and sys.stderr.isatty()
 
 
-def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Registries) -> tuple[ExamInputs,
-                                                                                                list[QueryBank]]:
+def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Registries, *,
+                assignments: Sequence[Path] = (), banks: Sequence[QueryBank] = ()) -> tuple[ExamInputs,
+                                                                                            list[QueryBank]]:
+    """The runs (and ``assignments``: nugget assignment files, read as run-side files) and the banks of
+    ``--bank`` followed by ``banks``."""
     run_formats = registries.run_formats
-    if options.trec_rag_fix:
-        from exam_harness.io.formats import trec_rag_fixing
+    if options.trec_rag_fix or options.trec_rag_topics is not None:
+        from exam_harness.io.formats import trec_rag_formats
 
-        run_formats = trec_rag_fixing(run_formats)
+        run_formats = trec_rag_formats(run_formats, options.trec_rag_fix, options.trec_rag_topics)
     inputs = ExamInputs(registries.bank_formats, run_formats)
+    inputs.assignment_files.extend(assignments)
+    given = list(banks)
     # A command runs once: what is loaded now stays until it exits, so the cyclic collector is told
     # to leave it out of its passes (on DL19 ~240k containers, walked by every later full collection).
     # Frozen before the collector resumes: the first allocation after a resume would otherwise start a
     # pass over everything read (DL19: one pass, a thirtieth of the command's CPU time).
     with collector_paused():
         inputs.load_runs(args.runs)
-        banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)]
+        banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)] + given
         gc.freeze()
     if banks and inputs.answers:
         say_dropped_answers(inputs.answers, {bank.query.id for bank in banks})
@@ -81,13 +87,15 @@ def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: se
 
 
 def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True,
-                  adjust: Callable[[ExamData], None] | None = None, registries: Registries | None = None) -> Graded:
+                  adjust: Callable[[ExamData], None] | None = None, registries: Registries | None = None,
+                  assignments: Sequence[Path] = (), banks: Sequence[QueryBank] = ()) -> Graded:
     """Replay the recorded grades (``--grader recorded``, the default, on files that hold some) or grade
     the pool with ``--grader NAME`` through the cache; the plan is made before any grading starts.
     ``adjust`` may change the loaded data before the pool is made (calibrate swaps in other judgments);
-    ``registries``: the command's (default: the current folder's, extensions.py)."""
+    ``registries``: the command's (default: the current folder's, extensions.py); ``assignments`` and
+    ``banks``: see :func:`load_inputs`."""
     registries = registries if registries is not None else cli_registries()
-    inputs, banks = load_inputs(args, options, registries)
+    inputs, banks = load_inputs(args, options, registries, assignments=assignments, banks=banks)
     data = inputs.data
     if adjust is not None:
         adjust(data)
@@ -107,7 +115,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bo
     if not banks:
         raise ConfigError(f"--grader {options.grader} needs --bank BANK_FILE: the test points to grade the passages on")
     grading = open_grading(options, registries, data, where="--min-grade", several=several)
-    cache = GradeCache(options.cache)
+    cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
     with grading:
         try:
             progress = GradingProgress(f"grading with {grading.grader.name}", show_progress(options))
@@ -132,7 +140,7 @@ def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, Gradi
     grader = cli_registries().graders.create(
         options.grader, GraderConfig(model=options.model, options={**options.grader_options, "prompt": "support"},
                                      data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
-    cache = GradeCache(options.cache)
+    cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
     try:
         outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size))
     finally:

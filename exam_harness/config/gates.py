@@ -40,7 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from exam_harness.core.errors import ConfigError
 
@@ -62,8 +62,10 @@ class GateResult(BaseModel):
     gate: str  # the option or check: exam-fail-under, exam-compare-fail, exam-baseline, incomplete-exam, ...
     run: str | None = None
     measure: str | None = None
-    value: float | None = None
-    limit: float | None = None
+    # finite and >= 0 as every number of a report (results/read.py refuses others): a check that could hold a
+    # negative limit would make the session write a report that `exam-harness verdict` then refuses
+    value: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    limit: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     passed: bool
     message: str
 
@@ -171,9 +173,14 @@ class Allowance:
     drop: float
     relative: bool
 
+    def lowest(self, old: float) -> float:
+        """The lowest score the allowance accepts after a reference score ``old``: the reference less the allowed
+        drop, never below 0 (a score is not negative, so a drop larger than the reference allows any score).
+        The verdict stores it as the check's ``limit``, which a report, like every number it holds, keeps >= 0."""
+        return max(0.0, old - (self.drop * old if self.relative else self.drop))
+
     def exceeded(self, old: float, new: float) -> bool:
-        limit = self.drop * old if self.relative else self.drop
-        return old - new > limit + 1e-12
+        return new < self.lowest(old) - 1e-12
 
     def __str__(self) -> str:
         return f"{self.measure}:{self.drop * 100:g}%" if self.relative else f"{self.measure}:{self.drop:g}"

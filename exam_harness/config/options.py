@@ -405,6 +405,11 @@ class ExamOptions:
     cache: Path | None = declare(
         "cache", Path(".exam-cache/grades.sqlite"), "SQLite grade cache file; 'none' keeps grades in memory only",
         path_or_none, group=GRADING, path=True, metavar="PATH")
+    cache_text: str = declare(
+        "cache-text", "keep", "What the grade cache keeps beside each grade: 'keep' (the grader's answer and the "
+        "answer it extracted, each grade's reason in the reports) or 'none' (grades only: no answer text, which may "
+        "quote the graded passage, is stored; a data policy that lets no report text leave the run)",
+        choice("keep", "none"), group=GRADING, metavar="TEXT")
     batch_size: int | None = declare("batch-size", None, "Pairs per grading batch (default: the grader's)",
                                      integer(1, MAX_BATCH_SIZE), group=GRADING, metavar="N")
     device: str | None = declare("device", None, "Device for model graders, e.g. cpu or cuda:0 (default: automatic)",
@@ -553,6 +558,13 @@ class ExamOptions:
         "trec-rag-fix", False, "Read TREC RAG answer files with the track checker's fixes applied (over-long answers "
         "trimmed from the end, out-of-range citations dropped, duplicate references merged) and say what changed "
         "on which line (default: read them as given; the track's errors refuse the file)", group=SCORING, flag=True)
+    trec_rag_topics: Path | None = declare(
+        "trec-rag-topics", None, "The track's topic file (2024: 'id<TAB>text' lines; 2025 and later: JSON lines "
+        "{id, title}), which ragnarok's checkers require: TREC RAG answer files are checked against it as they "
+        "check them (an unknown topic, a changed topic text and a reference that is no MS MARCO v2.1 segment id "
+        "refuse a 2024 file; an unknown narrative_id refuses a 2025 file, a reference of another form is a "
+        "warning there) (default: none, the topic rules are not applied)", Path, group=SCORING, path=True,
+        metavar="FILE")
 
     # evaluate
     official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "

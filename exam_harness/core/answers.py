@@ -41,8 +41,9 @@ class CitedAnswer:
 
     @property
     def text(self) -> str:
-        """The sentences joined by spaces: the one text a nugget is assigned against."""
-        return " ".join(s.text.strip() for s in self.sentences if s.text.strip())
+        """The sentences joined by spaces, as written: the one text a nugget is assigned against (nuggetizer's
+        ``answer_text``, ``" ".join`` of the sentences' texts, ``cli/adapters.py``)."""
+        return " ".join(s.text for s in self.sentences)
 
     @property
     def words(self) -> int:

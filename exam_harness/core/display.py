@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import sys
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 
@@ -43,9 +46,28 @@ def money(value: float) -> str:
     return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"
 
 
+# where notices are also kept while a reader runs (collecting_notices): pytest hides what collection prints
+_KEPT: ContextVar[list[str] | None] = ContextVar("exam_harness_notices", default=None)
+
+
 def print_notice(message: str) -> None:
-    """A notice of the harness on standard error (a warning while reading, a damaged cache row)."""
+    """A notice of the harness on standard error (a warning while reading, a damaged cache row); also kept
+    where :func:`collecting_notices` asks for it."""
+    kept = _KEPT.get()
+    if kept is not None:
+        kept.append(message)
     print(f"exam-harness: {message}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def collecting_notices(into: list[str]) -> Iterator[None]:
+    """Keep every notice said inside the block in ``into`` as well (a pytest session says them again in its
+    summary: what collection prints, pytest's capture hides)."""
+    token = _KEPT.set(into)
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
 
 
 def render_text(renderable: Any, width: int = 100, *, color: bool = False) -> str:

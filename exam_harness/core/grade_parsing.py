@@ -67,6 +67,9 @@ FALLBACK_UNANSWERABLE = "unanswerable text -> 0"
 FALLBACK_OTHER_TEXT = "other text -> 1"
 FALLBACK_NOT_A_GRADE = "no grade digit -> 0"
 FALLBACK_NOT_YES_NO = "neither yes nor no -> 0"
+# a nugget label of a track prompt's answer that is none of the three (an LLM's stray words): nuggetizer keeps
+# it and its calculate_nugget_scores counts it 0
+FALLBACK_STRAY_LABEL = "a label other than support/partial_support/not_support -> 0, as nuggetizer counts it"
 
 
 def read_self_rating(response: str, max_grade: int = 5) -> tuple[int, str | None]:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import operator
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
@@ -310,8 +311,11 @@ class GradeFailure:
 
 @dataclass(frozen=True)
 class GradingRequest:
-    """One (passage, test point) pair to grade, with its query for prompts that need it."""
+    """One (passage, test point) pair to grade, with its query for prompts that need it, and the test points
+    of its bank in bank order (empty where none is known): a grader that asks about several test points of a
+    passage in one prompt places each where its bank puts it (the TREC RAG track's windows of nuggets)."""
 
     query: Query
     test_point: TestPoint
     passage: Passage
+    bank: tuple[TestPoint, ...] = dataclass_field(default=(), compare=False, repr=False)

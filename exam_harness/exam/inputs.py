@@ -45,15 +45,19 @@ class ExamInputs:
         self.warnings: list[str] = []  # what the run-side files warned about as they were read (said on stderr too)
         self.extra_runs: list[Path] = []  # run folders beside the configured ones (a live system's answers)
         self.assignment_files: list[Path] = []  # assignment files named as such, read as if among the runs
+        self.notices: list[str] = []  # what reading the banks said on stderr ("warning: ..."), kept for pytest
+        self._assignment_banks: list[QueryBank] | None = None
         self.system_names: Callable[[], list[str]] = list  # declared systems: runs before they are recorded
 
     # -- banks ---------------------------------------------------------------------------------
     def load_bank_file(self, path: Path) -> list[QueryBank]:
         """The banks of one file (loaded once), through the format that claims it."""
         if path not in self.banks:
+            from exam_harness.core.display import collecting_notices
             from exam_harness.io.banks import load_bank
 
-            banks = load_bank(path, self.bank_formats)
+            with collecting_notices(self.notices):
+                banks = load_bank(path, self.bank_formats)
             self._check_unique_ids(path, banks)
             self.banks[path] = list(banks)
         return self.banks[path]
@@ -92,6 +96,17 @@ class ExamInputs:
             self.warnings = loaded.warnings
             self.answers = loaded.answers
         return self._data
+
+    def assignment_banks(self) -> list[QueryBank]:
+        """The nuggets the assignment files (:attr:`assignment_files`) assigned, one bank per topic (read once):
+        what a session given such files scores (``io/assignments.py``, :func:`assignment_banks`)."""
+        if self._assignment_banks is None:
+            from exam_harness.io.assignments import assignment_banks, check_assignment_file
+
+            for path in self.assignment_files:
+                check_assignment_file(path)
+            self._assignment_banks = assignment_banks(self.assignment_files) if self.assignment_files else []
+        return self._assignment_banks
 
     def forget_runs(self) -> None:
         """Read the run files again on the next :meth:`load_runs` (systems were recorded into them)."""
@@ -148,6 +163,11 @@ def _line_of(path: Path, needle: str) -> int | None:
 
 
 DIRECT_ID_END = "/" + DIRECT_GRADE_SUFFIX
+
+
+def _importance(value: str | None) -> str:
+    """A nugget's TREC RAG importance as the track's scores read it: none given is vital (nuggetizer's default)."""
+    return "vital" if value is None else value
 
 
 def is_direct_id(test_point_id: str) -> bool:
@@ -219,8 +239,9 @@ class ExamView:
                 weights = {t: (self.points[t].weight if t in self.points else 1.0) for t in self.test_points[q]}
             if weights:
                 nuggets[q] = weights
-            kinds: dict[str, str] = {t: self.points[t].importance or "vital" for t in weights if t in self.points}
-            if any(self.points[t].importance for t in kinds):
+            # nuggetizer's reading: a nugget without an importance is vital, any string given ("" too) is kept
+            kinds: dict[str, str] = {t: _importance(self.points[t].importance) for t in weights if t in self.points}
+            if any(self.points[t].importance is not None for t in kinds):
                 importance[q] = kinds
         by_score = tie_order == "score"
         rankings: dict[str, dict[str, list[str]]] = {}

@@ -9,7 +9,7 @@ stored as grades. Everything that shapes a grade goes into :meth:`Grader.spec` a
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -101,6 +101,12 @@ class Grader(abc.ABC):
     def uses_cache(self) -> bool:
         """Whether grades are worth caching (replaying recorded grades is not)."""
         return True
+
+    def call_key(self, request: GradingRequest) -> Hashable | None:
+        """The call that answers ``request`` where one call answers several pairs (the nugget-assignment
+        prompts: one window of a passage's nuggets), else None. The grading pass keeps the pairs of one call
+        in one batch, so a batch boundary never splits a call into two."""
+        return None
 
     def probe(self) -> None:  # noqa: B027  (optional hook: only graders behind a server need it)
         """Check, before the first pair is graded, that grading can work at all (e.g. a server is

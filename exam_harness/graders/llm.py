@@ -31,8 +31,8 @@ nugget-assignment   TREC RAG nugget assignment: up to ``nuggets_per_call``      
                     support (2) / partial_support (1) / not_support (0)
 nugget-assignment-2 the same with support (2) / not_support (0) only              0, 2
 nuggetizer-         the track's own assignment prompts, word for word               0..2
-assignment(-2)      (llm/track_prompts.py), read as nuggetizer reads them: an
-                    out-of-set label fails that nugget only
+assignment(-2)      (llm/track_prompts.py), read as nuggetizer reads them: a
+                    stray label counts 0 (a fallback rule)
 umbrela-zeroshot    UMBRELA's own zero-shot prompt, read as umbrela reads it       0..3
 support             TREC RAG support: does the document (the passage) support     0..2
                     the answer sentence (the test point)? Full Support 2,
@@ -47,7 +47,9 @@ custom:PATH         the prompt in file PATH with ``{question}`` and             
 
 A nugget-assignment answer that is not a list of exactly one allowed label per nugget is asked again
 (:data:`MALFORMED_RETRIES` times), then every nugget of that call fails: it is never read as labels.
-A nugget's grade is cached by (query, nugget, passage) like any grade, whatever nuggets shared its call.
+The nuggets of a passage are asked in nuggetizer's windows (:meth:`LLMGrader._window`: the bank's nuggets
+in order, every copy of a repeated text in its place, ``nuggets_per_call`` at a time), and a nugget's grade
+is cached by (query, passage, its window's texts, its position in it): the call that asked it.
 
 Direct baselines grade the passage against the query text, not against a test point: they need no
 bank, the grading pass still hands them one request per (passage, test point) pair, and every test
@@ -62,7 +64,7 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +75,7 @@ from exam_harness.core.errors import ConfigError
 from exam_harness.core.grade_parsing import (
     FALLBACK_NOT_A_GRADE,
     FALLBACK_NOT_YES_NO,
+    FALLBACK_STRAY_LABEL,
     is_malformed_rating,
     parse_assignment_label,
     parse_assignment_list,
@@ -169,6 +172,15 @@ def resolve_mode(prompt: str, custom_output: str = "self-rating") -> PromptMode:
 
 
 @dataclass
+class _AssignmentCall:
+    """One nugget-assignment prompt: the nugget texts it lists, the requests each position answers."""
+
+    texts: list[str]
+    asked: dict[int, list[int]]  # position in texts -> indices of the requests it answers
+    parts: PromptParts
+
+
+@dataclass
 class _Item:
     """One prompt sent to the backend, shared by every request with the same content."""
 
@@ -198,6 +210,8 @@ class LLMGrader(Grader):
         if nuggets_per_call < 1:
             raise ConfigError(f"grader {name!r}: nuggets_per_call must be at least 1")
         self.nuggets_per_call = nuggets_per_call
+        # id(bank tuple) -> (the tuple, test point id -> (its window's texts, its position)): see _window
+        self._windows: dict[int, tuple[tuple[TestPoint, ...], dict[str, tuple[tuple[str, ...], int]]]] = {}
         self.mode = prompt if isinstance(prompt, PromptMode) else resolve_mode(prompt, custom_output)
         self.name = name
         self.max_new_tokens = max_new_tokens or self.mode.max_new_tokens
@@ -268,7 +282,39 @@ class LLMGrader(Grader):
             payload["gold_answers"] = list(tp.gold_answers)
         if any("{query}" in t.template for t in self.mode.templates):
             payload["query"] = request.query.text
+        if self.mode.output == "assignment" and (window := self._window(request)) is not None:
+            # the nuggets asked beside it shape its label, and a repeated text is asked once per place
+            payload["window"], payload["position"] = list(window[0]), window[1]
         return payload
+
+    def call_key(self, request: GradingRequest) -> Hashable | None:
+        """Nugget assignment: the (query, passage, window) of the call that answers ``request``."""
+        if self.mode.output != "assignment":
+            return None
+        window = self._window(request)
+        return (request.query.text, request.passage.text, None if window is None else window[0])
+
+    def _window(self, request: GradingRequest) -> tuple[tuple[str, ...], int] | None:
+        """The nugget window of ``request`` as nuggetizer's ``assign`` cuts it (``_iter_window_bounds``): its
+        bank's nuggets in bank order, every copy of a repeated text in its place, in windows of
+        ``nuggets_per_call``; (the window's texts, the nugget's position in it). None where the bank is
+        not known (a caller that gives the request alone)."""
+        bank = request.bank
+        if not bank:
+            return None
+        known = self._windows.get(id(bank))
+        if known is None or known[0] is not bank:
+            nuggets = [tp for tp in bank if self.supports(tp) is None]
+            size = self.nuggets_per_call
+            places: dict[str, tuple[tuple[str, ...], int]] = {}
+            for start in range(0, len(nuggets), size):
+                texts = tuple(tp.text for tp in nuggets[start:start + size])
+                for position, tp in enumerate(nuggets[start:start + size]):
+                    places[tp.id] = (texts, position)
+            if len(self._windows) > 4096:  # one entry per bank; a long pass over many banks starts afresh
+                self._windows.clear()
+            known = self._windows[id(bank)] = (bank, places)
+        return known[1].get(request.test_point.id)
 
     # -- grading --------------------------------------------------------------------------
 
@@ -341,8 +387,8 @@ class LLMGrader(Grader):
         return self._grade_items([_Item(template, parts, [0])], [generation], [request])[0]
 
     def _assign(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
-        """Nugget assignment: the nuggets of one (query, passage) asked together, up to
-        ``nuggets_per_call`` per prompt; a malformed list answer is asked again, then fails."""
+        """Nugget assignment: one prompt per window of a (query, passage)'s nuggets (:meth:`_window`; up to
+        ``nuggets_per_call``); a malformed list answer is asked again, then fails."""
         results: list[GradeResult | None] = [None] * len(requests)
         template = self.mode.nugget
         assert template is not None
@@ -353,7 +399,7 @@ class LLMGrader(Grader):
         for attempt in range(1 + MALFORMED_RETRIES):
             if not pending:
                 break
-            generations = self.backend.generate([calls[c][2] for c in pending], max_new_tokens=self.max_new_tokens)
+            generations = self.backend.generate([calls[c].parts for c in pending], max_new_tokens=self.max_new_tokens)
             if len(generations) != len(pending):
                 raise RuntimeError(f"backend answered {len(generations)} prompts for {len(pending)}")
             again: list[int] = []
@@ -362,81 +408,97 @@ class LLMGrader(Grader):
                     failures[c] = gen
                     continue
                 assert isinstance(gen, Generation)
-                grades = self._assignment_grades(gen.text, len(calls[c][0]))
+                grades = self._assignment_grades(gen.text, len(calls[c].texts))
                 if grades is None:
                     failures[c] = GradeFailure(
                         f"malformed response {gen.text.strip()[:80]!r} after {attempt + 1} tries: not a list of "
-                        f"{len(calls[c][0])} labels among {', '.join(self.mode.labels)}")
+                        f"{len(calls[c].texts)} labels among {', '.join(self.mode.labels)}")
                     again.append(c)
                 else:
                     failures.pop(c, None)
                     answers[c] = (grades, gen)
             pending = again
         labels = {grade: label for label, grade in zip(ASSIGNMENT_LABELS_3, (2, 1, 0))}
-        for c, (chunk, by_text, _parts) in enumerate(calls):
+        for c, call in enumerate(calls):
             if c not in answers:
-                for text in chunk:
-                    for i in by_text[text]:
+                for indices in call.asked.values():
+                    for i in indices:
                         results[i] = failures.get(c, GradeFailure("not graded"))
                 continue
             grades, gen = answers[c]
-            made_by_call = sum(len(by_text[text]) for text in chunk)
-            details = dict(self._details(template, gen, made_by_call), nuggets_in_call=len(chunk))
-            for position, (text, grade) in enumerate(zip(chunk, grades)):
-                if isinstance(grade, str):  # the track's parser: a label outside the prompt's fails this nugget alone
-                    failed = GradeFailure(f"label {grade!r} is none of {', '.join(self.mode.labels)}")
-                    for i in by_text[text]:
-                        results[i] = failed
-                    continue
-                made = Grade(grade=grade, grader=self.name, raw_response=gen.text, extracted_answer=labels[grade],
-                             details=dict(details, position=position))
-                for i in by_text[text]:
+            made_by_call = sum(len(indices) for indices in call.asked.values())
+            details = dict(self._details(template, gen, made_by_call), nuggets_in_call=len(call.texts))
+            for position, indices in call.asked.items():
+                grade = grades[position]
+                if isinstance(grade, str):  # the track's reading: a stray label counts 0, as nuggetizer counts it
+                    made = Grade(grade=0, grader=self.name, raw_response=gen.text, extracted_answer=grade,
+                                 details=dict(details, position=position, stray_label=True),
+                                 fallback=FALLBACK_STRAY_LABEL)
+                else:
+                    made = Grade(grade=grade, grader=self.name, raw_response=gen.text, extracted_answer=labels[grade],
+                                 details=dict(details, position=position))
+                for i in indices:
                     results[i] = made
         return [r if r is not None else GradeFailure("not graded") for r in results]
 
     def _assignment_grades(self, text: str, count: int) -> list[int | str] | None:
-        """The grade of each nugget of a call's answer, or the label itself where it is none of the mode's
-        (that nugget fails); None when the answer is no list of ``count`` labels (asked again)."""
+        """The grade of each nugget of a call's answer, or, for the track's prompts, the label itself where
+        it is none of the three (nuggetizer keeps it and counts it 0); None when the answer is no list of
+        ``count`` labels (asked again)."""
         if not self.mode.track:
             found = parse_assignment_list(text, count, self.mode.labels)
             return None if found is None else [*found]
         labels = parse_nuggetizer_labels(text, count)
         if labels is None:
             return None
-        grades = assignment_grades(labels, self.mode.labels)
+        # nuggetizer scores every label alike, whichever prompt asked: partial_support is 0.5 after the
+        # 2-label prompt too (core/metrics.py)
+        grades = assignment_grades(labels, ASSIGNMENT_LABELS_3)
         return [label if grade is None else grade for label, grade in zip(labels, grades)]
 
     def _assignment_calls(self, requests: Sequence[GradingRequest], results: list[GradeResult | None]
-                          ) -> list[tuple[list[str], dict[str, list[int]], PromptParts]]:
-        """The nugget-assignment prompts of ``requests``: per (query, passage), its distinct nugget texts in
-        chunks of ``nuggets_per_call``, with the requests each text answers; unsupported requests get their
-        failure in ``results``."""
+                          ) -> list[_AssignmentCall]:
+        """The nugget-assignment prompts of ``requests``: one per window (:meth:`_window`), with the requests
+        each position answers; a request whose bank is not known is asked among the distinct texts of its
+        (query, passage) in chunks of ``nuggets_per_call``. Unsupported requests get their failure in
+        ``results``."""
         template = self.mode.nugget
         assert template is not None
-        groups: dict[tuple[str, str], dict[str, list[int]]] = {}  # (query, passage) -> nugget text -> requests
+        windows: dict[tuple[str, str, tuple[str, ...]], dict[int, list[int]]] = {}
+        loose: dict[tuple[str, str], dict[str, list[int]]] = {}  # (query, passage) -> nugget text -> requests
         for i, request in enumerate(requests):
             reason = self.supports(request.test_point)
             if reason is not None:
                 results[i] = GradeFailure(reason)
                 continue
-            by_text = groups.setdefault((request.query.text, request.passage.text), {})
-            by_text.setdefault(request.test_point.text, []).append(i)
-        calls: list[tuple[list[str], dict[str, list[int]], PromptParts]] = []
-        for (query, passage), by_text in groups.items():
+            window = self._window(request)
+            if window is None:
+                by_text = loose.setdefault((request.query.text, request.passage.text), {})
+                by_text.setdefault(request.test_point.text, []).append(i)
+            else:
+                asked = windows.setdefault((request.query.text, request.passage.text, window[0]), {})
+                asked.setdefault(window[1], []).append(i)
+        calls = [self._call(template, query, passage, list(texts), asked)
+                 for (query, passage, texts), asked in windows.items()]
+        for (query, passage), by_text in loose.items():
             texts = list(by_text)
             for start in range(0, len(texts), self.nuggets_per_call):
                 chunk = texts[start : start + self.nuggets_per_call]
-                nuggets = (nuggetizer_nugget_list(chunk) if self.mode.track
-                           else json.dumps(chunk, ensure_ascii=False))
-                before, after = template.split(query=query, nuggets=nuggets, count=str(len(chunk)))
-                calls.append((chunk, by_text, PromptParts(before, passage, after)))
+                calls.append(self._call(template, query, passage, chunk,
+                                        {p: by_text[text] for p, text in enumerate(chunk)}))
         return calls
+
+    def _call(self, template: prompts.PromptTemplate, query: str, passage: str, texts: list[str],
+              asked: dict[int, list[int]]) -> _AssignmentCall:
+        nuggets = nuggetizer_nugget_list(texts) if self.mode.track else json.dumps(texts, ensure_ascii=False)
+        before, after = template.split(query=query, nuggets=nuggets, count=str(len(texts)))
+        return _AssignmentCall(texts, asked, PromptParts(before, passage, after))
 
     def prompts_for(self, requests: Sequence[GradingRequest]) -> list[PromptParts]:
         """The (first-stage) prompts grading ``requests`` sends, for dry runs: one per supported request,
         or per call of batched nugget assignment."""
         if self.mode.output == "assignment":
-            return [parts for _, _, parts in self._assignment_calls(requests, [None] * len(requests))]
+            return [call.parts for call in self._assignment_calls(requests, [None] * len(requests))]
         return [p for p in map(self.prompt_for, requests) if p is not None]
 
     def _details(self, template: prompts.PromptTemplate, generation: Generation, shared_by: int = 1

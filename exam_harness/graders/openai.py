@@ -30,6 +30,8 @@ class OpenAIGrader(LLMGrader):
         backend_values = {option.name: values[option.name] for option in OPENAI_OPTIONS}
         if backend_values["system_prompt"] is None and mode.system is not None and backend_values["endpoint"] == "chat":
             backend_values["system_prompt"] = mode.system  # the track's own system message; an explicit one wins
+        if backend_values["fence_context"] is None and mode.track:
+            backend_values["fence_context"] = False  # the track's tools send the passage as it is (fencing is opt-in)
         backend = backend_from_options(config.model, backend_values, need_key=not config.dry_run)
         super().__init__(backend, prompt=mode, name=self.name, max_new_tokens=values["max_new_tokens"],
                          nuggets_per_call=values["nuggets_per_call"], **cost_settings(self.name, values))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -113,6 +113,9 @@ class SampleGrader(Grader):
 
     def uses_cache(self) -> bool:
         return self.grader.uses_cache()
+
+    def call_key(self, request: GradingRequest) -> Hashable | None:
+        return self.grader.call_key(request)
 
     def probe(self) -> None:
         self.grader.probe()

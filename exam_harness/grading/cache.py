@@ -149,14 +149,17 @@ class GradeCache:
     """
 
     def __init__(self, path: str | Path | None, *, notify: Callable[[str], None] = print_notice,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, keep_text: bool = True) -> None:
         self.path = Path(path) if path is not None else None
+        # False: a grade is stored without the grader's answer and extracted answer (--cache-text none)
+        self.keep_text = keep_text
         self.damaged = 0
         self.write_error: str | None = None
         self.notices: list[str] = []
         self._notify = notify
         self._lock = threading.Lock()
         self._schema = SCHEMA_VERSION
+        self._unborn: Path | None = None  # a file to create with the first grade stored (none exists yet)
         if self.path is None:
             self._db = _connect(":memory:")
             self._create_schema()
@@ -171,7 +174,12 @@ class GradeCache:
         """Inspect the file before anything is written to it, then open it for writing if we can."""
         found = inspect_cache_file(path)
         why_not = _why_not_writable(path)
-        if why_not is None:
+        if why_not is None and found is None and not path.exists():
+            # created with the first grade stored: a command refused before grading leaves no empty file behind
+            self._unborn = path
+            self._db = _connect(":memory:")
+            self._create_schema()
+        elif why_not is None:
             self._open_writable(path, found)
         elif found is None:
             raise ConfigError(
@@ -228,6 +236,15 @@ class GradeCache:
             f"grade cache {path}: {why}; its grades are used, but the grades of this run are not stored. "
             "Make it writable, or point --exam-cache at a writable copy, to keep them"
         )
+
+    def _be_born(self) -> None:
+        """Create the cache file that was not there when opened (its first grades are about to be stored);
+        until now the grades were looked up in an empty database: there were none."""
+        if self._unborn is None:
+            return
+        path, self._unborn = self._unborn, None
+        self._db.close()
+        self._open_writable(path, inspect_cache_file(path))  # another process may have made it since
 
     def _upgrade(self, path: Path) -> None:
         """Create or migrate the tables, in one transaction, deciding again under the write lock:
@@ -409,9 +426,10 @@ class GradeCache:
             return True
         if self.write_error is not None:
             return False
-        rows = sorted(_row_of(key, grade) for key, grade in grades.items())
+        rows = sorted(_row_of(key, grade if self.keep_text else _without_text(grade)) for key, grade in grades.items())
         with self._lock:
             try:
+                self._be_born()
                 with self._transaction():
                     _insert(self._db, "grades", rows)
             except sqlite3.Error as exc:
@@ -498,6 +516,7 @@ class GradeCache:
             return False
         with self._lock:
             try:
+                self._be_born()
                 with self._transaction():
                     _insert(self._db, "grades", list(rows))
             except sqlite3.Error as exc:
@@ -681,6 +700,18 @@ def _insert(db: sqlite3.Connection, table: str, rows: list[Row]) -> int:
 def _cut(text: str | None) -> str | None:
     # Grade cuts its texts when validated; a Grade built without validation is cut here.
     return text[: Grade.MAX_TEXT_CHARS] if text is not None else None
+
+
+def _without_text(grade: Grade) -> Grade:
+    """``grade`` without the texts a grader's answer holds (the answer, what was extracted from it), which may
+    quote the graded passage: what ``--cache-text none`` stores."""
+    return grade.model_copy(update={"raw_response": None, "extracted_answer": None,
+                                    "details": {k: v for k, v in grade.details.items() if not isinstance(v, str)
+                                                or k in _KEPT_DETAILS}})
+
+
+# details that name the grader, never quote an answer: kept by --cache-text none
+_KEPT_DETAILS = frozenset({"prompt_class", "prompt", "model", "revision", "decided_by"})
 
 
 def _row_of(key: str, grade: Grade) -> Row:

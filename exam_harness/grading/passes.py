@@ -16,7 +16,7 @@ import itertools
 import operator
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -82,6 +82,23 @@ class GradingOutcome:
             self.fallbacks[pair] = fallback
 
 
+def say_stray_labels(grader: Grader, outcome: GradingOutcome) -> None:
+    """One warning line on stderr when the track's prompts got labels that are none of the three (an LLM's
+    stray words): each counts 0, as nuggetizer counts it, read by a fallback rule (docs/trec-rag.md)."""
+    from exam_harness.core.grade_parsing import FALLBACK_STRAY_LABEL
+
+    strays = Counter(str(outcome.answers.get(pair)) for pair, rule in outcome.fallbacks.items()
+                     if rule == FALLBACK_STRAY_LABEL)
+    if strays:
+        from exam_harness.core.display import print_notice
+
+        shown = ", ".join(f"{label!r} x{n}" for label, n in strays.most_common(5))
+        more = f" and {len(strays) - 5} other(s)" if len(strays) > 5 else ""
+        print_notice(f"warning: grader {grader.name!r}: {sum(strays.values())} nugget label(s) other than "
+                     f"support/partial_support/not_support ({shown}{more}): each counts 0, as nuggetizer counts "
+                     "it (a fallback rule: --exam-strict-fallbacks refuses them)")
+
+
 def in_shard(key: str, shard: tuple[int, int]) -> bool:
     """Whether the pair of cache ``key`` (a hex digest) is in shard ``(i, n)``: its first 64 bits mod n."""
     index, count = shard
@@ -124,7 +141,7 @@ def pool_pairs(
             for tp in bank.test_points:
                 if (pid, tp.id) not in seen:
                     seen.add((pid, tp.id))
-                    requests.append(GradingRequest(bank.query, tp, passage))
+                    requests.append(GradingRequest(bank.query, tp, passage, bank.test_points))
     return requests
 
 
@@ -317,6 +334,27 @@ class _Store:
 DEFAULT_CHUNK_SIZE = 256  # pairs per grader call when neither --batch-size nor the grader says
 
 
+def call_batches(grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]], todo: Sequence[str],
+                 chunk_size: int) -> list[list[str]]:
+    """``todo`` cut into batches of about ``chunk_size`` keys that never split one call of the grader
+    (:meth:`~exam_harness.graders.base.Grader.call_key`: a batch closes only between calls, so it may hold
+    a few keys more): the keys of one call come together, in the order of their first key."""
+    calls: dict[Hashable, list[str]] = {}
+    for key in todo:
+        call = grader.call_key(by_key[key][0])
+        calls.setdefault(key if call is None else (call,), []).append(key)
+    batches: list[list[str]] = []
+    current: list[str] = []
+    for keys in calls.values():
+        current.extend(keys)
+        if len(current) >= chunk_size:
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    return batches
+
+
 def chunk_size_for(grader: Grader, batch_size: int | None) -> int:
     """Pairs per grader call: ``batch_size`` when given, else the grader's own ``chunk_size``, else the default."""
     return batch_size or grader.chunk_size or DEFAULT_CHUNK_SIZE
@@ -387,8 +425,11 @@ def run_grading_pass(
     if meter is not None:
         chunk_size = meter.batch_size(chunk_size)  # under max_cost: what is spent is checked every few calls
     try:
-        for start in range(0, len(todo), chunk_size):
-            keys = todo[start : start + chunk_size]
+        done_before = 0
+        batches = call_batches(grader, by_key, todo, chunk_size)
+        todo = [key for keys in batches for key in keys]  # the batches' order: what is left is the tail
+        for keys in batches:
+            start, done_before = done_before, done_before + len(keys)
             batch = [by_key[key][0] for key in keys]
             over_budget = meter is not None and _cut_to_budget(meter, batch, keys, spent_from)
             try:
@@ -431,6 +472,7 @@ def run_grading_pass(
         if meter is not None and cost is not None:
             cost.session = meter.used() - used_before
     outcome.cache_notices = list(cache.notices)
+    say_stray_labels(grader, outcome)
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
     outcome.seconds = time.perf_counter() - started

@@ -27,11 +27,15 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import FilePart, check_run_name, check_word
 from exam_harness.io.textio import iter_json_lines
+
+if TYPE_CHECKING:
+    from exam_harness.core.models import QueryBank
 
 LABELS = ("support", "partial_support", "not_support")
 LABEL_GRADES = {"support": 2, "partial_support": 1, "not_support": 0}
@@ -48,6 +52,7 @@ class AssignmentSet:
     labels: Assigned = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     origin: dict[tuple[str, str], tuple[Path, int]] = field(default_factory=dict)
+    queries: dict[str, str] = field(default_factory=dict)  # topic -> the query text of its first line
 
     def importance_labels(self) -> dict[str, dict[str, list[tuple[str, str]]]]:
         """run -> topic -> (importance, label) per nugget: what the track's scores read."""
@@ -100,6 +105,10 @@ def _read_one(path: Path, found: AssignmentSet) -> None:
             raise fail(f"a second assignment of run {quoted(run)} to topic {quoted(qid)} "
                        f"(first at {first}:{first_line})", "qid", qid, "one line per run and topic")
         found.origin[key] = (path, lineno)
+        query = record.get("query", "")
+        if not isinstance(query, str):
+            raise fail("query must be a string", "query", quoted(query), "the topic's query text")
+        found.queries.setdefault(key[1], query)
         nuggets: list[tuple[str, str, str]] = []
         for i, nugget in enumerate(record["nuggets"]):
             where = f"nuggets[{i}]"
@@ -124,6 +133,51 @@ def _read_one(path: Path, found: AssignmentSet) -> None:
         found.warnings.append(f"{path}: {sum(odd.values())} nugget(s) with a label other than "
                               f"{'/'.join(LABELS)} ({words}; lines {', '.join(map(str, odd_lines[:10]))}): "
                               "each counts 0, as nuggetizer scores it")
+
+
+def assignment_banks(paths: Iterable[Path]) -> list[QueryBank]:
+    """The nuggets the files assigned, as one nugget bank per topic: its lines' nuggets (text and importance,
+    in file order, every copy of a repeated text; ids by the nugget file's rule), each line's labels then
+    being recorded grades of exactly these nuggets. The lines of one topic must list the same nuggets (as
+    nuggetizer's assign step writes them from one nugget file): a pytest session and the evaluation document
+    hold one nugget list per topic, so a line that lists others is an input error naming both lines."""
+    from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id
+    from exam_harness.io.nuggetizer import nugget_weight
+    from exam_harness.io.parts import model_errors
+
+    found = read_assignment_files(paths)
+    first: dict[str, tuple[str, str]] = {}  # topic -> the (run, topic) whose line gives its nuggets
+    banks: list[QueryBank] = []
+    for (run, qid), (path, lineno) in found.origin.items():
+        nuggets = [(text, importance) for text, importance, _label in found.labels[run][qid]]
+        if qid in first:
+            other = first[qid]
+            theirs = [(text, importance) for text, importance, _label in found.labels[other[0]][other[1]]]
+            if nuggets != theirs:
+                at = next((i for i, (a, b) in enumerate(zip(nuggets, theirs)) if a != b),
+                          min(len(nuggets), len(theirs)))
+                first_path, first_line = found.origin[other]
+                raise InputError(
+                    f"topic {quoted(qid)} lists other nuggets than at {first_path}:{first_line} (from nuggets[{at}] "
+                    "on): the files' nuggets are scored, one list per topic", path=path, line=lineno,
+                    field=f"nuggets[{at}]", expected="the same nuggets (text, importance) in every line of a topic, "
+                    "as nuggetizer's assign writes them from one nugget file")
+            continue
+        first[qid] = (run, qid)
+        if not nuggets:
+            continue  # nothing was assigned: nothing to score (as a nugget file's topic without nuggets)
+        points: list[TestPoint] = []
+        seen: dict[str, int] = {}
+        with model_errors(path, lineno, "nuggets"):
+            for text, importance in nuggets:
+                base = test_point_id(qid, text)
+                seen[base] = seen.get(base, 0) + 1
+                tid = base if seen[base] == 1 else f"{base}~{seen[base]}"  # the nugget file's rule for repeats
+                points.append(TestPoint(id=tid, query_id=qid, kind="nugget", text=text,
+                                        weight=nugget_weight(importance), importance=importance))
+            banks.append(QueryBank(query=Query(id=qid, text=found.queries.get(qid) or qid), test_points=tuple(points),
+                                   source=str(path)))
+    return banks
 
 
 def is_assignment_record(value: object) -> bool:

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from exam_harness.core.models import QueryBank
 from exam_harness.core.registry import Registry
 from exam_harness.io.parts import FilePart
 from exam_harness.io.textio import base_name, is_gz
+
+if TYPE_CHECKING:
+    from exam_harness.io.trec_rag import TrackTopics
 
 HAND_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -138,6 +141,7 @@ class WorkbenchParagraphs:
 
     collection: bool = False
     fix: bool = False
+    topics: TrackTopics | None = None  # the track's topic file: checked against it (--trec-rag-topics)
 
     def claims(self, path: Path) -> bool:
         return base_name(path).endswith(".jsonl") and not _run_side_jsonl(base_name(path))
@@ -149,7 +153,7 @@ class WorkbenchParagraphs:
 
         first = first_json_line(path)
         if is_rag_answer_record(first):
-            return read_rag_answers(path, fix=self.fix)
+            return read_rag_answers(path, fix=self.fix, topics=self.topics)
         from exam_harness.io.assignments import is_assignment_record, read_assignment_part
 
         if is_assignment_record(first):
@@ -157,16 +161,27 @@ class WorkbenchParagraphs:
         return read_paragraph_file(path)
 
 
-def trec_rag_fixing(formats: Registry[RunFormat]) -> Registry[RunFormat]:
-    """``formats`` with TREC RAG answer files read with the track checker's fixes applied (``--trec-rag-fix``)."""
-    fixing: Registry[RunFormat] = Registry(formats.kind)
+def trec_rag_reading(formats: Registry[RunFormat], *, fix: bool = False,
+                     topics: TrackTopics | None = None) -> Registry[RunFormat]:
+    """``formats`` with TREC RAG answer files read with the track checker's fixes applied (``fix``:
+    ``--trec-rag-fix``) and checked against the track's topic file (``topics``: ``--trec-rag-topics``)."""
+    reading: Registry[RunFormat] = Registry(formats.kind)
     descriptions = formats.describe()
     for name in formats:
         entry = formats.get(name)
         if isinstance(entry, WorkbenchParagraphs):
-            entry = replace(entry, fix=True)
-        fixing.register(name, entry, descriptions[name])
-    return fixing
+            entry = replace(entry, fix=fix, topics=topics)
+        reading.register(name, entry, descriptions[name])
+    return reading
+
+
+def trec_rag_formats(formats: Registry[RunFormat], fix: bool, topics_file: Path | None) -> Registry[RunFormat]:
+    """The run formats a front end reads with, by its ``trec_rag_fix`` and ``trec_rag_topics`` options."""
+    if not fix and topics_file is None:
+        return formats
+    from exam_harness.io.trec_rag import read_track_topics
+
+    return trec_rag_reading(formats, fix=fix, topics=None if topics_file is None else read_track_topics(topics_file))
 
 
 def builtin_bank_formats() -> Registry[BankFormat]:

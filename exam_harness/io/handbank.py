@@ -10,7 +10,7 @@ queries:
       - text: How often do high tides occur each day? # text, answers, choices, required, weight, id
         answers: [twice, two times]
     nuggets:
-      - gravitational pull of the moon               # or a mapping: text, weight, required, id
+      - gravitational pull of the moon               # or a mapping: text, weight, required, id, importance
     facets:                                          # optional subtopics, each its own bank
       - id: f1
         text: tidal energy
@@ -60,8 +60,8 @@ from exam_harness.io.textio import atomic_write_text
 TOP_KEYS = ("secret", "queries")
 QUERY_KEYS = ("id", "text", "questions", "nuggets", "facets")
 FACET_KEYS = ("id", "text", "questions", "nuggets")
-QUESTION_KEYS = ("text", "answers", "choices", "required", "weight", "id")
-NUGGET_KEYS = ("text", "weight", "required", "id")
+QUESTION_KEYS = ("text", "answers", "choices", "required", "weight", "id", "importance")
+NUGGET_KEYS = ("text", "weight", "required", "id", "importance")
 FACET_SEPARATOR = " / "
 POINT_LISTS: tuple[tuple[str, TestPointKind], ...] = (("questions", "question"), ("nuggets", "nugget"))
 
@@ -236,6 +236,12 @@ class _Reader:
                     fields["required"] = expect_bool(required, path, "required")
             if "weight" in values:
                 fields["weight"] = expect_number(values["weight"], path, "weight", minimum=0.0)
+            if "importance" in values:  # a TREC RAG nugget's importance, any string as nuggetizer keeps it
+                node_value = values["importance"]
+                if node_value.kind != SCALAR or not isinstance(node_value.value, str):
+                    raise InputError("a nugget importance must be a string", path=path, line=node_value.line,
+                                     field="importance", expected="'vital', 'okay' or another word")
+                fields["importance"] = node_value.value
             given_id = expect_text(values["id"], path, "id", word=True) if "id" in values else None
             id_line = values["id"].line if "id" in values else node.line
         elif node.kind == SCALAR:
@@ -313,6 +319,8 @@ def _point_entry(tp: TestPoint) -> Any:
         entry["required"] = list(tp.required_runs) if tp.required_runs else True
     if tp.weight != 1.0:
         entry["weight"] = tp.weight
+    if tp.importance is not None:
+        entry["importance"] = tp.importance
     if tp.id != test_point_id(tp.query_id, tp.text, tp.facet_id):
         entry["id"] = tp.id
     return tp.text if list(entry) == ["text"] else entry

@@ -5,10 +5,12 @@ Read with nuggetizer's own semantics (castorini/nuggetizer ``cli/adapters.py``,
 ``scored_nuggets_from_record``; ``core/metrics.py``, ``calculate_nugget_scores``): the importance is
 whatever word the file holds (nuggetizer writes its scorer's word lowercased, so real files hold
 ``failed``, ``not_relevant``, ... beside ``vital`` and ``okay``), a missing one is ``vital``, and only
-``vital`` is vital; a nugget text given twice for one query is kept twice (nuggetizer scores both). Each
-nugget becomes a nugget test point with its importance kept (``TestPoint.importance``) and the TREC QA
-weight nugget F reads (vital 1, anything else 0: see measures.nuggets). Ids follow the method's rule
-(``qid/md5(text)``; the n-th repeat of a text gets ``~n``). A query without nuggets is skipped (nothing
+``vital`` is vital; an importance that is no single word (``active learning``) or empty (``""``) is read as
+nuggetizer reads it, a string that is not ``vital`` (A counts it, V and W do not); a nugget text given twice
+for one query is kept twice (nuggetizer scores both). Each nugget becomes a nugget test point with its
+importance kept (``TestPoint.importance``) and the TREC QA weight nugget F reads (vital 1, anything else
+0: see measures.nuggets). Ids follow the method's rule (``qid/md5(text)``; the n-th repeat of a text gets
+``~n``). A query without nuggets is skipped (nothing
 to assign). These oddities are warnings, each kind said in one line per file; a malformed line is an
 input error.
 """
@@ -52,14 +54,22 @@ def load_nuggetizer_bank(path: Path, notify: Callable[[str], None] | None = None
     return banks
 
 
+def _counted(values: Counter[str]) -> str:
+    return ", ".join(f"{word!r} x{n}" for word, n in sorted(values.items()))
+
+
 def nuggetizer_warnings(path: Path, other_importance: Counter[str], repeats: list[int],
-                        empty: list[int]) -> list[str]:
+                        empty: list[int], odd_importance: Counter[str] | None = None) -> list[str]:
     """One line per kind of oddity in a nugget file."""
     out = []
     if other_importance:
-        words = ", ".join(f"{word!r} x{n}" for word, n in sorted(other_importance.items()))
         out.append(f"{path}: {sum(other_importance.values())} nugget(s) of an importance other than vital/okay "
-                   f"({words}): kept, not vital, and outside W's okay weight (as nuggetizer scores them)")
+                   f"({_counted(other_importance)}): kept, not vital, and outside W's okay weight (as nuggetizer "
+                   "scores them)")
+    if odd_importance:
+        out.append(f"{path}: {sum(odd_importance.values())} nugget(s) whose importance is no single word "
+                   f"({_counted(odd_importance)}): kept as written, not vital, counted in A only (nuggetizer "
+                   "compares the importance with 'vital' and scores them so)")
     if repeats:
         out.append(f"{path}: {len(repeats)} nugget text(s) repeated within a query (lines "
                    f"{', '.join(map(str, sorted(set(repeats))[:10]))}): each kept and scored, as nuggetizer does")
@@ -74,6 +84,7 @@ def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
     banks: list[QueryBank] = []
     lines: dict[str, int] = {}
     other_importance: Counter[str] = Counter()
+    odd_importance: Counter[str] = Counter()  # multi-word or empty: nuggetizer reads any string
     repeats: list[int] = []
     empty: list[int] = []
     for lineno, record in iter_json_lines(path):
@@ -101,12 +112,13 @@ def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
             if not isinstance(nugget, dict) or not isinstance(nugget.get("text"), str) or not nugget["text"].strip():
                 raise fail("a nugget must be an object with a non-empty text", where, quoted(nugget),
                            '{"text", "importance"}')
-            importance = nugget.get("importance", VITAL)
-            if not isinstance(importance, str) or check_word(importance, "importance") is not None:
-                raise fail("a nugget importance must be a word", f"{where}.importance", quoted(importance),
-                           " or ".join(map(repr, IMPORTANCES)) + " (any other word is read as not vital)")
+            importance = nugget.get("importance", VITAL)  # a missing one is vital (scored_nuggets_from_record)
+            if not isinstance(importance, str):
+                raise fail("a nugget importance must be a string", f"{where}.importance", quoted(importance),
+                           " or ".join(map(repr, IMPORTANCES)) + " (any other string is read as not vital)")
             if importance not in IMPORTANCES:
-                other_importance[importance] += 1
+                odd = not importance.strip() or check_word(importance, "importance") is not None
+                (odd_importance if odd else other_importance)[importance] += 1
             tid = base = test_point_id(qid, nugget["text"])
             repeat = 1
             while tid in points:
@@ -126,13 +138,13 @@ def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
     if not banks:
         raise InputError("empty nugget file" if not empty else "no query of the nugget file has nuggets",
                          path=path, line=1, expected="one JSON object per query with its nuggets")
-    return banks, nuggetizer_warnings(path, other_importance, repeats, empty)
+    return banks, nuggetizer_warnings(path, other_importance, repeats, empty, odd_importance)
 
 
 def nuggetizer_record(bank: QueryBank) -> dict[str, Any]:
     """A bank's nuggets as a nuggetizer line (a nugget without importance is written as vital)."""
     return {"query": bank.query.text, "qid": bank.query.id,
-            "nuggets": [{"text": tp.text, "importance": tp.importance or "vital"}
+            "nuggets": [{"text": tp.text, "importance": VITAL if tp.importance is None else tp.importance}
                         for tp in bank.test_points if tp.kind == "nugget"]}
 
 

@@ -1,7 +1,10 @@
 """trec_eval qrels files: ``query_id iteration passage_id label`` lines.
 
 Written sorted by (query, passage) through the one atomic writer, so equal labels give equal bytes;
-read back with the line of any bad entry named.
+read back with the line of any bad entry named. The TREC 2025 RAG track's relevance-judgment subtask
+takes six columns, ``topic_id Q0 segment_id judgment confidence run_id`` (TREC-RAG/trec-rag.github.io,
+``docs/_posts/2025-06-27-2025-track-guidelines.md``, "Relevance Judgment Subtask", output format):
+:func:`judgments_text` writes them and :func:`read_qrels` reads them too (the label is the judgment).
 """
 
 from __future__ import annotations
@@ -39,6 +42,19 @@ def qrels_text(qrels: Mapping[str, Mapping[str, int]]) -> str:
     return "".join(lines)
 
 
+def judgments_text(qrels: Mapping[str, Mapping[str, int]], run_id: str,
+                   confidence: Mapping[tuple[str, str], float] | None = None) -> str:
+    """The relevance-judgment subtask's file: ``qid Q0 pid judgment confidence run_id`` lines sorted by
+    (qid, pid); a pair without a ``confidence`` gets 1, as the guidelines ask where none applies."""
+    _check_id(run_id, "run_id")
+    lines: list[str] = []
+    for line in qrels_text(qrels).splitlines():
+        qid, _zero, pid, label = line.split()
+        value = (confidence or {}).get((qid, pid), 1)
+        lines.append(f"{qid} Q0 {pid} {label} {value:g} {run_id}\n")
+    return "".join(lines)
+
+
 def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Path:
     """Write ``qrels`` atomically (see :func:`qrels_text`)."""
     path = Path(path)
@@ -55,15 +71,18 @@ def relevance_out_of_range(path: str | Path, line: int | None, field: str, label
 
 
 def read_qrels(path: str | Path) -> Qrels:
-    """Read a trec qrels file (``qid iteration pid label``); blank lines are skipped."""
+    """Read a trec qrels file (``qid iteration pid label``), or the relevance-judgment subtask's six columns
+    (``qid Q0 pid judgment confidence run_id``: the judgment is the label); blank lines are skipped."""
     path = Path(path)
     qrels: Qrels = {}
     for lineno, line in iter_lines(path, "MAX_FIELDS_LINE_BYTES"):
-        fields = line_columns(line, path, lineno, 4, "field", "expected 4 fields, found {n}",
-                              "'query_id iteration passage_id label'")
+        count = 6 if len(line.split()) == 6 else 4
+        fields = line_columns(line, path, lineno, count, "field", "expected 4 fields, found {n}",
+                              "'query_id iteration passage_id label' (or the relevance-judgment subtask's "
+                              "'topic_id Q0 segment_id judgment confidence run_id')")
         if not fields:
             continue
-        qid, _, pid, label_text = fields
+        qid, _, pid, label_text = fields[:4]
         try:
             label = int(label_text)
         except ValueError:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,17 +48,24 @@ RUN_TYPES = ("automatic", "manual")
 FORMATS = ("2024", "2025")
 FIELDS_2024 = ("run_id", "topic_id", "topic", "references", "response_length", "answer")
 METADATA_KEYS_2025 = ("team_id", "run_id", "narrative_id")
+# the MS MARCO v2.1 segment id, as both years' checkers match a reference (ragnarok scripts/rag24_validation.py
+# and rag25_validation.py, MARCODOC): an error in 2024, a warning in 2025; applied with the track's topic file
+MARCODOC = re.compile(r"^msmarco_v2\.1_doc_\d+_\d+#\d+_\d+$")
 
 # warning kinds: key -> what one line per file says after "<n> line(s) ..."
 WARNINGS = {
     "long": "hold an answer over 400 words (the 2024 checker warns and its fix trims sentences from the end; "
             "read as given unless --trec-rag-fix)",
+    "long_fixed": "hold an answer over 400 words (the 2024 checker warns): trimmed from the end as its fix "
+                  "does (--trec-rag-fix), each line's change said below",
     "length": "report a response_length other than the answer's words (the 2024 checker warns)",
     "long_reported": "report a response_length over 400 (the 2024 checker warns)",
     "dup_citation": "cite one reference twice in a sentence (the 2024 checker warns; read once)",
     "no_type": "lack the optional metadata.type (the 2025 validator warns)",
     "no_narrative": "lack the optional metadata.narrative (the 2025 validator warns)",
     "no_prompt": "lack the optional metadata.prompt (the 2025 validator warns)",
+    "not_marcodoc": "hold a reference that is no MS MARCO v2.1 segment id (the 2025 validator warns: "
+                    "rag25_validation.py, MARCODOC)",
 }
 
 
@@ -79,6 +87,53 @@ def _is_index(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+@dataclass(frozen=True)
+class TrackTopics:
+    """The track's topic file, which ragnarok's checkers require (``-f`` / ``--topics``): topic id -> text."""
+
+    path: Path
+    texts: tuple[tuple[str, str], ...]
+
+    def text_of(self) -> dict[str, str]:
+        return dict(self.texts)
+
+
+def read_track_topics(path: Path) -> TrackTopics:
+    """A topic file as ragnarok's checkers read one: 2024 ``id<TAB>text`` lines (rag24_validation.py,
+    ``load_topics``), 2025 and later JSON lines with ``id`` and ``title`` (rag25_validation.py,
+    ``load_topic_ids``; its topic id is ``str(id)``). A line of neither shape is an input error naming it
+    (the 2024 checker stops on it; the 2025 validator skips it with a message)."""
+    from exam_harness.io.textio import iter_lines
+
+    texts: dict[str, str] = {}
+    for lineno, raw in iter_lines(Path(path)):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not a JSON object ({exc.msg})", path=path, line=lineno,
+                                 expected='{"id", "title"} (2025) or id<TAB>text (2024)') from None
+            if not isinstance(record, dict) or "id" not in record or not isinstance(record.get("title"), str):
+                raise InputError("a topic line needs an id and a title", path=path, line=lineno,
+                                 field="title" if isinstance(record, dict) and "id" in record else "id",
+                                 expected='{"id", "title"} (rag25_validation.py, load_topic_ids)')
+            topic, text = str(record["id"]), record["title"]
+        else:
+            parts = line.split("\t")
+            if len(parts) != 2:
+                raise InputError("a topic line is id<TAB>text", path=path, line=lineno, field="line",
+                                 value=quoted(line), expected="one tab (rag24_validation.py, load_topics)")
+            topic, text = parts
+        texts[topic] = text
+    if not texts:
+        raise InputError("the topic file holds no topic", path=path, line=1,
+                         expected="id<TAB>text lines (2024) or {\"id\", \"title\"} lines (2025)")
+    return TrackTopics(Path(path), tuple(texts.items()))
+
+
 @dataclass
 class RagFileCheck:
     """The account of one answer file: warnings by kind (their lines), fixes per line, the fixed records."""
@@ -90,6 +145,8 @@ class RagFileCheck:
     fixed: list[dict[str, Any]] = field(default_factory=list)
     run_tag: str | None = None  # 2024: the first line's run_id (another one is an error)
     citation_kind: tuple[str, int] | None = None  # 2025: ("index" | "segment id", first line)
+    topics: TrackTopics | None = None  # the track's topic file: its rules apply (--trec-rag-topics)
+    answered: set[str] = field(default_factory=set)  # 2024 topics answered, for the topic file's missing ones
 
     def warn(self, kind: str, lineno: int) -> None:
         lines = self.warned.setdefault(kind, [])
@@ -248,10 +305,19 @@ def _parse_2024(record: dict[str, Any], line: _Line, check: RagFileCheck) -> Cit
     query = record["topic"]
     if not isinstance(query, str):
         raise line.fail("the topic text must be a string", "topic", quoted(query), "the query text")
+    if check.topics is not None:
+        _check_topic_2024(qid, query, line, check.topics)
+        check.answered.add(qid)
     reported = record["response_length"]
     if not _is_index(reported):
         raise line.fail("response_length must be an integer", "response_length", quoted(reported), "the words")
     refs = _references(record, line)
+    if check.topics is not None:
+        for i, ref in enumerate(refs):
+            if not MARCODOC.match(ref):
+                raise line.fail("the reference is no MS MARCO v2.1 segment id (an error in the 2024 checker: "
+                                "rag24_validation.py, 'Invalid reference docno')", f"references[{i}]", quoted(ref),
+                                "msmarco_v2.1_doc_<n>_<n>#<n>_<n>")
     sentences = _sentences(record, line)
     if len(set(refs)) != len(refs):
         if not check.fix:
@@ -266,14 +332,17 @@ def _parse_2024(record: dict[str, Any], line: _Line, check: RagFileCheck) -> Cit
         check.warn("long_reported", line.lineno)
     cited = _resolve(sentences, refs, line, check, segment_ids=False)
     words = sum(word_count(s.text.strip()) for s in sentences)
-    if words > MAX_WORDS:
-        check.warn("long", line.lineno)
+    long = words > MAX_WORDS
+    if long:
+        check.warn("long_fixed" if check.fix else "long", line.lineno)
         if check.fix:
             sentences = _trim(sentences, line, check)
             cited = cited[:len(sentences)]
             words = sum(word_count(s.text.strip()) for s in sentences)
+    # the checker's fix of a long answer sets response_length before it compares: no warning of its own then
     if words != reported:
-        check.warn("length", line.lineno)
+        if not long:
+            check.warn("length", line.lineno)
         if check.fix:
             check.fixed_line(line.lineno, f"response_length {reported} -> {words}")
     if check.fix:
@@ -292,6 +361,10 @@ def _parse_2025(record: dict[str, Any], line: _Line, check: RagFileCheck) -> Cit
             raise line.fail(f"metadata lacks {key}", f"metadata.{key}", None, ", ".join(METADATA_KEYS_2025))
     run = line.run_name(meta["run_id"], "metadata.run_id")
     qid = line.word(meta["narrative_id"], "metadata.narrative_id", "narrative_id")
+    if check.topics is not None and qid not in check.topics.text_of():
+        raise line.fail(f"narrative_id {quoted(qid)} is not in the topic file {check.topics.path} (an error in the "
+                        "2025 validator: rag25_validation.py, validate_entry)", "metadata.narrative_id", qid,
+                        "a topic id of the topic file")
     if "type" not in meta:
         check.warn("no_type", line.lineno)
     elif meta["type"] not in RUN_TYPES:
@@ -303,6 +376,8 @@ def _parse_2025(record: dict[str, Any], line: _Line, check: RagFileCheck) -> Cit
     if not isinstance(query, str):
         raise line.fail("the narrative must be a string", "metadata.narrative", quoted(query), "the query text")
     refs = _references(record, line)
+    if check.topics is not None and not all(MARCODOC.match(ref) for ref in refs):
+        check.warn("not_marcodoc", line.lineno)
     sentences = _sentences(record, line)
     kinds = {"segment id" if isinstance(c, str) else "index" for s in sentences for c in s.citations}
     if len(kinds) > 1:
@@ -333,6 +408,20 @@ def _parse_2025(record: dict[str, Any], line: _Line, check: RagFileCheck) -> Cit
     metadata["format"] = "2025"
     return CitedAnswer(run=run, query_id=qid, query=query, references=tuple(refs), sentences=tuple(cited),
                        metadata=metadata)
+
+
+def _check_topic_2024(qid: str, query: str, line: _Line, topics: TrackTopics) -> None:
+    """The 2024 checker's topic rules (rag24_validation.py, check_rag24_run): a known topic, its text as the
+    topic file holds it."""
+    texts = topics.text_of()
+    if qid not in texts:
+        raise line.fail(f"unknown topic {quoted(qid)}: not in the topic file {topics.path} (an error in the 2024 "
+                        "checker: rag24_validation.py, 'Unknown topic')", "topic_id", qid,
+                        "a topic id of the topic file")
+    if query != texts[qid]:
+        raise line.fail(f"the topic text is not the official one of topic {quoted(qid)} in {topics.path} (an error in "
+                        "the 2024 checker: rag24_validation.py, 'Topic text does not match official topic')", "topic",
+                        quoted(query), quoted(texts[qid]))
 
 
 def _parse(record: Any, line: _Line, check: RagFileCheck) -> CitedAnswer:
@@ -366,11 +455,13 @@ def cited_response(record: dict[str, Any], path: Path, lineno: int, run: str, qu
     return CitedAnswer(run=run, query_id=query_id, query="", references=tuple(refs), sentences=tuple(cited))
 
 
-def check_rag_answers(path: Path, fix: bool = False) -> tuple[FilePart, RagFileCheck]:
+def check_rag_answers(path: Path, fix: bool = False, topics: TrackTopics | None = None
+                      ) -> tuple[FilePart, RagFileCheck]:
     """Read a TREC RAG answer file (either format, line by line) into runs, passages and answers, with the
-    account of its warnings and (``fix``) fixes."""
+    account of its warnings and (``fix``) fixes; with the track's ``topics``, checked against them as the
+    checkers do."""
     part = FilePart(path=path)
-    check = RagFileCheck(path=path, fix=fix)
+    check = RagFileCheck(path=path, fix=fix, topics=topics)
     rankings: dict[str, dict[str, list[RankedPassage]]] = {}
     seen: dict[tuple[str, str], int] = {}
     for lineno, record in iter_json_lines(path):
@@ -386,7 +477,7 @@ def check_rag_answers(path: Path, fix: bool = False) -> tuple[FilePart, RagFileC
         part.answers.setdefault(answer.run, {})[answer.query_id] = answer
         part.responses.setdefault(answer.run, {})[answer.query_id] = text
         ranked = rankings.setdefault(answer.run, {}).setdefault(answer.query_id, [])
-        if text:  # an empty answer ranks nothing: it covers no nugget
+        if text.strip():  # an empty answer ranks nothing: it covers no nugget
             pid = answer_passage_id(text)
             part.passages.setdefault(pid, (text, lineno))
             ranked.append(RankedPassage(passage_id=pid, rank=1, score=0.0))
@@ -396,13 +487,19 @@ def check_rag_answers(path: Path, fix: bool = False) -> tuple[FilePart, RagFileC
         with model_errors(path, part.run_lines[run], "run"):
             part.runs[run] = Run(name=run, rankings=per_query, generated=True, source=str(path))
     part.warnings.extend(check.warnings)
+    if topics is not None and check.answered:  # the 2024 checker warns of each topic no line answers
+        missing = [t for t in topics.text_of() if t not in check.answered]
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            part.warnings.append(f"{path}: {len(missing)} topic(s) of {topics.path} have no answer (the 2024 checker "
+                                 f"warns: 'No response returned for topic'): {shown}")
     part.warnings.extend(check.fixes)
     return part, check
 
 
-def read_rag_answers(path: Path, fix: bool = False) -> FilePart:
+def read_rag_answers(path: Path, fix: bool = False, topics: TrackTopics | None = None) -> FilePart:
     """Read a TREC RAG answer file (see :func:`check_rag_answers`)."""
-    return check_rag_answers(path, fix)[0]
+    return check_rag_answers(path, fix, topics)[0]
 
 
 def fix_rag_file(path: Path) -> tuple[str, list[str]]:

@@ -7,7 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from exam_harness.core.grade_parsing import FALLBACK_NOT_A_GRADE, FALLBACK_NOT_YES_NO, read_self_rating
+from exam_harness.core.grade_parsing import (
+    FALLBACK_NOT_A_GRADE,
+    FALLBACK_NOT_YES_NO,
+    FALLBACK_STRAY_LABEL,
+    read_self_rating,
+)
 from exam_harness.core.models import Grade
 from exam_harness.llm import prompts, track_prompts
 from exam_harness.llm.fewshot import FAGGIOLI_B_FEW, SUN_FEW
@@ -109,6 +114,8 @@ def stored_fallback(grade: Grade) -> str | None:
         return FALLBACK_NOT_A_GRADE
     if details.get("not_yes_no"):
         return FALLBACK_NOT_YES_NO
+    if details.get("stray_label"):
+        return FALLBACK_STRAY_LABEL
     mode = MODES.get(str(details.get("prompt")))
     if mode is None or mode.output != "self_rating" or grade.raw_response is None:
         return None

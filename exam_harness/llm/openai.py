@@ -7,7 +7,8 @@ Behaviour:
 
 * **Endpoints.** ``endpoint="chat"`` (``/chat/completions``; default) sends a system message and
   the method's prompt text as the user message, with the passage fenced between ``<passage>``
-  tags so it reads as data, not instructions. ``endpoint="completions"`` sends the prompt text as
+  tags so it reads as data, not instructions (the track's own prompt modes send the passage as the track's
+  tools do, unfenced, unless ``fence_context=true``). ``endpoint="completions"`` sends the prompt text as
   it is (no system message, no fence unless asked) - the way to reproduce the method on a base model.
 * **Concurrency.** :meth:`OpenAIBackend.generate` is synchronous; inside it an ``asyncio`` loop runs
   at most ``concurrency`` requests at a time through ``openai.AsyncOpenAI``. Identical prompts of
@@ -173,7 +174,8 @@ class OpenAIBackend:
                                              "a track prompt's own system message, else an assessor's "
                                              "instructions for chat; none for completions)")
     fence_context: bool | None = option_field(None, "put the passage between <passage> tags (default: true for "
-                                              "chat, false for completions)", boolean)
+                                              "chat, false for completions and the track's own prompt modes)",
+                                              boolean)
     logprobs: bool = option_field(False, "ask for the answer's top log-probabilities to give grade probabilities "
                                   "(default: false)", boolean)
     top_logprobs: int = option_field(10, "alternatives per answer token in 1..20 (default: 10)", integer(1, 20))
@@ -241,7 +243,9 @@ class OpenAIBackend:
         self.policy = RetryPolicy(max_retries=self.max_retries, backoff_base=self.backoff_base,
                                   backoff_max=self.backoff_max, retry_after_max=self.retry_after_max,
                                   retry_after_limit=self.retry_after_limit)
-        self.pacer = Pacer(self.concurrency, rpm=self.rpm, tpm=self.tpm, adaptive=self.adaptive_concurrency)
+        # a Retry-After holds the other requests no longer than the retrier would wait for one
+        self.pacer = Pacer(self.concurrency, rpm=self.rpm, tpm=self.tpm, adaptive=self.adaptive_concurrency,
+                           hold_max=min(self.retry_after_max, self.retry_after_limit))
 
     # -- TextBackend protocol ----------------------------------------------------------------
     def settings(self) -> dict[str, Any]:

@@ -18,9 +18,10 @@ Parsers:
 - :func:`parse_nuggetizer_labels` reads an assignment answer as nuggetizer's ``_assign_window_sync`` does
   (``models/nuggetizer.py``): code fences removed, the rest a Python literal (``ast.literal_eval``) that is
   a list with one entry per nugget (else the whole call is malformed and asked again), each entry
-  lowercased. :func:`assignment_grades` then grades each nugget alone: a label among the prompt's labels is
-  its grade, any other (``partial support`` with a space, ``maybe``) fails that nugget only -- where
-  nuggetizer keeps such a label and scores it 0, the harness records no grade rather than a made-up one.
+  lowercased. :func:`assignment_grades` then grades each nugget alone, as nuggetizer's
+  ``calculate_nugget_scores`` counts it: one of the three labels is its grade, any other (``partial support``
+  with a space, ``chief financial officer``) is returned as None, and the grader records it as grade 0 read
+  by a fallback rule (``FALLBACK_STRAY_LABEL``), which nuggetizer scores it.
 - :func:`parse_umbrela_reference` reads UMBRELA's answer as umbrela's ``parse_fewshot_response``
   (``utils/common_utils.py``) does: the first of its answer forms that occurs, at its last occurrence
   (``##final score: 2``, ``final score is 3``, ``"O": 1``, ``score of 2``, ... and at last any digit 0-3);
@@ -44,6 +45,10 @@ class TrackPrompt:
     system: str
     source: str
 
+
+# umbrela's template holds no system message; its OpenAI judge sends this one before the prompt
+# (src/umbrela/gpt_judge.py, GPTJudge.run_gpt), which is what an OpenAI-compatible chat endpoint is sent
+UMBRELA_SYSTEM = "You are a helpful assistant."
 
 NUGGETIZER_ASSIGNER_SYSTEM = ("You are NuggetizeAssignerLLM, an intelligent assistant that can label a list of atomic "
                               "nuggets based on if they are captured by a given passage.")
@@ -122,7 +127,7 @@ UMBRELA_ZEROSHOT = TrackPrompt(
         max_grade=3,
         needs_bank=False,
     ),
-    "",
+    UMBRELA_SYSTEM,
     "castorini/umbrela src/umbrela/prompts/prompt_templates/qrel_zeroshot_bing.yaml",
 )
 

@@ -57,11 +57,28 @@ def _shown(path: Path, root: Path) -> str:
 
 
 class BankFile(pytest.File):
+    def banks(self) -> list[QueryBank]:
+        """The file's banks, less the topics that --exam-assignments files hold: those are scored on the
+        nuggets the files assigned (:class:`AssignmentBanks`), said once per file."""
+        inputs = setup_of(self.config).exam_inputs(self.config)
+        banks = inputs.load_bank_file(self.path)
+        covered = {bank.query.id for bank in inputs.assignment_banks()}
+        left_out = [bank.query.id for bank in banks if bank.query.id in covered]
+        if left_out:
+            from exam_harness.core.display import collecting_notices, print_notice
+            from exam_harness.core.paths import shown_path
+
+            shown = ", ".join(dict.fromkeys(left_out[:10])) + (" ..." if len(left_out) > 10 else "")
+            with collecting_notices(inputs.notices):
+                print_notice(f"{shown_path(self.path)}: {len(set(left_out))} topic(s) ({shown}) are scored on the "
+                             "nuggets the --exam-assignments files assigned, not on this file's")
+        return [bank for bank in banks if bank.query.id not in covered]
+
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         setup = setup_of(self.config)
         inputs = setup.exam_inputs(self.config)
         try:
-            banks = inputs.load_bank_file(self.path)
+            banks = self.banks()
             runs = inputs.run_names(list(setup.options.runs))
         except ExamError as exc:
             # Collected into one usage error after collection: no traceback, exit code 4.
@@ -83,6 +100,15 @@ class BankFile(pytest.File):
         for bank in banks:
             yield QueryNode.from_parent(self, name=bank.key, bank=bank, runs=runs,
                                         secret=bank.secret or inputs.redact_all)
+
+
+class AssignmentBanks(BankFile):
+    """The nuggets every --exam-assignments file assigned, one bank per topic, collected under the first
+    file (the others add no collector): each line's labels are recorded grades of exactly these nuggets, so
+    the session scores what ``evaluate --assignments`` scores."""
+
+    def banks(self) -> list[QueryBank]:
+        return setup_of(self.config).exam_inputs(self.config).assignment_banks()
 
 
 class QueryNode(pytest.Collector):
@@ -232,13 +258,22 @@ class ExamCollector:
         from exam_harness.io.banks import walk_bank_folder
 
         setup = setup_of(self.config)
-        formats = setup.exam_inputs(self.config).bank_formats
         try:
+            formats = setup.exam_inputs(self.config).bank_formats  # reads --exam-trec-rag-topics
             for root in setup.bank_roots:
                 if root.is_dir():
                     walk_bank_folder(root, formats)
         except InputError as exc:
             raise pytest.UsageError(str(exc)) from None
+        assigned = setup.options.assignments
+        if assigned:
+            try:
+                setup.exam_inputs(self.config).assignment_banks()  # each file checked: a bad one stops here
+            except InputError as exc:
+                raise pytest.UsageError(str(exc.relative_to(self.config.invocation_params.dir))) from None
+        if assigned and not any(_absolute(Path(self.config.invocation_params.dir, a.split("::")[0])) ==
+                                _absolute(assigned[0]) for a in session.config.args):
+            session.config.args.append(str(_absolute(assigned[0])))  # collected as AssignmentBanks
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
         """A folder under a bank folder that is a symlink back up its own path is a loop: walked once."""
@@ -256,6 +291,12 @@ class ExamCollector:
         setup = setup_of(config)
         found = _absolute(file_path)
         resolved = found.resolve()
+        assigned = [Path(p).resolve() for p in setup.options.assignments]
+        if resolved in assigned:  # read as the session's nuggets, whichever folder holds it
+            if resolved != assigned[0] or resolved in self._files:
+                return None
+            self._files.add(resolved)
+            return AssignmentBanks.from_parent(parent, path=file_path)
         named = [Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args]
         # A bank file is collected when the path found lies in a configured bank folder (a symlink there
         # may point anywhere) or the file is named on the command line.

@@ -55,7 +55,8 @@ class ExamGrading:
 
     def cache(self) -> GradeCache:
         if self._cache is None:
-            self._cache = GradeCache(setup_of(self.config).options.cache)
+            options = setup_of(self.config).options
+            self._cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
         return self._cache
 
     def _prepared(self, banks: Sequence[QueryBank]) -> tuple[GradingSetup, list[GradingRequest]]:

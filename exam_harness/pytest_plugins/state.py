@@ -72,10 +72,10 @@ class ExamSetup:
         if self.inputs is None:
             registries = self.registries(config)
             run_formats = registries.run_formats
-            if self.options.trec_rag_fix:
-                from exam_harness.io.formats import trec_rag_fixing
+            if self.options.trec_rag_fix or self.options.trec_rag_topics is not None:
+                from exam_harness.io.formats import trec_rag_formats
 
-                run_formats = trec_rag_fixing(run_formats)
+                run_formats = trec_rag_formats(run_formats, self.options.trec_rag_fix, self.options.trec_rag_topics)
             self.inputs = ExamInputs(registries.bank_formats, run_formats, redact=self.options.redact)
             self.inputs.assignment_files.extend(self.options.assignments)
         return self.inputs

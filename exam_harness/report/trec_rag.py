@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -25,8 +26,10 @@ from exam_harness.measures.trec_rag import TRACK_KEYS
 from exam_harness.results.schema import ExamReport
 
 if TYPE_CHECKING:
+    from exam_harness.core.models import GraderSpec
     from exam_harness.report.writers import FileContent, WriterInput
     from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.results.trec_rag import RagAssignments
 
 METRICS_FILE = "trec-rag-metrics.jsonl"
 ASSIGNMENTS_FILE = "trec-rag-assignments.jsonl"
@@ -113,6 +116,27 @@ def report_per_topic(report: ExamReport | EvaluationReport) -> dict[str, dict[st
     return out
 
 
+def _assignment_row(a: RagAssignments) -> dict[str, object]:
+    """One (run, topic) as nuggetizer's assign step writes it."""
+    return {"query": a.query, "qid": a.qid, "answer_text": a.answer_text, "response_length": a.response_length,
+            "run_id": a.run_id, "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
+                                            for n in a.nuggets]}
+
+
+def track_files(out: WriterInput) -> dict[str, str]:
+    """Per run ``<run>.metrics.jsonl`` and ``<run>.assignments.jsonl`` (nuggetizer's shapes) and the per-topic
+    table, from the document's six scores per (run, topic) and its trec-rag section (none without them)."""
+    per_topic = report_per_topic(out.document)
+    if not per_topic:
+        return {}
+    by_run: dict[str, list[dict[str, object]]] = {}
+    for a in out.rag_assignments():
+        by_run.setdefault(a.run_id, []).append(_assignment_row(a))
+    files = per_topic_table(per_topic)
+    files.update(per_run_files(per_topic, by_run))  # file names by the one id rule (core/ids.py)
+    return files
+
+
 class TrecRagWriter:
     """``trec-rag-metrics.jsonl`` and ``trec-rag-assignments.jsonl`` where the document holds the track's scores."""
 
@@ -120,25 +144,45 @@ class TrecRagWriter:
         report = out.document
         if not track_names(report):
             return {}
-        rag = out.rag_assignments()
         assigned = ({"run_id": a.run_id, "qid": a.qid, "query": a.query, "answer_text": a.answer_text,
                      "response_length": a.response_length,
                      "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
-                                 for n in a.nuggets]} for a in rag)
+                                 for n in a.nuggets]} for a in out.rag_assignments())
         files: dict[str, FileContent] = {METRICS_FILE: "".join(_lines(metrics_rows(report))),
                                          ASSIGNMENTS_FILE: "".join(_lines(assigned))}
-        per_topic = report_per_topic(report)
-        if per_topic:
-            by_run: dict[str, list[dict[str, object]]] = {}
-            for a in rag:
-                by_run.setdefault(a.run_id, []).append(
-                    {"query": a.query, "qid": a.qid, "answer_text": a.answer_text,
-                     "response_length": a.response_length, "run_id": a.run_id,
-                     "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
-                                 for n in a.nuggets]})
-            files.update(per_topic_table(per_topic))
-            files.update({f"trec-rag-{name}": text for name, text in per_run_files(per_topic, by_run).items()})
+        for name, text in track_files(out).items():
+            files[name if name.startswith("trec-rag-") else f"trec-rag-{name}"] = text
         return files
 
 
+JUDGMENTS_FILE = "trec-rag-judgments.tsv"
+
+
+def judgments_run_id(spec: GraderSpec) -> str:
+    """The run id the judgments file names: the grader and its model (``exam-openai-gpt-4o``), in the
+    letters, digits and ``-._`` a TREC run id is written with."""
+    raw = "-".join(part for part in ("exam", spec.name, spec.model or "") if part)
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-") or "exam"
+
+
+class RelevanceJudgmentsWriter:
+    """``trec-rag-judgments.tsv``: the EXAM-Qrels of a relevance grader (UMBRELA's prompts, the direct
+    baselines) in the six columns of the TREC 2025 RAG relevance-judgment subtask, ``topic_id Q0 segment_id
+    judgment confidence run_id`` (io/qrels.py, :func:`~exam_harness.io.qrels.judgments_text`): the judgment
+    is the max-grade label (UMBRELA's 0..3); the confidence is 1, which the guidelines ask for where none
+    applies (a grade keeps no probability of its own once made)."""
+
+    def files(self, out: WriterInput) -> dict[str, FileContent]:
+        from exam_harness.io.qrels import judgments_text
+        from exam_harness.measures.qrels import qrels_file_name
+        from exam_harness.measures.trec_rag import grade_kind
+
+        spec = out.document.settings.grader
+        qrels = out.qrels.get(qrels_file_name("max-grade", 0, 0))
+        if qrels is None or grade_kind(spec) != "relevance":
+            return {}
+        return {JUDGMENTS_FILE: judgments_text(qrels, judgments_run_id(spec))}
+
+
 WRITER = TrecRagWriter()
+JUDGMENTS_WRITER = RelevanceJudgmentsWriter()

@@ -134,6 +134,17 @@ def test_the_judge_without_banks_says_what_it_needs() -> None:
         ExamJudge().create_nuggets(rag_responses=[], rag_topics=topics, llm_config=None)
 
 
+def test_the_offline_helper_prints_its_folder_without_a_warning() -> None:
+    """``python -m exam_harness.autojudge.offline`` (the docs' NLTK_DATA recipe) prints the folder and nothing
+    else: run under ``-W error`` it used to fail on runpy's RuntimeWarning (the package's __init__ had
+    imported the module being run; issue 37, finding 10)."""
+    done = subprocess.run([sys.executable, "-W", "error", "-m", "exam_harness.autojudge.offline"], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.strip() == str(NLTK_DATA)
+
+
 def test_the_shipped_stop_words_are_nltks_english_list() -> None:
     """The offline NLTK folder's stop words are the list graders/matching.py embeds (NLTK's, 179 words)."""
     from exam_harness.graders.matching import STOP_WORDS

@@ -229,3 +229,55 @@ def test_dl19_judgments_as_a_qrels_file_equal_the_official_qrels(shared_data: Pa
     assert [c["mean_kendall"] for c in same] == pytest.approx([1.0, 1.0])
     exam_cover = [c for c in ext["per_query"] if c["source"] == "exam-cover@20"]
     assert len(exam_cover) == 2 and all(0.0 < c["mean_kendall"] < 1.0 for c in exam_cover)
+
+
+# --- the TREC 2025 RAG track's relevance: nDCG@30 on NIST's topics, the judgment subtask's six columns ----
+
+
+def test_the_2025_relevance_preset_scores_ndcg30_on_the_nist_judged_topics(
+        exam: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """UMBRELA's qrels (here in the subtask's six columns) judge q1 and q2, NIST's only q1: every run's
+    nDCG@30 over the UMBRELA qrels is taken on q1 alone, beside the official qrels' own."""
+    umbrela = tmp_path / "umbrela.tsv"
+    umbrela.write_text("q1 Q0 p1 3 1 umbrela\nq1 Q0 p2 2 0.8 umbrela\nq2 Q0 p5 3 1 umbrela\n")
+    nist = tmp_path / "nist.qrels"
+    nist.write_text("q1 0 p1 2\nq1 0 p3 1\n")
+    out = tmp_path / "ev.json"
+    assert main(["evaluate", str(exam[0]), "--k", "2", "--bootstrap", "0", "--min-grade", "4", "--qrels", str(umbrela),
+                 "--official-qrels", str(nist), "--trec-rag-2025-relevance", "--json", str(out)]) == 0
+    capsys.readouterr()
+    ext = json.loads(out.read_text())["sections"]["external-qrels"]
+    boards = {b["qrels"]: b for b in ext["leaderboards"]}
+    assert {b["measure"] for b in boards.values()} == {"ndcg@30"} and ext["measures"] == ["ndcg@30"]
+    board = boards[str(umbrela)]
+    assert board["queries"] == 1  # q2 is judged by UMBRELA only
+    # trec_eval's nDCG (gain = label, discount log2(rank + 1)) on q1: ideal 3 + 2 / log2(3)
+    ideal = 3 + 2 / math.log2(3)
+    assert board["systems"] == pytest.approx({"A": 1.0, "B": 0.0, "C": (2 / math.log2(3)) / ideal})
+    assert main(["evaluate", str(exam[0]), "--qrels", str(umbrela), "--trec-rag-2025-relevance"]) == 4  # usage
+    assert "give both" in capsys.readouterr().err
+
+
+def test_a_relevance_graders_qrels_are_written_in_the_judgment_subtasks_six_columns(
+        exam: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``trec-rag-judgments.tsv`` (report set): ``topic_id Q0 segment_id judgment confidence run_id`` as the TREC
+    2025 RAG guidelines' relevance-judgment subtask asks, judgments the max-grade EXAM-Qrels of UMBRELA's prompt,
+    read back by the qrels reader as the same qrels."""
+    pytest.importorskip("openai")
+    from exam_harness.io.qrels import read_qrels
+    from tests.fake_openai_server import FakeOpenAIServer
+    from tests.helpers import write_bank
+
+    bank = write_bank(tmp_path / "bank.jsonl", {"q1": {"q1/a": "what is alpha"}, "q2": {"q2/a": "what is gamma"}})
+    out = tmp_path / "out"
+    with FakeOpenAIServer(lambda prompt: "##final score: 3" if "alpha" in prompt else "##final score: 1") as server:
+        code = main(["evaluate", str(exam[0]), "--bank", str(bank), "--grader", "openai",
+                     "--model", "fake-model", "--grader-option", "prompt=umbrela-zeroshot", "--grader-option",
+                     f"base_url={server.base_url}", "--grader-option", "api_key=k", "--k", "2", "--bootstrap", "0",
+                     "--cache", "none", "--report-dir", str(out)])
+    assert code == 0, capsys.readouterr().err
+    lines = (out / "trec-rag-judgments.tsv").read_text().splitlines()
+    assert lines and all(len(line.split()) == 6 and line.split()[1] == "Q0" and line.split()[4] == "1"
+                         and line.split()[5] == "exam-openai-fake-model" for line in lines)
+    assert read_qrels(out / "trec-rag-judgments.tsv") == read_qrels(out / "exam-max-grade.qrels")
+    assert {int(line.split()[3]) for line in lines} <= {0, 1, 2, 3}

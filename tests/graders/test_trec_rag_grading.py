@@ -141,7 +141,7 @@ def system_messages(server: FakeOpenAIServer) -> list[list[str]]:
 @pytest.mark.parametrize(("prompt", "system"), [
     ("nuggetizer-assignment", NUGGETIZER_ASSIGN.system),
     ("nuggetizer-assignment-2", NUGGETIZER_ASSIGN_2.system),
-    ("umbrela-zeroshot", None),  # UMBRELA's prompt has no system message: none is sent
+    ("umbrela-zeroshot", "You are a helpful assistant."),  # what umbrela's gpt_judge.py sends before its prompt
 ])
 def test_a_track_prompt_is_sent_with_the_tracks_system_message(server: FakeOpenAIServer, prompt: str,
                                                                system: str | None) -> None:

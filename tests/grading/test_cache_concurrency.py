@@ -25,7 +25,9 @@ def _writer(path: str, worker: int, batches: int) -> None:
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "grades.sqlite"
-    GradeCache(path).close()  # create the schema once, as a session does before its workers start
+    made = GradeCache(path)
+    made.put_rows([])  # create the file and schema once, as the first store of a session does
+    made.close()
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_writer, args=(str(path), w, 10)) for w in range(4)]
     for p in workers:

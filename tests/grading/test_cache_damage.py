@@ -250,7 +250,9 @@ def test_a_folder_is_refused(tmp_path: Path) -> None:
 
 def test_a_cache_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "grades.sqlite"
-    GradeCache(path).close()
+    made = GradeCache(path)
+    made.put_rows([])  # a cache file is made with the first store
+    made.close()
     with raw(path) as db:
         db.execute("UPDATE meta SET value = '9' WHERE key = 'schema'")
     with pytest.raises(ConfigError, match="schema 9, written by a newer exam-harness"):
@@ -429,3 +431,32 @@ def test_exam_with_a_tampered_and_a_foreign_cache(project: pytest.Pytester) -> N
     assert third.ret == pytest.ExitCode.USAGE_ERROR and "INTERNALERROR" not in output
     assert "another program's SQLite database" in output and "--exam-cache" in output
     assert cache.read_bytes() == before
+
+
+def test_a_cache_file_is_made_with_the_first_grade_stored(tmp_path: Path) -> None:
+    """Opening a cache that is not there creates nothing: a command refused before it grades (a grader that
+    can grade none of the banks, a server that is down) leaves no empty file behind (issue 37, finding 10)."""
+    path = tmp_path / "sub" / "grades.sqlite"
+    cache = GradeCache(path)
+    assert cache.get_many(["0" * 32]) == {} and len(cache) == 0
+    cache.close()
+    assert not path.exists() and not path.parent.exists()
+    cache = GradeCache(path)
+    cache.put_many({"ab" * 16: Grade(grade=2, grader="g")})
+    cache.close()
+    again = GradeCache(path)
+    assert path.is_file() and len(again) == 1
+    again.close()
+
+
+def test_a_refused_command_leaves_no_cache_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.cli import main
+    from tests.trec_rag_data import write_exam
+
+    banks, runs = write_exam(tmp_path)
+    cache = tmp_path / "cache" / "grades.sqlite"
+    # the answer-key grader grades questions with gold answers, and a nugget file has none: refused
+    assert main(["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "answer-key",
+                 "--cache", str(cache)]) == 4  # a usage error
+    assert "cannot grade any of the" in capsys.readouterr().err
+    assert not cache.exists()

@@ -65,12 +65,27 @@ def test_hand_values_are_what_the_formulas_say() -> None:
     assert hand(nuggets_of(RUN_A[1]))["V"] == 0.0  # "Support" is no label nuggetizer knows: 0
 
 
+def document_scores(doc: dict[str, Any]) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, dict[str, float]]]:
+    """run -> topic -> the six scores, and run -> their means, of an evaluation document (names by family)."""
+    keys = ("A", "A_strict", "V", "V_strict", "W", "W_strict")
+    per_topic: dict[str, dict[str, dict[str, float]]] = {}
+    for row in doc["per_query"]:
+        values = {name.split("(")[0]: value for name, value in row["scores"].items()}
+        per_topic.setdefault(row["run"], {})[row["query_id"]] = {k: values[k] for k in keys}
+    means = {s["run"]: {k: v["mean"] for name, v in s["scores"].items() if (k := name.split("(")[0]) in keys}
+             for s in doc["systems"]}
+    return per_topic, means
+
+
 def test_assignment_files_score_each_run_as_the_hand_computation(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The evaluation document (the one evaluate writes for any exam) holds the six scores per run and topic
+    as the hand computation gives them; a topic another file holds that a run's file lacks scores 0 there (as
+    nuggetizer's assign step gives it an empty answer), so the run means are over every topic of the files."""
     a = write_lines(tmp_path / "bm25-gpt.jsonl", RUN_A)
     b = write_lines(tmp_path / "assessed" / "b.jsonl", RUN_B)
     out = tmp_path / "out.json"
-    assert main(["evaluate", "--assignments", str(a), str(b), "--json", str(out),
+    assert main(["evaluate", "--assignments", str(a), str(b), "--json", str(out), "--per-query",
                  "--trec-rag-dir", str(tmp_path / "track")]) == 0
     captured = capsys.readouterr()
     warnings = [w for w in captured.err.splitlines() if "warning:" in w]
@@ -78,16 +93,18 @@ def test_assignment_files_score_each_run_as_the_hand_computation(tmp_path: Path,
     assert "1 nugget(s) with a label other than support/partial_support/not_support ('Support' x1" in warnings[0]
     assert "'partial support' x1" in warnings[1]
     doc = json.loads(out.read_text())
-    assert sorted(doc["runs"]) == ["bm25-gpt", "team-x"]
+    assert doc["kind"] == "evaluation"
+    per_topic, means = document_scores(doc)
+    assert sorted(per_topic) == sorted(means) == ["bm25-gpt", "team-x"]
+    zero = dict.fromkeys(("A", "A_strict", "V", "V_strict", "W", "W_strict"), 0.0)
     for run, rows in (("bm25-gpt", RUN_A), ("team-x", RUN_B)):
-        want = {row["qid"]: hand(nuggets_of(row)) for row in rows}
+        want = dict.fromkeys(("t1", "t2", "t3"), zero) | {row["qid"]: hand(nuggets_of(row)) for row in rows}
+        assert sorted(per_topic[run]) == sorted(want)
         for qid, scores in want.items():
             for key, value in scores.items():
-                assert abs(doc["per_topic"][run][qid][key] - value) <= 1e-12, (run, qid, key)
-        for key in scores:
-            mean = sum(s[key] for s in want.values()) / len(want)
-            assert abs(doc["runs"][run][key] - mean) <= 1e-12
-        assert doc["runs"][run]["topics"] == len(rows)
+                assert abs(per_topic[run][qid][key] - value) <= 1e-12, (run, qid, key)
+        for key in zero:
+            assert abs(means[run][key] - sum(s[key] for s in want.values()) / len(want)) <= 1e-12
     # nuggetizer's metrics file, one per run: a row per topic then the "all" row, its four scores only
     metrics = [json.loads(x) for x in (tmp_path / "track" / "bm25-gpt.metrics.jsonl").read_text().splitlines()]
     assert [m["qid"] for m in metrics] == ["t1", "t2", "t3", "all"]
@@ -95,11 +112,31 @@ def test_assignment_files_score_each_run_as_the_hand_computation(tmp_path: Path,
     assert abs(metrics[0]["vital_score"] - 2.5 / 3) <= 1e-12
     assert abs(metrics[3]["all_score"] - sum(hand(nuggets_of(r))["A"] for r in RUN_A) / 3) <= 1e-12
     assigned = [json.loads(x) for x in (tmp_path / "track" / "team-x.assignments.jsonl").read_text().splitlines()]
-    assert [(r["run_id"], r["qid"]) for r in assigned] == [("team-x", "t1"), ("team-x", "t2")]
+    assert [(r["run_id"], r["qid"]) for r in assigned] == [("team-x", "t1"), ("team-x", "t2"), ("team-x", "t3")]
+    assert assigned[2]["answer_text"] == "" and {n["assignment"] for n in assigned[2]["nuggets"]} == {"not_support"}
     table = (tmp_path / "track" / "trec-rag-per-topic.txt").read_text().splitlines()
-    assert f"bm25-gpt W t1 {2.5 / 3.5:.4f}" in table and len(table) == 6 * 5
+    assert f"bm25-gpt W t1 {2.5 / 3.5:.4f}" in table and len(table) == 6 * 6
     csv = (tmp_path / "track" / "trec-rag-per-topic.csv").read_text().splitlines()
-    assert csv[0] == "run,topic,A,A_strict,V,V_strict,W,W_strict" and len(csv) == 6
+    assert csv[0] == "run,topic,A,A_strict,V,V_strict,W,W_strict" and len(csv) == 7
+
+
+def test_evaluate_assignments_writes_the_one_document_and_verdict_gates_on_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``evaluate --assignments ... --report-dir out`` writes the report set every exam writes, its
+    evaluation.json the one result document, and ``exam-harness verdict`` gates on it (issue 37, finding 11:
+    it wrote a document of its own and --report-dir wrote nothing)."""
+    a = write_lines(tmp_path / "bm25-gpt.jsonl", RUN_A)
+    out = tmp_path / "out"
+    assert main(["evaluate", "--assignments", str(a), "--report-dir", str(out)]) == 0
+    capsys.readouterr()
+    document = out / "evaluation.json"
+    assert document.is_file() and json.loads(document.read_text())["kind"] == "evaluation"
+    assert (out / "trec-rag-bm25-gpt.metrics.jsonl").is_file()
+    mean_a = sum(hand(nuggets_of(row))["A"] for row in RUN_A) / len(RUN_A)
+    assert mean_a > 0.4
+    assert main(["verdict", str(document), "--fail-under", "A:0.4"]) == 0
+    assert main(["verdict", str(document), "--fail-under", f"A:{mean_a + 0.01:.4f}"]) == 1
+    assert "bm25-gpt" in capsys.readouterr().out
 
 
 def test_two_assignment_sources_agree_as_before(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -111,10 +148,21 @@ def test_two_assignment_sources_agree_as_before(tmp_path: Path, capsys: pytest.C
     out = tmp_path / "out.json"
     assert main(["evaluate", "--assignments", str(machine), "--human-assignments", str(human),
                  "--json", str(out)]) == 0
-    agreement = json.loads(out.read_text())["agreement"]
+    agreement = json.loads(out.read_text())["sections"]["trec-rag-agreement"]
     assert agreement["pairs"] == 3 and agreement["agreement"] == 2 / 3
     assert agreement["confusion"]["support"]["not_support"] == 1
-    assert "agreement with" in capsys.readouterr().out
+    assert "against human labels" in capsys.readouterr().out
+
+
+def test_the_lines_of_one_topic_must_list_the_same_nuggets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The files' nuggets are the bank, one list per topic: a line that lists others is an input error
+    naming both lines and the first nugget that differs."""
+    a = write_lines(tmp_path / "a.jsonl", [line("t2", nuggets_of(RUN_A[1]))])
+    other = [("m1", "vital", "support"), ("m2", "vital", "support"), ("m3", "okay", "support")]  # m2's importance
+    b = write_lines(tmp_path / "b.jsonl", [line("t1", nuggets_of(RUN_A[0]), run="b"), line("t2", other, run="b")])
+    assert main(["evaluate", "--assignments", str(a), str(b)]) == 4
+    err = capsys.readouterr().err
+    assert f"{b}:2" in err and "nuggets[1]" in err and f"{a}:1" in err
 
 
 def test_a_second_line_for_one_run_and_topic_is_an_input_error(tmp_path: Path) -> None:
@@ -220,44 +268,39 @@ def test_assignment_files_give_the_track_scores_in_a_pytest_session(pytester: py
 
 
 def test_exam_assignments_give_the_evaluate_assignments_figures(pytester: pytest.Pytester) -> None:
-    """--exam-assignments FILE ...: the files read as recorded grades, as if they were among the runs (here an
-    empty runs folder): A ... W in the report are what evaluate --assignments gives for the same files."""
+    """--exam-assignments FILE ...: the files' labels are recorded grades of the nuggets the files assigned,
+    which the session scores (not the bank's: here the nugget file has a nugget no line assigned and lacks the
+    repeated one), so every (run, topic) and every run mean equals what evaluate --assignments gives for the
+    same files (issue 37, finding 7: it scored the bank's nuggets, failed on those without a grade and differed
+    on their topics)."""
     a = write_lines(pytester.path / "given" / "bm25-gpt.jsonl", RUN_A)
     b = write_lines(pytester.path / "given" / "b.jsonl", RUN_B)
-    rows = {row["qid"]: row for row in [*RUN_A, *RUN_B]}
-    write_lines(pytester.path / "banks" / "nuggets.jsonl", [
-        {"qid": qid, "query": row["query"],
-         "nuggets": [{"text": n["text"], "importance": n["importance"]} for n in row["nuggets"]]}
-        for qid, row in rows.items()])
-    # the nugget texts of RUN_B's topics are RUN_A's: one bank serves both files
-    assert all(nuggets_of(x) and [n[0] for n in nuggets_of(x)] == [n[0] for n in nuggets_of(rows[x["qid"]])]
-               for x in RUN_B)
+    bank_rows = [{"qid": row["qid"], "query": row["query"],
+                  "nuggets": [{"text": n["text"], "importance": n["importance"]} for n in row["nuggets"]]}
+                 for row in RUN_A]
+    bank_rows[0]["nuggets"] = [{"text": "n1", "importance": "vital"}, {"text": "n2", "importance": "vital"},
+                               {"text": "n3", "importance": "okay"}, {"text": "n9", "importance": "vital"}]
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", bank_rows)
     pytester.makeini("[pytest]\nexam_banks = banks\nexam_grader = recorded\n")
     (pytester.path / "empty").mkdir()  # a runs folder with no run in it
     result = pytester.runpytest("banks", "-p", "no:cacheprovider", "--exam-runs", str(pytester.path / "empty"),
                                 "--exam-assignments", str(a), "--exam-assignments", str(b))
     assert result.ret in (0, 1), result.stdout.str()
+    assert "error" not in result.stdout.str().lower().split("short test summary")[-1]  # no nugget without a grade
+    result.stdout.fnmatch_lines(["*banks/nuggets.jsonl: 3 topic(s) (t1, t2, t3) are scored on the nuggets the "
+                                 "--exam-assignments files assigned*"])
     out = pytester.path / "evaluated.json"
-    assert main(["evaluate", "--assignments", str(a), str(b), "--json", str(out),
-                 "--trec-rag-dir", str(pytester.path / "track")]) == 0
-    want = json.loads(out.read_text())["per_topic"]
-    for run in ("bm25-gpt", "team-x"):
-        metrics = [json.loads(x) for x in (pytester.path / "reports" / f"trec-rag-{run}.metrics.jsonl").read_text()
-                   .splitlines()]
-        expected = [json.loads(x) for x in (pytester.path / "track" / f"{run}.metrics.jsonl").read_text()
-                    .splitlines()]
-        by_topic = {m["qid"]: m for m in metrics}
-        assert [m for m in expected if m["qid"] != "all"] == [by_topic[m["qid"]] for m in expected if m["qid"] != "all"]
-        for qid, scores in want[run].items():
-            assert by_topic[qid]["vital_score"] == scores["V"] and by_topic[qid]["all_score"] == scores["A"]
-    assert [json.loads(x) for x in (pytester.path / "reports" / "trec-rag-bm25-gpt.metrics.jsonl").read_text()
-            .splitlines()][-1] == [json.loads(x) for x in (pytester.path / "track" / "bm25-gpt.metrics.jsonl")
-                                   .read_text().splitlines()][-1]
-    # team-x answers no t3, a topic the bank holds: the session scores it 0 there (evaluate has no bank: 2 topics)
-    team = {m["qid"]: m for m in map(json.loads, (pytester.path / "reports" / "trec-rag-team-x.metrics.jsonl")
-                                      .read_text().splitlines())}
-    assert team["t3"]["all_score"] == 0.0
-    assert abs(team["all"]["all_score"] - (want["team-x"]["t1"]["A"] + want["team-x"]["t2"]["A"]) / 3) <= 1e-12
+    assert main(["evaluate", "--assignments", str(a), str(b), "--json", str(out), "--per-query"]) == 0
+    want_topics, want_means = document_scores(json.loads(out.read_text()))
+    session = json.loads((pytester.path / "reports" / "exam-report.json").read_text())
+    got_topics, got_means = document_scores(session)
+    assert got_topics == want_topics and len(got_topics["team-x"]) == 3
+    assert got_means.keys() == want_means.keys()
+    for run, means in want_means.items():
+        assert got_means[run] == pytest.approx(means, abs=1e-12)
+    for run in ("bm25-gpt", "team-x"):  # nuggetizer's per-run files agree as well
+        rows = (pytester.path / "reports" / f"trec-rag-{run}.metrics.jsonl").read_text().splitlines()
+        assert [json.loads(x)["qid"] for x in rows] == ["t1", "t2", "t3", "all"]
 
 
 def test_exam_assignments_refuses_a_file_of_another_kind(pytester: pytest.Pytester) -> None:

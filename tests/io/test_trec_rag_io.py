@@ -160,7 +160,7 @@ def test_nugget_files_are_nugget_banks_and_export_back(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("nugget", "field", "message"), [
-    ({"text": "x", "importance": 3}, "nuggets[1].importance", "a nugget importance must be a word"),
+    ({"text": "x", "importance": 3}, "nuggets[1].importance", "a nugget importance must be a string"),
     ({"text": "  "}, "nuggets[1]", "non-empty text"),
 ])
 def test_bad_nugget_files_name_line_and_field(tmp_path: Path, nugget: dict[str, Any], field: str, message: str) -> None:

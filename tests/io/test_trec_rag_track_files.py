@@ -82,9 +82,9 @@ def checker_2024(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
                 errors.append(f"{n}: invalid citation")
             if len(cites) != len(set(cites)):
                 warnings.append(f"{n}: duplicate citation")
-        if length > 400:
+        if length > 400:  # fix_rag24_answer trims it and sets response_length: nothing left to compare
             warnings.append(f"{n}: too long")
-        if length != obj["response_length"]:
+        elif length != obj["response_length"]:
             warnings.append(f"{n}: length differs")
     return errors, warnings
 
@@ -153,6 +153,24 @@ def test_trec_rag_fix_output_passes_the_2024_checker(tmp_path: Path) -> None:
     assert part.answers["team-rag"]["2024-105741"].words == 370
 
 
+def test_under_trec_rag_fix_the_warnings_say_what_the_fix_did(tmp_path: Path) -> None:
+    """The trimmed answer is said trimmed (not 'read as given'), and its response_length is not reported as
+    differing from the words it was trimmed to: the checker's fix sets it before it compares (issue 37,
+    finding 10: a misleading warning under --trec-rag-fix)."""
+    rows = run_2024()
+    rows[1]["response_length"] = 99  # a usual answer misreported: the checker warns
+    _errors, reference = checker_2024(rows)
+    path = write_lines(tmp_path / "team-rag.jsonl", rows)
+    for fix in (False, True):
+        part, check = check_rag_answers(path, fix=fix)
+        assert check.warned.get("length") == [2]  # line 1's long answer is not said to differ
+        assert ("long_fixed" in check.warned) == fix and ("long" in check.warned) != fix
+    said = "\n".join(part.warnings)
+    assert "read as given" not in said and "trimmed from the end as its fix does (--trec-rag-fix)" in said
+    assert sorted(w.split(": ", 1)[1] for w in reference) == ["duplicate citation", "length differs",
+                                                              "reported length", "too long"]
+
+
 def test_the_trec_rag_fix_option_reaches_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from exam_harness.cli import main
 
@@ -201,7 +219,9 @@ def nugget_file() -> list[dict[str, Any]]:
         {"query": "q one", "qid": "2024-1", "nuggets": [
             {"text": "alpha", "importance": "vital"}, {"text": "beta", "importance": "okay"},
             {"text": "alpha", "importance": "vital"}, {"text": "gamma", "importance": "failed"},
-            {"text": "delta", "importance": "not_relevant"}, {"text": "eps"}]},
+            {"text": "delta", "importance": "not_relevant"}, {"text": "eps"},
+            {"text": "eta", "importance": "active learning"}, {"text": "theta", "importance": ""},
+            {"text": "iota", "importance": ""}]},
         {"query": "q two", "qid": "2024-2", "nuggets": []},
         {"query": "q three", "qid": 2024, "nuggets": [{"text": "zeta", "importance": "failed"}]},
     ]
@@ -214,14 +234,27 @@ def test_a_real_nugget_file_reads_as_nuggetizer_reads_it(tmp_path: Path, capsys:
     points = banks[0].test_points
     assert [(p.text, p.importance, p.weight) for p in points] == [
         ("alpha", "vital", 1.0), ("beta", "okay", 0.0), ("alpha", "vital", 1.0), ("gamma", "failed", 0.0),
-        ("delta", "not_relevant", 0.0), ("eps", "vital", 1.0)]
-    assert len({p.id for p in points}) == 6 and points[2].id == points[0].id + "~2"
-    assert len(warnings) == 3
+        ("delta", "not_relevant", 0.0), ("eps", "vital", 1.0), ("eta", "active learning", 0.0),
+        ("theta", "", 0.0), ("iota", "", 0.0)]
+    assert len({p.id for p in points}) == 9 and points[2].id == points[0].id + "~2"
+    assert len(warnings) == 4  # one line per kind, however many nuggets each holds
     assert "3 nugget(s) of an importance other than vital/okay ('failed' x2, 'not_relevant' x1)" in warnings[0]
-    assert "1 nugget text(s) repeated" in warnings[1] and "1 quer(y/ies) without nuggets (lines 2)" in warnings[2]
-    load_bank(path)  # through the bank formats: the same three lines on stderr
+    assert "3 nugget(s) whose importance is no single word ('' x2, 'active learning' x1)" in warnings[1]
+    assert "1 nugget text(s) repeated" in warnings[2] and "1 quer(y/ies) without nuggets (lines 2)" in warnings[3]
+    load_bank(path)  # through the bank formats: the same four lines on stderr
     err = capsys.readouterr().err
-    assert err.count("exam-harness: warning: ") == 3
+    assert err.count("exam-harness: warning: ") == 4
+
+
+def test_importances_of_any_string_score_as_nuggetizer_scores_them() -> None:
+    """An empty or multi-word importance is no vital nugget and has no weight in W, but counts in A, as
+    nuggetizer's calculate_nugget_scores reads ``importance == "vital"`` (every nugget in the all scores)."""
+    from exam_harness.measures.trec_rag import nugget_scores
+
+    labels = [("vital", "support"), ("", "support"), ("active learning", "partial_support"), ("okay", "support")]
+    scores = nugget_scores(labels)
+    assert scores["A"] == pytest.approx((1 + 1 + 0.5 + 1) / 4)
+    assert scores["V"] == 1.0 and scores["W"] == pytest.approx((1 + 0.5) / 1.5)
 
 
 def test_evaluate_names_the_answers_it_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -254,3 +287,119 @@ def test_the_trec_rag_fix_option_reaches_pytest(pytester: pytest.Pytester) -> No
     assert fixed.ret == 0, fixed.stdout.str() + fixed.stderr.str()
     said = fixed.stdout.str() + fixed.stderr.str()
     assert "team-rag.jsonl:3: answer[1]: dropped out-of-range citation(s) [9]" in said
+
+
+def test_a_nugget_files_warnings_reach_the_pytest_user(pytester: pytest.Pytester) -> None:
+    """Collection's output is hidden by pytest's capture: the nugget file's warning lines (one per kind) are
+    said again in the session's summary (they were lost)."""
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\n")
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", nugget_file())
+    write_lines(pytester.path / "runs" / "team-rag.jsonl", [
+        {"run_id": "team-rag", "topic_id": "2024-1", "topic": "q one", "references": [segment(1)],
+         "response_length": 2, "answer": [{"text": "alpha beta", "citations": [0]}]}])
+    result = pytester.runpytest("banks", "-p", "no:cacheprovider", "--exam-grader", "answer-key", "--collect-only")
+    said = result.stdout.str()
+    assert said.count("nuggets.jsonl: ") >= 4, said  # the four kinds, each one line
+    assert "whose importance is no single word ('' x2, 'active learning' x1)" in said
+
+
+# --- the track's topic file: the checkers' topic rules and the segment-id pattern ------------------
+
+
+def topics_2024(rows: list[dict[str, Any]], tmp_path: Path) -> Path:
+    """The 2024 topic file as ragnarok's rag24_validation.py reads it: id<TAB>text lines."""
+    path = tmp_path / "topics.rag24.test.txt"
+    path.write_text("".join(f"{r['topic_id']}\t{r['topic']}\n" for r in rows) + "2024-999\tan unanswered topic\n")
+    return path
+
+
+@pytest.mark.parametrize(("change", "field", "message"), [
+    (lambda rows: rows[1].update(topic="topic 2024-127266, reworded"), "topic",
+     "the topic text is not the official one of topic '2024-127266'"),
+    (lambda rows: rows[1]["references"].__setitem__(2, "clueweb22-en0001-23-45678"), "references[2]",
+     "the reference is no MS MARCO v2.1 segment id"),
+    (lambda rows: rows[1].update(topic_id="2024-1"), "topic_id", "unknown topic '2024-1'"),
+])
+def test_with_the_topic_file_the_2024_checkers_topic_rules_refuse(tmp_path: Path, change: Any, field: str,
+                                                                   message: str) -> None:
+    """ragnarok's check_trec_rag24_gen.py exits 255 on these (rag24_validation.py: 'Topic text does not
+    match official topic', 'Invalid reference docno', 'Unknown topic'): an error naming line, field and source."""
+    from exam_harness.io.trec_rag import read_track_topics
+
+    rows = run_2024()
+    topics = read_track_topics(topics_2024(rows, tmp_path))
+    change(rows)
+    path = write_lines(tmp_path / "team-rag", rows)
+    check_rag_answers(path)  # without the topic file these rules are not applied
+    with pytest.raises(InputError) as caught:
+        check_rag_answers(path, topics=topics)
+    assert (caught.value.line, caught.value.field) == (2, field)
+    assert message in str(caught.value) and "rag24_validation.py" in str(caught.value)
+
+
+def test_with_the_topic_file_a_topic_without_answer_is_the_checkers_warning(tmp_path: Path) -> None:
+    from exam_harness.io.trec_rag import read_track_topics
+
+    rows = run_2024()
+    topics = read_track_topics(topics_2024(rows, tmp_path))
+    part, _ = check_rag_answers(write_lines(tmp_path / "team-rag", rows), topics=topics)
+    assert any("1 topic(s) of" in w and "have no answer" in w and w.endswith(": 2024-999") for w in part.warnings)
+
+
+def test_with_the_topic_file_the_2025_validators_rules_apply(tmp_path: Path) -> None:
+    """rag25_validation.py: a narrative_id not in the topic file is an error, a reference of another form than
+    MS MARCO's a warning (the JSON-lines topic file, {id, title})."""
+    from exam_harness.io.trec_rag import read_track_topics
+
+    line = {"metadata": {"team_id": "t", "run_id": "r25", "type": "automatic", "narrative_id": 7, "narrative": "n",
+                         "prompt": ""}, "references": [segment(1), "shard_00459_61697"],
+            "answer": [{"text": "a", "citations": [0, 1]}]}
+    topics_file = tmp_path / "topics.jsonl"
+    topics_file.write_text('{"id": 7, "title": "n"}\n')
+    topics = read_track_topics(topics_file)
+    part, check = check_rag_answers(write_lines(tmp_path / "r25.jsonl", [line]), topics=topics)
+    assert check.warned == {"not_marcodoc": [1]} and "rag25_validation.py" in part.warnings[0]
+    other = json.loads(json.dumps(line))
+    other["metadata"]["narrative_id"] = 8
+    with pytest.raises(InputError) as caught:
+        check_rag_answers(write_lines(tmp_path / "r25b.jsonl", [other]), topics=topics)
+    assert caught.value.field == "metadata.narrative_id" and "not in the topic file" in str(caught.value)
+
+
+def changed_topic_exam(tmp_path: Path) -> tuple[Path, Path, Path, list[dict[str, Any]]]:
+    """(topic file, runs folder, nugget file, rows) of a run whose first answer changed its topic text."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    rows = run_2024()
+    topics = topics_2024(rows, tmp_path)
+    rows[0]["topic"] = "a changed topic text"
+    runs = tmp_path / "runs"
+    write_lines(runs / "team-rag.jsonl", rows)
+    bank = write_lines(tmp_path / "nuggets.jsonl", [
+        {"qid": r["topic_id"], "query": r["topic"], "nuggets": [{"text": "w0x1", "importance": "vital"}]} for r in rows])
+    return topics, runs, bank, rows
+
+
+def test_the_topic_file_reaches_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from exam_harness.cli import main
+
+    topics, runs, bank, _rows = changed_topic_exam(tmp_path)
+    args = ["evaluate", str(runs), "--bank", str(bank), "--grader", "lexical", "--cache", "none", "--bootstrap", "0"]
+    assert main(args) in (0, 1)
+    assert main([*args, "--trec-rag-topics", str(topics)]) == 4  # ragnarok's checker exits 255
+    err = capsys.readouterr().err
+    assert "team-rag.jsonl:1" in err and "topic text is not the official one" in err
+
+
+def test_the_topic_file_reaches_pytest(pytester: pytest.Pytester) -> None:
+    topics, _runs, bank, rows = changed_topic_exam(pytester.path / "given")
+    pytester.makeini("[pytest]\nexam_banks = banks\nexam_runs = runs\n")
+    write_lines(pytester.path / "runs" / "team-rag.jsonl", rows)
+    write_lines(pytester.path / "banks" / "nuggets.jsonl", [json.loads(x) for x in bank.read_text().splitlines()])
+    refused = pytester.runpytest("banks", "-p", "no:cacheprovider", f"--exam-trec-rag-topics={topics}")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["*team-rag.jsonl:1*topic text is not the official one*rag24_validation.py*"])
+    bad = pytester.path / "topics.txt"
+    bad.write_text("no tab on this line\n")
+    refused = pytester.runpytest("banks", "-p", "no:cacheprovider", f"--exam-trec-rag-topics={bad}")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["*topics.txt:1*a topic line is id<TAB>text*"])

@@ -40,7 +40,8 @@ def test_each_track_prompt_names_its_source_and_keeps_the_tracks_words() -> None
     assert set(TRACK_PROMPTS) == {"NuggetizerAssignment", "NuggetizerAssignment2", "UmbrelaZeroShot"}
     assert NUGGETIZER_ASSIGN.source.endswith("assigner_template.yaml")
     assert NUGGETIZER_ASSIGN_2.source.endswith("assigner_2grade_template.yaml")
-    assert UMBRELA_ZEROSHOT.source.endswith("qrel_zeroshot_bing.yaml") and UMBRELA_ZEROSHOT.system == ""
+    assert UMBRELA_ZEROSHOT.source.endswith("qrel_zeroshot_bing.yaml")
+    assert UMBRELA_ZEROSHOT.system == "You are a helpful assistant."  # umbrela's gpt_judge.py sends it
     assert NUGGETIZER_ASSIGN.system.startswith("You are NuggetizeAssignerLLM")
     text = NUGGETIZER_ASSIGN.template.render("PASSAGE", query="Q", nuggets="N", count="3")
     assert text.startswith("Based on the query and passage, label each of the 3 nuggets either as support, "
@@ -72,16 +73,22 @@ def test_labels_are_read_as_nuggetizer_reads_them(answer: str, labels: list[str]
     assert parse_nuggetizer_labels(answer, 2) == labels
 
 
-def test_an_out_of_set_label_fails_its_nugget_only() -> None:
-    backend = ScriptedBackend(lambda _p: "['support', 'partial support', 'not_support']")
+def test_a_stray_label_counts_0_as_nuggetizer_counts_it() -> None:
+    """nuggetizer keeps any label of a readable answer (lowercased) and its calculate_nugget_scores counts one
+    that is none of the three 0: a stray label is a grade 0 read by a fallback rule, never a failed call."""
+    from exam_harness.core.grade_parsing import FALLBACK_STRAY_LABEL
+
+    backend = ScriptedBackend(lambda _p: "['support', 'Chief Financial Officer', 'not_support']")
     results = LLMGrader(backend, prompt="nuggetizer-assignment").grade_batch(requests("a", "b", "c"))
-    assert isinstance(results[0], Grade) and results[0].grade == 2
-    assert isinstance(results[1], GradeFailure) and "label 'partial support' is none of" in results[1].message
-    assert isinstance(results[2], Grade) and results[2].grade == 0
-    # the 2-label prompt: partial_support is outside its labels
+    assert [r.grade for r in results if isinstance(r, Grade)] == [2, 0, 0]
+    stray = results[1]
+    assert isinstance(stray, Grade) and stray.fallback == FALLBACK_STRAY_LABEL
+    assert stray.extracted_answer == "chief financial officer" and stray.details["stray_label"] is True
+    assert results[0].fallback is None and results[2].fallback is None  # type: ignore[union-attr]
+    # the 2-label prompt: nuggetizer scores a partial_support it gets back 0.5 all the same
     backend = ScriptedBackend(lambda _p: "['partial_support', 'support']")
     two = LLMGrader(backend, prompt="nuggetizer-assignment-2").grade_batch(requests("a", "b"))
-    assert isinstance(two[0], GradeFailure) and isinstance(two[1], Grade) and two[1].grade == 2
+    assert [r.grade for r in two if isinstance(r, Grade)] == [1, 2]
     # the paraphrase keeps its own reading under its own name: the whole call is one answer
     backend = ScriptedBackend(lambda _p: "['support', 'maybe', 'not_support']")
     old = LLMGrader(backend, prompt="nugget-assignment").grade_batch(requests("a", "b", "c"))

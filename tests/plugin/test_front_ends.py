@@ -202,6 +202,18 @@ def test_space_form_that_moves_the_rootdir_is_refused_with_the_equals_form(proje
     assert _graded(project) == []
 
 
+def test_the_space_form_blames_the_value_that_moves_the_rootdir(project: pytest.Pytester,
+                                                                runs_elsewhere: Path) -> None:
+    """A space-form value before it that is no path (``--exam-k 20``) is not the cause: the message names the
+    option whose value moved the rootdir (issue 37: --exam-assignments outside the folder)."""
+    assigned = runs_elsewhere.parent / "bm25.jsonl"
+    assigned.write_text('{"qid": "q1", "run_id": "x", "nuggets": [{"text": "n", "assignment": "support"}]}\n')
+    result = project.runpytest("--exam-k", "20", "--exam-assignments", str(assigned))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--exam-assignments {assigned}: pytest read * as a test path*; write "
+                                 f"--exam-assignments={assigned} instead"])
+
+
 @pytest.mark.parametrize("args", [
     lambda runs: ["banks", "--exam-runs", runs],  # the guard refused this working command
     lambda runs: [f"--exam-runs={runs}"],

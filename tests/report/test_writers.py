@@ -40,7 +40,7 @@ def test_the_writers_read_a_session_report_without_changing_it(project: pytest.P
     assert project.runpytest("banks").ret == pytest.ExitCode.OK
     document = read_document(project.path / "reports" / "exam-report.json")
     made = _every_writer_leaves(WriterInput(document))
-    assert made == {"qrels": [], "json": ["exam-report.json"], "trec-rag": [], "trec-rag-answers": [],
+    assert made == {"qrels": [], "json": ["exam-report.json"], "trec-rag": [], "trec-rag-judgments": [], "trec-rag-answers": [],
                     "markdown": ["exam-summary.md"], "html": ["index.html"], "plots": [], "workbench": []}
 
 
@@ -50,7 +50,7 @@ def test_the_writers_read_an_evaluation_without_changing_it(tmp_path: Path) -> N
     assert main(["evaluate", str(exam), "--official", str(official), "--k", "2", "--bootstrap", "0",
                  "--json", str(tmp_path / "doc.json")]) == 0
     made = _every_writer_leaves(WriterInput(read_document(tmp_path / "doc.json"), workbench=lambda: "[]\n"))
-    assert made == {"qrels": [], "json": ["evaluation.json"], "trec-rag": [], "trec-rag-answers": [],
+    assert made == {"qrels": [], "json": ["evaluation.json"], "trec-rag": [], "trec-rag-judgments": [], "trec-rag-answers": [],
                     "markdown": ["exam-summary.md"], "html": ["index.html"], "plots": ["leaderboards.png", "leaderboards.svg"],
                     "workbench": ["workbench.jsonl.gz"]}
 
@@ -58,7 +58,7 @@ def test_the_writers_read_an_evaluation_without_changing_it(tmp_path: Path) -> N
 def test_the_report_set_is_every_writer_but_those_on_request() -> None:
     registry = builtin_writers()
     registry.register("csv", "tests.report.test_writers:CSV")
-    assert report_set_names(registry) == ["qrels", "json", "trec-rag", "trec-rag-answers", "csv"]
+    assert report_set_names(registry) == ["qrels", "json", "trec-rag", "trec-rag-judgments", "trec-rag-answers", "csv"]
     assert set(ON_REQUEST) == set(registry.names()) - set(report_set_names(registry))
 
 
