@@ -1,8 +1,9 @@
 """A labelling screen that a feature gives ``exam-harness label`` (hook ``pytest_exam_register_label_screens``).
 
-``exam-harness label`` is a core subcommand: it picks the pairs (analysis/labels.py), reads the labels file and
-writes it. A screen only shows the pairs it is given, in order, and takes the answers: it knows nothing of
-sampling or files. The command asks its registry for the first screen that can run here (``unavailable()`` is
+``exam-harness label`` is a core subcommand: it draws the sample (analysis/label_sample.py), reads the label file
+and writes it (analysis/label_file.py). A screen only shows the pairs it is given, in order, and takes the answers:
+it knows nothing of sampling or files; the writer it is handed rewrites the file, sample weights and all, from the
+steps. The command asks its registry for the first screen that can run here (``unavailable()`` is
 None) under ``--screen on``, or ``auto`` on a terminal, and keeps its line prompt otherwise; so the core never
 imports the feature that draws the screen (the in-tree ``view`` feature registers the Textual one). Light: the
 command line's registries import it at every start.
@@ -12,10 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from exam_harness.analysis.labels import Label
+from typing import Literal, Protocol, runtime_checkable
 
 LabelAnswer = Literal["answers", "does-not-answer", "unsure", "skip"]
 ANSWERS: tuple[LabelAnswer, ...] = ("answers", "does-not-answer", "unsure", "skip")
@@ -23,8 +21,8 @@ ANSWERS: tuple[LabelAnswer, ...] = ("answers", "does-not-answer", "unsure", "ski
 
 @dataclass(frozen=True)
 class LabelPair:
-    """One pair to label: the test point and the passage; the judge's grade and reason are shown only when the
-    screen is not blind."""
+    """One pair to label: the test point and the passage; the judge's grade and reason (None: it could not grade
+    the pair) are shown only when the screen is not blind."""
 
     query_id: str
     test_point_id: str
@@ -33,11 +31,21 @@ class LabelPair:
     passage: str
     grade: int | None = None
     reason: str | None = None
+    # what the passage is, shown in place of "passage ID": "answer of run r" for a run's generated answer
+    origin: str | None = None
+    # (k, n): the k-th of the n pairs of its test point asked (--unit test-point: the test point joins the sample
+    # once all its pairs are labelled); None: the pair is a unit of its own
+    of_unit: tuple[int, int] | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(passage id, test point id), as the label file keys a pair."""
+        return (self.passage_id, self.test_point_id)
 
 
 @dataclass(frozen=True)
 class LabelStep:
-    """The answer given to one pair (``skip``: none; the pair stays unlabelled)."""
+    """The answer given to one pair (``unsure`` and ``skip``: none; the pair stays unlabelled)."""
 
     pair: LabelPair
     answer: LabelAnswer
@@ -59,10 +67,8 @@ class LabelScreen(Protocol):
         reason; ``earlier`` is the number of labels the file held before (shown in the progress)."""
 
 
-def labels_of(steps: Sequence[LabelStep]) -> list[Label]:
-    """The labels the steps give: the file holds yes and no; an unsure answer, like a skip, leaves the pair
-    unlabelled (as the line prompt's ``s``)."""
-    from exam_harness.analysis.labels import Label  # its sampling imports the support model: on first use
-
-    return [Label(s.pair.query_id, s.pair.test_point_id, s.pair.passage_id, s.answer == "answers")
-            for s in steps if s.answer in ("answers", "does-not-answer")]
+def answers_given(steps: Sequence[LabelStep]) -> dict[tuple[str, str], bool]:
+    """(passage id, test point id) -> label, in the order given: the label file holds yes and no only, so an unsure
+    answer, like a skip (the line prompt's ``s``), leaves the pair unlabelled: out of the sample, asked again by
+    the next session of the same seed."""
+    return {s.pair.key: s.answer == "answers" for s in steps if s.answer in ("answers", "does-not-answer")}

@@ -19,6 +19,7 @@ from typing import Any
 
 FEATURES: tuple[str, ...] = (
     "significance",
+    "calibration",
     "view",
 )
 PLUGIN_NAME = "exam-feature-{}"

@@ -4,8 +4,9 @@ writer at once, so a killed session keeps what was labelled and the next one res
 
 The screen knows nothing of sampling or files: it is given the pairs to label, in order, and a writer called
 with every step taken so far after each key (analysis/label_screens.py: ``StepWriter``). ``exam-harness label``
-gives it the pairs its line prompt would show and a writer of the same label file (cli/label.py), through the
-screen this feature registers (label_screen.py).
+gives it the pairs of the sample its line prompt would ask and a writer of the same weighted label file
+(cli/label.py), through the screen this feature registers (label_screen.py). An unsure answer, like a skip,
+leaves the pair unlabelled (the file holds yes and no only).
 """
 
 from __future__ import annotations
@@ -98,10 +99,14 @@ class LabelApp(App[list[LabelStep]]):
             shown.update(Text(f"Every pair is done.\n\nu: undo the last answer · q: finish\n\n{KEYS}"))
             return
         pair = self.pairs[self.position]
-        lines = [Text(f"test point {pair.test_point_id} (query {pair.query_id})", style="bold"),
-                 Text(pair.test_point), Text(""), Text(f"passage {pair.passage_id}", style="bold"), Text(pair.passage)]
+        lines = [Text(f"test point {pair.test_point_id} (query {pair.query_id})", style="bold"), Text(pair.test_point)]
+        if pair.of_unit is not None:
+            k, n = pair.of_unit
+            lines.append(Text(f"pair {k} of {n} of this test point (it joins the sample once all {n} are labelled)",
+                              style="dim"))
+        lines += [Text(""), Text(pair.origin or f"passage {pair.passage_id}", style="bold"), Text(pair.passage)]
         if not self.blind:
-            grade = "–" if pair.grade is None else str(pair.grade)
+            grade = "no grade" if pair.grade is None else str(pair.grade)
             lines += [Text(""), Text(f"the judge's grade: {grade}; its reason: {pair.reason or '–'}", style="dim")]
         lines += [Text(""), Text("Does the passage answer the test point?"),
                   Text("y yes · n no · m unsure · s skip · u undo · q quit", style="dim")]
@@ -118,7 +123,8 @@ class LabelApp(App[list[LabelStep]]):
         chosen: LabelAnswer = next(a for a in ANSWERS if a == answer)
         self.steps.append(LabelStep(self.pairs[self.position], chosen))
         self.write(list(self.steps))
-        self.say(f"{self.steps[-1].pair.passage_id} on {self.steps[-1].pair.test_point_id}: {chosen}")
+        left = " (left unlabelled: a later session asks it again)" if chosen in ("unsure", "skip") else ""
+        self.say(f"{self.steps[-1].pair.passage_id} on {self.steps[-1].pair.test_point_id}: {chosen}{left}")
         self.refresh_pair()
 
     def action_undo(self) -> None:
