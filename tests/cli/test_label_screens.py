@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.analysis.label_file import read_label_file, samples_of
 from exam_harness.analysis.label_screens import LabelPair, LabelScreen, LabelStep, StepWriter
 from exam_harness.cli import main
 from exam_harness.cli.label import _screen
@@ -19,7 +20,8 @@ from exam_harness.core.errors import ConfigError
 from exam_harness.core.registry import Registry
 from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, write_bank, write_exam
 
-# a screen that answers yes, no, unsure, skip in turn and logs what the command handed it
+# a screen that answers yes, no, unsure, skip in turn, reads the label file after each step and logs what the
+# command handed it
 SCRIPTED_SCREEN = KEYWORD_CONFTEST + '''
 import json
 from pathlib import Path
@@ -34,19 +36,22 @@ class ScriptedScreen:
         return None
 
     def label(self, pairs, write, *, blind, earlier):
-        steps = []
+        steps, lines = [], []
+        out = next(Path().glob("*.out"))
         for i, pair in enumerate(pairs):
             steps.append(LabelStep(pair, ANSWERS[i % 4]))
             write(list(steps))
+            lines.append(len(out.read_text().splitlines()))
         Path("screen-log.json").write_text(json.dumps({
             "pairs": [[p.passage_id, p.test_point_id] for p in pairs], "blind": blind, "earlier": earlier,
-            "grades": [p.grade for p in pairs]}))
+            "grades": [p.grade for p in pairs], "of_unit": [p.of_unit for p in pairs], "lines": lines}))
         return steps
 
 
 def pytest_exam_register_label_screens(registry):
     registry.register("scripted", ScriptedScreen(), "answers in turn")
 '''
+ANSWER_KEYS = "y\nn\ns\ns\n"  # the line prompt's answers for the screen's yes, no, unsure, skip
 
 
 @pytest.fixture
@@ -57,7 +62,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     (tmp_path / "conftest.py").write_text(SCRIPTED_SCREEN)
     monkeypatch.chdir(tmp_path)
     return [str(exam), "--bank", str(bank), "--grader", "keyword", "--cache", str(tmp_path / "c.sqlite"),
-            "--no-progress", "--unsure", "6", "--confident", "2"]
+            "--no-progress"]
 
 
 def without_textual(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,24 +71,63 @@ def without_textual(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "textual" else real(name, *a))
 
 
-def test_a_plugin_s_screen_labels_the_line_prompt_s_pairs_into_the_same_file(
-        project: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def label_twice(project: list[str], monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple[bytes, bytes]:
+    """The label file of the line prompt (--screen off) and of the scripted screen, for the same answers, each
+    session the first on its file."""
+    for done in ("line.jsonl", "screen.out"):
+        Path(done).unlink(missing_ok=True)
     without_textual(monkeypatch)  # so the plugin's screen, after the view feature's, is the first that can run
-    monkeypatch.setattr(sys, "stdin", io.StringIO("y\nn\ns\ns\n" * 2))  # the screen's answers in turn
-    assert main(["label", *project, "--screen", "off", "--out", "line.jsonl"]) == 0
-    assert main(["label", *project, "--screen", "on", "--out", "screen.jsonl"]) == 0
-    assert "wrote screen.jsonl: 4 new labels, 4 in all" in capsys.readouterr().out
-    assert Path("screen.jsonl").read_bytes() == Path("line.jsonl").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(ANSWER_KEYS * 8))
+    assert main(["label", *project, *extra, "--screen", "off", "--out", "line.jsonl"]) == 0
+    Path("screen.out").touch()
+    assert main(["label", *project, *extra, "--screen", "on", "--out", "screen.out"]) == 0
+    return Path("line.jsonl").read_bytes(), Path("screen.out").read_bytes()
+
+
+def test_a_plugin_s_screen_labels_the_sample_into_the_line_prompt_s_file(
+        project: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    line, screen = label_twice(project, monkeypatch, "--size", "8")
+    assert screen == line
+    printed = capsys.readouterr().out
+    assert "wrote screen.out: 4 new labels, 4 pairs labelled in all" in printed
+    labels = read_label_file(Path("screen.out"))
+    (sample,) = samples_of(labels).values()  # the sample's weights, checked against its lines
+    assert sample.id.startswith("pairs/seed=0/") and sample.labelled == 4
+    assert all(label.inclusion == pytest.approx(label.stratum_labelled / label.stratum_size) for label in labels
+               if label.stratum_labelled is not None and label.stratum_size)
+    assert all(label.shown is False for label in labels)
     log = json.loads(Path("screen-log.json").read_text())
     assert len(log["pairs"]) == 8 and log["blind"] is True and log["earlier"] == 0
     assert all(isinstance(grade, int) for grade in log["grades"])  # handed over; a blind screen hides them
+    assert log["of_unit"] == [None] * 8
+    assert log["lines"] == [1, 2, 2, 2, 3, 4, 4, 4]  # the file rewritten at each step: yes and no add a line
 
-    # a second session: the labelled pairs are not shown again, the file keeps them and --show-grade unblinds
-    assert main(["label", *project, "--screen", "on", "--show-grade", "--out", "screen.jsonl"]) == 0
+    # a second session: the labelled pairs are not handed again, the sample goes on and --show-judge unblinds
+    assert main(["label", *project, "--size", "12", "--screen", "on", "--show-judge", "--out", "screen.out"]) == 0
     second = json.loads(Path("screen-log.json").read_text())
     assert second["blind"] is False and second["earlier"] == 4
-    labelled = {(row["passage_id"], row["test_point_id"]) for row in map(json.loads, Path("line.jsonl").read_text().splitlines())}
-    assert not labelled & {tuple(pair) for pair in second["pairs"]}
+    assert not {label.pair for label in labels} & {tuple(pair) for pair in second["pairs"]}
+    after = read_label_file(Path("screen.out"))
+    assert [label.pair for label in after[:4]] == [label.pair for label in labels]
+    assert [label.shown for label in after] == [False] * 4 + [True] * (len(after) - 4)
+    assert samples_of(after)[sample.id].labelled == len(after)
+
+
+def test_a_screen_labels_test_point_units_and_issue_30_s_order_as_the_line_prompt(
+        project: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    line, screen = label_twice(project, monkeypatch, "--unit", "test-point", "--size", "2")
+    assert screen == line
+    log = json.loads(Path("screen-log.json").read_text())
+    per_point: dict[str, int] = {}
+    for _, tp in log["pairs"]:
+        per_point[tp] = per_point.get(tp, 0) + 1
+    seen: dict[str, int] = {}
+    for (_, tp), place in zip(log["pairs"], log["of_unit"], strict=True):  # each pair's place in its test point
+        seen[tp] = seen.get(tp, 0) + 1
+        assert place == [seen[tp], per_point[tp]]
+    line, screen = label_twice(project, monkeypatch, "--unsure", "6", "--confident", "2")
+    assert screen == line and len(json.loads(Path("screen-log.json").read_text())["pairs"]) == 8
+    assert all(label.sample is None for label in read_label_file(Path("screen.out")))  # no sample: weighs 1
 
 
 def test_screen_on_with_none_that_can_run_is_refused_before_grading(

@@ -124,14 +124,17 @@ def test_view_in_tmux_why_weak_ranker_missed_and_what_flipped(example: Example, 
 def test_label_in_tmux_writes_the_line_prompt_s_file(example: Example, terminals: list[Terminal],
                                                     tmp_path: Path) -> None:
     """Done when (issue 40): 40 pairs labelled on the screen of the real command write the file the line prompt
-    writes for the same answers (an unsure answer, m, is a skip for today's file); blind by default."""
+    writes for the same answers, the sample's strata and inclusion probabilities too (an unsure answer, m, leaves
+    the pair unlabelled, as a skip); blind by default."""
+    from exam_harness.analysis.label_file import read_label_file, samples_of
+
     keys = [("y", "n", "m", "s", "y", "n")[i % 6] for i in range(40)]
     keys[8:8] = ["u", "y"]  # an undo, and the pair answered again
-    command = [exam_harness(), "label", "runs", "--bank", "banks/example.yaml"]
+    command = [exam_harness(), "label", "runs", "--bank", "banks/example.yaml", "--size", "40"]
     line = subprocess.run([*command, "--out", str(tmp_path / "line.jsonl")], cwd=example.root, text=True,
                           input="".join(LINE_KEY[k] + "\n" for k in keys), capture_output=True, timeout=600)
     assert line.returncode == 0, line.stderr
-    assert "[40/40]" in line.stdout  # the default sample is 40 pairs
+    assert "[40/40]" in line.stdout  # a sample of 40 pairs
 
     shell = " ".join(shlex.quote(part) for part in [*command, "--out", str(tmp_path / "screen.jsonl")])
     terminal = Terminal(tmp_path / "tmux.sock", shell, example.root)
@@ -148,7 +151,10 @@ def test_label_in_tmux_writes_the_line_prompt_s_file(example: Example, terminals
     terminal.keys("q")
     terminal.wait_for("EXIT=0")
     assert (tmp_path / "screen.jsonl").read_bytes() == (tmp_path / "line.jsonl").read_bytes()
-    assert len((tmp_path / "screen.jsonl").read_text().splitlines()) == sum(k in ("y", "n") for k in answered(keys))
+    labels = read_label_file(tmp_path / "screen.jsonl")
+    assert len(labels) == sum(k in ("y", "n") for k in answered(keys))
+    (sample,) = samples_of(labels).values()
+    assert sample.labelled == len(labels) and all(label.inclusion is not None for label in labels)
 
 
 def answered(keys: list[str]) -> list[str]:
