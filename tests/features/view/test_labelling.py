@@ -195,7 +195,8 @@ def test_the_screen_is_blind_by_default(tmp_path: Path) -> None:
 def test_progress_undo_and_the_last_pair(tmp_path: Path) -> None:
     shown = pairs(3)
     calls: list[list[LabelStep]] = []
-    steps, screens = label_on_screen(shown, ["y", "m", "u", "u", "u", "n", "s", "y", "y"], calls.append,
+    steps, screens = label_on_screen(shown, ["y", "m", "u", "u", "u", "n", "s", "y", "y"],
+                                     lambda steps: calls.append(list(steps)),
                                      earlier=4)
     assert flat(screens[0]).startswith("pair 1 of 3 · 0 labelled (0 yes, 0 no), 0 unsure, 0 skipped · 4 before")
     assert "pair 3 of 3 · 1 labelled (1 yes, 0 no), 1 unsure" in flat(screens[2])
