@@ -1,7 +1,8 @@
 """What the viewer's screens show, from a result document alone (no Textual here): the leaderboard of every
-measure with its intervals, the verdict with its failed checks first, each run's queries and test points, the
-flips against a reference, the sections (each registered one by its own terminal rendering, any other
-generically).
+measure with its intervals (and, where the calibration section holds them, each score corrected by the team's
+labels beside the raw one, with its 95% interval), the verdict with its failed checks first, each run's queries
+and test points, the flips against a reference, the sections (each registered one by its own terminal
+rendering, any other generically).
 
 Both documents of the one schema are read through the project's reader (results/document.py): the pytest
 report (``exam-report.json``, kept reports of older schemas migrated) and ``evaluate``'s. Only the pytest
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from exam_harness.config.gates import GateResult
+from exam_harness.features.calibration.model import Calibration, CorrectedRun, CorrectedScores
 from exam_harness.results.document import read_document
 from exam_harness.results.evaluation import EvaluationReport, MeasureStats, system_order
 from exam_harness.results.flips import MISSED, Flip, flips
@@ -80,6 +82,38 @@ class Cell:
         return f"{self.mean:.3f}" + (f" ±{self.stderr:.3f}" if self.stderr is not None else "")
 
 
+@dataclass(frozen=True)
+class Column:
+    """A column of the leaderboard after the run's: a measure of the document (``measures[index]``), or its
+    score corrected by the team's labels (``corrected``: the calibration section's entry of that measure)."""
+
+    heading: str
+    index: int
+    corrected: CorrectedScores | None = None
+
+
+def corrected_text(found: CorrectedRun | None) -> str:
+    """A corrected cell: the estimate and its 95% interval (``0.612 [0.55, 0.67]``), ``–`` where there is none."""
+    if found is None or found.corrected is None:
+        return "–"
+    if found.low is None or found.high is None:
+        return f"{found.corrected:.3f}"
+    return f"{found.corrected:.3f} [{found.low:.2f}, {found.high:.2f}]"
+
+
+def calibration_of(document: Document) -> Calibration | None:
+    """The document's calibration section (the calibration feature's; read from its JSON where the feature is not
+    registered here); None where the document holds none, or one this version cannot read (the sections screen
+    shows it as its JSON)."""
+    content = document.sections.get("calibration")
+    if content is None or isinstance(content, Calibration):
+        return content
+    try:
+        return Calibration.model_validate(content.model_dump() if isinstance(content, BaseModel) else content)
+    except ValidationError:
+        return None
+
+
 class Viewed:
     """The document being viewed, and the reference to compare it with (a second document, or none)."""
 
@@ -94,6 +128,18 @@ class Viewed:
             {s.measure: s for s in self.document.leaderboards} if isinstance(self.document, EvaluationReport) else {})
         ref = reference.document if reference is not None else None
         self._reference_scores = {s.run: s.scores for s in ref.systems} if ref is not None else {}
+        self.calibration = calibration_of(self.document)
+        self.columns = self._columns()
+
+    def _columns(self) -> list[Column]:
+        """Each measure's column, and beside each measure the calibration section corrects its corrected one."""
+        columns = []
+        for index, (measure, heading) in enumerate(zip(self.measures, self.headings, strict=True)):
+            columns.append(Column(heading, index))
+            found = self.calibration.corrected_of(measure.name) if self.calibration is not None else None
+            if found is not None and not found.missing:
+                columns.append(Column(f"{heading} corrected", index, found))
+        return columns
 
     # -- the document as a whole --------------------------------------------------------------------------
 
@@ -136,12 +182,23 @@ class Viewed:
         return Cell(score.mean if score else None, score.stderr if score else None,
                     (interval[0], interval[1]) if interval else None, before.mean if before else None)
 
-    def cell_details(self, run: str, index: int) -> list[str]:
-        """What the leaderboard says of the cell of ``run`` and the ``index``-th measure: the measure's full
-        name, the mean, standard error and interval, the reference's value, the queries left out."""
-        measure = self.measures[index]
+    def column_text(self, run: str, column: Column) -> str:
+        """The leaderboard's cell of ``run`` in ``column``."""
+        if column.corrected is not None:
+            return corrected_text(column.corrected.run(run))
+        return self.cell(run, self.measures[column.index]).text()
+
+    def cell_details(self, run: str, at: int) -> list[str]:
+        """What the leaderboard says of the cell of ``run`` in the ``at``-th column after the run's: the measure's
+        full name, the mean, standard error and interval, the score corrected by the team's labels, the
+        reference's value, the queries left out; of a corrected column, the estimate, its interval, the raw score
+        and the labels that correct it."""
+        column = self.columns[at]
+        measure = self.measures[column.index]
+        if column.corrected is not None:
+            return self._corrected_details(run, column, column.corrected)
         cell = self.cell(run, measure)
-        lines = [f"{run} · {self.headings[index]} = {measure.name}"]
+        lines = [f"{run} · {self.headings[column.index]} = {measure.name}"]
         if cell.mean is None:
             lines.append("no value (the measure gives this run none: a trec_eval measure of generated answers)")
         else:
@@ -149,6 +206,7 @@ class Viewed:
             if cell.interval is not None:
                 value += f", bootstrap interval [{cell.interval[0]:.4f}, {cell.interval[1]:.4f}]"
             lines.append(value)
+        lines += self._correction_line(run, measure)
         if cell.reference is not None and self.reference is not None:
             change = f" ({cell.mean - cell.reference:+.4f})" if cell.mean is not None else ""
             lines.append(f"in {self.reference.name}: {cell.reference:.4f}{change}")
@@ -161,6 +219,30 @@ class Viewed:
             lines.append(f"incomplete (a lower bound) on {len(system.incomplete_queries)} queries: "
                          + ", ".join(system.incomplete_queries[:8]))
         return lines
+
+    def _correction_line(self, run: str, measure: MeasureInfo) -> list[str]:
+        """Of a raw cell: its score corrected by the team's labels, or why the calibration section has none."""
+        found = self.calibration.corrected_of(measure.name) if self.calibration is not None else None
+        if found is None:
+            return []
+        if found.missing:
+            return [f"not corrected by the team's labels: {found.missing}"]
+        return [f"corrected by the team's labels: {_corrected_value(found.run(run))} (s: the calibration section)"]
+
+    def _corrected_details(self, run: str, column: Column, found: CorrectedScores) -> list[str]:
+        assert self.calibration is not None
+        measure = self.measures[column.index]
+        score = found.run(run)
+        design = self.calibration.scores_design
+        drawn = (f"{design.labelled} labelled {design.unit}s of {design.population}" if design is not None else
+                 "labels of no sample")
+        lines = [f"{run} · {column.heading} = {measure.name} corrected by the team's labels "
+                 f"{self.calibration.labels} ({drawn})"]
+        if score is None:
+            lines.append("no corrected value for this run (the calibration section holds none)")
+        else:
+            lines.append(f"corrected {_corrected_value(score)}; raw (the judge's) {score.raw:.4f}")
+        return [*lines, "s: the calibration section (the judges' figures against the labels)"]
 
     # -- the verdict --------------------------------------------------------------------------------------
 
@@ -297,6 +379,14 @@ class Viewed:
                 shown.append(ShownSection(name, section.title, content, None))
         shown += [ShownSection(name, name, content, None) for name, content in held.items()]
         return shown
+
+
+def _corrected_value(found: CorrectedRun | None) -> str:
+    if found is None or found.corrected is None:
+        return "none for this run"
+    interval = ("" if found.low is None or found.high is None else
+                f", 95% interval [{found.low:.4f}, {found.high:.4f}]")
+    return f"{found.corrected:.4f}{interval}"
 
 
 def _point_order(o: TestPointOutcome) -> tuple[int, str]:

@@ -87,12 +87,12 @@ class LeaderboardScreen(Titled):
         lines = self.viewed.verdict_lines()
         shown = lines[:3] + ([f"… {len(lines) - 3} more (v: the whole verdict)"] if len(lines) > 3 else [])
         yield Static(Text("\n".join(shown), style="green" if passed else "bold red"), id="verdict")
-        board = table("leaderboard", ["run", *self.viewed.headings], cursor="cell")
+        board = table("leaderboard", ["run", *(c.heading for c in self.viewed.columns)], cursor="cell")
         board.fixed_columns = 1
         for run in self.viewed.runs():
             system = self.viewed.system(run)
             name = run + (" (gen)" if system.generated else "") + (" !" if system.incomplete_queries else "")
-            board.add_row(plain(name), *(plain(self.viewed.cell(run, m).text()) for m in self.viewed.measures),
+            board.add_row(plain(name), *(plain(self.viewed.column_text(run, c)) for c in self.viewed.columns),
                           key=run)
         yield board
         yield Static(Text(""), id="detail")
