@@ -12,7 +12,7 @@ Kinds of name:
   ``shared_option``, ``GradingRequest``, ``Grade``; ``Engine``, ``EngineBatch``, ``EngineStopped``, ``GraderRecipe``
   (a grading engine, hook ``pytest_exam_grading_engine``); ``Section``, ``Placement``, ``preformatted_markdown``,
   ``preformatted_html``; ``Writer``, ``WriterInput``, ``Binary``; ``BankFormat``, ``RunFormat``, ``FilePart``;
-  ``Command``;
+  ``Command``; ``LabelScreen`` with ``LabelPair`` and ``LabelStep`` (a screen of ``exam-harness label``);
 - options: ``ExamOptions``, ``FeatureOption``, ``FeatureOptions``, ``feature_option``, ``Argument`` and the
   converters ``text``, ``integer``, ``number``, ``choice``, ``boolean``;
 - scoring inputs: ``Scored``, ``ScoringInputs``, ``InputKey``, ``ScoringFront``;
@@ -30,6 +30,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from exam_harness.analysis.label_screens import LabelPair, LabelScreen, LabelStep
     from exam_harness.config.commands import Command
     from exam_harness.config.gates import GateFigure, GateResult
     from exam_harness.config.options import (
@@ -81,6 +82,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.io.formats": ("BankFormat", "RunFormat"),
     "exam_harness.io.parts": ("FilePart",),
     "exam_harness.config.commands": ("Command",),
+    "exam_harness.analysis.label_screens": ("LabelScreen", "LabelPair", "LabelStep"),
     "exam_harness.config.options": ("ExamOptions", "FeatureOption", "FeatureOptions", "feature_option", "Argument",
                                     "GraderOption", "option_field", "shared_option", "text", "integer", "number",
                                     "choice", "boolean"),
@@ -100,12 +102,12 @@ _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names
 __all__ = ["Answer", "Argument", "BankFormat", "Binary", "Command", "ConfigError", "Engine", "EngineBatch",
            "EngineStopped", "EvaluationReport", "ExamError", "ExamOptions", "ExamPlan", "ExamReport", "FeatureOption",
            "FeatureOptions", "FilePart", "GateFigure", "GateResult", "Grade", "Grader", "GraderConfig", "GraderOption",
-           "GraderRecipe", "GradingOutcome", "GradingRequest",
-           "InputError", "InputKey", "Measure", "Passage", "Placement", "Query", "Registry", "RunFormat", "Scored",
-           "ScoringFront", "ScoringInputs", "Secret", "Section", "Sentence", "Verdict", "Writer", "WriterInput",
-           "__version__", "boolean", "choice", "command_system", "feature_option", "hookimpl", "hookspec",
-           "http_system", "integer", "number", "option_field", "preformatted_html", "preformatted_markdown",
-           "read_document", "shared_option", "system", "text"]
+           "GraderRecipe", "GradingOutcome", "GradingRequest", "InputError", "InputKey", "LabelPair", "LabelScreen",
+           "LabelStep", "Measure", "Passage", "Placement", "Query", "Registry", "RunFormat", "Scored", "ScoringFront",
+           "ScoringInputs", "Secret", "Section", "Sentence", "Verdict", "Writer", "WriterInput", "__version__",
+           "boolean", "choice", "command_system", "feature_option", "hookimpl", "hookspec", "http_system", "integer",
+           "number", "option_field", "preformatted_html", "preformatted_markdown", "read_document", "shared_option",
+           "system", "text"]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from exam_harness.analysis.label_screens import LabelScreen
     from exam_harness.config.commands import Command
     from exam_harness.config.gates import GateFigure
     from exam_harness.config.options import ExamOptions, FeatureOptions
@@ -123,6 +124,13 @@ def pytest_exam_grading_engine(options: ExamOptions, grader: Grader, recipe: Gra
     grading/engines.py), or None to leave them to the pass itself. Asked once per grading set-up, by both front
     ends, after ``grader`` is created; ``recipe`` builds the same grader again in another process (a worker's).
     The first plugin that answers decides (the ray_engine feature answers for ``--exam-engine ray``)."""
+
+
+@hookspec
+def pytest_exam_register_label_screens(registry: Registry[LabelScreen]) -> None:
+    """Add labelling screens of ``exam-harness label`` (objects of the ``LabelScreen`` protocol,
+    analysis/label_screens.py: ``unavailable()``, ``label(pairs, write, blind=, earlier=)``): the command labels on
+    the first one that can run here under ``--screen on``, or ``auto`` on a terminal, else with its line prompt."""
 
 
 @hookspec

@@ -21,6 +21,7 @@ FEATURES: tuple[str, ...] = (
     "significance",
     "calibration",
     "ray_engine",
+    "view",
 )
 PLUGIN_NAME = "exam-feature-{}"
 

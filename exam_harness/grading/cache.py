@@ -141,14 +141,15 @@ class CachedGrade(NamedTuple):
 
 
 class GradeCache:
-    """Grade store keyed by :func:`cache_key` (hex). ``path=None`` keeps grades in memory only.
+    """Grade store keyed by :func:`cache_key` (hex). ``path=None`` keeps grades in memory only;
+    ``read_only`` opens an existing file for lookups alone.
 
     ``damaged`` counts the unsound rows lookups met (each was a miss), ``write_error`` says why grades
     are no longer stored (None while they are), ``notices`` lists what was said through ``notify``.
     """
 
     def __init__(self, path: str | Path | None, *, notify: Callable[[str], None] = print_notice,
-                 keep_text: bool = True) -> None:
+                 read_only: bool = False, keep_text: bool = True) -> None:
         self.path = Path(path) if path is not None else None
         # False: a grade is stored without the grader's answer and extracted answer (--cache-text none)
         self.keep_text = keep_text
@@ -162,6 +163,8 @@ class GradeCache:
         if self.path is None:
             self._db = _connect(":memory:")
             self._create_schema()
+        elif read_only:
+            self._open_to_read(self.path)
         else:
             self._open(self.path)
 
@@ -183,6 +186,19 @@ class GradeCache:
                 f"cannot create the grade cache {path}: {why_not}; point --exam-cache at a writable place")
         else:
             self._open_read_only(path, found, f"it is read-only ({why_not})")
+
+    def _open_to_read(self, path: Path) -> None:
+        """``read_only``: a reader's (``exam-harness view``): nothing is created, migrated or written, and an
+        older schema is read row by row; no file there is a ConfigError naming it."""
+        found = inspect_cache_file(path)
+        if found is None:
+            raise ConfigError(f"there is no grade cache at {path} to read")
+        try:
+            self._db = _connect_read_only(path)
+        except sqlite3.Error as exc:
+            raise ConfigError(f"cannot read the grade cache {path}: {_sqlite_cause(exc)}") from exc
+        self._schema = found
+        self.write_error = "the grade cache was opened read-only"  # put_many stores nothing
 
     def _open_writable(self, path: Path, found: int | None) -> None:
         try:
