@@ -20,7 +20,7 @@ from exam_harness.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
-    "calibrate", "record", "queries", "verdict", "grade", "cache", "label", "models",
+    "calibrate", "queries", "verdict", "grade", "cache", "label", "models",
 )
 
 
@@ -35,7 +35,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the arguments and they name a subcommand, with that subcommand alone (importing
     every subcommand's module costs a second or more; help and usage errors elsewhere list them all). The
     features' and plugins' options are part of the schema the subcommands' parsers are built from, and their
-    subcommands are listed after the built-in ones."""
+    subcommands (``exam-harness record``, the live-systems feature's) are listed after the built-in ones."""
     from exam_harness.extensions import Registries, cli_feature_options, cli_plugin_manager
 
     named = _named_command(argv) if argv is not None else None
@@ -47,7 +47,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"exam-harness {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in (named,) if named else COMMANDS:
+    commands = Registries.from_hook(manager.hook).commands if named is None else None
+    first = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    builtin = (named,) if named else () if commands is not None and first in commands else COMMANDS
+    for name in builtin:  # a feature's subcommand named: none of the built-in modules is imported
         try:
             module = importlib.import_module(f"exam_harness.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -55,8 +58,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                 continue  # a subcommand not shipped in this build
             raise
         module.add_parser(subparsers)
-    if named is None:
-        commands = Registries.from_hook(manager.hook).commands
+    if commands is not None:
         for name in commands:
             if name.replace("-", "_") in COMMANDS:
                 raise ConfigError(f"subcommand {name!r} is registered by a plugin and is a built-in one")

@@ -19,6 +19,9 @@ from typing import Any
 
 FEATURES: tuple[str, ...] = (
     "significance",
+    "cost",  # before live_systems: the verdict's budget check has come before the exam-stale one
+    "flips",
+    "live_systems",
 )
 PLUGIN_NAME = "exam-feature-{}"
 

@@ -102,8 +102,8 @@ def test_verdict_on_a_session_report_with_a_stale_recording_fails_as_the_session
     health (the live-systems section), from which ``verdict`` decides the same check, not a pass."""
     import shutil
 
+    from tests.features.live_systems.test_live_systems import conftest, exam
     from tests.paths import REPO
-    from tests.systems.test_live_systems import conftest, exam
 
     for folder in ("banks", "runs"):
         shutil.copytree(REPO / folder, pytester.path / folder)

@@ -90,7 +90,7 @@ def project_reads(paths: Collection[str], root: Path, *, skip: Collection[Path] 
     """``paths`` (opened for reading) that are project files: regular files under ``root``, not under a
     folder of ``skip`` (the runs folder) nor a package's or the harness's own, not compiled modules, not
     already covered by the fingerprint (``covered``: its labels); path relative to ``root`` -> digest."""
-    harness = Path(__file__).resolve().parents[1]  # the exam_harness package: the harness's own files
+    harness = Path(__file__).resolve().parents[2]  # exam_harness/features/live_systems/..: the harness's own files
     skipped = [Path(p).resolve() for p in skip]
     found: dict[str, str] = {}
     for name in sorted(paths):
