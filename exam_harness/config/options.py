@@ -32,7 +32,7 @@ SIGNIFICANCE = "significance"
 GATES = "gates"
 REPORTS = "reports"
 INPUTS = "inputs"
-SYSTEMS = "systems"  # the live-systems feature's options (features/live_systems/options.py)
+SYSTEMS = "systems"  # the options of declared live systems (a feature declares them)
 RECORDED = "recorded"
 EVALUATE = "evaluate"
 # The groups the pytest plugin registers (kept here so the README table needs no plugin import).
@@ -930,13 +930,22 @@ PYTEST_ARGS = Argument("pytest_args", "Arguments for pytest.", str, nargs=argpar
 BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default: the test points of the recorded "
                       "grades).", Path, default=[], many=True, metavar="BANK_FILE")
 
+def documented_options(groups: Iterable[str] | None = None,
+                       front: Front = "pytest") -> list[tuple[str, OptionSpec, Any]]:
+    """``(name, spec, default)`` of every option docs/options.md lists: the fields of :class:`ExamOptions`, then
+    the in-tree features' options (:func:`in_tree_options`), whatever plugins this process has loaded."""
+    features = {o.name: o for o in in_tree_options()}
+    found = _selected([*_core_specs(), *((o.name, o.spec) for o in features.values())], groups, front)
+    return [(name, spec, default_of(name, front) if name not in features else features[name].default)
+            for name, spec in found]
+
+
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
     """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart
     (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.config.options`` prints it): the
-    fields of :class:`ExamOptions`, then the in-tree features' options (:func:`in_tree_options`)."""
+    options :func:`documented_options` lists."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
-    features = {o.name: o for o in in_tree_options()}
-    for name, spec in _selected([*_core_specs(), *((o.name, o.spec) for o in features.values())], groups, front):
+    for _name, spec, value in documented_options(groups, front):
         # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).
         flag = f"--exam-{spec.name}" + ("" if spec.flag else f"={spec.metavar or spec.dest.upper()}")
         if spec.const is not None:
@@ -945,8 +954,7 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
         if sep:
             default = shown.removesuffix(")")
         else:
-            option = features.get(name)
-            meaning, value = spec.help, default_of(name, front) if option is None else option.default
+            meaning = spec.help
             if spec.flag:
                 default = "off"
             elif isinstance(value, tuple):

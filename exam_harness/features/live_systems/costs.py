@@ -1,6 +1,6 @@
 """The system-costs section: per run recorded by a declared live system, its latency (p50 and p95 over
 the recorded queries), the tokens and the cost its answers reported (``Answer(tokens=..., cost=...)``),
-read from the manifest ``<run>.system.json`` beside the run (systems/recording.py). Runs without a
+read from the manifest ``<run>.system.json`` beside the run (recording.py). Runs without a
 manifest have no row; a document without any has no such section. ``--exam-fail-under`` gates these
 figures by name (``latency-p95``, ``cost``, ...: figures.py, the feature's gate figures), where lower is better."""
 

@@ -231,7 +231,7 @@ class ExamSystems:
         # the systems' summary line is the report's live-systems section (section.py)
 
     def _undeclared(self) -> list[str]:
-        """A warning per run recorded by a system no longer declared (systems/recording.py)."""
+        """A warning per run recorded by a system no longer declared (recording.py)."""
         from exam_harness.features.live_systems.recording import undeclared_system_notes
 
         inputs = self.inputs()

@@ -76,7 +76,7 @@ class PassOutcome:
 
     def fail(self, system: str, query_id: str, message: str, cause: str) -> None:
         """A query ``system`` failed on: ``message`` its cases fail with, ``cause`` the same without the
-        query (a system failing on many queries for one cause is said once, pytest_plugins/systems.py)."""
+        query (a system failing on many queries for one cause is said once, pytest_session.py)."""
         self.failures[system, query_id] = message
         self.causes[system, query_id] = cause
 
