@@ -55,6 +55,17 @@ DEFAULT_MIN_ANSWERS = (1, 2, 5)
 OFFICIAL_FROM_JUDGMENTS = "judgments of the run files"
 
 
+def report_options() -> tuple[str, ...]:
+    """The reports group's options evaluate takes: the report set and summaries pytest writes, and every option
+    a feature adds to the group (a feature's reports are both front ends')."""
+    import dataclasses
+
+    from exam_harness.config.options import ExamOptions, specs
+
+    core = {f.name for f in dataclasses.fields(ExamOptions)}
+    return (*REPORT_OUTPUTS, *(name for name, _ in specs((REPORTS,), "cli") if name not in core))
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "evaluate",
@@ -65,7 +76,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     add_input_arguments(parser, runs_required=False)
     add_cli_options(parser, GROUPS)
-    add_cli_options(parser, (REPORTS,), only=REPORT_OUTPUTS, defaults={"report_dir": "none"})
+    add_cli_options(parser, (REPORTS,), only=report_options(), defaults={"report_dir": "none"})
     JSON_OUT.add_to(parser, help="Write the leaderboards as JSON.")
     for argument in (*ASSIGNMENTS, *OUTPUTS):
         argument.add_to(parser)

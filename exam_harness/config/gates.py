@@ -21,6 +21,10 @@ e.g. ``my-rag=latency-p95:2.5``). A name no built-in measure parses (a plugin's 
 read in lower case with any finite LIMIT >= 0 here, and checked against the registries once plugins are
 loaded (:func:`check_thresholds`): a measure's limit must then lie in 0..1.
 
+The judge's own figure is gated by name, for the session as a whole (no ``RUN=``): ``cascade-kept:0.95``
+fails where the cascade grader's 95% lower bound of the share of its decider's passes it kept is below 0.95
+(sections/judge_notes.py states it; a report without a cascade's figures fails it, saying so).
+
 Regressions (``--exam-compare-fail``) read ``MEASURE:DROP`` (an absolute drop, ``exam-cover:0.05``)
 or ``MEASURE:PCT%`` (relative to the reference, ``exam-cover:5%``). A run whose mean drops by more
 than the allowance fails (results/gate_checks.py also runs the paired permutation test that says whether
@@ -150,11 +154,15 @@ _WORD = re.compile(r"[\w.-]+")  # a bare name: no parameters or cut-off, read in
 HOLDS_MEASURE = "exam-cover"  # the one measure a count of holding verdicts gates
 
 
+# the judge's figures a session is gated on as a whole (higher is better), with their titles
+JUDGE_FIGURES: dict[str, str] = {"cascade-kept": "the cascade's kept share of its decider's passes (95% lower bound)"}
+
+
 def measure_names(thresholds: Iterable[Threshold], figures: Iterable[str] = ()) -> list[str]:
-    """The measures ``thresholds`` gate (a feature's gate figure named in ``figures`` is no measure: the measure
-    registries do not know it)."""
+    """The measures ``thresholds`` gate (the judge's figure, or a feature's gate figure named in ``figures``, is no
+    measure: the measure registries do not know it)."""
     named = set(figures)
-    return [t.measure for t in thresholds if t.measure not in named]
+    return [t.measure for t in thresholds if t.measure not in JUDGE_FIGURES and t.measure not in named]
 
 
 def split_holds(gated: str) -> tuple[str, tuple[int, int] | None]:
@@ -230,7 +238,7 @@ def check_thresholds(thresholds: Sequence[Threshold], registry: MeasureRegistry 
                      where: str) -> None:
     """ConfigError naming ``where`` for a threshold that names neither a measure of ``registry`` nor a gate figure
     of ``figures``, or that holds a measure to a limit outside 0..1 (a name only a plugin's family parses is
-    read with any finite limit, before the plugins are known)."""
+    read with any finite limit >= 0, before the plugins are known)."""
     named = set(figures)
     check_measures(measure_names(thresholds, named), registry, where)
     for t in thresholds:
@@ -255,6 +263,12 @@ def parse_threshold(raw: str) -> Threshold:
     measure, sep, value = text.rpartition(":")
     if not sep:
         measure, value = "exam-cover", text
+    if measure.strip().lower() in JUDGE_FIGURES:
+        name = measure.strip().lower()
+        if run is not None or holds is not None:
+            raise ValueError(f"{name!r} is the judge's figure for the whole session: it takes no RUN= and no @MofK "
+                             f"({name}:VALUE)")
+        return Threshold(None, name, _fraction(value.strip()))
     name = _measure(measure)
     if holds is not None and name.split("(")[0].split("@")[0] != HOLDS_MEASURE:
         raise ValueError(f"@MofK counts verdicts that hold across judge samples, which EXAM-Cover counts; "

@@ -22,6 +22,7 @@ FEATURES: tuple[str, ...] = (
     "cost",  # before live_systems: the verdict's budget check has come before the exam-stale one
     "flips",
     "live_systems",
+    "calibration",  # after live_systems: its section is placed before the live-systems section
 )
 PLUGIN_NAME = "exam-feature-{}"
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from exam_harness.config.gates import Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.config.gates import JUDGE_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
 from exam_harness.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -129,7 +129,8 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
                      registry: MeasureRegistry | None = None, scope: RequiredScope | None = None,
                      figures: Registry[GateFigure] | None = None) -> list[GateCheck]:
     """Every examined run's value of every gated measure (or gate figure of ``figures``) beside its threshold,
-    sorted by run then measure."""
+    sorted by run then measure (the judge's figures are the session's, checked by :func:`judge_results`)."""
+    thresholds = [t for t in thresholds if t.measure not in JUDGE_FIGURES]
     systems = {s.run: s for s in report.systems}
     declared = {t.measure: figures.get(t.measure) for t in thresholds
                 if figures is not None and t.measure in figures and t.holds is None}
@@ -190,6 +191,35 @@ def _judge_figures(report: Document) -> Any:
         return None
     tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
     return content.at(tau)
+
+
+def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[GateResult]:
+    """Each threshold on the judge's figure (``cascade-kept``) as a check of the verdict: the cascade's 95% lower
+    bound of the share of its decider's passes it kept, at the document's tau (evaluate's first), against the
+    limit; a document without a cascade's figures fails the check, saying why."""
+    results: list[GateResult] = []
+    for t in thresholds:
+        if t.measure not in JUDGE_FIGURES:
+            continue
+        tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
+        notes = report.sections.get("judge-notes")
+        found = next((c for c in getattr(notes, "cascade", []) if c.min_grade == tau), None)
+        if found is None:
+            grader = report.settings.grader.name
+            message = (f"FAIL cascade-kept: the document holds no cascade's figures at tau={tau} (grader {grader!r}), "
+                       f"so it cannot meet {t.value:g}")
+            results.append(GateResult(gate="exam-fail-under", measure=t.measure, limit=t.value, passed=False,
+                                      message=message))
+            continue
+        value = float(found.kept_lower_bound)
+        passed = value >= t.value - 1e-12
+        said = (f"the cascade kept ≥ {100 * value:.1f}% of its decider's passes (95% lower bound, tau={tau}), "
+                f"{found.calls:,} of {found.pairs:,} pairs sent")
+        message = (f"{said}, at least the required {100 * t.value:g}%" if passed else
+                   f"FAIL Required cascade-kept of {100 * t.value:g}% not reached: {said}")
+        results.append(GateResult(gate="exam-fail-under", measure=t.measure, value=value, limit=t.value,
+                                  passed=passed, message=message))
+    return results
 
 
 def threshold_failures(report: Document, thresholds: Sequence[Threshold],

@@ -109,7 +109,8 @@ def builtin_sections() -> Registry[Section]:
         ("decided-by", "exam_harness.sections.decided_by:SECTION",
          "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
         ("judge-notes", "exam_harness.sections.judge_notes:SECTION",
-         "a cascade's estimated miss rate, what embedding verdicts are worth, circular judging, a leaked bank"),
+         "a cascade's kept share (95% lower bound), what embedding verdicts are worth, circular judging, a leaked "
+         "bank"),
         ("trec-rag", "exam_harness.sections.trec_rag:SECTION",
          "each run's TREC RAG nugget assignments where nuggets carry an importance (docs/trec-rag.md)"),
         ("judge-variance", "exam_harness.sections.judge_variance:SECTION",

@@ -2,7 +2,8 @@
 
 The checks a session makes, from the document alone (pure: no pytest, no file read, nothing changed):
 
-- ``exam-fail-under``: each run's gated measures against their thresholds;
+- ``exam-fail-under``: each run's gated measures against their thresholds, and the judge's figure
+  (``cascade-kept``: the cascade's lower bound of the share of its decider's passes it kept);
 - ``exam-baseline``: no run significantly worse than the baseline run (paired test over queries);
 - ``exam-compare-fail``: no run dropped against a kept report by more than allowed;
 - ``incomplete-exam``: no run's scores rest on pairs that could not be graded (or on queries its
@@ -33,6 +34,7 @@ from exam_harness.results.gate_checks import (
     GateCheck,
     compare,
     find,
+    judge_results,
     regression_results,
     threshold_checks,
     threshold_results,
@@ -103,7 +105,7 @@ def decide(document: Document, checks: Checks) -> Verdict:
 def decision(document: Document, checks: Checks) -> Decision:
     """:func:`decide` with the details (threshold checks, changes, baseline comparisons)."""
     thresholds = threshold_checks(document, checks.thresholds, checks.registry, checks.scope, checks.figures)
-    results = threshold_results(document, thresholds, checks.registry)
+    results = threshold_results(document, thresholds, checks.registry) + judge_results(document, checks.thresholds)
     comparisons: list[Comparison] = []
     per_query: dict[str, dict[str, float]] = {}
     title = ""

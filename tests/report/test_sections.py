@@ -114,8 +114,9 @@ def test_a_section_no_registry_names_is_kept_as_read_and_shown_nowhere(tmp_path:
 
 
 def test_the_builtin_sections_are_one_line_each() -> None:
-    """The core's sections, one registry line each; an in-tree feature's (significance) comes through its hook, in
-    the place documents and views have always shown it."""
+    """The core's sections, one registry line each; the in-tree features' come through their hooks: significance in
+    the place documents and views have always shown it, calibration first (its corrected scores beside the
+    leaderboards)."""
     from exam_harness.results.sections import Section, active_sections, builtin_sections, reset_sections
 
     registry = builtin_sections()
@@ -125,7 +126,8 @@ def test_the_builtin_sections_are_one_line_each() -> None:
     for section in registry.values():
         assert isinstance(section, Section)
     reset_sections()
-    assert active_sections().names() == [*registry.names()[:9], "significance", *registry.names()[9:]]
+    assert active_sections().names() == ["calibration", *registry.names()[:9], "significance",
+                                         *registry.names()[9:]]
 
 
 def test_a_session_s_plugin_sections_end_with_the_session(project: pytest.Pytester) -> None:
