@@ -85,7 +85,7 @@ def usage_count() -> Iterator[tuple[str, bool]]:
 
 
 def ranking_score() -> Iterator[tuple[str, bool]]:
-    from exam_harness.systems.calling import _passage
+    from exam_harness.features.live_systems.calling import _passage
 
     for score in (10**400, float("nan"), float("inf")):
         try:
@@ -101,8 +101,8 @@ def early_stop() -> Iterator[tuple[str, bool]]:
 
     import exam_harness
     from exam_harness.core.models import Query
-    from exam_harness.systems import declare
-    from exam_harness.systems.calling import call_all
+    from exam_harness.features.live_systems import declare
+    from exam_harness.features.live_systems.calling import call_all
 
     declare.clear()
     made: list[str] = []
@@ -298,7 +298,7 @@ def fingerprint_walk() -> Iterator[tuple[str, bool]]:
     import os
 
     from exam_harness.core.errors import ConfigError
-    from exam_harness.systems.fingerprint import command_covers, plain_covers
+    from exam_harness.features.live_systems.fingerprint import command_covers, plain_covers
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder).resolve()

@@ -18,7 +18,8 @@ Kinds of name:
 - scoring inputs: ``Scored``, ``ScoringInputs``, ``InputKey``, ``ScoringFront``;
 - gates: ``GateFigure``, ``GateResult``;
 - live systems: ``system``, ``http_system``, ``command_system``, ``Answer``, ``Passage``, ``Sentence``,
-  ``Secret``, ``Query``;
+  ``Secret`` (the live-systems feature's declarations, named by their module alone: the API stands below the
+  features, so no import statement here names one; ``exam_harness/__init__.py`` re-exports them typed), ``Query``;
 - the documents and what the event hooks hand over: ``ExamReport``, ``EvaluationReport``, ``Verdict``,
   ``read_document``, ``ExamPlan``, ``GradingOutcome``;
 - errors: ``ExamError``, ``ConfigError``, ``InputError``; and ``__version__``.
@@ -67,7 +68,6 @@ if TYPE_CHECKING:
     from exam_harness.results.schema import ExamReport, Verdict
     from exam_harness.results.scored import InputKey, Scored, ScoringFront, ScoringInputs
     from exam_harness.results.sections import Placement, Section, preformatted_html, preformatted_markdown
-    from exam_harness.systems.declare import Answer, Passage, Secret, Sentence, command_system, http_system, system
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.hookspecs": ("hookspec", "hookimpl"),
@@ -88,8 +88,8 @@ _WHERE: dict[str, tuple[str, ...]] = {
                                     "choice", "boolean"),
     "exam_harness.results.scored": ("Scored", "ScoringInputs", "InputKey", "ScoringFront"),
     "exam_harness.config.gates": ("GateFigure", "GateResult"),
-    "exam_harness.systems.declare": ("system", "http_system", "command_system", "Answer", "Passage", "Sentence",
-                                     "Secret"),
+    "exam_harness.features.live_systems.declare": ("system", "http_system", "command_system", "Answer", "Passage",
+                                                   "Sentence", "Secret"),
     "exam_harness.results.schema": ("ExamReport", "Verdict"),
     "exam_harness.results.evaluation": ("EvaluationReport",),
     "exam_harness.results.document": ("read_document",),
@@ -99,15 +99,16 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.core.version": ("__version__",),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
-__all__ = ["Answer", "Argument", "BankFormat", "Binary", "Command", "ConfigError", "Engine", "EngineBatch",
-           "EngineStopped", "EvaluationReport", "ExamError", "ExamOptions", "ExamPlan", "ExamReport", "FeatureOption",
-           "FeatureOptions", "FilePart", "GateFigure", "GateResult", "Grade", "Grader", "GraderConfig", "GraderOption",
-           "GraderRecipe", "GradingOutcome", "GradingRequest", "InputError", "InputKey", "LabelPair", "LabelScreen",
-           "LabelStep", "Measure", "Passage", "Placement", "Query", "Registry", "RunFormat", "Scored", "ScoringFront",
-           "ScoringInputs", "Secret", "Section", "Sentence", "Verdict", "Writer", "WriterInput", "__version__",
-           "boolean", "choice", "command_system", "feature_option", "hookimpl", "hookspec", "http_system", "integer",
-           "number", "option_field", "preformatted_html", "preformatted_markdown", "read_document", "shared_option",
-           "system", "text"]
+__all__ = ["Argument", "BankFormat", "Binary", "Command", "ConfigError", "Engine", "EngineBatch", "EngineStopped",
+           "EvaluationReport", "ExamError", "ExamOptions", "ExamPlan", "ExamReport", "FeatureOption", "FeatureOptions",
+           "FilePart", "GateFigure", "GateResult", "Grade", "Grader", "GraderConfig", "GraderOption", "GraderRecipe",
+           "GradingOutcome", "GradingRequest", "InputError", "InputKey", "LabelPair", "LabelScreen", "LabelStep",
+           "Measure", "Placement", "Query", "Registry", "RunFormat", "Scored", "ScoringFront", "ScoringInputs",
+           "Section", "Verdict", "Writer", "WriterInput", "__version__", "boolean", "choice", "feature_option",
+           "hookimpl", "hookspec", "integer", "number", "option_field", "preformatted_html", "preformatted_markdown",
+           "read_document", "shared_option", "text"]
+# the live-systems feature's declarations: named by their module alone (see the module docstring), typed Any here
+__all__ += ["Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"]  # noqa: F822
 
 
 def __getattr__(name: str) -> Any:

@@ -20,7 +20,7 @@ from exam_harness.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
-    "calibrate", "record", "queries", "verdict", "grade", "cache", "label", "models",
+    "calibrate", "queries", "verdict", "grade", "cache", "label", "models",
 )
 
 
@@ -39,8 +39,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the arguments and they name a subcommand, with that subcommand alone (importing
     every subcommand's module costs a second or more; help and usage errors elsewhere list them all): a built-in
     one's module, or a feature's or plugin's command without the built-in modules. The features' and plugins'
-    options are part of the schema the subcommands' parsers are built from, and their subcommands are listed after
-    the built-in ones."""
+    options are part of the schema the subcommands' parsers are built from, and their subcommands (``exam-harness
+    record``, ``view``: in-tree features') are listed after the built-in ones."""
     from exam_harness.extensions import Registries, cli_feature_options, cli_plugin_manager
 
     named = _named_command(argv) if argv is not None else None

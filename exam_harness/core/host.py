@@ -29,6 +29,11 @@ def reset_hook() -> None:
 def active_hook() -> Any:
     """The front end's hook relay, else that of the in-tree features alone."""
     if not _active:
-        module, _, factory = DEFAULTS.partition(":")
-        _active.append(getattr(importlib.import_module(module), factory)().hook)
+        _active.append(in_tree_hook())
     return _active[0]
+
+
+def in_tree_hook() -> Any:
+    """The hook relay of the in-tree features alone, whatever the front end (what the docs list they declare)."""
+    module, _, factory = DEFAULTS.partition(":")
+    return getattr(importlib.import_module(module), factory)().hook

@@ -19,7 +19,10 @@ from typing import Any
 
 FEATURES: tuple[str, ...] = (
     "significance",
-    "calibration",
+    "cost",  # before live_systems: the verdict's budget check has come before the exam-stale one
+    "flips",
+    "live_systems",
+    "calibration",  # after live_systems: its section is placed before the live-systems section
     "ray_engine",
     "view",
 )

@@ -12,4 +12,4 @@ shows the calibration feature's corrected scores beside the raw ones, read throu
 subcommand never do.
 """
 
-REQUIRES: tuple[str, ...] = ("calibration",)  # the other features this one imports: the calibration section's model
+REQUIRES: tuple[str, ...] = ("calibration", "flips")  # the other features this one imports: their sections' models

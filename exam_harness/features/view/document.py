@@ -22,9 +22,9 @@ from pydantic import BaseModel, ValidationError
 
 from exam_harness.config.gates import GateResult
 from exam_harness.features.calibration.model import Calibration, CorrectedRun, CorrectedScores
+from exam_harness.features.flips.flips import MISSED, Flip, flips
 from exam_harness.results.document import read_document
 from exam_harness.results.evaluation import EvaluationReport, MeasureStats, system_order
-from exam_harness.results.flips import MISSED, Flip, flips
 from exam_harness.results.schema import ExamReport, MeasureInfo, QueryScore, SystemScore, TestPointOutcome
 from exam_harness.results.sections import Section, active_sections
 
@@ -336,7 +336,7 @@ class Viewed:
                 return flips(ref, d), f"against {self.reference.name}"
             return [], (f"{self.reference.name} and {self.opened.name}: flips need two exam reports (an evaluation "
                         "document holds no test point outcomes); the leaderboard shows both documents' scores")
-        from exam_harness.sections.flips import Flips
+        from exam_harness.features.flips.section import Flips
 
         content = d.sections.get("flips")
         if isinstance(content, Flips):

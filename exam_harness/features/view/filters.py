@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from exam_harness.results.flips import MISSED
+from exam_harness.features.flips.flips import MISSED
 from exam_harness.results.schema import TestPointOutcome
 
 FLAGS = ("missed", "answered", "required", "flaky")

@@ -116,17 +116,18 @@ class NoPairs:
 
 
 def session_root(report_path: Path, report: ExamReport, given: Path | None = None) -> Path:
-    """The folder the session ran in (the report's paths are relative to it): ``given``, else the current
-    folder where it holds the report's runs, else the folder above the report's (``reports/`` lies in the
-    project), else the report's own folder."""
+    """The folder the session ran in (the report's paths are relative to it): ``given``, else the first of the
+    current folder, the folder above the report's (``reports/`` lies in the project) and the report's own folder
+    that holds the report's runs and its grade cache, else the first that holds the runs (a project with runs of
+    the same names, such as a copy of the example, is not taken for the session's when its cache is elsewhere)."""
     if given is not None:
         return given
     candidates = [Path.cwd(), report_path.resolve().parent.parent, report_path.resolve().parent]
     named = [Path(p) for p in report.settings.runs]
-    for folder in candidates:
-        if named and all((folder / p).exists() for p in named):
-            return folder
-    return candidates[0]
+    cache = report.cache.path
+    holding = [f for f in candidates if named and all((f / p).exists() for p in named)]
+    with_cache = [f for f in holding if cache is not None and (Path(cache).is_absolute() or (f / cache).exists())]
+    return next(iter([*with_cache, *holding]), candidates[0])
 
 
 class CachedPairs:

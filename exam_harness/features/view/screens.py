@@ -34,7 +34,7 @@ from exam_harness.features.view.pairs import PairRow, PairSource, Unavailable
 from exam_harness.results.schema import TestPointOutcome
 
 if TYPE_CHECKING:
-    from exam_harness.results.flips import Flip
+    from exam_harness.features.flips.flips import Flip
 
 SEARCH_ROWS = 2000  # rows a search shows at most (narrow the filter for the rest)
 REASON_CELL = 60  # characters of a reason in a table cell (the detail pane shows it whole)

@@ -3,10 +3,10 @@
 
 A declaration registers the system under its name for the session (module-level, like a pytest
 plugin registering itself on import). Its *fingerprint* is a hash of what decides its answers
-(:mod:`exam_harness.systems.fingerprint`): the function and the project modules it reaches (or the
+(:mod:`exam_harness.features.live_systems.fingerprint`): the function and the project modules it reaches (or the
 command and the project files it names, or the URL, method and body template), the ``files`` and the
 ``version`` the user gives; a recording made under another fingerprint is stale. Secrets a declaration
-names stay out of it (:mod:`exam_harness.systems.secrets`).
+names stay out of it (:mod:`exam_harness.features.live_systems.secrets`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from exam_harness.core.errors import ConfigError
 from exam_harness.core.ids import name_problem
 from exam_harness.core.models import Query
 from exam_harness.core.paths import shown_path
-from exam_harness.systems import fingerprint as covering
-from exam_harness.systems.answers import Answer, Passage, Sentence
-from exam_harness.systems.secrets import Secret, is_credential_name, remember, shown
+from exam_harness.features.live_systems import fingerprint as covering
+from exam_harness.features.live_systems.answers import Answer, Passage, Sentence
+from exam_harness.features.live_systems.secrets import Secret, is_credential_name, remember, shown
 
 Kind = Literal["answer", "ranking"]
 KINDS: tuple[Kind, ...] = ("answer", "ranking")
@@ -208,7 +208,7 @@ def http_system(
     endpoint reports it. ``headers`` (e.g. an API key) are sent but left out of the fingerprint, the
     manifest and every message, as are credential-like URL query values and :class:`Secret` body values.
     """
-    from exam_harness.systems.forms import HttpCall
+    from exam_harness.features.live_systems.forms import HttpCall
 
     _check(name, kind, concurrency, timeout, retries, backoff)
     origin = _caller()
@@ -243,7 +243,7 @@ def command_system(
     ``{query.text}``), no shell; its standard output is the answer (for ``kind="ranking"``, a JSON array
     of passages). A non-zero exit fails the call with the end of its standard error. Arguments that
     name project files are covered by the fingerprint; a :class:`Secret` argument is not shown anywhere."""
-    from exam_harness.systems.forms import CommandCall
+    from exam_harness.features.live_systems.forms import CommandCall
 
     _check(name, kind, concurrency, timeout, retries, backoff)
     if isinstance(argv, str) or not argv or not all(isinstance(a, str) for a in argv):

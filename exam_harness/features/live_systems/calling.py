@@ -38,11 +38,11 @@ from types import FrameType
 from typing import Any
 
 from exam_harness.core.models import Query
+from exam_harness.features.live_systems.declare import Answer, Passage, System
+from exam_harness.features.live_systems.reads import Opened, install, watched, watched_async
+from exam_harness.features.live_systems.secrets import scrub
 from exam_harness.io import limits
 from exam_harness.io.generated import segment_id
-from exam_harness.systems.declare import Answer, Passage, System
-from exam_harness.systems.reads import Opened, install, watched, watched_async
-from exam_harness.systems.secrets import scrub
 
 EARLY_STOP = 5  # a system failing on each of its first this many queries is not called further
 GLOBAL_CONCURRENCY = 64  # calls in flight at once over all the systems called together

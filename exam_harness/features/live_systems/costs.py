@@ -1,8 +1,8 @@
 """The system-costs section: per run recorded by a declared live system, its latency (p50 and p95 over
 the recorded queries), the tokens and the cost its answers reported (``Answer(tokens=..., cost=...)``),
-read from the manifest ``<run>.system.json`` beside the run (systems/recording.py). Runs without a
+read from the manifest ``<run>.system.json`` beside the run (recording.py). Runs without a
 manifest have no row; a document without any has no such section. ``--exam-fail-under`` gates these
-figures by the names of ``gates.SYSTEM_FIGURES`` (``latency-p95``, ``cost``, ...), where lower is better."""
+figures by name (``latency-p95``, ``cost``, ...: figures.py, the feature's gate figures), where lower is better."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from exam_harness.core.errors import InputError
-from exam_harness.systems.recording import manifest_document, run_manifest
+from exam_harness.features.live_systems.recording import manifest_document, run_manifest
 
 if TYPE_CHECKING:
     from exam_harness.results.scored import Scored
@@ -37,7 +37,7 @@ class SystemFigures(_Model):
     cost: float | None = None  # summed over the queries that reported a cost
 
     def figure(self, gate: str) -> float | None:
-        """The figure a gate name reads: ``latency-p95`` -> :attr:`latency_p95` (gates.SYSTEM_FIGURES)."""
+        """The figure a gate name reads: ``latency-p95`` -> :attr:`latency_p95` (figures.py)."""
         value = getattr(self, gate.replace("-", "_"))
         return float(value) if value is not None else None
 

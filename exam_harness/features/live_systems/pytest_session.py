@@ -7,6 +7,9 @@ that query errors, with the system's message; pytest's ERRORS section says each 
 errors, the queries and how many cases), while every case stays an error. A stale recording under
 ``--exam-stale=fail`` (the default under ``CI=true``) fails the session with a case of its own,
 ``exam gates::exam-stale[NAME]``. ``--exam-dry-run`` calls no system.
+
+:class:`ExamSystems` is a plugin of pytest's hooks and of the exam's session hooks (``pytest_exam_before_grading``,
+``pytest_exam_case_error``), registered as ``exam-systems`` by the feature's ``pytest_exam_configure``.
 """
 
 from __future__ import annotations
@@ -15,48 +18,55 @@ import contextlib
 import copy
 import sys
 import tempfile
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from exam_harness.core.errors import ConfigError
-from exam_harness.core.models import Query, QueryBank
+from exam_harness.api import ConfigError, ExamOptions, Query
 from exam_harness.core.paths import shown_path
 from exam_harness.core.progress import GradingProgress
-from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
-from exam_harness.systems.calling import CallsInterrupted
-from exam_harness.systems.declare import System, clear, declared
-from exam_harness.systems.health import LiveSystems, policy_text, resolve_stale
-from exam_harness.systems.secrets import scrub
-from exam_harness.systems.session import DRY, WORKER, PassOutcome, SystemsPass, recording_folder, resolve_mode
-
-if TYPE_CHECKING:  # annotation only: collection builds on this plugin (its cases ask it for failures)
-    from exam_harness.pytest_plugins.collection import ExamCollector
+from exam_harness.core.xdist import is_worker, is_xdist_controller
+from exam_harness.exam.inputs import ExamInputs
+from exam_harness.features.live_systems.calling import CallsInterrupted
+from exam_harness.features.live_systems.declare import System, clear, declared
+from exam_harness.features.live_systems.health import LiveSystems, policy_text, resolve_stale
+from exam_harness.features.live_systems.options import RECORD_INTO, STALE, SYSTEM_MODE
+from exam_harness.features.live_systems.secrets import scrub
+from exam_harness.features.live_systems.session import (
+    DRY,
+    WORKER,
+    PassOutcome,
+    SystemsPass,
+    recording_folder,
+    resolve_mode,
+)
 
 SYSTEM_FAILED = "exam_system_failed"  # user property of a case that errs because its system failed: the system
 SHOWN_QUERIES = 5  # query ids named per cause in a failed system's block
 SHOWN_CAUSES = 5  # distinct errors named in a failed system's block
+PLUGIN = "exam-systems"  # its name among the session's plugins
 
 
 class ExamSystems:
-    def __init__(self, config: pytest.Config, collector: ExamCollector) -> None:
+    """The declared systems of one session (``options``: the session's; ``inputs()``: the exam's inputs)."""
+
+    def __init__(self, config: pytest.Config, options: ExamOptions, inputs: Callable[[], ExamInputs]) -> None:
         self.config = config
-        self.collector = collector
+        self.options = options
+        self.inputs = inputs
         self.outcome: PassOutcome | None = None
         self.only: set[str] | None = None  # exam-harness record --system NAME: these systems only
         self._live: tempfile.TemporaryDirectory[str] | None = None
         self._all_errors: list[Any] | None = None  # pytest's error reports while its ERRORS section is printed
-        setup = setup_of(config)
-        setup.exam_inputs(config).system_names = lambda: [s.name for s in declared()]
-        self.mode = resolve_mode(setup.options.system_mode)
-        self.stale = resolve_stale(setup.options.stale)
-        self.policy = policy_text(self.stale, setup.options.stale)
+        inputs().system_names = lambda: [s.name for s in declared()]
+        self.mode = resolve_mode(options.feature(SYSTEM_MODE))
+        self.stale = resolve_stale(options.feature(STALE))
+        self.policy = policy_text(self.stale, options.feature(STALE))
 
     def folder(self) -> Path:
-        options = setup_of(self.config).options
-        return options.record_into or recording_folder(list(options.runs))
+        return self.options.feature(RECORD_INTO) or recording_folder(list(self.options.runs))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
@@ -65,12 +75,13 @@ class ExamSystems:
         # and the default runs/ is made for a first recording.
         if not declared():
             return
-        options = setup_of(self.config).options
+        options = self.options
         try:
             folder = self.folder()
         except ConfigError as exc:
             raise pytest.UsageError(str(exc)) from None
-        if not folder.exists() and options.record_into is None and options.runs != (Path("runs"),):
+        record_into = options.feature(RECORD_INTO)
+        if not folder.exists() and record_into is None and options.runs != (Path("runs"),):
             shown = shown_path(folder)
             raise pytest.UsageError(
                 f"the runs folder {shown} does not exist, so the declared systems would all be called again into a "
@@ -79,16 +90,19 @@ class ExamSystems:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise pytest.UsageError(f"cannot make the runs folder {folder}: {exc.strerror or exc}") from None
-        if options.record_into is not None:
-            setup_of(self.config).exam_inputs(self.config).extra_runs.append(folder)
+        if record_into is not None:
+            self.inputs().extra_runs.append(folder)
 
-    def prepare(self, banks: Sequence[QueryBank] | None = None) -> None:
-        """Call or replay every declared system for its queries: those of its collected cases, or
-        every query of ``banks`` (the xdist controller, before the workers collect)."""
+    def pytest_exam_before_grading(self, config: pytest.Config, queries: Callable[[str], Sequence[Query]]) -> None:
+        self.prepare(queries)
+
+    def prepare(self, queries: Callable[[str], Sequence[Query]]) -> None:
+        """Call or replay every declared system for ``queries(its name)``: those of its collected cases, or
+        every query of the requested banks (the xdist controller, before the workers collect)."""
         systems = [s for s in declared() if self.only is None or s.name in self.only]
         if not systems or self.outcome is not None:
             return
-        mode = WORKER if is_worker(self.config) else DRY if setup_of(self.config).options.dry_run else self.mode
+        mode = WORKER if is_worker(self.config) else DRY if self.options.dry_run else self.mode
         if mode == "live" and (is_xdist_controller(self.config) or is_worker(self.config)):
             raise ConfigError("--exam-system-mode live keeps answers in this process only; under pytest-xdist use "
                               "once or record, which the workers read from the runs folder")
@@ -97,27 +111,16 @@ class ExamSystems:
             self._live = tempfile.TemporaryDirectory(prefix="exam-live-")
             folder = Path(self._live.name)
         # a system none of whose cases was collected (-k) is neither called nor checked
-        wanted = [(s, queries) for s in systems if (queries := self._queries(s, banks))]
+        wanted: list[tuple[System, list[Query]]] = [(s, asked) for s in systems if (asked := list(queries(s.name)))]
         self.outcome = SystemsPass(mode, folder, progress=self._progress, stale=self.stale, say=self._say).run(wanted)
-        inputs = setup_of(self.config).exam_inputs(self.config)
+        inputs = self.inputs()
         if mode == "live":
             inputs.extra_runs.append(folder)
         inputs.forget_runs()
 
-    def _queries(self, system: System, banks: Sequence[QueryBank] | None) -> list[Query]:
-        found: dict[str, Query] = {}
-        if banks is not None:
-            for bank in banks:
-                found.setdefault(bank.query.id, bank.query)
-        else:
-            for case in self.collector.cases:
-                if case.run == system.name:
-                    found.setdefault(case.bank.query.id, case.bank.query)
-        return list(found.values())
-
     def _progress(self, label: str) -> GradingProgress:
         capman = self.config.pluginmanager.getplugin("capturemanager")
-        enabled = not setup_of(self.config).options.no_progress and self.config.get_verbosity() >= 0
+        enabled = not self.options.no_progress and self.config.get_verbosity() >= 0
         return GradingProgress(label, enabled, capman=capman, unit="queries")
 
     def _say(self, text: str) -> None:
@@ -131,6 +134,19 @@ class ExamSystems:
         if self.outcome is None:
             return None
         return self.outcome.failures.get((run, query_id))
+
+    def pytest_exam_case_error(self, item: pytest.Item, run: str, query_id: str) -> str | None:
+        failure = self.failure(run, query_id)
+        if failure is not None:
+            item.user_properties.append((SYSTEM_FAILED, run))  # its error is said once per system
+        return failure
+
+    def unanswered(self) -> dict[str, set[str]]:
+        """Run -> the queries its declared system failed on (their scores count as not covered)."""
+        found: dict[str, set[str]] = {}
+        for run, query in self.outcome.failures if self.outcome is not None else ():
+            found.setdefault(run, set()).add(query)
+        return found
 
     # (pytest takes hooks only from names starting with pytest_; specname names the hook they implement)
     @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_terminal_summary")
@@ -190,8 +206,7 @@ class ExamSystems:
             lines.append(f"  on {named}: {cause}")
         if len(ranked) > SHOWN_CAUSES:
             lines.append(f"  and {len(ranked) - SHOWN_CAUSES} other errors (the JUnit XML has each case's)")
-        inputs = setup_of(self.config).exam_inputs(self.config)
-        return inputs.redact(scrub("\n".join(lines)))
+        return self.inputs().redact(scrub("\n".join(lines)))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if is_worker(self.config):
@@ -213,19 +228,18 @@ class ExamSystems:
                 "scores count the queries as not covered (marked incomplete, '!'); nothing was recorded for them, "
                 "so the next run asks again",
                 red=True, bold=True)
-        # the systems' summary line is the report's live-systems section (sections/live_systems.py)
+        # the systems' summary line is the report's live-systems section (section.py)
 
     def _undeclared(self) -> list[str]:
-        """A warning per run recorded by a system no longer declared (systems/recording.py)."""
-        from exam_harness.systems.recording import undeclared_system_notes
+        """A warning per run recorded by a system no longer declared (recording.py)."""
+        from exam_harness.features.live_systems.recording import undeclared_system_notes
 
-        setup = setup_of(self.config)
-        inputs = setup.exam_inputs(self.config)
+        inputs = self.inputs()
         try:
             runs = list(inputs.data.runs)
         except ConfigError:  # the runs were never loaded (the session stopped before): nothing was scored
             return []
-        return undeclared_system_notes([s.name for s in declared()], runs, [*setup.options.runs, *inputs.extra_runs])
+        return undeclared_system_notes([s.name for s in declared()], runs, [*self.options.runs, *inputs.extra_runs])
 
     def health(self) -> LiveSystems | None:
         """The declared systems' health for the result document (its live-systems section)."""
@@ -245,13 +259,3 @@ class ExamSystems:
         clear()  # declarations belong to this session (an in-process pytester run imports conftest again)
         if self._live is not None:
             self._live.cleanup()
-
-
-def system_failure(config: pytest.Config, run: str, query_id: str) -> str | None:
-    plugin = config.pluginmanager.get_plugin("exam-systems")
-    return plugin.failure(run, query_id) if isinstance(plugin, ExamSystems) else None
-
-
-def live_systems(config: pytest.Config) -> LiveSystems | None:
-    plugin = config.pluginmanager.get_plugin("exam-systems")
-    return plugin.health() if isinstance(plugin, ExamSystems) else None

@@ -34,6 +34,8 @@ from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.core.ids import file_name
 from exam_harness.core.models import Query
 from exam_harness.core.version import __version__
+from exam_harness.features.live_systems.declare import Answer, System
+from exam_harness.features.live_systems.secrets import scrub
 from exam_harness.io import limits
 from exam_harness.io.parts import check_word
 from exam_harness.io.textio import (
@@ -44,11 +46,9 @@ from exam_harness.io.textio import (
     iter_raw_lines,
     read_bytes,
 )
-from exam_harness.systems.declare import Answer, System
-from exam_harness.systems.secrets import scrub
 
 if TYPE_CHECKING:  # the caller (asyncio, threads, subprocesses) is imported only where a system is called
-    from exam_harness.systems.calling import Called, Ranked
+    from exam_harness.features.live_systems.calling import Called, Ranked
 
 MANIFEST_SUFFIX = ".system.json"
 MAX_TOKENS = 10**15  # a usage count beyond this is a wrong field, not a usage
@@ -268,7 +268,7 @@ class Recording:
 
     def changed_inputs(self, system: System) -> list[str]:
         """What changed for the stale answers: the covered labels, then each file a call read that changed."""
-        from exam_harness.systems.fingerprint import changed_files
+        from exam_harness.features.live_systems.fingerprint import changed_files
 
         labels = changed_files(self.covers, system.covers) if self.covers else []
         reads = sorted({rel for changed in self.reads_changed.values() for rel in changed})
@@ -297,7 +297,7 @@ class Recording:
             if clash is not None:
                 why = f"passage id {clash[0]!r} was returned for query {clash[1]!r} with another text"
         if why is not None:
-            from exam_harness.systems.calling import Called
+            from exam_harness.features.live_systems.calling import Called
 
             called = Called(called.query_id, None, f"ValueError: {why}", called.latency, called.attempts)
         facts = {"query_sha": query_sha(query), "at": now()}
@@ -498,7 +498,7 @@ def load(folder: Path, system: System) -> Recording | None:
 
 def _changed_reads(queries: Mapping[str, Mapping[str, Any]], root: Path | None) -> dict[str, list[str]]:
     """query id -> the files its call read (``reads``, relative to ``root``) whose content differs now."""
-    from exam_harness.systems.fingerprint import file_digest
+    from exam_harness.features.live_systems.fingerprint import file_digest
 
     if root is None:
         return {}

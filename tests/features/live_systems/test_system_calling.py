@@ -18,11 +18,11 @@ import pytest
 import exam_harness
 from exam_harness.core.errors import ConfigError
 from exam_harness.core.models import Query
+from exam_harness.features.live_systems import declare
+from exam_harness.features.live_systems.calling import EARLY_STOP, Called, call_all, call_many
+from exam_harness.features.live_systems.session import SystemsPass, resolve_mode
 from exam_harness.io.generated import read_responses
 from exam_harness.io.runs import load_runs
-from exam_harness.systems import declare
-from exam_harness.systems.calling import EARLY_STOP, Called, call_all, call_many
-from exam_harness.systems.session import SystemsPass, resolve_mode
 
 QUERIES = [Query(id=f"q{i}", text=f"query {i}") for i in range(8)]
 

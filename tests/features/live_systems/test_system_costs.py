@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.systems.test_live_systems import QUERIES, conftest, exam
-from tests.systems.test_live_systems import example as example  # the example project fixture
+from tests.features.live_systems.test_live_systems import QUERIES, conftest, exam
+from tests.features.live_systems.test_live_systems import example as example  # the example project fixture
 
 pytest_plugins = ["pytester"]
 
@@ -33,7 +33,7 @@ def _section(pytester: pytest.Pytester) -> dict[str, dict[str, object]]:
 
 
 def test_a_recorded_system_has_its_latency_tokens_and_cost_in_every_output(example: pytest.Pytester) -> None:
-    from exam_harness.sections.system_costs import percentile
+    from exam_harness.features.live_systems.costs import percentile
 
     example.makeconftest(conftest(extra=COSTED_SYSTEM))
     result = exam(example, "--exam-markdown", "summary.md", "--exam-html", "html")
@@ -55,7 +55,7 @@ def test_a_recorded_system_has_its_latency_tokens_and_cost_in_every_output(examp
 
 
 def test_percentiles_interpolate_between_ranks() -> None:
-    from exam_harness.sections.system_costs import percentile
+    from exam_harness.features.live_systems.costs import percentile
 
     assert percentile([0.1, 0.2, 0.3, 4.0], 50) == pytest.approx(0.25)
     assert percentile([0.1, 0.2, 0.3, 4.0], 95) == pytest.approx(0.3 + 3.7 * 0.85)
@@ -91,7 +91,7 @@ def test_a_latency_gate_fails_a_slow_system_and_passes_a_fast_one(example: pytes
     finally:
         # verdict reads ./conftest.py for plugin measures, declaring its system in this process: forget it,
         # as a session's end does (later in-process sessions would call it)
-        from exam_harness.systems import declare
+        from exam_harness.features.live_systems import declare
 
         declare.clear()
 
@@ -109,7 +109,7 @@ def test_a_system_figure_threshold_reads_any_number_and_refuses_mofk() -> None:
 
 
 def test_an_unreadable_manifest_is_a_note_not_a_crash(tmp_path: Path) -> None:
-    from exam_harness.sections.system_costs import system_costs
+    from exam_harness.features.live_systems.costs import system_costs
 
     (tmp_path / "a.system.json").write_text("{not json")
     _manifest(tmp_path, "b", [1.0])

@@ -1,6 +1,6 @@
 """The flips section: the test points whose verdict flipped against the kept report (``--exam-compare``),
 answered before and missed now or the other way round, per run, with both sides' best passages and
-reasons (results/flips.py, the pure function ``exam-harness compare`` shows too). A session that compares
+reasons (flips.py, the pure function ``exam-harness compare`` shows too). A session that compares
 with nothing, and ``exam-harness evaluate``, have no such section; a comparison with no flip has an
 empty one (the reader learns nothing flipped)."""
 
@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from exam_harness.results.schema import TestPointOutcome
 
 if TYPE_CHECKING:
-    from exam_harness.results.flips import Flip
+    from exam_harness.features.flips.flips import Flip
     from exam_harness.results.scored import Scored
 
 
@@ -41,19 +41,19 @@ class Flips(_Model):
     flips: list[FlippedPoint] = Field(default_factory=list)
 
     def counts(self) -> str:
-        from exam_harness.results.flips import flip_counts
+        from exam_harness.features.flips.flips import flip_counts
 
         counted = flip_counts(self.found())
         return ", ".join(f"{run} -{lost} +{gained}" for run, (lost, gained) in sorted(counted.items())) or "none"
 
     def found(self) -> list[Flip]:
-        from exam_harness.results.flips import Flip
+        from exam_harness.features.flips.flips import Flip
 
         return [Flip(f.run, f.query_id, f.test_point_id, f.before, f.after) for f in self.flips]
 
 
 def _side(o: TestPointOutcome) -> str:
-    from exam_harness.results.flips import side_text
+    from exam_harness.features.flips.flips import side_text
 
     return side_text(o)
 
@@ -67,7 +67,7 @@ class FlipsSection:
     def compute(self, scored: Scored) -> Flips | None:
         if scored.reference is None:
             return None
-        from exam_harness.results.flips import flipped_outcomes
+        from exam_harness.features.flips.flips import flipped_outcomes
 
         name, old = scored.reference
         return Flips(reference=name, flips=[
@@ -79,7 +79,7 @@ class FlipsSection:
         if not content.flips:
             return [f"flipped test points against {content.reference}: none"]
         from exam_harness.core.display import render_text
-        from exam_harness.results.flips import flips_table
+        from exam_harness.features.flips.flips import flips_table
 
         table = flips_table(content.found(), title_suffix=f"against {content.reference}")
         return render_text(table, 120).rstrip("\n").splitlines()

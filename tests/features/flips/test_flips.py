@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.results.flips import flip_counts, flips
+from exam_harness.features.flips.flips import flip_counts, flips
 from exam_harness.results.read import read_report
 
 pytest_plugins = ["pytester"]

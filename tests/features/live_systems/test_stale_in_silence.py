@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 from exam_harness.core.errors import ConfigError
-from exam_harness.systems import declare
-from exam_harness.systems.fingerprint import changed_files, command_covers, plain_covers
-from exam_harness.systems.health import SystemHealth
+from exam_harness.features.live_systems import declare
+from exam_harness.features.live_systems.fingerprint import changed_files, command_covers, plain_covers
+from exam_harness.features.live_systems.health import SystemHealth
+from tests.features.live_systems.test_live_systems import QUERIES, calls, conftest, exam, manifest
 from tests.paths import REPO
-from tests.systems.test_live_systems import QUERIES, calls, conftest, exam, manifest
 
 pytest_plugins = ["pytester"]
 

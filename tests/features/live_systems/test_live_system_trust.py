@@ -21,10 +21,10 @@ import pytest
 
 import exam_harness
 from exam_harness.core.models import Query
-from exam_harness.systems import declare
-from exam_harness.systems.session import SystemsPass
+from exam_harness.features.live_systems import declare
+from exam_harness.features.live_systems.session import SystemsPass
+from tests.features.live_systems.test_live_systems import QUERIES, calls, conftest, exam, manifest
 from tests.paths import REPO
-from tests.systems.test_live_systems import QUERIES, calls, conftest, exam, manifest
 
 pytest_plugins = ["pytester"]
 EIGHT = [Query(id=f"q{i}", text=f"query {i}") for i in range(8)]
@@ -122,8 +122,8 @@ import os, signal, sys, time
 from pathlib import Path
 import exam_harness
 from exam_harness.core.models import Query
-from exam_harness.systems.declare import declared
-from exam_harness.systems.session import SystemsPass
+from exam_harness.features.live_systems.declare import declared
+from exam_harness.features.live_systems.session import SystemsPass
 
 folder = Path(sys.argv[1])
 log = folder.parent / "calls.log"
@@ -249,7 +249,7 @@ def test_ctrl_c_wakes_the_scheduler_at_once_not_at_its_next_tick(monkeypatch: py
     calls at once (before, the scheduler noticed an interrupt only when its wait ran out)."""
     import threading
 
-    from exam_harness.systems import calling
+    from exam_harness.features.live_systems import calling
 
     monkeypatch.setattr(calling, "TICK", 60.0)
     started, release = threading.Event(), threading.Event()
@@ -406,7 +406,7 @@ def test_several_systems_are_called_together(tmp_path: Path) -> None:
 def test_an_object_imported_from_a_project_module_covers_that_module(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     # the README's shape: `chain.invoke(query.text)` with `chain` an object built in the project's code
-    from exam_harness.systems.fingerprint import python_covers
+    from exam_harness.features.live_systems.fingerprint import python_covers
 
     chain_v1 = "class Chain:\n    def invoke(self, text):\n        return text\n\nchain = Chain()\n"
     (tmp_path / "pyproject.toml").write_text("")

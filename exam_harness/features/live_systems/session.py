@@ -9,10 +9,10 @@
 * ``record``: call every query again; a query failing now keeps its recorded answer;
 * ``live``: call every query, write nothing into the runs folder.
 
-Every system is called at once (:func:`~exam_harness.systems.calling.call_many`), the runs folder held
+Every system is called at once (:func:`~exam_harness.features.live_systems.calling.call_many`), the runs folder held
 locked against other sessions; each answer is journaled as it arrives. A query a system failed on is
 not answered (so ``once`` asks again); the pass returns, per system and query, the message its exam
-cases fail with, and each system's :class:`~exam_harness.systems.health.SystemHealth`.
+cases fail with, and each system's :class:`~exam_harness.features.live_systems.health.SystemHealth`.
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exam_harness.config.options import SYSTEM_MODES as MODES
 from exam_harness.core.errors import ConfigError
 from exam_harness.core.models import Query
 from exam_harness.core.progress import GradingProgress
+from exam_harness.features.live_systems.calling import GLOBAL_CONCURRENCY, Called, call_many
+from exam_harness.features.live_systems.declare import System
+from exam_harness.features.live_systems.fingerprint import file_digest
+from exam_harness.features.live_systems.health import SystemHealth, system_health
+from exam_harness.features.live_systems.options import SYSTEM_MODES as MODES
+from exam_harness.features.live_systems.reads import project_reads
+from exam_harness.features.live_systems.recording import Journal, Recording, load, manifest_path, query_sha
+from exam_harness.features.live_systems.secrets import scrub
 from exam_harness.io.textio import locked_folder
-from exam_harness.systems.calling import GLOBAL_CONCURRENCY, Called, call_many
-from exam_harness.systems.declare import System
-from exam_harness.systems.fingerprint import file_digest
-from exam_harness.systems.health import SystemHealth, system_health
-from exam_harness.systems.reads import project_reads
-from exam_harness.systems.recording import Journal, Recording, load, manifest_path, query_sha
-from exam_harness.systems.secrets import scrub
 
 WORKER = "worker"  # an xdist worker: reads what the controller recorded, calls nothing
 DRY = "dry"  # --exam-dry-run: reads the recordings, calls nothing, says what would be called
@@ -76,7 +76,7 @@ class PassOutcome:
 
     def fail(self, system: str, query_id: str, message: str, cause: str) -> None:
         """A query ``system`` failed on: ``message`` its cases fail with, ``cause`` the same without the
-        query (a system failing on many queries for one cause is said once, pytest_plugins/systems.py)."""
+        query (a system failing on many queries for one cause is said once, pytest_session.py)."""
         self.failures[system, query_id] = message
         self.causes[system, query_id] = cause
 

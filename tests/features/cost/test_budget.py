@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.features.cost.budget import budget_results
+from exam_harness.features.cost.section import cost_summary, summary_lines
 from exam_harness.grading.cache import GradeCache
 from exam_harness.grading.passes import run_grading_pass
 from exam_harness.llm.cost import MAX_TOKEN_COUNT
-from exam_harness.results.gate_checks import budget_results
-from exam_harness.sections.cost import cost_summary, summary_lines
 from tests.llm.test_grading_cost import PRICES, SeededServer, make_grader, requests
 
 pytest.importorskip("openai")

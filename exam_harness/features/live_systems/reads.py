@@ -6,7 +6,7 @@ worker thread, an async one in its task); the hook, installed once per process, 
 while one is set: opened for reading, or for writing. What a call read and never wrote is an input of its
 answer; :func:`project_reads` keeps those under the project root (not the runs folder, not the harness's
 or an installed package's files, not compiled modules) with their digests, which the recording keeps per
-query (systems/recording.py), so an edited file makes the answers that read it stale. Files opened by
+query (recording.py), so an edited file makes the answers that read it stale. Files opened by
 threads the system starts itself, or by a command system's process, are not seen.
 """
 
@@ -90,7 +90,7 @@ def project_reads(paths: Collection[str], root: Path, *, skip: Collection[Path] 
     """``paths`` (opened for reading) that are project files: regular files under ``root``, not under a
     folder of ``skip`` (the runs folder) nor a package's or the harness's own, not compiled modules, not
     already covered by the fingerprint (``covered``: its labels); path relative to ``root`` -> digest."""
-    harness = Path(__file__).resolve().parents[1]  # the exam_harness package: the harness's own files
+    harness = Path(__file__).resolve().parents[2]  # the exam_harness package: the harness's own files
     skipped = [Path(p).resolve() for p in skip]
     found: dict[str, str] = {}
     for name in sorted(paths):

@@ -1,7 +1,10 @@
 """The live-systems section: each declared system's health in the session (stale recordings with the
 covered files that changed, the ``--exam-stale`` policy and where it came from, queries its recording
-lacks, failures, empty answers, answers replayed versus called; systems/health.py). A session without declared
-systems, and ``exam-harness evaluate``, have no such section."""
+lacks, failures, empty answers, answers replayed versus called; health.py), read from the session's systems
+(the scoring input :data:`~exam_harness.features.live_systems.inputs.SESSION`). A session without declared
+systems, and ``exam-harness evaluate``, have no such section. A stale recording under ``stale=fail`` is the
+verdict's ``exam-stale`` check, decided from this section (:func:`stale_results`), so a saved report gives the
+session's verdict too."""
 
 from __future__ import annotations
 
@@ -12,10 +15,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from exam_harness.systems.health import LiveSystems, SystemHealth
+from exam_harness.api import GateResult
+from exam_harness.features.live_systems.health import LiveSystems, SystemHealth
+from exam_harness.features.live_systems.inputs import SESSION
 
 if TYPE_CHECKING:
-    from exam_harness.results.scored import Scored
+    from exam_harness.api import Scored
 
 
 def _listed(ids: list[str], most: int = 10) -> str:
@@ -52,10 +57,12 @@ class LiveSystemsSection:
     model: type[BaseModel] = LiveSystems
 
     def compute(self, scored: Scored) -> LiveSystems | None:
-        return scored.systems if scored.systems is not None and scored.systems.systems else None
+        session = scored.input(SESSION)
+        health = session.health() if session is not None else None
+        return health if health is not None and health.systems else None
 
     def terminal(self, content: LiveSystems) -> list[str]:
-        # the stale recordings and failures are said as they happen (pytest_plugins/systems.py)
+        # the stale recordings and failures are said as they happen (pytest_session.py)
         return [content.summary()]
 
     def markdown(self, content: LiveSystems, escape: Callable[[str], str]) -> str:
@@ -74,3 +81,14 @@ class LiveSystemsSection:
 
 
 SECTION = LiveSystemsSection()
+
+
+def stale_results(systems: object) -> list[GateResult]:
+    """A failed ``exam-stale`` check per declared system whose recording is stale under ``stale=fail``, from
+    the document's live-systems section (``LiveSystems``)."""
+    if not isinstance(systems, LiveSystems):
+        return []
+    return [GateResult(gate="exam-stale", run=health.system, passed=False,
+                       message=f"{health.stale_message()}; {systems.policy}: record it again (exam-harness record, "
+                               "or a session outside CI) and commit the recording")
+            for health in systems.systems if health.fails_session]

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exam_harness.core.models import Query
+from exam_harness.features.live_systems.answers import Answer
 from exam_harness.io import limits
-from exam_harness.systems.answers import Answer
 
 MAX_REPLY_BYTES = limits.MAX_FILE_BYTES  # an HTTP reply or a command's output longer than this fails the call
 _LOCAL = threading.local()  # per calling thread: its kept-alive HTTP connections

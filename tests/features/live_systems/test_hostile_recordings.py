@@ -19,10 +19,10 @@ import pytest
 import exam_harness
 from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.core.models import Query
+from exam_harness.features.live_systems import declare, forms, recording
+from exam_harness.features.live_systems.session import SystemsPass
 from exam_harness.io import textio
 from exam_harness.io.runs import load_runs
-from exam_harness.systems import declare, forms, recording
-from exam_harness.systems.session import SystemsPass
 
 QUERIES = [Query(id=f"q{i}", text=f"query {i}") for i in range(4)]
 KEY = "sk-live-0123456789abcdef"

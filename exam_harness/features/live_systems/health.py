@@ -13,8 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from exam_harness.core.errors import ConfigError
-
-STALE_POLICIES: tuple[str, ...] = ("warn", "fail", "record")
+from exam_harness.features.live_systems.options import STALE_POLICIES
 
 
 def ci(env: Mapping[str, str] = os.environ) -> bool:

@@ -1,5 +1,6 @@
 """``exam-harness record [--system NAME...] [--mode MODE] [BANKS] [-- PYTEST OPTIONS]``: call the systems declared in
-conftest.py and record their answers into the runs folder, without grading.
+conftest.py and record their answers into the runs folder, without grading (the feature's subcommand, registered
+through ``pytest_exam_register_commands``).
 
 The session is a pytest session that stops after collection, so the banks, ``-k`` and the ini options
 are those of ``pytest``; the default mode is ``once`` (only what the recordings lack), also under CI.
@@ -8,27 +9,48 @@ are those of ``pytest``; the default mode is ``once`` (only what the recordings 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from exam_harness.config.options import PYTEST_ARGS, SYSTEMS, Argument, add_cli_options, options_from_cli
+from exam_harness.api import Argument, Query
+from exam_harness.config.options import PYTEST_ARGS, SYSTEMS, add_cli_options, options_from_cli
+from exam_harness.features.live_systems.options import RECORD_INTO, STALE, SYSTEM_MODE
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "record",
-        help="Call the systems declared in conftest.py and record their answers, without grading.",
-        description="Call the systems declared in conftest.py (exam_harness.system, http_system, command_system) "
+@dataclass(frozen=True)
+class RecordCommand:
+    help: str = "Call the systems declared in conftest.py and record their answers, without grading."
+    description: str = (
+        "Call the systems declared in conftest.py (exam_harness.system, http_system, command_system) "
         "once per bank query and record their answers into the runs folder, without grading. Arguments after "
         "the options go to pytest (pytest's own options after '--'), e.g. "
-        "'exam-harness record --system my-rag banks/ -- -k tides'.",
-    )
-    Argument("system", "Record this system only; repeatable (default: every declared system).", default=[],
-             many=True, metavar="NAME").add_to(parser)
-    add_cli_options(parser, [SYSTEMS], defaults={"system_mode": "once"})
-    # raw like --system-mode, which options_from_cli converts
-    Argument("mode", "Same as --system-mode.", str, metavar="MODE", dest="system_mode").add_to(parser)
-    PYTEST_ARGS.add_to(parser)
-    parser.set_defaults(func=run)
+        "'exam-harness record --system my-rag banks/ -- -k tides'.")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        Argument("system", "Record this system only; repeatable (default: every declared system).", default=[],
+                 many=True, metavar="NAME").add_to(parser)
+        add_cli_options(parser, [SYSTEMS], defaults={SYSTEM_MODE.name: "once"})
+        # raw like --system-mode, which options_from_cli converts
+        Argument("mode", "Same as --system-mode.", str, metavar="MODE", dest=SYSTEM_MODE.name).add_to(parser)
+        PYTEST_ARGS.add_to(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        return run(args)
+
+
+COMMAND = RecordCommand()
+
+
+def case_queries(items: Sequence[Any]) -> Callable[[str], list[Query]]:
+    """run -> the queries of its exam cases among ``items`` (pytest's collected items, after deselection): an exam
+    case carries its ``run`` and its ``bank`` (pytest_plugins/items.py)."""
+    found: dict[str, dict[str, Query]] = {}
+    for item in items:
+        run, bank = getattr(item, "run", None), getattr(item, "bank", None)
+        if isinstance(run, str) and bank is not None:
+            found.setdefault(run, {}).setdefault(bank.query.id, bank.query)
+    return lambda run: list(found.get(run, {}).values())
 
 
 class RecordOnly:
@@ -42,11 +64,11 @@ class RecordOnly:
         import pytest
 
         from exam_harness.core.errors import ExamError
-        from exam_harness.pytest_plugins.systems import ExamSystems
-        from exam_harness.systems.declare import declared
-        from exam_harness.systems.secrets import scrub
+        from exam_harness.features.live_systems.declare import declared
+        from exam_harness.features.live_systems.pytest_session import PLUGIN, ExamSystems
+        from exam_harness.features.live_systems.secrets import scrub
 
-        systems = session.config.pluginmanager.get_plugin("exam-systems")
+        systems = session.config.pluginmanager.get_plugin(PLUGIN)
         assert isinstance(systems, ExamSystems)
         known = [s.name for s in declared()]
         unknown = [n for n in self.names if n not in known]
@@ -55,7 +77,7 @@ class RecordOnly:
                                     f"{', '.join(known) or 'none (declare one in conftest.py: docs/live-systems.md)'}")
         systems.only = set(self.names) or None
         try:
-            systems.prepare()
+            systems.prepare(case_queries(session.items))
         except ExamError as exc:
             raise pytest.UsageError(str(exc)) from None
         outcome = systems.outcome
@@ -86,10 +108,11 @@ class RecordOnly:
 def run(args: argparse.Namespace) -> int:
     import pytest
 
-    options = options_from_cli(args, [SYSTEMS], defaults={"system_mode": "once"})
+    options = options_from_cli(args, [SYSTEMS], defaults={SYSTEM_MODE.name: "once"})
+    stale, record_into = options.feature(STALE), options.feature(RECORD_INTO)
     # --assert=plain: exam_harness is imported already, which assertion rewriting would warn about
-    pytest_args = ["-p", "no:cacheprovider", "--assert=plain", f"--exam-system-mode={options.system_mode}",
-                   *([f"--exam-stale={options.stale}"] if options.stale else []),
-                   *([f"--exam-record-into={options.record_into}"] if options.record_into else []),
+    pytest_args = ["-p", "no:cacheprovider", "--assert=plain", f"--exam-system-mode={options.feature(SYSTEM_MODE)}",
+                   *([f"--exam-stale={stale}"] if stale else []),
+                   *([f"--exam-record-into={record_into}"] if record_into else []),
                    *[a for a in args.pytest_args if a != "--"]]
     return int(pytest.main(pytest_args, plugins=[RecordOnly(args.system)]))
