@@ -102,7 +102,7 @@ def test_verdict_on_a_session_report_with_a_stale_recording_fails_as_the_session
     health (the live-systems section), from which ``verdict`` decides the same check, not a pass."""
     import shutil
 
-    from tests.features.live_systems.test_live_systems import conftest, exam
+    from tests.features.live_systems.support import conftest, exam
     from tests.paths import REPO
 
     for folder in ("banks", "runs"):

@@ -319,7 +319,7 @@ def gold_requests() -> list[GradingRequest]:
 
 
 def cost_cascade(server: FakeOpenAIServer, **decider: str) -> Grader:
-    from tests.llm.test_grading_cost import grader_options
+    from tests.llm.support import grader_options
 
     sub = ";".join(f"{k}={v}" for k, v in grader_options(server, **decider).items())
     return default_registry().create("cascade", GraderConfig(options={
@@ -329,7 +329,7 @@ def cost_cascade(server: FakeOpenAIServer, **decider: str) -> Grader:
 
 def test_the_cascade_counts_and_bounds_only_what_the_decider_spends() -> None:
     pytest.importorskip("openai")
-    from tests.llm.test_grading_cost import PRICES, SeededServer
+    from tests.llm.support import PRICES, SeededServer
 
     with SeededServer() as server:
         outcome = run_grading_pass(cost_cascade(server, **PRICES), gold_requests(), GradeCache(None))
@@ -352,7 +352,7 @@ def test_the_cascade_counts_and_bounds_only_what_the_decider_spends() -> None:
 
 def test_the_deciders_repeats_are_the_cascades() -> None:
     pytest.importorskip("openai")
-    from tests.llm.test_grading_cost import SeededServer
+    from tests.llm.support import SeededServer
 
     with SeededServer() as server:
         outcome = run_grading_pass(cost_cascade(server, repeats="3", temperature="0.7"), gold_requests(),

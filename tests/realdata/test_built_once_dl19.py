@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from tests.report.test_built_once import _core
+from tests.report.support import _core
 
 pytest_plugins = ["pytester"]
 

@@ -23,7 +23,7 @@ import exam_harness
 from exam_harness.core.models import Query
 from exam_harness.features.live_systems import declare
 from exam_harness.features.live_systems.session import SystemsPass
-from tests.features.live_systems.test_live_systems import QUERIES, calls, conftest, exam, manifest
+from tests.features.live_systems.support import QUERIES, calls, conftest, exam, manifest
 from tests.paths import REPO
 
 pytest_plugins = ["pytester"]

@@ -9,64 +9,18 @@ from __future__ import annotations
 
 import html
 import json
-import shutil
 import sys
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
-from tests.paths import REPO
+from tests.features.live_systems.support import QUERIES, RANKING_SYSTEM, calls, conftest, exam, manifest
+from tests.features.live_systems.support import example as example  # fixture
 
 pytest_plugins = ["pytester"]
-QUERIES = ["tides", "vaccines", "sky", "photosynthesis"]  # the example bank's queries
-
-DICT_SYSTEM = '''
-import exam_harness
-from pathlib import Path
-
-ANSWERS = {
-    "tides": "The gravitational pull of the moon raises two tidal bulges; spring and neap tides follow.",
-    "vaccines": "Vaccines expose the immune system to an antigen; memory B and T cells remain.",
-    "sky": "Rayleigh scattering of blue light by air molecules makes the sky blue.",
-    "photosynthesis": "In plants, chlorophyll absorbs light; glucose stores the energy.",
-}
-
-@exam_harness.system("dict-rag", concurrency=CONCURRENCY)
-def dict_rag(query):
-    with open(Path(__file__).parent / "calls.log", "a") as log:
-        log.write(query.id + "\\n")
-    BODY
-    return ANSWERS.get(query.id, "I do not know.")
-'''
-
-
-def conftest(body: str = "pass", concurrency: int = 4, extra: str = "") -> str:
-    own = (REPO / "conftest.py").read_text()
-    return own + DICT_SYSTEM.replace("BODY", body).replace("CONCURRENCY", str(concurrency)) + extra
-
-
-@pytest.fixture
-def example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    for folder in ("banks", "runs"):
-        shutil.copytree(REPO / folder, pytester.path / folder)
-    shutil.copy(REPO / "pyproject.toml", pytester.path / "pyproject.toml")
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("EXAM_SYSTEM_MODE", raising=False)
-    return pytester
-
-
-def exam(pytester: pytest.Pytester, *args: str, subprocess: bool = False) -> pytest.RunResult:
-    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest
-    # The example's filterwarnings=error would turn pytest's "already imported, cannot rewrite" note
-    # about the installed plugin (imported by this test process) into an internal error.
-    return run("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
-               "--exam-grader", "lexical", "--exam-cache", "none",
-                              "--junitxml", "junit.xml", *args)
-
 
 def covers(pytester: pytest.Pytester, folder: str = "reports") -> dict[str, float]:
     from exam_harness.results.read import read_report
@@ -74,31 +28,11 @@ def covers(pytester: pytest.Pytester, folder: str = "reports") -> dict[str, floa
     return read_report(pytester.path / folder / "exam-report.json").means("exam-cover")
 
 
-def calls(pytester: pytest.Pytester) -> list[str]:
-    log = pytester.path / "calls.log"
-    calls = log.read_text().split() if log.exists() else []
-    log.unlink(missing_ok=True)
-    return calls
-
-
 def junit_errors(pytester: pytest.Pytester) -> dict[str, str]:
     """name -> message of every case the JUnit XML reports as an error."""
     root = ET.parse(pytester.path / "junit.xml").getroot()
     return {case.get("name", ""): (error.get("message") or "") for case in root.iter("testcase")
             for error in case.findall("error")}
-
-
-def manifest(pytester: pytest.Pytester, name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((pytester.path / "runs" / f"{name}.system.json").read_text())
-    return loaded
-
-
-RANKING_SYSTEM = '''
-@exam_harness.system("dict-retriever", kind="ranking")
-async def dict_retriever(query):
-    text = ANSWERS.get(query.id, "nothing relevant")
-    return [exam_harness.Passage(None, text, 2.0), ("fixed-" + query.id, "an unrelated passage", 1.0)]
-'''
 
 
 def test_a_dict_system_is_examined_with_the_file_runs_and_replayed_in_ci(example: pytest.Pytester,

@@ -25,7 +25,7 @@ from exam_harness.core.errors import ConfigError
 from exam_harness.features.live_systems import declare
 from exam_harness.features.live_systems.fingerprint import changed_files, command_covers, plain_covers
 from exam_harness.features.live_systems.health import SystemHealth
-from tests.features.live_systems.test_live_systems import QUERIES, calls, conftest, exam, manifest
+from tests.features.live_systems.support import QUERIES, calls, conftest, exam, manifest
 from tests.paths import REPO
 
 pytest_plugins = ["pytester"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.features.live_systems.test_live_systems import QUERIES, conftest, exam
-from tests.features.live_systems.test_live_systems import example as example  # the example project fixture
+from tests.features.live_systems.support import QUERIES, conftest, exam
+from tests.features.live_systems.support import example as example  # the example project fixture
 
 pytest_plugins = ["pytester"]
 

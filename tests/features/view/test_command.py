@@ -111,7 +111,7 @@ def test_label_on_the_screen_without_textual_is_refused(monkeypatch: pytest.Monk
 @pytest.mark.parametrize("ci", ["true", ""])
 def test_without_tmux_a_terminal_test_skips_or_fails_under_ci(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                               ci: str) -> None:
-    from tests.features.view.test_tmux import tmux_binary
+    from tests.features.view.support import tmux_binary
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("CI", ci)

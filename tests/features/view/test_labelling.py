@@ -19,11 +19,8 @@ from exam_harness.cli import main
 from exam_harness.features.view.label_screen import TextualLabelScreen
 from exam_harness.features.view.labelling import LabelApp
 from tests.features.view.example import Example, screen_text
+from tests.features.view.support import LINE_KEY
 from tests.features.view.viewing import flat
-
-# the screen's keys and, for each, the line prompt's answer to the same pair: an unsure answer (m) leaves the pair
-# unlabelled (the label file holds yes and no only), as a skip (s) does
-LINE_KEY = {"y": "y", "n": "n", "m": "s", "s": "s", "u": "u", "backspace": "u", "q": "q"}
 
 
 def pairs(n: int) -> list[LabelPair]:
