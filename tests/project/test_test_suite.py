@@ -10,12 +10,15 @@ imported inside the in-process session.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path
 
 import pytest
 
 from tests.paths import REPO
+
+pytest_plugins = ["pytester"]
 
 TESTS = REPO / "tests"
 DATA = ("bad_inputs", "golden", "data")  # folders of inputs, not of the suite's code
@@ -88,3 +91,39 @@ def test_an_import_of_a_test_module_is_found(tmp_path: Path, statement: str, lin
     (root / "a" / "test_c.py").write_text(statement + "\n")
     (root / "a" / "test_d.py").write_text("from tests.a.support import helper\nfrom tests.a import support\n")
     assert imports_of_test_modules(root) == [f"tests/a/test_c.py:{line} imports tests.a.test_b"]
+
+
+LEAKY = '''
+import os
+import exam_harness
+
+def test_declares_a_system_and_leaves_it():
+    exam_harness.system("leaky")(lambda query: "an answer")
+
+def test_sets_a_variable_and_leaves_it():
+    os.environ["EXAM_TEST_LEAKED"] = "1"
+
+def test_changes_the_folder_and_stays(tmp_path):
+    os.chdir(tmp_path)
+
+def test_cleans_up_after_itself(monkeypatch, tmp_path):
+    exam_harness.system("tidy")(lambda query: "an answer")
+    from exam_harness.features.live_systems import declare
+    declare.clear()
+    monkeypatch.setenv("EXAM_TEST_TIDY", "1")
+    monkeypatch.chdir(tmp_path)
+'''
+
+
+def test_a_test_leaving_state_behind_errs_and_the_state_is_put_back(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_leaky=LEAKY)
+    result = pytester.runpytest("-p", "tests.isolation", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, errors=3)
+    result.stdout.fnmatch_lines([
+        "ERROR at teardown of test_declares_a_system_and_leaves_it*",
+        "*the test left state behind for later tests (put back now): live systems still declared: ['leaky']",
+        "ERROR at teardown of test_sets_a_variable_and_leaves_it*",
+        "*environment variables changed: EXAM_TEST_LEAKED",
+        "ERROR at teardown of test_changes_the_folder_and_stays*",
+        "*the working folder changed from * to *"], consecutive=False)
+    assert "EXAM_TEST_LEAKED" not in os.environ
