@@ -23,7 +23,6 @@ SPECIAL_TEXTS = ["", " ", "\t", "\x00", "\ufeff", "a b", "\u2028", "é", "💥",
 
 short_texts = st.one_of(st.sampled_from(SPECIAL_TEXTS), st.text(max_size=12))
 
-
 huge_texts = st.builds(lambda count, unit: unit * count, st.integers(1_000, 60_000),
                        st.sampled_from(["a", "a ", " ", "é", "\x00", "[", "💥", "word. "]))
 
@@ -32,7 +31,6 @@ scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.integers(min_value=-(10**400), max_value=10**400),
     st.floats(allow_nan=True, allow_infinity=True), short_texts, huge_texts,
 )
-
 
 hostile_values = st.one_of(
     scalars,

@@ -77,7 +77,6 @@ def requests(n: int = 8) -> list[GradingRequest]:
 
 COLLECTION = "id\ttext\np1\tfirst passage\np2\tsecond passage\np3\tthird passage\np4\tfourth passage\n"
 
-
 RUNS = {"good.run": "q1 Q0 p1 1 2.0 good\nq2 Q0 p3 1 1.0 good\n",
         "weak.run": "q1 Q0 p1 1 2.0 weak\nq1 Q0 p2 2 1.0 weak\nq2 Q0 p4 1 1.0 weak\n"}
 
@@ -90,7 +89,6 @@ def pytest_args(server: FakeOpenAIServer, **extra: str) -> list[str]:
 
 
 WORDS = " ".join(CORPUS_SENTENCES).split()
-
 
 QUESTIONS = [s for s in CORPUS_SENTENCES if s.endswith("?")] + [
     "Where is the Eiffel Tower?",

@@ -34,6 +34,5 @@ def pytest_exam_register_measures(registry):
     registry.register("hits", Hits, "share of the top-k passages that cover a test point")
 '''
 
-
 # good: q1 [p1 p2] both cover, q2 [p4] covers -> (2/2 + 1/2) / 2; weak: q1 [p3 p1] one, q2 [p5] none
 HITS = {"good": 0.75, "weak": 0.25}

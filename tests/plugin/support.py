@@ -19,7 +19,6 @@ queries:
       - {id: q2/c, text: question c}
 """
 
-
 # The fake server answers the digit after GRADE= in the prompt (the passage carries it).
 COLLECTION = """\
 id\ttext
@@ -28,7 +27,6 @@ p2\tGRADE=2 a weak passage
 p3\tGRADE=4 a good passage for the second query
 p4\tGRADE=0 an unrelated passage
 """
-
 
 RUNS = {
     "good.run": "q1 Q0 p1 1 2.0 good\nq2 Q0 p3 1 1.0 good\n",

@@ -52,12 +52,9 @@ def pytest_exam_register_sections(registry):
     registry.register("marked-passages", MarkedSection())
 '''
 
-
 SESSION_ONLY = ("outcomes", "grade_counts", "fallbacks")  # what a pytest session tallies per run
 
-
 SESSION_SECTIONS = ("live-systems",)  # the declared systems' health: only a session declares systems
-
 
 # from what only evaluate is given (--official, --baseline, the judgments' agreement, --qrels, --human-assignments):
 # the evaluation envelope's own parts, sections since schema 4.1

@@ -14,7 +14,6 @@ from tests.paths import REPO
 
 QUERIES = ["tides", "vaccines", "sky", "photosynthesis"]  # the example bank's queries
 
-
 DICT_SYSTEM = '''
 import exam_harness
 from pathlib import Path

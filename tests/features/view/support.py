@@ -15,7 +15,6 @@ from tests.features.view.viewing import User
 # unlabelled (the label file holds yes and no only), as a skip (s) does
 LINE_KEY = {"y": "y", "n": "n", "m": "s", "s": "s", "u": "u", "backspace": "u", "q": "q"}
 
-
 MISSED_POINT = "tides/gravitational-pull-of-the-moon-84ea7a"
 
 
