@@ -67,6 +67,7 @@ _gates = st.builds(Gates, st.lists(_threshold, max_size=2).map(tuple), st.lists(
 WEAK_BASELINE: Rankings = {"good": {"q1": ["p1", "p2"], "q2": ["p4"]}, "weak": {"q1": ["p3"], "q2": ["p5"]}}
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(kept=WEAK_BASELINE, now=WEAK_BASELINE, gates=Gates((), ("exam-cover:0.05",), None))
 @example(kept=WEAK_BASELINE, now={**WEAK_BASELINE, "good": {"q1": ["p3"], "q2": ["p4"]}},

@@ -149,6 +149,7 @@ def _open_and_count(path: str) -> int:
         cache.close()
 
 
+@pytest.mark.slow
 def test_sessions_opening_a_schema1_cache_at_once_migrate_it_once(tmp_path: Path) -> None:
     path = tmp_path / "grades.sqlite"
     grades = {cache_key("f", {"i": i}): Grade(grade=i % 6, grader="w") for i in range(5000)}

@@ -35,6 +35,7 @@ def junit_errors(pytester: pytest.Pytester) -> dict[str, str]:
             for error in case.findall("error")}
 
 
+@pytest.mark.slow
 def test_a_dict_system_is_examined_with_the_file_runs_and_replayed_in_ci(example: pytest.Pytester,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     example.makeconftest(conftest(extra=RANKING_SYSTEM))
@@ -93,6 +94,7 @@ def test_ci_without_a_recording_fails_naming_the_system(example: pytest.Pytester
     assert calls(example) == []
 
 
+@pytest.mark.slow
 def test_a_system_failing_on_one_query_errs_on_exactly_those_cases(example: pytest.Pytester) -> None:
     # the shard is down while the file "down" exists: the system's source stays the same
     example.makeconftest(conftest(body="""if query.id == 'sky' and (Path(__file__).parent / "down").exists():
@@ -200,6 +202,7 @@ def test_editing_the_system_records_it_again_in_once_mode(example: pytest.Pytest
     assert "Blue light scatters more." in (example.path / "runs" / "dict-rag.responses.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_an_interrupted_recording_resumes_without_calling_finished_queries(example: pytest.Pytester) -> None:
     # while the file "interrupt" exists, the third call is interrupted (Ctrl-C); one call at a time, so two
     # queries are finished by then
@@ -221,6 +224,7 @@ def test_an_interrupted_recording_resumes_without_calling_finished_queries(examp
     assert set(manifest(example, "dict-rag")["queries"]) == set(QUERIES)
 
 
+@pytest.mark.slow
 def test_record_and_queries_subcommands(example: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     from exam_harness.cli import main
 

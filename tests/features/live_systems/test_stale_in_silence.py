@@ -118,6 +118,7 @@ def reader(query):
 '''
 
 
+@pytest.mark.slow
 def test_a_file_the_system_reads_without_files_is_covered_by_the_recording(
         example: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     (example.path / "config").mkdir()

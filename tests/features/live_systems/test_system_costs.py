@@ -62,6 +62,7 @@ def test_percentiles_interpolate_between_ranks() -> None:
     assert percentile([2.0], 95) == 2.0
 
 
+@pytest.mark.slow
 def test_a_latency_gate_fails_a_slow_system_and_passes_a_fast_one(example: pytest.Pytester) -> None:
     """Recorded manifests beside two file runs: one slow at p95 (3.445 s), one fast (0.3 s)."""
     from exam_harness.cli import main

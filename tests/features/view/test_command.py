@@ -14,6 +14,7 @@ from tests.features.view.example import Example
 from tests.paths import REPO
 
 
+@pytest.mark.slow
 def test_no_other_subcommand_imports_textual() -> None:
     """``import exam_harness``, every subcommand's parser and the viewer's own modules without screens leave
     Textual unimported (it is an optional extra)."""

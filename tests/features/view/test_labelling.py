@@ -105,6 +105,7 @@ def on_line_prompt(exam: list[str], keys: Sequence[str], out: Path, monkeypatch:
     assert main([*exam, "--screen", "off", "--out", str(out)]) == 0
 
 
+@pytest.mark.slow
 def test_forty_pairs_labelled_on_the_screen_write_the_line_prompt_s_file(
         exam: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Done when (issue 40): the same answers through the screen and the line prompt of ``exam-harness label``,
@@ -164,6 +165,7 @@ def test_the_command_s_screen_is_blind_and_shows_a_run_s_answer_as_one(
     assert [label.shown for label in read_label_file(tmp_path / "shown.jsonl")] == [True]
 
 
+@pytest.mark.slow
 def test_a_session_quit_midway_resumes_where_it_stopped(
         exam: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Quit after 15 pairs (a kill keeps as much: each answer is in the file at once); the next session is handed
