@@ -15,7 +15,7 @@ against those grades on the training pairs. Today's model is the shipped support
 Held-out settings: train on DL19 (43 queries, generated questions), measure on LLMJudge dev (25 queries, the query as
 the test point), and the reverse; ``--folds`` query folds within each collection. Per setting: kappa against the
 held-out LLM grades (pair level) and against NIST (passage level: a passage passes when one of its query's test points
-passes; relevance >= 2). Today's model was fit on DL19's NIST judgments, so its DL19 NIST figures are in sample.
+passes; relevance >= 2), and the LLM grades' own kappa against NIST beside them. Today's model was fit on DL19's NIST judgments, so its DL19 NIST figures are in sample.
 
 Then the head fit on all of DL19 grades the user-style banks (tests/data/heat_pump_bank.json, tests/data/
 sourdough_bank.json) as the grader would use it: a pair the answer key decides stays grade 5, a passage stating only
@@ -289,6 +289,7 @@ class Setting:
     name: str
     today: list[tuple[float, float]]  # per fold (llm kappa, nist kappa)
     head: list[tuple[float, float]]
+    llm: list[float]  # per fold: the LLM grades' own kappa against NIST
 
 
 def held_out(name: str, splits: Sequence[tuple[Sequence[QueryPairs], Sequence[QueryPairs]]],
@@ -296,13 +297,14 @@ def held_out(name: str, splits: Sequence[tuple[Sequence[QueryPairs], Sequence[Qu
     import numpy as np
 
     today_cut = math.log(shipped_model().cut_points[3] / (1 - shipped_model().cut_points[3]))
-    setting = Setting(name, [], [])
+    setting = Setting(name, [], [], [])
     for train, test in splits:
         head = fit_head(train, args.rank, args.l2, args.steps, args.lr, args.seed)
         cut = best_cut(np.concatenate([head.scores(t)[t.llm >= 0] for t in train]),
                        np.concatenate([t.llm[t.llm >= 0] >= PASS_RATING for t in train]))
         setting.today.append(pair_figures(test, lambda t: t.today, today_cut))
         setting.head.append(pair_figures(test, head.scores, cut))
+        setting.llm.append(pair_figures(test, lambda t: t.llm, PASS_RATING)[1])
     return setting
 
 
@@ -438,10 +440,10 @@ def main() -> int:
         folds = query_folds([t.qid for t in queries], args.folds, args.seed)
         settings.append(held_out(f"{name} query folds ({args.folds})", [
             ([t for t in queries if t.qid not in fold], [t for t in queries if t.qid in fold]) for fold in folds], args))
-    print(f"\n| held out | κ vs LLM, today | κ vs LLM, head | κ vs NIST, today | κ vs NIST, head |\n|{'---|' * 5}")
+    print(f"\n| held out | κ vs LLM, today | κ vs LLM, head | κ vs NIST, today | κ vs NIST, head | LLM grades vs NIST |\n|{'---|' * 6}")
     for s in settings:
         print(f"| {s.name} | {mean_sd([f[0] for f in s.today])} | {mean_sd([f[0] for f in s.head])} | "
-              f"{mean_sd([f[1] for f in s.today])} | {mean_sd([f[1] for f in s.head])} |")
+              f"{mean_sd([f[1] for f in s.today])} | {mean_sd([f[1] for f in s.head])} | {mean_sd(s.llm)} |")
     nist_better = all(sum(f[1] for f in s.head) > sum(f[1] for f in s.today) for s in settings)
 
     head = fit_head(collections["dl19"], args.rank, args.l2, args.steps, args.lr, args.seed)
