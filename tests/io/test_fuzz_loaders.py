@@ -294,6 +294,7 @@ def yaml_document(draw: st.DrawFn) -> bytes:
 
 
 # ---------------------------------------------------------------------------- one test per loader
+@pytest.mark.slow
 @fuzz_settings
 @given(data=inputs(yaml_document(), gz_ok=False))
 @example(data=(b"queries:\n  - id: 2001-13-45\n    text: t\n    nuggets: [x]\n", False))  # ValueError: month

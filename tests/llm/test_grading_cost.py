@@ -292,6 +292,7 @@ def test_a_call_that_makes_several_grades_is_shared_among_them(tmp_path: Path) -
         cache.close()
 
 
+@pytest.mark.slow
 def test_under_xdist_only_the_controller_spends_the_budget(project: pytest.Pytester, server: SeededServer) -> None:
     pytest.importorskip("xdist")
     result = project.runpytest(*pytest_args(server, **PRICES, max_cost="0.5"), "-n", "2")

@@ -165,6 +165,7 @@ def test_grader_rejects_bad_options_before_loading(tmp_path: Path, create: Any) 
 # -- the fast self-rating path ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fast_path_equals_greedy_generate_and_parse_t5(t5: HFBackend, t5_dir: Path) -> None:
     parts = rating_prompts(200, seed=1, max_words=30)
     before = dict(t5.stats)

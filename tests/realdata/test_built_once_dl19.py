@@ -32,6 +32,7 @@ def _first_queries(source: Path, target: Path, query_of: Callable[[Any], str], k
     return {query_of(json.loads(line)) for line in kept}
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_pytest_and_evaluate_give_the_same_document_on_dl19_recorded_grades(
         shared_data: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
