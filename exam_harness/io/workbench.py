@@ -21,8 +21,7 @@ part is an md5 hex digest), since one passage may be graded for several queries.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from operator import itemgetter, methodcaller
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -333,27 +332,6 @@ def _check_first_line(path: Path, first: Any) -> None:
     )
 
 
-_QUESTION_ID = methodcaller("get", "question_id")
-_SELF_RATING = itemgetter("self_rating")
-_GRADE_RANGE = range(MAX_GRADE + 1)
-
-
-def _usual_ratings(ratings: list[Any]) -> zip[tuple[Any, int]] | None:
-    """``(test point id, rating)`` of a self_ratings list of the usual form (objects with a truthy
-    question_id and an integer self_rating in range), read at C speed (DL19: ~100k ratings); None
-    for any other list, which the reader's loop then reads one rating at a time, saying what is wrong."""
-    try:
-        tids = list(map(_QUESTION_ID, ratings))
-        values = list(map(_SELF_RATING, ratings))
-    except (AttributeError, KeyError, TypeError):  # not an object, or no self_rating
-        return None
-    # `or nugget_id` where a question id is missing or empty; bool is an int's subtype, not an int
-    if not values or not all(tids) or set(map(type, values)) != {int} or not (
-            min(values) in _GRADE_RANGE and max(values) in _GRADE_RANGE):
-        return None
-    return zip(tids, values)
-
-
 class _ParagraphReader:
     """Reads paragraphs with fast checks on the hot paths (the DL19 file has ~100k grades);
     anything unusual takes a slower path that explains what is wrong."""
@@ -517,8 +495,7 @@ class _ParagraphReader:
             raise  # pragma: no cover - dict() of [str, value] pairs cannot fail
 
     def _record_all(
-        self, pid: str, graded: Iterable[tuple[Any, int]], answers: dict[Any, Any], llm: Any, prompt_class: Any,
-        field: str,
+        self, pid: str, graded: list[tuple[Any, int]], answers: dict[Any, Any], llm: Any, prompt_class: Any, field: str
     ) -> None:
         # Recorded grades are frozen, so equal ones share one object (most self-rating answers are
         # the rating itself): far fewer objects to build for files with ~100k grades.
@@ -571,11 +548,7 @@ class _ParagraphReader:
             if not isinstance(self_ratings, list):
                 raise self.fail("must be a list", f"{where}.self_ratings", type(self_ratings).__name__,
                                 "a list of {question_id or nugget_id, self_rating}")
-            usual = _usual_ratings(self_ratings)
-            if usual is not None:
-                self._record_all(pid, usual, answers, llm, prompt_class, f"{where}.self_ratings")
-                return
-            for s, rating in enumerate(self_ratings):  # the slow path, that says what is wrong
+            for s, rating in enumerate(self_ratings):
                 try:
                     tid = rating.get("question_id") or rating.get("nugget_id")
                     value = rating["self_rating"]

@@ -12,14 +12,14 @@ import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from exam_harness.core.errors import InputError
-from exam_harness.io import textio, workbench
+from exam_harness.io import textio
 from exam_harness.io.workbench import read_paragraph_file
 from tests.io.test_fuzz_loaders import _json, json_lines
 
@@ -97,27 +97,3 @@ def test_the_fast_path_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     path.write_bytes(_json(SELF_RATED_SEED[0]) + b"\n")
     monkeypatch.setattr(json, "loads", None)  # the module textio calls
     assert list(textio.iter_json_lines(path)) == [(1, SELF_RATED_SEED[0])]
-
-
-def _no_usual_ratings(patch: pytest.MonkeyPatch) -> None:
-    patch.setattr(workbench, "_usual_ratings", lambda _ratings: None)
-
-
-@checked
-@given(data=json_lines(SELF_RATED_SEED).map(lambda data: b'["q0", []]\n' + data))
-@example(data=b'["q1", []]\n' + _json(SELF_RATED_SEED[0]) + b"\n" + _json(SELF_RATED_SEED[1]) + b"\n")
-@example(data=b'["q1", []]\n' + _json(["q1", [{"paragraph_id": "p1", "text": "t", "exam_grades": [
-    {**_ENTRY, "self_ratings": [{"question_id": "", "nugget_id": "q1/n", "self_rating": 1},
-                                {"question_id": "q1/a", "self_rating": True}, [], {"question_id": 3}]}]}]]) + b"\n")
-def test_self_ratings_read_alike_both_ways(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The paragraph reader's self-ratings read at C speed (``_usual_ratings``) give the grades, or the error,
-    that its rating-by-rating loop gives."""
-    _both_ways(data, _read_paragraphs, _no_usual_ratings, monkeypatch)
-
-
-def test_usual_ratings_are_read_fast() -> None:
-    """The comparison above holds only if the fast path takes the usual lists, and leaves the others to the loop."""
-    assert workbench._usual_ratings(cast("list[Any]", _ENTRY["self_ratings"])) is not None
-    for unusual in ([], [{"question_id": "", "self_rating": 1}], [{"question_id": "a", "self_rating": True}],
-                    [{"question_id": "a", "self_rating": 6}], [{"question_id": "a"}], ["a"], [None]):
-        assert workbench._usual_ratings(unusual) is None, unusual
