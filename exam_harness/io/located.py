@@ -22,14 +22,16 @@ import json.decoder
 import json.scanner
 import math
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import exam_harness.io.limits as limits
 from exam_harness.core.errors import InputError
+from exam_harness.io.located_tree import MAP as MAP
+from exam_harness.io.located_tree import SCALAR as SCALAR
+from exam_harness.io.located_tree import SEQ as SEQ
+from exam_harness.io.located_tree import Node as Node
 from exam_harness.io.parts import invisible_char
 from exam_harness.io.textio import (
     check_json_document,
@@ -39,28 +41,6 @@ from exam_harness.io.textio import (
     too_deep,
     too_many_values,
 )
-
-MAP = "mapping"
-SEQ = "list"
-SCALAR = "scalar"
-
-_NO_KEYS: Mapping[str, int] = MappingProxyType({})
-
-
-@dataclass(slots=True)
-class Node:
-    """One value of a document with the (1-based) line where it starts.
-
-    ``value`` is ``dict[str, Node]`` for mappings, ``list[Node]`` for lists and a Python scalar
-    otherwise. ``raw`` keeps a YAML plain scalar as written (so ``no`` stays the text "no" where a
-    text is expected); ``key_lines`` holds the line of each mapping key (shared and empty otherwise).
-    """
-
-    kind: str
-    value: Any
-    line: int
-    raw: str | None = None
-    key_lines: Mapping[str, int] = field(default_factory=lambda: _NO_KEYS)
 
 
 def parse_yaml(text: str, path: Path) -> Node | None:

@@ -14,7 +14,7 @@ import yaml
 
 import exam_harness.io.limits as limits
 from exam_harness.core.errors import InputError
-from exam_harness.io.located import MAP, SCALAR, SEQ, Node
+from exam_harness.io.located_tree import MAP, SCALAR, SEQ, Node
 from exam_harness.io.textio import too_deep, too_many_values
 
 # --- YAML -------------------------------------------------------------------------------------
