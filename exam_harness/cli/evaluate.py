@@ -328,11 +328,15 @@ def writer_input(result: EvaluationReport, qrels: Mapping[str, Qrels], graded: G
     cited answers (written in the TREC RAG 2025 format); the TREC RAG nugget assignments are the document's
     trec-rag section."""
     from exam_harness.report.writers import WriterInput
-    from exam_harness.workbench_grades import view_text
 
     view = graded.view
-    return WriterInput(result, graded.plan, qrels, workbench=lambda: view_text(view, graded.outcome, graded.spec),
-                       answers=graded.inputs.answers)
+
+    def workbench() -> str:
+        from exam_harness.workbench_grades import view_text  # with the grade cache's imports: only when written
+
+        return view_text(view, graded.outcome, graded.spec)
+
+    return WriterInput(result, graded.plan, qrels, workbench=workbench, answers=graded.inputs.answers)
 
 
 def write_outputs(args: argparse.Namespace, options: ExamOptions, out: WriterInput, graded: Graded,

@@ -20,16 +20,20 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from exam_harness.core.cache_keys import cache_key
 from exam_harness.core.errors import ConfigError, GradingAborted, InputError
 from exam_harness.core.models import ExamData, Grade, GraderSpec, Passage, QueryBank, Run
 from exam_harness.core.progress import GradingProgress
 from exam_harness.exam.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
 from exam_harness.graders.repeats import AUTO, SampleGrader, auto_reducer, reduce_grades
-from exam_harness.grading.cache import GradeCache, cache_key
 from exam_harness.grading.engines import Engine, EngineStopped
 from exam_harness.llm.cost import GradingCost, Meter, Prices, TokenUsage, grade_tokens, money
+
+if TYPE_CHECKING:  # the cache (sqlite3, the LLM modes' prompts) is imported where a pass grades, not to replay
+    from exam_harness.grading.cache import GradeCache
 
 
 @dataclass

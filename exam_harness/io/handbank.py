@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 import exam_harness.io.limits as limits
@@ -394,5 +393,7 @@ def write_bank_yaml(path: Path, banks: Sequence[QueryBank], *, secret: bool = Fa
 
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     else:
+        import yaml  # here: reading a run or leaderboard needs no YAML
+
         text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
     atomic_write_text(path, text)

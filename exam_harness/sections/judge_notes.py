@@ -96,7 +96,6 @@ class JudgeNotes(_Model):
 def judge_notes(scored: Scored) -> JudgeNotes | None:
     from exam_harness.graders.cascade import kept_bound_of, statement, target_of
     from exam_harness.graders.judge_guards import guard_notes
-    from exam_harness.graders.support import shipped_model
     from exam_harness.graders.verdict_worth import required_warning, worth_line, worth_of
 
     grading, spec = scored.grading, scored.plan.grader
@@ -109,6 +108,8 @@ def judge_notes(scored: Scored) -> JudgeNotes | None:
                                             str(spec.options.get("first")), str(spec.options.get("decider"))))
     worth: list[str] = []
     if spec.name == "embedding":
+        from exam_harness.graders.support import shipped_model  # its fuzzy matching's imports: only where read
+
         measured = worth_of(spec, shipped_model().fingerprint())
         worth = [line for tau in scored.taus if (line := worth_line(spec, tau, measured)) is not None]
         if scored.outcomes:  # the pytest session: required where it applies to a run

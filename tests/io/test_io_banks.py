@@ -402,10 +402,10 @@ def test_the_harness_nesting_limit_wins_over_the_parser_s(
 ) -> None:
     import yaml
 
-    from exam_harness.io import located
+    from exam_harness.io import located, located_yaml
 
     if build != "installed":
-        monkeypatch.setattr(located, "_YamlLoader", yaml.SafeLoader if build == "pure-python" else _StrictBuild)
+        monkeypatch.setattr(located_yaml, "_YamlLoader", yaml.SafeLoader if build == "pure-python" else _StrictBuild)
     with pytest.raises(InputError) as info:
         located.parse_yaml(text, Path("b.yaml"))
     assert info.value.line == line and "nesting deeper than 64 levels" in str(info.value), str(info.value)
@@ -413,9 +413,9 @@ def test_the_harness_nesting_limit_wins_over_the_parser_s(
 
 
 def test_a_parser_error_that_is_not_nesting_stays_the_parser_s(monkeypatch: pytest.MonkeyPatch) -> None:
-    from exam_harness.io import located
+    from exam_harness.io import located, located_yaml
 
-    monkeypatch.setattr(located, "_YamlLoader", _StrictBuild)
+    monkeypatch.setattr(located_yaml, "_YamlLoader", _StrictBuild)
     text = "queries: " + "[" * 50 + "]" * 50 + "\nbad: [1, 2\n"  # within the limit, then unclosed
     with pytest.raises(InputError) as info:
         located.parse_yaml(text, Path("b.yaml"))
