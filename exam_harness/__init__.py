@@ -33,6 +33,14 @@ MOVED: dict[str, str] = {
         "grading_setup": "grading.setup", "batch_grading": "grading.batches", "cache_merge": "grading.merge",
         "results.writers": "report.writers", "sections.significance": "features.significance.section",
     }.items()},
+    # issue 36, stage 2: the features' modules into their folders (exam_harness/features/NAME)
+    **{f"exam_harness.{old}": f"exam_harness.features.{new}" for old, new in {
+        "io.trec_rag": "trec_rag.answers", "io.nuggetizer": "trec_rag.nuggets", "io.assignments": "trec_rag.assignments",
+        "measures.trec_rag": "trec_rag.measures", "results.trec_rag": "trec_rag.document",
+        "report.trec_rag": "trec_rag.writers", "sections.trec_rag": "trec_rag.section",
+        "sections.trec_rag_agreement": "trec_rag.agreement_section",
+        "analysis.trec_rag_agreement": "trec_rag.agreement", "cli.evaluate_assignments": "trec_rag.track_dir",
+    }.items()},
 }
 
 

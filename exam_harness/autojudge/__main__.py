@@ -23,8 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from exam_harness.core.errors import ExamError
     from exam_harness.exam.inputs import ExamInputs
     from exam_harness.extensions import cli_registries
+    from exam_harness.features.trec_rag.answers import rag_answer_files
     from exam_harness.io.textio import atomic_write_text
-    from exam_harness.io.trec_rag import rag_answer_files
 
     parser = argparse.ArgumentParser(prog="python -m exam_harness.autojudge", description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("reports", "topics", "nuggets"))

@@ -128,7 +128,7 @@ def banks_to_nuggetizer_banks(banks: Iterable[QueryBank]) -> NuggetizerNuggetBan
     ValueError naming the test point) where the kind cannot hold it: a question, an id or weight other than
     the nugget file's rule gives (qid/md5(text), ``~n`` for a repeat; vital 1, else 0), an importance other
     than autojudge-base's vital/okay/failed."""
-    from exam_harness.io.nuggetizer import nugget_weight
+    from exam_harness.features.trec_rag.nuggets import nugget_weight
 
     by_query: dict[str, NuggetizerNuggetBank] = {}
     for bank in banks:
@@ -160,7 +160,7 @@ def nuggetizer_banks_to_banks(nugget_banks: NuggetizerNuggetBanks,
                               queries: Mapping[str, str] | None = None) -> list[QueryBank]:
     """One nugget bank per query, as a nuggetizer nugget file reads (io/nuggetizer.py): importance kept (none is
     vital), weight vital 1 else 0, ids qid/md5(text) with ``~n`` for the n-th copy of a text."""
-    from exam_harness.io.nuggetizer import nugget_weight
+    from exam_harness.features.trec_rag.nuggets import nugget_weight
 
     out = []
     for qid, bank in nugget_banks.banks.items():
@@ -288,7 +288,7 @@ def nugget_banks_of(nugget_banks: Any, queries: Mapping[str, str] | None = None)
 
 def answers_to_reports(answers: Iterable[CitedAnswer]) -> list[Report]:
     """Each answer as a Report: the TREC RAG 2025 answer line exam-harness writes, read by autojudge-base."""
-    from exam_harness.io.trec_rag import answer_record
+    from exam_harness.features.trec_rag.answers import answer_record
 
     return [Report.model_validate(answer_record(answer, "2025")) for answer in answers]
 

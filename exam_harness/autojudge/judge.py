@@ -142,9 +142,9 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: An
     from exam_harness.cli.evaluate import GROUPS, OUTPUT_DEFAULTS
     from exam_harness.cli.grades import obtain_grades
     from exam_harness.config.options import REPORTS, options_from_cli
+    from exam_harness.features.trec_rag.answers import rag_answer_files
     from exam_harness.io.handbank import write_bank_yaml
     from exam_harness.io.textio import atomic_write_text
-    from exam_harness.io.trec_rag import rag_answer_files
     from exam_harness.measures.qrels import QrelsCut
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 

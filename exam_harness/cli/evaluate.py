@@ -25,6 +25,7 @@ from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, 
 from exam_harness.config.options import (
     EVALUATE,
     GRADING,
+    INPUTS,
     JSON_OUT,
     RECORDED,
     REPORTS,
@@ -43,12 +44,13 @@ from exam_harness.results.preflight import check_writable
 from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
-    from exam_harness.core.models import QueryBank
     from exam_harness.measures.qrels import Qrels
     from exam_harness.report.writers import WriterInput
     from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
+# the inputs group on the command line: the options of features that name input files (TREC RAG's --assignments)
+INPUT_GROUPS = (INPUTS,)
 # the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
 REPORT_OUTPUTS = ("report_dir", "markdown", "html")  # the report set and the summaries, as pytest names them
 OUTPUT_DEFAULTS = {"report_dir": None}
@@ -65,10 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "with human judgments.",
     )
     add_input_arguments(parser, runs_required=False)
-    add_cli_options(parser, GROUPS)
+    add_cli_options(parser, (*INPUT_GROUPS, *GROUPS))
     add_cli_options(parser, (REPORTS,), only=REPORT_OUTPUTS, defaults={"report_dir": "none"})
     JSON_OUT.add_to(parser, help="Write the leaderboards as JSON.")
-    for argument in (*ASSIGNMENTS, *OUTPUTS):
+    for argument in OUTPUTS:
         argument.add_to(parser)
     add_min_answers_argument(parser, default=None)
     for argument in QRELS:
@@ -77,16 +79,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 # This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
-ASSIGNMENTS: tuple[Argument, ...] = (
-    Argument("assignments", "Score TREC RAG nugget assignment files (nuggetizer's assign output, or assessors' files "
-             "of its shape) on the nuggets they assigned, their labels as recorded grades, with no run files and no "
-             "bank: the evaluation document's A, V and W (strict too) per run (the line's run_id, else the file's "
-             "stem) and topic; with --human-assignments, their agreement.", Path, nargs="+",
-             many=True, default=[], metavar="ASSIGNMENTS_FILE"),
-    Argument("trec-rag-dir", "With --assignments: write per run <run>.metrics.jsonl and <run>.assignments.jsonl as "
-             "nuggetizer writes them, and the per-topic table (trec-rag-per-topic.csv, .txt) here.", Path,
-             metavar="DIR"),
-)
 OUTPUTS: tuple[Argument, ...] = (
     Argument("qrels-dir", "Write the EXAM-Qrels files (one per label variant and minimum grade) here.", Path,
              metavar="DIR"),
@@ -200,47 +192,36 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from exam_harness.cli.grades import exam_inputs
+    from exam_harness.config.options import specs
     from exam_harness.extensions import cli_registries
     from exam_harness.io import load_leaderboard
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
     from exam_harness.report.evaluation_tables import print_evaluation
     from exam_harness.results.scored import collect_scoring_inputs
 
-    options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
+    options = options_from_cli(args, (*INPUT_GROUPS, *GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
     if options.report_dir is not None and not options.per_query:
         # the report set is pytest's, whose per-topic files (trec-rag-<run>.metrics.jsonl, ...) read the
         # per-query values: without them it held only each run's "all" row
         options = replace(options, per_query=True)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
                     ("--export-workbench", args.export_workbench, False), ("--markdown", options.markdown, False),
-                    ("--html", options.html, True),
-                    ("--trec-rag-dir", args.trec_rag_dir, True)])
-    step_summary = check_outputs(args, options)
-    assigned: list[QueryBank] = []
-    if args.assignments:
-        from exam_harness.cli.evaluate_assignments import assignment_inputs
-
-        assigned = assignment_inputs(args)
-    elif args.trec_rag_dir:
-        raise ConfigError("--trec-rag-dir writes what --assignments scores; without it the track's files come "
-                          "with the reports (trec-rag-*.jsonl)")
-    if not args.runs and not args.assignments:
-        raise ConfigError("evaluate needs run files (RUN_FILE ...), or --assignments FILE ... to score the "
-                          "TREC RAG assignments they hold")
+                    ("--html", options.html, True)])
+    registries = cli_registries()
+    exam = exam_inputs(args, options, registries)  # the features' options may supply inputs (checked here)
+    step_summary = check_outputs(args, options, exam.supplied_files)
+    if not args.runs and not exam.supplied_files:
+        named = ", ".join(f"--{spec.name} FILE ..." for _, spec in specs(INPUT_GROUPS, "cli"))
+        raise ConfigError("evaluate needs run files (RUN_FILE ...)" + (f", or {named}" if named else ""))
     official = load_leaderboard(options.official) if options.official else None
     min_answers = min_answers_of(args.min_answers)
-    human = None
-    if options.human_assignments:
-        from exam_harness.analysis.trec_rag_agreement import load_human_assignments
-
-        human = load_human_assignments(options.human_assignments)  # read before any pair is graded
     if args.trec_rag_2025_relevance and not (args.qrels and args.official_qrels):
         raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
                           "--official-qrels file (NIST's) judged: give both")
     loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
-    registries = cli_registries()
     inputs = collect_scoring_inputs(options, "evaluate", registries.hook)  # the features' inputs, before grading
-    graded = obtain_grades(args, options, registries=registries, assignments=args.assignments, banks=assigned)
+    graded = obtain_grades(args, options, registries=registries, inputs=exam)
     registries.hook.pytest_exam_grading_finished(plan=graded.plan, outcome=graded.outcome)
     for note in unanswered_system_notes(graded.view.data.runs, args.runs):
         print_notice(note)
@@ -253,10 +234,11 @@ def run(args: argparse.Namespace) -> int:
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
-                           external=external, human=human,
-                           cache=str(options.cache) if options.cache is not None else None, inputs=inputs)
-    result.settings.runs = [str(p) for p in [*args.runs, *args.assignments]]
-    result.settings.banks = [str(p) for p in (args.bank or args.assignments)]
+                           external=external, cache=str(options.cache) if options.cache is not None else None,
+                           inputs=inputs)
+    supplied = [str(p) for p in exam.supplied_files]  # files a feature's option named (--assignments)
+    result.settings.runs = [*map(str, args.runs), *supplied]
+    result.settings.banks = [str(p) for p in args.bank] or supplied
     if options.official:
         result.settings.official = str(args.official)
 
@@ -264,10 +246,8 @@ def run(args: argparse.Namespace) -> int:
     print_evaluation(result, console, brief=args.brief, label=plan.labels[0])
     out = writer_input(result, scored.result.qrels, graded)
     written, warnings = write_outputs(args, options, out, graded, step_summary)
-    if args.trec_rag_dir:
-        from exam_harness.cli.evaluate_assignments import write_track_dir
-
-        written += write_track_dir(args.trec_rag_dir, out)
+    written += [path for paths in registries.hook.pytest_exam_write_outputs(options=options, out=out) if paths
+                for path in paths]  # what the features' options ask for (TREC RAG's --trec-rag-dir)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
     for line in warnings:
@@ -282,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
     return failed
 
 
-def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
+def check_outputs(args: argparse.Namespace, options: ExamOptions, supplied: Sequence[Path] = ()) -> str | None:
     """The outputs checked before any grading: the report folder can be owned, the Workbench file is named
     as one; returns ``$GITHUB_STEP_SUMMARY`` when the markdown summary can be appended there."""
     import os
@@ -292,7 +272,7 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
     from exam_harness.report.writers import GITHUB_STEP_SUMMARY, step_summary_problem
 
     if options.report_dir is not None:
-        check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank, *args.assignments],
+        check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank, *supplied],
                            label="--report-dir")
     target = args.export_workbench
     if target is not None and not (target.name.endswith(".jsonl") or target.name.endswith(".jsonl.gz")):
@@ -312,8 +292,7 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
 def writer_input(result: EvaluationReport, qrels: Mapping[str, Qrels], graded: Graded) -> WriterInput:
     """What the writers read for evaluate's document: the EXAM-Qrels at every tau (made by scoring when
     asked for: they take as long as scoring), the Workbench export, made when a writer asks, and the runs'
-    cited answers (written in the TREC RAG 2025 format); the TREC RAG nugget assignments are the document's
-    trec-rag section."""
+    cited answers (the TREC RAG feature writes them in the 2025 format)."""
     from exam_harness.report.writers import WriterInput
     from exam_harness.workbench_grades import view_text
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from exam_harness.config.options import BANK_FILES, RUN_FILES, ExamOptions
 from exam_harness.core.errors import ConfigError
@@ -49,26 +48,32 @@ def show_progress(options: ExamOptions) -> bool:
     return not options.no_progress and sys.stderr.isatty()
 
 
-def load_inputs(args: argparse.Namespace, options: ExamOptions, registries: Registries, *,
-                assignments: Sequence[Path] = (), banks: Sequence[QueryBank] = ()) -> tuple[ExamInputs,
-                                                                                            list[QueryBank]]:
-    """The runs (and ``assignments``: nugget assignment files, read as run-side files) and the banks of
-    ``--bank`` followed by ``banks``."""
-    run_formats = registries.run_formats
-    if options.trec_rag_fix or options.trec_rag_topics is not None:
-        from exam_harness.io.formats import trec_rag_formats
+def exam_inputs(args: argparse.Namespace, options: ExamOptions, registries: Registries) -> ExamInputs:
+    """The inputs of the run files and ``--bank`` files ``args`` names, read through ``registries``' formats as the
+    features' options configure them (hook ``pytest_exam_inputs``: a feature may supply files of its own
+    options, TREC RAG's ``--assignments``); nothing is read yet."""
+    inputs = ExamInputs(registries.bank_formats, registries.run_formats)
+    inputs.given_runs, inputs.given_banks = tuple(args.runs), tuple(args.bank)
+    from exam_harness.core.host import active_hook
 
-        run_formats = trec_rag_formats(run_formats, options.trec_rag_fix, options.trec_rag_topics)
-    inputs = ExamInputs(registries.bank_formats, run_formats)
-    inputs.assignment_files.extend(assignments)
-    given = list(banks)
+    hook = registries.hook if registries.hook is not None else active_hook()  # built-in registries: the defaults'
+    hook.pytest_exam_inputs(options=options, front="evaluate", inputs=inputs)
+    return inputs
+
+
+def load_inputs(args: argparse.Namespace, inputs: ExamInputs) -> tuple[ExamInputs, list[QueryBank]]:
+    """The runs (with the files features supplied) and the banks of ``--bank``, with those the supplied files
+    bring in place of the bank files' banks of their topics."""
     # A command runs once: what is loaded now stays until it exits, so the cyclic collector is told
     # to leave it out of its passes (on DL19 ~240k containers, walked by every later full collection).
     # Frozen before the collector resumes: the first allocation after a resume would otherwise start a
     # pass over everything read (DL19: one pass, a thirtieth of the command's CPU time).
     with collector_paused():
         inputs.load_runs(args.runs)
-        banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)] + given
+        supplied = inputs.supplied_banks()
+        covered = {bank.query.id for bank in supplied}
+        banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)
+                 if bank.query.id not in covered] + supplied
         gc.freeze()
     if banks and inputs.answers:
         say_dropped_answers(inputs.answers, {bank.query.id for bank in banks})
@@ -88,14 +93,14 @@ def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: se
 
 def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True,
                   adjust: Callable[[ExamData], None] | None = None, registries: Registries | None = None,
-                  assignments: Sequence[Path] = (), banks: Sequence[QueryBank] = ()) -> Graded:
+                  inputs: ExamInputs | None = None) -> Graded:
     """Replay the recorded grades (``--grader recorded``, the default, on files that hold some) or grade
     the pool with ``--grader NAME`` through the cache; the plan is made before any grading starts.
     ``adjust`` may change the loaded data before the pool is made (calibrate swaps in other judgments);
-    ``registries``: the command's (default: the current folder's, extensions.py); ``assignments`` and
-    ``banks``: see :func:`load_inputs`."""
+    ``registries``: the command's (default: the current folder's, extensions.py); ``inputs``: made by
+    :func:`exam_inputs` (by default here)."""
     registries = registries if registries is not None else cli_registries()
-    inputs, banks = load_inputs(args, options, registries, assignments=assignments, banks=banks)
+    inputs, banks = load_inputs(args, inputs if inputs is not None else exam_inputs(args, options, registries))
     data = inputs.data
     if adjust is not None:
         adjust(data)

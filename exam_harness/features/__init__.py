@@ -19,6 +19,7 @@ from typing import Any
 
 FEATURES: tuple[str, ...] = (
     "significance",
+    "trec_rag",
 )
 PLUGIN_NAME = "exam-feature-{}"
 

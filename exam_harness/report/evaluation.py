@@ -37,7 +37,6 @@ import datetime as _dt
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from exam_harness.config.options import ExamOptions
 from exam_harness.core.errors import InputError
@@ -69,9 +68,6 @@ from exam_harness.results.evaluation import (
 )
 from exam_harness.results.scored import Scored, ScoringInputs, collect_scoring_inputs
 from exam_harness.results.scoring import SupportCredits, score_exam, scoring_input
-
-if TYPE_CHECKING:
-    from exam_harness.results.agreement import HumanLabels
 
 
 def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:
@@ -120,16 +116,14 @@ def evaluate_exam(
     official: Mapping[str, float] | None = None,
     min_answers: Sequence[int] = (),
     external: ExternalQrels | None = None,
-    human: HumanLabels | None = None,
     cache: str | None = None,
     inputs: ScoringInputs | None = None,
 ) -> EvaluationReport:
     """Every measure of the plan at each of its tau values (:func:`score_evaluation`); the sections
     (results/sections.py) computed from the inputs given: the correlations with ``official``, the agreement
     tables with the "min answers = m" views for each m of ``min_answers`` (and the direct-grade views when
-    the files hold recorded direct grades), the runs scored over ``external`` qrels, the nugget assignments
-    against ``human`` ones, and what features add (``inputs``: by default what the active hook's features
-    add for ``options``, results/scored.py)."""
+    the files hold recorded direct grades), the runs scored over ``external`` qrels, and what features add
+    (``inputs``: by default what the active hook's features add for ``options``, results/scored.py)."""
     view, outcome, plan, result, measures = scored.view, scored.grading, scored.plan, scored.result, scored.measures
     data = view.data
     check_baseline(options.baseline, data.runs)
@@ -140,7 +134,7 @@ def evaluate_exam(
         raise ValueError("evaluate's document needs the pool scored with it (score_evaluation)")
     scored = replace(
         scored, official=official or None, agreement=tuple(min_answers), external=external,
-        per_query=options.per_query, human_assignments=human,
+        per_query=options.per_query,
         inputs=inputs if inputs is not None else collect_scoring_inputs(options, "evaluate"))
     core = build(scored, per_query=options.per_query)
     return EvaluationReport(

@@ -71,8 +71,6 @@ def builtin_sections() -> Registry[Section]:
          "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
         ("judge-notes", "exam_harness.sections.judge_notes:SECTION",
          "a cascade's estimated miss rate, what embedding verdicts are worth, circular judging, a leaked bank"),
-        ("trec-rag", "exam_harness.sections.trec_rag:SECTION",
-         "each run's TREC RAG nugget assignments where nuggets carry an importance (docs/trec-rag.md)"),
         ("cost", "exam_harness.sections.cost:SECTION", "an LLM grader's tokens and cost (docs/cost.md)"),
         ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
          "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
@@ -84,8 +82,6 @@ def builtin_sections() -> Registry[Section]:
          "grades against human judgments: Cohen's kappa, the min-answers views (--min-answers), direct grades"),
         ("external-qrels", "exam_harness.sections.external_qrels:SECTION",
          "every run over given qrels files, correlated with the official leaderboard and qrels (--qrels)"),
-        ("trec-rag-agreement", "exam_harness.sections.trec_rag_agreement:SECTION",
-         "the grader's TREC RAG nugget assignments against human ones (--human-assignments)"),
     ):
         registry.register(name, ref, description)
     return registry

@@ -42,7 +42,7 @@ from exam_harness.core.answers import CitedAnswer, CitedSentence  # noqa: E402
 from exam_harness.core.models import Query, QueryBank, TestPoint  # noqa: E402
 from exam_harness.exam.inputs import ExamInputs  # noqa: E402
 from exam_harness.extensions import cli_registries  # noqa: E402
-from exam_harness.io.trec_rag import answer_passage_id  # noqa: E402
+from exam_harness.features.trec_rag.answers import answer_passage_id  # noqa: E402
 from exam_harness.measures.meta_evaluation import kappa_per_topic_and_pooled, krippendorff_alpha, tau_ap_symmetric  # noqa: E402
 
 ROOT = REPO

@@ -49,7 +49,7 @@ from exam_harness.autojudge.convert import (  # noqa: E402
 from exam_harness.autojudge.judge import ExamJudge, NuggetizerExamJudge, llm_endpoint  # noqa: E402
 from exam_harness.core.errors import ConfigError  # noqa: E402
 from exam_harness.core.models import Query, QueryBank, TestPoint  # noqa: E402
-from exam_harness.io.nuggetizer import read_nuggetizer_bank  # noqa: E402
+from exam_harness.features.trec_rag.nuggets import read_nuggetizer_bank  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.trec_rag_official import OfficialFiles, ReplayJudge, nuggetizer_scores, official_files  # noqa: E402
 

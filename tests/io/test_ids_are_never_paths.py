@@ -74,9 +74,8 @@ def test_a_run_tag_that_is_a_path_in_a_trec_run_file_is_refused_with_its_line(tm
 @pytest.mark.parametrize("run", HOSTILE_RUN_IDS, ids=lambda r: r[:12])
 def test_the_writers_last_guard_makes_no_path_of_an_id(run: str) -> None:
     """A run name that reached a writer without passing a reader is an OutputError, never a path."""
-    from exam_harness.io.trec_rag import rag_answer_files
-    from exam_harness.report.trec_rag import per_run_files
-    from exam_harness.report.writers import rag_answers_name
+    from exam_harness.features.trec_rag.answers import rag_answer_files
+    from exam_harness.features.trec_rag.writers import per_run_files, rag_answers_name
 
     with pytest.raises(OutputError, match="cannot name a file after"):
         per_run_files({run: {"t1": {}}}, {})

@@ -142,7 +142,7 @@ def assignment_banks(paths: Iterable[Path]) -> list[QueryBank]:
     nuggetizer's assign step writes them from one nugget file): a pytest session and the evaluation document
     hold one nugget list per topic, so a line that lists others is an input error naming both lines."""
     from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id
-    from exam_harness.io.nuggetizer import nugget_weight
+    from exam_harness.features.trec_rag.nuggets import nugget_weight
     from exam_harness.io.parts import model_errors
 
     found = read_assignment_files(paths)
@@ -204,8 +204,8 @@ def read_assignment_part(path: Path) -> FilePart:
     """An assignment file as run-side content: per line the run's answer (one passage ranked first) and
     each nugget's label as a recorded grade of that passage."""
     from exam_harness.core.models import RankedPassage, RecordedGrade, Run, test_point_id
+    from exam_harness.features.trec_rag.answers import answer_passage_id
     from exam_harness.io.parts import model_errors
-    from exam_harness.io.trec_rag import answer_passage_id
 
     found = AssignmentSet()
     _read_one(path, found)

@@ -5,7 +5,7 @@ The human file has nuggetizer's assignment shape, one JSON object per line and (
     {"run_id", "qid", "nuggets": [{"text", "assignment": "support"|"partial_support"|"not_support"}, ...]}
 
 Each human label is paired with the harness's label of the same (run, topic, nugget text) (see
-measures.trec_rag for how grades become labels). The result: the confusion table (harness label x human
+measures.py for how grades become labels). The result: the confusion table (harness label x human
 label), Cohen's kappa over the three labels, each label's one-vs-rest kappa, the share of agreeing pairs,
 and how many human labels found no harness label (a run, topic or nugget the exam did not hold).
 """
@@ -15,16 +15,30 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from exam_harness.analysis.agreement import finite
+from exam_harness.api import InputKey
 from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import check_word
 from exam_harness.io.textio import iter_json_lines
 from exam_harness.measures.agreement import cohen_kappa, one_vs_rest
-from exam_harness.results.agreement import AssignmentAgreement as AssignmentAgreement  # the document's part
-from exam_harness.results.agreement import HumanLabels as HumanLabels
 
 LABELS = ("support", "partial_support", "not_support")
+HumanLabels = dict[tuple[str, str, str], str]  # human nugget assignments: (run, qid, nugget text) -> label
+HUMAN_LABELS: InputKey[HumanLabels] = InputKey("trec_rag: --human-assignments")  # the section's scoring input
+
+
+class AssignmentAgreement(BaseModel):
+    """The trec-rag-agreement section of the evaluation document."""
+
+    pairs: int
+    unmatched: int  # human labels without a harness label
+    agreement: float | None  # share of pairs with the same label
+    kappa: float | None  # Cohen's kappa over the three labels
+    label_kappa: dict[str, float | None]  # each label against the other two
+    confusion: dict[str, dict[str, int]]  # harness label -> human label -> count
 
 
 def load_human_assignments(path: Path) -> HumanLabels:

@@ -5,28 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from exam_harness.results.agreement import AssignmentAgreement
-from exam_harness.results.sections import preformatted_html, preformatted_markdown
+from exam_harness.api import preformatted_html, preformatted_markdown
+from exam_harness.features.trec_rag.agreement import HUMAN_LABELS, AssignmentAgreement
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from exam_harness.results.scored import Scored
+    from exam_harness.api import Scored
 
 
 def human_agreement(scored: Scored) -> AssignmentAgreement | None:
     """The grader's TREC RAG nugget assignments against the human ones (at the plan's first tau)."""
-    human = scored.human_assignments
+    human = scored.input(HUMAN_LABELS)
     if human is None:
         return None
-    from exam_harness.analysis.trec_rag_agreement import assignment_agreement
     from exam_harness.core.errors import ConfigError
-    from exam_harness.measures.trec_rag import grade_kind, scores_the_track
-    from exam_harness.sections.trec_rag import rag_assignments
+    from exam_harness.core.grade_kinds import grade_kind
+    from exam_harness.features.trec_rag.agreement import assignment_agreement
+    from exam_harness.features.trec_rag.measures import scores_the_track
+    from exam_harness.features.trec_rag.section import rag_assignments
 
     if not scored.ctx.exam.importance:
         raise ConfigError("--human-assignments needs nuggets that carry an importance (a nuggetizer nugget file "
@@ -68,9 +69,14 @@ class TrecRagAgreementSection:
     model: type[BaseModel] = AssignmentAgreement
     placement: Literal["before", "after"] = "after"
     brief: bool = True
+    legacy_fields: tuple[str, ...] = ("trec_rag_agreement",)  # a 4.0 evaluation's own field of it
 
     def compute(self, scored: Scored) -> AssignmentAgreement | None:
         return human_agreement(scored)
+
+    def from_legacy(self, raw: dict[str, Any], schema: str) -> Any:
+        """A 4.0 evaluation's own field of the agreement as this section's content (results/migrate.py)."""
+        return raw.pop(self.legacy_fields[0], None) if schema == "4.0" else None
 
     def terminal(self, content: AssignmentAgreement) -> list[Table]:
         return [assignment_agreement_table(content)]

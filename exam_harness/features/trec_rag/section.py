@@ -1,24 +1,24 @@
 """The TREC RAG section: each run's answer to each query with every nugget's assignment (support,
 partial_support, not_support) and the grade behind it, where a bank's nuggets carry a TREC RAG importance
-(docs/trec-rag.md); per tau scored. ``trec-rag-assignments.jsonl`` is written from it (report/trec_rag.py)."""
+(docs/trec-rag.md); per tau scored. ``trec-rag-assignments.jsonl`` is written from it (writers.py)."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from exam_harness.core.answers import word_count
-from exam_harness.measures.trec_rag import assignments, default_partial
-from exam_harness.results.trec_rag import NuggetAssignment, RagAssignments
+from exam_harness.features.trec_rag.document import NuggetAssignment, RagAssignments
+from exam_harness.features.trec_rag.measures import assignments, default_partial
 
 if TYPE_CHECKING:
+    from exam_harness.api import Scored
     from exam_harness.core.models import TestPoint
     from exam_harness.measures.context import ScoringContext
-    from exam_harness.results.scored import Scored
 
 
 class _Model(BaseModel):
@@ -89,6 +89,17 @@ class TrecRagSection:
             RagAssignmentSet(min_grade=tau, assignments=rag_assignments(scored.ctx, scored.plan.k, tau, view.points,
                                                                          view.query_texts, secret))
             for tau in scored.taus])
+
+    def from_legacy(self, raw: dict[str, Any], schema: str) -> dict[str, Any] | None:
+        """A 3.x report's own field of the assignments (made at the report's tau) as this section's content
+        (results/migrate.py)."""
+        if schema != "3":
+            return None
+        rag = raw.pop("trec_rag", None)
+        settings = raw.get("settings")
+        if rag and isinstance(settings, dict):
+            return {"per_tau": [{"min_grade": settings.get("min_grade"), "assignments": rag}]}
+        return None
 
     def terminal(self, content: TrecRagAssignments) -> list[str]:
         return _summary(content)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.io.trec_rag import check_rag_answers
-from exam_harness.report.writers import rag_answers_name
+from exam_harness.features.trec_rag.answers import check_rag_answers
+from exam_harness.features.trec_rag.writers import rag_answers_name
 from tests.helpers import KEYWORD_CONFTEST
 from tests.trec_rag_data import ANSWERS_2024, ANSWERS_2025, write_exam, write_lines
 

@@ -11,7 +11,7 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.core.errors import InputError
-from exam_harness.io.assignments import read_assignment_files
+from exam_harness.features.trec_rag.assignments import read_assignment_files
 from tests.trec_rag_data import write_lines
 
 pytest_plugins = ["pytester"]
@@ -181,9 +181,10 @@ def test_evaluate_without_runs_or_assignments_says_what_it_needs(capsys: pytest.
 
 
 def test_only_assignment_prompts_give_assignment_grades() -> None:
+    from exam_harness.core.grade_kinds import grade_kind
     from exam_harness.core.models import GraderSpec
+    from exam_harness.features.trec_rag.measures import scores_the_track
     from exam_harness.llm.modes import MODES
-    from exam_harness.measures.trec_rag import grade_kind, scores_the_track
 
     kinds = {name: grade_kind(GraderSpec(name="openai", version="1", options={"prompt": name, "output": m.output}))
              for name, m in MODES.items()}

@@ -10,7 +10,8 @@ with the run's means; read from the report's A ... W_strict values, so they are 
 on the all-runs file it pools them); ``trec-rag-per-topic.csv`` and ``.txt`` (``run measure topic value``).
 All are written where the report holds the track's scores; the per-run and per-topic contents are pure
 functions of per-topic scores (:func:`per_run_files`, :func:`per_topic_table`), which ``evaluate
---assignments`` writes too.
+--assignments`` writes too. ``trec-rag-judgments.tsv``: a relevance grader's EXAM-Qrels in the 2025 judgment
+subtask's six columns; ``trec-rag-<run>.answers.jsonl``: each run's cited answers in the 2025 format.
 """
 
 from __future__ import annotations
@@ -21,15 +22,17 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from exam_harness.core import ids
 from exam_harness.core.ids import file_name
-from exam_harness.measures.trec_rag import TRACK_KEYS
-from exam_harness.results.schema import ExamReport
+from exam_harness.features.trec_rag.measures import TRACK_KEYS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from exam_harness.api import EvaluationReport, ExamReport, WriterInput
     from exam_harness.core.models import GraderSpec
-    from exam_harness.report.writers import FileContent, WriterInput
-    from exam_harness.results.evaluation import EvaluationReport
-    from exam_harness.results.trec_rag import RagAssignments
+    from exam_harness.features.trec_rag.document import RagAssignments
+    from exam_harness.report.writers import FileContent
 
 METRICS_FILE = "trec-rag-metrics.jsonl"
 ASSIGNMENTS_FILE = "trec-rag-assignments.jsonl"
@@ -116,6 +119,15 @@ def report_per_topic(report: ExamReport | EvaluationReport) -> dict[str, dict[st
     return out
 
 
+def rag_assignments(out: WriterInput) -> Sequence[RagAssignments]:
+    """The document's TREC RAG assignments at its (first) tau, from its trec-rag section (none without one)."""
+    content = out.document.sections.get("trec-rag")
+    if content is None:
+        return ()
+    doc = out.document
+    return list(content.at(doc.settings.min_grade if doc.kind == "exam-report" else doc.settings.min_grades[0]))
+
+
 def _assignment_row(a: RagAssignments) -> dict[str, object]:
     """One (run, topic) as nuggetizer's assign step writes it."""
     return {"query": a.query, "qid": a.qid, "answer_text": a.answer_text, "response_length": a.response_length,
@@ -130,7 +142,7 @@ def track_files(out: WriterInput) -> dict[str, str]:
     if not per_topic:
         return {}
     by_run: dict[str, list[dict[str, object]]] = {}
-    for a in out.rag_assignments():
+    for a in rag_assignments(out):
         by_run.setdefault(a.run_id, []).append(_assignment_row(a))
     files = per_topic_table(per_topic)
     files.update(per_run_files(per_topic, by_run))  # file names by the one id rule (core/ids.py)
@@ -147,7 +159,7 @@ class TrecRagWriter:
         assigned = ({"run_id": a.run_id, "qid": a.qid, "query": a.query, "answer_text": a.answer_text,
                      "response_length": a.response_length,
                      "nuggets": [{"text": n.text, "importance": n.importance, "assignment": n.assignment}
-                                 for n in a.nuggets]} for a in out.rag_assignments())
+                                 for n in a.nuggets]} for a in rag_assignments(out))
         files: dict[str, FileContent] = {METRICS_FILE: "".join(_lines(metrics_rows(report))),
                                          ASSIGNMENTS_FILE: "".join(_lines(assigned))}
         for name, text in track_files(out).items():
@@ -173,9 +185,9 @@ class RelevanceJudgmentsWriter:
     applies (a grade keeps no probability of its own once made)."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
+        from exam_harness.core.grade_kinds import grade_kind
         from exam_harness.io.qrels import judgments_text
         from exam_harness.measures.qrels import qrels_file_name
-        from exam_harness.measures.trec_rag import grade_kind
 
         spec = out.document.settings.grader
         qrels = out.qrels.get(qrels_file_name("max-grade", 0, 0))
@@ -184,5 +196,30 @@ class RelevanceJudgmentsWriter:
         return {JUDGMENTS_FILE: judgments_text(qrels, judgments_run_id(spec))}
 
 
+class RagAnswersWriter:
+    """Each examined run of cited answers (a TREC RAG answer file, a live system's cited answers) as a TREC RAG
+    2025 answer file, ``trec-rag-<run>.answers.jsonl``, citations as segment ids (ragnarok's
+    ``rag25_validation.py --format 2``); nothing for a run whose answers cite nothing, nor for ranked runs."""
+
+    def files(self, out: WriterInput) -> dict[str, FileContent]:
+        from dataclasses import replace
+
+        from exam_harness.features.trec_rag.answers import rag_answer_text
+
+        examined = {s.run for s in out.document.systems}
+        # the validator warns without metadata.prompt: an answer file's own is kept; the generator's prompt is
+        # unknown otherwise (a 2024 file has none), so it is written empty rather than made up
+        return {rag_answers_name(run): rag_answer_text([replace(a, metadata={"prompt": "", **a.metadata})
+                                                        for a in by_query.values()], "2025", segment_ids=True)
+                for run, by_query in sorted(out.answers.items())
+                if run in examined and any(s.citations for a in by_query.values() for s in a.sentences)}
+
+
+def rag_answers_name(run: str) -> str:
+    """The file a run's cited answers are written to in the 2025 format (:class:`RagAnswersWriter`)."""
+    return ids.file_name(run, ".answers.jsonl", prefix="trec-rag-")
+
+
 WRITER = TrecRagWriter()
 JUDGMENTS_WRITER = RelevanceJudgmentsWriter()
+ANSWERS_WRITER = RagAnswersWriter()

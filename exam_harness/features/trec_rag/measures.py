@@ -34,6 +34,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, ClassVar
 
 from exam_harness.core.answers import word_count
+from exam_harness.core.grade_kinds import GradesNeeded, grade_kind
 from exam_harness.measures.base import Bindings, Measure, PerQuery, bound, family_of
 
 if TYPE_CHECKING:
@@ -77,32 +78,10 @@ def nugget_scores(labels: list[tuple[str, str]]) -> dict[str, float]:
     return out
 
 
-# What a grade says, by the grader's prompt: the track's scores read nugget *assignment* labels; a
-# relevance grade (UMBRELA, the direct baselines: the passage against the query alone) or a self-rating
-# (the method's 0..5 answerability) is no assignment, and A ... W over it would name a value the track
-# never computes.
-ASSIGNMENT_PROMPT_CLASSES = ("TrecRagNuggetAssignment", "TrecRagNuggetAssignment2", "NuggetizerAssignment",
-                             "NuggetizerAssignment2")
-_KIND_OF_OUTPUT = {"assignment": "assignment", "label": "assignment", "umbrela": "relevance", "yes_no": "relevance",
-                   "thomas": "relevance",
-                   "self_rating": "self-rating"}
-
-
-def grade_kind(spec: GraderSpec) -> str:
-    """``assignment``, ``relevance``, ``self-rating`` or ``other``: what the grades of ``spec`` are (its
-    prompt's output; recorded grades by their prompt class)."""
-    output = spec.options.get("output")
-    if isinstance(output, str) and output in _KIND_OF_OUTPUT:
-        return _KIND_OF_OUTPUT[output]
-    if spec.prompt_class in ASSIGNMENT_PROMPT_CLASSES:
-        return "assignment"
-    return "other"
-
-
-def recorded_scale(prompt_class: str | None) -> tuple[int, int]:
-    """(max grade, default tau) of recorded grades by their prompt class: an assignment prompt's labels are
-    2 / 1 / 0, read back at tau 2; anything else is the published self-ratings' 0..5 at tau 4."""
-    return (2, 2) if prompt_class in ASSIGNMENT_PROMPT_CLASSES else (5, 4)
+# the track computes its scores from nugget assignments only (core/grade_kinds.py): over a relevance grade or a
+# self-rating, A ... W would name a value the track never computes
+TRACK_GRADES = GradesNeeded("assignment", "a TREC RAG track score, computed from nugget-assignment grades only",
+                            "grade with the grader option prompt=nugget-assignment, docs/trec-rag.md")
 
 
 def scores_the_track(spec: GraderSpec) -> bool:
@@ -160,6 +139,7 @@ class NuggetScore(Measure):
     """Base of the six track scores: ``family`` picks the formula (one subclass each, by :func:`family_of`)."""
 
     at: ClassVar[str | None] = None
+    grades_needed: ClassVar[GradesNeeded | None] = TRACK_GRADES
     k: int | None = None
     min_grade: int | None = None
     partial: int | None = None
@@ -207,6 +187,7 @@ class ResponseWords(Measure):
 
     family: ClassVar[str] = "response-words"
     bound_from: ClassVar[dict[str, str]] = {"k": "k"}
+    grades_needed: ClassVar[GradesNeeded | None] = TRACK_GRADES  # planned with the track's scores alone
     k: int | None = None
 
     @property

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from exam_harness.core.errors import InputError
+from exam_harness.features.trec_rag.answers import rag_answer_files, write_rag_answers
+from exam_harness.features.trec_rag.nuggets import write_nuggetizer_nuggets
 from exam_harness.io.banks import load_bank
-from exam_harness.io.nuggetizer import write_nuggetizer_nuggets
 from exam_harness.io.runs import load_runs
-from exam_harness.io.trec_rag import rag_answer_files, write_rag_answers
 from tests.trec_rag_data import ANSWERS_2024, ANSWERS_2025, NUGGETS, write_lines
 
 pytest_plugins = ["pytester"]

@@ -1,4 +1,5 @@
-"""TREC RAG answer files (2024 and 2025 formats): read as generated runs, checked by the track's rules, written back.
+"""TREC RAG answer files (2024 and 2025 formats): read as generated runs, checked by the track's rules, written back
+(the references and cited sentences by the one reading of cited answers, io/cited.py).
 
 2024, one JSON object per line and topic::
 
@@ -33,12 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exam_harness.core.answers import CitedAnswer, CitedSentence, word_count
+from exam_harness.core.answers import CitedAnswer, word_count
 from exam_harness.core.errors import InputError
 from exam_harness.core.ids import file_name
 from exam_harness.core.models import RankedPassage, Run
+from exam_harness.io.cited import Line as _Line
+from exam_harness.io.cited import Sentence as _Sentence
+from exam_harness.io.cited import is_index as _is_index
+from exam_harness.io.cited import references_of as _references
+from exam_harness.io.cited import resolve_citations as _resolve
+from exam_harness.io.cited import sentences_of as _sentences
 from exam_harness.io.limits import quoted
-from exam_harness.io.parts import FilePart, check_run_name, check_word, model_errors
+from exam_harness.io.parts import FilePart, model_errors
 from exam_harness.io.textio import atomic_write_text, iter_json_lines
 
 MAX_WORDS = 400  # both years; 2024 warns (and its fix trims), 2025 checks only when fixing (--fix-length)
@@ -77,14 +84,6 @@ def is_rag_answer_record(value: Any) -> bool:
 
 def answer_passage_id(text: str) -> str:
     return "rag-" + hashlib.md5(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _id_text(value: Any) -> Any:
-    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def _is_index(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -166,59 +165,6 @@ class RagFileCheck:
         return out
 
 
-class _Line:
-    def __init__(self, path: Path, lineno: int) -> None:
-        self.path, self.lineno = path, lineno
-
-    def fail(self, message: str, field: str, value: object = None, expected: str | None = None) -> InputError:
-        return InputError(message, path=self.path, line=self.lineno, field=field, value=value, expected=expected)
-
-    def word(self, value: Any, field: str, what: str) -> str:
-        value = _id_text(value)
-        if (why := check_word(value, what)) is not None:
-            raise self.fail(why, field, value, f"a {what} without whitespace")
-        return str(value)
-
-    def run_name(self, value: Any, field: str) -> str:
-        """A run_id: an id the writers name files after (``<run>.jsonl``), so a plain name, never a path."""
-        value = _id_text(value)
-        if (why := check_run_name(value, "run_id")) is not None:
-            raise self.fail(why, field, value, "a run_id: a plain name without whitespace or path separators")
-        return str(value)
-
-
-@dataclass
-class _Sentence:
-    raw: dict[str, Any]
-    text: str
-    citations: list[Any]
-
-
-def _sentences(record: dict[str, Any], line: _Line) -> list[_Sentence]:
-    answer = record.get("answer")
-    if not isinstance(answer, list):
-        raise line.fail("answer must be a list of sentences", "answer", quoted(answer), '[{"text", "citations"}]')
-    out = []
-    for i, value in enumerate(answer):
-        where = f"answer[{i}]"
-        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
-            raise line.fail("a sentence must be an object with a text", where, quoted(value), '{"text", "citations"}')
-        if "citations" not in value:
-            raise line.fail("a sentence without citations (an error in both years' tools)", f"{where}.citations",
-                            None, 'a "citations" list, [] when the sentence cites nothing')
-        if not isinstance(value["citations"], list):
-            raise line.fail("citations must be a list", f"{where}.citations", quoted(value["citations"]), "a list")
-        out.append(_Sentence(value, value["text"], list(value["citations"])))
-    return out
-
-
-def _references(record: dict[str, Any], line: _Line) -> list[str]:
-    references = record.get("references")
-    if not isinstance(references, list):
-        raise line.fail("references must be a list of segment ids", "references", quoted(references), "a list")
-    return [line.word(ref, f"references[{i}]", "segment id") for i, ref in enumerate(references)]
-
-
 def _merge_duplicates(refs: list[str], sentences: list[_Sentence], line: _Line, check: RagFileCheck) -> list[str]:
     """References with each segment id once (its first place); index citations follow their reference."""
     unique = list(dict.fromkeys(refs))
@@ -230,48 +176,6 @@ def _merge_duplicates(refs: list[str], sentences: list[_Sentence], line: _Line, 
                               for c in sentence.citations]
     check.fixed_line(line.lineno, f"removed {len(refs) - len(unique)} duplicate reference(s)")
     return unique
-
-
-def _resolve(sentences: list[_Sentence], refs: list[str], line: _Line, check: RagFileCheck,
-             segment_ids: bool) -> list[CitedSentence]:
-    """Each sentence's citations as indexes: out-of-range ones dropped with ``fix`` (else an error),
-    repeated ones read once (a warning)."""
-    index_of = {ref: i for i, ref in reversed(list(enumerate(refs)))}
-    out = []
-    for i, sentence in enumerate(sentences):
-        resolved: list[int] = []
-        dropped: list[Any] = []
-        for j, cite in enumerate(sentence.citations):
-            where = f"answer[{i}].citations[{j}]"
-            if segment_ids and isinstance(cite, str):
-                if cite in index_of:
-                    resolved.append(index_of[cite])
-                    continue
-                if not check.fix:
-                    raise line.fail("citation is no reference of this answer", where, quoted(cite),
-                                    "one of the answer's references")
-            elif _is_index(cite):
-                if 0 <= cite < len(refs):
-                    resolved.append(cite)
-                    continue
-                if not check.fix:
-                    raise line.fail(f"citation index {cite} is out of range", where, cite,
-                                    f"an index into the {len(refs)} references (0..{len(refs) - 1})")
-            elif not segment_ids and isinstance(cite, str) and cite in index_of:  # the 2025 form in a 2024 file
-                raise line.fail("a 2024 citation is an index into references (a segment id is the 2025 form)", where,
-                                quoted(cite), f"an index into the {len(refs)} references (0..{len(refs) - 1})")
-            else:
-                raise line.fail("citation is no reference of this answer", where, quoted(cite),
-                                "a segment id among references" if segment_ids else "an index into references")
-            dropped.append(cite)
-        if dropped:
-            check.fixed_line(line.lineno, f"answer[{i}]: dropped out-of-range citation(s) {dropped}")
-        once = list(dict.fromkeys(resolved))
-        if len(once) != len(resolved):
-            check.warn("dup_citation", line.lineno)
-        sentence.citations = [refs[c] for c in once] if segment_ids else once
-        out.append(CitedSentence(text=sentence.text, citations=tuple(once)))
-    return out
 
 
 def _trim(sentences: list[_Sentence], line: _Line, check: RagFileCheck) -> list[_Sentence]:
@@ -437,22 +341,6 @@ def _parse(record: Any, line: _Line, check: RagFileCheck) -> CitedAnswer:
                         '{"metadata": {"team_id", "run_id", "narrative_id", ...}, "references", "answer"} '
                         "(as ragnarok's convert trec25-format writes it)")
     return _parse_2024(record, line, check)
-
-
-def cited_response(record: dict[str, Any], path: Path, lineno: int, run: str, query_id: str) -> CitedAnswer:
-    """The cited answer of a generated-response line that also holds ``references`` and ``answer``
-    sentences (a live system's :class:`~exam_harness.systems.declare.Answer` as its recording writes it):
-    read as a TREC RAG answer's, without the track's limits on words and references, which bind only
-    track submissions; citations are indexes or segment ids."""
-    line, check = _Line(path, lineno), RagFileCheck(path)
-    refs = _references({"references": record.get("references", [])}, line)
-    answer = [{"citations": [], **s} if isinstance(s, dict) else s for s in record["answer"]]
-    sentences = _sentences({"answer": answer}, line)
-    index_of = {ref: i for i, ref in reversed(list(enumerate(refs)))}
-    for sentence in sentences:
-        sentence.citations = [index_of.get(c, c) if isinstance(c, str) else c for c in sentence.citations]
-    cited = _resolve(sentences, refs, line, check, segment_ids=False)
-    return CitedAnswer(run=run, query_id=query_id, query="", references=tuple(refs), sentences=tuple(cited))
 
 
 def check_rag_answers(path: Path, fix: bool = False, topics: TrackTopics | None = None

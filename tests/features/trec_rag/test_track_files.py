@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from exam_harness.core.errors import InputError
+from exam_harness.features.trec_rag.answers import check_rag_answers, fix_rag_file
+from exam_harness.features.trec_rag.nuggets import read_nuggetizer_bank
 from exam_harness.io.banks import load_bank
-from exam_harness.io.nuggetizer import read_nuggetizer_bank
 from exam_harness.io.runs import load_runs
-from exam_harness.io.trec_rag import check_rag_answers, fix_rag_file
 from tests.trec_rag_data import write_lines
 
 pytest_plugins = ["pytester"]
@@ -249,7 +249,7 @@ def test_a_real_nugget_file_reads_as_nuggetizer_reads_it(tmp_path: Path, capsys:
 def test_importances_of_any_string_score_as_nuggetizer_scores_them() -> None:
     """An empty or multi-word importance is no vital nugget and has no weight in W, but counts in A, as
     nuggetizer's calculate_nugget_scores reads ``importance == "vital"`` (every nugget in the all scores)."""
-    from exam_harness.measures.trec_rag import nugget_scores
+    from exam_harness.features.trec_rag.measures import nugget_scores
 
     labels = [("vital", "support"), ("", "support"), ("active learning", "partial_support"), ("okay", "support")]
     scores = nugget_scores(labels)
@@ -324,7 +324,7 @@ def test_with_the_topic_file_the_2024_checkers_topic_rules_refuse(tmp_path: Path
                                                                    message: str) -> None:
     """ragnarok's check_trec_rag24_gen.py exits 255 on these (rag24_validation.py: 'Topic text does not
     match official topic', 'Invalid reference docno', 'Unknown topic'): an error naming line, field and source."""
-    from exam_harness.io.trec_rag import read_track_topics
+    from exam_harness.features.trec_rag.answers import read_track_topics
 
     rows = run_2024()
     topics = read_track_topics(topics_2024(rows, tmp_path))
@@ -338,7 +338,7 @@ def test_with_the_topic_file_the_2024_checkers_topic_rules_refuse(tmp_path: Path
 
 
 def test_with_the_topic_file_a_topic_without_answer_is_the_checkers_warning(tmp_path: Path) -> None:
-    from exam_harness.io.trec_rag import read_track_topics
+    from exam_harness.features.trec_rag.answers import read_track_topics
 
     rows = run_2024()
     topics = read_track_topics(topics_2024(rows, tmp_path))
@@ -349,7 +349,7 @@ def test_with_the_topic_file_a_topic_without_answer_is_the_checkers_warning(tmp_
 def test_with_the_topic_file_the_2025_validators_rules_apply(tmp_path: Path) -> None:
     """rag25_validation.py: a narrative_id not in the topic file is an error, a reference of another form than
     MS MARCO's a warning (the JSON-lines topic file, {id, title})."""
-    from exam_harness.io.trec_rag import read_track_topics
+    from exam_harness.features.trec_rag.answers import read_track_topics
 
     line = {"metadata": {"team_id": "t", "run_id": "r25", "type": "automatic", "narrative_id": 7, "narrative": "n",
                          "prompt": ""}, "references": [segment(1), "shard_00459_61697"],
