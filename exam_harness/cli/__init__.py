@@ -32,10 +32,10 @@ def _named_command(argv: Sequence[str]) -> str | None:
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; given the arguments and they name a subcommand, with that subcommand alone (importing
-    every subcommand's module costs a second or more; help and usage errors elsewhere list them all). The
-    features' and plugins' options are part of the schema the subcommands' parsers are built from, and their
-    subcommands are listed after the built-in ones."""
+    """The parser; given the arguments and they name a subcommand (built-in, or a feature's or plugin's), with that
+    subcommand alone (importing every subcommand's module costs a second or more; help and usage errors elsewhere
+    list them all). The features' and plugins' options are part of the schema the subcommands' parsers are built
+    from, and their subcommands are listed after the built-in ones."""
     from exam_harness.extensions import Registries, cli_feature_options, cli_plugin_manager
 
     named = _named_command(argv) if argv is not None else None
@@ -47,7 +47,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"exam-harness {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in (named,) if named else COMMANDS:
+    commands = Registries.from_hook(manager.hook).commands
+    first = next((a for a in argv if not a.startswith("-")), None) if argv is not None and named is None else None
+    plugin_named = first if first is not None and first in commands else None
+    for name in (named,) if named else () if plugin_named else COMMANDS:
         try:
             module = importlib.import_module(f"exam_harness.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -56,8 +59,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             raise
         module.add_parser(subparsers)
     if named is None:
-        commands = Registries.from_hook(manager.hook).commands
-        for name in commands:
+        for name in (plugin_named,) if plugin_named else commands:
             if name.replace("-", "_") in COMMANDS:
                 raise ConfigError(f"subcommand {name!r} is registered by a plugin and is a built-in one")
             command = commands.get(name)

@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
 from exam_harness.config.options import (
     EVALUATE,
     GRADING,
@@ -41,6 +40,7 @@ from exam_harness.core.display import print_notice
 from exam_harness.core.errors import ConfigError
 from exam_harness.io.qrels import Qrels
 from exam_harness.results.preflight import check_writable
+from exam_harness.session.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
 from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
@@ -192,13 +192,13 @@ def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInpu
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from exam_harness.cli.grades import exam_inputs
     from exam_harness.config.options import specs
     from exam_harness.extensions import cli_registries
     from exam_harness.io import load_leaderboard
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
     from exam_harness.report.evaluation_tables import print_evaluation
     from exam_harness.results.scored import collect_scoring_inputs
+    from exam_harness.session.grades import exam_inputs
 
     options = options_from_cli(args, (*INPUT_GROUPS, *GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
     if options.report_dir is not None and not options.per_query:

@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from exam_harness.cli.grades import add_input_arguments, obtain_grades
 from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, integer, options_from_cli
+from exam_harness.session.grades import add_input_arguments, obtain_grades
 
 GROUPS = (GRADING, SCORING)
 DEFAULTS = {"grader": "embedding"}
@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.analysis.labels import Label, label_loop, order_pairs, read_labels, write_labels
 
     options = options_from_cli(args, GROUPS, defaults=DEFAULTS)
-    graded = obtain_grades(args, options)
+    from exam_harness.extensions import cli_registries
+
+    graded = obtain_grades(args, options, registries=cli_registries())
     outcome, view = graded.outcome, graded.view
     min_grade = graded.plan.min_grade
     cuts = graded.spec.options.get("cut_points")

@@ -907,11 +907,34 @@ PYTEST_ARGS = Argument("pytest_args", "Arguments for pytest.", str, nargs=argpar
 BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default: the test points of the recorded "
                       "grades).", Path, default=[], many=True, metavar="BANK_FILE")
 
+def in_tree_feature_options() -> list[FeatureOption[Any]]:
+    """Every option the in-tree features declare (exam_harness/features, through core/host.py's defaults), in the
+    order they declare them; the schema the front ends read is left as it was."""
+    from exam_harness.core.host import in_tree_hook
+
+    saved = dict(_features)
+    try:
+        declared = FeatureOptions()
+        hook = in_tree_hook().pytest_exam_add_options
+        for impl in reversed(hook.get_hookimpls()):  # pluggy's call order: the last registered first
+            impl.function(options=declared)
+        return list(declared.declared.values())
+    finally:
+        _features.clear()
+        _features.update(saved)
+
+
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
     """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart
-    (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.config.options`` prints it)."""
+    (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.config.options`` prints it): the
+    options of :class:`ExamOptions`, then those the in-tree features declare."""
+    wanted = set(groups) if groups is not None else None
+    core = [(name, spec, default_of(name, front)) for name, spec in specs(groups, front) if name in _FIELDS]
+    features = [(o.name, o.spec, o.spec.cli_default if front == "cli" and o.spec.cli_default is not None else o.default)
+                for o in in_tree_feature_options()
+                if (wanted is None or o.spec.group in wanted) and front in o.spec.fronts]
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
-    for name, spec in specs(groups, front):
+    for _name, spec, value in [*core, *features]:
         # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).
         flag = f"--exam-{spec.name}" + ("" if spec.flag else f"={spec.metavar or spec.dest.upper()}")
         if spec.const is not None:
@@ -920,7 +943,7 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
         if sep:
             default = shown.removesuffix(")")
         else:
-            meaning, value = spec.help, default_of(name, front)
+            meaning = spec.help
             if spec.flag:
                 default = "off"
             elif isinstance(value, tuple):

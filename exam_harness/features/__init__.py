@@ -20,6 +20,7 @@ from typing import Any
 FEATURES: tuple[str, ...] = (
     "significance",
     "trec_rag",
+    "autojudge",
 )
 PLUGIN_NAME = "exam-feature-{}"
 

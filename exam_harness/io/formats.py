@@ -167,6 +167,13 @@ def builtin_run_formats() -> Registry[RunFormat]:
 _defaults: dict[str, tuple[Any, Registry[Any]]] = {}
 
 
+def use_formats(hook: Any, bank_formats: Registry[BankFormat], run_formats: Registry[RunFormat]) -> None:
+    """Make the registries a front end filled through ``hook`` the defaults of callers given none while ``hook`` is
+    the active one."""
+    _defaults["bank"] = (hook, bank_formats)
+    _defaults["run"] = (hook, run_formats)
+
+
 def default_bank_formats() -> Registry[BankFormat]:
     """The built-in bank formats and those the active front end's features and plugins register (core/host.py: the
     in-tree features' with no front end), for a caller given no registry. Filled once per hook relay."""

@@ -33,6 +33,12 @@ def builtin_measures() -> Registry[type[Measure]]:
 _default: list[tuple[Any, Registry[type[Measure]]]] = []
 
 
+def use_measures(hook: Any, registry: Registry[type[Measure]]) -> None:
+    """Make ``registry`` (filled through ``hook`` by a front end) the default of callers given none while ``hook``
+    is the active one: the session's registry, not a second one filled the same way."""
+    _default[:] = [(hook, registry)]
+
+
 def default_measures() -> Registry[type[Measure]]:
     """The built-in families and those the active front end's features and plugins register (core/host.py: the
     in-tree features' with no front end), for a caller given no registry (a document read back names its

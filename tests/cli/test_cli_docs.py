@@ -1,5 +1,5 @@
 """docs/cli.md lists every subcommand the command line registers (issue 36: it left out compare, calibrate, label
-and models), and nothing it does not."""
+and models), the built-in ones and the in-tree features', and nothing it does not."""
 
 from __future__ import annotations
 
@@ -20,5 +20,5 @@ def test_docs_cli_lists_every_registered_subcommand() -> None:
     registered = next(a for a in parser._actions if a.dest == "command").choices  # argparse's subparsers
     assert registered is not None
     assert sorted(documented()) == sorted(registered)
-    assert sorted(documented()) == sorted(name.replace("_", "-") for name in COMMANDS)
+    assert {name.replace("_", "-") for name in COMMANDS} <= set(documented())
     assert len(documented()) == len(set(documented()))

@@ -1,7 +1,7 @@
 """Ids from other teams' files never become paths (issue 39, finding 2; issue 37, item 9): one id rule
 (exam_harness/core/ids.py) applied where each reader reads a run id, naming the file, line and field, before
 anything is graded or written; and a last guard where a writer makes a file name from one. AutoJudge
-Reports: tests/autojudge/test_report_ids.py."""
+Reports: tests/features/autojudge/test_report_ids.py."""
 
 from __future__ import annotations
 

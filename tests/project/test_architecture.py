@@ -153,9 +153,10 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
     ("sections", frozenset({"sections"})),
+    ("a command's session", frozenset({"session"})),
     ("the plugin API", frozenset({"hookspecs", "api"})),
     ("features", frozenset({"features"})),
-    ("front ends", frozenset({"extensions", "plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
+    ("front ends", frozenset({"extensions", "plugin", "pytest_plugins", "cli", "__init__"})),
 ]
 
 

@@ -1,5 +1,5 @@
-"""What ``evaluate`` and ``analyze`` share: inputs through the registries, and grades from the
-recorded grading run of the files (replayed) or from a grader through the cache."""
+"""What ``evaluate``, ``analyze`` and the features that run an exam share: inputs through the registries, and
+grades from the recorded grading run of the files (replayed) or from a grader through the cache."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from exam_harness.core.models import ExamData, GraderSpec, QueryBank
 from exam_harness.core.progress import GradingProgress
 from exam_harness.exam.inputs import ExamInputs, ExamView
 from exam_harness.exam.plan import ExamPlan, make_plan
-from exam_harness.extensions import Registries, cli_registries
 from exam_harness.graders.base import GraderConfig
 from exam_harness.grading.cache import GradeCache
 from exam_harness.grading.passes import GradingOutcome, replay
 from exam_harness.grading.setup import open_grading
 from exam_harness.io.runs import collector_paused
 from exam_harness.results.preflight import check_overlap, check_run_name
+from exam_harness.session.registries import Registries
 from exam_harness.support import Credits
 
 
@@ -91,15 +91,13 @@ def say_dropped_answers(answers: Mapping[str, Mapping[str, object]], covered: se
     return dropped
 
 
-def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, several: bool = True,
-                  adjust: Callable[[ExamData], None] | None = None, registries: Registries | None = None,
-                  inputs: ExamInputs | None = None) -> Graded:
+def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, registries: Registries, several: bool = True,
+                  adjust: Callable[[ExamData], None] | None = None, inputs: ExamInputs | None = None) -> Graded:
     """Replay the recorded grades (``--grader recorded``, the default, on files that hold some) or grade
     the pool with ``--grader NAME`` through the cache; the plan is made before any grading starts.
     ``adjust`` may change the loaded data before the pool is made (calibrate swaps in other judgments);
-    ``registries``: the command's (default: the current folder's, extensions.py); ``inputs``: made by
-    :func:`exam_inputs` (by default here)."""
-    registries = registries if registries is not None else cli_registries()
+    ``registries``: the command's (the command line's: the current folder's plugins, extensions.py); ``inputs``:
+    made by :func:`exam_inputs` (by default here)."""
     inputs, banks = load_inputs(args, inputs if inputs is not None else exam_inputs(args, options, registries))
     data = inputs.data
     if adjust is not None:
@@ -142,7 +140,7 @@ def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, Gradi
     if options.grader == "recorded":
         raise ConfigError("--support needs --grader hf or openai: their support prompt grades the citations")
     pairs = support_pairs(answers, graded.inputs.data.passages)
-    grader = cli_registries().graders.create(
+    grader = graded.registries.graders.create(
         options.grader, GraderConfig(model=options.model, options={**options.grader_options, "prompt": "support"},
                                      data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
     cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")

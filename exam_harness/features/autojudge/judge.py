@@ -1,12 +1,13 @@
 """The exam as a TREC AutoJudge judge: :class:`ExamJudge` implements autojudge-base's three protocols.
 
-Every call runs what ``exam-harness evaluate`` runs, on the same entry points (``cli/grades.py``'s
-``obtain_grades``, ``report/evaluation.py``'s ``evaluate_exam``): the reports become TREC RAG answer files
-and the banks (the given NuggetBanks, else the workflow's ``bank`` files) a bank file in a temporary folder,
-read through the format registries, graded by the workflow's ``grader`` (default: the harness's default,
+Every call runs what ``exam-harness evaluate`` runs, on the same entry points (``session/grades.py``'s
+``obtain_grades``, ``report/evaluation.py``'s ``evaluate_exam``), with the command line's plugins (the current
+folder's conftest.py and the installed plugins: core/host.py's ``command_line_hook``): the reports become TREC RAG
+answer files and the banks (the given NuggetBanks, else the workflow's ``bank`` files) a bank file in a temporary
+folder, read through the format registries, graded by the workflow's ``grader`` (default: the harness's default,
 ``embedding``, which runs offline) through the grade cache, and scored by the plan's measures.
 
-- ``create_nuggets`` -> the banks as NuggetBanks (:func:`~exam_harness.autojudge.convert.banks_to_nugget_banks`);
+- ``create_nuggets`` -> the banks as NuggetBanks (:func:`~.convert.banks_to_nugget_banks`);
 - ``create_qrels`` -> the EXAM-Qrels of the answers at the first minimum grade (the exam's passage ids:
   ``rag-`` and an MD5 prefix of the answer text);
 - ``judge`` -> a Leaderboard with every measure ``evaluate`` reports per run and topic; autojudge-base adds
@@ -34,20 +35,31 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from autojudge_base import Leaderboard, LeaderboardBuilder, LeaderboardSpec, MeasureSpec, QrelRow, Qrels
-from autojudge_base.nugget_data import NuggetBanks, NuggetizerNuggetBanks, Ragtime26NuggetBanks
+from exam_harness.features.autojudge.nltk_offline import use_offline_nltk_data
 
-from exam_harness.autojudge.convert import (
+use_offline_nltk_data()  # before autojudge-base is first imported: it would download NLTK data otherwise
+
+from autojudge_base import Leaderboard, LeaderboardBuilder, LeaderboardSpec, MeasureSpec, QrelRow, Qrels  # noqa: E402
+from autojudge_base.nugget_data import NuggetBanks, NuggetizerNuggetBanks, Ragtime26NuggetBanks  # noqa: E402
+
+from exam_harness.config.options import EVALUATE, GRADING, RECORDED, REPORTS, SCORING, SIGNIFICANCE  # noqa: E402
+from exam_harness.core.errors import ConfigError  # noqa: E402
+from exam_harness.core.models import QueryBank  # noqa: E402
+from exam_harness.features.autojudge.convert import (  # noqa: E402
     banks_to_nugget_banks,
     banks_to_nuggetizer_banks,
     banks_to_ragtime26_banks,
     nugget_banks_of,
     reports_to_answers,
 )
-from exam_harness.core.errors import ConfigError
-from exam_harness.core.models import QueryBank
+
+if TYPE_CHECKING:
+    import argparse
+
+    from exam_harness.api import ExamOptions
+    from exam_harness.session.registries import Registries
 
 SETTINGS = ("bank", "grader", "grader_options", "min_grade", "k", "measures", "cache", "model", "report_text")
 LLM_GRADERS = ("openai",)  # the graders that speak to the OpenAI-compatible endpoint llm_config names
@@ -104,6 +116,10 @@ def _list(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
 
 
+# the option groups ``exam-harness evaluate`` reads, as its parser takes them (cli/evaluate.py)
+EVALUATE_GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
+
+
 def evaluate_argv(runs: Path, banks: Sequence[Path], settings: Mapping[str, Any],
                   endpoint: LlmEndpoint | None = None) -> list[str]:
     """The ``exam-harness evaluate`` arguments the settings stand for (an LLM grader's model and server from
@@ -135,18 +151,33 @@ def evaluate_argv(runs: Path, banks: Sequence[Path], settings: Mapping[str, Any]
     return argv
 
 
+def evaluate_options(argv: Sequence[str], registries: Registries) -> tuple[argparse.Namespace, ExamOptions]:
+    """``argv`` (:func:`evaluate_argv`) read as ``exam-harness evaluate`` reads it: its run files, ``--bank`` files
+    and the options of its groups, with the options the features and plugins of ``registries``' hook declare."""
+    import argparse
+
+    from exam_harness.config.options import BANK_FILES, RUN_FILES, FeatureOptions, add_cli_options, options_from_cli
+
+    registries.hook.pytest_exam_add_options.call_historic(kwargs={"options": FeatureOptions()})
+    parser = argparse.ArgumentParser(prog="exam-harness evaluate")
+    RUN_FILES.add_to(parser, nargs="*")
+    BANK_FILES.add_to(parser)
+    add_cli_options(parser, EVALUATE_GROUPS)
+    args = parser.parse_args(list(argv[1:]))
+    return args, options_from_cli(args, (*EVALUATE_GROUPS, REPORTS), defaults={"report_dir": None})
+
+
 def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: Any,
              settings: Mapping[str, Any], endpoint: LlmEndpoint | None = None) -> ExamOutcome:
     """Grade and score ``reports`` as ``exam-harness evaluate`` does (see the module's docstring)."""
-    from exam_harness.cli import build_parser
-    from exam_harness.cli.evaluate import GROUPS, OUTPUT_DEFAULTS
-    from exam_harness.cli.grades import obtain_grades
-    from exam_harness.config.options import REPORTS, options_from_cli
+    from exam_harness.core.host import command_line_hook
     from exam_harness.features.trec_rag.answers import rag_answer_files
     from exam_harness.io.handbank import write_bank_yaml
     from exam_harness.io.textio import atomic_write_text
     from exam_harness.measures.qrels import QrelsCut
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
+    from exam_harness.session.grades import obtain_grades
+    from exam_harness.session.registries import Registries
 
     with tempfile.TemporaryDirectory(prefix="exam-harness-autojudge-") as tmp:
         folder = Path(tmp)
@@ -162,10 +193,9 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: An
         runs.mkdir()
         for name, text in rag_answer_files(reports_to_answers(reports, topics), "2025").items():
             atomic_write_text(runs / name, text)
-        argv = evaluate_argv(runs, banks, settings, endpoint)
-        args = build_parser(argv).parse_args(argv)
-        options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
-        graded = obtain_grades(args, options)
+        registries = Registries.from_hook(command_line_hook())
+        args, options = evaluate_options(evaluate_argv(runs, banks, settings, endpoint), registries)
+        graded = obtain_grades(args, options, registries=registries)
     if graded.outcome.failures:
         # a failure's message may quote the grader's answer: none under report_text none
         examples = "" if settings.get("report_text") == "none" else " (e.g. " + "; ".join(
@@ -187,7 +217,7 @@ def run_exam(reports: Sequence[Any], topics: Mapping[str, str], nugget_banks: An
 class ExamJudge:
     """exam-harness's exam behind autojudge-base's ``LeaderboardJudgeProtocol``, ``QrelsCreatorProtocol``
     and ``NuggetCreatorProtocol`` (name it in workflow.yml: ``judge_class:
-    exam_harness.autojudge.judge.ExamJudge``)."""
+    exam_harness.features.autojudge.judge.ExamJudge``)."""
 
     nugget_banks_type: type = NuggetBanks
 
@@ -219,10 +249,11 @@ class ExamJudge:
             return nugget_banks
         if not kwargs.get("bank"):
             raise ConfigError("create_nuggets reads the exam's banks from the 'bank' setting (a bank file or a list)")
+        from exam_harness.core.host import command_line_hook
         from exam_harness.exam.inputs import ExamInputs
-        from exam_harness.extensions import cli_registries
+        from exam_harness.session.registries import Registries
 
-        registries = cli_registries()
+        registries = Registries.from_hook(command_line_hook())
         inputs = ExamInputs(registries.bank_formats, registries.run_formats)
         wanted = {t.request_id for t in rag_topics}
         banks = [b for p in _list(kwargs["bank"]) for b in inputs.load_bank_file(Path(p)) if b.query.id in wanted]

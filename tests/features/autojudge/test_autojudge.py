@@ -1,4 +1,4 @@
-"""exam-harness as a TREC AutoJudge judge (exam_harness/autojudge, docs/autojudge.md): ``auto-judge run``
+"""exam-harness as a TREC AutoJudge judge (exam_harness/features/autojudge, docs/autojudge.md): ``auto-judge run``
 with the example workflow, the converters both ways, and the meta-evaluation measures against
 autojudge-evaluate's on the same files. Skipped where the ``[autojudge]`` extra is not installed."""
 
@@ -19,7 +19,7 @@ from tests.paths import REPO
 
 pytest.importorskip("nltk", reason="the [autojudge] extra is not installed (pip install 'exam-harness[autojudge]')")
 
-from exam_harness.autojudge.offline import NLTK_DATA, use_offline_nltk_data
+from exam_harness.features.autojudge.offline import NLTK_DATA, use_offline_nltk_data
 
 use_offline_nltk_data()  # before autojudge-base is first imported: it would download NLTK data otherwise
 pytest.importorskip("autojudge_base", reason="the [autojudge] extra is not installed")
@@ -30,18 +30,18 @@ from autojudge_base.leaderboard import LeaderboardBuilder, LeaderboardSpec, Meas
 from autojudge_base.nugget_data import load_nugget_banks_from_file, write_nugget_banks  # noqa: E402
 from autojudge_base.qrels import QrelRow, Qrels, write_qrel_file  # noqa: E402
 
-from exam_harness.autojudge.__main__ import main as autojudge_files  # noqa: E402
-from exam_harness.autojudge.convert import (  # noqa: E402
-    answers_to_reports,
-    banks_to_nugget_banks,
-    nugget_banks_to_banks,
-    reports_to_answers,
-)
 from exam_harness.cli import main as exam_harness  # noqa: E402
 from exam_harness.core.answers import CitedAnswer, CitedSentence  # noqa: E402
 from exam_harness.core.models import Query, QueryBank, TestPoint  # noqa: E402
 from exam_harness.exam.inputs import ExamInputs  # noqa: E402
 from exam_harness.extensions import cli_registries  # noqa: E402
+from exam_harness.features.autojudge.convert import (  # noqa: E402
+    answers_to_reports,
+    banks_to_nugget_banks,
+    nugget_banks_to_banks,
+    reports_to_answers,
+)
+from exam_harness.features.autojudge.files import main as autojudge_files  # noqa: E402
 from exam_harness.features.trec_rag.answers import answer_passage_id  # noqa: E402
 from exam_harness.measures.meta_evaluation import kappa_per_topic_and_pooled, krippendorff_alpha, tau_ap_symmetric  # noqa: E402
 
@@ -69,7 +69,7 @@ def read_leaderboard(path: Path) -> dict[tuple[str, str, str], float]:
 
 def test_the_example_inputs_are_what_the_converters_write(tmp_path: Path) -> None:
     """examples/autojudge/responses and topics.jsonl are the example exam's answers and queries, as
-    ``python -m exam_harness.autojudge`` writes them (regenerate them with it when the example changes)."""
+    ``python -m exam_harness.features.autojudge`` writes them (regenerate them with it when the example changes)."""
     assert autojudge_files(["reports", str(ROOT / "runs" / "rag.responses.jsonl"), "--bank",
                             str(ROOT / "banks" / "example.yaml"), "--out", str(tmp_path / "responses")]) == 0
     assert autojudge_files(["topics", str(ROOT / "banks" / "example.yaml"), "--out", str(tmp_path / "topics.jsonl")]) == 0
@@ -124,8 +124,8 @@ def test_auto_judge_runs_the_example_workflow_offline(tmp_path: Path) -> None:
 def test_the_judge_without_banks_says_what_it_needs() -> None:
     from autojudge_base import Request
 
-    from exam_harness.autojudge.judge import ExamJudge
     from exam_harness.core.errors import ConfigError
+    from exam_harness.features.autojudge.judge import ExamJudge
 
     topics = [Request(request_id="q", title="t")]
     with pytest.raises(ConfigError, match="needs banks"):
@@ -135,10 +135,10 @@ def test_the_judge_without_banks_says_what_it_needs() -> None:
 
 
 def test_the_offline_helper_prints_its_folder_without_a_warning() -> None:
-    """``python -m exam_harness.autojudge.offline`` (the docs' NLTK_DATA recipe) prints the folder and nothing
+    """``python -m exam_harness.features.autojudge.offline`` (the docs' NLTK_DATA recipe) prints the folder and nothing
     else: run under ``-W error`` it used to fail on runpy's RuntimeWarning (the package's __init__ had
     imported the module being run; issue 37, finding 10)."""
-    done = subprocess.run([sys.executable, "-W", "error", "-m", "exam_harness.autojudge.offline"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-W", "error", "-m", "exam_harness.features.autojudge.offline"], cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 0 and done.stderr == "", done.stderr

@@ -13,14 +13,14 @@ from tests.trec_rag_data import NUGGETS, write_lines
 
 pytest.importorskip("nltk", reason="the [autojudge] extra is not installed (pip install 'exam-harness[autojudge]')")
 
-from exam_harness.autojudge.offline import use_offline_nltk_data
+from exam_harness.features.autojudge.offline import use_offline_nltk_data
 
 use_offline_nltk_data()  # before autojudge-base is first imported: it would download NLTK data otherwise
 pytest.importorskip("autojudge_base", reason="the [autojudge] extra is not installed")
 
 from autojudge_base import Report  # noqa: E402
 
-from exam_harness.autojudge.convert import reports_to_answers  # noqa: E402
+from exam_harness.features.autojudge.convert import reports_to_answers  # noqa: E402
 
 
 def test_a_hostile_run_id_in_an_autojudge_report_writes_nothing_outside(tmp_path: Path,
@@ -30,7 +30,7 @@ def test_a_hostile_run_id_in_an_autojudge_report_writes_nothing_outside(tmp_path
 
     from autojudge_base import Request
 
-    from exam_harness.autojudge.judge import ExamJudge
+    from exam_harness.features.autojudge.judge import ExamJudge
 
     scratch = tmp_path / "a" / "b"
     scratch.mkdir(parents=True)

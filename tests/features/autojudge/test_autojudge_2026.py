@@ -20,7 +20,7 @@ from tests.paths import REPO
 
 pytest.importorskip("nltk", reason="the [autojudge] extra is not installed (pip install 'exam-harness[autojudge]')")
 
-from exam_harness.autojudge.offline import NLTK_DATA, use_offline_nltk_data
+from exam_harness.features.autojudge.offline import NLTK_DATA, use_offline_nltk_data
 
 use_offline_nltk_data()
 pytest.importorskip("autojudge_base", reason="the [autojudge] extra is not installed")
@@ -34,8 +34,9 @@ from autojudge_base.nugget_data import (  # noqa: E402
     write_nugget_banks,
 )
 
-from exam_harness.autojudge.__main__ import main as autojudge_files  # noqa: E402
-from exam_harness.autojudge.convert import (  # noqa: E402
+from exam_harness.core.errors import ConfigError  # noqa: E402
+from exam_harness.core.models import Query, QueryBank, TestPoint  # noqa: E402
+from exam_harness.features.autojudge.convert import (  # noqa: E402
     QuestionDocs,
     banks_to_nugget_banks,
     banks_to_nugget_docs,
@@ -46,9 +47,8 @@ from exam_harness.autojudge.convert import (  # noqa: E402
     nuggetizer_banks_to_banks,
     ragtime26_banks_to_banks,
 )
-from exam_harness.autojudge.judge import ExamJudge, NuggetizerExamJudge, llm_endpoint  # noqa: E402
-from exam_harness.core.errors import ConfigError  # noqa: E402
-from exam_harness.core.models import Query, QueryBank, TestPoint  # noqa: E402
+from exam_harness.features.autojudge.files import main as autojudge_files  # noqa: E402
+from exam_harness.features.autojudge.judge import ExamJudge, NuggetizerExamJudge, llm_endpoint  # noqa: E402
 from exam_harness.features.trec_rag.nuggets import read_nuggetizer_bank  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.trec_rag_official import OfficialFiles, ReplayJudge, nuggetizer_scores, official_files  # noqa: E402
@@ -58,7 +58,7 @@ OUTPUTS = ("exam.nuggets.jsonl", "exam.qrels.txt", "exam.eval.txt", "exam.eval.m
 
 def prepared(tmp_path: Path, files: OfficialFiles) -> tuple[Path, Path, Path]:
     """(nugget file, responses folder, topics file): the track's files, and the Reports and topics
-    ``python -m exam_harness.autojudge`` makes of them."""
+    ``python -m exam_harness.features.autojudge`` makes of them."""
     nuggets, runs, _assigned = files.write(tmp_path / "track")
     responses, topics = tmp_path / "responses", tmp_path / "topics.jsonl"
     assert autojudge_files(["reports", str(runs), "--bank", str(nuggets), "--out", str(responses)]) == 0
@@ -84,7 +84,7 @@ def test_the_reports_converter_writes_each_answer_once(tmp_path: Path) -> None:
 def workflow(tmp_path: Path, nuggets: Path, cache: Path) -> Path:
     path = tmp_path / "workflow.yml"
     path.write_text(json.dumps({  # YAML is a superset of JSON
-        "judge_class": "exam_harness.autojudge.judge.ExamJudge",
+        "judge_class": "exam_harness.features.autojudge.judge.ExamJudge",
         "create_nuggets": True, "create_qrels": True, "judge": True,
         "settings": {"filebase": "exam", "bank": str(nuggets), "grader": "openai",
                      "grader_options": {"prompt": "nuggetizer-assignment"}, "cache": str(cache),

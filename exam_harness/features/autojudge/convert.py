@@ -8,8 +8,8 @@ The kinds (docs/autojudge.md says what each keeps):
   each nugget's ``metadata`` under ``exam_harness``. A repeated text is kept under its test point id (the
   kind keys its dicts by text, and would merge the copies);
 - ``NuggetizerNuggetBanks`` (nuggetizer's create output): nuggets only, ``importance`` among autojudge-base's
-  ``vital`` / ``okay`` / ``failed``; ids and weights follow the nugget file's rule (io/nuggetizer.py), so a
-  bank read from a nuggetizer file comes back as it went;
+  ``vital`` / ``okay`` / ``failed``; ids and weights follow the nugget file's rule (the TREC RAG feature's
+  nuggets.py), so a bank read from a nuggetizer file comes back as it went;
 - ``Ragtime26NuggetBanks``: questions with their answers (gold answers) and ``importance``; the exam's fields
   in each nugget's ``metadata``;
 - nugget documents (``TopicNuggetDocs``: each question with the documents that answer it): a bank's questions
@@ -25,8 +25,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autojudge_base import Report  # importable offline: the package's __init__ placed the NLTK data
-from autojudge_base.nugget_data import (
+from exam_harness.features.autojudge.nltk_offline import use_offline_nltk_data
+
+use_offline_nltk_data()  # before autojudge-base is first imported: it would download NLTK data otherwise
+
+from autojudge_base import Report  # noqa: E402
+from autojudge_base.nugget_data import (  # noqa: E402
     NuggetBank,
     NuggetBanks,
     NuggetClaim,
@@ -39,14 +43,14 @@ from autojudge_base.nugget_data import (
     Ragtime26NuggetBanks,
     Ragtime26NuggetMetadata,
 )
-from autojudge_base.nugget_data.nuggetizer.nuggetizer_data import NuggetizerNugget
-from autojudge_base.nugget_doc_models import NuggetDocEntry, TopicNuggetDocs
+from autojudge_base.nugget_data.nuggetizer.nuggetizer_data import NuggetizerNugget  # noqa: E402
+from autojudge_base.nugget_doc_models import NuggetDocEntry, TopicNuggetDocs  # noqa: E402
 
-from exam_harness.core.answers import CitedAnswer, CitedSentence
-from exam_harness.core.errors import InputError
-from exam_harness.core.ids import id_problem, name_problem
-from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id
-from exam_harness.io import limits
+from exam_harness.core.answers import CitedAnswer, CitedSentence  # noqa: E402
+from exam_harness.core.errors import InputError  # noqa: E402
+from exam_harness.core.ids import id_problem, name_problem  # noqa: E402
+from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id  # noqa: E402
+from exam_harness.io import limits  # noqa: E402
 
 META = "exam_harness"  # the key of exam-harness's own fields in a nugget's metadata
 NUGGETIZER_IMPORTANCE = ("vital", "okay", "failed")  # autojudge-base's NuggetizerNugget.importance Literal
@@ -158,8 +162,8 @@ def _repeat_id(query_id: str, text: str, before: Sequence[str]) -> str:
 
 def nuggetizer_banks_to_banks(nugget_banks: NuggetizerNuggetBanks,
                               queries: Mapping[str, str] | None = None) -> list[QueryBank]:
-    """One nugget bank per query, as a nuggetizer nugget file reads (io/nuggetizer.py): importance kept (none is
-    vital), weight vital 1 else 0, ids qid/md5(text) with ``~n`` for the n-th copy of a text."""
+    """One nugget bank per query, as a nuggetizer nugget file reads (the TREC RAG feature's nuggets.py): importance
+    kept (none is vital), weight vital 1 else 0, ids qid/md5(text) with ``~n`` for the n-th copy of a text."""
     from exam_harness.features.trec_rag.nuggets import nugget_weight
 
     out = []

@@ -3,7 +3,7 @@ it is imported and downloads them when they are missing. The folder shipped besi
 that import needs (``nltk_data/README``), so nothing reaches the network.
 
 ``auto-judge`` imports autojudge-base before it loads a judge class, so its users point ``NLTK_DATA`` at
-:data:`NLTK_DATA` (``python -m exam_harness.autojudge.offline`` prints it, :mod:`.offline`); in-process,
+:data:`NLTK_DATA` (``python -m exam_harness.features.autojudge.offline`` prints it, :mod:`.offline`); in-process,
 :func:`use_offline_nltk_data` adds it to NLTK's search path before autojudge-base is first imported.
 """
 
