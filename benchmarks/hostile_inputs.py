@@ -20,6 +20,17 @@ Families (each with its test in tests/adversarial/):
 * ``cache-merge`` (39.3, 39.12): a merge keeps what the output held, refuses a user's file there untouched,
   leaves damaged rows out.
 
+Issue 39, findings 6-14:
+
+* ``verdict-documents``: a gate that checks nothing fails; a run listed twice or more fallback grades than
+  grades is no document; a compare-fail limit is never negative, so the session's report reads back;
+* ``compare-refs``: a kept report that is a FIFO, a history folder that is a file, a path that is no report;
+* ``retry-after-cap``: an hour, a 2099 date, inf, 1e308, 400 nines hold the pacer at most its cap;
+* ``fifo-inputs``: the one opening of inputs refuses a FIFO at once;
+* ``fingerprint-walk``: files= outside the root refused, a link loop ends, ``python -m`` covered;
+* ``section-plugins``: a section that raises or gives the wrong type is left out and said; a reserved name
+  or another placement is refused at registration; its escapes shown escaped; a NaN never reaches the JSON.
+
 A family "held" when every probe did; the script's exit status is 1 when one did not.
 """
 
@@ -30,6 +41,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 Probe = Callable[[], Iterator[tuple[str, bool]]]
 
@@ -159,6 +171,199 @@ def killed_save() -> Iterator[tuple[str, bool]]:
         yield "temp file removed, user file kept", sorted(p.name for p in history.iterdir()) == [".notes.tmp"]
 
 
+_GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "exam-report.json"
+
+
+def _golden(folder: Path, edit: Callable[[dict[str, Any]], None] | None = None) -> Path:
+    """The golden exam report, edited, as ``folder/exam-report.json``."""
+    document = json.loads(_GOLDEN.read_text())
+    document.setdefault("tool_version", "golden")  # the golden file leaves out what changes between runs
+    document.setdefault("created", "2025-01-01T00:00:00Z")
+    if edit is not None:
+        edit(document)
+    path = folder / "exam-report.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _raises(read: Callable[[], object], kind: type[Exception]) -> bool:
+    """Whether ``read()`` refuses with ``kind``."""
+    try:
+        read()
+    except kind:
+        return True
+    return False
+
+
+def verdict_documents() -> Iterator[tuple[str, bool]]:
+    from exam_harness.config.gates import Allowance, GateResult, parse_allowance, parse_threshold
+    from exam_harness.core.errors import InputError
+    from exam_harness.results.document import read_document
+    from exam_harness.results.verdict import Checks, decide
+
+    def no_runs(doc: dict[str, Any]) -> None:
+        doc["systems"], doc["per_query"], doc["outcomes"] = [], [], []
+
+    def twice(doc: dict[str, Any]) -> None:
+        doc["systems"].append(json.loads(json.dumps(doc["systems"][0])))
+
+    def inflated(doc: dict[str, Any]) -> None:
+        doc["systems"][0]["fallbacks"] = 10**9
+
+    with tempfile.TemporaryDirectory() as folder:
+        here = Path(folder)
+        empty = read_document(_golden(here, no_runs))
+        yield "systems [] with a threshold fails", not decide(empty, Checks(thresholds=(parse_threshold("0.7"),))).passed
+        whole = read_document(_golden(here))
+        absent = Checks(thresholds=(parse_threshold("gone=0.1"),))
+        yield "a threshold on an absent run fails", not decide(whole, absent).passed
+        other = whole.model_copy(update={"systems": [s.model_copy(update={"run": "x-" + s.run}) for s in whole.systems]})
+        renamed = Checks(allowances=(parse_allowance("exam-cover:0.1"),), reference=("kept", other))
+        yield "no run in common fails", not decide(whole, renamed).passed
+        yield "a run listed twice refused", _raises(lambda: read_document(_golden(here, twice)), InputError)
+        yield "fallbacks 10**9 refused", _raises(lambda: read_document(_golden(here, inflated)), InputError)
+    yield "limit of a weak baseline is 0", Allowance("exam-cover", 0.05, False).lowest(0.0143) == 0.0
+    yield "a negative limit cannot be held", _raises(
+        lambda: GateResult(gate="exam-compare-fail", limit=-0.0143, passed=False, message=""), ValueError)
+
+
+def compare_refs() -> Iterator[tuple[str, bool]]:
+    import os
+
+    from exam_harness.core.errors import ConfigError, ExamError
+    from exam_harness.results.history import NothingKept, load, resolve
+
+    def usage_error(folder: Path, ref: str, base: Path) -> bool:
+        """Whether ``--compare ref`` is a usage error, not "nothing kept" (a warning, the gate unchecked)."""
+        try:
+            load(resolve(folder, ref, base))
+        except NothingKept:
+            return False
+        except ExamError:
+            return True
+        return False
+
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        history = base / "history"
+        history.mkdir()
+        os.mkfifo(history / "0001_main.json")
+        yield "a FIFO as kept report", _raises(lambda: resolve(history, "main", base), ConfigError)
+        (base / "file").write_text("")
+        yield "a history folder that is a file", usage_error(base / "file", "latest", base)
+        for ref in ("../../etc/passwd", "missing/kept.json"):
+            yield ref, usage_error(base / "none", ref, base)
+
+
+def retry_after_cap() -> Iterator[tuple[str, bool]]:
+    import asyncio
+
+    from exam_harness.llm.pacing import Pacer
+    from exam_harness.llm.retry import parse_retry_after
+
+    async def held(header: str) -> float:
+        """Seconds the next request waits after a 429 carrying ``header`` (a fake clock)."""
+        now = [0.0]
+
+        async def sleep(seconds: float) -> None:
+            now[0] += seconds
+
+        pacer = Pacer(4, hold_max=120.0, clock=lambda: now[0], sleep=sleep)
+        await pacer.start()
+        await pacer.finish(429, retry_after=parse_retry_after(header))
+        await pacer.start()
+        return now[0]
+
+    for label, header in (("3600", "3600"), ("2099", "Thu, 01 Jan 2099 00:00:00 GMT"), ("inf", "inf"),
+                          ("1e308", "1e308"), ("400 nines", "9" * 400)):
+        yield label, asyncio.run(held(header)) <= 120.0
+
+
+def fifo_inputs() -> Iterator[tuple[str, bool]]:
+    import os
+
+    from exam_harness.core.errors import InputError
+    from exam_harness.io.textio import iter_lines, read_bytes
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("report.json", "run.gz", "labels.jsonl"):
+            fifo = Path(folder) / name
+            os.mkfifo(fifo)
+            yield name, _raises(lambda f=fifo: read_bytes(f) if f.suffix == ".json" else list(iter_lines(f)), InputError)
+
+
+def fingerprint_walk() -> Iterator[tuple[str, bool]]:
+    import os
+
+    from exam_harness.core.errors import ConfigError
+    from exam_harness.systems.fingerprint import command_covers, plain_covers
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder).resolve()
+        (root / "pyproject.toml").write_text("")
+        (root / "prompts" / "sub").mkdir(parents=True)
+        (root / "prompts" / "a.txt").write_text("a")
+        (root / "prompts" / "sub" / "up").symlink_to("..")
+        (root / "prompts" / "x").symlink_to("y")
+        (root / "prompts" / "y").symlink_to("x")
+        (root / "rag").mkdir()
+        (root / "rag" / "cli.py").write_text("import rag.util\n")
+        (root / "rag" / "util.py").write_text("")
+        here = Path.cwd()
+        os.chdir(root)
+        try:
+            for outside in ("/etc/passwd", "../outside.txt"):
+                yield f"files={outside}", _raises(lambda o=outside: plain_covers([o], None, "x"), ConfigError)
+            yield "link loop ends", sorted(plain_covers(["prompts"], None, "x")) == ["file prompts/a.txt"]
+            covers = command_covers(["python", "-m", "rag.cli"], str(root), [], None, "x")
+            yield "python -m covered", {"module rag/cli.py", "module rag/util.py"} <= set(covers)
+        finally:
+            os.chdir(here)
+
+
+def section_plugins() -> Iterator[tuple[str, bool]]:
+    from pydantic import BaseModel
+
+    from exam_harness.results.json_writer import json_document, json_text
+    from exam_harness.results.left_out import taken
+    from exam_harness.results.sections import FAILED, contained, section_lines, section_problem
+
+    class Content(BaseModel):
+        n: float = 1.0
+
+    class Plugin:
+        name, title, model, placement = "mine", "Mine", Content, "after"
+
+        def compute(self, scored: object) -> object:
+            raise RuntimeError("boom")
+
+        def terminal(self, content: object) -> object:
+            return ["\x1b[2J\x1b[32mALL GATES PASSED"]
+
+        def markdown(self, content: object, escape: object) -> str:
+            return ""
+
+        def html(self, content: object) -> object:
+            return b"<section></section>"
+
+    section: Any = Plugin()
+    taken()
+    raised = contained(section, "the document", lambda: section.compute(None), "x", lambda _: True)
+    yield "compute raises: left out", raised is FAILED
+    wrong = contained(section, "HTML", lambda: section.html(None), "str", lambda h: isinstance(h, str))
+    yield "html bytes: left out", wrong is FAILED
+    yield "each said", len(taken()) == 2
+    yield "escapes escaped", all("\x1b" not in line for line in section_lines(section, Content(), 80))
+    named = Plugin()
+    named.name = "verdict"
+    yield "name verdict refused", section_problem(named) is not None
+    sideways = Plugin()
+    sideways.placement = "sideways"
+    yield "placement sideways refused", section_problem(sideways) is not None
+    doc = json_document({"sections": {"mine": {"n": float("nan")}}, "x": 1.0}, "r.json")
+    yield "NaN section left out", doc == {"sections": {}, "x": 1.0}
+    yield "NaN elsewhere is null", json.loads(json_text({"a": float("nan")}, "r.json")) == {"a": None}
+    taken()
 def batch_state() -> Iterator[tuple[str, bool]]:
     from exam_harness.core.errors import InputError
     from exam_harness.llm.batch_state import BatchState
@@ -274,6 +479,8 @@ FAMILIES: dict[str, Probe] = {
     "early-stop": early_stop, "m-of-k": m_of_k, "measure-names": measure_names, "citation-2024": citation_2024,
     "killed-save": killed_save, "batch-state": batch_state, "batch-once": batch_once, "run-ids": run_ids,
     "cache-merge": cache_merge,
+    "verdict-documents": verdict_documents, "compare-refs": compare_refs, "retry-after-cap": retry_after_cap,
+    "fifo-inputs": fifo_inputs, "fingerprint-walk": fingerprint_walk, "section-plugins": section_plugins,
 }
 
 

@@ -33,6 +33,7 @@ class GraderRow:
     min_grade: int
     agreement: LabelAgreement
     session: bool = False  # the session's grader (its grades graded or read by this session)
+    grades: dict[Pair, int] = field(default_factory=dict)  # its cached grades of the requests looked up
 
 
 @dataclass
@@ -71,11 +72,13 @@ def _describe(name: str, model: str | None, prompt: str | None) -> str:
 
 def cached_agreement(cache: GradeCache, registry: GraderRegistry, requests: Mapping[Pair, GradingRequest],
                      labels: Mapping[Pair, bool], *, data: ExamData | None, session: GraderSpec,
-                     session_config: GraderConfig) -> CachedAgreement:
-    """A row for every grader other than the session's whose grades ``cache`` holds for labelled pairs, each
-    at its own default minimum grade; the graders the cache names that could not be looked up, with why."""
+                     session_config: GraderConfig, known: Iterable[str] = ()) -> CachedAgreement:
+    """A row for every grader other than the session's whose grades ``cache`` holds for the requests, each
+    at its own default minimum grade; the graders the cache names that could not be looked up, with why.
+    ``known``: the spec fingerprints of graders looked up already (a panel's members), left out."""
     prober = _Prober(cache, registry, requests, labels, data, session_config)
     prober.seen.add(session.fingerprint())
+    prober.seen.update(known)
     for name, model, prompt in cache.identities():
         if name not in registry:
             prober.result.unprobed.append(f"{_describe(name, model, prompt)}: not a registered grader here (a "
@@ -83,7 +86,8 @@ def cached_agreement(cache: GradeCache, registry: GraderRegistry, requests: Mapp
             continue
         if name == session.name:  # looked up under the session's options and model, then under the defaults
             prober.probe(name, model or session_config.model, prompt, dict(session_config.options))
-        prober.probe(name, model, prompt, {})
+        # the session's grader may need options its defaults lack (a panel's members): not rebuilt then, not said
+        prober.probe(name, model, prompt, {}, quiet=name == session.name)
     return prober.result
 
 
@@ -98,7 +102,8 @@ class _Prober:
     seen: set[str] = field(default_factory=set)  # spec fingerprints looked up already (the session's first)
     result: CachedAgreement = field(default_factory=CachedAgreement)
 
-    def probe(self, name: str, model: str | None, prompt: str | None, options: dict[str, Any]) -> None:
+    def probe(self, name: str, model: str | None, prompt: str | None, options: dict[str, Any], *,
+              quiet: bool = False) -> None:
         described = _describe(name, model, prompt)
         if prompt is not None:
             options = {**options, "prompt": prompt}
@@ -106,8 +111,9 @@ class _Prober:
             grader = self.registry.create(name, GraderConfig(model=model, options=options, data=self.data,
                                                              dry_run=True, registry=self.registry))
         except Exception as exc:  # said in the output: the grader is named with why it was not looked up
-            self.result.unprobed.append(f"{described}: could not be rebuilt to look its grades up "
-                                        f"({type(exc).__name__}: {exc})")
+            if not quiet:
+                self.result.unprobed.append(f"{described}: could not be rebuilt to look its grades up "
+                                            f"({type(exc).__name__}: {exc})")
             return
         try:
             spec = grader.spec()
@@ -118,8 +124,9 @@ class _Prober:
         finally:
             grader.close()
         if not grades:
-            self.result.unprobed.append(f"{described}: none of its grades in the cache is of a labelled pair under "
+            self.result.unprobed.append(f"{described}: none of its grades in the cache is of a pair looked up under "
                                         + ("these options" if options else "its default options"))
             return
         self.result.rows.append(GraderRow(name, spec.model, prompt, spec.default_min_grade,
-                                          label_agreement(grades, self.labels, spec.default_min_grade)))
+                                          label_agreement(grades, self.labels, spec.default_min_grade),
+                                          grades=grades))

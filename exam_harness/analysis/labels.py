@@ -100,8 +100,10 @@ def write_labels(path: Path, labels: Iterable[Label]) -> None:
 
 def read_labels(path: Path) -> dict[Pair, bool]:
     """(passage id, test point id) -> label; a bad line is an InputError naming the file, line and field."""
+    from exam_harness.io.textio import read_text  # bounded, and a regular file only (a FIFO would block)
+
     out: dict[Pair, bool] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"

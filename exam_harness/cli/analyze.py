@@ -165,14 +165,44 @@ def _label_agreement(args: argparse.Namespace, graded: Graded, options: ExamOpti
               f"{row.min_grade}: {figures(row.agreement)}")
     for line in others.unprobed:
         print(f"  not measured: {line}")
+    calibration = _calibration(args, graded, options)
     session_row = {"grader": graded.spec.name, "model": graded.spec.model, "prompt": graded.spec.prompt_class,
                    "min_grade": tau, "session": True, **dataclasses.asdict(found)}
     _write_json(args.json, {**session_row, "labels": str(args.team_labels),
                             "graders": [session_row, *({"grader": r.grader, "model": r.model, "prompt": r.prompt,
                                                         "min_grade": r.min_grade, "session": False,
                                                         **dataclasses.asdict(r.agreement)} for r in others.rows)],
-                            "not_measured": others.unprobed})
+                            "not_measured": others.unprobed,
+                            **({"calibration": calibration} if calibration is not None else {})})
     return 0
+
+
+def _calibration(args: argparse.Namespace, graded: Graded, options: ExamOptions) -> dict[str, Any] | None:
+    """The section the team's labels add where a feature computes one (the calibration feature's ``calibration``:
+    each judge's figures estimated with the labels' sample weights, by field, the judges against each other, the
+    corrected scores): asked for through the features' scoring inputs with the labels as their option
+    ``team_labels``, computed and printed as every output shows it; its content for the JSON (None: no such
+    section)."""
+    sections = graded.registries.sections
+    if "calibration" not in sections:
+        return None
+    from rich.console import Console
+
+    from exam_harness.report.evaluation import score_evaluation
+    from exam_harness.results.scored import collect_scoring_inputs
+
+    given = dataclasses.replace(options, feature_values=(*options.feature_values, ("team_labels", args.team_labels)))
+    inputs = collect_scoring_inputs(given, "evaluate", graded.registries.hook)
+    scored = score_evaluation(graded.view, graded.outcome, graded.plan, graded.spec,
+                              responses=graded.inputs.responses)
+    section = sections.get("calibration")
+    content = section.compute(dataclasses.replace(scored, inputs=inputs))
+    if content is None:
+        return None
+    console = Console(highlight=False, markup=False)
+    for part in section.terminal(content):
+        console.print(part)
+    return content.model_dump(mode="json")
 
 
 def _limit(args: argparse.Namespace) -> int | None:

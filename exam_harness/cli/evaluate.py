@@ -58,6 +58,17 @@ DEFAULT_MIN_ANSWERS = (1, 2, 5)
 OFFICIAL_FROM_JUDGMENTS = "judgments of the run files"
 
 
+def report_options() -> tuple[str, ...]:
+    """The reports group's options evaluate takes: the report set and summaries pytest writes, and every option
+    a feature adds to the group (a feature's reports are both front ends')."""
+    import dataclasses
+
+    from exam_harness.config.options import ExamOptions, specs
+
+    core = {f.name for f in dataclasses.fields(ExamOptions)}
+    return (*REPORT_OUTPUTS, *(name for name, _ in specs((REPORTS,), "cli") if name not in core))
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "evaluate",
@@ -68,7 +79,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     add_input_arguments(parser, runs_required=False)
     add_cli_options(parser, (*INPUT_GROUPS, *GROUPS))
-    add_cli_options(parser, (REPORTS,), only=REPORT_OUTPUTS, defaults={"report_dir": "none"})
+    add_cli_options(parser, (REPORTS,), only=report_options(), defaults={"report_dir": "none"})
     JSON_OUT.add_to(parser, help="Write the leaderboards as JSON.")
     for argument in OUTPUTS:
         argument.add_to(parser)
@@ -250,7 +261,9 @@ def run(args: argparse.Namespace) -> int:
                 for path in paths]  # what the features' options ask for (TREC RAG's --trec-rag-dir)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
-    for line in warnings:
+    from exam_harness.results.left_out import taken
+
+    for line in [*warnings, *taken()]:  # taken(): what an output left out (a plugin section, a NaN), results/
         print(line, file=sys.stderr)
     registries.hook.pytest_exam_report(report=result, plan=plan)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)

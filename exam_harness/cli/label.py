@@ -1,14 +1,26 @@
-"""``exam-harness label``: a team labels (test point, passage) pairs in the terminal, least sure first
-(exam_harness/analysis/labels.py); answers are read from standard input, so it can be scripted."""
+"""``exam-harness label``: a team labels a seeded, stratified sample of the pool's (test point, passage or
+answer) pairs in the terminal, blind by default (docs/calibration.md). The sample and the label file are
+exam_harness/analysis/ (label_sample.py, label_file.py); this module is the line prompt only. Answers
+are read from standard input, so it can be scripted.
+
+``--unsure``/``--confident`` keep issue 30's order (least sure first, then a few confident pairs): those labels
+are no sample and weigh 1 each.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, integer, options_from_cli
+from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, choice, integer, options_from_cli
 from exam_harness.session.grades import add_input_arguments, obtain_grades
+
+if TYPE_CHECKING:
+    from exam_harness.analysis.label_file import Pair
+    from exam_harness.config.options import ExamOptions
+    from exam_harness.session.grades import Graded
 
 GROUPS = (GRADING, SCORING)
 DEFAULTS = {"grader": "embedding"}
@@ -16,20 +28,32 @@ DEFAULTS = {"grader": "embedding"}
 
 # This subcommand's own arguments (the shared ones are in exam_harness/config/options.py).
 ARGUMENTS = (
-    Argument("out", "The labels file; labels already in it are kept and their pairs not shown again (default: "
+    Argument("out", "The labels file; labels already in it are kept and their pairs not asked again (default: "
              "labels.jsonl).", Path, default=Path("labels.jsonl")),
-    Argument("unsure", "Least sure pairs shown first (default: 30).", integer(0), default=30),
-    Argument("confident", "Confident pairs sampled after them (default: 10).", integer(0), default=10),
-    Argument("seed", "Seed of the confident sample (default: 0).", integer(), default=0),
+    Argument("size", "Units the sample holds when the session stops (default: 200); q stops sooner, and a later "
+             "session with the same seed goes on where it stopped.", integer(1), default=200, metavar="N"),
+    Argument("unit", "What one draw labels: 'pair' (a test point and one passage or answer; the default) or "
+             "'test-point' (every pair of a test point's pool, so each run's answered indicator on it is known: what "
+             "corrected scores need where runs rank several passages per test point).",
+             choice("pair", "test-point"), default="pair"),
+    Argument("seed", "Seed of the sample (default: 0).", integer(), default=0),
+    Argument("show-judge", "Show the judge's grade and reason beside each pair (default: hidden, blind).", None),
+    Argument("unsure", "Instead of a sample, issue 30's order: this many least sure pairs first (their labels are "
+             "no sample and weigh 1 each).", integer(0), default=None),
+    Argument("confident", "With --unsure: confident pairs sampled after them (default: 10).", integer(0),
+             default=None),
 )
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
-        "label", help="Label (test point, passage) pairs yourself, least sure first: y/n/s(kip)/u(ndo)/q(uit).",
-        description="Shows the pool's (test point, passage) pairs, those the grader is least sure of first, then a "
-        "sample of confident ones, and records your y/n answers into a JSONL file (read from standard input when "
-        "it is not a terminal). analyze agreement --team-labels FILE measures a grader against them.")
+        "label", help="Label a stratified sample of (test point, passage) pairs yourself, blind: "
+        "y/n/s(kip)/u(ndo)/q(uit).",
+        description="Draws a seeded sample of the pool's (test point, passage or answer) pairs, stratified by the "
+        "grader's grade and by whether the judges the cache holds disagree, asks y/n for each (read from standard "
+        "input when it is not a terminal) and records the answers with each unit's inclusion probability into a "
+        "JSONL file. analyze agreement --team-labels FILE, evaluate --team-labels FILE and pytest "
+        "--exam-team-labels FILE calibrate the judges and correct the scores with them (docs/calibration.md).")
     add_input_arguments(parser)
     add_cli_options(parser, GROUPS, defaults=DEFAULTS)
     for argument in ARGUMENTS:
@@ -37,36 +61,119 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from exam_harness.analysis.labels import Label, label_loop, order_pairs, read_labels, write_labels
+def _read() -> str | None:
+    line = sys.stdin.readline()
+    return line if line else None
 
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
     options = options_from_cli(args, GROUPS, defaults=DEFAULTS)
     from exam_harness.extensions import cli_registries
 
     graded = obtain_grades(args, options, registries=cli_registries())
+    if args.unsure is not None or args.confident is not None:
+        return _near_the_cut(args, graded)
+    return _sample(args, graded, options)
+
+
+def _origins(graded: Graded, answers: set[str]) -> dict[str, str]:
+    """answer passage id -> "answer of run r" (the runs of generated answers that gave it)."""
+    runs_of: dict[str, set[str]] = {}
+    for run in graded.inputs.data.runs.values():
+        if run.generated:
+            for ranked in run.rankings.values():
+                for entry in ranked:
+                    if entry.passage_id in answers:
+                        runs_of.setdefault(entry.passage_id, set()).add(run.name)
+    return {pid: f"answer of run {', '.join(sorted(names))}" for pid, names in runs_of.items()}
+
+
+def _sample(args: argparse.Namespace, graded: Graded, options: ExamOptions) -> int:
+    from exam_harness.analysis.label_file import labels_of, read_label_file, write_label_file
+    from exam_harness.analysis.label_graders import labelled_requests
+    from exam_harness.analysis.label_judges import cached_judges, session_judge
+    from exam_harness.analysis.label_sample import answer_passages, draw, finish
+    from exam_harness.analysis.labels import label_loop
+    from exam_harness.graders.base import GraderConfig
+
+    outcome, view = graded.outcome, graded.view
+    earlier = read_label_file(args.out) if args.out.exists() else []
+    query_of = view.query_of()
+    pairs = [p for p in (*outcome.grades, *outcome.failures) if p[1] in query_of]
+    first = session_judge(graded.spec, outcome.grades, graded.plan.min_grade)
+    banks = [bank for file_banks in graded.inputs.banks.values() for bank in file_banks]
+    judges = cached_judges(options.cache if outcome.source != "recorded" else None, graded.registries.graders,
+                           labelled_requests(pairs, banks, graded.inputs.data), first=first, session=graded.spec,
+                           config=GraderConfig(model=options.model, options=options.grader_options),
+                           data=graded.inputs.data)
+    found = draw(pairs, args.unit, args.seed, first, judges.others, earlier, args.size)
+    answers = answer_passages(graded.inputs.data.runs.values())
+    origin = _origins(graded, answers)
+    passages = graded.inputs.data.passages
+    judged_by = [judge.name for judge in judges.all]
+    print(f"sample {found.sample}: {len(found.drawn)} {args.unit}s drawn ({len(found.adopted)} labelled already), "
+          f"{len(found.asked)} pairs to ask; strata by {judges.first.name}'s grade"
+          + (f" and whether {' and '.join(judged_by)} disagree" if len(judged_by) > 1 else "")
+          + ("" if args.show_judge else "; blind (--show-judge shows the judge's grade)"), flush=True)
+
+    def show(pair: Pair, index: int, total: int) -> None:
+        passage_id, tp_id = pair
+        text = " ".join(passages[passage_id].text.split()) if passage_id in passages else "(no text)"
+        head = origin.get(passage_id, f"passage {passage_id}")
+        judge = ""
+        if args.show_judge:
+            grade = outcome.grades.get(pair)
+            judge = (f"grader: {grade if grade is not None else 'no grade'} "
+                     f"({(outcome.answers.get(pair) or '')[:160]})\n")
+        print(f"\n[{index}/{total}] test point {tp_id}: {view.text_of(tp_id)}\n{head}: {text[:800]}\n{judge}"
+              "answers it? [y/n/s/u/q] ", end="", flush=True)
+
+    given = label_loop(found.asked, query_of, show, _read, _say)
+    lines = finish(found, earlier, {(lab.passage_id, lab.test_point_id): lab.label for lab in given},
+                   query_of=query_of.__getitem__, source_of=lambda pid: "answer" if pid in answers else "passage",
+                   shown=bool(args.show_judge))
+    write_label_file(args.out, lines)
+    held = sum(1 for line in lines if line.sample == found.sample and line.inclusion is not None)
+    units = len({line.unit_id for line in lines if line.sample == found.sample and line.inclusion is not None})
+    print(f"\nwrote {args.out}: {len(given)} new labels, {len(labels_of(lines))} pairs labelled in all; sample "
+          f"{found.sample} holds {units} of {len(found.units)} {args.unit}s ({held} labels)")
+    return 0
+
+
+def _near_the_cut(args: argparse.Namespace, graded: Graded) -> int:
+    """Issue 30's order: the least sure pairs first, then a seeded sample of confident ones; labels of no sample."""
+    from exam_harness.analysis.label_file import TeamLabel, read_label_file, write_label_file
+    from exam_harness.analysis.labels import label_loop, order_pairs
+
     outcome, view = graded.outcome, graded.view
     min_grade = graded.plan.min_grade
     cuts = graded.spec.options.get("cut_points")
     cut = float(cuts[min_grade - 1]) if isinstance(cuts, list) and len(cuts) >= min_grade >= 1 else None
-    earlier = read_labels(args.out) if args.out.exists() else {}
-    todo = {p: g for p, g in outcome.grades.items() if p not in earlier}
-    pairs = order_pairs(todo, outcome.answers, min_grade, cut, args.unsure, args.confident, args.seed)
+    earlier: list[TeamLabel] = read_label_file(args.out) if args.out.exists() else []
+    known = {label.pair for label in earlier}
+    todo = {p: g for p, g in outcome.grades.items() if p not in known}
+    unsure = args.unsure if args.unsure is not None else 30
+    confident = args.confident if args.confident is not None else 10
+    pairs = order_pairs(todo, outcome.answers, min_grade, cut, unsure, confident, args.seed)
     query_of = view.query_of()
     passages = graded.inputs.data.passages
 
     def show(pair: tuple[str, str], index: int, total: int) -> None:
         passage_id, tp_id = pair
         text = " ".join(passages[passage_id].text.split()) if passage_id in passages else "(no text)"
+        judge = "" if not args.show_judge else \
+            f"grader: {outcome.grades[pair]} ({(outcome.answers.get(pair) or '')[:160]})\n"
         print(f"\n[{index}/{total}] test point {tp_id}: {view.text_of(tp_id)}\npassage {passage_id}: {text[:800]}\n"
-              f"grader: {outcome.grades[pair]} ({(outcome.answers.get(pair) or '')[:160]})\n"
-              "answers it? [y/n/s/u/q] ", end="", flush=True)
+              f"{judge}answers it? [y/n/s/u/q] ", end="", flush=True)
 
-    def read() -> str | None:
-        line = sys.stdin.readline()
-        return line if line else None
-
-    labels = label_loop(pairs, query_of, show, read, lambda text: print(text, flush=True))
-    kept = [Label(query_of.get(tp_id, ""), tp_id, passage_id, value) for (passage_id, tp_id), value in earlier.items()]
-    write_labels(args.out, [*kept, *labels])
-    print(f"\nwrote {args.out}: {len(labels)} new labels, {len(kept) + len(labels)} in all")
+    labels = label_loop(pairs, query_of, show, _read, _say)
+    new = [TeamLabel(lab.query_id, lab.test_point_id, lab.passage_id, lab.label, shown=bool(args.show_judge))
+           for lab in labels]
+    write_label_file(args.out, [*earlier, *new])
+    print(f"\nwrote {args.out}: {len(labels)} new labels, {len(earlier) + len(labels)} in all (near the cut: no "
+          "sample, each label weighs 1)")
     return 0

@@ -20,9 +20,13 @@ def run(args: argparse.Namespace) -> int:
     import shutil
 
     from exam_harness.report.terminal import render_to_text
+    from exam_harness.results.left_out import taken
     from exam_harness.results.read import read_report
 
     report = read_report(args.report)
     width = shutil.get_terminal_size((120, 24)).columns
+    # a kept report's texts are data: the renderer shows them escaped, as verdict's messages are
     sys.stdout.write(render_to_text(report, color=sys.stdout.isatty(), width=width, label=args.label))
+    for warning in taken():  # a plugin section whose code failed, left out
+        print(warning, file=sys.stderr)
     return 0

@@ -61,8 +61,8 @@ class RecordOnly:
         outcome = systems.outcome
         assert outcome is not None
         failed = len(outcome.failures)
+        # the pass's notes (stale, resumed, kept) are said once, by the systems plugin's terminal summary
         lines = [f"{name}: {n} queries recorded" for name, n in outcome.recorded.items()]
-        lines += [scrub(f"! {note}") for note in outcome.notes]
         replayed = sum(h.replayed for h in outcome.health.values())
         lines.append(scrub(f"{outcome.calls} calls, {replayed} answers kept from the recordings, {failed} failed "
                            f"(system, query) pairs ({systems.mode}, {systems.policy})" + (

@@ -25,6 +25,10 @@ by its name the same way, ``[RUN=]NAME:LIMIT``: the value its section holds for 
 most, where lower is better); a name no built-in measure parses takes any finite LIMIT here and is checked
 against the registries once plugins are loaded (:func:`check_thresholds`).
 
+The judge's own figure is gated by name, for the session as a whole (no ``RUN=``): ``cascade-kept:0.95``
+fails where the cascade grader's 95% lower bound of the share of its decider's passes it kept is below 0.95
+(sections/judge_notes.py states it; a report without a cascade's figures fails it, saying so).
+
 Regressions (``--exam-compare-fail``) read ``MEASURE:DROP`` (an absolute drop, ``exam-cover:0.05``)
 or ``MEASURE:PCT%`` (relative to the reference, ``exam-cover:5%``). A run whose mean drops by more
 than the allowance fails (results/gate_checks.py also runs the paired permutation test that says whether
@@ -40,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from exam_harness.core.errors import ConfigError
 
@@ -62,8 +66,10 @@ class GateResult(BaseModel):
     gate: str  # the option or check: exam-fail-under, exam-compare-fail, exam-baseline, incomplete-exam, ...
     run: str | None = None
     measure: str | None = None
-    value: float | None = None
-    limit: float | None = None
+    # finite and >= 0 as every number of a report (results/read.py refuses others): a check that could hold a
+    # negative limit would make the session write a report that `exam-harness verdict` then refuses
+    value: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    limit: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     passed: bool
     message: str
 
@@ -150,11 +156,16 @@ SYSTEM_FIGURES: dict[str, str] = {"latency-p50": "latency p50 (s)", "latency-p95
                                   "tokens": "tokens", "cost": "cost"}
 
 
+# the judge's figures a session is gated on as a whole (higher is better), with their titles
+JUDGE_FIGURES: dict[str, str] = {"cascade-kept": "the cascade's kept share of its decider's passes (95% lower bound)"}
+
+
 def measure_names(thresholds: Iterable[Threshold], figures: Iterable[str] = ()) -> list[str]:
-    """The measures ``thresholds`` gate (a system figure, or a feature's gate figure named in ``figures``, is no
-    measure: the measure registries do not know it)."""
+    """The measures ``thresholds`` gate (a system figure, the judge's figure, or a feature's gate figure named in
+    ``figures``, is no measure: the measure registries do not know it)."""
     named = set(figures)
-    return [t.measure for t in thresholds if t.measure not in SYSTEM_FIGURES and t.measure not in named]
+    return [t.measure for t in thresholds
+            if t.measure not in SYSTEM_FIGURES and t.measure not in JUDGE_FIGURES and t.measure not in named]
 
 
 def split_holds(gated: str) -> tuple[str, tuple[int, int] | None]:
@@ -171,9 +182,14 @@ class Allowance:
     drop: float
     relative: bool
 
+    def lowest(self, old: float) -> float:
+        """The lowest score the allowance accepts after a reference score ``old``: the reference less the allowed
+        drop, never below 0 (a score is not negative, so a drop larger than the reference allows any score).
+        The verdict stores it as the check's ``limit``, which a report, like every number it holds, keeps >= 0."""
+        return max(0.0, old - (self.drop * old if self.relative else self.drop))
+
     def exceeded(self, old: float, new: float) -> bool:
-        limit = self.drop * old if self.relative else self.drop
-        return old - new > limit + 1e-12
+        return new < self.lowest(old) - 1e-12
 
     def __str__(self) -> str:
         return f"{self.measure}:{self.drop * 100:g}%" if self.relative else f"{self.measure}:{self.drop:g}"
@@ -250,6 +266,12 @@ def parse_threshold(raw: str) -> Threshold:
     measure, sep, value = text.rpartition(":")
     if not sep:
         measure, value = "exam-cover", text
+    if measure.strip().lower() in JUDGE_FIGURES:
+        name = measure.strip().lower()
+        if run is not None or holds is not None:
+            raise ValueError(f"{name!r} is the judge's figure for the whole session: it takes no RUN= and no @MofK "
+                             f"({name}:VALUE)")
+        return Threshold(None, name, _fraction(value.strip()))
     if measure.strip().lower() in SYSTEM_FIGURES:
         if holds is not None:
             raise ValueError(f"@MofK counts verdicts that hold across judge samples; {measure.strip()!r} is a "

@@ -468,7 +468,8 @@ class ExamOptions:
         "e.g. 0.5 (every run's EXAM-Cover), my-rag=0.6 (one run), nugget-f:0.3 or V_strict:0.4 (another measure; "
         "A ... W_strict with TREC RAG nuggets), 0.5@2of3 (EXAM-Cover of verdicts holding in 2 of the judge's 3 "
         "samples, grader option repeats=3), my-rag=latency-p95:2.5 (a live system's latency-p50 or latency-p95 in "
-        "seconds, tokens or cost from its manifest: fails when ABOVE the limit); repeatable, "
+        "seconds, tokens or cost from its manifest: fails when ABOVE the limit), cascade-kept:0.95 (the cascade "
+        "grader's 95% lower bound of the share of its decider's passes kept, for the session); repeatable, "
         "a run's own threshold replaces the default for that measure (default: no gate)",
         parse_threshold, group=GATES, metavar="[RUN=][MEASURE:]X[@MofK]", many=True)
     required_runs: tuple[str, ...] = declare(
@@ -955,4 +956,8 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
 
 
 if __name__ == "__main__":
+    from exam_harness.core.host import active_hook
+
+    # the in-tree features' options too, as a pytest session declares them
+    active_hook().pytest_exam_add_options.call_historic(kwargs={"options": FeatureOptions()})
     print(readme_table(PYTEST_GROUPS), end="")

@@ -19,6 +19,7 @@ from typing import Any
 
 FEATURES: tuple[str, ...] = (
     "significance",
+    "calibration",
     "trec_rag",
     "autojudge",
 )

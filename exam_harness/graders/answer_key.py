@@ -3,7 +3,9 @@
 For test points with gold answers. The passage is normalised like the answers (lower-case, stop
 words removed, Snowball stems, see matching.py); every window of the passage's normalised words
 with about the gold answer's length is a candidate span, and the passage is correct (grade 1) when
-some span is within the method's edit distance of some gold answer (< 20% of the longer string).
+some span is within the method's edit distance of some gold answer (< 20% of the longer string), and, for a
+gold answer with a number, the passage does not state that number only where its sentence denies it ("far
+fewer than 6,000 cycles", "rather than 70 degrees": :func:`~exam_harness.graders.matching.denies_gold`).
 
 Gold answers are secrets of the bank (a secret bank's must never reach a developer), and grades are
 stored in the grade cache, so a grade holds no gold answer in clear: not the matched answer, whose
@@ -24,9 +26,11 @@ from rapidfuzz.distance import Levenshtein
 
 from exam_harness.core.models import Grade, GraderSpec, TestPoint
 from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest, read_grader_options
-from exam_harness.graders.matching import MAX_RELATIVE_DISTANCE, normalise, numbers_agree
+from exam_harness.graders.matching import MAX_RELATIVE_DISTANCE, denies_gold, normalise, numbers_agree
 
-VERSION = "3"  # 2: the raw response is the grade's reason; 3: numbers must agree, a common gold answer decides nothing
+# 2: the raw response is the grade's reason; 3: numbers must agree, a common gold answer decides nothing; 4: a gold
+# answer whose number the passage states only to deny it ("far fewer than 6,000 cycles") is not found
+VERSION = "4"
 # A gold answer found in more than this share of its query's pooled passages (of at least COMMON_MIN_POOL), or of
 # every passage of the pass (of at least 2 * COMMON_MIN_POOL), is a common word of the pool: it decides nothing alone.
 COMMON_SHARE = 0.5
@@ -60,11 +64,11 @@ def best_span(passage_words: Sequence[str], gold: str) -> tuple[str, float] | No
 
 def closest_gold(text: str, gold_answers: Sequence[str], common: Collection[str] = ()) -> str | None:
     """The gold answer that ``text`` holds by the answer check (the closest, if several), or None; the gold
-    answers in ``common`` (:func:`common_golds`) are not looked for."""
+    answers in ``common`` (:func:`common_golds`) are not looked for, nor one whose number ``text`` denies."""
     words = normalise(text).split()
     found: tuple[str, float] | None = None
     for gold in gold_answers:
-        if gold in common:
+        if gold in common or denies_gold(text, gold):
             continue
         span = best_span(words, normalise(gold))
         if span is not None and span[1] < MAX_RELATIVE_DISTANCE and (found is None or span[1] < found[1]):
@@ -115,6 +119,7 @@ def naming_the_gold(reason: str | None, gold_answers: Sequence[str], passage: st
 
 
 COMMON = "a gold answer found is a common word of the pool"
+DENIED = "a gold answer's number is in the passage only where its sentence denies it"
 
 
 def reason(found: tuple[str, str, float] | None) -> str:
@@ -158,8 +163,12 @@ class AnswerKeyGrader(Grader):
             words = normalise(request.passage.text).split()
             skipped = common.get(request.query.id, set())
             found: tuple[str, str, float] | None = None
+            denied = False
             for gold in request.test_point.gold_answers:
                 if gold in skipped:
+                    continue
+                if denies_gold(request.passage.text, gold):
+                    denied = True
                     continue
                 span = best_span(words, normalise(gold))
                 if span is not None and (found is None or span[1] < found[2]):
@@ -172,5 +181,7 @@ class AnswerKeyGrader(Grader):
             said = reason(found)
             if found is None and skipped:
                 said = f"{COMMON} (found in most passages): it decides nothing alone"
+            if denied and not correct:  # "far fewer than 6,000", "not 6,000", "rather than 6,000"
+                said = f"{DENIED}: it is not found" + ("" if found is None else f"; {said}")
             results.append(Grade(grade=int(correct), grader=self.name, details=details, raw_response=said))
         return results

@@ -12,6 +12,7 @@ import abc
 from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from exam_harness.config.options import (  # the option machinery, declared with the other option converters
@@ -46,6 +47,9 @@ class GraderConfig:
     dry_run: bool = False  # the session only counts what grading would spend: nothing is sent, no key needed
     # the registry the grader was created from (a GraderRegistry), for a grader made of graders (cascade)
     registry: Any = None
+    # the session's grade cache file (None: in memory), for a grader whose parts grade through it as themselves
+    # (a panel's members)
+    cache: Path | None = None
 
 
 class Grader(abc.ABC):
@@ -62,7 +66,7 @@ class Grader(abc.ABC):
     options: ClassVar[tuple[GraderOption, ...]] = ()
     chunk_size: int | None = None  # pairs per call it prefers when --batch-size is not given; None: the default
     repeats: int = 1  # samples asked per pair (graders/repeats.py)
-    reducer: str = "mean"  # how a pair's samples make its grade (graders/repeats.py)
+    reducer: str = "auto"  # how a pair's samples make its grade (graders/repeats.py; auto: majority for a 0/5 judge)
     meter: Meter | None = None  # an LLM grader's token and cost counter (llm/cost.py)
 
     def sampling(self, index: int) -> AbstractContextManager[None]:
@@ -134,6 +138,11 @@ class Grader(abc.ABC):
 
     def stop_reason(self) -> str | None:
         """Why the grading pass must stop after the current batch (e.g. the server went away), or None."""
+        return None
+
+    def pass_figures(self) -> dict[str, float] | None:
+        """Figures of the last grading pass a grader made of judges states beside its grades (the cascade: what
+        its filter cost and what its decider took, in seconds); None for most graders."""
         return None
 
     def close(self) -> None:  # noqa: B027  (optional hook: most graders hold nothing to release)

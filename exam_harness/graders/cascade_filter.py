@@ -1,17 +1,25 @@
 """The arithmetic of cascade grading (:mod:`exam_harness.graders.cascade`), kept free of graders so that
-benchmarks/cascade.py runs it over recorded grades.
+benchmarks/cascade.py and the tests run it over recorded or simulated verdicts.
 
-A cheap first judge scores every pair (a number in 0..1: its support, else its grade over its top grade).
-Pairs scoring at least the escalation threshold are *kept*: the deciding judge grades them. The others are
-*filtered*: graded 0 without a call, except a seeded random *audit* sample of them, which the decider grades
-too, so the share of the decider's passes the filter lost can be estimated (:func:`miss_estimate`).
+A cheap first judge scores every pair (a number in 0..1). Pairs scoring at least the escalation threshold are
+*kept*: the deciding judge grades them. The others are *filtered*: graded 0 without a call, except the *audit
+sample*, which the decider grades too, so that how many of its passes the filter lost can be bounded.
 
-The threshold is given, or chosen from the data for a target recall (:func:`descend`): the audit sample is
-drawn from every pair first and graded; then the other pairs are sent to the decider from the highest score
-down, a step at a time, until the recall estimated from the kept passes and the audit sample's passes below
-the boundary, and the recall bounded by the tighter of the pass rate of the latest steps (a filter whose
-score means anything passes fewer pairs lower down) and the upper end of the audit's interval, both reach
-the target.
+The audit sample is stratified by the first judge's score (:func:`strata_of`: ``strata`` bands of about
+equal size, best scores first, ties never split) and drawn before any threshold is chosen
+(:func:`audit_sample`): in each band at least ``minimum`` pairs (every pair of a smaller band) and at least a
+share ``share`` of it, the pairs whose seeded draw (:func:`audit_draw`) is lowest, so a rerun audits the same
+pairs. A band's audit is a simple random sample of the band, so the hypergeometric distribution bounds the
+decider's passes in the band (:func:`passes_bound`); the bands' bounds hold together with 95% confidence
+(the lowest band's at 97.5%, the next one's at 98.75%, ...: :func:`band_levels`). Below a threshold, the
+passes the filter lost in a band are at most its bound less the passes the decider found in the band (its
+audit and its kept pairs), and never more than the band's pairs it did not ask about (:func:`kept_bound`).
+The kept share of the decider's passes is then at least ``found / (found + lost)``, its one-sided 95% lower
+bound; because the bands' bounds hold at once, the lower bound holds at whatever threshold the data chose.
+
+For a target share (:func:`descend`) the audit sample is graded first, then the other pairs from the best
+score down, a step at a time, until the lower bound reaches the target; if it never does, every pair is sent
+(the filter keeps everything, and the bound is 100%).
 """
 
 from __future__ import annotations
@@ -20,8 +28,10 @@ import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 Z_95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
+ALPHA = 0.05  # one minus the confidence of the stated lower bound
 
 
 def audit_draw(seed: int, key: str) -> float:
@@ -42,67 +52,131 @@ def wilson(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+# --- the audit sample ------------------------------------------------------------------------------------
+
+
+def strata_of(scores: Sequence[float], count: int) -> list[int]:
+    """Each pair's band (0: the best scores): ``count`` bands of about equal size by the rank of the score, a
+    tie never split (its pairs join the band of the first of them)."""
+    if count < 1:
+        raise ValueError("a cascade needs at least one band of scores")
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    bands = [0] * len(scores)
+    for rank, i in enumerate(order):
+        same = rank > 0 and scores[order[rank - 1]] == scores[i]
+        bands[i] = bands[order[rank - 1]] if same else min(count - 1, rank * count // max(1, len(scores)))
+    return bands
+
+
+def audit_sizes(band_sizes: Sequence[int], share: float, minimum: int) -> list[int]:
+    """Pairs audited per band: at least ``minimum`` and a share ``share`` of it, never more than it holds."""
+    return [min(n, max(minimum, math.ceil(share * n))) for n in band_sizes]
+
+
+def audit_sample(bands: Sequence[int], draws: Sequence[float], share: float, minimum: int) -> list[bool]:
+    """Which pairs are audited: in each band the :func:`audit_sizes` pairs of lowest ``draws``."""
+    members: dict[int, list[int]] = {}
+    for i, band in enumerate(bands):
+        members.setdefault(band, []).append(i)
+    audited = [False] * len(bands)
+    for index in members.values():
+        [size] = audit_sizes([len(index)], share, minimum)
+        for i in sorted(index, key=lambda j: (draws[j], j))[:size]:
+            audited[i] = True
+    return audited
+
+
+@lru_cache(maxsize=4096)  # a descent asks again for the same band's bound at every step
+def passes_bound(found: int, audited: int, size: int, alpha: float) -> int:
+    """The one-sided ``1 - alpha`` upper confidence bound of the passes among ``size`` pairs, of which a simple
+    random sample of ``audited`` held ``found``: the largest count of passes under which finding ``found`` or
+    fewer has a chance above ``alpha`` (hypergeometric; exact when every pair was audited)."""
+    from scipy.stats import hypergeom
+
+    if audited >= size:
+        return found
+    low, high = found, size - (audited - found)  # the pairs audited and failed cannot be passes
+    while low < high:  # the chance of finding <= found falls as the passes grow: the last one above alpha
+        middle = (low + high + 1) // 2
+        if float(hypergeom.cdf(found, size, middle, audited)) > alpha:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 @dataclass(frozen=True)
-class MissEstimate:
-    """What the audit sample says of the pairs the filter graded 0 without a call."""
+class Band:
+    """One band's pairs as a cascade graded them: how many, how many the audit drew (and of those how many the
+    decider passed), how many other pairs the decider graded (and passed), and how many it was never asked."""
 
-    kept: int  # pairs at or above the threshold (the decider graded them)
-    kept_passes: int
-    audited: int  # pairs below the threshold the decider graded all the same (the audit sample)
+    size: int
+    audited: int
     audit_passes: int
-    filtered: int  # pairs below the threshold graded 0 without a call
+    sent: int  # kept pairs not drawn for the audit
+    sent_passes: int
 
     @property
-    def calls(self) -> int:
-        """Pairs the decider graded."""
-        return self.kept + self.audited
+    def unasked(self) -> int:
+        return self.size - self.audited - self.sent
 
-    def _rate(self, pass_rate: float) -> float:
-        missed = pass_rate * self.filtered
-        found = self.kept_passes + self.audit_passes
-        return missed / (found + missed) if found + missed > 0 else 0.0
 
-    @property
-    def missed(self) -> float:
-        """Estimated passes of the decider among the filtered pairs."""
-        return self.audit_passes / self.audited * self.filtered if self.audited else 0.0
+@dataclass(frozen=True)
+class KeptBound:
+    """What the audit says of the decider's passes the filter lost: the passes the decider found, an upper
+    bound of those lost, and the kept share's lower bound (all at 95% confidence, the bands together)."""
 
-    @property
-    def miss_rate(self) -> float | None:
-        """Estimated share of the decider's passes the filter graded 0 (None without an audit sample while
-        something was filtered: nothing to estimate it from)."""
-        if self.filtered and not self.audited:
-            return None
-        return self._rate(self.audit_passes / self.audited if self.audited else 0.0)
+    found: int
+    lost: int  # at most this many passes among the pairs the decider was not asked about
+    calls: int  # pairs the decider graded
+    pairs: int
+    unasked: int
 
     @property
-    def interval(self) -> tuple[float, float]:
-        """95% interval of :attr:`miss_rate` (the Wilson interval of the audit's pass rate carried through)."""
-        if not self.filtered:
-            return 0.0, 0.0
-        low, high = wilson(self.audit_passes, self.audited)
-        return self._rate(low), self._rate(high)
+    def lower_bound(self) -> float:
+        """The share of the decider's passes the cascade kept, at least (1.0 when nothing was filtered)."""
+        return self.found / (self.found + self.lost) if self.found + self.lost else 1.0
 
 
-def miss_estimate(kept: Sequence[bool], audited: Sequence[bool], filtered: int) -> MissEstimate:
-    """The estimate from the decider's verdicts (passed or not) on the kept pairs and on the audit sample."""
-    return MissEstimate(kept=len(kept), kept_passes=sum(kept), audited=len(audited), audit_passes=sum(audited),
-                        filtered=filtered)
+def band_levels(count: int, alpha: float = ALPHA) -> list[float]:
+    """The chance each of ``count`` bands (the best scores first) may exceed its bound: ``alpha / 2`` for the
+    lowest band, ``alpha / 4`` for the next, and so on, the best band the rest (``alpha / 2 ** (count - 1)``),
+    so that every band's bound holds at once with ``1 - alpha`` confidence and the low bands, whose pairs a
+    filter leaves unasked, get the tighter bounds."""
+    return [alpha / 2 ** min(count - i, count - 1) for i in range(count)]
 
 
-def describe(estimate: MissEstimate, first: str, decider: str, threshold: float | None) -> str:
-    """One line that every output of a cascade session states: calls made, pairs filtered, the miss rate."""
-    total = estimate.calls + estimate.filtered
-    share = 100.0 * estimate.calls / total if total else 0.0
-    at = f" at score >= {threshold:.4g}" if threshold is not None else ""
-    line = (f"cascade: {decider} graded {estimate.calls:,} of {total:,} pairs ({share:.1f}%: {estimate.kept:,} kept"
-            f"{at}, {estimate.audited:,} audited); {first} graded {estimate.filtered:,} pairs 0 without a call")
-    rate = estimate.miss_rate
-    if rate is None:
-        return line + "; no audit sample: the share of passes the filter missed is unknown"
-    low, high = estimate.interval
-    return (line + f"; audit: {estimate.audit_passes} passes in {estimate.audited:,} -> estimated miss rate "
-            f"{100 * rate:.1f}% of {decider}'s passes (95% interval {100 * low:.1f}%-{100 * high:.1f}%)")
+def kept_bound(bands: Sequence[Band], alpha: float = ALPHA) -> KeptBound:
+    """The kept share's lower bound over ``bands`` (see the module docstring), each band's passes bounded at
+    its :func:`band_levels` chance, so that every band's bound holds at once with ``1 - alpha`` confidence."""
+    lost = 0
+    for band, level in zip(bands, band_levels(len(bands), alpha)):
+        if band.unasked:
+            bound = passes_bound(band.audit_passes, band.audited, band.size, level)
+            lost += min(band.unasked, max(0, bound - band.audit_passes - band.sent_passes))
+    found = sum(b.audit_passes + b.sent_passes for b in bands)
+    return KeptBound(found=found, lost=lost, calls=sum(b.audited + b.sent for b in bands),
+                     pairs=sum(b.size for b in bands), unasked=sum(b.unasked for b in bands))
+
+
+def bands_of(bands: Sequence[int], audited: Sequence[bool], sent: Sequence[bool], passed: Sequence[bool],
+             count: int) -> list[Band]:
+    """The :class:`Band` figures of pairs given per pair: its band, whether it was audited, sent to the decider
+    (audited or kept) and passed by it (False where it was not asked)."""
+    figures = [[0, 0, 0, 0, 0] for _ in range(count)]
+    for band, a, s, p in zip(bands, audited, sent, passed):
+        row = figures[band]
+        row[0] += 1
+        if a:
+            row[1] += 1
+            row[2] += p
+        elif s:
+            row[3] += 1
+            row[4] += p
+    return [Band(*row) for row in figures]
+
+
+# --- choosing the threshold ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -111,80 +185,68 @@ class Descent:
 
     threshold: float
     calls: int  # pairs sent to the decider (audit sample included)
-    estimated_recall: float
+    bound: KeptBound
     stopped: str | None = None  # why the descent stopped before reaching the target (e.g. max_cost)
 
 
 Verdicts = Callable[[Sequence[int]], Sequence[bool | None]]
 
 
-def descend(scores: Sequence[float], audited: Sequence[bool], decide: Verdicts, *, target: float, step: int,
-            floor_step: int | None = None) -> Descent:
-    """Choose the lowest threshold needed for ``target`` recall of the decider's passes.
+def descend(scores: Sequence[float], bands: Sequence[int], audited: Sequence[bool], decide: Verdicts, *,
+            target: float, step: int, alpha: float = ALPHA) -> Descent:
+    """Choose the highest threshold whose kept share's lower bound (:func:`kept_bound`) reaches ``target``.
 
-    ``scores[i]`` is pair i's first-judge score and ``audited[i]`` whether it is in the audit sample.
-    ``decide(indices)`` asks the decider about those pairs and returns, per pair, whether it passed (None:
+    ``scores[i]`` is pair i's first-judge score, ``bands[i]`` its band and ``audited[i]`` whether the audit drew
+    it. ``decide(indices)`` asks the decider about those pairs and returns, per pair, whether it passed (None:
     it could not be graded, or was not asked: the budget ran out; such a pair counts as no pass). The audit
-    sample is decided first, then the rest from the highest score down, ``step`` pairs at a time (ties are
-    never split). The descent stops when both recall estimates reach ``target``: kept passes over kept passes
-    plus the passes the audit sample finds below the boundary (scaled to every pair below it), and kept passes
-    over kept passes plus the lesser of two upper bounds of the misses: the pass rate of the last
-    ``floor_step`` pairs sent (default: ``4 * step`` or a tenth of the pairs, whichever is more: a window that a
-    few passes scattered low down still fall into) times the pairs below the boundary, and the upper end of the
-    audit's 95% (Wilson) interval of its pass rate below the boundary times those pairs."""
+    sample is decided first, then the other pairs from the highest score down, ``step`` pairs at a time (ties
+    are never split), until the bound reaches ``target``; when it never does, every pair is sent."""
     if not 0 < target <= 1:
-        raise ValueError("target recall must be in (0, 1]")
-    window = floor_step or max(4 * step, len(scores) // 10)
-    audit = [i for i, a in enumerate(audited) if a]
-    verdicts: dict[int, bool] = {}
+        raise ValueError("the target share must be in (0, 1]")
+    count = max(bands, default=-1) + 1
+    rows = [[0, 0, 0, 0, 0] for _ in range(count)]  # per band: Band's figures, kept up to date
+    for band in bands:
+        rows[band][0] += 1
+    asked = 0
 
     def ask(indices: list[int]) -> bool:
+        nonlocal asked
         answers = list(decide(indices))
         for i, v in zip(indices, answers):
-            verdicts[i] = bool(v)
+            row = rows[bands[i]]
+            row[1 if audited[i] else 3] += 1
+            row[2 if audited[i] else 4] += bool(v)
+        asked += len(indices)
         return len(answers) == len(indices) and all(v is not None for v in answers)
 
-    complete = ask(audit) if audit else True
+    def bound() -> KeptBound:
+        return kept_bound([Band(*row) for row in rows], alpha)
+
+    complete = ask([i for i, a in enumerate(audited) if a]) if any(audited) else True
     order = sorted((i for i, a in enumerate(audited) if not a), key=lambda i: -scores[i])
-    sent: list[int] = []
-    boundary = math.inf
-    recall = 0.0
     position = 0
-    while complete and position < len(order):
+    boundary = max(scores, default=0.0) + 1.0  # nothing kept yet: every pair below the boundary
+    found = bound()
+    while complete and found.lower_bound < target and position < len(order):
         end = min(len(order), position + step)
         while end < len(order) and scores[order[end]] == scores[order[end - 1]]:
             end += 1  # a tie goes to the decider whole: the threshold cannot split it
         chunk = order[position:end]
         complete = ask(chunk)
-        sent.extend(chunk)
         position = end
         boundary = scores[chunk[-1]]
-        recall = _recall(scores, audit, verdicts, sent, order[position:], boundary, window)
-        if recall >= target:
-            break
+        found = bound()
     if position >= len(order):  # everything was sent: the filter keeps every pair
-        boundary, recall = (min(scores) if scores else 0.0), 1.0
-    stopped = None if complete else "the decider stopped answering (a failure or max_cost) while the threshold " \
-                                    "was being chosen"
-    return Descent(threshold=boundary, calls=len(verdicts), estimated_recall=recall, stopped=stopped)
+        boundary = min(scores, default=0.0)
+    stopped = None if complete else ("the decider stopped answering (a failure or max_cost) while the threshold "
+                                     "was being chosen")
+    return Descent(threshold=boundary, calls=asked, bound=found, stopped=stopped)
 
 
-def _recall(scores: Sequence[float], audit: Sequence[int], verdicts: dict[int, bool], sent: Sequence[int],
-            below: Sequence[int], boundary: float, window: int) -> float:
-    kept_passes = sum(verdicts[i] for i in sent) + sum(verdicts.get(i, False) for i in audit if scores[i] >= boundary)
-    if not below:
-        return 1.0
-    audit_below = [i for i in audit if scores[i] < boundary]
-    # every pair below the boundary, audit ones included: the audit is a uniform sample of all of them
-    below_all = len(below) + len(audit_below)
-    audit_passes = sum(verdicts.get(i, False) for i in audit_below)
-    from_audit = audit_passes / len(audit_below) * below_all if audit_below else 0.0
-    audit_bound = wilson(audit_passes, len(audit_below))[1] * below_all  # the audit's 95% upper bound
-    latest = sent[-window:]
-    from_floor = sum(verdicts[i] for i in latest) / len(latest) * len(below)
-    # Both the floor (the latest pass rate held flat below the boundary) and the audit's upper bound bound the
-    # misses from above; the tighter one counts, never less than the audit's own estimate. A small audit
-    # bounds little (its interval is wide), so the floor counts; a large one bounds the misses far tighter than
-    # the floor, which overstates them wherever the pass rate keeps falling below the boundary.
-    missed = max(from_audit, min(from_floor, audit_bound))
-    return kept_passes / (kept_passes + missed) if kept_passes + missed > 0 else 0.0
+def describe(bound: KeptBound, decider: str, target: float | None) -> str:
+    """The line every output of a cascade session states: the kept share's lower bound, the target, the calls
+    (a target not reached is a warning of its own: sections/judge_notes.py)."""
+    sent = f"{bound.calls:,} of {bound.pairs:,} pairs sent to {decider}"
+    at = f" (target {100 * target:g}%)" if target is not None else ""
+    return (f"cascade: kept ≥ {100 * bound.lower_bound:.1f}% of {decider}'s passes (95% lower bound){at}, {sent}; "
+            f"the filter graded {bound.unasked:,} pairs 0 without a call")

@@ -34,7 +34,11 @@ reaches (``cut_points`` overrides them). The shipped model was fit on TREC DL 20
 cross-validation (benchmarks/grader_quality.py; its file names its fitting data);
 ``exam-harness calibrate --fit-support`` fits one on a team's own judgments. Test points with gold answers
 (``answers:`` in a bank) are graded by the file's answer model instead, over the best cosines of a gold
-answer and of the question followed by a gold answer with a span (benchmarks/answer_model_fit.py).
+answer and of the question followed by a gold answer with a span (benchmarks/answer_model_fit.py). A passage
+that states a number in a gold answer's unit (or the unit the question asks for) and none of the gold answers'
+numbers plainly ("rated at 250 watts" for "400 watts", "far fewer than 6,000 cycles" for "6,000 cycles": the
+answer key's number rule, :func:`~exam_harness.graders.matching.other_number`) gets at most :data:`NUMBER_CAP`:
+its support says it is about the question, not that it answers it.
 
 Those test points are also checked with the answer key (option ``answer_key``, on by default), but only
 inside windows about the question: a gold answer found (the method's answer check,
@@ -71,6 +75,7 @@ from exam_harness.graders.base import (
     GradingRequest,
     read_grader_options,
 )
+from exam_harness.graders.matching import other_number
 from exam_harness.graders.support import (
     MIN_WINDOW_CHARS,
     Signals,
@@ -84,7 +89,12 @@ from exam_harness.graders.support import (
 )
 from exam_harness.llm.hf import local_fingerprint
 
-VERSION = "5"  # 5: the query signal, answer signals for test points with gold answers, the answer model
+# 5: the query signal, answer signals for test points with gold answers, the answer model; 6: a passage stating only
+# another number in a gold answer's unit does not pass by its support (NUMBER_CAP)
+VERSION = "6"
+# The grade a passage stating only another number than the gold answer's, in its unit (or the question's), gets at
+# most: "rated at 250 watts" for "400 watts" is about the question, and no answer to it.
+NUMBER_CAP = 1
 # A gold answer counts only in a span whose cosine with the question reaches this (and when the pair's support
 # reaches the support model's answer_key_floor): a gold string in a passage about something else decides nothing.
 ANSWER_SPAN_COSINE = 0.35
@@ -411,8 +421,15 @@ class EmbeddingGrader(Grader):
                        + reason(support, signals, "").lstrip("“” "))
                 results.append(Grade(grade=MAX_GRADE, grader=self.name, details=details, raw_response=raw))
             else:
-                results.append(Grade(grade=self.grade_of(support, model), grader=self.name, details=details,
-                                     raw_response=reason(support, signals, match.best)))
+                grade, raw = self.grade_of(support, model), reason(support, signals, match.best)
+                other = (other_number(request.passage.text[:MAX_WINDOW_SCAN_CHARS], request.test_point.gold_answers,
+                                      request.test_point.text) if request.test_point.gold_answers else None)
+                if other is not None and grade > NUMBER_CAP:
+                    details["other_number"] = other.text
+                    raw += (f"; states {other.text!r}, not the gold answer's number in its unit: grade {grade} capped "
+                            f"at {NUMBER_CAP}")
+                    grade = NUMBER_CAP
+                results.append(Grade(grade=grade, grader=self.name, details=details, raw_response=raw))
         return results
 
     def _answer_key_span(self, request: GradingRequest, match: Match, common: set[str]) -> tuple[str, float] | None:

@@ -37,7 +37,7 @@ BUILTIN_GRADERS: dict[str, tuple[str, str]] = {
                "a monoT5 reranker (P(true) of 'Query: … Document: … Relevant:') cut into 0..5"),
     "cascade": ("exam_harness.graders.cascade:CascadeGrader",
                 "a cheap first judge (embedding) filters, a deciding judge (openai, hf, ...) grades the rest; "
-                "an audit sample states the miss rate"),
+                "an audit sample bounds the passes kept"),
 }
 
 

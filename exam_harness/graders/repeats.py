@@ -7,15 +7,16 @@ cache key as without repeats, so the grades of a run without repeats are its fir
 grades nothing, and ``repeats=3`` after ``repeats=2`` grades only the third sample. Where the backend
 sends a seed, sample ``i`` sends ``seed + i`` (the same seed would ask for the same answer).
 
-The pair's grade is the reducer's over its K samples; the samples themselves go to the judge-variance
-figures of the result document (its judge-variance section, exam_harness/sections/).
+The pair's grade is the reducer's over its K samples (by default ``auto``: majority for a binary-like judge,
+mean otherwise, :func:`auto_reducer`); the samples themselves go to the judge-variance figures of the result
+document (its judge-variance section, exam_harness/sections/).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -56,17 +57,31 @@ REDUCERS: dict[str, Callable[[Sequence[int]], int]] = {
     "mean": _mean, "median": _median, "majority": _majority, "min": min,
 }
 
+# The default reducer: majority for a binary-like judge, mean for the others (auto_reducer).
+AUTO = "auto"
+
 REPEAT_OPTIONS: tuple[GraderOption, ...] = (
     GraderOption("repeats", 1, "samples asked of the judge per pair, each cached under its index; needs "
                  "temperature > 0 (default: 1)", integer(1, MAX_REPEATS)),
-    GraderOption("reducer", "mean", "how a pair's samples make its grade: mean (rounded half up), median (the lower "
-                 "middle one), majority (ties to the lower grade) or min (default: mean)", choice(*REDUCERS)),
+    GraderOption("reducer", AUTO, "how a pair's samples make its grade: mean (rounded half up), median (the lower "
+                 "middle one), majority (ties to the lower grade), min, or auto: majority where every sample grade "
+                 "is the scale's lowest or top one (a 0/5 judge), else mean (default: auto)",
+                 choice(AUTO, *REDUCERS)),
 )
 
 
 def reduce_grades(reducer: str, grades: Sequence[int]) -> int:
     """The grade ``reducer`` makes of one pair's samples."""
     return REDUCERS[reducer](grades)
+
+
+def auto_reducer(samples: Iterable[Sequence[int]], max_grade: int) -> str:
+    """The reducer ``auto`` stands for over a pass's samples: ``majority`` for a binary-like judge (a scale of
+    two grades, or one whose every sample grade is 0 or ``max_grade``), else ``mean``. For a 0/5 judge ``mean``
+    acts as ``min`` at tau 4 or 5: one 0 among K samples leaves at most round(5 (K - 1) / K) < 5, which is
+    below 4 for K <= 3 ("5, 5, 0" reduces to 3); a judge with grades in between is averaged as before."""
+    ends = {0, max_grade}
+    return "majority" if max_grade <= 1 or all(g in ends for grades in samples for g in grades) else "mean"
 
 
 @contextmanager
@@ -128,6 +143,9 @@ class SampleGrader(Grader):
 
     def stop_reason(self) -> str | None:
         return self.grader.stop_reason()
+
+    def pass_figures(self) -> dict[str, float] | None:
+        return self.grader.pass_figures()
 
     def close(self) -> None:  # the grader is closed once, by its owner, not by each sample
         pass

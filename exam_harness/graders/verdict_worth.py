@@ -75,7 +75,7 @@ def required_warning(spec: GraderSpec, required: Iterable[str], worth: VerdictWo
 
 def grader_notes(spec: GraderSpec, min_grade: int, required: Iterable[str], answers: Mapping[Pair, str | None],
                  grades: Mapping[Pair, int]) -> list[str]:
-    """The lines a session's summary states about its judge: a cascade's calls and estimated miss rate
+    """The lines a session's summary states about its judge: a cascade's calls and kept share
     (:func:`exam_harness.graders.cascade.statement`); an embedding grader's verdict worth and the warning for
     required test points it alone judged."""
     from exam_harness.graders.cascade import statement

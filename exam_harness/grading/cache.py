@@ -465,7 +465,9 @@ class GradeCache:
             except sqlite3.DatabaseError as exc:
                 self._file_is_damaged(exc)
                 return []
-        return sorted((str(name), _text_or_none(model), _text_or_none(prompt)) for name, model, prompt in found)
+        named = {(str(name), _text_or_none(model), _text_or_none(prompt)) for name, model, prompt in found}
+        # one grader may store grades with and without a model (a cascade's filtered pairs name none): None first
+        return sorted(named, key=lambda n: (n[0], n[1] is not None, n[1] or "", n[2] is not None, n[2] or ""))
 
     def rows(self) -> list[Row]:
         """Every stored row as stored (key, grade, extracted answer, raw response, record), by key."""

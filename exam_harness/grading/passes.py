@@ -25,7 +25,7 @@ from exam_harness.core.models import ExamData, Grade, GraderSpec, Passage, Query
 from exam_harness.core.progress import GradingProgress
 from exam_harness.exam.inputs import DIRECT_ID_END, ExamView, Pair, view_from_banks, view_from_recorded
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
-from exam_harness.graders.repeats import SampleGrader, reduce_grades
+from exam_harness.graders.repeats import AUTO, SampleGrader, auto_reducer, reduce_grades
 from exam_harness.grading.cache import GradeCache, cache_key
 from exam_harness.llm.cost import GradingCost, Meter, Prices, TokenUsage, grade_tokens, money
 
@@ -63,6 +63,8 @@ class GradingOutcome:
     samples: dict[Pair, tuple[int, ...]] = field(default_factory=dict)
     # distinct pairs neither cached nor graded: another shard's (--exam-shard)
     other_shards: int = 0
+    # a grader made of judges: figures of this pass it states beside its grades (Grader.pass_figures)
+    judge_figures: dict[str, float] | None = None
 
     @property
     def cache_misses(self) -> int:
@@ -475,6 +477,7 @@ def run_grading_pass(
     say_stray_labels(grader, outcome)
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
+    outcome.judge_figures = grader.pass_figures() if todo else None
     outcome.seconds = time.perf_counter() - started
     return outcome
 
@@ -527,9 +530,13 @@ def _repeated_pass(
         graded=sum(p.graded for p in passes), unsupported=dict(first.unsupported),
         cache_damaged=sum(p.cache_damaged for p in passes), repeats=repeats, reducer=reducer,
         cache_notices=list(dict.fromkeys(n for p in passes for n in p.cache_notices)),
-        cost=_samples_cost([p.cost for p in passes]),
+        cost=_samples_cost([p.cost for p in passes]), judge_figures=passes[-1].judge_figures,
     )
     pairs = dict.fromkeys(pair for p in passes for pair in (*p.grades, *p.failures))
+    if reducer == AUTO:  # majority for a judge whose samples are only its scale's two ends, else mean
+        reducer = auto_reducer(([p.grades[pair] for p in passes if pair in p.grades] for pair in pairs),
+                               grader.spec().max_grade)
+        outcome.reducer = reducer
     for pair in pairs:
         failed = [(i, p.failures[pair]) for i, p in enumerate(passes) if pair in p.failures]
         if failed or any(pair not in p.grades for p in passes):

@@ -83,7 +83,7 @@ def open_grading(
     grader = registries.graders.create(
         options.grader,
         GraderConfig(model=options.model, options=options.grader_options, data=data, batch_size=options.batch_size,
-                     device=options.device, dry_run=options.dry_run),
+                     device=options.device, dry_run=options.dry_run, cache=options.cache),
     )
     try:
         plan = make_plan(options, grader.spec(), where=where, several=several, alpha_ndcg=alpha_ndcg,

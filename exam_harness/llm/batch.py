@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from exam_harness.config.options import GraderOption, boolean, choice, integer, number, optional
 from exam_harness.core.errors import InfrastructureError
+from exam_harness.io.textio import open_binary
 from exam_harness.llm.batch_state import STATUS, server_id
 from exam_harness.llm.batch_state import BatchJob as BatchJob
 from exam_harness.llm.batch_state import BatchState as BatchState
@@ -259,6 +260,9 @@ def outputs(client: Any, state: BatchState, job: BatchJob) -> list[tuple[str, st
     """``(source, text)`` of ``job``'s output and error files (none for a job that made none)."""
     if job.target == "vllm":
         path = state.output_path(job)
-        return [(str(path), path.read_text(encoding="utf-8"))] if path.exists() else []
+        if not path.exists():
+            return []
+        with open_binary(path) as fh:  # the one opening of inputs: a regular file only (a FIFO would block)
+            return [(str(path), fh.read().decode("utf-8"))]
     return [(f"batch {job.batch_id} file {file_id}", client.files.content(file_id).text)
             for file_id in (job.output_file_id, job.error_file_id) if file_id]

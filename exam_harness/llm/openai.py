@@ -243,7 +243,9 @@ class OpenAIBackend:
         self.policy = RetryPolicy(max_retries=self.max_retries, backoff_base=self.backoff_base,
                                   backoff_max=self.backoff_max, retry_after_max=self.retry_after_max,
                                   retry_after_limit=self.retry_after_limit)
-        self.pacer = Pacer(self.concurrency, rpm=self.rpm, tpm=self.tpm, adaptive=self.adaptive_concurrency)
+        # a Retry-After holds the other requests no longer than the retrier would wait for one
+        self.pacer = Pacer(self.concurrency, rpm=self.rpm, tpm=self.tpm, adaptive=self.adaptive_concurrency,
+                           hold_max=min(self.retry_after_max, self.retry_after_limit))
 
     # -- TextBackend protocol ----------------------------------------------------------------
     def settings(self) -> dict[str, Any]:

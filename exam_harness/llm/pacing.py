@@ -9,7 +9,10 @@
   costs little and avoids those 429s.
 * **Concurrency** adapts by additive increase, multiplicative decrease (AIMD): each answered request
   raises the limit by ``1 / limit`` (one more slot per round of answers), each 429 or 503 halves it,
-  never below 1 nor above ``concurrency``. A ``Retry-After`` holds every new request until it has passed.
+  never below 1 nor above ``concurrency``. A ``Retry-After`` holds every new request until it has passed,
+  for at most ``hold_max`` seconds (the retrier's ``retry_after_max``, the longest it honours one): a
+  Retry-After the retrier refuses (an hour, a date in 2099, ``inf``) must not hold every other request
+  for that long.
 
 One :class:`Pacer` serves one event loop (a backend's :meth:`generate`); the clock and the sleep are
 injectable so that tests need no real time.
@@ -27,6 +30,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 HEADROOM = 0.95  # the share of a given rpm / tpm limit aimed at
+HOLD_MAX = 120.0  # seconds a Retry-After holds new requests at most, unless told (RetryPolicy.retry_after_max)
 
 
 @dataclass
@@ -53,8 +57,11 @@ class Pacer:
     """Starts requests within ``rpm``, ``tpm`` and an adaptive concurrency of at most ``concurrency``."""
 
     def __init__(self, concurrency: int, *, rpm: float | None = None, tpm: float | None = None,
-                 adaptive: bool = True, clock: Callable[[], float] = time.monotonic,
+                 adaptive: bool = True, hold_max: float = HOLD_MAX, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        if not (math.isfinite(hold_max) and hold_max >= 0):
+            raise ValueError(f"hold_max must be a finite number of seconds >= 0, got {hold_max!r}")
+        self.hold_max = hold_max
         self.ceiling = max(1, int(concurrency))
         self.limit = float(self.ceiling)
         self.adaptive = adaptive
@@ -106,8 +113,8 @@ class Pacer:
                 self.throttled += 1
                 if self.adaptive:
                     self.limit = max(1.0, self.limit / 2)
-                if retry_after is not None:
-                    self.hold_until = max(self.hold_until, self.clock() + retry_after)
+                if retry_after is not None and retry_after == retry_after:  # NaN holds nothing
+                    self.hold_until = max(self.hold_until, self.clock() + min(max(retry_after, 0.0), self.hold_max))
             elif answered and self.adaptive:
                 self.limit = min(float(self.ceiling), self.limit + 1.0 / self.limit)
             self._changed.notify_all()

@@ -275,12 +275,20 @@ def merged(first: GradingOutcome, second: GradingOutcome) -> GradingOutcome:
         cache_notices=list(dict.fromkeys([*first.cache_notices, *second.cache_notices])),
         fallbacks={**first.fallbacks, **second.fallbacks}, cost=merged_cost(first.cost, second.cost),
         repeats=second.repeats, reducer=second.reducer, samples={**first.samples, **second.samples},
+        judge_figures=merged_figures(first.judge_figures, second.judge_figures),
     )
     for part, n in second.decided_by.items():
         out.decided_by[part] = first.decided_by.get(part, 0) + n
     for part, n in first.decided_by.items():
         out.decided_by.setdefault(part, n)
     return out
+
+
+def merged_figures(first: dict[str, float] | None, second: dict[str, float] | None) -> dict[str, float] | None:
+    """Two passes' judge figures (seconds and counts) summed."""
+    if first is None or second is None:
+        return first or second
+    return {key: first.get(key, 0.0) + second.get(key, 0.0) for key in {*first, *second}}
 
 
 def replace_points(bank: QueryBank, keep: set[str]) -> QueryBank:

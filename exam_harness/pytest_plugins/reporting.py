@@ -24,13 +24,13 @@ from exam_harness.core.paths import shown_path
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_controller, setup_of
-from exam_harness.pytest_plugins.systems import live_systems, system_checks
+from exam_harness.pytest_plugins.systems import live_systems
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.writers import WriterInput, WriterOutputError
 from exam_harness.results.gate_checks import Verdicts
 from exam_harness.results.preflight import shown_uncovered, uncovered_queries
-from exam_harness.results.schema import ExamReport, Verdict
+from exam_harness.results.schema import ExamReport
 from exam_harness.results.verdict import Checks, Decision, decision
 
 
@@ -117,10 +117,6 @@ class ExamReporting:
             self.incomplete_message = (
                 f"FAIL incomplete exam: {report.cache.failures} pairs could not be graded; the scores of runs {runs} "
                 "rest on them and are not scores (see the '!' footnote)")
-        stale = system_checks(self.config)  # a stale recording under --exam-stale=fail (pytest_plugins/systems.py)
-        if stale:
-            found = replace(found, verdict=Verdict(passed=found.verdict.passed and all(r.passed for r in stale),
-                                                   gates=[*found.verdict.gates, *stale]))
         return found
 
     def writer_input(self) -> WriterInput:
@@ -207,6 +203,10 @@ class ExamReporting:
         render_summary(terminalreporter, self.built.report, [shown_path(p, root) for p in self.written])
         for note in self.notes:
             terminalreporter.write_line(note)
+        from exam_harness.results.left_out import taken
+
+        for warning in taken():  # a plugin section left out of an output, a NaN written as null (results/)
+            terminalreporter.write_line(warning, yellow=True, bold=True)
         if self.failure_reasons:
             total = sum(n for _, n in self.failure_reasons)
             terminalreporter.write_sep("-", f"pairs that could not be graded ({total})")

@@ -26,7 +26,6 @@ from exam_harness.core.models import Query, QueryBank
 from exam_harness.core.paths import shown_path
 from exam_harness.core.progress import GradingProgress
 from exam_harness.pytest_plugins.state import is_worker, is_xdist_controller, setup_of
-from exam_harness.results.schema import GateResult
 from exam_harness.systems.calling import CallsInterrupted
 from exam_harness.systems.declare import System, clear, declared
 from exam_harness.systems.health import LiveSystems, policy_text, resolve_stale
@@ -127,15 +126,6 @@ class ExamSystems:
         with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
             print(scrub(text), file=sys.stderr, flush=True)
 
-    def checks(self) -> list[GateResult]:
-        """The verdict's checks of live systems: a stale recording under ``stale=fail`` fails the session."""
-        if self.outcome is None or is_worker(self.config):
-            return []
-        return [GateResult(gate="exam-stale", run=health.system, passed=False,
-                           message=f"{health.stale_message()}; {self.policy}: record it again (exam-harness record, or "
-                                   "a session outside CI) and commit the recording")
-                for health in self.outcome.health.values() if health.fails_session]
-
     def failure(self, run: str, query_id: str) -> str | None:
         """The message a case of ``run`` on ``query_id`` fails with when the system failed on that query."""
         if self.outcome is None:
@@ -204,8 +194,12 @@ class ExamSystems:
         return inputs.redact(scrub("\n".join(lines)))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if is_worker(self.config):
+            return
+        for note in self._undeclared():
+            terminalreporter.write_line(scrub(note), yellow=True, bold=True)
         outcome = self.outcome
-        if outcome is None or is_worker(self.config):
+        if outcome is None:
             return
         for note in outcome.notes:
             terminalreporter.write_line(scrub(f"! {note}"), yellow=True, bold=True)
@@ -220,6 +214,18 @@ class ExamSystems:
                 "so the next run asks again",
                 red=True, bold=True)
         # the systems' summary line is the report's live-systems section (sections/live_systems.py)
+
+    def _undeclared(self) -> list[str]:
+        """A warning per run recorded by a system no longer declared (systems/recording.py)."""
+        from exam_harness.systems.recording import undeclared_system_notes
+
+        setup = setup_of(self.config)
+        inputs = setup.exam_inputs(self.config)
+        try:
+            runs = list(inputs.data.runs)
+        except ConfigError:  # the runs were never loaded (the session stopped before): nothing was scored
+            return []
+        return undeclared_system_notes([s.name for s in declared()], runs, [*setup.options.runs, *inputs.extra_runs])
 
     def health(self) -> LiveSystems | None:
         """The declared systems' health for the result document (its live-systems section)."""
@@ -244,11 +250,6 @@ class ExamSystems:
 def system_failure(config: pytest.Config, run: str, query_id: str) -> str | None:
     plugin = config.pluginmanager.get_plugin("exam-systems")
     return plugin.failure(run, query_id) if isinstance(plugin, ExamSystems) else None
-
-
-def system_checks(config: pytest.Config) -> list[GateResult]:
-    plugin = config.pluginmanager.get_plugin("exam-systems")
-    return plugin.checks() if isinstance(plugin, ExamSystems) else []
 
 
 def live_systems(config: pytest.Config) -> LiveSystems | None:

@@ -21,7 +21,7 @@ from exam_harness.core.display import counted
 from exam_harness.report.tables import Column, fmt, render_table
 from exam_harness.report.tables import Leaderboard as Board
 from exam_harness.results.evaluation import EvaluationReport, correlation_of, official_of, system_order
-from exam_harness.results.sections import Placement, shown_at, terminal_parts
+from exam_harness.results.sections import Placement, section_lines, shown_at
 
 _WITH_STDERR = ("exam-cover", "n-exam-cover")
 
@@ -93,12 +93,11 @@ def print_evaluation(
 
 
 def _print_sections(result: EvaluationReport, console: Console, placement: Placement, *, brief: bool) -> None:
+    """Each section's terminal part, as text lines drawn at the console's width: escaped and contained
+    (results/sections.py), so a section's data cannot drive the terminal."""
     for section, content in shown_at(result.sections, placement, brief=brief):
-        for part in terminal_parts(section, content, brief=brief):
-            if isinstance(part, str):
-                console.print(part, soft_wrap=True, markup=False, highlight=False)
-            else:
-                console.print(part)
+        for line in section_lines(section, content, console.width, brief=brief):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
 
 
 # --- agreement views ---------------------------------------------------------------------------

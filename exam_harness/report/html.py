@@ -28,7 +28,7 @@ from exam_harness.core.display import counted, shorten
 from exam_harness.io.textio import atomic_write_text
 from exam_harness.report.html_assets import CSS, JS
 from exam_harness.results.schema import ExamReport, QueryScore, Score, SystemScore, TestPointOutcome
-from exam_harness.results.sections import shown_at, shown_sections
+from exam_harness.results.sections import Section, section_html, shown_at, shown_sections
 
 # the drill-down lists these outcomes, worst first, under these names
 DRILL_OUTCOMES = {"required-missed": "required missed", "error": "errors", "missed": "missed"}
@@ -87,7 +87,8 @@ def _ordered(preferred: Sequence[str], seen: Iterable[str]) -> list[str]:
     return [x for x in preferred if x in seen_list] + [x for x in seen_list if x not in preferred]
 
 
-def _header(report: ExamReport, title: str) -> str:
+def _header(report: ExamReport, title: str, sections: Sequence[Section]) -> str:
+    """The page's header and navigation (to each section drawn: ``sections``), banners and verdict."""
     s = report.settings
     parts = [
         f'<header><h1>{_e(title)}</h1><p class="meta">{_e(counted(len(report.systems), "run"))} · '
@@ -97,8 +98,7 @@ def _header(report: ExamReport, title: str) -> str:
         + f" · k={_e(s.k)} · τ={_e(s.min_grade)} · created {_e(report.created)}</p></header>",
         '<nav><a href="#leaderboard">Leaderboard</a><a href="#heatmap">Heatmap</a>'
         '<a href="#grades">Grade distributions</a><a href="#drilldown">Drill-down</a>'
-        + "".join(f'<a href="#{_e(section.name)}">{_e(section.title)}</a>'
-                  for section, _ in shown_sections(report.sections))
+        + "".join(f'<a href="#{_e(section.name)}">{_e(section.title)}</a>' for section in sections)
         + '<a href="#settings">Settings</a></nav>',
     ]
     if report.partial:
@@ -410,13 +410,17 @@ def render_html(report: ExamReport, passages: Mapping[str, str] | None = None, *
     systems = sorted(report.systems, key=_ranking(report))
     anchors = {sys.run: run_anchor(i, sys.run) for i, sys in enumerate(systems)}
     heatmap, matrix = _heatmap(report, systems, anchors)
+    shown = {placement: [(section, text) for section, content in shown_at(report.sections, placement)
+                         if (text := section_html(section, content)) is not None]  # contained (results/sections.py)
+             for placement in ("before", "after")}
     body = "\n".join([
-        _header(report, title),
-        *(section.html(content) for section, content in shown_at(report.sections, "before")),
+        _header(report, title, [section for section, _ in shown_sections(report.sections)  # in the registry's order
+                                if any(section is drawn for part in shown.values() for drawn, _ in part)]),
+        *(text for _, text in shown["before"]),
         _leaderboard(report, systems, anchors),
         heatmap,
         _grades(report, systems),
-        *(section.html(content) for section, content in shown_at(report.sections, "after")),
+        *(text for _, text in shown["after"]),
         _drilldown(report, systems, anchors, passages or {}),
         _settings(report),
     ])

@@ -17,7 +17,7 @@ from exam_harness.core.display import counted, shorten, visible
 from exam_harness.report.terminal import ranked
 from exam_harness.results.gate_checks import GateCheck, Verdicts, title
 from exam_harness.results.schema import ExamReport, SystemScore, TestPointOutcome
-from exam_harness.results.sections import Placement, shown_at
+from exam_harness.results.sections import Placement, section_markdown, shown_at
 
 # Characters that start markdown syntax anywhere in a line (a table cell included); '<', '>' and '&'
 # become entities so that GitHub never reads a run name as HTML.
@@ -67,7 +67,8 @@ def render_markdown(report: ExamReport, verdicts: Verdicts | None = None) -> str
 
 def _sections(report: ExamReport, placement: Placement) -> list[str]:
     """The markdown of the sections the report holds that are placed ``placement`` the leaderboard."""
-    return [section.markdown(content, escape) for section, content in shown_at(report.sections, placement)]
+    return [text for section, content in shown_at(report.sections, placement)
+            if (text := section_markdown(section, content, escape)) is not None]  # contained (results/sections.py)
 
 
 def _heading(report: ExamReport, verdicts: Verdicts) -> str:

@@ -14,6 +14,8 @@ from typing import Any, Literal
 from rich.table import Table
 from rich.text import Text
 
+from exam_harness.core.display import visible
+
 StderrLayout = Literal["inline", "below", "hidden"]
 Value = tuple[float, float | None]  # mean, standard error (None: not shown)
 
@@ -55,30 +57,32 @@ def _cell(value: Value | None, best: bool, layout: StderrLayout, show_stderr: bo
 
 
 def render_table(board: Leaderboard, layout: StderrLayout = "inline") -> Table:
-    """One row per run in ``board.runs`` order; ``layout`` places each standard error."""
-    table = Table(title=board.title, title_justify="left", header_style="bold", show_lines=layout == "below")
-    names = [board.labels.get(r, r) for r in board.runs]
+    """One row per run in ``board.runs`` order; ``layout`` places each standard error. Every text of the
+    board (run names, titles, text cells: data of a report, a kept one too) is shown escaped
+    (display.visible), so a name holding terminal escapes cannot drive the terminal."""
+    table = Table(title=visible(board.title), title_justify="left", header_style="bold", show_lines=layout == "below")
+    names = [visible(board.labels.get(r, r)) for r in board.runs]
     table.add_column("run", style="cyan", no_wrap=True, min_width=max((len(n) for n in names), default=3))
     for title, _ in board.before:
-        table.add_column(title, justify="right", no_wrap=True)
+        table.add_column(visible(title), justify="right", no_wrap=True)
     for column in board.columns:
-        table.add_column(column.title, justify="right", no_wrap=True, min_width=len(column.title))
+        table.add_column(visible(column.title), justify="right", no_wrap=True, min_width=len(visible(column.title)))
     for title, _ in board.after:
-        table.add_column(title, justify="right", no_wrap=True, min_width=len(title))
+        table.add_column(visible(title), justify="right", no_wrap=True, min_width=len(visible(title)))
     bests = [max((v[0] for v in c.values.values() if v is not None), default=None) for c in board.columns]
     for run, name in zip(board.runs, names):
-        cells: list[Any] = [name, *(values.get(run, "–") for _, values in board.before)]
+        cells: list[Any] = [name, *(visible(values.get(run, "–")) for _, values in board.before)]
         for column, best in zip(board.columns, bests):
             value = column.values.get(run)
             starred = len(board.runs) > 1 and value is not None and best is not None and best > 0 and value[0] == best
             cells.append(_cell(value, starred, layout, column.stderr))
-        cells.extend(values.get(run, "") for _, values in board.after)
+        cells.extend(visible(values.get(run, "")) for _, values in board.after)
         table.add_row(*cells)
     if board.footer:
         table.add_section()
         for title, row in board.footer:
             pad = [""] * len(board.before)
-            table.add_row(Text(title, style="bold"), *pad, *(Text(c, style="bold") for c in row))
+            table.add_row(Text(visible(title), style="bold"), *pad, *(Text(visible(c), style="bold") for c in row))
     return table
 
 

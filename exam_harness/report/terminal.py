@@ -12,11 +12,11 @@ from typing import Any
 
 from rich.console import Group
 
-from exam_harness.core.display import counted, render_text
+from exam_harness.core.display import counted, render_text, visible
 from exam_harness.measures.lookup import find_measure
 from exam_harness.report.tables import Column, Leaderboard, render_table
 from exam_harness.results.schema import FALLBACK_CAUSE, ExamReport, MeasureInfo, SystemScore
-from exam_harness.results.sections import shown_at, terminal_text
+from exam_harness.results.sections import section_lines, shown_at
 
 WIDE = 132  # from this width on, "± stderr" shares the value's line
 
@@ -159,14 +159,15 @@ def render_to_text(report: ExamReport, *, color: bool, width: int | None = None,
         lines.append(fallbacks)
     if report.partial:
         lines.append(f"partial exam: {report.partial}")
+    lines = [visible(line) for line in lines]  # a kept report's texts (a partial note) are data: escaped
     for section, content in shown_at(report.sections, "after"):  # cost, judge variance, a plugin's part
-        lines += terminal_text(section.terminal(content), width)
+        lines += section_lines(section, content, width)  # escaped, and contained (results/sections.py)
     dropped = n_exam_dropped_line(report)
     if dropped:
-        lines.append(dropped)
+        lines.append(visible(dropped))
     table = render_text(leaderboard(report, label=label, width=width), width, color=color)
     before = [line for section, content in shown_at(report.sections, "before")  # placed before the leaderboard
-              for line in terminal_text(section.terminal(content), width)]
+              for line in section_lines(section, content, width)]
     return "".join(line + "\n" for line in before) + table + "".join(line + "\n" for line in lines)
 
 

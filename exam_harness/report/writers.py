@@ -18,7 +18,6 @@ Where the files go is the front end's choice, the same in both:
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -93,13 +92,15 @@ class JsonWriter:
     """The document itself: ``exam-report.json`` (pytest) or ``evaluation.json`` (evaluate)."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
-        from exam_harness.results.json_writer import REPORT_NAME, report_json_pieces
+        from exam_harness.results.json_writer import REPORT_NAME, json_document, json_text, report_json_pieces
         from exam_harness.results.schema import ExamReport
 
         doc = out.document
         if isinstance(doc, ExamReport):
             return {REPORT_NAME: report_json_pieces(doc)}
-        return {EVALUATION_NAME: json.dumps(doc.to_json(), indent=1, allow_nan=False) + "\n"}
+        # a section holding a NaN is left out, another NaN written as null, each said (results/json_writer.py)
+        return {EVALUATION_NAME: json_text(json_document(doc.to_json(), EVALUATION_NAME), EVALUATION_NAME, indent=1)
+                + "\n"}
 
 
 class QrelsWriter:

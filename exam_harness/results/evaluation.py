@@ -3,7 +3,6 @@ evaluation envelope (how it is computed: report/evaluation.py)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +17,9 @@ from exam_harness.results.schema import (
     SCHEMA_VERSION,
     CacheSummary,
     MeasureInfo,
-    QueryScore,
+    PerQuery,
     Sections,
-    SystemScore,
+    Systems,
 )
 
 
@@ -269,8 +268,8 @@ class EvaluationReport(_Model):
     grading: EvaluationGrading
     collection: CollectionSummary
     measures: list[MeasureInfo]
-    systems: list[SystemScore]
-    per_query: list[QueryScore] = Field(default_factory=list)  # --per-query
+    systems: Systems
+    per_query: PerQuery = Field(default_factory=list)  # --per-query
     leaderboards: list[MeasureStats]  # one per measure, in the order of measures[]
     # the optional parts, by section name, computed as the pytest report's (results/sections.py): the
     # correlations with the official leaderboard, significance against a baseline, agreement with the
@@ -321,6 +320,9 @@ class EvaluationReport(_Model):
         return {key: value for key, value in doc.items() if value is not None}
 
     def write_json(self, path: str | Path) -> Path:
+        """The document written to ``path`` by the JSON writer's rules (no NaN: results/json_writer.py)."""
+        from exam_harness.results.json_writer import json_document, json_text
+
         path = Path(path)
-        atomic_write_text(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
+        atomic_write_text(path, json_text(json_document(self.to_json(), path.name), path.name, indent=1) + "\n")
         return path

@@ -11,7 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from exam_harness.config.gates import SYSTEM_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.config.gates import (
+    JUDGE_FIGURES,
+    SYSTEM_FIGURES,
+    Allowance,
+    GateResult,
+    RequiredScope,
+    Threshold,
+    split_holds,
+)
 from exam_harness.core.errors import ConfigError
 from exam_harness.core.grade_kinds import KIND_NAMES
 
@@ -150,7 +158,8 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
                      registry: MeasureRegistry | None = None, scope: RequiredScope | None = None,
                      figures: Registry[GateFigure] | None = None) -> list[GateCheck]:
     """Every examined run's value of every gated measure (or gate figure of ``figures``) beside its threshold,
-    sorted by run then measure."""
+    sorted by run then measure (the judge's figures are the session's, checked by :func:`judge_results`)."""
+    thresholds = [t for t in thresholds if t.measure not in JUDGE_FIGURES]
     systems = {s.run: s for s in report.systems}
     declared = {t.measure: figures.get(t.measure) for t in thresholds
                 if figures is not None and t.measure in figures and t.holds is None}
@@ -211,6 +220,35 @@ def _judge_figures(report: Document) -> Any:
         return None
     tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
     return content.at(tau)
+
+
+def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[GateResult]:
+    """Each threshold on the judge's figure (``cascade-kept``) as a check of the verdict: the cascade's 95% lower
+    bound of the share of its decider's passes it kept, at the document's tau (evaluate's first), against the
+    limit; a document without a cascade's figures fails the check, saying why."""
+    results: list[GateResult] = []
+    for t in thresholds:
+        if t.measure not in JUDGE_FIGURES:
+            continue
+        tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
+        notes = report.sections.get("judge-notes")
+        found = next((c for c in getattr(notes, "cascade", []) if c.min_grade == tau), None)
+        if found is None:
+            grader = report.settings.grader.name
+            message = (f"FAIL cascade-kept: the document holds no cascade's figures at tau={tau} (grader {grader!r}), "
+                       f"so it cannot meet {t.value:g}")
+            results.append(GateResult(gate="exam-fail-under", measure=t.measure, limit=t.value, passed=False,
+                                      message=message))
+            continue
+        value = float(found.kept_lower_bound)
+        passed = value >= t.value - 1e-12
+        said = (f"the cascade kept ≥ {100 * value:.1f}% of its decider's passes (95% lower bound, tau={tau}), "
+                f"{found.calls:,} of {found.pairs:,} pairs sent")
+        message = (f"{said}, at least the required {100 * t.value:g}%" if passed else
+                   f"FAIL Required cascade-kept of {100 * t.value:g}% not reached: {said}")
+        results.append(GateResult(gate="exam-fail-under", measure=t.measure, value=value, limit=t.value,
+                                  passed=passed, message=message))
+    return results
 
 
 def threshold_failures(report: Document, thresholds: Sequence[Threshold],
@@ -356,9 +394,9 @@ def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance
                        reference: str, alpha: float, registry: MeasureRegistry | None = None, *,
                        old: Document | None = None, scope: RequiredScope | None = None) -> list[GateResult]:
     """Each change on a measure with an allowed drop as a check of the verdict (``--exam-compare-fail``);
-    its limit is the lowest value the allowance accepts. Given the reference report ``old``, a gated
-    measure that either report lacks for a run both hold is a failed check (issue 31, finding 14): a
-    gate that cannot be checked must not pass silently."""
+    its limit is the lowest value the allowance accepts (:meth:`Allowance.lowest`, never negative). Given the
+    reference report ``old``, a gated measure that either report lacks for a run both hold is a failed check
+    (issue 31, finding 14): a gate that cannot be checked must not pass silently."""
     limits = {a.measure: a for a in allowances}
     results = unmeasured_results(changes, allowances, old, report, reference, registry) if old is not None else []
     for c in changes:
@@ -374,9 +412,8 @@ def regression_results(changes: Sequence[Change], allowances: Sequence[Allowance
         message = (f"baseline run {c.run!r} (never gated) {'dropped' if c.regressed else 'changed'} {change}"
                    if baseline else f"FAIL run {c.run!r} regressed {change}" if c.regressed
                    else f"run {c.run!r} within its allowance {change}")
-        lowest = c.old - (allowance.drop * c.old if allowance.relative else allowance.drop)
         results.append(GateResult(gate="exam-compare-fail", run=c.run, measure=c.measure, value=c.new,
-                                  limit=lowest, passed=baseline or not c.regressed, message=message))
+                                  limit=allowance.lowest(c.old), passed=baseline or not c.regressed, message=message))
     return results
 
 
@@ -405,6 +442,58 @@ def unmeasured_results(changes: Sequence[Change], allowances: Sequence[Allowance
                         f"{allowance.measure!r} is not in {lacking}; measures both reports hold: "
                         f"{', '.join(both) or 'none'}"))
     return results
+
+
+# --- a gate that checks nothing -----------------------------------------------------------------
+
+
+def unchecked_results(report: Document, thresholds: Sequence[Threshold], allowances: Sequence[Allowance],
+                      results: Sequence[GateResult], *, reference: tuple[str, Document] | None = None,
+                      baseline: str | None = None) -> list[GateResult]:
+    """A failed check for each gate asked for that checked nothing in ``report`` (issue 39, finding 6): a
+    threshold naming a run the document lacks or applying to none of its runs (no run at all, only the
+    baseline), an allowed drop with no run both reports hold, a baseline with no other run. ``results`` are
+    the checks made so far; a gate that checks nothing must not pass."""
+    runs = [s.run for s in report.systems]
+    held = ", ".join(repr(r) for r in runs[:10]) + (f" and {len(runs) - 10} more" if len(runs) > 10 else "") or "none"
+    failed: list[GateResult] = []
+    gated = {(r.run, r.measure) for r in results if r.gate == "exam-fail-under"}
+    for t in dict.fromkeys(thresholds):
+        if any(measure == t.gated and (t.run is None or run == t.run) for run, measure in gated):
+            continue
+        why = (f"the document holds no run {t.run!r}" if t.run is not None and t.run not in runs
+               else "it applies to no run of the document (a default threshold skips the baseline run)")
+        failed.append(GateResult(gate="exam-fail-under", run=t.run, measure=t.gated, limit=t.value, passed=False,
+                                 message=f"FAIL the threshold {t} checks nothing: {why}; runs held: {held}"))
+    compared = {r.measure for r in results if r.gate == "exam-compare-fail"}
+    if reference is not None:
+        name, old = reference
+        common = sorted(set(runs) & {s.run for s in old.systems})
+        why = (f"the reference {name} holds none of the document's runs (it holds "
+               f"{', '.join(repr(s.run) for s in old.systems[:10]) or 'none'}; this document {held})" if not common
+               else f"no run both reports hold ({', '.join(map(repr, common[:10]))}) is scored by it")
+        failed += [GateResult(gate="exam-compare-fail", measure=a.measure, passed=False,
+                              message=f"FAIL the allowed drop {a} checks nothing: {why}")
+                   for a in dict.fromkeys(allowances) if a.measure not in compared]
+    if baseline is not None and not any(r.gate == "exam-baseline" for r in results):
+        failed.append(GateResult(gate="exam-baseline", run=baseline, passed=False,
+                                 message=f"FAIL the baseline {baseline!r} checks nothing: the document holds no other "
+                                         f"run to compare with it; runs held: {held}"))
+    return failed
+
+
+def stale_results(systems: object) -> list[GateResult]:
+    """A failed ``exam-stale`` check per declared system whose recording is stale under ``stale=fail``, from
+    the document's live-systems section (systems/health.py ``LiveSystems``), so a saved report gives the
+    session's verdict on it too."""
+    from exam_harness.systems.health import LiveSystems
+
+    if not isinstance(systems, LiveSystems):
+        return []
+    return [GateResult(gate="exam-stale", run=health.system, passed=False,
+                       message=f"{health.stale_message()}; {systems.policy}: record it again (exam-harness record, "
+                               "or a session outside CI) and commit the recording")
+            for health in systems.systems if health.fails_session]
 
 
 def budget_results(cost: Budget | None) -> list[GateResult]:

@@ -23,13 +23,20 @@ _ENTRY = re.compile(r"(\d{4,})_(.+)\.json")
 
 
 def entries(folder: Path) -> list[tuple[int, str, Path]]:
-    """(number, name, path) of every kept report, oldest first."""
-    if not folder.is_dir():
+    """(number, name, path) of every kept report, oldest first (none where the folder does not exist yet).
+    A history path that is not a folder, or a kept report's name on what is not a regular file (a FIFO
+    would block the reader), is a ConfigError: it is no history to say "nothing kept" of."""
+    if not folder.exists():
         return []
+    if not folder.is_dir():
+        raise ConfigError(f"the history folder {folder} (--exam-history-dir) is not a folder")
     found = []
     for path in folder.iterdir():
         match = _ENTRY.fullmatch(path.name)
-        if match and path.is_file():
+        if match:
+            if not path.is_file():
+                raise ConfigError(f"{path} is not a regular file (a FIFO, socket, device or folder): a kept report "
+                                  "is a plain JSON file; remove it")
             found.append((int(match.group(1)), match.group(2), path))
     return sorted(found)
 
@@ -75,12 +82,15 @@ class NothingKept(ConfigError):
 def resolve(folder: Path, ref: str, base: Path) -> Path:
     """The report file ``ref`` names (see the module docstring); a ConfigError says what is kept,
     :class:`NothingKept` when nothing is (a report file given by its path must exist all the same)."""
+    candidate = Path(ref) if Path(ref).is_absolute() else base / ref
+    if ref.endswith(".json") or any(sep in ref for sep in ("/", "\\", os.sep)):  # a path: no kept name holds these
+        if candidate.is_file():
+            return candidate
+        why = "is not a regular file" if candidate.exists() else "does not exist"
+        raise ConfigError(f"--exam-compare {ref}: no such report file ({candidate} {why})")
     kept = entries(folder)
     listed = ", ".join(p.name for _, _, p in kept[-5:]) or "none"
-    candidate = Path(ref) if Path(ref).is_absolute() else base / ref
-    if ref.endswith(".json") and candidate.is_file():
-        return candidate
-    if not kept and not ref.endswith(".json"):
+    if not kept:
         shown = "" if ref == "latest" else f" {ref}"
         raise NothingKept(f"--exam-compare{shown}: no kept report in {folder} to compare with; keep one first with "
                           "--exam-save NAME or --exam-autosave")
@@ -94,8 +104,7 @@ def resolve(folder: Path, ref: str, base: Path) -> Path:
     named = [path for _, name, path in kept if name == ref]
     if named:
         return named[-1]
-    raise ConfigError(f"--exam-compare {ref!r}: no kept report of that name in {folder}, and no such report file "
-                      f"(latest kept: {listed})")
+    raise ConfigError(f"--exam-compare {ref!r}: no kept report of that name in {folder} (latest kept: {listed})")
 
 
 def load(path: Path) -> ExamReport:

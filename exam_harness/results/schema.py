@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, with_config
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator, with_config
 
 from exam_harness.config.gates import GateResult as GateResult  # the verdict's checks, made by the gates
 from exam_harness.core.models import GraderSpec
@@ -120,6 +120,15 @@ class SystemScore(_Model):
     # graded pairs whose grade a fallback rule read (an answer without a grade digit), of those in grade_counts
     fallbacks: int = 0
 
+    @model_validator(mode="after")
+    def _fallbacks_are_grades(self) -> SystemScore:
+        """Fallback grades are some of the run's grades: more of them than it holds is no share to gate on."""
+        graded = sum(n for grade, n in self.grade_counts.items() if grade != "failed")
+        if self.fallbacks > graded:
+            raise ValueError(f"run {self.run!r} counts {self.fallbacks} grades read by a fallback rule, more than the "
+                             f"{graded} grades it holds (grade_counts)")
+        return self
+
 
 class QueryScore(_Model):
     run: str
@@ -129,6 +138,35 @@ class QueryScore(_Model):
     # measure name -> value; a measure that leaves the query out (n-EXAM where the pool covers nothing) has none
     scores: dict[str, float] = Field(default_factory=dict)
     incomplete: bool = False
+
+
+def _one_row_per_run(systems: list[SystemScore]) -> list[SystemScore]:
+    """A document holds one row per run: a run listed twice would have one of its scores read and the other
+    dropped in silence (issue 39, finding 6)."""
+    seen: set[str] = set()
+    for i, system in enumerate(systems):
+        if system.run in seen:
+            raise ValueError(f"run {system.run!r} is listed twice (again at systems.{i}); a document holds one row "
+                             "per run")
+        seen.add(system.run)
+    return systems
+
+
+def _one_row_per_query(rows: list[QueryScore]) -> list[QueryScore]:
+    """One per-query row per run and query, as :func:`_one_row_per_run`."""
+    seen: set[tuple[str, str]] = set()
+    for i, row in enumerate(rows):
+        key = (row.run, row.query_id)
+        if key in seen:
+            raise ValueError(f"query {row.query_id!r} of run {row.run!r} is listed twice (again at per_query.{i}); a "
+                             "document holds one row per run and query")
+        seen.add(key)
+    return rows
+
+
+# the result core's lists, in either envelope (results/evaluation.py too)
+Systems = Annotated[list[SystemScore], AfterValidator(_one_row_per_run)]
+PerQuery = Annotated[list[QueryScore], AfterValidator(_one_row_per_query)]
 
 
 class CacheSummary(_Model):
@@ -212,8 +250,8 @@ class ExamReport(_Model):
     test_points: int
     # every measure scored, in the order computed; the first (EXAM-Cover) orders the leaderboard
     measures: list[MeasureInfo] = Field(default_factory=list)
-    systems: list[SystemScore]
-    per_query: list[QueryScore]
+    systems: Systems
+    per_query: PerQuery
     qrels: list[QrelsFile] = Field(default_factory=list)
     # why this report covers part of the exam only (e.g. '-k' deselected cases); None for a full exam
     partial: str | None = None

@@ -18,16 +18,28 @@ False when it declares none), read by :func:`placement_of` and :func:`kept_brief
 The front end that fills the registry makes it the *active* one (:func:`use_sections`): documents read
 back type their sections by it, and views render by it. A section a document holds but no registered
 section names stays a plain JSON object; views leave it out, the JSON keeps it.
+
+A section is plugin code, contained as the writers' errors are (issue 39, finding 9): what it declares is
+checked where it is registered (:func:`section_problem`: a name of its own, not one of the report's
+:data:`RESERVED_NAMES`; a title; a pydantic model; a placement of :data:`Placement`), and each of its calls
+runs through :func:`contained`: one that raises or gives the wrong type (``compute`` a dict, ``terminal`` an
+int, ``html`` bytes) leaves that section out of that output, named in a warning (results/left_out.py), and the
+rest is written (an :class:`~exam_harness.core.errors.ExamError` it raises, bad input it names, is the usage error it
+always was). Its terminal lines are shown escaped (display.visible): a section cannot clear the screen or
+colour a fake verdict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, get_args, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, get_args, runtime_checkable
 
 from pydantic import BaseModel
 
+from exam_harness.core.display import visible
+from exam_harness.core.errors import ExamError
 from exam_harness.core.registry import Registry
+from exam_harness.results.left_out import leave_out, taken
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -36,6 +48,15 @@ if TYPE_CHECKING:
 
 Escape = Callable[[str], str]
 Placement = Literal["before", "after"]  # where views show a section: before or after the leaderboards
+T = TypeVar("T")
+
+# names a section may not take: the document's own fields (a section "verdict" would read as the verdict) and
+# the HTML report's own parts (its navigation links to a section by its name)
+RESERVED_NAMES = frozenset({
+    "kind", "schema_version", "tool_version", "created", "settings", "cache", "grading", "collection", "queries",
+    "test_points", "measures", "systems", "per_query", "qrels", "partial", "outcomes", "verdict", "sections",
+    "leaderboard", "leaderboard-table", "heatmap", "heatmap-table", "heat-controls", "grades", "drilldown",
+    "exam-data", "gates", "changes"})
 
 
 @runtime_checkable
@@ -59,9 +80,31 @@ class Section(Protocol):
         """An HTML ``<section>`` (its id is the section's name: the page's navigation links to it)."""
 
 
+def section_problem(entry: object) -> str | None:
+    """Why ``entry`` cannot serve as a section (checked where it is registered), or None."""
+    name = getattr(entry, "name", None)
+    if not isinstance(name, str) or not name:
+        return "has no name (a text: its key in the document's sections)"
+    if name in RESERVED_NAMES:
+        return (f"the name {name!r} is the report's own (one of {', '.join(sorted(RESERVED_NAMES))}); give the "
+                "section a name of its own")
+    if not isinstance(getattr(entry, "title", None), str):
+        return "has no title (a text)"
+    model = getattr(entry, "model", None)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return "its model is not a pydantic model class"
+    missing = [m for m in ("compute", "terminal", "markdown", "html") if not callable(getattr(entry, m, None))]
+    if missing:
+        return f"has no {', '.join(f'{m}()' for m in missing)}"
+    placement = getattr(entry, "placement", "after")
+    if placement not in get_args(Placement):
+        return f"placement {placement!r} is none of {', '.join(get_args(Placement))}"
+    return None
+
+
 def builtin_sections() -> Registry[Section]:
     """The built-in sections, imported on first use, in the order documents and views show them."""
-    registry: Registry[Section] = Registry("section")
+    registry: Registry[Section] = Registry("section", problem=section_problem)
     for name, ref, description in (
         ("live-systems", "exam_harness.sections.live_systems:SECTION",
          "the declared live systems' health: stale recordings, the stale policy, missing and failed queries"),
@@ -70,7 +113,8 @@ def builtin_sections() -> Registry[Section]:
         ("decided-by", "exam_harness.sections.decided_by:SECTION",
          "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
         ("judge-notes", "exam_harness.sections.judge_notes:SECTION",
-         "a cascade's estimated miss rate, what embedding verdicts are worth, circular judging, a leaked bank"),
+         "a cascade's kept share (95% lower bound), what embedding verdicts are worth, circular judging, a leaked "
+         "bank"),
         ("cost", "exam_harness.sections.cost:SECTION", "an LLM grader's tokens and cost (docs/cost.md)"),
         ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
          "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
@@ -87,12 +131,80 @@ def builtin_sections() -> Registry[Section]:
     return registry
 
 
-def placement_of(section: Section) -> Placement:
-    """Where views show ``section``: its ``placement`` if it declares one, else after the leaderboards."""
+# --- plugin code, contained ---------------------------------------------------------------------
+
+
+class _Failed:
+    """What :func:`contained` gives for a call that failed (None is a section's answer: nothing to say)."""
+
+
+FAILED = _Failed()
+
+
+def contained(section: Section, part: str, call: Callable[[], T], expected: str,
+              accepts: Callable[[Any], bool]) -> T | _Failed:
+    """``call()``, a part of ``section``'s code (its compute or a rendering), or :data:`FAILED` when it raised
+    or gave what ``accepts`` refuses (``expected`` says what it should give): the section is then left out of
+    that output, named in a warning, and the caller writes the rest."""
+    name = getattr(section, "name", repr(section))
+    try:
+        result = call()
+    except ExamError:
+        raise  # a section saying its input is bad (bad qrels): the input's error, a usage error as any other
+    except Exception as exc:  # plugin code: any other failure leaves its section out, said
+        leave_out(f"section {name!r} left out of {part}: its {_callable(part)} raised {type(exc).__name__}: "
+                  f"{visible(str(exc))[:200]}")
+        return FAILED
+    if not accepts(result):
+        leave_out(f"section {name!r} left out of {part}: its {_callable(part)} gave {type(result).__name__}, "
+                  f"expected {expected}")
+        return FAILED
+    return result
+
+
+def _callable(part: str) -> str:
+    return {"the document": "compute()", "the terminal": "terminal()", "markdown": "markdown()",
+            "HTML": "html()"}.get(part, part)
+
+
+def _renderable(part: object) -> bool:
+    return isinstance(part, str) or hasattr(part, "__rich_console__") or hasattr(part, "__rich__")
+
+
+def placement_of(section: Section) -> Placement | None:
+    """Where views show ``section``: its ``placement`` if it declares one, else after the leaderboards; None
+    for any other (the registry refuses one; a placement that changed since leaves the section out, said)."""
     placement = getattr(section, "placement", "after")  # optional: sections written before it existed lack it
     if placement not in get_args(Placement):
-        raise TypeError(f"section {section.name!r}: placement {placement!r} is none of {get_args(Placement)}")
+        leave_out(f"section {getattr(section, 'name', '?')!r} left out of the views: placement {placement!r} is "
+                  f"none of {', '.join(get_args(Placement))}")
+        return None
     return cast(Placement, placement)
+
+
+def section_lines(section: Section, content: Any, width: int, *, brief: bool = False) -> list[str]:
+    """``section``'s terminal lines at ``width`` (tables drawn as text), escaped (display.visible); none when
+    its code fails (contained)."""
+    parts = contained(section, "the terminal", lambda: terminal_parts(section, content, brief=brief),
+                      "a list of lines or rich renderables",
+                      lambda p: isinstance(p, (list, tuple)) and all(_renderable(x) for x in p))
+    if isinstance(parts, _Failed):
+        return []
+    lines = contained(section, "the terminal", lambda: terminal_text(parts, width), "lines", lambda _: True)
+    return [] if isinstance(lines, _Failed) else [visible(line) for line in lines]
+
+
+def section_markdown(section: Section, content: Any, escape: Escape) -> str | None:
+    """``section``'s markdown, or None when its code fails (contained)."""
+    found = contained(section, "markdown", lambda: section.markdown(content, escape), "a text (str)",
+                      lambda m: isinstance(m, str))
+    return None if isinstance(found, _Failed) else found
+
+
+def section_html(section: Section, content: Any) -> str | None:
+    """``section``'s HTML, or None when its code fails (contained)."""
+    found = contained(section, "HTML", lambda: section.html(content), "a text (str)", lambda h: isinstance(h, str))
+    return None if isinstance(found, _Failed) else found
 
 
 def kept_brief(section: Section) -> bool:
@@ -157,6 +269,7 @@ _active: list[Registry[Section]] = []
 def use_sections(registry: Registry[Section]) -> None:
     """Make ``registry`` (built-ins plus what plugins registered) the one documents and views use."""
     _active[:] = [registry]
+    taken()  # a new session: what an earlier one left out was said by it
 
 
 def reset_sections() -> None:
@@ -184,8 +297,10 @@ def compute_sections(scored: Scored, registry: Registry[Section] | None = None) 
     """Every registered section's content from ``scored``, by name, in registry order (those with none left out)."""
     found: dict[str, BaseModel] = {}
     for section in (registry or active_sections()).values():
-        content = section.compute(scored)
-        if content is not None:
+        content = contained(section, "the document", lambda: section.compute(scored),  # noqa: B023 (called at once)
+                            f"an instance of its model {section.model.__name__} or None",
+                            lambda c: c is None or isinstance(c, section.model))  # noqa: B023
+        if content is not None and not isinstance(content, _Failed):
             found[section.name] = content
     return found
 

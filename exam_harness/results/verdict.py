@@ -2,12 +2,17 @@
 
 The checks a session makes, from the document alone (pure: no pytest, no file read, nothing changed):
 
-- ``exam-fail-under``: each run's gated measures against their thresholds;
+- ``exam-fail-under``: each run's gated measures against their thresholds, and the judge's figure
+  (``cascade-kept``: the cascade's lower bound of the share of its decider's passes it kept);
 - ``exam-baseline``: no run significantly worse than the baseline run (paired test over queries);
 - ``exam-compare-fail``: no run dropped against a kept report by more than allowed;
 - ``incomplete-exam``: no run's scores rest on pairs that could not be graded (or on queries its
   declared system failed on);
-- ``exam-max-fallbacks``: no run has more than its share of grades read by a fallback rule.
+- ``exam-max-fallbacks``: no run has more than its share of grades read by a fallback rule;
+- ``exam-stale``: no declared system's recording is stale under ``--exam-stale=fail`` (its live-systems section).
+
+A gate asked for that checks nothing (a threshold naming a run the document lacks, an allowed drop against a
+kept report holding none of its runs, a document with no run) is a failed check of its own: it never passes.
 
 The pytest session (pytest_plugins/reporting.py) decides here and maps the verdict onto its outcome
 and JUnit cases; ``exam-harness verdict REPORT.json`` decides here from a saved document, so both reach
@@ -28,9 +33,12 @@ from exam_harness.results.gate_checks import (
     budget_results,
     compare,
     find,
+    judge_results,
     regression_results,
+    stale_results,
     threshold_checks,
     threshold_results,
+    unchecked_results,
 )
 from exam_harness.results.schema import ExamReport, GateResult, SystemScore, Verdict
 
@@ -97,7 +105,7 @@ def decide(document: Document, checks: Checks) -> Verdict:
 def decision(document: Document, checks: Checks) -> Decision:
     """:func:`decide` with the details (threshold checks, changes, baseline comparisons)."""
     thresholds = threshold_checks(document, checks.thresholds, checks.registry, checks.scope, checks.figures)
-    results = threshold_results(document, thresholds, checks.registry)
+    results = threshold_results(document, thresholds, checks.registry) + judge_results(document, checks.thresholds)
     comparisons: list[Comparison] = []
     per_query: dict[str, dict[str, float]] = {}
     title = ""
@@ -117,10 +125,13 @@ def decision(document: Document, checks: Checks) -> Decision:
         changes = compare(reference, document, measures, checks.allowances, checks.registry)
         results += regression_results(changes, checks.allowances, document, name, checks.alpha, checks.registry,
                                       old=reference, scope=checks.scope)
+    results += unchecked_results(document, checks.thresholds, checks.allowances, results,
+                                 reference=checks.reference, baseline=checks.baseline)
     over = {s.run for s in document.systems if over_fallback_limit(s.fallbacks, s.grade_counts, checks.max_fallbacks)}
     results += _incomplete_results(document, over)
     results += [_fallback_result(s, checks.max_fallbacks) for s in document.systems if s.run in over]
     results += budget_results(document.sections.get("cost"))  # max_cost passed all the same
+    results += stale_results(document.sections.get("live-systems"))  # a stale recording under stale=fail
     verdict = Verdict(passed=all(r.passed for r in results), gates=results)
     failed = sum(s.outcomes.required_missed + s.outcomes.errors for s in document.systems)
     return Decision(verdict, thresholds, changes, comparisons, title, per_query, failed)

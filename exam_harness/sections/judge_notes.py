@@ -1,5 +1,6 @@
-"""The judge-notes section: what a reader must know of the judge behind the verdicts (issue 30) — a
-cascade's calls and the filter's estimated miss rate (graders/cascade.py), what the embedding grader's
+"""The judge-notes section: what a reader must know of the judge behind the verdicts (issues 30, 35) — a
+cascade's calls, the lower bound of the share of its decider's passes it kept and its warnings (a target not
+reached, a filter that cost more than it spared: graders/cascade.py), what the embedding grader's
 per-test-point verdicts are worth and the warning for ``required`` points it alone judged
 (graders/verdict_worth.py), and the guards: circular judging, a leaked bank (graders/judge_guards.py).
 A session with nothing to say has no such section."""
@@ -7,13 +8,14 @@ A session with nothing to say has no such section."""
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    from exam_harness.graders.cascade_filter import KeptBound
     from exam_harness.results.scored import Scored
 
 
@@ -22,17 +24,24 @@ class _Model(BaseModel):
 
 
 class CascadeEstimate(_Model):
-    """A cascade's calls and the audit sample's estimate of the passes its filter missed, at one tau."""
+    """A cascade's calls and the audit sample's lower bound of the share of the decider's passes it kept, at one
+    tau; whether that reached the target; what the filter cost beside what it saved, in seconds, in the session
+    that graded (None where every grade came from the cache)."""
 
     min_grade: int
+    pairs: int
     calls: int  # pairs the decider graded (kept and audited)
-    kept: int
-    audited: int
-    audit_passes: int
     filtered: int  # pairs graded 0 without a call
-    miss_rate: float | None  # share of the decider's passes the filter missed; None without an audit sample
-    interval: tuple[float, float] | None = None  # its 95% interval
+    found: int  # the decider's passes among the pairs it graded
+    lost_at_most: int  # the decider's passes among the filtered pairs, at most (95%)
+    kept_lower_bound: float  # found / (found + lost_at_most): the kept share, at least (95%)
+    target: float | None  # target_recall; None for a given threshold
+    reached: bool | None  # the lower bound reached the target (None without one)
+    filter_seconds: float | None = None
+    decider_seconds: float | None = None  # the decider's time over its calls of the pass
+    saved_seconds: float | None = None  # the calls not made, at the decider's time a call
     statement: str  # the line every output states
+    warnings: list[str] = Field(default_factory=list)  # the target not reached; a filter that cost more than it saved
 
 
 class JudgeNotes(_Model):
@@ -41,11 +50,12 @@ class JudgeNotes(_Model):
     guards: list[str] = Field(default_factory=list)  # circular judging, a leaked bank
 
     def lines(self) -> list[str]:
-        return [*(c.statement for c in self.cascade), *self.verdict_worth, *self.guards]
+        return [*(line for c in self.cascade for line in (c.statement, *c.warnings)), *self.verdict_worth,
+                *self.guards]
 
 
 def judge_notes(scored: Scored) -> JudgeNotes | None:
-    from exam_harness.graders.cascade import estimate_of, statement
+    from exam_harness.graders.cascade import kept_bound_of, statement, target_of
     from exam_harness.graders.judge_guards import guard_notes
     from exam_harness.graders.support import shipped_model
     from exam_harness.graders.verdict_worth import required_warning, worth_line, worth_of
@@ -54,13 +64,10 @@ def judge_notes(scored: Scored) -> JudgeNotes | None:
     cascade = []
     for tau in scored.taus:
         said = statement(grading.answers, grading.grades, tau, spec)
-        estimate = estimate_of(grading.answers, grading.grades, tau) if said is not None else None
-        if said is not None and estimate is not None:
-            rate = estimate.miss_rate
-            cascade.append(CascadeEstimate(
-                min_grade=tau, calls=estimate.calls, kept=estimate.kept, audited=estimate.audited,
-                audit_passes=estimate.audit_passes, filtered=estimate.filtered, miss_rate=rate,
-                interval=estimate.interval if rate is not None else None, statement=said))
+        bound = kept_bound_of(grading.answers, grading.grades, tau) if said is not None else None
+        if said is not None and bound is not None:
+            cascade.append(cascade_estimate(tau, bound, target_of(spec), said, grading.judge_figures,
+                                            str(spec.options.get("first")), str(spec.options.get("decider"))))
     worth: list[str] = []
     if spec.name == "embedding":
         measured = worth_of(spec, shipped_model().fingerprint())
@@ -75,6 +82,35 @@ def judge_notes(scored: Scored) -> JudgeNotes | None:
                          scored.run_folders)
     notes = JudgeNotes(cascade=cascade, verdict_worth=list(dict.fromkeys(worth)), guards=guards)
     return notes if notes.lines() else None
+
+
+FILTER_SLACK_S = 1.0  # a filter slower than the calls it spared by more than this is said to have cost more
+
+
+def cascade_estimate(tau: int, bound: KeptBound, target: float | None, said: str,
+                     figures: Mapping[str, float] | None, first: str, decider: str) -> CascadeEstimate:
+    """The section's figures of a cascade at ``tau``, with its warnings: a target not reached, and a filter whose
+    own time was more than the decider's calls it spared would have taken."""
+    warnings = []
+    reached = None if target is None else bound.lower_bound >= target
+    if reached is False:
+        assert target is not None
+        warnings.append(f"WARNING: cascade target not reached: kept ≥ {100 * bound.lower_bound:.1f}% of {decider}'s "
+                        f"passes (95% lower bound) is below the target {100 * target:g}%; gate on it with "
+                        f"--exam-fail-under cascade-kept:{target:g} (docs/graders.md, Cascade grading)")
+    filter_s = decider_s = saved_s = None
+    if figures is not None and figures.get("decider_calls"):
+        filter_s, decider_s = figures.get("filter_seconds", 0.0), figures.get("decider_seconds", 0.0)
+        saved_s = figures.get("filtered", 0.0) * decider_s / figures["decider_calls"]
+        if filter_s > saved_s + FILTER_SLACK_S:
+            warnings.append(f"WARNING: the cascade's filter ({first}) took {filter_s:.1f}s, more than the "
+                            f"{figures.get('filtered', 0.0):,.0f} calls it spared would have taken {decider} "
+                            f"(about {saved_s:.1f}s at {decider_s / figures['decider_calls']:.3f}s a call): "
+                            f"{decider} alone would have been quicker")
+    return CascadeEstimate(min_grade=tau, pairs=bound.pairs, calls=bound.calls, filtered=bound.unasked,
+                           found=bound.found, lost_at_most=bound.lost, kept_lower_bound=bound.lower_bound,
+                           target=target, reached=reached, filter_seconds=filter_s, decider_seconds=decider_s,
+                           saved_seconds=saved_s, statement=said, warnings=warnings)
 
 
 @dataclass(frozen=True)

@@ -200,6 +200,11 @@ def summary(jv: JudgeVariance, *, several: bool = False) -> str:
                         f"judge share {share_text(r)}, {r.flaky} of {r.cases} cases flaky" for r in jv.runs))
 
 
+# Said beside every judge-variance figure: a judge can agree with itself and be wrong (issue 35).
+NOT_THE_TRUTH = ("samples that agree are not verdicts that are right: a judge wrong the same way every time shows no "
+                 "flaky case and no judge share; only labels tell (exam-harness analyze agreement --team-labels)")
+
+
 def terminal_lines(jv: JudgeVariance, *, several: bool = False) -> list[str]:
     """The summary line and each flaky case (at most :data:`CASES_SHOWN`)."""
     return [summary(jv, several=several), *flaky_lines(jv)]
@@ -275,7 +280,8 @@ def html_section(content: JudgeVariances) -> str:
         parts.append(f'<p class="note">{at}{jv.repeats} samples per pair, reduced by {html.escape(jv.reducer)}; '
                      "judge share = judge variance / (judge + query variance), see docs/judge-variance.md</p>"
                      + _html_tables(jv))
-    return '<section id="judge-variance"><h2>Judge variance</h2>' + "".join(parts) + "</section>"
+    return ('<section id="judge-variance"><h2>Judge variance</h2>' + "".join(parts)
+            + f'<p class="note">{html.escape(NOT_THE_TRUTH)}.</p></section>')
 
 
 @dataclass(frozen=True)
@@ -300,10 +306,12 @@ class JudgeVarianceSection:
 
     def terminal(self, content: JudgeVariances) -> list[str]:
         several = len(content.per_tau) > 1
-        return [line for jv in content.per_tau for line in terminal_lines(jv, several=several)]
+        return [*(line for jv in content.per_tau for line in terminal_lines(jv, several=several)),
+                f"  note: {NOT_THE_TRUTH}"]
 
     def markdown(self, content: JudgeVariances, escape: Callable[[str], str]) -> str:
-        return "\n\n".join(markdown_section(jv, escape, several=len(content.per_tau) > 1) for jv in content.per_tau)
+        return "\n\n".join([*(markdown_section(jv, escape, several=len(content.per_tau) > 1) for jv in content.per_tau),
+                            f"Note: {escape(NOT_THE_TRUTH)}."])
 
     def html(self, content: JudgeVariances) -> str:
         return html_section(content)

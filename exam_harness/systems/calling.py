@@ -41,6 +41,7 @@ from exam_harness.core.models import Query
 from exam_harness.io import limits
 from exam_harness.io.generated import segment_id
 from exam_harness.systems.declare import Answer, Passage, System
+from exam_harness.systems.reads import Opened, install, watched, watched_async
 from exam_harness.systems.secrets import scrub
 
 EARLY_STOP = 5  # a system failing on each of its first this many queries is not called further
@@ -59,6 +60,8 @@ class Called:
     error: str | None
     latency: float
     attempts: int
+    reads: frozenset[str] = frozenset()  # the files a Python system's call read and did not write (reads.py)
+    writes: frozenset[str] = frozenset()  # the files it wrote (its state: never an input, whichever call read it)
 
 
 class CallsInterrupted(KeyboardInterrupt):
@@ -152,6 +155,8 @@ def call_many(work: Sequence[tuple[System, Sequence[Query]]], on_result: Callabl
     lanes = [_Lane(system, list(queries)) for system, queries in work if queries]
     if not lanes:
         return {}
+    if any(lane.system.form == "python" for lane in lanes):
+        install()  # what a Python system's calls open is noted (reads.py)
     scheduler = _Scheduler(lanes, on_result, max(1, budget), say or _to_stderr)
     try:
         with scheduler.signals():
@@ -177,6 +182,7 @@ class _Flight:
     attempts: int = 0
     token: int = 0  # the running attempt's, 0 while waiting to retry
     handle: Future[Any] | None = None
+    opened: Opened = field(default_factory=Opened)  # what its attempts opened (a Python system's)
 
 
 @dataclass
@@ -189,7 +195,7 @@ class _Lane:
     finished: int = 0
     failed: int = 0
     stop_error: str | None = None  # the last error when the early stop was decided
-    inbox: queue.SimpleQueue[tuple[int, Query] | None] = field(default_factory=queue.SimpleQueue)
+    inbox: queue.SimpleQueue[tuple[int, Query, Opened | None] | None] = field(default_factory=queue.SimpleQueue)
     threads: int = 0
     busy: int = 0  # worker threads running a call (abandoned ones included)
     abandoned: int = 0  # calls left behind at their deadline
@@ -220,10 +226,15 @@ class _Lane:
                 f"{'the other ' + str(left) if left else 'no other'} {'query was' if left == 1 else 'queries were'} "
                 f"not called ({self.finished} calls made; last error: {self.stop_error})")
 
-    def start(self, token: int, query: Query, results: queue.SimpleQueue[tuple[int, bool, Any]]) -> Future[Any] | None:
+    def start(self, token: int, query: Query, results: queue.SimpleQueue[tuple[int, bool, Any]],
+              opened: Opened) -> Future[Any] | None:
+        watch = opened if self.system.form == "python" else None
         if self.system.is_async:
             loop = self._loop()
-            future = asyncio.run_coroutine_threadsafe(self.system.call(query), loop)
+            call = self.system.call(query)
+            if watch is not None and asyncio.iscoroutine(call):
+                call = watched_async(call, watch)
+            future = asyncio.run_coroutine_threadsafe(call, loop)
             future.add_done_callback(lambda f: results.put(_outcome(token, f)))
             return future
         self.busy += 1
@@ -231,7 +242,7 @@ class _Lane:
             self.threads += 1
             threading.Thread(target=_work, args=(self.system, self.inbox, results), daemon=True,
                              name=f"exam-system-{self.system.name}").start()
-        self.inbox.put((token, query))
+        self.inbox.put((token, query, watch))
         return None
 
     def _loop(self) -> asyncio.AbstractEventLoop:
@@ -279,12 +290,12 @@ def _outcome(token: int, future: Future[Any]) -> tuple[int, bool, Any]:
     return (token, False, exc) if exc is not None else (token, True, future.result())
 
 
-def _work(system: System, inbox: queue.SimpleQueue[tuple[int, Query] | None],
+def _work(system: System, inbox: queue.SimpleQueue[tuple[int, Query, Opened | None] | None],
           results: queue.SimpleQueue[tuple[int, bool, Any]]) -> None:
     while (job := inbox.get()) is not None:
-        token, query = job
+        token, query, opened = job
         try:
-            value = system.call(query)
+            value = system.call(query) if opened is None else watched(system.call, query, opened)
         except BaseException as exc:  # handed to the scheduler, which decides
             results.put((token, False, exc))
         else:
@@ -401,7 +412,7 @@ class _Scheduler:
         if flight.deadline is not None:
             heapq.heappush(self.deadlines, (flight.deadline, flight.token))
         try:
-            flight.handle = flight.lane.start(flight.token, flight.query, self.results)
+            flight.handle = flight.lane.start(flight.token, flight.query, self.results, flight.opened)
         except Exception as exc:  # e.g. an "async" callable that returns no awaitable
             self.results.put((flight.token, False, exc))
 
@@ -463,6 +474,7 @@ class _Scheduler:
         lane = flight.lane
         lane.in_flight -= 1
         self.flights -= 1
-        called = Called(flight.query.id, value, error, now - flight.start, flight.attempts)
+        called = Called(flight.query.id, value, error, now - flight.start, flight.attempts, flight.opened.inputs(),
+                        frozenset(flight.opened.written))
         lane.seen(called)
         self.on_result(lane.system, called)

@@ -64,6 +64,7 @@ class System:
     own_deadline: bool = False  # the call keeps the deadline itself (socket or process timeout)
     describe: Mapping[str, Any] = field(default_factory=dict)  # shown in the manifest (no secrets)
     covers: Mapping[str, str] = field(default_factory=dict)  # what the fingerprint covers: label -> digest
+    root: Path | None = None  # the project root its fingerprint and the files its calls read are relative to
 
 
 _SYSTEMS: dict[str, System] = {}
@@ -150,7 +151,8 @@ def system(
             version=text, fingerprint=covering.combined(kind, covers), origin=origin,
             form="python", is_async=inspect.iscoroutinefunction(fn),
             describe={"function": f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}"},
-            covers=covers,
+            covers=covers, root=covering.project_root(Path(code.co_filename).parent if code is not None
+                                                      else Path.cwd()),
         ))
         return fn
 

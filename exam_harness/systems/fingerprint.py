@@ -23,6 +23,8 @@ import importlib.metadata
 import importlib.util
 import inspect
 import marshal
+import os
+import re
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -65,8 +67,11 @@ def combined(kind: str, covered: Mapping[str, str]) -> str:
 class _Walk:
     """Collects the covered labels, reading each project module once."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, search: Sequence[Path] = ()) -> None:
         self.root = root
+        # folders a command's python finds modules in beyond the harness's own sys.path (``-m``: its working
+        # folder; a script: the script's folder), looked at only for project files
+        self.search = list(search)
         self.covered: dict[str, str] = {}
         self.modules_seen: set[str] = set()
         self.objects_seen: set[int] = set()
@@ -147,7 +152,7 @@ class _Walk:
         if name in self.modules_seen or top in sys.stdlib_module_names or top == "exam_harness":
             return
         self.modules_seen.add(name)
-        origin = _origin(name)
+        origin = self.local_origin(name) or _origin(name)  # the command's own folders first, as its python looks
         if origin is None:
             return
         rel = self.rel(origin)
@@ -167,13 +172,50 @@ class _Walk:
         if path.suffix != ".py":
             return
         package = (module_name if path.name == "__init__.py" else module_name.rpartition(".")[0]) if module_name else ""
-        for imported in _imports(data, package):
+        for imported in _imports(data, package, self.is_module):
             self.module(imported)
+
+    def is_module(self, name: str) -> bool:
+        """Whether ``name`` is a module: imported already, or a project file found from :attr:`search`."""
+        return name in sys.modules or self.local_origin(name) is not None
+
+    def local_origin(self, name: str) -> Path | None:
+        """The project file of module ``name`` in a folder of :attr:`search` (``a/b.py``, ``a/b/__init__.py``)."""
+        parts = name.split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None
+        for folder in self.search:
+            for candidate in (folder.joinpath(*parts).with_suffix(".py"), folder.joinpath(*parts, "__init__.py")):
+                if candidate.is_file() and self.rel(candidate) is not None:
+                    return candidate
+        return None
+
+    def run_module(self, name: str, base: Path) -> None:
+        """``python -m name`` run in ``base``: the module's file (a package's ``__main__.py``) and the packages
+        around it, found as python finds them from there (``base`` first on its path), with their imports."""
+        parts = name.split(".")
+        if not all(part.isidentifier() for part in parts):
+            return
+        folder = base.joinpath(*parts)
+        candidates = [folder.with_suffix(".py"), folder / "__main__.py"]
+        found = next((p for p in candidates if p.is_file()), None)
+        if found is None or self.rel(found) is None:
+            self.module(name)  # an installed module: its package version (a project module on sys.path: its file)
+            return
+        for depth in range(1, len(parts)):  # the packages python imports first
+            init = base.joinpath(*parts[:depth], "__init__.py")
+            rel = self.rel(init) if init.is_file() else None
+            if rel is not None:
+                self.source_file(init, rel, ".".join(parts[:depth]))
+        module_name = name if found.name != "__main__.py" else f"{name}.__main__"
+        rel = self.rel(found)
+        if rel is not None:
+            self.source_file(found, rel, module_name)
 
     def files(self, patterns: Iterable[str | Path], declared_at: str) -> None:
         count = 0
         for pattern in patterns:
-            matched = _matches(self.root, str(pattern))
+            matched = _matches(self.root, str(pattern), declared_at)
             if not matched:
                 raise ConfigError(f"system declared at {declared_at}: files={str(pattern)!r} matches no file under "
                                   f"{self.root} (paths and glob patterns are relative to the project root)")
@@ -182,23 +224,57 @@ class _Walk:
                 if count > MAX_COVERED_FILES:
                     raise ConfigError(f"system declared at {declared_at}: files= names more than "
                                       f"{MAX_COVERED_FILES} files; name the ones that decide the answers")
-                rel = self.rel(path) or path.as_posix()
-                self.covered[f"file {rel}"] = file_digest(path)
+                self.covered[f"file {_label(self.root, path)}"] = file_digest(path)
 
 
-def _matches(root: Path, pattern: str) -> list[Path]:
-    base = Path(pattern) if Path(pattern).is_absolute() else root / pattern
+def _label(root: Path, path: Path) -> str:
+    """A covered file's name: relative to the root where it resolves (a file reached through a link to a
+    folder of the project is named once), else the link's own path in the project."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a link loop: not a file, never matched; named as written all the same
+        resolved = path
+    return _under(root, resolved) or _under(root, path) or path.as_posix()
+
+
+def _under(root: Path, path: Path) -> str | None:
+    """``path`` relative to ``root`` as written (``..`` folded, links not followed), or None outside it."""
+    folded = Path(os.path.normpath(path if path.is_absolute() else root / path))
+    try:
+        return folded.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _matches(root: Path, pattern: str, declared_at: str) -> list[Path]:
+    """The files ``pattern`` (a path, a folder or a glob, relative to ``root``) names, each under ``root``:
+    one outside (``/etc/passwd``, ``../outside.txt``) is a ConfigError, as the docs say files= names paths
+    under the project root. A folder's files are walked without following links to folders, so a link
+    loop inside it ends (a link to a file counts: its content is covered under the link's name)."""
+    relative = _under(root, Path(pattern))
+    if relative is None:
+        raise ConfigError(f"system declared at {declared_at}: files={pattern!r} names a path outside the project "
+                          f"root {root}; files= covers paths under it (relative to it)")
     if any(ch in pattern for ch in "*?["):
-        found = sorted(root.glob(pattern)) if not Path(pattern).is_absolute() else []
+        found = sorted(root.glob(relative))
     else:
-        found = [base] if base.exists() else []
+        found = [root / relative] if (root / relative).exists() else []
     files: list[Path] = []
     for path in found:
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and ".git" not in p.parts))
+            files.extend(_folder_files(path))
         elif path.is_file():
             files.append(path)
     return files
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """Every file in ``folder`` and its subfolders (``.git`` left out), never entering a link to a folder."""
+    found: list[Path] = []
+    for where, folders, names in os.walk(folder, followlinks=False):
+        folders[:] = sorted(name for name in folders if name != ".git")
+        found.extend(path for name in sorted(names) if (path := Path(where, name)).is_file())
+    return found
 
 
 def _names(code: types.CodeType) -> Iterable[str]:
@@ -229,7 +305,9 @@ def _origin(name: str) -> Path | None:
     return Path(origin) if origin else None
 
 
-def _imports(source: bytes, package: str) -> Iterable[str]:
+def _imports(source: bytes, package: str, is_module: Callable[[str], bool]) -> Iterable[str]:
+    """The modules ``source`` imports; ``from pkg import name`` yields ``pkg.name`` too where ``is_module``
+    says it names a module (imported already, or a project file)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -243,7 +321,7 @@ def _imports(source: bytes, package: str) -> Iterable[str]:
             if base:
                 yield base
                 for alias in node.names:  # ``from pkg import submodule``
-                    if alias.name != "*" and f"{base}.{alias.name}" in sys.modules:
+                    if alias.name != "*" and is_module(f"{base}.{alias.name}"):
                         yield f"{base}.{alias.name}"
 
 
@@ -295,12 +373,18 @@ def python_covers(fn: Callable[..., Any], files: Sequence[str | Path], version: 
 
 def command_covers(argv: Sequence[str], cwd: str | None, files: Sequence[str | Path], version: str | None,
                    declared_at: str) -> dict[str, str]:
-    walk = _Walk(project_root(Path(cwd) if cwd else Path.cwd()))
+    """What a command's fingerprint covers: every argument naming a project file (``--config=FILE`` too; a
+    ``.py`` one with the modules it imports, found from its folder as python finds them) and, for ``python -m
+    MODULE``, the module's file with the modules it imports, as the file form ``python rag/cli.py`` is covered."""
     base = Path(cwd) if cwd else Path.cwd()
-    for arg in argv[1:]:
-        if "{" in arg or not arg or len(arg) > 1000:
-            continue
-        path = base / arg
+    module = _run_module(argv)
+    named = [base / name for arg in argv[1:] if "{" not in arg and arg and len(arg) <= 1000
+             for name in dict.fromkeys((arg, arg.partition("=")[2] if arg.startswith("-") else "")) if name]
+    scripts = [path.parent for path in named if path.suffix == ".py"]
+    walk = _Walk(project_root(base), search=[base] if module is not None else scripts)
+    if module is not None:
+        walk.run_module(module, base)
+    for path in named:
         try:
             if not path.is_file():
                 continue
@@ -310,6 +394,23 @@ def command_covers(argv: Sequence[str], cwd: str | None, files: Sequence[str | P
         if rel is not None:
             walk.source_file(path, rel, None)
     return _finish(walk, files, version, declared_at)
+
+
+_PYTHON = re.compile(r"python(\d+(\.\d+)*)?(\.exe)?|pypy\d*")
+
+
+def _run_module(argv: Sequence[str]) -> str | None:
+    """The module ``python -m MODULE ...`` (or ``-mMODULE``) runs, None for another command."""
+    if not argv or not (_PYTHON.fullmatch(Path(argv[0]).name) or argv[0] == sys.executable):
+        return None
+    for i, arg in enumerate(argv[1:], 1):
+        if arg == "-m":
+            return argv[i + 1] if i + 1 < len(argv) else None
+        if arg.startswith("-m") and not arg.startswith("--"):
+            return arg[2:]
+        if arg == "-c" or not arg.startswith("-"):
+            return None  # a script or -c runs: the module form is not used
+    return None
 
 
 def plain_covers(files: Sequence[str | Path], version: str | None, declared_at: str) -> dict[str, str]:
@@ -326,5 +427,15 @@ def _finish(walk: _Walk, files: Sequence[str | Path], version: str | None, decla
 
 
 def changed_files(recorded: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
-    """The covered labels whose digest differs, or that were added or removed, e.g. ``module rag.py``."""
-    return sorted(label for label in set(recorded) | set(now) if recorded.get(label) != now.get(label))
+    """The covered labels whose digest differs, or that were added or removed, e.g. ``module rag.py``; a
+    package or the version with its old and new value, ``package rank-bm25 0.2.1 -> 0.2.2`` (a file's
+    digest says nothing to a reader, a version does)."""
+    changed: list[str] = []
+    for label in sorted(set(recorded) | set(now)):
+        old, new = recorded.get(label), now.get(label)
+        if old == new:
+            continue
+        if label.startswith("package ") or label == "version":
+            label += f" {old if old is not None else '(none)'} -> {new if new is not None else '(none)'}"
+        changed.append(label)
+    return changed

@@ -8,7 +8,7 @@ queries its recording lacks, failures, answers replayed versus called, under whi
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -84,18 +84,19 @@ class SystemHealth(BaseModel):
 
 
 def system_health(
-    system: str, mode: str, policy: str, *, answered_under: Mapping[str, str], fingerprint: str,
+    system: str, mode: str, policy: str, *, answered: Collection[str], stale: Collection[str],
     text_changed: Sequence[str], files_changed: Sequence[str], wanted: Sequence[str], failed: Sequence[str],
     kept: Sequence[str], called: int, replayed: int, resumed: int, empty: Sequence[str] = (),
 ) -> SystemHealth:
-    """The health of one system: ``answered_under`` maps each query the recording answers (after this
-    session) to the fingerprint it was answered under; ``wanted`` are the queries asked of it; ``empty``
-    the queries whose recorded answer is empty."""
-    stale = sorted(q for q in wanted if q in answered_under and answered_under[q] != fingerprint)
-    answered_now = set(answered_under)
+    """The health of one system: ``answered`` are the queries the recording answers (after this session),
+    ``stale`` those of them another version of the system answered (recording.Recording.current); ``wanted``
+    the queries asked of it; ``empty`` the queries whose recorded answer is empty."""
+    asked = set(wanted)
+    stale_queries = sorted(set(stale) & asked)
+    answered_now = set(answered)
     return SystemHealth(
-        system=system, mode=mode, stale_policy=policy, stale_queries=stale,
-        files_changed=sorted(files_changed) if stale else [], text_changed=sorted(text_changed),
+        system=system, mode=mode, stale_policy=policy, stale_queries=stale_queries,
+        files_changed=list(files_changed) if stale_queries else [], text_changed=sorted(text_changed),
         missing_queries=sorted(q for q in wanted if q not in answered_now),
         failed_queries=sorted(failed), kept_after_failure=sorted(kept), empty_answers=sorted(set(empty) & set(wanted)),
         replayed=replayed, called=called, resumed=resumed,

@@ -139,6 +139,33 @@ def unanswered_system_notes(runs: Collection[str], folders: Iterable[Path]) -> l
     return notes
 
 
+def undeclared_system_notes(declared: Collection[str], runs: Collection[str], folders: Iterable[Path]) -> list[str]:
+    """A warning for each run scored from a recording whose system is no longer declared (its manifest beside
+    the run files, no declaration of its name): its old answers count, and the queries it failed on make the
+    run incomplete, in every later session, while nothing says the system is gone."""
+    notes: list[str] = []
+    for folder in dict.fromkeys(p if p.is_dir() else p.parent for p in folders):
+        for path in sorted(folder.glob(f"*{MANIFEST_SUFFIX}")) if folder.is_dir() else ():
+            name = path.name[: -len(MANIFEST_SUFFIX)]
+            if name in declared or name not in runs:
+                continue
+            try:
+                manifest = manifest_document(path)
+            except InputError:
+                continue  # the system-costs section says why it cannot be read
+            failed = sorted(failed_queries(manifest))
+            kind = manifest.get("kind") if manifest.get("kind") in ("answer", "ranking") else "answer"
+            files = [p for p in data_files(folder, name, str(kind)) if p.exists()]
+            shown = ", ".join(failed[:5]) + (", …" if len(failed) > 5 else "")
+            why = ("" if not failed else f"; the query it failed on ({shown}) makes that run incomplete"
+                   if len(failed) == 1 else f"; the {len(failed)} queries it failed on ({shown}) make that run "
+                   "incomplete")
+            notes.append(f"warning: system {name!r} is no longer declared, yet its recording in {folder} is scored "
+                         f"as run {name!r}{why}; to drop it, remove {', '.join(str(p) for p in [path, *files])} "
+                         "(or declare the system again to record it)")
+    return notes
+
+
 def journal_path(folder: Path, name: str) -> Path:
     return folder / file_name(name, ".journal.jsonl", prefix=".")
 
@@ -218,6 +245,9 @@ class Recording:
     covers: dict[str, str] = field(default_factory=dict)  # what the recorded fingerprint covered
     changed: bool = False
     resumed: int = 0  # answers taken from a journal a killed session left
+    resumed_queries: set[str] = field(default_factory=set)  # the queries of those answers
+    # query id -> the files its call read (queries.<id>.reads) that changed since: its answer is stale
+    reads_changed: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def fresh(cls, system: System) -> Recording:
@@ -226,6 +256,23 @@ class Recording:
     def answered_under(self, query_id: str) -> str:
         """The fingerprint the query's answer was recorded under."""
         return str(self.queries.get(query_id, {}).get("fingerprint") or self.fingerprint)
+
+    def current(self, query_id: str, system: System) -> bool:
+        """Whether the query's recorded answer was made by ``system`` as it is now: under its fingerprint,
+        and from files (those the call read, ``reads``) that have not changed since."""
+        return self.answered_under(query_id) == system.fingerprint and query_id not in self.reads_changed
+
+    def stale_queries(self, system: System) -> list[str]:
+        """The answered queries whose answer another version of the system made (:meth:`current`)."""
+        return sorted(q for q in self.answers if not self.current(q, system))
+
+    def changed_inputs(self, system: System) -> list[str]:
+        """What changed for the stale answers: the covered labels, then each file a call read that changed."""
+        from exam_harness.systems.fingerprint import changed_files
+
+        labels = changed_files(self.covers, system.covers) if self.covers else []
+        reads = sorted({rel for changed in self.reads_changed.values() for rel in changed})
+        return labels + [f"file {rel} (read by its calls)" for rel in reads if f"file {rel}" not in labels]
 
     def empty(self) -> list[str]:
         """The queries whose recorded answer is empty: no text, or passages without text."""
@@ -236,9 +283,11 @@ class Recording:
 
         return [qid for qid, value in self.answers.items() if blank(value)]
 
-    def add(self, called: Called, query: Query, system: System) -> tuple[Called, dict[str, Any], bool]:
+    def add(self, called: Called, query: Query, system: System,
+            reads: Mapping[str, str] | None = None) -> tuple[Called, dict[str, Any], bool]:
         """Keep a finished call: the call as kept (a bad answer is a failure), its journal entry, and
-        whether an answer recorded before was kept although the call failed now."""
+        whether an answer recorded before was kept although the call failed now. ``reads``: the project
+        files the call read (path -> digest), kept with its answer."""
         value = called.value
         why = None if value is None else check_answer(self.name, called.query_id, value)
         if why is None and isinstance(value, list):
@@ -258,6 +307,8 @@ class Recording:
         else:
             info: dict[str, Any] = {**facts, "fingerprint": system.fingerprint, "latency_s": round(called.latency, 4),
                                     "attempts": called.attempts}
+            if reads:
+                info["reads"] = dict(sorted(reads.items()))
             if isinstance(called.value, Answer):
                 answer: Any = response_record(self.name, called.query_id, called.value)
                 if called.value.tokens is not None:
@@ -280,6 +331,7 @@ class Recording:
             self.errors[qid] = dict(entry["error"])
             return
         self.errors.pop(qid, None)
+        self.reads_changed.pop(qid, None)  # answered now: from the files as they are
         answer = entry["answer"]
         if self.kind == "ranking":
             ranked: list[Ranked] = [(str(p), str(t), None if s is None else float(s)) for p, t, s in answer]
@@ -357,8 +409,8 @@ class Journal:
         checked_path(self.path)
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
         self.fd: int | None = os.open(self.path, flags, 0o644)
-        if os.fstat(self.fd).st_size == 0:
-            self._write({"journal": system.name, "kind": system.kind})
+        if os.fstat(self.fd).st_size == 0:  # what the fingerprint covered: a resumed recording says what changed
+            self._write({"journal": system.name, "kind": system.kind, "covers": dict(sorted(system.covers.items()))})
 
     def append(self, entry: Mapping[str, Any]) -> None:
         self._write(entry)
@@ -376,9 +428,11 @@ class Journal:
             self.path.unlink(missing_ok=True)
 
 
-def _journal_entries(path: Path, system: System) -> list[dict[str, Any]]:
-    """The entries a cut-short session journaled; a line cut by the kill is dropped."""
+def _journal_entries(path: Path, system: System) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The entries a cut-short session journaled (a line cut by the kill is dropped), and what the fingerprint
+    of the system that journaled them covered (its first line's ``covers``; none in an older journal)."""
     entries: list[dict[str, Any]] = []
+    covers: dict[str, str] = {}
     for lineno, raw in iter_raw_lines(path):
         try:
             entry = json.loads(raw)
@@ -386,13 +440,16 @@ def _journal_entries(path: Path, system: System) -> list[dict[str, Any]]:
             continue  # the line being written when the session was killed
         if lineno == 1:
             if not isinstance(entry, dict) or entry.get("journal") != system.name or entry.get("kind") != system.kind:
-                return []
+                return [], {}
+            found = entry.get("covers")
+            if isinstance(found, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+                covers = found
             continue
         if isinstance(entry, dict) and isinstance(entry.get("query_id"), str) and (
                 isinstance(entry.get("error"), dict)
                 or (isinstance(entry.get("info"), dict) and isinstance(entry.get("answer"), (dict, list)))):
             entries.append(entry)
-    return entries
+    return entries, covers
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -402,7 +459,7 @@ def load(folder: Path, system: System) -> Recording | None:
     files = data_files(folder, system.name, system.kind)
     journal = journal_path(folder, system.name)
     has_journal = checked_path(journal)
-    entries = _journal_entries(journal, system) if has_journal else []
+    entries, journaled_covers = _journal_entries(journal, system) if has_journal else ([], {})
     if not checked_path(path):
         present = [p for p in files if checked_path(p)]
         if present and not has_journal:
@@ -412,6 +469,7 @@ def load(folder: Path, system: System) -> Recording | None:
         if not entries:
             return None
         rec = Recording.fresh(system)
+        rec.covers = journaled_covers or rec.covers  # what the journaled answers' fingerprint covered
     else:
         rec, has_files = _read_manifest(path, system)
         if rec.kind != system.kind:
@@ -431,9 +489,31 @@ def load(folder: Path, system: System) -> Recording | None:
             rec.apply(entry)
         except (KeyError, TypeError, ValueError):
             continue  # an entry not of this kind of system
-    rec.resumed = sum("answer" in e for e in entries)
+    rec.resumed_queries = {str(e["query_id"]) for e in entries if "answer" in e}
+    rec.resumed = len(rec.resumed_queries)
     rec.changed = bool(entries)
+    rec.reads_changed = _changed_reads(rec.queries, system.root)
     return rec
+
+
+def _changed_reads(queries: Mapping[str, Mapping[str, Any]], root: Path | None) -> dict[str, list[str]]:
+    """query id -> the files its call read (``reads``, relative to ``root``) whose content differs now."""
+    from exam_harness.systems.fingerprint import file_digest
+
+    if root is None:
+        return {}
+    now: dict[str, str | None] = {}
+    changed: dict[str, list[str]] = {}
+    for qid, info in queries.items():
+        for rel, digest in (info.get("reads") or {}).items():
+            if rel not in now:
+                try:
+                    now[rel] = file_digest(root / rel)
+                except OSError:
+                    now[rel] = None  # removed: its answers were made from a file that is gone
+            if now[rel] != digest:
+                changed.setdefault(qid, []).append(rel)
+    return changed
 
 
 def _read_manifest(path: Path, system: System) -> tuple[Recording, bool]:
@@ -470,11 +550,15 @@ def _read_manifest(path: Path, system: System) -> tuple[Recording, bool]:
             raise bad(f"queries.{qid}", info, "an object")
         fields: tuple[tuple[str, tuple[type, ...], str], ...] = (
             ("query_sha", (str,), "a text"), ("latency_s", (int, float), "a number"),
-            ("attempts", (int,), "a whole number"), ("fingerprint", (str, type(None)), "a text"))
+            ("attempts", (int,), "a whole number"), ("fingerprint", (str, type(None)), "a text"),
+            ("reads", (dict, type(None)), "an object of file -> digest"))
         info.setdefault("fingerprint", manifest["fingerprint"])  # a manifest before per-query fingerprints
         for key, kinds, expected in fields:
             if not isinstance(info.get(key), kinds) or isinstance(info.get(key), bool):
                 raise bad(f"queries.{qid}.{key}", info.get(key), expected)
+        reads = info.get("reads") or {}
+        if not all(isinstance(k, str) and isinstance(v, str) and _relative(k) for k, v in reads.items()):
+            raise bad(f"queries.{qid}.reads", reads, "an object of file -> digest, each file relative to the project")
     errors = manifest.get("errors") or {}
     for qid, info in errors.items():
         if not isinstance(info, dict):
@@ -484,6 +568,12 @@ def _read_manifest(path: Path, system: System) -> tuple[Recording, bool]:
         raise bad("covers", covers, "an object of texts")
     return Recording(system.name, manifest["kind"], manifest["fingerprint"], manifest.get("version"),
                      queries=dict(queries), errors=dict(errors), covers=dict(covers)), bool(manifest.get("files"))
+
+
+def _relative(name: str) -> bool:
+    """A file name a manifest may hold: relative, never climbing out (a hand-edited ``../../x`` is refused)."""
+    path = Path(name)
+    return bool(name) and not path.is_absolute() and ".." not in path.parts
 
 
 def _read_answers(files: list[Path]) -> dict[str, Any]:

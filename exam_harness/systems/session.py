@@ -29,8 +29,9 @@ from exam_harness.core.progress import GradingProgress
 from exam_harness.io.textio import locked_folder
 from exam_harness.systems.calling import GLOBAL_CONCURRENCY, Called, call_many
 from exam_harness.systems.declare import System
-from exam_harness.systems.fingerprint import changed_files
+from exam_harness.systems.fingerprint import file_digest
 from exam_harness.systems.health import SystemHealth, system_health
+from exam_harness.systems.reads import project_reads
 from exam_harness.systems.recording import Journal, Recording, load, manifest_path, query_sha
 from exam_harness.systems.secrets import scrub
 
@@ -93,10 +94,13 @@ class _Plan:
     todo: list[Query]
     text_changed: list[str]
     files_changed: list[str]
+    stale: list[str] = field(default_factory=list)  # answered by another version of the system when planned
     journal: Journal | None = None
     failed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     answered: int = 0
+    read: dict[str, str] = field(default_factory=dict)  # project files its calls read (reads.py), all of them
+    written: set[str] = field(default_factory=set)  # every file its calls wrote (their state, not an input)
 
 
 class SystemsPass:
@@ -153,9 +157,8 @@ class SystemsPass:
         text_changed = [q.id for q in queries if q.id in rec.queries
                         and rec.queries[q.id].get("query_sha") != query_sha(q)]
         health = system_health(
-            system.name, self.mode, self.stale, fingerprint=system.fingerprint,
-            answered_under={qid: rec.answered_under(qid) for qid in rec.answers}, text_changed=text_changed,
-            files_changed=changed_files(rec.covers, system.covers) if rec.covers else [],
+            system.name, self.mode, self.stale, answered=list(rec.answers), stale=rec.stale_queries(system),
+            text_changed=text_changed, files_changed=rec.changed_inputs(system),
             wanted=[q.id for q in queries], failed=[], kept=[], called=0,
             replayed=len(queries) - len(absent), resumed=rec.resumed, empty=rec.empty())
         self._noted(health, outcome)
@@ -171,9 +174,6 @@ class SystemsPass:
             outcome.notes.append(scrub(f"{health.stale_message()}; {then}"))
         if health.empty_answers:
             outcome.notes.append(scrub(health.empty_message()))
-        if health.resumed:
-            outcome.notes.append(f"system {health.system!r}: {health.resumed} answers a cut-short session journaled "
-                                 "were resumed, not called again")
 
     # -- calling -----------------------------------------------------------------------------------
     def _call(self, wanted: Sequence[tuple[System, Sequence[Query]]], outcome: PassOutcome) -> None:
@@ -197,16 +197,17 @@ class SystemsPass:
     def _plan(self, system: System, queries: Sequence[Query]) -> _Plan:
         rec = None if self.mode == "live" else load(self.folder, system)
         rec = rec if rec is not None else Recording.fresh(system)
-        files_changed = changed_files(rec.covers, system.covers) if rec.covers else []
+        files_changed = rec.changed_inputs(system)
         text_changed = [q.id for q in queries if q.id in rec.queries
                         and rec.queries[q.id].get("query_sha") != query_sha(q)]
+        asked = {q.id for q in queries}
+        stale = [q for q in rec.stale_queries(system) if q in asked]
         if self.mode == "once":
-            recall_stale = self.stale == "record"
-            todo = [q for q in queries if q.id not in rec.answers or q.id in text_changed
-                    or (recall_stale and rec.answered_under(q.id) != system.fingerprint)]
+            recall = set(text_changed) | (set(stale) if self.stale == "record" else set())
+            todo = [q for q in queries if q.id not in rec.answers or q.id in recall]
         else:
             todo = list(queries)
-        return _Plan(system, rec, queries, todo, text_changed, files_changed)
+        return _Plan(system, rec, queries, todo, text_changed, files_changed, stale)
 
     def _open_journals(self, plans: Sequence[_Plan]) -> None:
         if self.mode == "live":
@@ -226,7 +227,11 @@ class SystemsPass:
 
         def keep(system: System, called: Called) -> None:
             plan = by_name[system.name]
-            kept, entry, kept_old = plan.rec.add(called, queries[system.name, called.query_id], system)
+            reads = project_reads(called.reads, system.root, skip=[self.folder], covered=system.covers,
+                                  digest=file_digest) if called.reads and system.root is not None else {}
+            plan.read.update(reads)
+            plan.written.update(called.writes)
+            kept, entry, kept_old = plan.rec.add(called, queries[system.name, called.query_id], system, reads)
             if plan.journal is not None:
                 try:
                     plan.journal.append(entry)
@@ -262,7 +267,8 @@ class SystemsPass:
         problems: list[str] = []
         for plan in plans:
             rec, system = plan.rec, plan.system
-            if all(rec.answered_under(q) == system.fingerprint for q in rec.answers):
+            _state_is_no_input(plan)
+            if all(rec.current(q, system) for q in rec.answers):
                 rec.fingerprint, rec.covers, rec.version = system.fingerprint, dict(system.covers), system.version
             if rec.changed:
                 try:
@@ -278,9 +284,9 @@ class SystemsPass:
             if plan.kept:
                 outcome.notes.append(f"system {system.name!r} failed now on queries {', '.join(plan.kept[:10])}; "
                                      "their recorded answers are kept in the recording")
+            outcome.notes += [scrub(note) for note in _called_why(plan)]
             health = system_health(
-                system.name, self.mode, self.stale, fingerprint=system.fingerprint,
-                answered_under={qid: rec.answered_under(qid) for qid in rec.answers},
+                system.name, self.mode, self.stale, answered=list(rec.answers), stale=rec.stale_queries(system),
                 text_changed=[q for q in plan.text_changed if q not in {x.id for x in plan.todo}],
                 files_changed=plan.files_changed, wanted=[q.id for q in plan.queries], failed=plan.failed,
                 kept=plan.kept, called=len(plan.failed) + plan.answered,
@@ -291,3 +297,71 @@ class SystemsPass:
         if problems:
             raise ConfigError("\n".join(problems) + "\nthe answers of this session are kept in the journal "
                               "(.<name>.journal.jsonl) and resumed by the next session")
+
+
+def _listed(ids: Sequence[str], most: int = 8) -> str:
+    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+def _state_is_no_input(plan: _Plan) -> None:
+    """The files this pass's calls read are inputs of their answers unless they are the system's state: a file
+    any of its calls wrote (a cache it fills), or one that changed while it was called. Those are dropped from
+    the answers' reads, or every later session would find them changed and record the system again."""
+    root = plan.system.root
+    if root is None or not plan.read:
+        return
+    state: set[str] = set()
+    for rel in plan.read:
+        path = root / rel
+        try:
+            changed = file_digest(path) != plan.read[rel]
+        except OSError:
+            changed = True
+        if changed or str(path.resolve()) in plan.written or os.path.abspath(path) in plan.written:
+            state.add(rel)
+    if not state:
+        return
+    for qid in {q.id for q in plan.todo}:
+        info = plan.rec.queries.get(qid, {})
+        if info.get("reads"):
+            kept = {rel: digest for rel, digest in info.pop("reads").items() if rel not in state}
+            if kept:
+                info["reads"] = kept
+            plan.rec.changed = True
+    for rel in state:
+        plan.read.pop(rel)
+
+
+def _called_why(plan: _Plan) -> list[str]:
+    """What a calling pass says of one system beside its health: why answers it had were called again (the
+    system changed, naming what: a local re-record says why as CI's stale line does), the answers a cut-short
+    session journaled (resumed, or called again when the system changed since), and the project files its calls
+    read that its declaration does not cover (covered by the recording from now on)."""
+    name, called = repr(plan.system.name), {q.id for q in plan.todo}
+    what = f" (changed: {_listed(plan.files_changed)})" if plan.files_changed else ""
+    notes: list[str] = []
+    resumed = plan.rec.resumed_queries
+    again = [q for q in plan.stale if q in called and q not in resumed]
+    if again:
+        notes.append(f"system {name}: {len(again)} recorded answer{'s were' if len(again) != 1 else ' was'} made by "
+                     f"another version of the system{what}; called again")
+    if resumed:
+        redone = resumed & called
+        kept = len(resumed) - len(redone)
+        one = len(resumed) == 1
+        line = (f"system {name}: {len(resumed)} answer{'' if one else 's'} a cut-short session journaled "
+                f"{'was' if one else 'were'} ")
+        if not redone:
+            line += "resumed, not called again"
+        elif not kept:
+            line += f"made by another version of the system{what}, so called again"
+        else:
+            line += (f"resumed: {kept} not called again, {len(redone)} called again (made by another version of the "
+                     f"system{what})")
+        notes.append(line)
+    unseen = sorted(rel for rel in plan.read if f"file {rel}" not in plan.system.covers)
+    if unseen:
+        notes.append(f"system {name} read project file{'s' if len(unseen) != 1 else ''} its declaration does not "
+                     f"cover: {_listed(unseen)}; the recording covers {'them' if len(unseen) != 1 else 'it'} (an edit "
+                     "makes the answers that read it stale); name them with files= to cover them before any call")
+    return notes

@@ -111,16 +111,18 @@ def test_samples_are_cached_by_index_and_reduced(project: pytest.Pytester, serve
         assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()
     report = _report(project)
     assert report["cache"]["unique_pairs"] == 3 * PAIRS and report["cache"]["hits"] == 3 * PAIRS
-    # mean of (0, 5, 5) is 3 < tau 4: good's q2/c is missed; good covers q1 fully
-    means = {s["run"]: s["scores"][report["measures"][0]["name"]]["mean"] for s in report["systems"]}
-    assert means == {"good": 0.5, "weak": 0.0}
-    # majority of (0, 5, 5) is 5; of (5, 0, 0) is 0: the reducer decides, from the cache, nothing asked
-    project.runpytest(*args(server, 3, "reducer=majority"))
-    assert server.count() == 3 * PAIRS
-    majority = _report(project)
-    assert {s["run"]: s["scores"][majority["measures"][0]["name"]]["mean"] for s in majority["systems"]} == {
+    # this judge answers 0 or 5 only: by default its samples reduce by majority (issue 35): (0, 5, 5) is 5 and
+    # (5, 0, 0) is 0, so good covers q2/c too
+    assert _jv(report)["reducer"] == "majority"
+    assert {s["run"]: s["scores"][report["measures"][0]["name"]]["mean"] for s in report["systems"]} == {
         "good": 1.0, "weak": 0.0}
-    assert _jv(majority)["reducer"] == "majority"
+    # mean of (0, 5, 5) is 3 < tau 4: one 0 sample sinks the pair (mean acts as min); from the cache, nothing asked
+    project.runpytest(*args(server, 3, "reducer=mean"))
+    assert server.count() == 3 * PAIRS
+    mean = _report(project)
+    assert {s["run"]: s["scores"][mean["measures"][0]["name"]]["mean"] for s in mean["systems"]} == {
+        "good": 0.5, "weak": 0.0}
+    assert _jv(mean)["reducer"] == "mean"
 
 
 def test_two_reducers_agree_per_case(project: pytest.Pytester, server: FakeOpenAIServer,
@@ -129,7 +131,7 @@ def test_two_reducers_agree_per_case(project: pytest.Pytester, server: FakeOpenA
     by majority, compared case by case."""
     from exam_harness.cli import main
 
-    project.runpytest(*args(server, 3))
+    project.runpytest(*args(server, 3, "reducer=mean"))
     mean = project.path / "mean.json"
     mean.write_bytes((project.path / "reports" / "exam-report.json").read_bytes())
     project.runpytest(*args(server, 3, "reducer=majority"))
@@ -146,7 +148,7 @@ def test_two_reducers_agree_per_case(project: pytest.Pytester, server: FakeOpenA
 
 
 def test_known_spread_flaky_cases_and_judge_share(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
-    result = project.runpytest(*args(server, 3), "--exam-markdown=summary.md", "--exam-html=html")
+    result = project.runpytest(*args(server, 3, "reducer=mean"), "--exam-markdown=summary.md", "--exam-html=html")
     report = _report(project)
     runs = _runs(report)
     good, weak = runs["good"], runs["weak"]
@@ -171,8 +173,11 @@ def test_known_spread_flaky_cases_and_judge_share(project: pytest.Pytester, serv
         "judge variance: 3 samples per pair, reduced by mean; 'good' 0.5000 (samples 0.5000, 1.0000, 1.0000), "
         "judge share 25%, 1 of 3 cases flaky; 'weak' 0.0000 (samples 0.5000, 0.0000, 0.0000), judge share 100%, "
         "2 of 3 cases flaky",
-        "  flaky good q2/c: answered in 2 of 3 samples (best grades 0, 5, 5)"])
+        "  flaky good q2/c: answered in 2 of 3 samples (best grades 0, 5, 5)",
+        "  note: samples that agree are not verdicts that are right: a judge wrong the same way every time shows no "
+        "flaky case and no judge share; only labels tell (exam-harness analyze agreement --team-labels)"])
     markdown = (project.path / "summary.md").read_text()
+    assert "Note: samples that agree are not verdicts that are right" in markdown
     assert "### Judge variance: 3 samples per pair, reduced by mean" in markdown
     assert "| good | 0.5000 | 0.5000, 1.0000, 1.0000 | 0.08333 | 0.25000 | 25% | 1 of 3 | 1.0000 / 1.0000 / 0.5000 |" \
         in markdown
@@ -181,10 +186,11 @@ def test_known_spread_flaky_cases_and_judge_share(project: pytest.Pytester, serv
     assert '<section id="judge-variance">' in html
     assert '<a href="#judge-variance">Judge variance</a>' in html  # the nav bar leads to it
     assert '<tr class="flaky"><td>weak</td><td>q1/a</td><td>flaky</td><td>1 of 3</td><td>5, 0, 0</td></tr>' in html
+    assert "samples that agree are not verdicts that are right" in html
 
 
 def test_m_of_k_gate_reads_back_from_junit(project: pytest.Pytester, server: FakeOpenAIServer) -> None:
-    result = project.runpytest(*args(server, 3), "--junitxml=junit.xml", "--exam-fail-under=0.9@2of3",
+    result = project.runpytest(*args(server, 3, "reducer=mean"), "--junitxml=junit.xml", "--exam-fail-under=0.9@2of3",
                                "--exam-fail-under=good=exam-cover:0.9@3of3", "--exam-fail-under=weak=0.5@1of3")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     root = ET.parse(project.path / "junit.xml").getroot()
@@ -310,6 +316,20 @@ def test_reducers(reducer: str, samples: tuple[int, ...], grade: int) -> None:
     assert reduce_grades(reducer, samples) == grade
 
 
+@pytest.mark.parametrize(("samples", "max_grade", "reducer"), [
+    ([(5, 5, 0), (0, 0, 0), (5, 5, 5)], 5, "majority"),  # a 0/5 judge: mean would act as min ((5, 5, 0) -> 3)
+    ([(5, 5, 0), (4, 5, 5)], 5, "mean"),  # a grade between the ends: averaged
+    ([(1, 0), (0, 0)], 1, "majority"),  # a scale of two grades
+    ([(2, 2), (0, 1)], 2, "mean"),
+])
+def test_the_default_reducer_is_majority_for_a_binary_like_judge(samples: list[tuple[int, ...]], max_grade: int,
+                                                                 reducer: str) -> None:
+    from exam_harness.graders.repeats import AUTO, REPEAT_OPTIONS, auto_reducer
+
+    assert next(o.default for o in REPEAT_OPTIONS if o.name == "reducer") == AUTO
+    assert auto_reducer(samples, max_grade) == reducer
+
+
 def test_sample_keys_extend_the_grader_s_own() -> None:
     from exam_harness.core.models import Passage, Query, TestPoint
     from exam_harness.graders.base import GraderConfig, GradingRequest
@@ -403,7 +423,7 @@ def test_evaluate_shows_the_judge_variance_at_each_tau(tmp_path: Path, server: F
     from exam_harness.results.evaluation import EvaluationReport
 
     monkeypatch.setenv("COLUMNS", "200")  # every table column on one line
-    assert main(_evaluate(tmp_path, server, "temperature=1", "repeats=3")) == 0
+    assert main(_evaluate(tmp_path, server, "temperature=1", "repeats=3", "reducer=mean")) == 0
     printed = capsys.readouterr().out
     assert server.count() == 3 * PAIRS
     # the pytest session's summary line, once per tau (the section's terminal rendering)

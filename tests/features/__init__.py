@@ -1,0 +1,1 @@
+"""Tests of exam_harness/features/."""

@@ -192,7 +192,7 @@ SHAPING: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
     "cascade": {"decider": ("embedding", {}), "first": ("answer-key", {}),
                 "decider_options": ("span=sentence", {"decider": "embedding"}), "first_options": ("span=sentence", {}),
                 "threshold": ("0.3", {}), "target_recall": ("0.9", {}), "audit": ("0.05", {}), "seed": ("1", {}),
-                "step": ("32", {})},
+                "step": ("32", {}), "strata": ("2", {}), "audit_min": ("10", {})},
     "hf": {
         "model": ("{t5}", {}),
         "dtype": ("bfloat16", {}),

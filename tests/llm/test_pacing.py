@@ -152,3 +152,50 @@ def test_the_progress_line_shows_the_rate_and_the_limit(capsys: pytest.CaptureFi
         bar.advance(10)
     # 11 starts 60/570 s apart: the rate shown is the paced one (95% of rpm), against rpm
     assert "grading with openai (570/600 req/min, 8/8 in flight)" in capsys.readouterr().err
+
+
+# -- issue 39, finding 8: a Retry-After the retrier refuses holds nothing past the pacer's cap ------------
+HOSTILE_RETRY_AFTER = {"an hour": (429, "3600"), "a date in 2099": (429, "Thu, 01 Jan 2099 00:00:00 GMT"),
+                       "inf": (429, "inf"), "1e308": (429, "1e308"), "400 nines": (429, "9" * 400),
+                       "a 503 of an hour": (503, "3600")}
+
+
+@pytest.mark.parametrize(("status", "header"), list(HOSTILE_RETRY_AFTER.values()), ids=list(HOSTILE_RETRY_AFTER))
+def test_a_hostile_retry_after_holds_new_requests_at_most_the_cap(status: int, header: str) -> None:
+    from exam_harness.llm.retry import parse_retry_after
+
+    clock = Clock()
+    pacer = Pacer(8, hold_max=120.0, clock=clock, sleep=clock.sleep)
+
+    async def run() -> float:
+        await pacer.start()
+        await pacer.finish(status, retry_after=parse_retry_after(header))
+        await pacer.start()
+        return clock.now
+
+    assert asyncio.run(run()) == pytest.approx(120.0)
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_the_backend_s_other_requests_wait_no_longer_than_the_retrier_would(status: int) -> None:
+    """A server asking one request to come back in an hour: the retrier fails that pair at once (more than
+    retry_after_limit), and the other requests wait at most retry_after_max, not the hour (they waited it)."""
+    import threading
+
+    pytest.importorskip("openai")
+    from exam_harness.llm.backend import PromptParts
+    from exam_harness.llm.openai import OpenAIBackend
+    from tests.fake_openai_server import FakeOpenAIServer, Fault
+
+    with FakeOpenAIServer(lambda prompt: "2") as server:
+        server.add_next_faults(Fault("status", status=status, retry_after="3600"))
+        backend = OpenAIBackend("fake-model", base_url=server.base_url, api_key="x", concurrency=1, max_retries=0,
+                                backoff_base=0.001, backoff_max=0.002, retry_after_max=0.2)
+        answers: list[object] = []
+        worker = threading.Thread(target=lambda: answers.extend(backend.generate(
+            [PromptParts(f"p{i}", "") for i in range(4)], max_new_tokens=2)), daemon=True)
+        worker.start()
+        worker.join(timeout=30)
+        assert not worker.is_alive(), "the other requests were held for the server's hour"
+    assert [getattr(a, "text", None) for a in answers[1:]] == ["2"] * 3
+    assert backend.pacer.hold_max == pytest.approx(0.2)

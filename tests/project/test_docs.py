@@ -17,9 +17,22 @@ EXTENDING = (ROOT / "docs" / "extending.md").read_text()
 TRUST = (ROOT / "docs" / "trust.md").read_text()
 
 
-@pytest.mark.parametrize(("name", "option"), specs(PYTEST_GROUPS, "pytest"),
-                         ids=[name for name, _ in specs(PYTEST_GROUPS, "pytest")])
+def in_tree_options() -> None:
+    """The in-tree features' options declared, as a pytest session declares them (an in-process run of the command
+    line or of pytester leaves the schema's feature part as its own plugins made it)."""
+    from exam_harness.config.options import FeatureOptions
+    from exam_harness.features import default_manager
+
+    default_manager().hook.pytest_exam_add_options.call_historic(kwargs={"options": FeatureOptions()})
+
+
+in_tree_options()
+PYTEST_OPTIONS = specs(PYTEST_GROUPS, "pytest")
+
+
+@pytest.mark.parametrize(("name", "option"), PYTEST_OPTIONS, ids=[name for name, _ in PYTEST_OPTIONS])
 def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpec) -> None:
+    in_tree_options()
     flag = f"--exam-{option.name}"
     rows = [line for line in OPTIONS.splitlines() if line.startswith(f"| `{flag}")]
     assert rows, f"docs/options.md's option table lacks {flag}"
@@ -31,6 +44,7 @@ def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpe
 
 def test_readme_option_table_is_the_schema_s() -> None:
     """The whole table, row for row (regenerate with ``python -m exam_harness.config.options``)."""
+    in_tree_options()
     assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.config.options"
 
 

@@ -1,0 +1,1 @@
+"""Tests of the calibration feature (exam_harness/features/calibration/)."""
