@@ -5,8 +5,7 @@ grading run with ``--llm`` / ``--prompt-class`` when it holds several); with ``-
 --grader NAME`` every (passage, test point) pair of the pool is graded through the grade cache.
 Options come from the one schema (``exam_harness/config/options.py``), as in pytest without the ``exam-`` prefix;
 the analyses only this command draws have their own options here: ``--min-answers`` (the "min answers
-= m" agreement views), ``--qrels`` / ``--qrels-level`` / ``--official-qrels`` (the runs scored over
-given qrels files, with per-query correlations against the official qrels). Every output is made by
+= m" agreement views); the features add theirs (the external qrels feature's ``--qrels``). Every output is made by
 a writer of the one registry pytest writes with (report/writers.py): ``--report-dir`` the same report
 set, ``--markdown``/``--html`` the same summaries (options of the schema), ``--json``, ``--qrels-dir``,
 ``--plot`` and ``--export-workbench`` one writer's files each.
@@ -17,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,7 +45,7 @@ from exam_harness.systems.recording import unanswered_system_notes
 if TYPE_CHECKING:
     from exam_harness.measures.qrels import Qrels
     from exam_harness.report.writers import WriterInput
-    from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
+    from exam_harness.results.evaluation import EvaluationReport
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
 # the inputs group on the command line: the options of features that name input files (TREC RAG's --assignments)
@@ -55,7 +54,6 @@ INPUT_GROUPS = (INPUTS,)
 REPORT_OUTPUTS = ("report_dir", "markdown", "html")  # the report set and the summaries, as pytest names them
 OUTPUT_DEFAULTS = {"report_dir": None}
 DEFAULT_MIN_ANSWERS = (1, 2, 5)
-OFFICIAL_FROM_JUDGMENTS = "judgments of the run files"
 
 
 def report_options() -> tuple[str, ...]:
@@ -84,8 +82,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     for argument in OUTPUTS:
         argument.add_to(parser)
     add_min_answers_argument(parser, default=None)
-    for argument in QRELS:
-        argument.add_to(parser)
     parser.set_defaults(func=run)
 
 
@@ -98,20 +94,6 @@ OUTPUTS: tuple[Argument, ...] = (
              "(.jsonl[.gz]).", Path, metavar="FILE"),
     Argument("brief", "Print only the correlations and agreement tables.", None),
 )
-QRELS: tuple[Argument, ...] = (
-    Argument("qrels", "Score the runs over these trec_eval qrels files (repeatable) with the --measures, one "
-             "leaderboard per file and relevance level, correlated with --official; with official qrels, also per "
-             "query (and drawn under --plot).", Path, nargs="+", many=True, default=[], metavar="QRELS_FILE"),
-    Argument("qrels-level", "Relevance levels of the --qrels files, one leaderboard each (default: 1, trec_eval's).",
-             integer(0), nargs="+", metavar="LEVEL"),
-    Argument("official-qrels", "The official qrels (at --relevance-level) that per-query correlations compare with "
-             "(default: the human judgments in the run files, if any).", Path, metavar="QRELS_FILE"),
-    Argument("trec-rag-2025-relevance", "The TREC 2025 RAG track's relevance evaluation: every run at nDCG@30 over "
-             "the --qrels files (UMBRELA's qrels, or the exam's trec-rag-judgments.tsv) on the topics the "
-             "--official-qrels file (NIST's) judged, beside the official qrels' own nDCG@30.", None),
-)
-# the track's retrieval measure in 2025 (the TREC 2025 RAG overview, arXiv 2603.09891; docs/trec-rag.md)
-TREC_RAG_2025_MEASURES = ("ndcg@30",)
 
 
 def add_min_answers_argument(parser: argparse.ArgumentParser, default: Sequence[int] | None) -> None:
@@ -132,72 +114,6 @@ def min_answers_of(value: Sequence[int] | None) -> tuple[int, ...]:
     if bad:
         raise ConfigError(f"--min-answers takes positive integers (test points per passage), got {bad[0]}")
     return ms
-
-
-@dataclass(frozen=True)
-class QrelsInputs:
-    """The --qrels files (path -> qrels), the --official-qrels file, the --qrels-level levels."""
-
-    files: dict[str, Qrels]
-    official: Qrels | None
-    levels: tuple[int, ...]
-
-
-def load_external_qrels(args: argparse.Namespace) -> QrelsInputs:
-    """The qrels options, read and checked before any grading: a bad line stops the command naming the
-    file and line."""
-    if args.qrels_level is not None and not args.qrels:
-        raise ConfigError("--qrels-level needs --qrels QRELS_FILE: the qrels files to score the runs over")
-    levels = tuple(dict.fromkeys(args.qrels_level or (1,)))
-    if any(level < 1 for level in levels):
-        raise ConfigError(f"--qrels-level takes levels >= 1 (at level 0 every judged passage, label 0 too, would "
-                          f"count as relevant), got {min(levels)}")
-    files = {str(path): _read_qrels(path) for path in args.qrels}
-    official = _read_qrels(args.official_qrels) if args.official_qrels else None
-    return QrelsInputs(files, official, levels)
-
-
-def _read_qrels(path: Path) -> Qrels:
-    from exam_harness.core.errors import InputError
-    from exam_harness.io.qrels import read_qrels
-
-    qrels = read_qrels(path)
-    if not qrels:
-        raise InputError("the qrels file holds no judgments", path=path, line=1,
-                         expected="'query_id iteration passage_id label' lines")
-    return qrels
-
-
-def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInputs, tie_order: str) -> ExternalQrels:
-    """What --qrels scores: every run at its full depth, ordered for trec_eval (``tie_order``); the
-    official qrels are --official-qrels, else the judgments of the run files."""
-    from exam_harness.results.evaluation import ExternalQrels
-
-    official = loaded.official
-    files = loaded.files
-    measures = graded.plan.trec_measures
-    if args.trec_rag_2025_relevance:
-        if official is None or not files:
-            raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
-                              "--official-qrels file (NIST's) judged: give both")
-        measures = TREC_RAG_2025_MEASURES
-        files = {name: {q: labels for q, labels in qrels.items() if q in official} for name, qrels in files.items()}
-    runs = graded.view.data.runs
-    rankings = {
-        name: {q: (run.trec_order(q) if tie_order == "score" else run.top_k(q, len(ranked)))
-               for q, ranked in run.rankings.items()}
-        for name, run in sorted(runs.items())
-    }
-    name = str(args.official_qrels) if args.official_qrels else OFFICIAL_FROM_JUDGMENTS
-    if official is None and graded.view.data.judgments:
-        official = graded.view.data.judgments
-    if not measures:
-        raise ConfigError("--qrels scores the runs by trec_eval measures, and --measures names none "
-                          "(add one, e.g. --measures ndcg@10)")
-    return ExternalQrels(rankings=rankings, qrels=files, measures=measures,
-                         relevance_levels=loaded.levels,
-                         official_qrels=official, official_name=name,
-                         official_relevance_level=graded.plan.relevance_level)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -227,10 +143,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("evaluate needs run files (RUN_FILE ...)" + (f", or {named}" if named else ""))
     official = load_leaderboard(options.official) if options.official else None
     min_answers = min_answers_of(args.min_answers)
-    if args.trec_rag_2025_relevance and not (args.qrels and args.official_qrels):
-        raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
-                          "--official-qrels file (NIST's) judged: give both")
-    loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
     inputs = collect_scoring_inputs(options, "evaluate", registries.hook)  # the features' inputs, before grading
     graded = obtain_grades(args, options, registries=registries, inputs=exam)
     registries.hook.pytest_exam_grading_finished(plan=graded.plan, outcome=graded.outcome)
@@ -240,12 +152,11 @@ def run(args: argparse.Namespace) -> int:
     credits = support = None
     if options.support:
         credits, support = obtain_support(options, graded)
-    external = external_request(args, graded, loaded, plan.tie_order) if loaded is not None else None
     in_set = options.report_dir is not None  # only the report set's writers read the qrels
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
-                           external=external, cache=str(options.cache) if options.cache is not None else None,
+                           cache=str(options.cache) if options.cache is not None else None,
                            inputs=inputs)
     supplied = [str(p) for p in exam.supplied_files]  # files a feature's option named (--assignments)
     result.settings.runs = [*map(str, args.runs), *supplied]

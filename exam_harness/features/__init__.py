@@ -19,6 +19,7 @@ from typing import Any
 
 FEATURES: tuple[str, ...] = (
     "significance",
+    "external_qrels",  # before calibration: its section comes after the built-in ones, where it always was
     "calibration",
     "trec_rag",
     "autojudge",

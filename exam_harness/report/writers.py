@@ -145,7 +145,8 @@ class HtmlWriter:
 
 
 class PlotsWriter:
-    """evaluate's leaderboards against the official ranking (PNG and SVG) and the per-query correlations."""
+    """evaluate's leaderboards against the official ranking (PNG and SVG) and the figures of the sections that draw
+    their own (an optional ``images(content)``: file name -> bytes)."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
         from exam_harness.results.schema import ExamReport
@@ -153,13 +154,11 @@ class PlotsWriter:
         doc = out.document
         if isinstance(doc, ExamReport):
             return {}  # one tau and no official leaderboard: the HTML report draws the session's scores
-        from exam_harness.report.plots import leaderboard_images, per_query_images
-        from exam_harness.results.evaluation import EXTERNAL_QRELS, ExternalQrelsResult
+        from exam_harness.report.plots import leaderboard_images
+        from exam_harness.results.sections import section_images
 
         images = leaderboard_images(doc)
-        external = doc.sections.get(EXTERNAL_QRELS)
-        if isinstance(external, ExternalQrelsResult) and external.per_query:
-            images.update(per_query_images(external))
+        images.update(section_images(doc.sections))  # a section's own figures (the external qrels' per query)
         return {name: Binary(data) for name, data in images.items()}
 
 

@@ -121,7 +121,7 @@ def test_the_builtin_sections_are_one_line_each() -> None:
 
     registry = builtin_sections()
     assert registry.names() == ["live-systems", "system-costs", "decided-by", "judge-notes", "cost",
-                                "judge-variance", "flips", "correlations", "agreement", "external-qrels"]
+                                "judge-variance", "flips", "correlations", "agreement"]
     for section in registry.values():
         assert isinstance(section, Section)
     reset_sections()

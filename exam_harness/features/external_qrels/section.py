@@ -1,7 +1,7 @@
 """The external qrels section (``evaluate --qrels`` / ``--official-qrels``): every run scored over given
 qrels files, one leaderboard per file, relevance level and measure, correlated with the official
-leaderboard; with official qrels, the per-query correlations. Kept under ``--brief`` without the
-leaderboards themselves (``terminal_brief``)."""
+leaderboard; with official qrels, the per-query correlations (drawn under ``--plot``: ``images``). Kept under
+``--brief`` without the leaderboards themselves (``terminal_brief``)."""
 
 from __future__ import annotations
 
@@ -11,36 +11,38 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from exam_harness.results.evaluation import (
+from exam_harness.api import preformatted_html, preformatted_markdown
+from exam_harness.features.external_qrels.inputs import QRELS_REQUEST
+from exam_harness.features.external_qrels.model import (
     EXTERNAL_QRELS,
+    OFFICIAL_QRELS_SOURCE,
     ExternalLeaderboard,
     ExternalQrelsResult,
     PerQueryCorrelation,
 )
-from exam_harness.results.sections import preformatted_html, preformatted_markdown
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from exam_harness.results.scored import Scored
+    from exam_harness.api import Scored
+
 
 def external_qrels(scored: Scored) -> ExternalQrelsResult | None:
-    if scored.external is None:
+    request = scored.input(QRELS_REQUEST)
+    if request is None:
         return None
-    from exam_harness.report.evaluation import external_qrels_evaluation
+    from exam_harness.features.external_qrels.compute import external_qrels_evaluation, external_request
 
     exam_sources = {(m.key, int(getattr(m, "min_grade", 0))): scored.result[m].per_query for m in scored.measures
                     if m.family == "exam-cover"}
-    result = external_qrels_evaluation(scored.external, official=scored.official, exam_sources=exam_sources,
-                                       keep_per_query=scored.per_query)
+    result = external_qrels_evaluation(external_request(scored, request), official=scored.official,
+                                       exam_sources=exam_sources, keep_per_query=request.per_query)
     result.official = dict(scored.official) if scored.official else None
     return result
 
 
 def _source_name(qrels: str, level: int | None) -> str:
     from pathlib import Path
-
-    from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE
 
     name = qrels if qrels == OFFICIAL_QRELS_SOURCE else Path(qrels).name
     return name if level is None else f"{name} (level {level})"
@@ -107,7 +109,6 @@ def _per_query_name(c: PerQueryCorrelation) -> str:
 def per_query_table(ext: ExternalQrelsResult) -> Table | None:
     """Per-query correlation with the official qrels: per query rho / tau over the runs, their means over
     the queries where defined, and tau pooled over every (run, query) point."""
-    from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE
     from exam_harness.report.tables import fmt, title_of
 
     if not ext.per_query:
@@ -164,6 +165,14 @@ class ExternalQrelsSection:
 
     def html(self, content: ExternalQrelsResult) -> str:
         return preformatted_html(self.name, self.title, self.terminal(content))
+
+    def images(self, content: ExternalQrelsResult) -> dict[str, bytes]:
+        """The per-query correlations' scatter plots ``--plot`` draws (none without official qrels)."""
+        if not content.per_query:
+            return {}
+        from exam_harness.features.external_qrels.plots import per_query_images
+
+        return per_query_images(content)
 
 
 SECTION = ExternalQrelsSection()

@@ -19,7 +19,7 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.core.errors import InputError
-from exam_harness.report.evaluation import per_query_correlation, qrels_leaderboards
+from exam_harness.features.external_qrels.compute import per_query_correlation, qrels_leaderboards
 from tests.helpers import write_exam
 
 QRELS = "q1 0 p1 2\nq1 0 p2 1\nq2 0 p5 2\nq2 0 p6 1\n"
