@@ -1,22 +1,30 @@
-"""Wall-clock time of ``exam-harness evaluate`` beside the reference Workbench's Phase 4, on TREC DL 2019.
+"""CPU and wall-clock time of ``exam-harness evaluate`` beside the reference Workbench's Phase 4, on TREC DL 2019.
 
-Both sides run as a user runs them (a fresh process for every command, wall clock around the
-subprocesses), alternating: exam-harness, reference, exam-harness, reference, ... Each repetition
-is printed (wall and CPU of the child processes), then the medians, and last the line
+Both sides run as a user runs them (a fresh process for every command, CPU = user + system of the child
+processes, trec_eval's included, wall clock around the subprocesses), alternating: exam-harness, reference
+as one process, reference as three processes, exam-harness, ... Each repetition is printed, then the
+medians, the ratios of medians in both framings side by side, and last the line
 
-    evaluate: exam-harness <a> s, reference <b> s median wall (<ratio>x)
+    evaluate: exam-harness <c> s CPU, <w> s wall; reference one process <x>x CPU, <y>x wall; three processes <x>x CPU, <y>x wall
 
 exam-harness side, one command with the defaults plus the official leaderboard and a JSON report:
 ``exam-harness evaluate dl19-graded-...jsonl.gz --official official-leaderboard.json --min-grade 3 4 5
---json OUT`` (EXAM-Cover, n-EXAM, every default trec measure under three label variants, α-nDCG,
-bootstrap intervals, rank correlations, agreement tables with κ).
+--json OUT`` (EXAM-Cover, n-EXAM, every default trec measure under three label variants, alpha-nDCG,
+bootstrap intervals, rank correlations, agreement tables with kappa).
 
-Reference side, the three commands of the Workbench README's Phase 4 / "Additional Analyses" for
-the same minimum grades (``python -m exam_pp.exam_post_pipeline``, i.e. ``autograder-analyze``):
-the Cover leaderboard with its correlation, the exported qrels with the trec_eval leaderboard (P@20,
-its documented default, named explicitly; one trec_eval process per run file and level) and the inter-annotator tables.
-The reference computes less than exam-harness does (one trec_eval measure, no n-EXAM label
-variants, no intervals), so the ratio understates the difference in work.
+Reference side, the Workbench README's Phase 4 / "Additional Analyses" for the same minimum grades
+(``python -m exam_pp.exam_post_pipeline``, i.e. ``autograder-analyze``): the Cover leaderboard with its
+correlation (W1), the exported qrels with the trec_eval leaderboard (W2: P@20, its documented default,
+named explicitly; one trec_eval process per run file and level) and the inter-annotator tables (W3).
+Two framings, both timed:
+
+* **one process**: W1+W2+W3's options in one call, as a user who wants all three runs it (the fair
+  comparison with exam-harness's one command; its output files are checked, untimed, to be
+  byte-identical to the three-process run's);
+* **three processes**: W1, W2 and W3 one after another, each paying the reference's imports again.
+
+The reference computes less than exam-harness does (one trec_eval measure, no n-EXAM label variants, no
+intervals), so the ratios understate the difference in work.
 
 The reference is not part of this project; set it up once, outside the project folder::
 
@@ -33,7 +41,8 @@ The reference is not part of this project; set it up once, outside the project f
 
 Without ``--reference-dir`` (or when it, its python or trec_eval is missing) the reference is
 skipped with a message and only exam-harness is timed. The run files the reference's trec_eval
-needs are written (untimed) from the rankings recorded in the paragraph file.
+needs are written (untimed) from the rankings recorded in the paragraph file. ``--baseline-dir``
+times another exam-harness checkout in the same alternation (before/after figures under the same load).
 """
 
 from __future__ import annotations
@@ -81,21 +90,38 @@ def harness_commands(data: Path, out: Path) -> list[list[str]]:
 
 
 def reference_commands(ref: Reference, data: Path, out: Path, run_dir: Path) -> list[list[str]]:
+    """The reference's three commands (W1, W2, W3)."""
     base = [str(ref.python), "-m", "exam_pp.exam_post_pipeline", str(data / PARAGRAPHS),
             "--prompt-class", PROMPT_CLASS, "--model", MODEL, "--use-ratings"]
     official = ["--official-leaderboard", str(data / OFFICIAL)]
     grades = ["--min-self-rating", *MIN_GRADES]
     return [
-        # Autograde Cover leaderboard (with its rank correlation), one table per minimum grade
+        # W1: Autograde Cover leaderboard (with its rank correlation), one table per minimum grade
         [*base, *official, *grades, "--leaderboard-out", str(out / "cover.tsv")],
-        # Autograde Qrels: export the qrels, trec_eval every run file at each minimum grade
+        # W2: Autograde Qrels: export the qrels, trec_eval every run file at each minimum grade
         # (P@20 named as a list: its default, the string "P.20", is read by its first letter, so trec_eval
         # would compute every P cutoff and its table keep the last, P@1000)
         [*base, *official, *grades, "--min-relevant-judgment", "2", "-q", str(out / "exam.qrels"),
          "--run-dir", str(run_dir), "--qrel-leaderboard-out", str(out / "qrels.tsv"), "--trec-eval-metric", "P.20"],
-        # inter-annotator agreement of the self-ratings with the TREC judgments (relevant: >= 2)
+        # W3: inter-annotator agreement of the self-ratings with the TREC judgments (relevant: >= 2)
         [*base, "--min-relevant-judgment", "2", "--inter-annotator-out", str(out / "inter-annotator.tex")],
     ]
+
+
+def reference_one_process(ref: Reference, data: Path, out: Path, run_dir: Path) -> list[list[str]]:
+    """W1+W2+W3's options in one call (--min-relevant-judgment is W2's and W3's; W1's table ignores it)."""
+    w1, w2, w3 = reference_commands(ref, data, out, run_dir)
+    base = w1[: w1.index("--official-leaderboard")]
+    return [[*base, *w2[len(base):], *w1[w1.index("--leaderboard-out"):], *w3[w3.index("--inter-annotator-out"):]]]
+
+
+def same_outputs(one: Path, three: Path) -> str:
+    """Why the one-process reference's files are not those of the three-process run ('' when byte-identical)."""
+    names = sorted(p.name for p in three.iterdir())
+    if names != sorted(p.name for p in one.iterdir()):
+        return f"files {sorted(p.name for p in one.iterdir())} vs {names}"
+    differ = [name for name in names if (one / name).read_bytes() != (three / name).read_bytes()]
+    return f"{', '.join(differ)} differ" if differ else ""
 
 
 def timed(commands: list[list[str]], env: dict[str, str] | None = None, cwd: Path | None = None) -> Timing:
@@ -157,9 +183,13 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def median(timings: list[Timing]) -> Timing:
+    return Timing(statistics.median(t.wall for t in timings), statistics.median(t.cpu for t in timings))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=5, help="Timed repetitions of each side (default: 5).")
+    parser.add_argument("--repeat", type=int, default=5, help="Timed repetitions of each side (default: 5, at least 3).")
     parser.add_argument("--data", type=Path, default=ROOT / ".." / "shared" / "data", help="Published data folder.")
     parser.add_argument("--reference-dir", type=Path, help="A checkout of rubric-grading-workbench (outside this project).")
     parser.add_argument("--reference-python", type=Path,
@@ -169,6 +199,8 @@ def main() -> int:
                         help="Also time another exam-harness checkout (e.g. `git worktree add /tmp/base main`) in the "
                         "same alternation, run with PYTHONPATH=DIR: before/after figures under the same load.")
     args = parser.parse_args()
+    if args.repeat < 3:
+        parser.error("--repeat takes at least 3 (ratios of medians over alternating pairs)")
     data = (args.data / "dl19").resolve()
     if not (data / PARAGRAPHS).is_file():
         print(f"no DL19 data under {data}; pass --data", file=sys.stderr)
@@ -177,58 +209,64 @@ def main() -> int:
     if ref is None:
         print(f"reference skipped: {why}")
     print(f"machine: {os.cpu_count()} CPUs, load average {load()}")
+    sides: dict[str, list[Timing]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         (scratch / "harness").mkdir()
         harness = harness_commands(data, scratch / "harness")
         print("exam-harness:", " ".join(harness[0]))
-        reference: list[list[str]] = []
-        env: dict[str, str] | None = None
-        if ref is not None:
-            run_dir, ref_out = scratch / "runs", scratch / "reference"
-            run_dir.mkdir()
-            ref_out.mkdir()
-            print(f"reference: {ref.source} with {ref.python}, trec_eval {ref.trec_eval}; "
-                  f"{write_run_files(data / PARAGRAPHS, run_dir)} run files written to {run_dir}")
-            reference = reference_commands(ref, data, ref_out, run_dir)
-            env = reference_env(ref.source, ref.trec_eval)
-            for cmd in reference:
-                print("  ", " ".join(cmd))
         # as installed copies run: with compiled bytecode (a first, untimed run writes it; the
         # reference's import check above wrote its own)
         harness_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        baseline_env = None
+        plan: dict[str, tuple[list[list[str]], dict[str, str] | None, Path | None]] = {
+            "exam-harness": (harness, harness_env, None)}
         if args.baseline_dir is not None:  # another exam-harness checkout, first on the path
-            baseline_env = {**harness_env, "PYTHONPATH": str(args.baseline_dir.resolve())}
+            plan["baseline"] = (harness, {**harness_env, "PYTHONPATH": str(args.baseline_dir.resolve())}, None)
             print(f"baseline: the same command with PYTHONPATH={args.baseline_dir.resolve()}")
-            timed(harness, env=baseline_env)
-        timed(harness, env=harness_env)
-        ours: list[Timing] = []
-        theirs: list[Timing] = []
-        baseline: list[Timing] = []
+        if ref is not None:
+            run_dir = scratch / "runs"
+            run_dir.mkdir()
+            print(f"reference: {ref.source} with {ref.python}, trec_eval {ref.trec_eval}; "
+                  f"{write_run_files(data / PARAGRAPHS, run_dir)} run files written to {run_dir}")
+            env = reference_env(ref.source, ref.trec_eval)
+            for name, commands in (("reference one process", reference_one_process),
+                                   ("reference three processes", reference_commands)):
+                out = scratch / name.replace(" ", "-")
+                out.mkdir()
+                plan[name] = (commands(ref, data, out, run_dir), env, out)
+                print(f"{name}:")
+                for cmd in plan[name][0]:
+                    print("  ", " ".join(cmd))
+        for commands, env, cwd in plan.values():  # untimed: bytecode, page cache, the outputs to compare
+            timed(commands, env=env, cwd=cwd)
+        if ref is not None:
+            differ = same_outputs(plan["reference one process"][2], plan["reference three processes"][2])  # type: ignore[arg-type]
+            print("reference outputs: one process = three processes, byte for byte" if not differ
+                  else f"reference outputs: one process differs from three processes: {differ}")
         for i in range(args.repeat):
-            ours.append(timed(harness, env=harness_env))
-            line = f"  repetition {i + 1}: exam-harness {ours[-1].wall:6.2f} s wall {ours[-1].cpu:6.2f} s CPU"
-            if baseline_env is not None:
-                baseline.append(timed(harness, env=baseline_env))
-                line += f" | baseline {baseline[-1].wall:6.2f} s wall {baseline[-1].cpu:6.2f} s CPU"
-            if reference:
-                theirs.append(timed(reference, env=env, cwd=scratch / "reference"))
-                line += f" | reference {theirs[-1].wall:6.2f} s wall {theirs[-1].cpu:6.2f} s CPU"
+            line = f"  repetition {i + 1}:"
+            for name, (commands, env, cwd) in plan.items():
+                sides.setdefault(name, []).append(timed(commands, env=env, cwd=cwd))
+                line += f" | {name} {sides[name][-1].wall:6.2f} s wall {sides[name][-1].cpu:6.2f} s CPU"
             print(f"{line}  (load {load()})", flush=True)
-    a, a_cpu = statistics.median(t.wall for t in ours), statistics.median(t.cpu for t in ours)
-    print(f"exam-harness evaluate: median {a:.2f} s wall, {a_cpu:.2f} s CPU; best {min(t.wall for t in ours):.2f} s wall")
-    if baseline:
-        c, c_cpu = statistics.median(t.wall for t in baseline), statistics.median(t.cpu for t in baseline)
-        print(f"baseline evaluate: median {c:.2f} s wall, {c_cpu:.2f} s CPU"
-              + (f"; reference / baseline: {statistics.median(t.wall for t in theirs) / c:.1f}x wall" if theirs else ""))
-    if not theirs:
-        print(f"evaluate: exam-harness {a:.2f} s median wall (reference skipped, see the first line)")
+    ours = median(sides["exam-harness"])
+    for name, timings in sides.items():
+        m = median(timings)
+        print(f"{name}: median {m.wall:.2f} s wall, {m.cpu:.2f} s CPU; best {min(t.wall for t in timings):.2f} s wall, "
+              f"{min(t.cpu for t in timings):.2f} s CPU")
+    head = f"evaluate: exam-harness {ours.cpu:.2f} s CPU, {ours.wall:.2f} s wall"
+    if "baseline" in sides:
+        base = median(sides["baseline"])
+        print(f"exam-harness / baseline: {base.cpu / ours.cpu:.2f}x less CPU, {base.wall / ours.wall:.2f}x less wall")
+    if ref is None:
+        print(f"{head} (reference skipped, see the first line)")
         return 0
-    b, b_cpu = statistics.median(t.wall for t in theirs), statistics.median(t.cpu for t in theirs)
-    print(f"reference Phase 4: median {b:.2f} s wall, {b_cpu:.2f} s CPU; best {min(t.wall for t in theirs):.2f} s wall")
-    print(f"CPU ratio of medians: {b_cpu / a_cpu:.1f}x; load average after: {load()}")
-    print(f"evaluate: exam-harness {a:.2f} s, reference {b:.2f} s median wall ({b / a:.1f}x)")
+    for name in ("reference one process", "reference three processes"):
+        pairs = sorted(r.cpu / h.cpu for r, h in zip(sides[name], sides["exam-harness"]))
+        print(f"{name} / exam-harness, per alternating pair: {', '.join(f'{x:.1f}x' for x in pairs)} CPU")
+    one, three = median(sides["reference one process"]), median(sides["reference three processes"])
+    print(f"{head}; reference one process {one.cpu / ours.cpu:.1f}x CPU, {one.wall / ours.wall:.1f}x wall; "
+          f"three processes {three.cpu / ours.cpu:.1f}x CPU, {three.wall / ours.wall:.1f}x wall (load {load()})")
     return 0
 
 

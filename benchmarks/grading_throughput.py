@@ -1,6 +1,8 @@
-"""Question self-rating throughput: this harness vs the reference implementation's way of grading.
+"""Question self-rating throughput: this harness vs the reference implementation's way of grading, and the
+OpenAI-compatible grader's own CPU per grade beside an openai-SDK loop and a raw asyncio client (``--openai``).
 
     .venv/bin/python benchmarks/grading_throughput.py --pairs 300
+    .venv/bin/python benchmarks/grading_throughput.py --openai              # about a minute
     .venv/bin/python benchmarks/grading_throughput.py --model ./models/flan-t5-large --pairs 2000
     .venv/bin/python benchmarks/grading_throughput.py --shape large --device cuda --pairs 20000
 
@@ -34,6 +36,17 @@ The two ways run interleaved, chunk by chunk (``--chunk``, 50 pairs), so that bo
 load on a shared machine; the harness batches within a chunk. Prints both rates, the fallback share, the agreement of the two ways' grades, optional int8
 figures (``--int8``, reported separately), and ends with ``speedup: <ratio>x agreement: <pct>%``.
 Timings on a shared machine vary with its load; run it on an idle one for figures you publish.
+
+``--openai``: the ``openai`` grader (LLMGrader, question self-rating, over OpenAIBackend: prompts, pacing,
+retries, token counts, the method's parse; chunks of 256 pairs as the grading pass sends them) against a
+local OpenAI-compatible server that answers at once (an asyncio HTTP/1.1 keep-alive server in a child
+process, so its CPU is not this process's), beside (b) a plain openai-SDK loop (``AsyncOpenAI``, the same
+requests, a semaphore for the concurrency) and (c) a raw asyncio client (one hand-written keep-alive
+connection per slot, ``json.loads`` and the method's parse of each answer: the floor of a Python client).
+Each of ``--concurrency`` (8 32 128) runs the three in turn, ``--repeat`` times alternating; the figure is
+this process's CPU per grade (``time.process_time``: user + system), its inverse (grades/s per core) and
+grades/s of wall clock, medians over the repetitions. Ends with ``openai grader: <ms> ms CPU per grade
+(<n> grades/s per core) at concurrency <c> ...``.
 """
 
 from __future__ import annotations
@@ -196,8 +209,168 @@ def timed(fn: Callable[[list[Pair]], list[int]], pairs: list[Pair], chunk: int, 
     return out
 
 
+# -- --openai: the OpenAI-compatible grader's own CPU per grade -------------------------------------------
+ANSWER = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": "3"}, "finish_reason": "stop",
+                                  "logprobs": None}],
+                     "usage": {"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101}}).encode()
+
+
+def serve(port: int) -> None:
+    """An OpenAI-compatible server that answers every POST at once with grade 3 (HTTP/1.1 keep-alive)."""
+    import asyncio
+
+    response = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
+        len(ANSWER), ANSWER)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                await reader.readexactly(length)
+                writer.write(response)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+        print("ready", flush=True)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def openai_clients(base_url: str, pairs: list[Pair]) -> dict[str, Callable[[int], list[int]]]:
+    """The three clients, each grading every pair at a concurrency and returning the grades (-1: failed)."""
+    import asyncio
+
+    import openai
+
+    from exam_harness.grading.passes import DEFAULT_CHUNK_SIZE
+    from exam_harness.llm.openai import OpenAIBackend
+
+    def requests_of(chunk: list[Pair]) -> list[GradingRequest]:
+        return [GradingRequest(query=p.query, test_point=TestPoint(id=test_point_id(p.query.id, p.question),
+                                                                    query_id=p.query.id, kind="question",
+                                                                    text=p.question),
+                               passage=Passage(id=f"p{i}", text=p.passage)) for i, p in enumerate(chunk)]
+
+    def harness(concurrency: int) -> list[int]:
+        backend = OpenAIBackend("m", base_url=base_url, api_key="k", concurrency=concurrency)
+        grader = LLMGrader(backend, prompt="question-rating", name="openai")
+        out: list[int] = []
+        for lo in range(0, len(pairs), DEFAULT_CHUNK_SIZE):
+            results = grader.grade_batch(requests_of(pairs[lo:lo + DEFAULT_CHUNK_SIZE]))
+            out += [r.grade if isinstance(r, Grade) else -1 for r in results]
+        return out
+
+    # the request the grader sends for each pair (system message, fenced passage), for the other two clients
+    shaper = OpenAIBackend("m", base_url=base_url, api_key="k")
+    payloads = [shaper.batch_request(parts_of(p), max_new_tokens=1)[1] for p in pairs]  # type: ignore[index]
+
+    def sdk(concurrency: int) -> list[int]:
+        async def run() -> list[int]:
+            gate = asyncio.Semaphore(concurrency)
+            async with openai.AsyncOpenAI(api_key="k", base_url=base_url, max_retries=0) as client:
+                async def one(payload: dict[str, object]) -> int:
+                    async with gate:
+                        answer = await client.chat.completions.create(**payload)  # type: ignore[call-overload]
+                    return parse_self_rating(answer.choices[0].message.content or "")
+                return list(await asyncio.gather(*(one(p) for p in payloads)))
+        return asyncio.run(run())
+
+    host, port = base_url.split("//")[1].split("/")[0].split(":")
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nhost: {host}:{port}\r\nauthorization: Bearer k\r\n"
+            "content-type: application/json\r\ncontent-length: %d\r\n\r\n")
+
+    def raw(concurrency: int) -> list[int]:
+        async def run() -> list[int]:
+            grades = [-1] * len(payloads)
+            todo = list(range(len(payloads)))[::-1]
+
+            async def slot() -> None:
+                reader, writer = await asyncio.open_connection(host, int(port))
+                while todo:
+                    i = todo.pop()
+                    body = json.dumps(payloads[i]).encode()
+                    writer.write((head % len(body)).encode() + body)
+                    lines = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")
+                    length = next(int(v) for k, _, v in (x.partition(b":") for x in lines[1:])
+                                  if k.strip().lower() == b"content-length")
+                    answer = json.loads(await reader.readexactly(length))
+                    grades[i] = parse_self_rating(answer["choices"][0]["message"]["content"])
+                writer.close()
+
+            await asyncio.gather(*(slot() for _ in range(concurrency)))
+            return grades
+        return asyncio.run(run())
+
+    return {"exam-harness openai grader": harness, "openai SDK loop": sdk, "raw asyncio client": raw}
+
+
+def openai_main(args: argparse.Namespace) -> int:
+    import os
+    import socket
+    import statistics
+    import subprocess
+
+    pairs, source, _ = load_pairs(args.pairs, args.seed)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)], stdout=subprocess.PIPE)
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
+        clients = openai_clients(f"http://127.0.0.1:{port}/v1", pairs)
+        print(f"pairs:    {len(pairs)} from {source}; server: asyncio HTTP/1.1 keep-alive, answers at once "
+              f"(a child process); {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+        for client in clients.values():
+            client(8)  # warm-up: imports, first connections
+        headline: list[str] = []
+        for concurrency in args.concurrency:
+            cpu: dict[str, list[float]] = {name: [] for name in clients}
+            wall: dict[str, list[float]] = {name: [] for name in clients}
+            for _ in range(args.repeat):
+                for name, client in clients.items():
+                    c0, w0 = time.process_time(), time.perf_counter()
+                    grades = client(concurrency)
+                    cpu[name].append(time.process_time() - c0)
+                    wall[name].append(time.perf_counter() - w0)
+                    if grades.count(3) != len(pairs):
+                        raise SystemExit(f"{name}: {len(pairs) - grades.count(3)} of {len(pairs)} pairs not graded 3")
+            print(f"concurrency {concurrency}:")
+            for name in clients:
+                ms = 1000 * statistics.median(cpu[name]) / len(pairs)
+                rate = len(pairs) / statistics.median(wall[name])
+                print(f"  {name:28s} {ms:7.3f} ms CPU per grade  {1000 / ms:8.0f} grades/s per core  "
+                      f"{rate:7.0f} grades/s wall")
+            ours = 1000 * statistics.median(cpu["exam-harness openai grader"]) / len(pairs)
+            floor = 1000 * statistics.median(cpu["raw asyncio client"]) / len(pairs)
+            headline.append(f"{ours:.3f} ms CPU per grade ({1000 / ours:.0f} grades/s per core; raw client "
+                            f"{floor:.3f} ms) at concurrency {concurrency}")
+        print("openai grader: " + "; ".join(headline))
+    finally:
+        server.kill()
+        server.wait()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--openai", action="store_true",
+                        help="time the OpenAI-compatible grader against a local server (see the docstring)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32, 128],
+                        help="--openai: requests in flight (default 8 32 128)")
+    parser.add_argument("--repeat", type=int, default=3, help="--openai: alternating repetitions (default 3)")
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)  # the --openai server's child process
     parser.add_argument("--pairs", type=int, default=2000, help="number of (passage, question) pairs (default 2000)")
     parser.add_argument("--model", help="a real checkpoint: hub name or local folder (default: synthetic FLAN-T5-shaped model)")
     parser.add_argument("--shape", choices=["small", "large"], default="small", help="shape of the synthetic model (default small)")
@@ -211,6 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
+    if args.serve is not None:
+        serve(args.serve)
+        return 0
+    if args.openai:
+        return openai_main(args)
 
     import torch
 

@@ -29,7 +29,9 @@ Issue 39, findings 6-14:
 * ``fifo-inputs``: the one opening of inputs refuses a FIFO at once;
 * ``fingerprint-walk``: files= outside the root refused, a link loop ends, ``python -m`` covered;
 * ``section-plugins``: a section that raises or gives the wrong type is left out and said; a reserved name
-  or another placement is refused at registration; its escapes shown escaped; a NaN never reaches the JSON.
+  or another placement is refused at registration; its escapes shown escaped; a NaN never reaches the JSON;
+* ``slow-server`` (finding 10, tests/llm/test_timeouts.py): a server slow on a third of its calls fails those
+  pairs and grades the rest without a stop; one that answers nothing stops after waves of silence, saying so.
 
 A family "held" when every probe did; the script's exit status is 1 when one did not.
 """
@@ -83,7 +85,7 @@ def usage_count() -> Iterator[tuple[str, bool]]:
 
 
 def ranking_score() -> Iterator[tuple[str, bool]]:
-    from exam_harness.systems.calling import _passage
+    from exam_harness.features.live_systems.calling import _passage
 
     for score in (10**400, float("nan"), float("inf")):
         try:
@@ -99,8 +101,8 @@ def early_stop() -> Iterator[tuple[str, bool]]:
 
     import exam_harness
     from exam_harness.core.models import Query
-    from exam_harness.systems import declare
-    from exam_harness.systems.calling import call_all
+    from exam_harness.features.live_systems import declare
+    from exam_harness.features.live_systems.calling import call_all
 
     declare.clear()
     made: list[str] = []
@@ -296,7 +298,7 @@ def fingerprint_walk() -> Iterator[tuple[str, bool]]:
     import os
 
     from exam_harness.core.errors import ConfigError
-    from exam_harness.systems.fingerprint import command_covers, plain_covers
+    from exam_harness.features.live_systems.fingerprint import command_covers, plain_covers
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder).resolve()
@@ -474,6 +476,33 @@ def cache_merge() -> Iterator[tuple[str, bool]]:
         yield "damaged row left out, named", done.written == 1 and len(done.left_out) == 1
 
 
+def slow_server() -> Iterator[tuple[str, bool]]:
+    from exam_harness.core.models import GradeFailure
+    from exam_harness.llm.backend import Generation, PromptParts
+    from exam_harness.llm.openai import OpenAIBackend
+    from tests.fake_openai_server import FakeOpenAIServer, Fault
+
+    def backend(server: FakeOpenAIServer, timeout: float, retries: int) -> OpenAIBackend:
+        return OpenAIBackend("fake-model", base_url=server.base_url, api_key="k", timeout=timeout,
+                             max_retries=retries, backoff_base=0.001, backoff_max=0.002, concurrency=4,
+                             max_consecutive_failures=3)
+
+    prompts = [PromptParts(f"Rate question {i}: ", f"passage {i}.", " GRADE=3") for i in range(9)]
+    with FakeOpenAIServer() as server:
+        for i in range(0, 9, 3):
+            server.add_faults(f"passage {i}.", Fault("slow", delay=5.0), Fault("slow", delay=5.0))
+        slow = backend(server, 0.3, 1)
+        results = slow.generate(prompts, max_new_tokens=1, rating_scale=5)
+    yield "slow third: no stop", slow.stopped is None
+    yield "slow third: those pairs fail", all(isinstance(r, GradeFailure) for r in results[::3])
+    yield "slow third: the rest graded", all(isinstance(r, Generation) for i, r in enumerate(results) if i % 3)
+    with FakeOpenAIServer() as server:
+        server.add_next_faults(*[Fault("slow", delay=30.0)] * 100)
+        silent = backend(server, 0.2, 5)  # the third wave of silence stops it
+        silent.generate(prompts[:4], max_new_tokens=1, rating_scale=5)
+    yield "silence: stopped, saying so", (silent.stopped or "").startswith("3 waves of requests in a row timed out")
+
+
 FAMILIES: dict[str, Probe] = {
     "numeric-bounds": numeric_bounds, "usage-count": usage_count, "ranking-score": ranking_score,
     "early-stop": early_stop, "m-of-k": m_of_k, "measure-names": measure_names, "citation-2024": citation_2024,
@@ -481,6 +510,7 @@ FAMILIES: dict[str, Probe] = {
     "cache-merge": cache_merge,
     "verdict-documents": verdict_documents, "compare-refs": compare_refs, "retry-after-cap": retry_after_cap,
     "fifo-inputs": fifo_inputs, "fingerprint-walk": fingerprint_walk, "section-plugins": section_plugins,
+    "slow-server": slow_server,
 }
 
 

@@ -1,9 +1,17 @@
 """The harness at scale against bare pytest, on synthetic exams, and the embedding grader against its model.
 
-    .venv/bin/python benchmarks/scale.py                  # 200k cases, 600k query cases, 9,400 DL19 pairs
+    .venv/bin/python benchmarks/scale.py                  # the growth table at 10k/50k/200k/600k cases, and the rest
+    .venv/bin/python benchmarks/scale.py --sizes 10000 50000 --repeat 3 --only-table   # the table's first rows
     .venv/bin/python benchmarks/scale.py --quick          # small sizes: a smoke run, under a minute idle
-    .venv/bin/python benchmarks/scale.py --cases 50000 --query-cases 150000 --embedding-pairs 2000
+    .venv/bin/python benchmarks/scale.py --sizes 50000 --query-cases 150000 --embedding-pairs 2000
     .venv/bin/python benchmarks/scale.py --code /tmp/before   # measure another checkout's exam_harness
+
+**The growth table** (``--sizes``, default 10,000 50,000 200,000 600,000 cases; ``--repeat`` times each, 3): at
+each size the synthetic exam below and bare pytest on as many cases, alternating (bare first in odd repetitions,
+the harness first in even ones; the harness cold then warm each time), every run a fresh subprocess whose CPU
+seconds (user + sys, its children included: ``os.wait4``'s resource usage) and peak resident memory are taken.
+Each row gives the medians and the harness's cold and warm CPU and peak memory as multiples of bare pytest's; a
+markdown table of them ends the section (docs/speed.md holds it). ``--only-table`` measures nothing else.
 
 **The synthetic exam** (:func:`write_project`, fixed seed ``--seed``): ``Q`` queries x ``T`` test points
 (questions, ``--test-points``, 20) x ``R`` runs (``--runs``, 100) cases, ``Q`` the smallest number of
@@ -32,16 +40,16 @@ harness's grading pass vs a bare encode-once loop on DL19 pairs), run as a subpr
 
 Ends with exactly one line::
 
-    overhead: <x>x time, <y>x memory vs bare pytest at <n> cases; query-cases: <t> s, <m> GB at 600000 cases; embedding: <p>% of bare encode-once loop
+    overhead: <x>x CPU, <y>x memory vs bare pytest at <n> cases; query-cases: <t> s, <m> GB at 600000 cases; embedding: <p>% of bare encode-once loop
 
-where ``x`` and ``y`` are the harness's heavier of cold and warm over bare pytest's, ``t`` and ``m``
+where ``x`` and ``y`` are the harness's heavier of cold and warm over bare pytest's (medians) at the table's last
+size, ``t`` and ``m``
 the heavier of the query-case exam's cold and warm runs (time in seconds, peak RSS in GB = 1e9 bytes),
 ``p`` the embedding grader's rate as a share of the bare loop's.
 
-How long it takes (2 cores): at the defaults, roughly the harness's per-case cost times 200k cases
-three times over (the issue measured 175 s cold, 161 s warm, 131 s bare on an idle machine), the
-600k query-case exam twice, and about a minute for the embedding figure: 10 to 20 minutes idle, more
-on a loaded machine. ``--quick`` (4,000 cases, 10,000 query cases, 500 DL19 pairs) takes under a
+How long it takes (2 cores): the table's rows cost about three times their sizes' sum of cases at ~1 ms a case
+each repetition (the 600k row alone ~30 minutes a repetition idle), the 600k query-case exam twice, and about a
+minute for the embedding figure: an hour or more idle at the defaults, more on a loaded machine. ``--quick`` (4,000 cases, 10,000 query cases, 500 DL19 pairs) takes under a
 minute on an idle machine. Timings vary with the machine's load; the script prints every figure and
 asserts none.
 """
@@ -54,6 +62,7 @@ import math
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -137,12 +146,14 @@ class Shape:
 
 @dataclass(frozen=True)
 class Measured:
-    """One subprocess: wall seconds, peak resident memory in bytes, exit status and its output's tail."""
+    """One subprocess: wall seconds, peak resident memory in bytes, exit status, its output's tail, and its CPU
+    seconds (user + sys, the children it waited for included)."""
 
     seconds: float
     peak_bytes: int
     returncode: int
     tail: str
+    cpu: float = 0.0
 
     @property
     def gb(self) -> float:
@@ -191,7 +202,8 @@ def run_measured(args: Sequence[str], cwd: Path, env: dict[str, str], log: Path)
         seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)  # wait4 reaped it: tell Popen
     text = log.read_text(errors="replace")
-    return Measured(seconds, usage.ru_maxrss * 1024, process.returncode, text[-2000:])  # ru_maxrss: KiB on Linux
+    return Measured(seconds, usage.ru_maxrss * 1024, process.returncode, text[-2000:],  # ru_maxrss: KiB on Linux
+                    usage.ru_utime + usage.ru_stime)
 
 
 def environment(code: Path | None) -> dict[str, str]:
@@ -212,8 +224,8 @@ def harness_runs(project: Path, env: dict[str, str], extra: Sequence[str], label
     for state in ("cold", "warm"):
         measured = run_measured([*PYTEST, *extra], project, env, project / f"{state}.log")
         found[state] = measured
-        print(f"  {label} {state}: {measured.seconds:.1f} s, {measured.gb:.2f} GB, exit {measured.returncode}",
-              flush=True)
+        print(f"  {label} {state}: {measured.seconds:.1f} s, {measured.cpu:.1f} s CPU, {measured.gb:.2f} GB, exit "
+              f"{measured.returncode}", flush=True)
         if measured.returncode not in (0, 1):  # 1: some exam case failed, still a complete session
             break
     return found
@@ -241,7 +253,11 @@ def embedding_figure(args: argparse.Namespace, env: dict[str, str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=200_000, help="cases of the overhead figure (default 200000)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000, 200_000, 600_000],
+                        help="cases of the growth table's rows (default 10000 50000 200000 600000)")
+    parser.add_argument("--repeat", type=int, default=3, help="alternating repetitions per row (default 3)")
+    parser.add_argument("--only-table", action="store_true", help="the growth table alone (no query-case, xdist "
+                        "or embedding figure)")
     parser.add_argument("--query-cases", type=int, default=600_000,
                         help="cases of the --exam-cases query figure (default 600000; 0 skips it)")
     parser.add_argument("--test-points", type=int, default=20, help="test points per query (default 20)")
@@ -262,8 +278,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
     args = parser.parse_args(argv)
     args.embedding_pairs_given = args.embedding_pairs is not None
+    if args.only_table:
+        args.query_cases = args.xdist_cases = args.embedding_pairs = 0
     if args.quick:
-        args.cases, args.query_cases = min(args.cases, 4000), min(args.query_cases, 10_000)
+        args.sizes, args.repeat = [4000], min(args.repeat, 2)
+        args.query_cases = min(args.query_cases, 10_000)
         args.xdist_cases = min(args.xdist_cases, 4000)
         if args.embedding_pairs is None:
             args.embedding_pairs = 500
@@ -282,29 +301,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def measure(args: argparse.Namespace, env: dict[str, str], base: Path) -> int:
     where = args.code or "the installed exam_harness"
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; measuring {where}", flush=True)
-    shape = Shape.for_cases(args.cases, test_points=args.test_points, runs=args.runs, pool=args.pool)
-    started = time.perf_counter()
-    project = write_project(base / "exam", shape, seed=args.seed)
-    print(f"per-test-point exam: {shape.queries} queries x {shape.test_points} test points x {shape.runs} runs = "
-          f"{shape.cases} cases, pool {shape.pool} (written in {time.perf_counter() - started:.1f} s)", flush=True)
-    harness = harness_runs(project, env, [], "harness")
-    bare = run_measured([*PYTEST, "-p", "no:exam_harness"], write_bare(base / "bare", shape.cases), env,
-                        base / "bare.log")
-    print(f"  bare pytest: {bare.seconds:.1f} s, {bare.gb:.2f} GB, exit {bare.returncode}", flush=True)
-    shutil.rmtree(project, ignore_errors=True)
-    complete = all(m.returncode in (0, 1) for m in harness.values()) and len(harness) == 2 and bare.returncode == 0
-    if complete:
-        per_case = {state: m.seconds / shape.cases * 1e3 for state, m in harness.items()}
-        print(f"  per case: harness cold {per_case['cold']:.3f} ms, warm {per_case['warm']:.3f} ms, "
-              f"bare {bare.seconds / shape.cases * 1e3:.3f} ms", flush=True)
-        time_x = max(m.seconds for m in harness.values()) / bare.seconds
-        memory_x = max(m.peak_bytes for m in harness.values()) / bare.peak_bytes
-        overhead = f"overhead: {time_x:.2f}x time, {memory_x:.2f}x memory vs bare pytest at {shape.cases} cases"
-    else:
-        for label, m in [*harness.items(), ("bare", bare)]:
-            if m.returncode not in (0, 1):
-                print(f"--- {label} failed:\n{m.tail}")
-        overhead = f"overhead: n/a (a run failed) at {shape.cases} cases"
+    rows = [growth_row(args, env, base, cases) for cases in args.sizes]
+    print("\n" + growth_table(rows), flush=True)
+    last = rows[-1] if rows else None
+    overhead = (f"overhead: {last.cpu_x:.2f}x CPU, {last.memory_x:.2f}x memory vs bare pytest at {last.cases} cases"
+                if last is not None and last.complete else "overhead: n/a (a run failed)")
 
     query = "query-cases: n/a (skipped)"
     if args.query_cases:
@@ -329,6 +330,87 @@ def measure(args: argparse.Namespace, env: dict[str, str], base: Path) -> int:
     embedding = f"embedding: {embedding_figure(args, env)}"
     print(f"{overhead}; {query}; {embedding}")
     return 0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One size of the growth table: medians over the repetitions."""
+
+    cases: int
+    bare: Measured
+    cold: Measured
+    warm: Measured
+    complete: bool
+
+    @property
+    def cpu_x(self) -> float:
+        return max(self.cold.cpu, self.warm.cpu) / self.bare.cpu
+
+    @property
+    def memory_x(self) -> float:
+        return max(self.cold.peak_bytes, self.warm.peak_bytes) / self.bare.peak_bytes
+
+
+def median_of(found: Sequence[Measured]) -> Measured:
+    """The median wall, CPU and peak memory of ``found`` (each taken on its own)."""
+    return Measured(statistics.median(m.seconds for m in found), int(statistics.median(m.peak_bytes for m in found)),
+                    max(m.returncode for m in found), found[-1].tail, statistics.median(m.cpu for m in found))
+
+
+def growth_row(args: argparse.Namespace, env: dict[str, str], base: Path, cases: int) -> Row:
+    """The harness (cold, warm) and bare pytest at ``cases``, alternating, ``args.repeat`` times."""
+    shape = Shape.for_cases(cases, test_points=args.test_points, runs=args.runs, pool=args.pool)
+    began = time.perf_counter()
+    project = write_project(base / f"exam-{cases}", shape, seed=args.seed)
+    bare_dir = write_bare(base / f"bare-{cases}", shape.cases)
+    print(f"{shape.cases} cases: {shape.queries} queries x {shape.test_points} test points x {shape.runs} runs, pool "
+          f"{shape.pool} (written in {time.perf_counter() - began:.1f} s); load "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    found: dict[str, list[Measured]] = {"bare": [], "cold": [], "warm": []}
+    complete = True
+    for repetition in range(args.repeat):
+        for side in (("bare", "harness") if repetition % 2 == 0 else ("harness", "bare")):
+            if side == "bare":
+                bare = run_measured([*PYTEST, "-p", "no:exam_harness"], bare_dir, env, base / "bare.log")
+                print(f"  bare pytest: {bare.seconds:.1f} s, {bare.cpu:.1f} s CPU, {bare.gb:.2f} GB, exit "
+                      f"{bare.returncode}", flush=True)
+                found["bare"].append(bare)
+                complete = complete and bare.returncode == 0
+            else:
+                harness = harness_runs(project, env, [], "harness")
+                complete = complete and len(harness) == 2 and all(m.returncode in (0, 1) for m in harness.values())
+                for state, measured in harness.items():
+                    found[state].append(measured)
+                    if measured.returncode not in (0, 1):
+                        print(f"--- harness {state} failed:\n{measured.tail}")
+        if not complete:
+            break
+    shutil.rmtree(project, ignore_errors=True)
+    shutil.rmtree(bare_dir, ignore_errors=True)
+    if not complete or not all(found.values()):
+        empty = Measured(math.nan, 0, 1, "")
+        return Row(shape.cases, *(median_of(found[k]) if found[k] else empty for k in ("bare", "cold", "warm")),
+                   complete=False)
+    row = Row(shape.cases, median_of(found["bare"]), median_of(found["cold"]), median_of(found["warm"]), True)
+    print(f"  median at {row.cases} cases: bare {row.bare.cpu:.1f} s CPU {row.bare.gb:.2f} GB; harness cold "
+          f"{row.cold.cpu:.1f} s CPU, warm {row.warm.cpu:.1f} s CPU, {max(row.cold.gb, row.warm.gb):.2f} GB "
+          f"({row.cpu_x:.2f}x CPU, {row.memory_x:.2f}x memory)", flush=True)
+    return row
+
+
+def growth_table(rows: Sequence[Row]) -> str:
+    """The growth table as markdown (docs/speed.md)."""
+    lines = ["| cases | bare pytest CPU | exam cold CPU | exam warm CPU | bare peak memory | exam peak memory |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for row in rows:
+        if not row.complete:
+            lines.append(f"| {row.cases:,} | (a run failed) | | | | |")
+            continue
+        peak = max(row.cold.peak_bytes, row.warm.peak_bytes)
+        lines.append(f"| {row.cases:,} | {row.bare.cpu:.1f} s | {row.cold.cpu:.1f} s ({row.cold.cpu / row.bare.cpu:.2f}x)"
+                     f" | {row.warm.cpu:.1f} s ({row.warm.cpu / row.bare.cpu:.2f}x) | {row.bare.peak_bytes / 2**20:.0f} "
+                     f"MiB | {peak / 2**20:.0f} MiB ({row.memory_x:.2f}x) |")
+    return "\n".join(lines)
 
 
 def xdist_figure(args: argparse.Namespace, env: dict[str, str], base: Path) -> None:

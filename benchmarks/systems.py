@@ -10,7 +10,7 @@ recorded by the same pass a pytest session runs (``SystemsPass`` in ``record`` m
 machinery, progress hooks, the atomic responses file and manifest), into a temporary runs folder.
 The ideal is ``calls * sleep / concurrency``. Then the three are called together, as a session calls
 every declared system at once, under the global budget of calls in flight
-(:data:`~exam_harness.systems.calling.GLOBAL_CONCURRENCY`); their ideal is ``3 * calls * sleep /
+(:data:`~exam_harness.features.live_systems.calling.GLOBAL_CONCURRENCY`); their ideal is ``3 * calls * sleep /
 min(3 * concurrency, budget)``. The last line:
 ``systems: sync <s> s, async <a> s, http <h> s, together <t> s for 1000 calls at concurrency 32 (ideal 1.56 s;
 together 2.34 s)``.
@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 from exam_harness.core.models import Query
-from exam_harness.systems.calling import GLOBAL_CONCURRENCY
-from exam_harness.systems.declare import System, clear, declared, http_system, system
-from exam_harness.systems.session import SystemsPass
+from exam_harness.features.live_systems.calling import GLOBAL_CONCURRENCY
+from exam_harness.features.live_systems.declare import System, clear, declared, http_system, system
+from exam_harness.features.live_systems.session import SystemsPass
 
 SERVER = """
 import json, sys, threading, time

@@ -12,15 +12,24 @@ from exam_harness.core.version import __version__
 
 if TYPE_CHECKING:
     from exam_harness.core.models import Query
-    from exam_harness.systems.declare import Answer, Passage, Secret, Sentence, command_system, http_system, system
+    from exam_harness.features.live_systems.declare import (
+        Answer,
+        Passage,
+        Secret,
+        Sentence,
+        command_system,
+        http_system,
+        system,
+    )
 
 # The package's public names, above every layer (ARCHITECTURE.md, Layers): nothing in the package imports them
-# from here, and `import exam_harness` loads only core/version.py (the rest on first use, below). The declared
-# plugin surface is exam_harness.api.
+# from here, and `import exam_harness` loads only core/version.py (the rest on first use, below); the live-system
+# declarations are the live-systems feature's (exam_harness/features/live_systems). The declared plugin surface
+# is exam_harness.api.
 __all__ = ["Answer", "Passage", "Query", "Secret", "Sentence", "__version__", "command_system", "http_system", "system"]
 _LAZY = {"Query": "exam_harness.core.models", **dict.fromkeys(
     ("Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"),
-    "exam_harness.systems.declare")}
+    "exam_harness.features.live_systems.declare")}
 
 # Module paths that moved (issue 36), still importable with a DeprecationWarning: old -> new.
 MOVED: dict[str, str] = {
@@ -32,6 +41,15 @@ MOVED: dict[str, str] = {
         "inputs": "exam.inputs", "plan": "exam.plan", "preflight": "results.preflight", "cache": "grading.cache",
         "grading_setup": "grading.setup", "batch_grading": "grading.batches", "cache_merge": "grading.merge",
         "results.writers": "report.writers", "sections.significance": "features.significance.section",
+        # stage 2: the live-systems, cost and flips features
+        "systems": "features.live_systems", **{f"systems.{name}": f"features.live_systems.{name}" for name in (
+            "answers", "calling", "declare", "fingerprint", "forms", "health", "reads", "recording", "secrets",
+            "session")},
+        "sections.live_systems": "features.live_systems.section",
+        "sections.system_costs": "features.live_systems.costs",
+        "pytest_plugins.systems": "features.live_systems.pytest_session", "cli.record": "features.live_systems.record",
+        "sections.cost": "features.cost.section", "results.flips": "features.flips.flips",
+        "sections.flips": "features.flips.section",
     }.items()},
     # issue 36, stage 2: the features' modules into their folders (exam_harness/features/NAME)
     **{f"exam_harness.{old}": f"exam_harness.features.{new}" for old, new in {

@@ -9,15 +9,17 @@ Kinds of name:
 
 - hooks: ``hookspec``, ``hookimpl`` (pytest's markers, without importing pytest), ``Registry``;
 - what a plugin registers: ``Measure``; ``Grader``, ``GraderConfig``, ``GraderOption``, ``option_field``,
-  ``shared_option``, ``GradingRequest``, ``Grade``; ``Section``, ``Placement``, ``preformatted_markdown``,
+  ``shared_option``, ``GradingRequest``, ``Grade``; ``Engine``, ``EngineBatch``, ``EngineStopped``, ``GraderRecipe``
+  (a grading engine, hook ``pytest_exam_grading_engine``); ``Section``, ``Placement``, ``preformatted_markdown``,
   ``preformatted_html``; ``Writer``, ``WriterInput``, ``Binary``; ``BankFormat``, ``RunFormat``, ``FilePart``;
-  ``Command``;
+  ``Command``; ``LabelScreen`` with ``LabelPair`` and ``LabelStep`` (a screen of ``exam-harness label``);
 - options: ``ExamOptions``, ``FeatureOption``, ``FeatureOptions``, ``feature_option``, ``Argument`` and the
   converters ``text``, ``integer``, ``number``, ``choice``, ``boolean``;
 - scoring inputs: ``Scored``, ``ScoringInputs``, ``InputKey``, ``ScoringFront``;
 - gates: ``GateFigure``, ``GateResult``;
 - live systems: ``system``, ``http_system``, ``command_system``, ``Answer``, ``Passage``, ``Sentence``,
-  ``Secret``, ``Query``;
+  ``Secret`` (the live-systems feature's declarations, named by their module alone: the API stands below the
+  features, so no import statement here names one; ``exam_harness/__init__.py`` re-exports them typed), ``Query``;
 - the documents and what the event hooks hand over: ``ExamReport``, ``EvaluationReport``, ``Verdict``,
   ``read_document``, ``ExamPlan``, ``GradingOutcome``;
 - errors: ``ExamError``, ``ConfigError``, ``InputError``; and ``__version__``.
@@ -29,6 +31,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from exam_harness.analysis.label_screens import LabelPair, LabelScreen, LabelStep
     from exam_harness.config.commands import Command
     from exam_harness.config.gates import GateFigure, GateResult
     from exam_harness.config.options import (
@@ -52,6 +55,8 @@ if TYPE_CHECKING:
     from exam_harness.core.version import __version__
     from exam_harness.exam.plan import ExamPlan
     from exam_harness.graders.base import Grader, GraderConfig
+    from exam_harness.graders.registry import GraderRecipe
+    from exam_harness.grading.engines import Engine, EngineBatch, EngineStopped
     from exam_harness.grading.passes import GradingOutcome
     from exam_harness.hookspecs import hookimpl, hookspec
     from exam_harness.io.formats import BankFormat, RunFormat
@@ -63,26 +68,28 @@ if TYPE_CHECKING:
     from exam_harness.results.schema import ExamReport, Verdict
     from exam_harness.results.scored import InputKey, Scored, ScoringFront, ScoringInputs
     from exam_harness.results.sections import Placement, Section, preformatted_html, preformatted_markdown
-    from exam_harness.systems.declare import Answer, Passage, Secret, Sentence, command_system, http_system, system
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.hookspecs": ("hookspec", "hookimpl"),
     "exam_harness.core.registry": ("Registry",),
     "exam_harness.measures.base": ("Measure",),
     "exam_harness.graders.base": ("Grader", "GraderConfig"),
+    "exam_harness.graders.registry": ("GraderRecipe",),
+    "exam_harness.grading.engines": ("Engine", "EngineBatch", "EngineStopped"),
     "exam_harness.core.models": ("GradingRequest", "Grade", "Query"),
     "exam_harness.results.sections": ("Section", "Placement", "preformatted_markdown", "preformatted_html"),
     "exam_harness.report.writers": ("Writer", "WriterInput", "Binary"),
     "exam_harness.io.formats": ("BankFormat", "RunFormat"),
     "exam_harness.io.parts": ("FilePart",),
     "exam_harness.config.commands": ("Command",),
+    "exam_harness.analysis.label_screens": ("LabelScreen", "LabelPair", "LabelStep"),
     "exam_harness.config.options": ("ExamOptions", "FeatureOption", "FeatureOptions", "feature_option", "Argument",
                                     "GraderOption", "option_field", "shared_option", "text", "integer", "number",
                                     "choice", "boolean"),
     "exam_harness.results.scored": ("Scored", "ScoringInputs", "InputKey", "ScoringFront"),
     "exam_harness.config.gates": ("GateFigure", "GateResult"),
-    "exam_harness.systems.declare": ("system", "http_system", "command_system", "Answer", "Passage", "Sentence",
-                                     "Secret"),
+    "exam_harness.features.live_systems.declare": ("system", "http_system", "command_system", "Answer", "Passage",
+                                                   "Sentence", "Secret"),
     "exam_harness.results.schema": ("ExamReport", "Verdict"),
     "exam_harness.results.evaluation": ("EvaluationReport",),
     "exam_harness.results.document": ("read_document",),
@@ -92,14 +99,16 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.core.version": ("__version__",),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
-__all__ = ["Answer", "Argument", "BankFormat", "Binary", "Command", "ConfigError", "EvaluationReport", "ExamError",
-           "ExamOptions", "ExamPlan", "ExamReport", "FeatureOption", "FeatureOptions", "FilePart", "GateFigure",
-           "GateResult", "Grade", "Grader", "GraderConfig", "GraderOption", "GradingOutcome", "GradingRequest",
-           "InputError", "InputKey", "Measure", "Passage", "Placement", "Query", "Registry", "RunFormat", "Scored",
-           "ScoringFront", "ScoringInputs", "Secret", "Section", "Sentence", "Verdict", "Writer", "WriterInput",
-           "__version__", "boolean", "choice", "command_system", "feature_option", "hookimpl", "hookspec",
-           "http_system", "integer", "number", "option_field", "preformatted_html", "preformatted_markdown",
-           "read_document", "shared_option", "system", "text"]
+__all__ = ["Argument", "BankFormat", "Binary", "Command", "ConfigError", "Engine", "EngineBatch", "EngineStopped",
+           "EvaluationReport", "ExamError", "ExamOptions", "ExamPlan", "ExamReport", "FeatureOption", "FeatureOptions",
+           "FilePart", "GateFigure", "GateResult", "Grade", "Grader", "GraderConfig", "GraderOption", "GraderRecipe",
+           "GradingOutcome", "GradingRequest", "InputError", "InputKey", "LabelPair", "LabelScreen", "LabelStep",
+           "Measure", "Placement", "Query", "Registry", "RunFormat", "Scored", "ScoringFront", "ScoringInputs",
+           "Section", "Verdict", "Writer", "WriterInput", "__version__", "boolean", "choice", "feature_option",
+           "hookimpl", "hookspec", "integer", "number", "option_field", "preformatted_html", "preformatted_markdown",
+           "read_document", "shared_option", "text"]
+# the live-systems feature's declarations: named by their module alone (see the module docstring), typed Any here
+__all__ += ["Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"]  # noqa: F822
 
 
 def __getattr__(name: str) -> Any:

@@ -15,16 +15,23 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Mapping, Sequence
     from pathlib import Path
 
+    import pytest
+    from rich.console import RenderableType
+
+    from exam_harness.analysis.label_screens import LabelScreen
     from exam_harness.config.commands import Command
-    from exam_harness.config.gates import GateFigure
+    from exam_harness.config.gates import GateFigure, GateResult
     from exam_harness.config.options import ExamOptions, FeatureOptions
-    from exam_harness.core.models import GraderSpec
+    from exam_harness.core.models import GraderSpec, Query
     from exam_harness.core.registry import Registry
     from exam_harness.exam.inputs import ExamInputs
     from exam_harness.exam.plan import ExamPlan
-    from exam_harness.graders.registry import GraderRegistry
+    from exam_harness.graders.base import Grader
+    from exam_harness.graders.registry import GraderRecipe, GraderRegistry
+    from exam_harness.grading.engines import Engine
     from exam_harness.grading.passes import GradingOutcome
     from exam_harness.io.formats import BankFormat, RunFormat
     from exam_harness.measures.base import Measure
@@ -32,7 +39,7 @@ if TYPE_CHECKING:
     from exam_harness.report.writers import Writer, WriterInput
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.schema import ExamReport
-    from exam_harness.results.scored import ScoringFront, ScoringInputs
+    from exam_harness.results.scored import Scored, ScoringFront, ScoringInputs
     from exam_harness.results.sections import Section
 
 # the markers ``pytest.hookspec`` and ``pytest.hookimpl`` are (project "pytest"), made here so that the command
@@ -140,6 +147,21 @@ def pytest_exam_register_commands(registry: Registry[Command]) -> None:
     ``description``, ``add_arguments(parser)``, ``run(args) -> int``), listed by ``exam-harness --help``."""
 
 
+@hookspec(firstresult=True)
+def pytest_exam_grading_engine(options: ExamOptions, grader: Grader, recipe: GraderRecipe) -> Engine | None:
+    """The engine that grades the grading pass's cache misses (an object of the ``Engine`` protocol,
+    grading/engines.py), or None to leave them to the pass itself. Asked once per grading set-up, by both front
+    ends, after ``grader`` is created; ``recipe`` builds the same grader again in another process (a worker's).
+    The first plugin that answers decides (the ray_engine feature answers for ``--exam-engine ray``)."""
+
+
+@hookspec
+def pytest_exam_register_label_screens(registry: Registry[LabelScreen]) -> None:
+    """Add labelling screens of ``exam-harness label`` (objects of the ``LabelScreen`` protocol,
+    analysis/label_screens.py: ``unavailable()``, ``label(pairs, write, blind=, earlier=)``): the command labels on
+    the first one that can run here under ``--screen on``, or ``auto`` on a terminal, else with its line prompt."""
+
+
 @hookspec
 def pytest_exam_write_outputs(options: ExamOptions, out: WriterInput) -> list[Path] | None:
     """Write the files a feature's options ask for beside the front end's outputs (after them): ``out`` is what the
@@ -160,3 +182,57 @@ def pytest_exam_report(report: ExamReport | EvaluationReport, plan: ExamPlan) ->
 
     Publish scores anywhere else from here (a dashboard, a database, a PR comment).
     """
+
+
+@hookspec
+def pytest_exam_verdict_checks(document: ExamReport | EvaluationReport) -> list[GateResult] | None:
+    """Checks always made on a result document beside the gates asked for (results/verdict.py): a failed
+    ``GateResult`` for what a feature's section says failed (the cost feature's ``exam-max-cost``, the live systems'
+    ``exam-stale``), from the document alone, so that ``exam-harness verdict`` on a saved document decides as the
+    session did. Asked by both front ends and ``verdict``; the in-tree features' checks come in their order."""
+
+
+@hookspec
+def pytest_exam_unanswered(scored: Scored) -> Mapping[str, Collection[str]] | None:
+    """Run -> the queries a feature says the run holds no answer for (a live system failed on them): their scores
+    count them as not covered, marked incomplete (report/core.py, both front ends)."""
+
+
+@hookspec
+def pytest_exam_run_notes(runs: Collection[str], folders: Sequence[Path]) -> list[str] | None:
+    """Warnings about the run-side files ``exam-harness evaluate`` read (``runs``: the runs' names; ``folders``: the
+    run files and folders it was given), each printed on standard error after grading (a live system's manifest
+    with no run beside it)."""
+
+
+@hookspec
+def pytest_exam_compare_tables(old: ExamReport, new: ExamReport, title_suffix: str,
+                               limit: int | None) -> list[RenderableType] | None:
+    """Tables ``exam-harness compare OLD NEW`` prints after its own (the flips feature's flipped test points):
+    ``title_suffix`` names the two reports, ``limit`` is ``--limit`` (None: every row)."""
+
+
+@hookspec
+def pytest_exam_configure(config: pytest.Config, options: ExamOptions, inputs: Callable[[], ExamInputs],
+                          scoring: ScoringInputs) -> None:
+    """pytest only: the exam session is configured, its options read and its collector registered, before its
+    grading and reporting plugins are (a plugin of pytest's hooks registered here, with
+    ``config.pluginmanager.register``, takes its place among them). ``inputs()`` is the exam's inputs (made on
+    first call); ``scoring`` the session's scoring inputs (``pytest_exam_scoring_inputs``), where a feature may
+    set one its session fills later. A ``ConfigError`` or ``InputError`` is a usage error."""
+
+
+@hookspec
+def pytest_exam_before_grading(config: pytest.Config, queries: Callable[[str], Sequence[Query]]) -> None:
+    """pytest only: make the runs the session's cases read before they are graded (a live system's answers, added
+    to the inputs' ``extra_runs`` and read again after ``forget_runs()``): in a single process before the first
+    case, on the pytest-xdist controller before the workers start, on a worker before its first case.
+    ``queries(run)``: the queries asked of ``run`` (those of its collected cases; on the controller every query of
+    the requested banks). An ``ExamError`` is a usage error."""
+
+
+@hookspec(firstresult=True)
+def pytest_exam_case_error(item: pytest.Item, run: str, query_id: str) -> str | None:
+    """pytest only: why the exam case ``item`` (of ``run`` on ``query_id``) is an error before its verdict is read
+    (a live system failed on the query), or None; the first message given is the case's error. A feature may
+    add a user property to ``item`` (pytest's ERRORS section can then say such cases once)."""

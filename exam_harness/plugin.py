@@ -67,7 +67,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from exam_harness.pytest_plugins.outcomes import ExamOutcomes
     from exam_harness.pytest_plugins.reporting import ExamReporting, InterruptedSummary
     from exam_harness.pytest_plugins.state import SETUP_KEY, ExamSetup
-    from exam_harness.pytest_plugins.systems import ExamSystems
 
     config.addinivalue_line("markers", "exam_required: a required test point; missing it fails the case")
     if config.option.help:  # help is shown whatever the ini file holds
@@ -78,6 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
         options = options_from_pytest(config, PYTEST_GROUPS)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if options.shard is not None and options.cache is None:
+        raise pytest.UsageError(f"--exam-shard={options.shard[0]}/{options.shard[1]} grades into the grade cache and "
+                                "keeps nothing else: with --exam-cache=none its grades would be lost; give "
+                                "--exam-cache a file of this shard's own (docs/shards.md)")
     if (options.dry_run or options.shard is not None) and getattr(config.option, "dist", "no") != "no":
         # A dry run grades nothing and a shard runs no case, so pytest-xdist's workers have nothing to do: this
         # process counts or grades
@@ -91,18 +94,19 @@ def pytest_configure(config: pytest.Config) -> None:
         inputs = collect_scoring_inputs(options, "pytest", config.hook)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config), scoring_inputs=inputs)
+    setup = config.stash[SETUP_KEY] = ExamSetup(options=options, bank_roots=bank_paths(config), scoring_inputs=inputs)
     collector = ExamCollector(config)
+    config.pluginmanager.register(collector, "exam-collector")
     try:
-        systems = ExamSystems(config, collector)  # reads the inputs' options (a topic file, --exam-trec-rag-topics)
+        # the features' session plugins (the live systems'), registered between the collector and the grading
+        config.hook.pytest_exam_configure(config=config, options=options, inputs=lambda: setup.exam_inputs(config),
+                                          scoring=inputs)
     except (ConfigError, InputError) as exc:
         raise pytest.UsageError(str(exc)) from None
     grading = ExamGrading(config, collector)
     outcomes = ExamOutcomes(config)
     reporting = ExamReporting(config, grading, outcomes)
     for name, plugin in (
-        ("exam-collector", collector),
-        ("exam-systems", systems),
         ("exam-grading", grading),
         ("exam-outcomes", outcomes),
         ("exam-reporting", reporting),

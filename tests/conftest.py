@@ -1,7 +1,9 @@
 """Shared test set-up (fixtures); scaffolding lives in tests/helpers.py.
 
 pytester's in-process runs drop modules first imported inside them; C extensions such as numpy
-cannot be imported twice in one process, so the modules the plugin loads lazily are imported here.
+cannot be imported twice in one process, so the modules the plugin loads lazily are imported here. Modules
+holding state are too: a second copy of the live systems' declarations (``exam_harness.system`` writing into the
+dropped copy's table, the session clearing the new one's) kept one test's systems in a later test's session.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ import sentence_transformers  # noqa: F401
 import torch  # noqa: F401  (a C extension the default grader loads: imported twice it crashes the process)
 import transformers.modeling_utils  # noqa: F401
 
+import exam_harness.features.live_systems.declare
 import exam_harness.io
 import exam_harness.measures
-import exam_harness.report.build  # noqa: F401
+import exam_harness.report.build
+import exam_harness.results.document  # noqa: F401
 from tests.paths import SHARED_DATA
 
 

@@ -20,22 +20,27 @@ from exam_harness.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
     "exam", "graders", "leaderboard", "compare", "schema", "generate", "evaluate", "analyze", "import_grades",
-    "calibrate", "record", "queries", "verdict", "grade", "cache", "label", "models",
+    "calibrate", "queries", "verdict", "grade", "cache", "label", "models",
 )
+
+
+def _first_word(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _named_command(argv: Sequence[str]) -> str | None:
     """The subcommand module ``argv`` names (its first word), when it names one."""
-    first = next((a for a in argv if not a.startswith("-")), None)
+    first = _first_word(argv)
     name = first.replace("-", "_") if first else None
     return name if name in COMMANDS else None
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; given the arguments and they name a subcommand (built-in, or a feature's or plugin's), with that
-    subcommand alone (importing every subcommand's module costs a second or more; help and usage errors elsewhere
-    list them all). The features' and plugins' options are part of the schema the subcommands' parsers are built
-    from, and their subcommands are listed after the built-in ones."""
+    """The parser; given the arguments and they name a subcommand, with that subcommand alone (importing
+    every subcommand's module costs a second or more; help and usage errors elsewhere list them all): a built-in
+    one's module, or a feature's or plugin's command without the built-in modules. The features' and plugins'
+    options are part of the schema the subcommands' parsers are built from, and their subcommands (``exam-harness
+    record``, ``view``: in-tree features') are listed after the built-in ones."""
     from exam_harness.extensions import Registries, cli_feature_options, cli_plugin_manager
 
     named = _named_command(argv) if argv is not None else None
@@ -47,9 +52,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"exam-harness {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands = Registries.from_hook(manager.hook).commands
-    first = next((a for a in argv if not a.startswith("-")), None) if argv is not None and named is None else None
-    plugin_named = first if first is not None and first in commands else None
+    commands = Registries.from_hook(manager.hook).commands if named is None else None
+    first = _first_word(argv) if argv is not None else None
+    plugin_named = commands is not None and first in commands  # a feature's or plugin's subcommand
     for name in (named,) if named else () if plugin_named else COMMANDS:
         try:
             module = importlib.import_module(f"exam_harness.cli.{name}")
@@ -58,10 +63,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                 continue  # a subcommand not shipped in this build
             raise
         module.add_parser(subparsers)
-    if named is None:
-        for name in (plugin_named,) if plugin_named else commands:
+    if commands is not None:
+        for name in commands:
             if name.replace("-", "_") in COMMANDS:
                 raise ConfigError(f"subcommand {name!r} is registered by a plugin and is a built-in one")
+            if plugin_named and name != first:
+                continue  # that command alone, as a built-in one's module alone
             command = commands.get(name)
             sub = subparsers.add_parser(name, help=command.help, description=command.description)
             command.add_arguments(sub)

@@ -1,9 +1,10 @@
 """``exam-harness compare OLD.json NEW.json``: what changed between two exam reports, per run and per query.
 
 The same comparison as pytest's ``--exam-compare``: each run's mean per measure, the difference and a
-paired permutation test over the queries both reports scored, and the test points that flipped between
-answered and missed (results/flips.py); ``--fail MEASURE:DROP`` exits 1 when a
-run dropped by more than allowed (``exam-cover:0.05`` absolute, ``exam-cover:5%`` relative).
+paired permutation test over the queries both reports scored, then the features' tables (hook
+``pytest_exam_compare_tables``: the flips feature's test points that flipped between answered and missed);
+``--fail MEASURE:DROP`` exits 1 when a run dropped by more than allowed (``exam-cover:0.05`` absolute,
+``exam-cover:5%`` relative).
 """
 
 from __future__ import annotations
@@ -43,11 +44,11 @@ def run(args: argparse.Namespace) -> int:
     from exam_harness.config.gates import COMPARED, check_measures
     from exam_harness.extensions import cli_registries
     from exam_harness.report.compare import changes_table, query_table
-    from exam_harness.results.flips import flips, flips_table
     from exam_harness.results.gate_checks import compare, regression_failures
     from exam_harness.results.read import read_report
 
-    registry = cli_registries().measures  # plugin measures (installed, ./conftest.py) are named like built-ins
+    registries = cli_registries()
+    registry = registries.measures  # plugin measures (installed, ./conftest.py) are named like built-ins
     allowances: list[Allowance] = args.fail
     alpha: float = args.alpha
     measures = list(dict.fromkeys([*(args.measure or COMPARED), *(a.measure for a in allowances)]))
@@ -60,8 +61,10 @@ def run(args: argparse.Namespace) -> int:
                                 registry=registry))
     for measure in measures:
         console.print(query_table(old, new, measure, limit=args.limit or None, registry=registry))
-    console.print(flips_table(flips(old, new), title_suffix=f"from {args.old.name} to {args.new.name}",
-                              limit=args.limit or None))
+    for tables in registries.hook.pytest_exam_compare_tables(
+            old=old, new=new, title_suffix=f"from {args.old.name} to {args.new.name}", limit=args.limit or None):
+        for table in tables or ():
+            console.print(table)
     failures = regression_failures(changes, allowances, new, args.old.name, alpha, registry, old=old)
     for line in failures:
         print(line, file=sys.stderr)

@@ -40,7 +40,6 @@ from exam_harness.core.errors import ConfigError
 from exam_harness.io.qrels import Qrels
 from exam_harness.results.preflight import check_writable
 from exam_harness.session.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
-from exam_harness.systems.recording import unanswered_system_notes
 
 if TYPE_CHECKING:
     from exam_harness.measures.qrels import Qrels
@@ -146,8 +145,9 @@ def run(args: argparse.Namespace) -> int:
     inputs = collect_scoring_inputs(options, "evaluate", registries.hook)  # the features' inputs, before grading
     graded = obtain_grades(args, options, registries=registries, inputs=exam)
     registries.hook.pytest_exam_grading_finished(plan=graded.plan, outcome=graded.outcome)
-    for note in unanswered_system_notes(graded.view.data.runs, args.runs):
-        print_notice(note)
+    for notes in registries.hook.pytest_exam_run_notes(runs=graded.view.data.runs, folders=args.runs):
+        for note in notes or ():  # a live system's manifest with no run beside it
+            print_notice(note)
     plan = graded.plan
     credits = support = None
     if options.support:

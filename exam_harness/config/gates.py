@@ -14,16 +14,12 @@ A MEASURE is any measure by name, as ``--exam-measures`` takes it (built-in, a p
 measure); it names the report's first measure it matches (see measures/lookup.py: ``ndcg@10`` is the
 first label variant's, ``exam-cover`` the report's EXAM-Cover whatever its k and tau).
 
-A declared live system's recorded figures (sections/system_costs.py) are gated by name, where LOWER is
-better: ``latency-p50`` and ``latency-p95`` (seconds), ``tokens`` and ``cost`` (summed over its
-queries), e.g. ``my-rag=latency-p95:2.5`` or ``cost:0.10``; the value is any finite number >= 0 and
-the check fails when the run's figure is ABOVE it, or when its manifest records no such figure. A
-threshold for every run applies to the runs that have a manifest.
-
 A feature's gate figure (:class:`GateFigure`, registered through ``pytest_exam_register_gate_figures``) is gated
 by its name the same way, ``[RUN=]NAME:LIMIT``: the value its section holds for the run, at least LIMIT (or at
-most, where lower is better); a name no built-in measure parses takes any finite LIMIT here and is checked
-against the registries once plugins are loaded (:func:`check_thresholds`).
+most, where lower is better: a declared live system's ``latency-p95``, ``cost``, ... of the live-systems feature,
+e.g. ``my-rag=latency-p95:2.5``). A name no built-in measure parses (a plugin's measure or a gate figure) is
+read in lower case with any finite LIMIT >= 0 here, and checked against the registries once plugins are
+loaded (:func:`check_thresholds`): a measure's limit must then lie in 0..1.
 
 The judge's own figure is gated by name, for the session as a whole (no ``RUN=``): ``cascade-kept:0.95``
 fails where the cascade grader's 95% lower bound of the share of its decider's passes it kept is below 0.95
@@ -84,9 +80,13 @@ class GateResult(BaseModel):
 class GateFigure(Protocol):
     """A value of a section that ``--exam-fail-under`` (and ``exam-harness verdict --fail-under``) gates by name:
     ``[RUN=]NAME:LIMIT``. Registered through ``pytest_exam_register_gate_figures``; results/gate_checks.py reads it
-    from the document's section ``section`` for each run, so the pytest session and ``verdict`` decide alike."""
+    from the document's section ``section`` for each run, so the pytest session and ``verdict`` decide alike.
 
-    name: str  # what a threshold names (a word: no spaces, no ':' or '=')
+    Optionally (read where present, as a section's ``placement``): ``runs(content)``, the runs a threshold for
+    every run gates (every run when it names none or the document lacks the section; a run named by its own
+    threshold is always gated), and ``missing_message(run, limit)``, the FAIL line of a run without the value."""
+
+    name: str  # what a threshold names (a lower-case word: no spaces, no ':' or '=')
     title: str  # how a check's message names it
     section: str  # the document section it is read from
     lower_is_better: bool  # the check fails above the limit (else below it)
@@ -150,10 +150,8 @@ class Threshold:
 
 
 _HOLDS = re.compile(r"@\s*(\d+)\s*of\s*(\d+)\s*$")
+_WORD = re.compile(r"[\w.-]+")  # a bare name: no parameters or cut-off, read in lower case as families are
 HOLDS_MEASURE = "exam-cover"  # the one measure a count of holding verdicts gates
-# a live system's figures from its manifest (the system-costs section), lower is better, with their titles
-SYSTEM_FIGURES: dict[str, str] = {"latency-p50": "latency p50 (s)", "latency-p95": "latency p95 (s)",
-                                  "tokens": "tokens", "cost": "cost"}
 
 
 # the judge's figures a session is gated on as a whole (higher is better), with their titles
@@ -161,11 +159,10 @@ JUDGE_FIGURES: dict[str, str] = {"cascade-kept": "the cascade's kept share of it
 
 
 def measure_names(thresholds: Iterable[Threshold], figures: Iterable[str] = ()) -> list[str]:
-    """The measures ``thresholds`` gate (a system figure, the judge's figure, or a feature's gate figure named in
-    ``figures``, is no measure: the measure registries do not know it)."""
+    """The measures ``thresholds`` gate (the judge's figure, or a feature's gate figure named in ``figures``, is no
+    measure: the measure registries do not know it)."""
     named = set(figures)
-    return [t.measure for t in thresholds
-            if t.measure not in SYSTEM_FIGURES and t.measure not in JUDGE_FIGURES and t.measure not in named]
+    return [t.measure for t in thresholds if t.measure not in JUDGE_FIGURES and t.measure not in named]
 
 
 def split_holds(gated: str) -> tuple[str, tuple[int, int] | None]:
@@ -241,11 +238,11 @@ def check_thresholds(thresholds: Sequence[Threshold], registry: MeasureRegistry 
                      where: str) -> None:
     """ConfigError naming ``where`` for a threshold that names neither a measure of ``registry`` nor a gate figure
     of ``figures``, or that holds a measure to a limit outside 0..1 (a name only a plugin's family parses is
-    read with any finite limit, before the plugins are known)."""
+    read with any finite limit >= 0, before the plugins are known)."""
     named = set(figures)
     check_measures(measure_names(thresholds, named), registry, where)
     for t in thresholds:
-        if t.measure not in SYSTEM_FIGURES and t.measure not in named and not 0.0 <= t.value <= 1.0:
+        if t.measure not in named and not 0.0 <= t.value <= 1.0:
             raise ConfigError(f"{where} {t}: {t.value:g} must be a finite number in 0..1 (the limit of a measure)")
 
 
@@ -272,18 +269,14 @@ def parse_threshold(raw: str) -> Threshold:
             raise ValueError(f"{name!r} is the judge's figure for the whole session: it takes no RUN= and no @MofK "
                              f"({name}:VALUE)")
         return Threshold(None, name, _fraction(value.strip()))
-    if measure.strip().lower() in SYSTEM_FIGURES:
-        if holds is not None:
-            raise ValueError(f"@MofK counts verdicts that hold across judge samples; {measure.strip()!r} is a "
-                             "system's recorded figure")
-        limit = _in_range(value.strip(), repr(value.strip()), "a number", "a finite number >= 0", math.inf)
-        return Threshold(run, measure.strip().lower(), limit)
     name = _measure(measure)
     if holds is not None and name.split("(")[0].split("@")[0] != HOLDS_MEASURE:
         raise ValueError(f"@MofK counts verdicts that hold across judge samples, which EXAM-Cover counts; "
                          f"{name!r} is another measure")
     if holds is None and not _builtin_measure(name):  # a plugin's measure or a feature's gate figure
-        return Threshold(run, name, _finite(value.strip()))
+        # a limit below 0 is none a verdict can hold (GateResult's limit is >= 0 like every number of a report)
+        limit = _in_range(value.strip(), repr(value.strip()), "a number", "a finite number >= 0", math.inf)
+        return Threshold(run, name.lower() if _WORD.fullmatch(name) else name, limit)
     return Threshold(run, name, _fraction(value.strip()), holds)
 
 
@@ -296,15 +289,6 @@ def _builtin_measure(name: str) -> bool:
         return False
     return True
 
-
-def _finite(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{raw!r} is not a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{raw!r} must be a finite number")
-    return value
 
 
 def check_samples(thresholds: Sequence[Threshold], repeats: int) -> None:

@@ -32,7 +32,7 @@ SIGNIFICANCE = "significance"
 GATES = "gates"
 REPORTS = "reports"
 INPUTS = "inputs"
-SYSTEMS = "systems"
+SYSTEMS = "systems"  # the options of declared live systems (a feature declares them)
 RECORDED = "recorded"
 EVALUATE = "evaluate"
 # The groups the pytest plugin registers (kept here so the README table needs no plugin import).
@@ -43,7 +43,6 @@ TREC_MEASURES: tuple[str, ...] = ("P@20", "map", "ndcg@10", "ndcg@20", "rprec", 
 POOLS: tuple[str, ...] = ("judged", "top-k")
 SIGNIFICANCE_TESTS: tuple[str, ...] = ("permutation", "bootstrap", "t-test")
 ANALYSES: tuple[str, ...] = ("verify", "missing", "spurious", "agreement")
-SYSTEM_MODES: tuple[str, ...] = ("once", "replay", "record", "live")
 
 
 # --- converters: str -> value, ValueError(reason) on bad input ---------------------------------
@@ -518,9 +517,12 @@ class ExamOptions:
         "strict-fallbacks", False, "An answer holding no grade is a pair that could not be graded, never a grade "
         "read by a fallback rule", group=GRADING, flag=True, fronts=("pytest",))
     shard: tuple[int, int] | None = declare(
-        "shard", None, "Grade only shard I of N of the pool (by cache key: shards never overlap, reruns are "
+        "shard", None, "Grade only shard I of N of the pool (by passage: shards never overlap, reruns are "
         "stable) into the cache, then stop without scoring; merge the shards' caches with exam-harness cache "
         "merge (docs/shards.md)", shard, group=GRADING, fronts=("pytest",), metavar="I/N")
+    grade_missing: bool = declare(
+        "grade-missing", False, "Grade the pairs a sharded cache lacks (a shard whose cache was not merged) in this "
+        "session instead of refusing them with the shard they are of (docs/shards.md)", group=GRADING, flag=True)
     dry_run: bool = declare(
         "dry-run", False, "Print how many grader calls and tokens (and, with prices, what cost) the session would "
         "spend, then stop without grading", group=GRADING, flag=True, fronts=("pytest",))
@@ -532,21 +534,6 @@ class ExamOptions:
     runs: tuple[Path, ...] = declare(
         "runs", (Path("runs"),), "Run file or folder of systems taking the exam; repeatable", Path, group=INPUTS,
         many=True, path=True, fronts=("pytest",), metavar="PATH")
-    system_mode: str | None = declare(
-        "system-mode", None, "How declared live systems are called: 'once' (only queries their recording lacks; "
-        "everything when the system changed), 'replay' (call nothing, read the recording), 'record' (call every "
-        "query again) or 'live' (call, record nothing) (default: $EXAM_SYSTEM_MODE, else replay when CI=true, "
-        "else once)", choice(*SYSTEM_MODES), group=SYSTEMS, metavar="MODE")
-    stale: str | None = declare(
-        "stale", None, "What a stale recording of a declared system (made by another version of it: the function, "
-        "a project module it imports, its files= or version= changed) does: 'warn' (scored as it is, with a "
-        "warning), 'fail' (scored, and the session fails with a case of its own) or 'record' (called again; "
-        "replay mode calls nothing, so there a warning) (default: fail when CI=true, else record)",
-        choice("warn", "fail", "record"), group=SYSTEMS, metavar="POLICY")
-    record_into: Path | None = declare(
-        "record-into", None, "Folder the recordings of declared systems go to, made when missing, and read as a "
-        "runs folder (default: the first runs folder, which must exist when named with --exam-runs)", Path,
-        group=SYSTEMS, path=True, metavar="DIR")
     strict_queries: bool = declare(
         "strict-queries", False, "A query that a run ranks but no bank covers is a usage error naming the run file "
         "and line (default: a note naming its nearest bank query, e.g. 'sizng' ~ 'sizing')", group=INPUTS,
@@ -603,13 +590,29 @@ class ExamOptions:
 def specs(groups: Iterable[str] | None = None, front: Front | None = None) -> list[tuple[str, OptionSpec]]:
     """``(field name, spec)`` of the options in ``groups`` (all if None) available on ``front``: the fields of
     :class:`ExamOptions`, then the options the front end's features declared (:func:`use_feature_options`)."""
+    return _selected([*_core_specs(), *((o.name, o.spec) for o in _features.values())], groups, front)
+
+
+def _core_specs() -> list[tuple[str, OptionSpec]]:
+    """``(field name, spec)`` of every field of :class:`ExamOptions` (the features' options apart)."""
+    return [(f.name, f.metadata["option"]) for f in fields(ExamOptions) if "option" in f.metadata]
+
+
+def _selected(found: Iterable[tuple[str, OptionSpec]], groups: Iterable[str] | None,
+              front: Front | None) -> list[tuple[str, OptionSpec]]:
     wanted = set(groups) if groups is not None else None
-    out = []
-    declared = [(f.name, f.metadata["option"]) for f in fields(ExamOptions) if "option" in f.metadata]
-    for name, spec in [*declared, *((o.name, o.spec) for o in _features.values())]:
-        if (wanted is None or spec.group in wanted) and (front is None or front in spec.fronts):
-            out.append((name, spec))
-    return out
+    return [(name, spec) for name, spec in found
+            if (wanted is None or spec.group in wanted) and (front is None or front in spec.fronts)]
+
+
+def in_tree_options() -> list[FeatureOption[Any]]:
+    """The options the in-tree features declare (their ``pytest_exam_add_options`` alone, core/host.py), collected
+    without making them this process's schema: docs/options.md lists them beside the fields'."""
+    from exam_harness.core.host import in_tree_hook
+
+    collected = FeatureOptions(schema=False)
+    in_tree_hook().pytest_exam_add_options.call_historic(kwargs={"options": collected})
+    return list(collected.declared.values())
 
 
 def default_of(name: str, front: Front = "pytest") -> Any:
@@ -656,20 +659,24 @@ class FeatureOptions:
     """What ``pytest_exam_add_options`` hands a feature: ``add(option)`` declares one. Made once per pytest session
     or command, it starts the features' part of the schema afresh (:func:`specs` and the readers see what was
     added since); ``on_add`` (pytest's) adds each option to the command line as it is declared (a conftest.py
-    pytest loads later declares its own then)."""
+    pytest loads later declares its own then). With ``schema=False`` it only collects them (the docs' table)."""
 
-    def __init__(self, on_add: Callable[[FeatureOption[Any]], None] | None = None) -> None:
+    def __init__(self, on_add: Callable[[FeatureOption[Any]], None] | None = None, *, schema: bool = True) -> None:
         self.declared: dict[str, FeatureOption[Any]] = {}
         self._on_add = on_add
-        _features.clear()
+        self._schema = schema
+        if schema:
+            _features.clear()
 
     def add(self, option: FeatureOption[Any]) -> None:
-        taken = {spec.name for _, spec in specs()} | {o.spec.name for o in self.declared.values()}
+        taken = {spec.name for _, spec in (specs() if self._schema else _core_specs())}
+        taken |= {o.spec.name for o in self.declared.values()}
         if option.name in _FIELDS or option.spec.name in taken:
             raise ConfigError(f"option --{option.spec.name} is declared twice (a feature's option must have a name of "
                               "its own)")
         self.declared[option.name] = option
-        _features[option.name] = option  # the schema the front end reads: this command's or session's
+        if self._schema:
+            _features[option.name] = option  # the schema the front end reads: this command's or session's
         if self._on_add is not None:
             self._on_add(option)
 
@@ -908,34 +915,22 @@ PYTEST_ARGS = Argument("pytest_args", "Arguments for pytest.", str, nargs=argpar
 BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default: the test points of the recorded "
                       "grades).", Path, default=[], many=True, metavar="BANK_FILE")
 
-def in_tree_feature_options() -> list[FeatureOption[Any]]:
-    """Every option the in-tree features declare (exam_harness/features, through core/host.py's defaults), in the
-    order they declare them; the schema the front ends read is left as it was."""
-    from exam_harness.core.host import in_tree_hook
-
-    saved = dict(_features)
-    try:
-        declared = FeatureOptions()
-        hook = in_tree_hook().pytest_exam_add_options
-        for impl in reversed(hook.get_hookimpls()):  # pluggy's call order: the last registered first
-            impl.function(options=declared)
-        return list(declared.declared.values())
-    finally:
-        _features.clear()
-        _features.update(saved)
+def documented_options(groups: Iterable[str] | None = None,
+                       front: Front = "pytest") -> list[tuple[str, OptionSpec, Any]]:
+    """``(name, spec, default)`` of every option docs/options.md lists: the fields of :class:`ExamOptions`, then
+    the in-tree features' options (:func:`in_tree_options`), whatever plugins this process has loaded."""
+    features = {o.name: o for o in in_tree_options()}
+    found = _selected([*_core_specs(), *((o.name, o.spec) for o in features.values())], groups, front)
+    return [(name, spec, default_of(name, front) if name not in features else features[name].default)
+            for name, spec in found]
 
 
 def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -> str:
     """The option table of docs/options.md (markdown), made from the schema so the two cannot drift apart
     (``tests/project/test_docs.py`` compares them; ``python -m exam_harness.config.options`` prints it): the
-    options of :class:`ExamOptions`, then those the in-tree features declare."""
-    wanted = set(groups) if groups is not None else None
-    core = [(name, spec, default_of(name, front)) for name, spec in specs(groups, front) if name in _FIELDS]
-    features = [(o.name, o.spec, o.spec.cli_default if front == "cli" and o.spec.cli_default is not None else o.default)
-                for o in in_tree_feature_options()
-                if (wanted is None or o.spec.group in wanted) and front in o.spec.fronts]
+    options :func:`documented_options` lists."""
     rows = ["| option | ini | default | meaning |", "| --- | --- | --- | --- |"]
-    for _name, spec, value in [*core, *features]:
+    for _name, spec, value in documented_options(groups, front):
         # The = form: pytest may read a value given after a space as a test path (check_swallowed_values).
         flag = f"--exam-{spec.name}" + ("" if spec.flag else f"={spec.metavar or spec.dest.upper()}")
         if spec.const is not None:
@@ -956,8 +951,4 @@ def readme_table(groups: Iterable[str] | None = None, front: Front = "pytest") -
 
 
 if __name__ == "__main__":
-    from exam_harness.core.host import active_hook
-
-    # the in-tree features' options too, as a pytest session declares them
-    active_hook().pytest_exam_add_options.call_historic(kwargs={"options": FeatureOptions()})
     print(readme_table(PYTEST_GROUPS), end="")

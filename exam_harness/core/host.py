@@ -39,8 +39,7 @@ def active_hook() -> Any:
 
 
 def in_tree_hook() -> Any:
-    """The hook relay of the in-tree features alone, whatever front end is active (the options they declare are
-    documented from it: docs/options.md)."""
+    """The hook relay of the in-tree features alone, whatever the front end (what the docs list they declare)."""
     module, _, factory = DEFAULTS.partition(":")
     return getattr(importlib.import_module(module), factory)().hook
 

@@ -11,7 +11,7 @@ before it is called.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from exam_harness.core.registry import Registry
 from exam_harness.graders.base import Grader, GraderConfig, declared_options, read_grader_options
@@ -41,6 +41,20 @@ BUILTIN_GRADERS: dict[str, tuple[str, str]] = {
 }
 
 
+@dataclass(frozen=True)
+class GraderRecipe:
+    """How to build one grader again elsewhere (an engine's worker process): the factory the registry resolved and
+    the config with its options already converted and checked. A worker calls :meth:`build`; the factory must be
+    importable there (a built-in grader, an installed plugin's, a module on the worker's path)."""
+
+    name: str
+    factory: GraderFactory
+    config: GraderConfig
+
+    def build(self) -> Grader:
+        return self.factory(self.config)
+
+
 class GraderRegistry(Registry[GraderFactory]):
     def __init__(self) -> None:
         super().__init__("grader", install_hint="install exam-harness with its extras, e.g. pip install "
@@ -48,13 +62,18 @@ class GraderRegistry(Registry[GraderFactory]):
 
     def create(self, name: str, config: GraderConfig) -> Grader:
         """The grader ``name`` built from ``config``; declared options are converted and checked first."""
+        return self.recipe(name, config).build()
+
+    def recipe(self, name: str, config: GraderConfig) -> GraderRecipe:
+        """What :meth:`create` builds, not built yet: the factory of ``name`` and ``config`` with its declared
+        options converted and checked."""
         factory = self.get(name)
         declared = declared_options(factory)
         if declared:
             config = replace(config, options=read_grader_options(name, declared, config.options))
         if config.registry is None:  # a grader made of graders creates its parts from the same registry
             config = replace(config, registry=self)
-        return factory(config)
+        return GraderRecipe(name, factory, config)
 
 
 def default_registry() -> GraderRegistry:

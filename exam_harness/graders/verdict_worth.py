@@ -69,8 +69,9 @@ def required_warning(spec: GraderSpec, required: Iterable[str], worth: VerdictWo
     figures = (f" (precision {worth.precision:.2f}, recall {worth.recall:.2f} on {worth.measured_on})"
                if worth is not None else " (no measured precision or recall)")
     return (f"WARNING: {len(ids)} required test points ({shown}) are judged only by the embedding grader{figures}; "
-            "a required point fails a run on that verdict alone. Let an LLM decide them at a fraction of the calls: "
-            "--exam-grader cascade --exam-grader-option decider=openai (docs/graders.md, Cascade grading)")
+            "a required point fails a run on that verdict alone. Let an LLM decide them: --exam-grader cascade "
+            "--exam-grader-option decider=openai sends it only the pairs its filter cannot rule out, on a small pool "
+            "all of them (docs/graders.md, Cascade grading)")
 
 
 def grader_notes(spec: GraderSpec, min_grade: int, required: Iterable[str], answers: Mapping[Pair, str | None],

@@ -141,14 +141,15 @@ class CachedGrade(NamedTuple):
 
 
 class GradeCache:
-    """Grade store keyed by :func:`cache_key` (hex). ``path=None`` keeps grades in memory only.
+    """Grade store keyed by :func:`cache_key` (hex). ``path=None`` keeps grades in memory only;
+    ``read_only`` opens an existing file for lookups alone.
 
     ``damaged`` counts the unsound rows lookups met (each was a miss), ``write_error`` says why grades
     are no longer stored (None while they are), ``notices`` lists what was said through ``notify``.
     """
 
     def __init__(self, path: str | Path | None, *, notify: Callable[[str], None] = print_notice,
-                 keep_text: bool = True) -> None:
+                 read_only: bool = False, keep_text: bool = True) -> None:
         self.path = Path(path) if path is not None else None
         # False: a grade is stored without the grader's answer and extracted answer (--cache-text none)
         self.keep_text = keep_text
@@ -162,6 +163,8 @@ class GradeCache:
         if self.path is None:
             self._db = _connect(":memory:")
             self._create_schema()
+        elif read_only:
+            self._open_to_read(self.path)
         else:
             self._open(self.path)
 
@@ -183,6 +186,19 @@ class GradeCache:
                 f"cannot create the grade cache {path}: {why_not}; point --exam-cache at a writable place")
         else:
             self._open_read_only(path, found, f"it is read-only ({why_not})")
+
+    def _open_to_read(self, path: Path) -> None:
+        """``read_only``: a reader's (``exam-harness view``): nothing is created, migrated or written, and an
+        older schema is read row by row; no file there is a ConfigError naming it."""
+        found = inspect_cache_file(path)
+        if found is None:
+            raise ConfigError(f"there is no grade cache at {path} to read")
+        try:
+            self._db = _connect_read_only(path)
+        except sqlite3.Error as exc:
+            raise ConfigError(f"cannot read the grade cache {path}: {_sqlite_cause(exc)}") from exc
+        self._schema = found
+        self.write_error = "the grade cache was opened read-only"  # put_many stores nothing
 
     def _open_writable(self, path: Path, found: int | None) -> None:
         try:
@@ -510,6 +526,38 @@ class GradeCache:
                 return False
         return True
 
+    # -- shards (--exam-shard, merge.py) ---------------------------------------------------------
+
+    def shards(self) -> tuple[int, frozenset[int]] | None:
+        """The sharded pass this cache records: ``(N, the shards I of N graded into it)`` (shard sessions note
+        theirs, ``cache merge`` joins them), or None for a cache of no sharded pass."""
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+            except sqlite3.DatabaseError:  # a damaged or older file: no shards recorded
+                return None
+        return _shards_of(row[0]) if row is not None else None
+
+    def record_shards(self, count: int, indexes: Iterable[int]) -> None:
+        """Note that shards ``indexes`` of ``count`` graded into this cache (with those it recorded before). A cache
+        recording shards of another count is a ConfigError: their pairs are split otherwise. Not noted where the
+        cache cannot be written (its grades are not stored either)."""
+        found = self.shards()
+        if found is not None and found[0] != count:
+            raise ConfigError(f"grade cache {self.path} holds shards of a pass graded in {found[0]} shards, not "
+                              f"{count}: point --exam-cache at a cache of its own for each shard")
+        held = sorted(set(indexes) | (found[1] if found is not None else set()))
+        if self.write_error is not None:
+            return
+        value = json.dumps({"count": count, "graded": held})
+        with self._lock:
+            try:
+                self._be_born()  # a shard with no pair of its own still leaves a cache that says it ran
+                with self._transaction():
+                    self._db.execute("INSERT OR REPLACE INTO meta VALUES ('shards', ?)", (value,))
+            except sqlite3.Error as exc:
+                self._write_failed(exc)
+
     # -- housekeeping ----------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -665,6 +713,16 @@ def _free_bytes(folder: Path) -> int | None:
 
 
 # -- rows --------------------------------------------------------------------------------------------
+
+
+def _shards_of(value: Any) -> tuple[int, frozenset[int]] | None:
+    """``(N, shards)`` of the meta row ``shards``; None when it is not one (an edited file: no shards known)."""
+    try:
+        found = json.loads(value)
+        count, graded = int(found["count"]), frozenset(int(i) for i in found["graded"])
+    except (TypeError, ValueError, KeyError):
+        return None
+    return (count, graded) if count >= 1 and all(1 <= i <= count for i in graded) else None
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -17,6 +17,9 @@ their grades, with those the output already holds, into the output (docs/shards.
   wrote. The output is built beside its path under a name unique to the process
   (``.NAME.merging-PID``), moved into place when complete, and opened again to check that it holds what was
   written; partial files a killed merge left are removed by the next merge into that folder.
+* **The shards are recorded.** Each ``--exam-shard`` session notes its shard in its cache; the output records the
+  shards its inputs held (inputs of different splits are refused), so a session over it that lacks pairs names the
+  shards they are of and grades nothing unless told to (grading/passes.py).
 """
 
 from __future__ import annotations
@@ -64,8 +67,9 @@ def merge_caches(inputs: Sequence[Path], output: Path, *, notify: Callable[[str]
         merged: dict[bytes, tuple[Row, Path]] = {}
         duplicates = kept = 0
         left_out: list[str] = []
+        shards: dict[Path, tuple[int, frozenset[int]]] = {}
         for number, path in enumerate(sources):
-            rows = _rows_of(path, left_out, notify)
+            rows = _rows_of(path, left_out, notify, shards)
             if number == 0 and base:
                 kept = len(rows)
             for row in rows:
@@ -79,7 +83,7 @@ def merge_caches(inputs: Sequence[Path], output: Path, *, notify: Callable[[str]
                         "under one grader name?)")
                 else:
                     duplicates += 1
-        _write(target, [row for row, _ in merged.values()])
+        _write(target, [row for row, _ in merged.values()], _joined(shards))
     return MergeResult(len(merged), duplicates, kept, left_out)
 
 
@@ -106,11 +110,16 @@ def _output_target(output: Path) -> Path:
     return target
 
 
-def _rows_of(path: Path, left_out: list[str], notify: Callable[[str], None]) -> list[Row]:
-    """The sound rows of the cache at ``path``; its damaged rows are said and added to ``left_out``."""
+def _rows_of(path: Path, left_out: list[str], notify: Callable[[str], None],
+             shards: dict[Path, tuple[int, frozenset[int]]]) -> list[Row]:
+    """The sound rows of the cache at ``path``; its damaged rows are said and added to ``left_out``, the shards it
+    records to ``shards``."""
     cache = GradeCache(path, notify=notify)
     try:
         rows, damaged = cache.checked_rows()
+        spec = cache.shards()
+        if spec is not None:
+            shards[path] = spec
     finally:
         cache.close()
     for position, key, why in damaged:
@@ -135,12 +144,27 @@ def _remove_partials(target: Path) -> None:
             entry.unlink()
 
 
-def _write(target: Path, rows: list[Row]) -> None:
-    """``rows`` as a new cache beside ``target``, moved over it when complete and checked there."""
+def _joined(shards: dict[Path, tuple[int, frozenset[int]]]) -> tuple[int, frozenset[int]] | None:
+    """The shards the inputs hold together; inputs of different splits are a ConfigError (nothing written)."""
+    counts = {count for count, _ in shards.values()}
+    if len(counts) > 1:
+        shown = ", ".join(f"{path} of {count} shards" for path, (count, _) in shards.items())
+        raise ConfigError(f"cache merge: the inputs are shards of passes split differently ({shown}); nothing was "
+                          "written (merge the shards of one --exam-shard=I/N split)")
+    if not counts:
+        return None
+    return counts.pop(), frozenset(i for _, held in shards.values() for i in held)
+
+
+def _write(target: Path, rows: list[Row], shards: tuple[int, frozenset[int]] | None = None) -> None:
+    """``rows`` (and the ``shards`` they are of) as a new cache beside ``target``, moved over it when complete and
+    checked there."""
     partial = target.with_name(_partial_name(target))
     cache = GradeCache(partial)
     try:
         stored = cache.put_rows(rows)
+        if stored and shards is not None:
+            cache.record_shards(*shards)
     finally:
         cache.close()
     if not stored:

@@ -12,6 +12,7 @@ Both give a :class:`GradingOutcome`: grades as small integers, the answer text b
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import operator
 import time
@@ -27,6 +28,7 @@ from exam_harness.exam.inputs import DIRECT_ID_END, ExamView, Pair, view_from_ba
 from exam_harness.graders.base import GradeFailure, Grader, GradingRequest
 from exam_harness.graders.repeats import AUTO, SampleGrader, auto_reducer, reduce_grades
 from exam_harness.grading.cache import GradeCache, cache_key
+from exam_harness.grading.engines import Engine, EngineStopped
 from exam_harness.llm.cost import GradingCost, Meter, Prices, TokenUsage, grade_tokens, money
 
 
@@ -101,10 +103,13 @@ def say_stray_labels(grader: Grader, outcome: GradingOutcome) -> None:
                      "it (a fallback rule: --exam-strict-fallbacks refuses them)")
 
 
-def in_shard(key: str, shard: tuple[int, int]) -> bool:
-    """Whether the pair of cache ``key`` (a hex digest) is in shard ``(i, n)``: its first 64 bits mod n."""
-    index, count = shard
-    return int(key[:16], 16) % count == index - 1
+def shard_of(passage_text: str, count: int) -> int:
+    """The shard (1..``count``) of every pair of a passage: the first 64 bits of the SHA-256 of its text, mod
+    ``count``. By the passage, not the pair: a grader that encodes each passage once (``embedding``) then encodes
+    it in one shard only, where shards by pair each encoded nearly every passage (issue 38: 2 shards cost twice the
+    work of one process). Stable across runs and machines, and every pair is in exactly one shard."""
+    digest = hashlib.sha256(passage_text.encode("utf-8", "surrogatepass")).hexdigest()
+    return int(digest[:16], 16) % count + 1
 
 
 def refused_fallback(answer: str | None, rule: str) -> str:
@@ -168,8 +173,11 @@ def grade_banks(
     chunk_size: int | None = None,
     progress: GradingProgress | None = None,
     only_queries: set[str] | None = None,
+    engine: Engine | None = None,
+    grade_missing: bool = False,
 ) -> tuple[ExamView, GradingOutcome]:
-    """Grade the exam over ``banks`` through ``cache``; the view leaves out test points the grader cannot grade."""
+    """Grade the exam over ``banks`` through ``cache`` (``engine`` and ``grade_missing`` as :func:`run_grading_pass`
+    takes them); the view leaves out test points the grader cannot grade."""
     check_gradable(grader, banks)
     requests = exam_requests(data, banks, k=k, pool=pool, only_queries=only_queries)
     size = chunk_size_for(grader, chunk_size)
@@ -178,7 +186,7 @@ def grade_banks(
         if callable(status):
             bar.status = status  # a paced server's rate against rpm, the requests in flight
         outcome = run_grading_pass(grader, requests, cache, chunk_size=size, on_start=bar.start,
-                                   on_progress=bar.advance)
+                                   on_progress=bar.advance, engine=engine, grade_missing=grade_missing)
     return view_from_banks(data, banks, outcome.grades, exclude=outcome.unsupported), outcome
 
 
@@ -373,6 +381,8 @@ def run_grading_pass(
     strict_fallbacks: bool = False,
     budget_from: TokenUsage | None = None,
     shard: tuple[int, int] | None = None,
+    engine: Engine | None = None,
+    grade_missing: bool = False,
 ) -> GradingOutcome:
     """Grade every distinct pair of ``requests`` that the cache does not hold, in batches of ``chunk_size``
     (the grader's ``prepare`` sees every such pair first), storing the grades at least every
@@ -382,12 +392,17 @@ def run_grading_pass(
 
     A grader with ``repeats=K`` (graders/repeats.py) is asked K times per pair, each sample through the
     cache under its index; a pair's grade is the reducer's over its K samples. ``budget_from``: the
-    backend's counters where ``max_cost`` started counting (the first sample's pass; default: this pass)."""
+    backend's counters where ``max_cost`` started counting (the first sample's pass; default: this pass).
+
+    ``engine`` (grading/engines.py) grades the misses instead of this process; the grades are stored here all the
+    same. A cache that records a sharded pass (``--exam-shard``, merged or not) and lacks some of its pairs is a
+    ConfigError naming the shards they belong to, unless ``grade_missing`` (``--exam-grade-missing``)."""
     if grader.repeats > 1:
         if shard is not None:
             raise ConfigError("--exam-shard does not take a grader with repeats > 1")
         return _repeated_pass(grader, requests, cache, grader.repeats, grader.reducer, chunk_size=chunk_size,
-                              on_start=on_start, on_progress=on_progress, strict_fallbacks=strict_fallbacks)
+                              on_start=on_start, on_progress=on_progress, strict_fallbacks=strict_fallbacks,
+                              grade_missing=grade_missing)
     started = time.perf_counter()
     outcome = GradingOutcome(pairs=len(requests))
     meter = grader.meter
@@ -401,8 +416,17 @@ def run_grading_pass(
 
     todo = [key for key in by_key if key not in found]
     if shard is not None:  # the other shards' pairs are left to them (neither graded nor failures)
-        outcome.other_shards = sum(1 for key in todo if not in_shard(key, shard))
-        todo = [key for key in todo if in_shard(key, shard)]
+        index, count = shard
+        shards: dict[str, int] = {}  # passage text -> its shard (a passage has several test points)
+        for key in todo:
+            text = by_key[key][0].passage.text
+            if text not in shards:
+                shards[text] = shard_of(text, count)
+        mine = [key for key in todo if shards[by_key[key][0].passage.text] == index]
+        outcome.other_shards = len(todo) - len(mine)
+        todo = mine
+    elif todo and not grade_missing and grader.uses_cache():
+        check_shards_complete(cache, [by_key[key][0] for key in todo])
     if todo:
         # imported here: batch grading brings the OpenAI client (asyncio with it), which replaying
         # recorded grades or reading the cache never needs
@@ -415,6 +439,10 @@ def run_grading_pass(
         grader.probe()  # one call that fails fast (server down, model missing) before any pair is spent
     if on_start is not None:
         on_start(len(todo))
+    if engine is not None and todo:
+        _grade_through_engine(engine, grader, by_key, todo, cache, outcome, chunk_size=chunk_size,
+                              strict=strict_fallbacks, on_progress=on_progress)
+        return _finished(outcome, grader, cache, started, graded_here=False)
     try:
         if todo:
             grader.prepare([by_key[key][0] for key in todo])  # shares work across the batches (base.py)
@@ -473,13 +501,98 @@ def run_grading_pass(
         store.flush()  # also on an error or Ctrl-C: every grade obtained is kept
         if meter is not None and cost is not None:
             cost.session = meter.used() - used_before
+    return _finished(outcome, grader, cache, started, graded_here=bool(todo))
+
+
+def _finished(outcome: GradingOutcome, grader: Grader, cache: GradeCache, started: float, *,
+              graded_here: bool) -> GradingOutcome:
+    """The outcome's closing figures; ``graded_here``: this process's grader graded pairs (its pass figures are this
+    pass's: not so under an engine, whose graders are the workers')."""
     outcome.cache_notices = list(cache.notices)
     say_stray_labels(grader, outcome)
     decided = Counter(d for a in outcome.answers.values() if (d := grader.decided_by(a)) is not None)
     outcome.decided_by = dict(sorted(decided.items()))
-    outcome.judge_figures = grader.pass_figures() if todo else None
+    outcome.judge_figures = grader.pass_figures() if graded_here else None
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def check_shards_complete(cache: GradeCache, todo: Sequence[GradingRequest]) -> None:
+    """ConfigError when ``cache`` records a sharded pass (``--exam-shard`` sessions, or their merge) and lacks the
+    pairs of ``todo`` (one request per missing key): which shard each is of, and whether that shard's cache was
+    merged at all."""
+    spec = cache.shards()
+    if spec is None:
+        return
+    count, merged = spec
+    missing = Counter(shard_of(request.passage.text, count) for request in todo)
+    parts = []
+    for index in sorted(missing):
+        why = "its cache was merged, but it did not grade them all" if index in merged else "its cache is not merged"
+        parts.append(f"{missing[index]} of shard {index}/{count} ({why})")
+    absent = [f"{i}/{count}" for i in sorted(missing) if i not in merged]
+    hint = (f"merge the cache of shard {', '.join(absent)} (exam-harness cache merge) or rerun " if absent
+            else "rerun ") + "those shards (--exam-shard=I/N: each grades only what it lacks)"
+    held = ", ".join(f"{i}/{count}" for i in sorted(merged)) or "none"
+    raise ConfigError(
+        f"grade cache {cache.path or '(memory)'} holds shards {held} of a pass graded in {count} shards and lacks "
+        f"{len(todo)} of the pairs this session needs: {'; '.join(parts)}. Nothing was graded: {hint}, or pass "
+        "--exam-grade-missing (exam-harness: --grade-missing) to grade them in this session")
+
+
+def _grade_through_engine(engine: Engine, grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]],
+                          todo: Sequence[str], cache: GradeCache, outcome: GradingOutcome, *, chunk_size: int,
+                          strict: bool, on_progress: Callable[[int], None] | None) -> None:
+    """The misses graded by ``engine``: each result recorded as the local pass records it, the grades stored in
+    ``cache`` by this process (the one writer). A key answered twice (a batch a restarted worker did again) keeps
+    its first answer; the keys the engine gave no result for when it stopped are failures, never grades."""
+    left = dict.fromkeys(todo)
+    cost = outcome.cost
+    spent = TokenUsage()
+    store = _Store(cache)
+    try:
+        for batch in engine.grade([(key, by_key[key][0]) for key in todo], chunk_size=chunk_size):
+            new: dict[str, Grade] = {}
+            for key, result in batch.results:
+                if key not in left:
+                    continue
+                del left[key]
+                for request in by_key[key]:
+                    pair = (request.passage.id, request.test_point.id)
+                    if isinstance(result, Grade):
+                        outcome.record(pair, result, strict=strict)
+                    else:
+                        outcome.failures[pair] = result.message
+                if isinstance(result, Grade):
+                    new[key] = result
+                    tokens = grade_tokens(result.details) if cost is not None else None
+                    if cost is not None and tokens is not None:
+                        cost.pair_tokens.update(shared_tokens(by_key[key], tokens))
+            store.add(new)
+            outcome.graded += len(new)
+            spent = spent + batch.usage
+            if on_progress is not None:
+                on_progress(len(batch.results))
+            if batch.stop is not None:
+                _not_graded(outcome, by_key, left, batch.stop)
+                raise GradingAborted(batch.stop, graded=outcome.graded, remaining=len(left))
+    except EngineStopped as exc:
+        _not_graded(outcome, by_key, left, str(exc))
+        raise GradingAborted(f"the {engine.name} engine stopped ({exc})", graded=outcome.graded,
+                             remaining=len(left)) from exc
+    finally:
+        store.flush()  # also on an error or Ctrl-C: every grade obtained is kept
+        if cost is not None:
+            cost.session = spent
+    if left:  # an engine that ended without answering for every key
+        _not_graded(outcome, by_key, left, f"the {engine.name} engine gave no result")
+
+
+def _not_graded(outcome: GradingOutcome, by_key: Mapping[str, Sequence[GradingRequest]], keys: Iterable[str],
+                why: str) -> None:
+    for key in keys:
+        for request in by_key[key]:
+            outcome.failures[(request.passage.id, request.test_point.id)] = f"not graded: {why}"
 
 
 COLLECT_HINT = "rerun this command to collect them (or `exam-harness grade --batch collect` with the same inputs)"
@@ -510,7 +623,7 @@ def _grade_through_batch(grader: Grader, by_key: Mapping[str, Sequence[GradingRe
 def _repeated_pass(
     grader: Grader, requests: Sequence[GradingRequest], cache: GradeCache, repeats: int, reducer: str, *,
     chunk_size: int, on_start: Callable[[int], None] | None, on_progress: Callable[[int], None] | None,
-    strict_fallbacks: bool,
+    strict_fallbacks: bool, grade_missing: bool = False,
 ) -> GradingOutcome:
     """K grading passes, one per sample, made one outcome: a pair graded in every sample gets the reducer's
     grade; a pair that failed in any sample is a failure (a grade of fewer samples would not be what the
@@ -523,7 +636,8 @@ def _repeated_pass(
     meter = grader.meter
     budget_from = meter.used() if meter is not None else None  # max_cost bounds the K samples together
     passes = [run_grading_pass(s, requests, cache, chunk_size=chunk_size, on_progress=on_progress,
-                               strict_fallbacks=strict_fallbacks, budget_from=budget_from) for s in samplers]
+                               strict_fallbacks=strict_fallbacks, budget_from=budget_from,
+                               grade_missing=grade_missing) for s in samplers]
     first = passes[0]
     outcome = GradingOutcome(
         pairs=first.pairs, unique=sum(p.unique for p in passes), cache_hits=sum(p.cache_hits for p in passes),

@@ -14,12 +14,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
 from exam_harness.config.options import ExamOptions
+from exam_harness.core.host import active_hook
 from exam_harness.core.models import ExamData, QueryBank
 from exam_harness.core.progress import GradingProgress
 from exam_harness.exam.inputs import ExamView
 from exam_harness.exam.plan import ExamPlan, make_plan
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.grading.cache import GradeCache
+from exam_harness.grading.engines import Engine
 from exam_harness.grading.passes import GradingOutcome, chunk_size_for, exam_requests, grade_banks
 
 if TYPE_CHECKING:
@@ -41,12 +43,15 @@ class GradingRegistries(Protocol):
 
 @dataclass
 class GradingSetup:
-    """The grader (closed by :meth:`close` or on leaving a ``with`` block), the plan made from its spec,
-    and the pairs per grader call."""
+    """The grader (closed by :meth:`close` or on leaving a ``with`` block, with the engine), the plan made from its
+    spec, the pairs per grader call, the engine that grades the misses (None: this process) and whether the pairs a
+    sharded cache lacks are graded (``--exam-grade-missing``) or refused."""
 
     grader: Grader
     plan: ExamPlan
     chunk_size: int
+    engine: Engine | None = None
+    grade_missing: bool = False
 
     def requests(
         self, data: ExamData, banks: Sequence[QueryBank], *, only_queries: set[str] | None = None
@@ -61,10 +66,15 @@ class GradingSetup:
     ) -> tuple[ExamView, GradingOutcome]:
         """Grade the pool pairs of ``banks`` through ``cache`` in chunks of :attr:`chunk_size`."""
         return grade_banks(data, banks, self.grader, cache, k=self.plan.k, pool=self.plan.pool,
-                           chunk_size=self.chunk_size, progress=progress, only_queries=only_queries)
+                           chunk_size=self.chunk_size, progress=progress, only_queries=only_queries,
+                           engine=self.engine, grade_missing=self.grade_missing)
 
     def close(self) -> None:
-        self.grader.close()
+        try:
+            if self.engine is not None:
+                self.engine.close()
+        finally:
+            self.grader.close()
 
     def __enter__(self) -> GradingSetup:
         return self
@@ -80,15 +90,25 @@ def open_grading(
     """The grader of ``options.grader`` (from ``registries``, with the options' model, grader options,
     batch size, device and dry run) and the plan for its spec (``where``, ``several`` and ``alpha_ndcg`` as
     :func:`exam_harness.exam.plan.make_plan` takes them). The grader is closed when the plan cannot be made."""
-    grader = registries.graders.create(
+    recipe = registries.graders.recipe(
         options.grader,
         GraderConfig(model=options.model, options=options.grader_options, data=data, batch_size=options.batch_size,
                      device=options.device, dry_run=options.dry_run, cache=options.cache),
     )
+    grader = recipe.build()
+    engine: Engine | None = None
     try:
         plan = make_plan(options, grader.spec(), where=where, several=several, alpha_ndcg=alpha_ndcg,
                          registry=registries.measures)
+        if not options.dry_run:  # a dry run grades nothing: no engine is started
+            engine = active_hook().pytest_exam_grading_engine(options=options, grader=grader, recipe=recipe)
+        if engine is not None:
+            engine.check(grader)
     except BaseException:
-        grader.close()
+        try:
+            if engine is not None:
+                engine.close()
+        finally:
+            grader.close()
         raise
-    return GradingSetup(grader, plan, chunk_size_for(grader, options.batch_size))
+    return GradingSetup(grader, plan, chunk_size_for(grader, options.batch_size), engine, options.grade_missing)

@@ -143,7 +143,7 @@ def read_responses(path: Path) -> FilePart:
         seen[run, qid] = lineno
         part.run_lines.setdefault(run, lineno)
         part.responses.setdefault(run, {})[qid] = response
-        if isinstance(record.get("answer"), list):  # a live system's cited sentences (systems/recording.py)
+        if isinstance(record.get("answer"), list):  # a live system's cited sentences, as its recording writes them
             from exam_harness.io.cited import cited_response
 
             part.answers.setdefault(run, {})[qid] = cited_response(record, path, lineno, run, qid)

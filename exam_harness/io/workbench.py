@@ -287,13 +287,18 @@ def is_paragraph_record(value: Any) -> bool:
     return isinstance(value, list) and len(value) == 2 and isinstance(value[1], list)
 
 
-def read_paragraph_file(path: Path) -> FilePart:
+_UNREAD = object()
+
+
+def read_paragraph_file(path: Path, first: Any = _UNREAD) -> FilePart:
     """Read a Workbench paragraph file into passages, runs, judgments and recorded grades.
 
     Workbench ranks are kept as given (some runs start at 0); each run's lists are sorted by rank.
     A first line that is not a paragraph line is reported as what it looks like (a bank, or unknown).
+    ``first``: the first line's value where the caller has parsed it already (the format's sniff), so that
+    a line of megabytes is not parsed once more to be checked.
     """
-    _check_first_line(path)
+    _check_first_line(path, first_json_line(path) if first is _UNREAD else first)
     reader = _ParagraphReader(path)
     for lineno, record in iter_json_lines(path):
         if not is_paragraph_record(record):
@@ -313,8 +318,7 @@ def read_paragraph_file(path: Path) -> FilePart:
     return reader.finish()
 
 
-def _check_first_line(path: Path) -> None:
-    first = first_json_line(path)
+def _check_first_line(path: Path, first: Any) -> None:
     if first is None:
         raise InputError("empty JSON-lines file", path=path, expected=RECOGNISED_FORMS)
     if is_paragraph_record(first):
@@ -362,7 +366,8 @@ class _ParagraphReader:
         if not isinstance(para, dict):
             raise self.fail("a paragraph must be a JSON object", "paragraph_id", expected="{paragraph_id, text, ...}")
         pid: Any = para.get("paragraph_id")
-        if (why := check_word(pid, "paragraph_id")) is not None:
+        # an id read before passed the check then (DL19: 9,260 paragraphs of 9,139 passages)
+        if (type(pid) is not str or pid not in part.passages) and (why := check_word(pid, "paragraph_id")) is not None:
             raise self.fail(why, "paragraph_id", pid, "a passage id without whitespace")
         text = para.get("text")
         if not isinstance(text, str):
@@ -388,16 +393,25 @@ class _ParagraphReader:
         pdata = para.get("paragraph_data", {})
         if not isinstance(pdata, dict):  # [] or null included: a paragraph's data is an object or absent
             raise self.fail("must be an object", "paragraph_data", type(pdata).__name__, "{judgments, rankings}")
-        judgments = self._list(pdata, "judgments", "paragraph_data.", null=False)
+        # each field a list as a rule; _list says what is wrong otherwise (or reads a missing one as empty)
+        judgments = pdata.get("judgments")
+        if type(judgments) is not list:
+            judgments = self._list(pdata, "judgments", "paragraph_data.", null=False)
         if judgments:
             self._judgments(judgments, qid, pid)
-        rankings = self._list(pdata, "rankings", "paragraph_data.", null=False)
+        rankings = pdata.get("rankings")
+        if type(rankings) is not list:
+            rankings = self._list(pdata, "rankings", "paragraph_data.", null=False)
         if rankings:
             self._rankings(rankings, qid, pid)
-        for g, entry in enumerate(self._list(para, "exam_grades")):
+        exam_grades = para.get("exam_grades")
+        if type(exam_grades) is not list:
+            exam_grades = self._list(para, "exam_grades")
+        for g, entry in enumerate(exam_grades):
             self._exam_grades(entry, f"exam_grades[{g}]", pid)
-        for g, entry in enumerate(self._list(para, "grades")):
-            self._direct_grade(entry, f"grades[{g}]", qid, pid)
+        if "grades" in para:
+            for g, entry in enumerate(self._list(para, "grades")):
+                self._direct_grade(entry, f"grades[{g}]", qid, pid)
 
     def _list(self, record: dict[str, Any], key: str, prefix: str = "", *, null: bool = True) -> list[Any]:
         """``record[key]``: a list, or nothing (missing, or null where ``null``; ``judgments: null`` is
@@ -485,15 +499,18 @@ class _ParagraphReader:
     ) -> None:
         # Recorded grades are frozen, so equal ones share one object (most self-rating answers are
         # the rating itself): far fewer objects to build for files with ~100k grades.
-        shared = self.part.shared_grades.setdefault((llm, prompt_class), {})
-        recorded = self.part.recorded
+        shared = self.part.shared_grades.get((llm, prompt_class))
+        if shared is None:
+            shared = self.part.shared_grades[llm, prompt_class] = {}
+        add = self.part.recorded.setdefault
+        find = shared.get
+        answer_of = answers.get
         for tid, grade in graded:
             if type(tid) is not str:
                 raise self.fail("test point id must be a string", field, tid, "a test point id")
-            answer = answers.get(tid)
-            key = (tid, grade, answer)
+            answer = answer_of(tid)
             try:
-                rec = shared.get(key)
+                rec = find((tid, grade, answer))
             except TypeError:  # an unhashable answer (a list or object)
                 rec = None
             if rec is None:
@@ -501,14 +518,10 @@ class _ParagraphReader:
                     raise self.fail(
                         f"answer of {quoted(tid)} must be a string", f"{field}.answers", answer, "a string or null"
                     )
-                rec = shared[key] = RecordedGrade(
+                rec = shared[tid, grade, answer] = RecordedGrade(
                     test_point_id=tid, grade=grade, answer=answer, llm=llm, prompt_class=prompt_class
                 )
-            grades = recorded.get((pid, tid))
-            if grades is None:
-                recorded[pid, tid] = [rec]
-            else:
-                grades.append(rec)
+            add((pid, tid), []).append(rec)
 
     def _grader(self, entry: dict[str, Any], where: str, info_key: str = "prompt_info") -> tuple[Any, Any]:
         llm = entry.get("llm")
@@ -555,6 +568,14 @@ class _ParagraphReader:
                 graded.append((tid, value))
             self._record_all(pid, graded, answers, llm, prompt_class, f"{where}.self_ratings")
             return
+        correct, wrong = entry.get("correctAnswered"), entry.get("wrongAnswered")
+        if (type(correct) is list and type(wrong) is list  # the usual entry: two lists of id strings, disjoint
+                and set(map(type, correct)) | set(map(type, wrong)) <= {str}):
+            right = dict.fromkeys(correct, 1)
+            if right.keys().isdisjoint(wrong):
+                self._record_all(pid, [*right.items(), *dict.fromkeys(wrong, 0).items()], answers, llm,
+                                 prompt_class, f"{where}.correctAnswered")
+                return
         grades: dict[Any, int] = {}
         for key, grade in (("correctAnswered", 1), ("wrongAnswered", 0)):
             ids = entry.get(key)

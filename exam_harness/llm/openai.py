@@ -11,12 +11,18 @@ Behaviour:
   tools do, unfenced, unless ``fence_context=true``). ``endpoint="completions"`` sends the prompt text as
   it is (no system message, no fence unless asked) - the way to reproduce the method on a base model.
 * **Concurrency.** :meth:`OpenAIBackend.generate` is synchronous; inside it an ``asyncio`` loop runs
-  at most ``concurrency`` requests at a time through ``openai.AsyncOpenAI``. Identical prompts of
-  one batch are sent once.
+  at most ``concurrency`` requests at a time. Identical prompts of one batch are sent once.
+* **Transport.** The requests go through keep-alive connections of :mod:`exam_harness.llm.transport`
+  (about a tenth of the CPU a request through ``openai.AsyncOpenAI`` costs), with the headers the SDK would send
+  (authentication, organisation, project, user agent). Where the environment names a proxy for the
+  server, ``openai.AsyncOpenAI`` sends them (it honours proxies); its errors are told the same way.
 * **Retries.** The client's own retries are disabled (``max_retries=0``) so the policy is ours and
   bounded (:mod:`exam_harness.llm.retry`): exponential backoff with full jitter on 429 (honouring
   ``Retry-After``), 408/409/425, 5xx, timeouts, connection errors and malformed answers (a body
-  that is not JSON, no choices, no content). Other 4xx are not retried. A prompt that finally fails
+  that is not JSON, no choices, no content). Other 4xx are not retried. ``timeout`` is each attempt's
+  deadline; a timeout says whether the server answered others meanwhile (slow, or too much at once)
+  or the deadline fired late (this process starved), and only silence stops grading
+  (:class:`~exam_harness.llm.retry.Breaker`). A prompt that finally fails
   becomes a :class:`~exam_harness.graders.base.GradeFailure` naming status, last error and attempts,
   never a grade.
 * **Token counts** are estimates: ``ceil(characters / chars_per_token)`` with 4 characters per token
@@ -46,9 +52,9 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from exam_harness.config.options import (
     MAX_CONCURRENCY,
@@ -80,8 +86,12 @@ from exam_harness.llm.retry import (
     RetryExhausted,
     RetryPolicy,
     ServerUnreachable,
+    TimedOut,
     parse_retry_after,
 )
+
+if TYPE_CHECKING:
+    from exam_harness.llm.transport import HTTPPool
 
 Endpoint = Literal["chat", "completions"]
 
@@ -214,6 +224,7 @@ class OpenAIBackend:
     stats: BackendStats = field(init=False, default_factory=BackendStats)
     pacer: Pacer = field(init=False)  # rpm / tpm buckets and the adaptive concurrency (llm/pacing.py)
     _api_key: str = field(init=False)
+    _target: tuple[str, dict[str, str]] | None = field(init=False, default=None)  # the SDK's base URL and headers
     _scrub: Callable[[str], str] = field(init=False)
 
     def __post_init__(self, need_key: bool) -> None:
@@ -438,7 +449,6 @@ class OpenAIBackend:
         """The asynchronous form of :meth:`generate`, for callers already inside an event loop."""
         if not prompts:
             return []
-        openai = _import_openai()
         max_tokens = self._max_tokens(max_new_tokens)
         want_logprobs = self.logprobs and rating_scale is not None
         built = [self._build(p, max_tokens) for p in prompts]
@@ -454,39 +464,62 @@ class OpenAIBackend:
         pacer = self.pacer
         pacer.bind()
         answers: dict[tuple[tuple[str, str], ...], GenerationResult] = {}
+        path = "/chat/completions" if self.endpoint == "chat" else "/completions"
+        sender = await self._sender()
 
-        async with openai.AsyncOpenAI(
-            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
-        ) as client:
+        async def one(request: _Request) -> None:
+            payload = self._payload(request, max_tokens, want_logprobs)
 
-            async def one(request: _Request) -> None:
-                payload = self._payload(request, max_tokens, want_logprobs)
-                async with semaphore:
-                    spent = self.budget() if self.budget is not None else None
-                    if self.stopped or spent:
-                        answers[request.messages] = GradeFailure(f"not sent: {self.stopped or spent}")
-                        return
-                    try:
-                        answers[request.messages] = await retrier.run(
-                            lambda: paced(pacer, request.estimated_tokens + max_tokens, lambda: breaker.passed(
-                                self._call(client, payload, request, rating_scale, want_logprobs)), _throttle_of)
-                        )
-                    except RetryExhausted as exc:
-                        answers[request.messages] = GradeFailure(self._scrub(f"{self._where()} failed: {exc}"))
-                    except ServerUnreachable as exc:
-                        self.stopped = self._scrub(str(exc))
-                        answers[request.messages] = GradeFailure(self.stopped)
+            def attempt() -> Awaitable[Generation]:
+                return breaker.passed(self._call(sender, path, payload, request, rating_scale, want_logprobs),
+                                      self.timeout)
 
-            try:
-                await asyncio.gather(*(one(r) for r in unique.values()))
-            finally:
-                self.stats.calls += counter.attempts
-                self.stats.retries += counter.retries
+            async with semaphore:
+                spent = self.budget() if self.budget is not None else None
+                if self.stopped or spent:
+                    answers[request.messages] = GradeFailure(f"not sent: {self.stopped or spent}")
+                    return
+                try:
+                    answers[request.messages] = await retrier.run(
+                        lambda: paced(pacer, request.estimated_tokens + max_tokens, attempt, _throttle_of))
+                except RetryExhausted as exc:
+                    answers[request.messages] = GradeFailure(self._scrub(f"{self._where()} failed: {exc}"))
+                except ServerUnreachable as exc:
+                    self.stopped = self.stopped or self._scrub(str(exc))  # the first stop says why
+                    answers[request.messages] = GradeFailure(self.stopped)
+
+        try:
+            await asyncio.gather(*(one(r) for r in unique.values()))
+        finally:
+            self.stats.calls += counter.attempts
+            self.stats.retries += counter.retries
+            await sender.aclose()
 
         self.stats.prompts += len(unique)
         self.stats.truncated += sum(1 for r in unique.values() if r.truncated)
         self.stats.failures += sum(1 for a in answers.values() if isinstance(a, GradeFailure))
         return [item if isinstance(item, GradeFailure) else answers[item.messages] for item in built]
+
+    async def _sender(self) -> _Sender:
+        """How this batch's requests go out: the lean keep-alive pool (llm/transport.py) with the SDK's
+        headers, or the SDK itself where a proxy is configured for the server (the pool speaks to it directly)."""
+        from exam_harness.llm.transport import HTTPPool, proxy_for
+
+        openai = _import_openai()
+        if self._target is None or proxy_for(self._target[0]) is not None:
+            client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
+                                        max_retries=0)
+            base_url = str(client.base_url)
+            if proxy_for(base_url) is not None:
+                return _SDKSender(client, openai)
+            # the SDK's authentication, organisation, project and user-agent headers, as it would send them;
+            # kept: building a client costs ~60 ms (its TLS context), once per backend, not per batch
+            headers = dict(client.auth_headers)
+            headers.update((name, value) for name, value in client.default_headers.items() if isinstance(value, str))
+            await client.close()
+            self._target = base_url, headers
+        base_url, headers = self._target
+        return _LeanSender(HTTPPool(base_url, headers, limit=self.concurrency), self._scrub)
 
     def _say(self, message: str) -> None:
         """A long wait, said with its reason (the logger ``exam_harness.openai``; stderr when unconfigured)."""
@@ -495,17 +528,11 @@ class OpenAIBackend:
     def _where(self) -> str:
         return f"openai {self.endpoint} call (model {self.model_id!r} at {self.base_url or 'api.openai.com'})"
 
-    async def _call(
-        self, client: Any, payload: dict[str, Any], request: _Request, rating_scale: int | None, logprobs: bool
-    ) -> Generation:
-        # Raw responses: we parse the body ourselves so that a non-JSON or truncated body is a
-        # retryable MalformedResponse rather than a string or a half-built model object.
-        resource = client.chat.completions if self.endpoint == "chat" else client.completions
-        # The client's timeout bounds each read; this bounds the request (a server dripping a byte at a time)
-        async with asyncio.timeout(self.timeout):
-            raw = await resource.with_raw_response.create(**payload)
-            text = raw.text
-        body = _decode_body(text)
+    async def _call(self, sender: _Sender, path: str, payload: dict[str, Any], request: _Request,
+                    rating_scale: int | None, logprobs: bool) -> Generation:
+        """One attempt (its deadline is the caller's). The body is parsed here, not by the SDK: a non-JSON or
+        truncated body is a retryable MalformedResponse rather than a string or a half-built model object."""
+        body = _decode_body(await sender.send(path, payload))
         text, probabilities = _extract(body, self.endpoint, rating_scale if logprobs else None)
         return self._generation(body, text, probabilities, request.estimated_tokens, rating_scale)
 
@@ -526,15 +553,82 @@ class OpenAIBackend:
                           completion_tokens=completion_tokens)
 
 
+# -- senders ----------------------------------------------------------------------------------------
+class StatusError(Exception):
+    """The server answered with a status other than 2xx."""
+
+    def __init__(self, status: int, message: str, retry_after: str | None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.retry_after = status, message, retry_after
+
+
+class _Sender(Protocol):
+    async def send(self, path: str, payload: dict[str, Any]) -> bytes | str:
+        """The body of a 2xx answer; :class:`StatusError`, ``ConnectionFailed`` or ``TimeoutError`` otherwise."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class _LeanSender:
+    """Requests through the keep-alive pool (llm/transport.py): about a tenth of the SDK's CPU each."""
+
+    def __init__(self, pool: HTTPPool, scrub: Callable[[str], str]) -> None:
+        self.pool, self.scrub = pool, scrub
+
+    async def send(self, path: str, payload: dict[str, Any]) -> bytes:
+        response = await self.pool.post(path, json.dumps(payload).encode())
+        if 200 <= response.status < 300:
+            return response.body
+        # scrubbed before it is cut short: a key cut in two would no longer be recognised
+        message = _error_message(response.body, self.scrub)
+        raise StatusError(response.status, message, response.headers.get("retry-after"))
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+
+
+class _SDKSender:
+    """Requests through ``openai.AsyncOpenAI`` (where a proxy is configured: httpx honours it), its errors
+    told as the lean sender tells them so that one classification serves both."""
+
+    def __init__(self, client: Any, openai: Any) -> None:
+        self.client, self.openai = client, openai
+
+    async def send(self, path: str, payload: dict[str, Any]) -> str:
+        from exam_harness.llm.transport import ConnectionFailed
+
+        openai = self.openai
+        resource = self.client.chat.completions if path == "/chat/completions" else self.client.completions
+        try:
+            raw = await resource.with_raw_response.create(**payload)
+            return str(raw.text)
+        except openai.APITimeoutError as exc:
+            raise TimeoutError(str(exc)) from exc
+        except openai.APIConnectionError as exc:
+            raise ConnectionFailed(str(exc.__cause__ or exc), connected=False) from exc
+        except openai.APIStatusError as exc:
+            raise StatusError(exc.status_code, _status_message(exc), exc.response.headers.get("retry-after")) from exc
+        except openai.APIResponseValidationError as exc:
+            raise MalformedResponse(str(exc.message)) from exc
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
 # -- response handling ----------------------------------------------------------------------------
-def _decode_body(text: str) -> dict[str, Any]:
+def _decode_body(raw: bytes | str) -> dict[str, Any]:
     try:
-        body = json.loads(text)
-    except json.JSONDecodeError:
-        raise MalformedResponse(f"response body is not JSON: {_snippet(text)}") from None
+        body = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise MalformedResponse(f"response body is not JSON: {_snippet(_text(raw))}") from None
     if not isinstance(body, dict):
-        raise MalformedResponse(f"response body is not a JSON object: {_snippet(text)}")
+        raise MalformedResponse(f"response body is not a JSON object: {_snippet(_text(raw))}")
     return body
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
 
 
 def _extract(
@@ -620,31 +714,28 @@ def _is_number(value: Any) -> bool:
 
 
 def _classify(exc: BaseException) -> RetryDecision | None:
-    openai = _import_openai()
+    from exam_harness.llm.transport import ConnectionFailed
+
     if isinstance(exc, MalformedResponse):
         return RetryDecision(True, f"malformed response: {exc}")
-    if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
-        return RetryDecision(True, "request timed out (no whole answer within the timeout)")
-    if isinstance(exc, openai.APIConnectionError):
-        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return RetryDecision(True, f"connection error{cause}")
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
+    if isinstance(exc, TimedOut):
+        return RetryDecision(True, exc.describe())
+    if isinstance(exc, ConnectionFailed):
+        return RetryDecision(True, f"connection error ({exc})", unreachable=True)
+    if isinstance(exc, StatusError):
+        status = exc.status
         retry = status in RETRYABLE_STATUS or status >= 500
         retry_after = None
         if status in (429, 503):  # the statuses whose Retry-After means "come back then"
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-        return RetryDecision(retry, _status_message(exc), status=status, retry_after=retry_after)
-    if isinstance(exc, openai.APIResponseValidationError):
-        return RetryDecision(True, f"malformed response: {exc.message}", status=exc.status_code)
+            retry_after = parse_retry_after(exc.retry_after)
+        return RetryDecision(retry, exc.message, status=status, retry_after=retry_after)
     return None
 
 
 def _throttle_of(exc: BaseException) -> tuple[int | None, float | None]:
     """The HTTP status of a refused request and its Retry-After, for the pacer."""
-    openai = _import_openai()
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code, parse_retry_after(exc.response.headers.get("retry-after"))
+    if isinstance(exc, StatusError):
+        return exc.status, parse_retry_after(exc.retry_after)
     return None, None
 
 
@@ -654,13 +745,30 @@ def require_openai() -> None:
 
 
 def _status_message(exc: Any) -> str:
-    body = exc.body
+    """The message of an SDK status error: its body's ``error.message``, else the SDK's own words."""
+    message = _message_of(exc.body)
+    return message if message is not None else _snippet(str(exc.message))
+
+
+def _error_message(raw: bytes, scrub: Callable[[str], str]) -> str:
+    """The message of an error answer: its JSON body's ``error.message``, else the body's first words."""
+    try:
+        body = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = None
+    message = _message_of(body)
+    if message is not None:
+        return scrub(message)
+    return _snippet(scrub(_text(raw))) if raw.strip() else "(an empty body)"
+
+
+def _message_of(body: Any) -> str | None:
     if isinstance(body, dict):
         error = body.get("error", body)
         message = error.get("message") if isinstance(error, dict) else None
         if isinstance(message, str):
             return message
-    return _snippet(str(exc.message))
+    return None
 
 
 def _snippet(text: str, limit: int = 160) -> str:

@@ -34,6 +34,8 @@ class RetryDecision:
     description: str
     status: int | None = None
     retry_after: float | None = None
+    # no connection, or one closed with no answer: evidence that the server is down (Breaker counts it)
+    unreachable: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,38 +149,105 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 
 class ServerUnreachable(Exception):
-    """Too many connection failures in a row: the server is down, so no more requests are sent."""
+    """The server answers nothing: no more requests are sent (:class:`Breaker`)."""
+
+
+# a deadline firing later than this (seconds plus a share of the timeout) is a starved event loop, not a
+# slow server: a loaded machine delays a timer by milliseconds, a starved loop by a good part of the wait
+STARVED_AFTER = 0.1
+STARVED_SHARE = 0.25
+
+
+class TimedOut(Exception):
+    """An attempt that got no whole answer within its deadline, with what the batch saw meanwhile: the
+    answers other requests got while it waited (a server answering others is up: this one is slow, or the
+    client sends more than it can take) and how late the deadline fired (an event loop that could not run
+    on time: this process is starved of CPU, or runs too much at once)."""
+
+    def __init__(self, seconds: float, *, started: float, waited: float, answered_meanwhile: int) -> None:
+        self.seconds, self.started, self.waited, self.answered_meanwhile = seconds, started, waited, answered_meanwhile
+        self.late = max(0.0, waited - seconds)
+        super().__init__(self.describe())
+
+    @property
+    def starved(self) -> bool:
+        """The deadline fired well after it was due: the event loop could not run (no CPU for this process,
+        or too much work in it), so the wait says nothing about the server."""
+        return self.late > STARVED_AFTER + STARVED_SHARE * self.seconds
+
+    def describe(self) -> str:
+        what = f"request timed out (no whole answer within {self.seconds:g} s)"
+        if self.answered_meanwhile:
+            return (f"{what} while the server answered {self.answered_meanwhile} other request"
+                    f"{'s' * (self.answered_meanwhile != 1)}: it is slow on this one or gets more at once than it "
+                    "answers in time (lower concurrency or raise timeout)")
+        if self.starved:
+            return (f"{what}; the timeout fired {self.late:.1f} s late: this client's event loop could not run "
+                    "on time (the machine is overloaded, or the client runs too much at once)")
+        return what
 
 
 @dataclass
 class Breaker:
-    """Counts connection failures with no answer in between, over every request of a batch; at ``limit``
-    it raises :class:`ServerUnreachable` instead of letting each pending request retry to exhaustion."""
+    """Stops a batch when its server answers nothing, instead of letting each pending request retry to
+    exhaustion: at ``limit`` failures in a row with no answer in between, :class:`ServerUnreachable`.
+
+    What counts: a failure the caller classified ``unreachable`` (no connection, or one closed with no
+    answer), each one; and a :class:`TimedOut` attempt during which the server answered nothing, once per
+    wave: timeouts of requests that were already waiting when the last counted one fired are the same
+    silence, not more evidence (requests sent together time out together). Never counted: a timeout while
+    the server answered others (a live server's slow answers are failed pairs, not a dead server) and one
+    whose deadline fired late (this process was starved: the wait says nothing about the server)."""
 
     limit: int  # 0: never
     where: str
     failures: int = 0
+    answered: int = 0  # answers so far (TimedOut.answered_meanwhile is counted from it)
+    clock: Callable[[], float] = time.monotonic
+    tripped: str | None = None  # why the batch stopped, once it has
+    _silent_since: float = -math.inf  # when the last counted timeout fired
 
     def watch(
         self, classify: Callable[[BaseException], RetryDecision | None]
     ) -> Callable[[BaseException], RetryDecision | None]:
         def classify_and_count(exc: BaseException) -> RetryDecision | None:
             decision = classify(exc)
-            if decision is not None and decision.description.startswith(CONNECTION_FAILURES):
+            if decision is None:
+                return None
+            if self.tripped is None and self._counts(exc, decision):
                 self.failures += 1
                 if self.limit and self.failures >= self.limit:
-                    raise ServerUnreachable(
-                        f"{self.failures} connection failures in a row to {self.where} "
-                        f"(last: {decision.description}); is the server up?"
-                    ) from exc
+                    self.tripped = self._verdict(exc, decision)
+            if self.tripped is not None and decision.retry:  # stopped: no request in flight tries again
+                raise ServerUnreachable(self.tripped) from exc
             return decision
 
         return classify_and_count
 
-    async def passed(self, call: Awaitable[T]) -> T:
-        result = await call
+    def _counts(self, exc: BaseException, decision: RetryDecision) -> bool:
+        if not isinstance(exc, TimedOut):
+            return decision.unreachable
+        if exc.answered_meanwhile or exc.starved or exc.started < self._silent_since:
+            return False
+        self._silent_since = self.clock()
+        return True
+
+    def _verdict(self, exc: BaseException, decision: RetryDecision) -> str:
+        if isinstance(exc, TimedOut):
+            return (f"{self.failures} waves of requests in a row timed out with no answer from {self.where} "
+                    f"(each waited {exc.seconds:g} s; last: {decision.description}); is the server up?")
+        return (f"{self.failures} connection failures in a row to {self.where} (last: {decision.description}); "
+                "is the server up?")
+
+    async def passed(self, call: Awaitable[T], seconds: float) -> T:
+        """``call`` within ``seconds`` (its deadline: :class:`TimedOut` after it); an answer restarts the count."""
+        started, answered = self.clock(), self.answered
+        try:
+            async with asyncio.timeout(seconds):
+                result = await call
+        except TimeoutError as exc:
+            raise TimedOut(seconds, started=started, waited=self.clock() - started,
+                           answered_meanwhile=self.answered - answered) from exc
         self.failures = 0
+        self.answered += 1
         return result
-
-
-CONNECTION_FAILURES = ("connection error", "request timed out")

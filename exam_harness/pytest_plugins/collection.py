@@ -20,7 +20,7 @@ from exam_harness.core.errors import ExamError, InputError
 from exam_harness.core.models import QueryBank, TestPoint, readable_id
 from exam_harness.io.formats import claiming
 from exam_harness.io.textio import is_hidden
-from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
+from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, case_error, withheld
 from exam_harness.pytest_plugins.query_cases import QueryCase
 from exam_harness.pytest_plugins.state import GradedExam, setup_of
 
@@ -195,7 +195,7 @@ class ExamCase(ExamItem):
         return sum(answered), grading.repeats
 
     def setup(self) -> None:
-        system_failed(self)
+        case_error(self)
         result = self.verdict()
         if result.outcome == "skipped":
             pytest.skip(self.message(result))

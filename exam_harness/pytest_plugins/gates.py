@@ -102,7 +102,7 @@ class ExamGates:
 
 def _comparison_section(changes: list[Change], old: ExamReport, new: ExamReport, name: str,
                         registry: Registry[type[Measure]] | None) -> tuple[str, str]:
-    # the flipped test points are the report's flips section (sections/flips.py)
+    # the flipped test points are the report's flips section (the flips feature's)
     from exam_harness.core.display import render_text
     from exam_harness.report.compare import changes_table
 

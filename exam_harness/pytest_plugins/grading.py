@@ -16,7 +16,7 @@ import pytest
 
 from exam_harness.config.gates import check_samples
 from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamError, InfrastructureError
-from exam_harness.core.models import QueryBank
+from exam_harness.core.models import Query, QueryBank
 from exam_harness.core.progress import GradingProgress
 from exam_harness.graders.base import GradingRequest
 from exam_harness.grading.cache import GradeCache
@@ -26,7 +26,6 @@ from exam_harness.llm.cost import merged_cost
 from exam_harness.pytest_plugins.collection import ExamCollector
 from exam_harness.pytest_plugins.items import withheld
 from exam_harness.pytest_plugins.state import GRADED_KEY, GradedExam, is_worker, is_xdist_controller, setup_of
-from exam_harness.pytest_plugins.systems import ExamSystems
 from exam_harness.results.preflight import (
     check_covered,
     check_gate_runs,
@@ -100,9 +99,10 @@ class ExamGrading:
         options = setup_of(self.config).options
         grading, requests = self._prepared(banks)
         with grading, self._progress(options.grader) as progress:
+            self.cache().record_shards(shard[1], [shard[0]])  # a session over the merge names a missing shard
             outcome = run_grading_pass(grading.grader, requests, self.cache(), chunk_size=grading.chunk_size,
                                        strict_fallbacks=options.strict_fallbacks, on_start=progress.start,
-                                       on_progress=progress.advance, shard=shard)
+                                       on_progress=progress.advance, shard=shard, engine=grading.engine)
         failed = len(outcome.failures)
         summary = (f"exam shard {shard[0]}/{shard[1]}: {outcome.graded} pairs graded, {outcome.cache_hits} found in "
                    f"the cache, {outcome.other_shards} left to the other shards, {failed} pairs without a grade; "
@@ -119,7 +119,8 @@ class ExamGrading:
         with grading, self._progress(options.grader) as progress:
             outcome = run_grading_pass(grading.grader, requests, self.cache(), chunk_size=grading.chunk_size,
                                        strict_fallbacks=options.strict_fallbacks,
-                                       on_start=progress.start, on_progress=progress.advance)
+                                       on_start=progress.start, on_progress=progress.advance,
+                                       engine=grading.engine, grade_missing=grading.grade_missing)
         graded = GradedExam(plan, outcome, tuple(banks))
         config.stash[GRADED_KEY] = graded
         config.hook.pytest_exam_grading_finished(plan=plan, outcome=outcome)
@@ -149,8 +150,10 @@ class ExamGrading:
                                 "nothing")
         grading = self._worker_grading
         plan = grading.plan
+        # no engine: a worker grades only what the controller's pass left, in this process
         outcome = run_grading_pass(grading.grader, grading.requests(data, [bank]), self.cache(),
-                                   chunk_size=grading.chunk_size, strict_fallbacks=options.strict_fallbacks)
+                                   chunk_size=grading.chunk_size, strict_fallbacks=options.strict_fallbacks,
+                                   grade_missing=grading.grade_missing)
         before = self.graded
         if before is not None:
             outcome = merged(before.grading, outcome)
@@ -159,10 +162,23 @@ class ExamGrading:
         self.config.stash[GRADED_KEY] = graded
         return graded
 
-    def _systems(self) -> ExamSystems:
-        plugin = self.config.pluginmanager.get_plugin("exam-systems")
-        assert isinstance(plugin, ExamSystems)
-        return plugin
+    def _before_grading(self, banks: Sequence[QueryBank] | None = None) -> None:
+        """The features' runs made before grading (a declared live system's answers, hook
+        ``pytest_exam_before_grading``), for the queries of each run's collected cases, or every query of
+        ``banks`` (the xdist controller, before the workers collect)."""
+        asked: dict[str, dict[str, Query]] = {}
+        every: dict[str, Query] = {}
+        if banks is not None:
+            for bank in banks:
+                every.setdefault(bank.query.id, bank.query)
+        else:
+            for case in self.collector.cases:
+                asked.setdefault(case.run, {}).setdefault(case.bank.query.id, case.bank.query)
+
+        def queries(run: str) -> list[Query]:
+            return list(every.values()) if banks is not None else list(asked.get(run, {}).values())
+
+        self.config.hook.pytest_exam_before_grading(config=self.config, queries=queries)
 
     def _progress(self, grader: str) -> GradingProgress:
         capman = self.config.pluginmanager.getplugin("capturemanager")
@@ -181,7 +197,7 @@ class ExamGrading:
             inputs = setup_of(self.config).exam_inputs(self.config)
             banks = [b for path in self.collector.requested_bank_files() for b in inputs.load_bank_file(path)]
             if banks:
-                self._systems().prepare(banks)  # before the workers start: they read the recordings
+                self._before_grading(banks)  # before the workers start: they read the recordings
                 self.grade(banks)
         except InfrastructureError as exc:
             # Before the workers start (they would only ask the dead server again): pytest.exit is the one
@@ -195,7 +211,7 @@ class ExamGrading:
         # An xdist worker grades lazily, bank by bank, as its cases arrive (graded_for).
         if self.collector.cases and not session.config.option.collectonly:
             try:
-                self._systems().prepare()  # declared systems answer (or are replayed) before grading
+                self._before_grading()  # declared systems answer (or are replayed) before grading
                 if not is_worker(self.config):
                     if setup_of(self.config).options.dry_run:
                         self._dry_run(session)

@@ -11,7 +11,6 @@ from collections.abc import Callable
 import pytest
 
 from exam_harness.core.models import QueryBank
-from exam_harness.pytest_plugins.systems import SYSTEM_FAILED, system_failure
 
 
 class ExamMissed(Exception):
@@ -29,11 +28,11 @@ class ExamItem(pytest.Item):
     run: str
 
 
-def system_failed(case: ExamItem) -> None:
-    """A declared system that failed on the case's query: the case is an error with the system's message."""
-    failure = system_failure(case.config, case.run, case.bank.query.id)
+def case_error(case: ExamItem) -> None:
+    """A feature that says the case errs before its verdict is read (hook ``pytest_exam_case_error``: a declared
+    system failed on the case's query): the case is an error with the feature's message."""
+    failure = case.config.hook.pytest_exam_case_error(item=case, run=case.run, query_id=case.bank.query.id)
     if failure is not None:
-        case.user_properties.append((SYSTEM_FAILED, case.run))  # its error is said once per system
         pytest.fail(failure, pytrace=False)
 
 

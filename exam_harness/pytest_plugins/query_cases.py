@@ -18,7 +18,7 @@ import pytest
 from exam_harness.core.case_verdicts import Verdict, describe, verdict
 from exam_harness.core.display import shorten
 from exam_harness.core.models import QueryBank, TestPoint, readable_id
-from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, system_failed, withheld
+from exam_harness.pytest_plugins.items import ExamItem, ExamMissed, ExamRequiredMissed, case_error, withheld
 from exam_harness.pytest_plugins.state import setup_of
 
 SHOWN = 5  # missed test points named in a message
@@ -87,7 +87,7 @@ class QueryCase(ExamItem):
         return inputs.redact("\n".join(lines))
 
     def setup(self) -> None:
-        system_failed(self)
+        case_error(self)
         counts = Counter(v.outcome for v in self.verdicts())
         self.user_properties.append(("exam_test_points", [self._shown(tp) for tp in self.bank.test_points]))
         self.user_properties.append(("exam_counts", dict(counts)))

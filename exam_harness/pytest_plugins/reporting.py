@@ -24,7 +24,6 @@ from exam_harness.core.paths import shown_path
 from exam_harness.pytest_plugins.grading import ExamGrading
 from exam_harness.pytest_plugins.outcomes import ExamOutcomes
 from exam_harness.pytest_plugins.state import SETUP_KEY, is_worker, is_xdist_controller, setup_of
-from exam_harness.pytest_plugins.systems import live_systems
 from exam_harness.pytest_plugins.verdict import report_checks, teststatus
 from exam_harness.report.build import BuiltReport, SessionOutcome, build_report
 from exam_harness.report.writers import WriterInput, WriterOutputError
@@ -64,8 +63,8 @@ class ExamReporting:
             partial = self._partial(session)
             cache = None if setup.options.cache is None else shown_path(setup.options.cache, root)
             gates: Any = self.config.pluginmanager.get_plugin("exam-gates")
-            outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial, self._unanswered(),
-                                     max_fallbacks=setup.options.max_fallbacks, systems=live_systems(self.config),
+            outcome = SessionOutcome(graded.grading, banks, self.outcomes.tallies, cache, partial,
+                                     max_fallbacks=setup.options.max_fallbacks,
                                      reference=gates.reference if gates is not None else None,
                                      judge_model=setup.options.model, inputs=setup.scoring_inputs)
             built = build_report(inputs, outcome, graded.plan, root=root, run_paths=list(setup.options.runs))
@@ -149,17 +148,6 @@ class ExamReporting:
 
         path = history.save(options.history_dir, report, options.save)
         self.notes.append(f"kept: {shown_path(path, self.config.rootpath)}")
-
-    def _unanswered(self) -> dict[str, set[str]]:
-        """run -> the queries its declared system failed on (their scores count as not covered)."""
-        from exam_harness.pytest_plugins.systems import ExamSystems
-
-        systems = self.config.pluginmanager.get_plugin("exam-systems")
-        found: dict[str, set[str]] = {}
-        if isinstance(systems, ExamSystems) and systems.outcome is not None:
-            for run, query in systems.outcome.failures:
-                found.setdefault(run, set()).add(query)
-        return found
 
     def _partial(self, session: pytest.Session) -> str | None:
         """Why this session examined part of the configured exam, or None for a full exam.

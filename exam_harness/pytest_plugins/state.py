@@ -9,6 +9,8 @@ import pytest
 
 from exam_harness.config.options import ExamOptions
 from exam_harness.core.models import QueryBank
+from exam_harness.core.xdist import is_worker as is_worker  # the plugins' roles under pytest-xdist, read here
+from exam_harness.core.xdist import is_xdist_controller as is_xdist_controller
 from exam_harness.exam.inputs import ExamInputs
 from exam_harness.exam.plan import ExamPlan
 from exam_harness.extensions import Registries
@@ -84,12 +86,3 @@ GRADED_KEY: pytest.StashKey[GradedExam] = pytest.StashKey()
 
 def setup_of(config: pytest.Config) -> ExamSetup:
     return config.stash[SETUP_KEY]
-
-
-def is_worker(config: pytest.Config) -> bool:
-    """Whether this process is a pytest-xdist worker (it runs cases; the controller writes reports)."""
-    return hasattr(config, "workerinput")
-
-
-def is_xdist_controller(config: pytest.Config) -> bool:
-    return config.pluginmanager.hasplugin("dsession")

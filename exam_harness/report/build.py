@@ -12,7 +12,7 @@ which decides it whenever a pair of the top-k has no grade.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
@@ -41,7 +41,6 @@ from exam_harness.results.schema import (
 from exam_harness.results.scored import ScoringInputs
 from exam_harness.results.scoring import score_exam, scoring_input
 from exam_harness.results.verdict import over_fallback_limit
-from exam_harness.systems.health import LiveSystems
 
 
 @dataclass(frozen=True)
@@ -53,14 +52,13 @@ class SessionOutcome:
     tallies: Mapping[str, Outcomes] = field(default_factory=dict)
     cache_path: str | None = None
     partial: str | None = None  # why the session covered part of the exam only
-    unanswered: Mapping[str, Collection[str]] = field(default_factory=dict)  # run -> queries its system failed on
     # --exam-max-fallbacks: a run with a larger share of grades read by a fallback rule has its scores over
     # the queries holding such grades marked incomplete (None: never)
     max_fallbacks: float | None = None
-    systems: LiveSystems | None = None  # the declared live systems' health
     reference: tuple[str, ExamReport] | None = None  # --exam-compare: the kept report's name and the report
     judge_model: str | None = None  # the judge's model when the grader spec names none (the circularity guard)
-    inputs: ScoringInputs | None = None  # what the session's features added for their sections (None: nothing)
+    # what the session's features added for their sections and hooks (None: nothing; a live system's failures)
+    inputs: ScoringInputs | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
     fallbacks = fallback_counts(inputs, outcome, plan.k, result.runs)
     # --exam-max-fallbacks: a run past its share of fallback grades has its scores over the queries holding
     # them marked incomplete (results/verdict.py decides the check from the document)
-    unanswered: dict[str, set[str]] = {run: set(queries) for run, queries in outcome.unanswered.items()}
+    unanswered: dict[str, set[str]] = {}
     if outcome.max_fallbacks is not None:
         for run in result.runs:
             counted = sum(fallbacks.get(run, {}).values())
@@ -109,7 +107,7 @@ def _build_report(inputs: ExamInputs, outcome: SessionOutcome, plan: ExamPlan, *
                 "fallbacks": sum(fallbacks.get(run, {}).values())}
 
     outcomes = test_point_outcomes(inputs, outcome, plan, tops)
-    scored = replace(scored, outcomes=outcomes, systems=outcome.systems, reference=outcome.reference,
+    scored = replace(scored, outcomes=outcomes, reference=outcome.reference,
                      judge_model=outcome.judge_model, run_folders=run_paths,
                      inputs=outcome.inputs if outcome.inputs is not None else ScoringInputs())
     core = build(scored, per_query=True, unanswered=unanswered, session=session)

@@ -25,7 +25,6 @@ from exam_harness.measures.result import ExamResult
 from exam_harness.results.schema import MeasureInfo, QueryScore, Score, SystemScore
 from exam_harness.results.scored import Scored
 from exam_harness.results.sections import Section, compute_sections
-from exam_harness.systems.recording import system_failures
 
 
 @dataclass(frozen=True)
@@ -44,14 +43,17 @@ def build(scored: Scored, *, per_query: bool, unanswered: Mapping[str, Collectio
     """The document's core from ``scored`` (results/scoring.py: score_exam).
 
     A query is incomplete for a run where some measure's value rests on a pair that could not be graded,
-    where the run's live system failed on it (its manifest beside the run says so, systems/recording.py:
-    system_failures), or where the front end says it is (``unanswered``: run -> queries, the session's
-    failed system calls and runs past ``--exam-max-fallbacks``). ``session(run)`` gives the session-only
-    fields of the run's ``SystemScore``; ``sections``: the registry computed (the active one by default).
+    where a feature says the run holds no answer for it (hook ``pytest_exam_unanswered``: a live system failed
+    on it), or where the front end says it is (``unanswered``: run -> queries, runs past
+    ``--exam-max-fallbacks``). ``session(run)`` gives the session-only fields of the run's ``SystemScore``;
+    ``sections``: the registry computed (the active one by default).
     """
+    from exam_harness.core.host import active_hook
+
     failed: dict[str, set[str]] = {run: set(queries) for run, queries in (unanswered or {}).items()}
-    for run, queries in system_failures(scored.runs, scored.run_folders).items():
-        failed.setdefault(run, set()).update(queries)
+    for said in active_hook().pytest_exam_unanswered(scored=scored):
+        for run, queries in (said or {}).items():
+            failed.setdefault(run, set()).update(queries)
     covered = ExamCover(k=scored.plan.k, min_grade=scored.taus[0]) if per_query else None
     systems, rows = result_core(scored.result, scored.measures, scored.runs, covered=covered, unanswered=failed,
                                 session=session)

@@ -54,10 +54,10 @@ def read_document(path: Path) -> ExamReport | EvaluationReport:
     if str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError("not an evaluation document of a schema this version reads", path=path,
                          field="schema_version", value=version, expected=f"{SCHEMA_VERSION.split('.')[0]}.x")
-    from exam_harness.results.migrate import evaluation_to_sections
+    from exam_harness.results.migrate import cascade_before_4_2, evaluation_to_sections
 
-    if str(version) == "4.0":  # a kept 4.0 document: its optional parts move into sections
-        text = json.dumps(evaluation_to_sections(raw))
+    if str(version) in ("4.0", "4.1"):  # 4.0's optional parts move into sections; 4.0/4.1 cascade entries to 4.2's
+        text = json.dumps(cascade_before_4_2(evaluation_to_sections(raw)))
     try:
         return EvaluationReport.model_validate_json(text, strict=True)
     except ValidationError as exc:

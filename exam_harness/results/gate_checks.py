@@ -1,7 +1,8 @@
-"""The gates' checks over a result document (either envelope): each run's gated measures against their
-thresholds, the changes against a reference report with a paired permutation test over the queries both
-scored, and the grading budget. The gates themselves (thresholds, allowances, :class:`GateResult`) are
-declared in exam_harness/config/gates.py, below the document; results/verdict.py turns these checks into the verdict.
+"""The gates' checks over a result document (either envelope): each run's gated measures (and the features' gate
+figures) against their thresholds, the changes against a reference report with a paired permutation test over the
+queries both scored, and the gates that check nothing. The gates themselves (thresholds, allowances,
+:class:`GateResult`) are declared in exam_harness/config/gates.py, below the document; results/verdict.py turns
+these checks into the verdict.
 """
 
 from __future__ import annotations
@@ -9,17 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from exam_harness.config.gates import (
-    JUDGE_FIGURES,
-    SYSTEM_FIGURES,
-    Allowance,
-    GateResult,
-    RequiredScope,
-    Threshold,
-    split_holds,
-)
+from exam_harness.config.gates import JUDGE_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
 from exam_harness.core.errors import ConfigError
 from exam_harness.core.grade_kinds import KIND_NAMES
 
@@ -31,22 +24,6 @@ if TYPE_CHECKING:
     from exam_harness.results.schema import ExamReport, MeasureInfo
 
     Document: TypeAlias = ExamReport | EvaluationReport  # either result document: the core fields are the same
-
-
-class _Spent(Protocol):
-    @property
-    def cost(self) -> float | None: ...
-
-
-class Budget(Protocol):
-    """What the budget check reads of the cost section (sections/cost.py's ``CostSummary``, which stands
-    above this package): the grader's ``max_cost`` and what this session spent."""
-
-    @property
-    def max_cost(self) -> float | None: ...
-
-    @property
-    def session(self) -> _Spent: ...
 
 
 # --- reading a report ---------------------------------------------------------------------------
@@ -139,13 +116,12 @@ class GateCheck:
     limit: float
     value: float | None
     title: str = ""  # the measure's column title in the report ("" where the report holds no such measure)
-    figure: GateFigure | None = None  # the feature's gate figure the check reads (None: a measure, a system figure)
+    figure: GateFigure | None = None  # the feature's gate figure the check reads (None: a measure)
 
     @property
     def lower_is_better(self) -> bool:
-        """A system's recorded figure (latency, tokens, cost), or a gate figure declared so: the check fails above
-        the limit."""
-        return self.measure in SYSTEM_FIGURES or (self.figure is not None and self.figure.lower_is_better)
+        """A gate figure declared so (a live system's latency, tokens, cost): the check fails above the limit."""
+        return self.figure is not None and self.figure.lower_is_better
 
     @property
     def passed(self) -> bool:
@@ -163,10 +139,7 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
     systems = {s.run: s for s in report.systems}
     declared = {t.measure: figures.get(t.measure) for t in thresholds
                 if figures is not None and t.measure in figures and t.holds is None}
-    found = {t.measure: find(report, t.measure, registry) for t in thresholds
-             if t.measure not in SYSTEM_FIGURES and t.measure not in declared}
-    figures = report.sections.get("system-costs")
-    recorded = {s.run for s in figures.systems} if figures is not None else set()
+    found = {t.measure: find(report, t.measure, registry) for t in thresholds if t.measure not in declared}
     own = {(t.run, t.gated) for t in thresholds if t.run is not None}
     # a threshold for every run on a measure of rankings gates the ranked runs (every run when none is ranked:
     # it fails, naming why); a run of generated answers named by its own threshold fails, naming why
@@ -180,15 +153,12 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
         if gated in declared:
             figure = declared[gated]
             content = report.sections.get(figure.section)
-            checks.append(GateCheck(run, gated, limit, figure.value(content, run) if content is not None else None,
-                                    figure.title, figure))
-            continue
-        if gated in SYSTEM_FIGURES:
-            # a threshold for every run gates the runs with a manifest (every run when none has one: it fails)
-            if (run, gated) in own or run in recorded or not recorded:
-                row = figures.run(run) if figures is not None else None
-                checks.append(GateCheck(run, gated, limit, row.figure(gated) if row is not None else None,
-                                        f"{SYSTEM_FIGURES[gated]}, at most"))
+            # a threshold for every run gates the runs the figure names (every run when it names none: they fail)
+            scoped = figure_runs(figure, content)
+            if (run, gated) in own or run in scoped or not scoped:
+                checks.append(GateCheck(run, gated, limit,
+                                        figure.value(content, run) if content is not None else None,
+                                        figure.title + (", at most" if figure.lower_is_better else ""), figure))
             continue
         measure, holds = split_holds(gated)
         info = found[measure]
@@ -202,6 +172,12 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
             value = score.mean if score is not None else None
         checks.append(GateCheck(run, gated, limit, value, info.title if info is not None else ""))
     return checks
+
+
+def figure_runs(figure: GateFigure, content: Any) -> set[str]:
+    """The runs a threshold for every run gates on ``figure`` (its optional ``runs(content)``; none named: all)."""
+    runs = getattr(figure, "runs", None)
+    return set(runs(content)) if callable(runs) and content is not None else set()
 
 
 def holding_cover(report: Document, run: str, holds: tuple[int, int]) -> float | None:
@@ -225,7 +201,8 @@ def _judge_figures(report: Document) -> Any:
 def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[GateResult]:
     """Each threshold on the judge's figure (``cascade-kept``) as a check of the verdict: the cascade's 95% lower
     bound of the share of its decider's passes it kept, at the document's tau (evaluate's first), against the
-    limit; a document without a cascade's figures fails the check, saying why."""
+    limit; a document without a cascade's figures, or whose cascade entry was written before schema 4.2 (no
+    bound), fails the check, saying why."""
     results: list[GateResult] = []
     for t in thresholds:
         if t.measure not in JUDGE_FIGURES:
@@ -237,6 +214,13 @@ def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[Gat
             grader = report.settings.grader.name
             message = (f"FAIL cascade-kept: the document holds no cascade's figures at tau={tau} (grader {grader!r}), "
                        f"so it cannot meet {t.value:g}")
+            results.append(GateResult(gate="exam-fail-under", measure=t.measure, limit=t.value, passed=False,
+                                      message=message))
+            continue
+        if found.kept_lower_bound is None:  # an entry of a 4.0/4.1 document: an estimated miss rate, no bound
+            message = (f"FAIL cascade-kept: the document's cascade figures at tau={tau} were written as schema "
+                       f"{report.schema_version}, which stated an estimated miss rate, not a 95% lower bound of the "
+                       f"share of its decider's passes kept, so it cannot meet {t.value:g}")
             results.append(GateResult(gate="exam-fail-under", measure=t.measure, limit=t.value, passed=False,
                                       message=message))
             continue
@@ -261,6 +245,9 @@ def threshold_failures(report: Document, thresholds: Sequence[Threshold],
 def _figure_message(check: GateCheck, figure: GateFigure) -> str:
     name = figure.title
     if check.value is None:
+        missing = getattr(figure, "missing_message", None)  # optional: the figure's own words for it
+        if callable(missing):
+            return str(missing(check.run, check.limit))
         return (f"FAIL run {check.run!r} has no {name} (the document's {figure.section!r} section holds none for it), "
                 f"so it cannot meet its limit {check.limit:g}")
     if figure.lower_is_better:
@@ -276,15 +263,6 @@ def _figure_message(check: GateCheck, figure: GateFigure) -> str:
 def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegistry | None = None) -> str:
     if check.figure is not None:
         return _figure_message(check, check.figure)
-    if check.lower_is_better:
-        name = SYSTEM_FIGURES[check.measure]
-        if check.value is None:
-            return (f"FAIL run {check.run!r} records no {name} (no system manifest <run>.system.json beside the "
-                    f"runs, or no such figure in it), so it cannot meet its limit {check.limit:g}")
-        if not check.passed:
-            return (f"FAIL {name} of run {check.run!r} is {check.value:.4g}, above the allowed {check.limit:g} "
-                    "(lower is better)")
-        return f"{name} of run {check.run!r} is {check.value:.4g}, at most the allowed {check.limit:g}"
     measure, holds = split_holds(check.measure)
     name = title(measure, report, registry)
     if holds is not None:
@@ -480,33 +458,6 @@ def unchecked_results(report: Document, thresholds: Sequence[Threshold], allowan
                                  message=f"FAIL the baseline {baseline!r} checks nothing: the document holds no other "
                                          f"run to compare with it; runs held: {held}"))
     return failed
-
-
-def stale_results(systems: object) -> list[GateResult]:
-    """A failed ``exam-stale`` check per declared system whose recording is stale under ``stale=fail``, from
-    the document's live-systems section (systems/health.py ``LiveSystems``), so a saved report gives the
-    session's verdict on it too."""
-    from exam_harness.systems.health import LiveSystems
-
-    if not isinstance(systems, LiveSystems):
-        return []
-    return [GateResult(gate="exam-stale", run=health.system, passed=False,
-                       message=f"{health.stale_message()}; {systems.policy}: record it again (exam-harness record, "
-                               "or a session outside CI) and commit the recording")
-            for health in systems.systems if health.fails_session]
-
-
-def budget_results(cost: Budget | None) -> list[GateResult]:
-    """A failed ``exam-max-cost`` check when the session spent more than the grader's ``max_cost`` (a server
-    reporting more tokens than the estimate, calls in flight at the stop): the budget was not held."""
-    if cost is None or cost.max_cost is None or cost.session.cost is None or cost.session.cost <= cost.max_cost:
-        return []
-    from exam_harness.core.display import money
-
-    return [GateResult(gate="exam-max-cost", value=cost.session.cost, limit=cost.max_cost, passed=False,
-                       message=f"FAIL grading spent {money(cost.session.cost)}, more than max_cost "
-                               f"{money(cost.max_cost)}: the server's usage exceeded the estimate that bounds each "
-                               "batch (the grades made are cached)")]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,13 @@ the section's optional ``from_legacy(raw, schema)``, and ``legacy_fields``, the 
 the TREC RAG feature's ``trec-rag``, a 3.x report's field, and ``trec-rag-agreement``, a 4.0 evaluation's), in both
 steps.
 
+A 4.0 or 4.1 document (either envelope) reads as 4.2 (:func:`cascade_before_4_2`): each cascade entry of its
+judge-notes section held the audit's estimated miss rate, which is no lower bound of the kept share. What is
+derivable is derived (``pairs`` = ``calls`` + ``filtered``; ``target``, the ``target_recall`` the document's
+grader was asked for); the figures that version did not record (``found``, ``lost_at_most``, ``kept_lower_bound``,
+``reached``, the seconds) are None, its own (``kept``, ``audited``, ``audit_passes``, ``miss_rate``, ``interval``)
+move to ``miss_estimate`` and its statement stays the statement.
+
 Schema 2.x reads as 3.0 first: its fixed score fields become scores keyed by measure name.
 
 A 2.x report held ``exam_cover``/``n_exam_cover`` (+ ``_stderr``), ``nugget_f`` and ``qrels_measures[label]
@@ -47,10 +54,38 @@ BETA = 3.0  # nugget F's beta in every pytest session (pytest has no --beta)
 
 
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
-    """A 2.x or 3.x report document (parsed JSON) rewritten as today's; anything else is returned unchanged, for
-    the schema check to judge. Malformed content is left for that check to name too. A 3.x report keeps the
-    ``schema_version`` it was written as."""
-    return to_sections(answer_to_reason(migrate_3(_migrate_2(raw))))
+    """A 2.x, 3.x, 4.0 or 4.1 report document (parsed JSON) rewritten as today's; anything else is returned
+    unchanged, for the schema check to judge. Malformed content is left for that check to name too. A 3.x or 4.x
+    report keeps the ``schema_version`` it was written as."""
+    return cascade_before_4_2(to_sections(answer_to_reason(migrate_3(_migrate_2(raw)))))
+
+
+_OLD_CASCADE = ("kept", "audited", "audit_passes", "miss_rate", "interval")  # a 4.0/4.1 entry's own figures
+
+
+def cascade_before_4_2(raw: dict[str, Any]) -> dict[str, Any]:
+    """A 4.0 or 4.1 document's cascade entries (``sections["judge-notes"].cascade[]``) in 4.2's shape, recording
+    nothing that version did not (see the module's docstring). Anything else is returned unchanged; a malformed
+    entry is moved as it is, for the schema check to name."""
+    if str(raw.get("schema_version", "")) not in ("4.0", "4.1"):
+        return raw
+    sections = raw.get("sections")
+    notes = sections.get("judge-notes") if isinstance(sections, dict) else None
+    entries = notes.get("cascade") if isinstance(notes, dict) else None
+    settings = raw.get("settings")
+    grader = settings.get("grader") if isinstance(settings, dict) else None
+    options = grader.get("options") if isinstance(grader, dict) else None
+    target = options.get("target_recall") if isinstance(options, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or "miss_rate" not in entry or "kept_lower_bound" in entry:
+            continue
+        old = {key: entry.pop(key) for key in _OLD_CASCADE if key in entry}
+        calls, filtered = entry.get("calls"), entry.get("filtered")
+        if type(calls) is int and type(filtered) is int:  # else no pairs: the schema check refuses the entry
+            entry["pairs"] = calls + filtered  # every pair was sent or filtered
+        entry.update(found=None, lost_at_most=None, kept_lower_bound=None, reached=None, miss_estimate=old,
+                     target=target if isinstance(target, (int, float)) and not isinstance(target, bool) else None)
+    return raw
 
 
 def to_sections(raw: dict[str, Any]) -> dict[str, Any]:

@@ -129,7 +129,8 @@ def _is_fraction(named: tuple[str, ...]) -> bool:
 
 
 def check_values(raw: Any, path: Path) -> None:
-    """Every number of a report is finite and not negative, and each score that is a fraction is at most 1:
+    """Every number of a report is finite and not negative (a Cohen's kappa in -1..1), and each score that is a
+    fraction is at most 1:
     a kept report is data a gate compares with, so ``NaN`` (which Python's json reads and writes) or a
     negative score would make every comparison pass. Raises InputError naming the field."""
     # outcomes (one per run and test point: 600,000 in a TREC-sized exam) hold one number each, checked
@@ -153,10 +154,15 @@ def check_values(raw: Any, path: Path) -> None:
             if isinstance(value, float) and not math.isfinite(value):  # an int is finite (and may not fit a float)
                 raise InputError("a report's numbers are finite", path=path, field=field, value=value,
                                  expected="a finite number (not NaN or infinity)")
+            named = tuple(x for x in where if isinstance(x, str))
+            if any("kappa" in name for name in named):  # Cohen's kappa (a section's agreement figure) is signed
+                if not -1 <= value <= 1:
+                    raise InputError("a Cohen's kappa out of range", path=path, field=field, value=value,
+                                     expected="a kappa in -1..1")
+                continue
             if value < 0:
                 raise InputError("a report's numbers are not negative", path=path, field=field, value=value,
                                  expected="a number >= 0")
-            named = tuple(x for x in where if isinstance(x, str))
             if _is_fraction(named) and value > 1:
                 raise InputError("a score out of range", path=path, field=field, value=value,
                                  expected="a score in 0..1")

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from exam_harness.core.registry import Registry
     from exam_harness.measures.base import Measure
 
-SCHEMA_VERSION = "4.1"
+SCHEMA_VERSION = "4.2"
 # 2.0: settings.pool; qrels files named by the one scheme (exam-count-min4.qrels, exam-at-least-2-min4.qrels);
 #      systems[].incomplete_queries and grade_counts, per_query[].incomplete, partial, outcomes, decided_by
 # 3.0: scores keyed by measure: measures[] (name, title, label); systems[].scores and per_query[].scores
@@ -56,6 +56,11 @@ SCHEMA_VERSION = "4.1"
 #      since 4.1 a run of generated answers holds no value of a trec_eval measure over EXAM-Qrels (absent
 #      from its scores, not 0), and the EXAM-Qrels hold no generated answer's segment, so a mixed exam's
 #      ranked runs score higher MAP, nDCG and R-prec than a 4.0 document of the same inputs says
+# 4.2: the judge-notes section's cascade entries state a 95% lower bound of the kept share of the decider's passes
+#      (pairs, found, lost_at_most, kept_lower_bound, target, reached, the filter's and decider's seconds,
+#      warnings) in place of the audit's estimated miss rate (kept, audited, audit_passes, miss_rate, interval);
+#      both envelopes. A 4.0 or 4.1 entry reads as 4.2 with the figures it did not record None and its own
+#      figures under miss_estimate (results/migrate.py: it has no lower bound, so cascade-kept fails on it)
 
 
 class _Model(BaseModel):

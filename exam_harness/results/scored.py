@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.result import ExamResult
     from exam_harness.results.schema import ExamReport, TestPointOutcome
-    from exam_harness.systems.health import LiveSystems
 
 
 T = TypeVar("T")
@@ -85,10 +84,10 @@ class Scored:
     redact_all: bool = False  # --exam-redact-all: every text left out, as for a secret bank
     # what only a pytest session knows (evaluate leaves them out, and the sections reading them with them)
     outcomes: Sequence[TestPointOutcome] = ()  # every run's verdict per test point
-    systems: LiveSystems | None = None  # the declared live systems' health
-    reference: tuple[str, ExamReport] | None = None  # --exam-compare: the kept report's name and the report
+    # --exam-compare: the kept report's name and the report (the session's compare gates check against it too)
+    reference: tuple[str, ExamReport] | None = None
     judge_model: str | None = None  # the judge's model, for the circularity guard
-    run_folders: Sequence[Path] = ()  # where the runs (and systems' manifests) were read
+    run_folders: Sequence[Path] = ()  # where the runs (and what was recorded beside them) were read
     # what only evaluate is given (the pytest session leaves them None, and the sections reading them with them)
     official: Mapping[str, float] | None = None  # --official: run -> official score or rank
     agreement: Sequence[int] | None = None  # the agreement with the judgments asked for: the --min-answers m values

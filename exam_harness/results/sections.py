@@ -106,20 +106,13 @@ def builtin_sections() -> Registry[Section]:
     """The built-in sections, imported on first use, in the order documents and views show them."""
     registry: Registry[Section] = Registry("section", problem=section_problem)
     for name, ref, description in (
-        ("live-systems", "exam_harness.sections.live_systems:SECTION",
-         "the declared live systems' health: stale recordings, the stale policy, missing and failed queries"),
-        ("system-costs", "exam_harness.sections.system_costs:SECTION",
-         "each live system's latency p50/p95, tokens and cost from its manifest (docs/live-systems.md)"),
         ("decided-by", "exam_harness.sections.decided_by:SECTION",
          "graded pairs per deciding part of a grader of several parts (the embedding grader)"),
         ("judge-notes", "exam_harness.sections.judge_notes:SECTION",
          "a cascade's kept share (95% lower bound), what embedding verdicts are worth, circular judging, a leaked "
          "bank"),
-        ("cost", "exam_harness.sections.cost:SECTION", "an LLM grader's tokens and cost (docs/cost.md)"),
         ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
          "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
-        ("flips", "exam_harness.sections.flips:SECTION",
-         "test points that flipped against the kept report (--exam-compare)"),
         ("correlations", "exam_harness.sections.correlations:SECTION",
          "every leaderboard's Spearman rho and Kendall tau against the official leaderboard (--official)"),
         ("agreement", "exam_harness.sections.agreement:SECTION",

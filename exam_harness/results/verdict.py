@@ -9,7 +9,9 @@ The checks a session makes, from the document alone (pure: no pytest, no file re
 - ``incomplete-exam``: no run's scores rest on pairs that could not be graded (or on queries its
   declared system failed on);
 - ``exam-max-fallbacks``: no run has more than its share of grades read by a fallback rule;
-- ``exam-stale``: no declared system's recording is stale under ``--exam-stale=fail`` (its live-systems section).
+- the features' checks from their sections (hook ``pytest_exam_verdict_checks``): the cost feature's
+  ``exam-max-cost`` (a session spent more than ``max_cost``), the live systems' ``exam-stale`` (a recording
+  stale under ``--exam-stale=fail``).
 
 A gate asked for that checks nothing (a threshold naming a run the document lacks, an allowed drop against a
 kept report holding none of its runs, a document with no run) is a failed check of its own: it never passes.
@@ -30,12 +32,10 @@ from exam_harness.config.gates import COMPARED, Allowance, RequiredScope, Thresh
 from exam_harness.results.gate_checks import (
     Change,
     GateCheck,
-    budget_results,
     compare,
     find,
     judge_results,
     regression_results,
-    stale_results,
     threshold_checks,
     threshold_results,
     unchecked_results,
@@ -130,11 +130,19 @@ def decision(document: Document, checks: Checks) -> Decision:
     over = {s.run for s in document.systems if over_fallback_limit(s.fallbacks, s.grade_counts, checks.max_fallbacks)}
     results += _incomplete_results(document, over)
     results += [_fallback_result(s, checks.max_fallbacks) for s in document.systems if s.run in over]
-    results += budget_results(document.sections.get("cost"))  # max_cost passed all the same
-    results += stale_results(document.sections.get("live-systems"))  # a stale recording under stale=fail
+    results += feature_checks(document)
     verdict = Verdict(passed=all(r.passed for r in results), gates=results)
     failed = sum(s.outcomes.required_missed + s.outcomes.errors for s in document.systems)
     return Decision(verdict, thresholds, changes, comparisons, title, per_query, failed)
+
+
+def feature_checks(document: Document) -> list[GateResult]:
+    """The checks the features make from their sections (``pytest_exam_verdict_checks``), in their order: those of
+    the front end's plugins, else the in-tree features' (core/host.py)."""
+    from exam_harness.core.host import active_hook
+
+    return [result for found in active_hook().pytest_exam_verdict_checks(document=document) if found
+            for result in found]
 
 
 def over_fallback_limit(fallbacks: int, grade_counts: Mapping[str, int], limit: float) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
     from exam_harness.graders.cascade_filter import KeptBound
@@ -23,25 +23,65 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class MissEstimateBefore42(_Model):
+    """What a cascade entry of schema 4.0 or 4.1 held in place of a bound: the audit's estimate of the share of the
+    decider's passes the filter missed (an unstratified audit's Wilson interval carried through; neither a lower
+    bound of the kept share nor checked against a target). Kept as it was written, read by nothing that gates."""
+
+    kept: int  # pairs at or above the threshold (the decider graded them)
+    audited: int  # filtered pairs the decider graded all the same
+    audit_passes: int
+    miss_rate: float | None  # None: no audit sample
+    interval: tuple[float, float] | None = None  # its 95% interval
+
+
 class CascadeEstimate(_Model):
     """A cascade's calls and the audit sample's lower bound of the share of the decider's passes it kept, at one
     tau; whether that reached the target; what the filter cost beside what it saved, in seconds, in the session
-    that graded (None where every grade came from the cache)."""
+    that graded (None where every grade came from the cache).
+
+    An entry of a document written as schema 4.0 or 4.1 (results/migrate.py) holds its figures under
+    ``miss_estimate`` and the statement it made; the figures it did not record (``found``, ``lost_at_most``,
+    ``kept_lower_bound``, ``reached``, the seconds) are None: not recorded, never estimated on read."""
 
     min_grade: int
     pairs: int
     calls: int  # pairs the decider graded (kept and audited)
     filtered: int  # pairs graded 0 without a call
-    found: int  # the decider's passes among the pairs it graded
-    lost_at_most: int  # the decider's passes among the filtered pairs, at most (95%)
-    kept_lower_bound: float  # found / (found + lost_at_most): the kept share, at least (95%)
+    found: int | None  # the decider's passes among the pairs it graded (None: not recorded, before 4.2)
+    lost_at_most: int | None  # the decider's passes among the filtered pairs, at most (95%; None: before 4.2)
+    kept_lower_bound: float | None  # found / (found + lost_at_most): the kept share, at least (95%; None: before 4.2)
     target: float | None  # target_recall; None for a given threshold
-    reached: bool | None  # the lower bound reached the target (None without one)
+    reached: bool | None  # the lower bound reached the target (None without one, or not checked: before 4.2)
     filter_seconds: float | None = None
     decider_seconds: float | None = None  # the decider's time over its calls of the pass
     saved_seconds: float | None = None  # the calls not made, at the decider's time a call
-    statement: str  # the line every output states
+    statement: str  # the line every output states (before 4.2: the line that version stated)
     warnings: list[str] = Field(default_factory=list)  # the target not reached; a filter that cost more than it saved
+    miss_estimate: MissEstimateBefore42 | None = None  # the figures of an entry written before 4.2; None since
+
+    @model_validator(mode="after")
+    def _bound_or_old_estimate(self) -> CascadeEstimate:
+        bound = (self.found, self.lost_at_most, self.kept_lower_bound)
+        if self.miss_estimate is None and None in bound:
+            raise ValueError("a cascade entry states found, lost_at_most and kept_lower_bound (only an entry of "
+                             "schema 4.0 or 4.1, with its miss_estimate, has none)")
+        if self.miss_estimate is not None and (bound != (None, None, None) or self.reached is not None):
+            raise ValueError("an entry of schema 4.0 or 4.1 (miss_estimate) recorded no bound: found, lost_at_most, "
+                             "kept_lower_bound and reached are null")
+        return self
+
+    def lines(self) -> list[str]:
+        """The statement and its warnings; an entry written before 4.2 says what its figure was and was not."""
+        if self.miss_estimate is None:
+            return [self.statement, *self.warnings]
+        return [self.statement, BEFORE_4_2_NOTE, *self.warnings]
+
+
+BEFORE_4_2_NOTE = ("note: written before schema 4.2, this cascade line states an audit's estimated miss rate, not a "
+                   "95% lower bound of the share of the decider's passes kept (it can overstate what was kept), and "
+                   "records no check of the target; cascade-kept cannot be gated on it (docs/graders.md, Cascade "
+                   "grading)")
 
 
 class JudgeNotes(_Model):
@@ -50,8 +90,7 @@ class JudgeNotes(_Model):
     guards: list[str] = Field(default_factory=list)  # circular judging, a leaked bank
 
     def lines(self) -> list[str]:
-        return [*(line for c in self.cascade for line in (c.statement, *c.warnings)), *self.verdict_worth,
-                *self.guards]
+        return [*(line for c in self.cascade for line in c.lines()), *self.verdict_worth, *self.guards]
 
 
 def judge_notes(scored: Scored) -> JudgeNotes | None:

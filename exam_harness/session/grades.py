@@ -8,6 +8,7 @@ import gc
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from exam_harness.config.options import BANK_FILES, RUN_FILES, ExamOptions
 from exam_harness.core.errors import ConfigError
@@ -15,14 +16,16 @@ from exam_harness.core.models import ExamData, GraderSpec, QueryBank
 from exam_harness.core.progress import GradingProgress
 from exam_harness.exam.inputs import ExamInputs, ExamView
 from exam_harness.exam.plan import ExamPlan, make_plan
-from exam_harness.graders.base import GraderConfig
-from exam_harness.grading.cache import GradeCache
 from exam_harness.grading.passes import GradingOutcome, replay
-from exam_harness.grading.setup import open_grading
 from exam_harness.io.runs import collector_paused
 from exam_harness.results.preflight import check_overlap, check_run_name
 from exam_harness.session.registries import Registries
-from exam_harness.support import Credits
+
+if TYPE_CHECKING:
+    from exam_harness.support import Credits
+
+# Grading through a grader (its cache: sqlite3, the prompt modes; the support credits: rapidfuzz) is imported
+# where it is done: replaying the recorded grades, evaluate's usual path, needs none of it.
 
 
 def add_input_arguments(parser: argparse.ArgumentParser, runs_required: bool = True) -> None:
@@ -117,6 +120,9 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, registries:
         raise ConfigError("--llm/--prompt-class choose recorded grades; with --grader use --grader-option instead")
     if not banks:
         raise ConfigError(f"--grader {options.grader} needs --bank BANK_FILE: the test points to grade the passages on")
+    from exam_harness.grading.cache import GradeCache
+    from exam_harness.grading.setup import open_grading
+
     grading = open_grading(options, registries, data, where="--min-grade", several=several)
     cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
     with grading:
@@ -131,6 +137,8 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, registries:
 def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, GradingOutcome]:
     """``--support``: every (answer sentence, cited document) pair graded by the session's grader with its
     ``support`` prompt, through the cache; the support credits of each answer sentence."""
+    from exam_harness.graders.base import GraderConfig
+    from exam_harness.grading.cache import GradeCache
     from exam_harness.grading.passes import chunk_size_for, run_grading_pass
     from exam_harness.support import support_credits, support_pairs
 
@@ -145,7 +153,9 @@ def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, Gradi
                                      data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
     cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
     try:
-        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size))
+        # grade_missing: the citations were never part of a sharded pass (--exam-shard grades the pool alone)
+        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size),
+                                   grade_missing=True)
     finally:
         grader.close()
         cache.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from exam_harness.analysis.label_screens import LabelScreen
 from exam_harness.config.commands import Command
 from exam_harness.config.gates import GateFigure
 from exam_harness.core.host import use_hook
@@ -34,6 +35,7 @@ class Registries:
     sections: Registry[Section]
     gate_figures: Registry[GateFigure]
     commands: Registry[Command]  # the features' and plugins' subcommands (the built-in ones are cli/'s modules)
+    label_screens: Registry[LabelScreen]  # the screens ``exam-harness label`` may label on (a feature's)
     hook: Any = None  # the hook relay they were filled through: the event hooks and scoring inputs are called on it
 
     @classmethod
@@ -41,7 +43,8 @@ class Registries:
         return cls(default_registry(), builtin_bank_formats(), builtin_run_formats(), builtin_measures(),
                    builtin_writers(), builtin_sections(),
                    Registry("gate figure", problem=_not_a(GateFigure, "name, title, section, lower_is_better, value")),
-                   Registry("subcommand", problem=_not_a(Command, "help, description, add_arguments, run")))
+                   Registry("subcommand", problem=_not_a(Command, "help, description, add_arguments, run")),
+                   Registry("labelling screen", problem=_not_a(LabelScreen, "unavailable, label")))
 
     @classmethod
     def from_hook(cls, hook: Any) -> Registries:
@@ -55,6 +58,7 @@ class Registries:
         hook.pytest_exam_register_sections(registry=registries.sections)
         hook.pytest_exam_register_gate_figures(registry=registries.gate_figures)
         hook.pytest_exam_register_commands(registry=registries.commands)
+        hook.pytest_exam_register_label_screens(registry=registries.label_screens)
         use_sections(registries.sections)  # the sections documents are built, read and shown with
         use_measures(hook, registries.measures)  # and the measures and formats of a caller given no registry
         use_formats(hook, registries.bank_formats, registries.run_formats)

@@ -17,8 +17,8 @@ import pytest
 
 import exam_harness
 from exam_harness.core.models import Query
-from exam_harness.systems import declare
-from exam_harness.systems.calling import EARLY_STOP, Called, call_all
+from exam_harness.features.live_systems import declare
+from exam_harness.features.live_systems.calling import EARLY_STOP, Called, call_all
 
 QUERIES = [Query(id=f"q{i}", text=f"query {i}") for i in range(21)]
 

@@ -14,7 +14,7 @@ import pytest
 
 from exam_harness.config.gates import check_measures
 from exam_harness.core.errors import ConfigError
-from tests.systems.test_live_systems import QUERIES, RANKING_SYSTEM, calls, conftest, example  # noqa: F401  (fixture)
+from tests.features.live_systems.test_live_systems import QUERIES, RANKING_SYSTEM, calls, conftest, example  # noqa: F401  (fixture)
 
 pytest_plugins = ["pytester"]
 

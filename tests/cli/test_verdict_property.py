@@ -102,8 +102,8 @@ def test_verdict_on_a_session_report_with_a_stale_recording_fails_as_the_session
     health (the live-systems section), from which ``verdict`` decides the same check, not a pass."""
     import shutil
 
+    from tests.features.live_systems.test_live_systems import conftest, exam
     from tests.paths import REPO
-    from tests.systems.test_live_systems import conftest, exam
 
     for folder in ("banks", "runs"):
         shutil.copytree(REPO / folder, pytester.path / folder)
@@ -120,5 +120,12 @@ def test_verdict_on_a_session_report_with_a_stale_recording_fails_as_the_session
     saved = Verdict.model_validate(json.loads(path.read_text())["verdict"])
     assert [g.gate for g in saved.gates if not g.passed] == ["exam-stale"]
     capsys.readouterr()
-    assert main(["verdict", str(path)]) == session.ret
+    try:
+        assert main(["verdict", str(path)]) == session.ret
+    finally:
+        # verdict imports ./conftest.py, declaring its system in this process: forget it, as a session's end does
+        # (a later in-process session would call it)
+        from exam_harness.features.live_systems import declare
+
+        declare.clear()
     assert capsys.readouterr().err.splitlines() == [g.message for g in saved.gates if not g.passed]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import exam_harness.grading.cache as cache_module
+from exam_harness.core.errors import ConfigError
 from exam_harness.core.models import Grade
 from exam_harness.grading.cache import APPLICATION_ID, SCHEMA_VERSION, CachedGrade, GradeCache, cache_key
 from exam_harness.grading.passes import run_grading_pass
@@ -241,3 +242,34 @@ def test_long_answers_are_cut_to_a_documented_length() -> None:
     key = cache_key("f", {"i": 1})
     cache.put_many({key: unvalidated})
     assert cache.get_grades([key])[key].answer == reply[: Grade.MAX_TEXT_CHARS]
+
+
+def test_a_cache_opened_read_only_by_a_reader_is_never_changed(tmp_path: Path) -> None:
+    """``read_only`` (exam-harness view): a writable file of an older schema is read as it is, not migrated; a
+    current one is read and nothing is stored; no file there is an error naming the path, and none is created."""
+    path = tmp_path / "grades.sqlite"
+    grades = varied_grades()
+    write_schema1_cache(path, grades)
+    before = path.read_bytes()
+    said: list[str] = []
+    old = GradeCache(path, read_only=True, notify=said.append)
+    assert old.get_many(grades) == grades
+    assert not old.put_many({cache_key("f", {"new": 1}): Grade(grade=1, grader="g")})
+    old.close()
+    assert path.read_bytes() == before and said == []
+
+    current = tmp_path / "current.sqlite"
+    writer = GradeCache(current)
+    assert writer.put_many(grades)
+    writer.close()
+    stored = current.read_bytes()
+    reader = GradeCache(current, read_only=True)
+    assert reader.get_grades(grades, answers=False) == {k: CachedGrade(g.grade, None) for k, g in grades.items()}
+    assert not reader.put_rows(reader.rows())
+    reader.close()
+    assert current.read_bytes() == stored
+
+    missing = tmp_path / "none" / "grades.sqlite"
+    with pytest.raises(ConfigError, match=f"there is no grade cache at {missing}"):
+        GradeCache(missing, read_only=True)
+    assert not missing.parent.exists()

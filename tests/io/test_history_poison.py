@@ -108,6 +108,31 @@ def test_the_golden_report_passes_the_checks(tmp_path: Path) -> None:
     assert isinstance(read_report(path), ExamReport)
 
 
+def _with_kappa(low: float) -> dict[str, Any]:
+    """The golden report with a calibration section whose judge's kappa interval starts at ``low``."""
+    from exam_harness.features.calibration.model import Calibration, DesignInfo, Figures, Interval, JudgeCalibration
+
+    figures = Figures(pairs=5, base_rate=Interval(), tpr=Interval(), tnr=Interval(), precision=Interval(),
+                      kappa=Interval(value=-0.2, low=low, high=0.4))
+    content = Calibration(labels="labels.jsonl", pairs=5, design=DesignInfo(sample=None, unit="pair", labelled=5,
+                                                                            population=None),
+                          judges=[JudgeCalibration(judge="marker", min_grade=4, figures=figures)])
+    raw = _raw()
+    raw["sections"] = {"calibration": content.model_dump(mode="json")}
+    return raw
+
+
+def test_a_negative_kappa_is_read_and_one_below_minus_one_refused(tmp_path: Path) -> None:
+    """Cohen's kappa is signed: a calibration section's judge worse than chance (a kappa interval starting
+    below 0) is a report every reader opens (the viewer, verdict, --exam-compare); below -1 it is refused."""
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_with_kappa(-0.96)))
+    assert isinstance(read_report(path), ExamReport)
+    path.write_text(json.dumps(_with_kappa(-1.5)))
+    with pytest.raises(InputError, match=r"kappa out of range .*sections\.calibration\.judges\.0\.figures\.kappa\.low"):
+        read_report(path)
+
+
 def _save(args: tuple[str, int]) -> str:
     folder, _i = args
     report = ExamReport.model_validate(_raw())

@@ -146,7 +146,6 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("configuration", frozenset({"config"})),
     ("the exam", frozenset({"exam"})),
     ("llm backends", frozenset({"llm"})),
-    ("live systems", frozenset({"systems"})),
     ("graders", frozenset({"graders", "support", "generate"})),
     ("grading", frozenset({"grading", "workbench_grades"})),
     ("results", frozenset({"results"})),
@@ -287,9 +286,16 @@ def declared_requirements(package: Path = PACKAGE) -> dict[str, set[str]]:
     return found
 
 
-def feature_violations(graph: dict[str, set[str]], requires: dict[str, set[str]]) -> list[str]:
+# The package's public names (exam_harness/__init__.py, above every layer) re-export a feature's declarations
+# (the live systems' ``exam_harness.system``, ...): typed, by a type-only import; at run time by module name.
+PUBLIC_NAMES = "exam_harness"
+
+
+def feature_violations(graph: dict[str, set[str]], requires: dict[str, set[str]],
+                       typed_only: dict[str, set[str]] | None = None) -> list[str]:
     """Imports of a feature from outside it: by a module that is no feature's (the core, the front ends: they
-    reach a feature only through the hooks, the features package's list registering it), or by another feature
+    reach a feature only through the hooks, the features package's list registering it; the package's public
+    names only for types, where ``typed_only`` holds ``graph`` less the type-only imports), or by another feature
     that does not declare it in ``REQUIRES``."""
     found = []
     for module, targets in sorted(graph.items()):
@@ -298,6 +304,8 @@ def feature_violations(graph: dict[str, set[str]], requires: dict[str, set[str]]
             sink = feature_of(target)
             if sink is None or sink == source:
                 continue
+            if module == PUBLIC_NAMES and typed_only is not None and target not in typed_only.get(module, set()):
+                continue  # a re-export of the package's public names, typed
             if source is None:
                 found.append(f"{module} -> {target} (nothing outside a feature names one)")
             elif sink not in requires.get(source, set()):
@@ -308,7 +316,7 @@ def feature_violations(graph: dict[str, set[str]], requires: dict[str, set[str]]
 def test_no_feature_is_imported_but_by_a_feature_that_declares_it() -> None:
     """The core knows no feature by name; a feature imports another only where it declares it (``REQUIRES``),
     type-only imports included."""
-    found = feature_violations(import_graph(type_checking=True), declared_requirements())
+    found = feature_violations(import_graph(type_checking=True), declared_requirements(), import_graph())
     assert not found, "imports of a feature (features/<name>/__init__.py: REQUIRES):\n" + "\n".join(found)
 
 
@@ -357,3 +365,15 @@ def test_an_undeclared_feature_import_is_found(tmp_path: Path, declared: bool) -
     found = feature_violations(import_graph(package, type_checking=True), declared_requirements(package))
     assert found == ([] if declared else [
         "exam_harness.features.a.plugin -> exam_harness.features.b.plugin (feature 'a' does not declare 'b' in REQUIRES)"])
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_the_public_names_re_export_a_feature_for_types_only(tmp_path: Path, typed: bool) -> None:
+    statement = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from exam_harness.features.b.declare import x\n"
+                 if typed else "from exam_harness.features.b.declare import x\n")
+    package = _features_package(tmp_path, {"__init__.py": statement, "features/b/__init__.py": "REQUIRES = ()\n",
+                                           "features/b/declare.py": "x = 1\n"})
+    found = feature_violations(import_graph(package, type_checking=True), declared_requirements(package),
+                               import_graph(package))
+    assert found == ([] if typed else
+                     ["exam_harness -> exam_harness.features.b.declare (nothing outside a feature names one)"])

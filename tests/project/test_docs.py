@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from exam_harness import hookspecs
-from exam_harness.config.options import PYTEST_GROUPS, OptionSpec, default_of, readme_table, specs
+from exam_harness.config.options import PYTEST_GROUPS, OptionSpec, documented_options, readme_table
 from tests.paths import REPO
 
 ROOT = REPO
@@ -17,34 +17,23 @@ EXTENDING = (ROOT / "docs" / "extending.md").read_text()
 TRUST = (ROOT / "docs" / "trust.md").read_text()
 
 
-def in_tree_options() -> None:
-    """The in-tree features' options declared, as a pytest session declares them (an in-process run of the command
-    line or of pytester leaves the schema's feature part as its own plugins made it)."""
-    from exam_harness.config.options import FeatureOptions
-    from exam_harness.features import default_manager
-
-    default_manager().hook.pytest_exam_add_options.call_historic(kwargs={"options": FeatureOptions()})
+# the schema's fields and the in-tree features' options (the features' as declared, whatever this process's
+# sessions declared since)
+DOCUMENTED = documented_options(PYTEST_GROUPS, "pytest")
 
 
-in_tree_options()
-PYTEST_OPTIONS = specs(PYTEST_GROUPS, "pytest")
-
-
-@pytest.mark.parametrize(("name", "option"), PYTEST_OPTIONS, ids=[name for name, _ in PYTEST_OPTIONS])
-def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpec) -> None:
-    in_tree_options()
+@pytest.mark.parametrize(("name", "option", "default"), DOCUMENTED, ids=[name for name, _, _ in DOCUMENTED])
+def test_every_pytest_option_is_in_the_readme_table(name: str, option: OptionSpec, default: object) -> None:
     flag = f"--exam-{option.name}"
     rows = [line for line in OPTIONS.splitlines() if line.startswith(f"| `{flag}")]
     assert rows, f"docs/options.md's option table lacks {flag}"
     assert f"`{option.ini_name}`" in rows[0]
-    default = default_of(name)
     if isinstance(default, (int, float, str)) and not isinstance(default, bool) and default != "":
         assert str(default) in rows[0], f"docs/options.md shows another default for {flag}"
 
 
 def test_readme_option_table_is_the_schema_s() -> None:
     """The whole table, row for row (regenerate with ``python -m exam_harness.config.options``)."""
-    in_tree_options()
     assert readme_table(PYTEST_GROUPS) in OPTIONS, "docs/options.md's option table differs: python -m exam_harness.config.options"
 
 
@@ -63,7 +52,7 @@ def hook_signatures() -> list[str]:
 
 def test_every_hook_is_documented() -> None:
     """docs/extending.md's hook table is the specifications': every hook, in order, with its arguments."""
-    assert len(hook_signatures()) == 15
+    assert len(hook_signatures()) == 24
     assert hook_table_rows() == hook_signatures()
 
 

@@ -7,6 +7,7 @@ reports, hit the cache on a second run and honour the fail-under gate.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -29,6 +30,14 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def readme_notes() -> list[str]:
+    """The lines of the README's ``make exam`` output that state something of the judge (no timing in them)."""
+    readme = (REPO / "README.md").read_text()
+    block = re.search(r"What `make exam` prints.*?```\n(.*?)```", readme, re.S)
+    assert block is not None, "README.md: no `make exam` output block"
+    return [line for line in block.group(1).splitlines() if line.startswith(("grades decided by", "note: ", "WARNING: "))]
+
+
 def run_exam(pytester: pytest.Pytester, root: Path, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("--rootdir", str(root), "-c", str(root / "pyproject.toml"), str(root / "banks"), "-p", "no:cacheprovider", *args)
 
@@ -38,6 +47,8 @@ def test_example_exam_ranks_good_above_weak_and_caches(pytester: pytest.Pytester
     cold = run_exam(pytester, example)
     assert cold.ret == 0, cold.stdout.str()
     cold.stdout.fnmatch_lines(["*exam leaderboard*", "*strong-ranker*", "*weak-ranker*", "*passed*missed*"])
+    said = readme_notes()  # the README's example output states what the session states of its judge, word for word
+    assert len(said) == 3 and all(line in cold.stdout.lines for line in said), said
     report = json.loads((example / "reports" / "exam-report.json").read_text())
     covers = report_means(report)
     assert set(covers) == {"strong-ranker", "weak-ranker", "rag-generator"}

@@ -26,7 +26,10 @@ trec_eval measures over EXAM-Qrels give a run of generated answers no value (iss
 ``rag-generator`` lost its P, MAP, nDCG, R-prec and MRR keys in ``systems[]`` and ``per_query[]``, every other
 value and every qrels line equal; and schema 4.1 moved ``evaluate``'s remaining optional parts (official
 leaderboard and correlations, significance, agreement, external qrels) into ``sections``: the DL19 golden,
-written as 4.0 and read through results/migrate.py, equals today's document to 1e-12 (the file is unchanged).
+written as 4.0 and read through results/migrate.py, equals today's document to 1e-12 (the file is unchanged);
+and the warning for required test points judged by the embedding grader alone no longer promises the cascade
+at a fraction of the calls (issue 35: it sends what its filter cannot rule out, on a small pool every pair): the
+example report's one line of that warning changed, every other value equal.
 """
 
 from __future__ import annotations

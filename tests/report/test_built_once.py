@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from tests.systems.test_live_systems import example as example  # the example project fixture
+from tests.features.live_systems.test_live_systems import example as example  # the example project fixture
 
 pytest_plugins = ["pytester"]
 
@@ -73,7 +73,7 @@ def test_a_live_systems_failed_query_and_costs_reach_evaluate_as_in_pytest(examp
     """A declared system fails on one query; ``evaluate`` over the runs folder it recorded into reads the
     system's manifest beside its run: the query is incomplete for that run, and the system-costs section
     holds its latency, as in the pytest session's report. Both documents are equal field by field."""
-    from tests.systems.test_live_systems import conftest, exam
+    from tests.features.live_systems.test_live_systems import conftest, exam
 
     example.makeconftest(conftest(body="""if query.id == 'sky':
         raise ConnectionError('index shard 3 is down')"""))
@@ -88,7 +88,7 @@ def test_a_live_systems_failed_query_and_costs_reach_evaluate_as_in_pytest(examp
     finally:
         # evaluate imports ./conftest.py, declaring its system in this process: forget it, as a session's end
         # does (a later in-process session would call it)
-        from exam_harness.systems import declare
+        from exam_harness.features.live_systems import declare
 
         declare.clear()
     evaluation = json.loads(out.read_text())
@@ -105,7 +105,7 @@ def test_evaluate_names_a_system_that_failed_on_every_query(example: pytest.Pyte
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """A system that failed on every query recorded a manifest and no answer file: no run reads it, and
     evaluate says so rather than leaving it out of every table in silence."""
-    from tests.systems.test_live_systems import conftest, exam
+    from tests.features.live_systems.test_live_systems import conftest, exam
 
     example.makeconftest(conftest(body="raise ConnectionError('index shard 3 is down')"))
     assert exam(example).ret == pytest.ExitCode.TESTS_FAILED
@@ -116,7 +116,7 @@ def test_evaluate_names_a_system_that_failed_on_every_query(example: pytest.Pyte
         assert main(["evaluate", "runs", "--bank", "banks/example.yaml", "--grader", "lexical", "--cache", "none",
                      "--bootstrap", "0", "--no-progress", "--report-dir", "none"]) == 0
     finally:
-        from exam_harness.systems import declare
+        from exam_harness.features.live_systems import declare
 
         declare.clear()
     error = capsys.readouterr().err
@@ -127,7 +127,7 @@ def test_evaluate_names_a_system_that_failed_on_every_query(example: pytest.Pyte
 def test_a_manifest_names_the_queries_its_system_failed_on_without_an_answer() -> None:
     """An error with no answer is a failure; a query whose recorded answer was kept through a later
     failure (record mode keeps good data) is answered."""
-    from exam_harness.systems.recording import failed_queries
+    from exam_harness.features.live_systems.recording import failed_queries
 
     manifest = {"queries": {"tides": {}, "sky": {}}, "errors": {"sky": {"error": "down"}, "moon": {"error": "down"}}}
     assert failed_queries(manifest) == {"moon"}

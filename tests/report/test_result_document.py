@@ -170,8 +170,8 @@ def _figures(tau: int) -> dict[str, Any]:
 def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path: Path, version: str) -> None:
     """Schema 4.0 moved the fixed optional fields into ``sections``: a kept 3.x report's ``cost`` and
     ``judge_variance`` read as its cost and judge-variance sections (typed), and one without them has none."""
+    from exam_harness.features.cost.section import CostSummary
     from exam_harness.results.read import read_report
-    from exam_harness.sections.cost import CostSummary
     from exam_harness.sections.judge_variance import JudgeVariances
 
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())
@@ -181,7 +181,7 @@ def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path:
     path = tmp_path / "exam-report.json"
     path.write_text(json.dumps(kept))
     report = read_report(path)
-    assert report.schema_version == version and SCHEMA_VERSION == "4.1"
+    assert report.schema_version == version and SCHEMA_VERSION == "4.2"
     cost, judge = report.sections["cost"], report.sections["judge-variance"]
     assert isinstance(cost, CostSummary) and cost.model_dump(mode="json") == COST
     assert isinstance(judge, JudgeVariances) and [jv.model_dump(mode="json") for jv in judge.per_tau] == [_figures(4)]

@@ -185,7 +185,8 @@ def test_a_section_s_own_figures_are_drawn_and_one_that_fails_is_left_out_named(
         pass
 
     class Drawing:
-        title, model = "Drawing", Empty
+        title = "Drawing"
+        model: type[BaseModel] = Empty
 
         def __init__(self, name: str, images: Any) -> None:
             self.name, self._images = name, images

@@ -114,14 +114,13 @@ def test_a_section_no_registry_names_is_kept_as_read_and_shown_nowhere(tmp_path:
 
 
 def test_the_builtin_sections_are_one_line_each() -> None:
-    """The core's sections, one registry line each; the in-tree features' come through their hooks: significance and
-    TREC RAG's in the places documents and views have always shown them, calibration first (its corrected scores
-    beside the leaderboards)."""
+    """The core's sections, one registry line each; the in-tree features' come through their hooks, in the places
+    documents and views have always shown them (significance, TREC RAG's, cost, flips, the live systems', the
+    external qrels'), calibration first (its corrected scores beside the leaderboards)."""
     from exam_harness.results.sections import Section, active_sections, builtin_sections, reset_sections
 
     registry = builtin_sections()
-    assert registry.names() == ["live-systems", "system-costs", "decided-by", "judge-notes", "cost",
-                                "judge-variance", "flips", "correlations", "agreement"]
+    assert registry.names() == ["decided-by", "judge-notes", "judge-variance", "correlations", "agreement"]
     for section in registry.values():
         assert isinstance(section, Section)
     reset_sections()
@@ -181,7 +180,7 @@ def test_a_section_without_placement_or_brief_is_shown_after_and_not_kept_brief(
     assert placement_of(section) == "after" and not kept_brief(section)
     registry = builtin_sections()
     assert placement_of(registry.get("correlations")) == "before" and kept_brief(registry.get("correlations"))
-    assert placement_of(registry.get("cost")) == "after" and not kept_brief(registry.get("cost"))
+    assert placement_of(registry.get("judge-variance")) == "after" and not kept_brief(registry.get("judge-variance"))
     Old.placement = "beside"  # type: ignore[attr-defined]
     from exam_harness.results.left_out import taken
 

@@ -193,7 +193,7 @@ def check_assignment_file(path: Path) -> None:
     as one is never read as another kind of run file."""
     from exam_harness.io.textio import first_json_line
 
-    if not path.is_file():
+    if not path.exists():  # a FIFO or device exists: first_json_line's regular-file check names it
         raise InputError("assignment file not found", path=path, expected="an existing nugget assignment file")
     if not is_assignment_record(first_json_line(path)):
         raise InputError("not a nugget assignment file", path=path, line=1, field="nuggets",

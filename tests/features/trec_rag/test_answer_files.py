@@ -176,8 +176,8 @@ def test_a_live_systems_cited_answer_is_read_as_a_cited_answer(tmp_path: Path) -
     """A declared system's Answer with cited sentences, as its recording writes the responses line, is read
     back as the same cited answer (support evaluation scores its citations), and a bad citation in it is an
     input error naming file, line and field."""
-    from exam_harness.systems.declare import Answer, Sentence
-    from exam_harness.systems.recording import response_record
+    from exam_harness.features.live_systems.declare import Answer, Sentence
+    from exam_harness.features.live_systems.recording import response_record
 
     answer = Answer(references=("d1", "d2"),
                     sentences=(Sentence("The moon pulls the water.", (0,)), Sentence("The sun adds to it.", ("d2", 0))))
