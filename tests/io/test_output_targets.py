@@ -286,16 +286,16 @@ def _is_os(func: ast.expr) -> bool:
 # writers that are not outputs the user names (each checked here so that a new one is looked at)
 KNOWN_OTHER_WRITERS: list[str] = [
     "cli/__init__.py open for writing",  # os.devnull as stdout once a pipe's reader went away (no file written)
+    # a live system's recording of no answered query: its own data file is removed (an empty run file is refused;
+    # docs/live-systems.md), never a file it did not write (data_files names only <system>.responses.jsonl etc.)
+    "features/live_systems/recording.py unlink",
+    "features/live_systems/recording.py unlink",  # a recording's journal, once the recording holds every entry it kept
     # cache merge: a SQLite cache built as a hidden partial file beside the output (.NAME.merging-PID), moved into
     # place when whole; partials of killed merges removed (only that pattern, with the folder locked)
     "grading/merge.py replace", "grading/merge.py unlink",
     "report/writers.py open for writing",  # appending to $GITHUB_STEP_SUMMARY (checked in test_summaries)
     # the temp file a killed --exam-save left in the history folder (only that pattern, with the folder locked)
     "results/history.py unlink",
-    # a live system's recording of no answered query: its own data file is removed (an empty run file is refused;
-    # docs/live-systems.md), never a file it did not write (data_files names only <system>.responses.jsonl etc.)
-    "systems/recording.py unlink",
-    "systems/recording.py unlink",  # a recording's journal, once the recording holds every entry it kept
 ]
 
 

@@ -129,10 +129,14 @@ def test_a_dead_grading_server_has_its_own_exit_status_in_the_cli(monkeypatch: p
     """``exam-harness`` commands end with 75 ("retry later") when the grading infrastructure fails and
     with 4 on a usage error, so CI can tell the two apart (docs/exit-status.md)."""
     import argparse
+    import importlib
 
     from exam_harness import cli
-    from exam_harness.cli import leaderboard
     from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ConfigError, GradingAborted
+
+    # the module the command line imports (an earlier in-process pytester run may have dropped the copy the
+    # package's attribute still names: patching that one would patch nothing main calls)
+    leaderboard = importlib.import_module("exam_harness.cli.leaderboard")
 
     def dead(args: argparse.Namespace) -> int:
         raise GradingAborted("5 connection failures in a row", graded=3, remaining=9)

@@ -195,7 +195,7 @@ def test_gates_read_the_track_scores_by_name() -> None:
     assert parse_threshold("W:0.5").measure == "W"
     assert parse_allowance("A_STRICT:5%").measure == "A_strict"
     check_measures(["V_strict", "w_strict", "response-words"], None, "--exam-fail-under")
-    with pytest.raises(ConfigError, match="--exam-fail-under: unknown measure 'v_strictt'"):
+    with pytest.raises(ConfigError, match=r"--exam-fail-under: unknown measure 'v_strictt'\. Did you mean 'v_strict'"):
         check_measures([parse_threshold("V_strictt:0.4").measure], None, "--exam-fail-under")
 
 
