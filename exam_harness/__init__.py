@@ -59,6 +59,7 @@ MOVED: dict[str, str] = {
         "sections.trec_rag": "trec_rag.section", "sections.trec_rag_agreement": "trec_rag.agreement_section",
         "analysis.trec_rag_agreement": "trec_rag.agreement", "cli.evaluate_assignments": "trec_rag.track_dir",
         "sections.external_qrels": "external_qrels.section",
+        "generate": "generate.generation", "cli.generate": "generate.command",
     }.items()},
     "exam_harness.cli.grades": "exam_harness.session.grades",
     # AutoJudge: workflows name its judge class by module path, ``python -m`` runs its modules (docs/autojudge.md)

@@ -12,7 +12,7 @@ import pytest
 from exam_harness.core.errors import GradingError, InputError
 from exam_harness.core.models import Query, QueryBank, TestPoint, md5_hex
 from exam_harness.core.models import test_point_id as point_id  # a test_* name would be collected
-from exam_harness.generate import (
+from exam_harness.features.generate.generation import (
     GenerationParseError,
     generate_banks,
     generate_into_file,

@@ -3,7 +3,8 @@
 QUERIES is a JSON object ``{query_id: text}`` or a TSV file of ``id<TAB>text`` lines. ``--facets``
 adds subtopics (JSON ``{query_id: {facet_id: text}}`` or TSV ``query_id<TAB>facet_id<TAB>text``);
 a query with facets gets one bank per facet. The bank file is created or merged without
-overwriting human edits (see :mod:`exam_harness.generate` for the rule).
+overwriting human edits (see generation.py for the rule). A ``Command`` (config/commands.py) the feature
+registers (plugin.py).
 """
 
 from __future__ import annotations
@@ -12,25 +13,30 @@ import argparse
 import sys
 from pathlib import Path
 
-from exam_harness.config.options import Argument, choice, integer, parse_key_values
-from exam_harness.core.errors import ConfigError
+from exam_harness.api import Argument, ConfigError
+from exam_harness.config.options import choice, integer, parse_key_values
 from exam_harness.io.queries import add_facets, load_facets, load_queries
 from exam_harness.llm.backend import PromptParts, TextBackend
 
 BACKENDS = ("openai", "hf")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "generate",
-        help="Generate question or nugget banks for queries with an LLM.",
-        description="Generate exam question or nugget banks with the method's generation prompts. "
-        "Existing bank files are merged: items already there stay as they are, items a person "
-        "deleted are not added again.",
-    )
-    for argument in ARGUMENTS:
-        argument.add_to(parser)
-    parser.set_defaults(func=run)
+class GenerateCommand:
+    """``exam-harness generate``, registered by the feature (plugin.py: ``pytest_exam_register_commands``)."""
+
+    help = "Generate question or nugget banks for queries with an LLM."
+    description = ("Generate exam question or nugget banks with the method's generation prompts. Existing bank files "
+                   "are merged: items already there stay as they are, items a person deleted are not added again.")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        for argument in ARGUMENTS:
+            argument.add_to(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        return run(args)
+
+
+COMMAND = GenerateCommand()
 
 
 # This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
@@ -56,7 +62,12 @@ ARGUMENTS: tuple[Argument, ...] = (
 
 
 def run(args: argparse.Namespace) -> int:
-    from exam_harness.generate import generate_into_file, generation_prompt, generation_targets, point_kind
+    from exam_harness.features.generate.generation import (
+        generate_into_file,
+        generation_prompt,
+        generation_targets,
+        point_kind,
+    )
     from exam_harness.io.banks import load_bank
     from exam_harness.io.generated_banks import check_bank_path
     from exam_harness.llm.estimate import estimate_prompts

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from exam_harness.cli import generate as command
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import md5_hex
+from exam_harness.features.generate import command
 from exam_harness.io.generated_banks import read_generated_ids, sidecar_path
 from exam_harness.io.handbank import load_hand_bank
 from exam_harness.io.queries import load_queries
@@ -54,10 +53,13 @@ def fast(server: FakeOpenAIServer) -> list[str]:
 
 
 def test_parser_registers(tmp_path: Path) -> None:
-    parser = argparse.ArgumentParser()
-    command.add_parser(parser.add_subparsers())
-    args = parser.parse_args(["generate", "q.json", "--out", "b.yaml", "--kind", "nuggets"])
-    assert args.func is command.run and args.kind == "nuggets" and args.backend == "openai"
+    """The feature's subcommand is the command line's: ``exam-harness generate`` parses into its run."""
+    from exam_harness.cli import build_parser
+
+    args = build_parser(["generate", "q.json", "--out", "b.yaml", "--kind", "nuggets"]).parse_args(
+        ["generate", "q.json", "--out", "b.yaml", "--kind", "nuggets"])
+    assert args.func == command.COMMAND.run and args.kind == "nuggets" and args.backend == "openai"
+    assert "generate" in build_parser().format_help()  # listed with every subcommand too
 
 
 def test_generate_questions_from_json_queries(tmp_path: Path, server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
