@@ -11,14 +11,14 @@ from exam_harness.config.options import EVALUATE, integer
 QRELS: FeatureOption[tuple[Path, ...]] = feature_option(
     "qrels", (), "Score the runs over these trec_eval qrels files (repeatable) with the --measures, one leaderboard "
     "per file and relevance level, correlated with --official; with official qrels, also per query (and drawn "
-    "under --plot) (default: none)", Path, group=EVALUATE, many=True, nargs="+", path=True, fronts=("cli",),
+    "under --plot) (default: none)", Path, group=EVALUATE, many=True, nargs="+", fronts=("cli",),
     metavar="QRELS_FILE")
 LEVELS: FeatureOption[tuple[int, ...]] = feature_option(
     "qrels-level", (), "Relevance levels of the --qrels files, one leaderboard each (default: 1, trec_eval's)",
     integer(0), group=EVALUATE, many=True, nargs="+", fronts=("cli",), metavar="LEVEL")
 OFFICIAL: FeatureOption[Path | None] = feature_option(
     "official-qrels", None, "The official qrels (at --relevance-level) that per-query correlations compare with "
-    "(default: the human judgments in the run files, if any)", Path, group=EVALUATE, path=True, fronts=("cli",),
+    "(default: the human judgments in the run files, if any)", Path, group=EVALUATE, fronts=("cli",),
     metavar="QRELS_FILE")
 TRACK_2025: FeatureOption[bool] = feature_option(
     "trec-rag-2025-relevance", False, "The TREC 2025 RAG track's relevance evaluation: every run at nDCG@30 over "

@@ -281,3 +281,16 @@ def test_a_relevance_graders_qrels_are_written_in_the_judgment_subtasks_six_colu
                          and line.split()[5] == "exam-openai-fake-model" for line in lines)
     assert read_qrels(out / "trec-rag-judgments.tsv") == read_qrels(out / "exam-max-grade.qrels")
     assert {int(line.split()[3]) for line in lines} <= {0, 1, 2, 3}
+
+
+def test_the_qrels_files_are_named_as_given(exam: tuple[Path, Path, Path], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative --qrels / --official-qrels path names its leaderboards as the user wrote it (as before the
+    options were the feature's): the document does not change with the folder it was made in."""
+    monkeypatch.chdir(exam[2].parent)
+    out = tmp_path / "ev.json"
+    assert main(["evaluate", str(exam[0]), "--k", "2", "--bootstrap", "0", "--measures", "P@2", "--min-grade", "4",
+                 "--qrels", exam[2].name, "--official-qrels", exam[2].name, "--json", str(out)]) == 0
+    ext: dict[str, Any] = json.loads(out.read_text())["sections"]["external-qrels"]
+    assert ext["official_qrels"] == "file.qrels"
+    assert [b["qrels"] for b in ext["leaderboards"]] == ["official qrels", "file.qrels"]
