@@ -294,3 +294,10 @@ def test_the_qrels_files_are_named_as_given(exam: tuple[Path, Path, Path], tmp_p
     ext: dict[str, Any] = json.loads(out.read_text())["sections"]["external-qrels"]
     assert ext["official_qrels"] == "file.qrels"
     assert [b["qrels"] for b in ext["leaderboards"]] == ["official qrels", "file.qrels"]
+
+
+def test_qrels_without_a_trec_measure_is_a_usage_error(exam: tuple[Path, Path, Path],
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", str(exam[0]), "--k", "2", "--bootstrap", "0", "--measures", "exam-cover",
+                 "--qrels", str(exam[2])]) == 4
+    assert "--qrels scores the runs by trec_eval measures, and --measures names none" in capsys.readouterr().err
