@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make exam   - run the example exam (banks/ x runs/) offline and write reports/
 #   make test   - lint (ruff), type-check (mypy --strict) and run the test suite
+#   make test-fast - lint (ruff) and the tests not marked slow: the inner loop (no mypy)
 # Both create .venv on first use; torch is pinned to the CPU build by constraints.txt.
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: exam test bench clean lock
+.PHONY: exam test test-fast bench clean lock
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,7 +31,7 @@ exam: $(STAMP)
 # The suite runs exams in-process (pytester), which imports and assertion-rewrites the plugin's modules
 # afresh each time: without bytecode caching (PYTHONDONTWRITEBYTECODE set) that is ~7x slower; an
 # empty value lets Python write bytecode.
-test: export PYTHONDONTWRITEBYTECODE =
+test test-fast: export PYTHONDONTWRITEBYTECODE =
 
 # The suite runs on every core (pytest-xdist; TEST_WORKERS=0 runs it in one process, e.g. to debug).
 TEST_WORKERS ?= auto
@@ -42,6 +43,12 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/pytest tests -n $(TEST_WORKERS) $(PYTEST_ARGS) || { rc=$$?; if [ $$rc -eq 5 ]; then \
 	  echo "make test: pytest collected no tests (exit 5)" >&2; exit 0; fi; exit $$rc; }
+
+# The inner loop: the tests not marked slow (pytest.mark.slow; make test runs those too), without mypy.
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest tests -m "not slow" -n $(TEST_WORKERS) $(PYTEST_ARGS) || { rc=$$?; if [ $$rc -eq 5 ]; then \
+	  echo "make test-fast: pytest collected no tests (exit 5)" >&2; exit 0; fi; exit $$rc; }
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/grading_throughput.py --pairs 300

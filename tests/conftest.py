@@ -4,6 +4,7 @@ pytester's in-process runs drop modules first imported inside them; C extensions
 cannot be imported twice in one process, so the modules the plugin loads lazily are imported here. Modules
 holding state are too: a second copy of the live systems' declarations (``exam_harness.system`` writing into the
 dropped copy's table, the session clearing the new one's) kept one test's systems in a later test's session.
+What else a session leaves in the process is checked around every test (tests/isolation.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import exam_harness.io
 import exam_harness.measures
 import exam_harness.report.build
 import exam_harness.results.document  # noqa: F401
+from tests.isolation import isolated_state  # noqa: F401  (an autouse fixture)
 from tests.paths import SHARED_DATA
 
 
@@ -49,8 +51,6 @@ def openai_transport_loaded() -> None:
                                 backoff_base=0.001, backoff_max=0.002)
         answers = backend.generate([PromptParts("warm-up", "")], max_new_tokens=2)
     assert [getattr(a, "text", None) for a in answers] == ["1"]
-
-
 
 
 @pytest.fixture

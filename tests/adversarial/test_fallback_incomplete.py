@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer
-from tests.graders.test_fallbacks import _answer, _systems, llm_project, server  # noqa: F401  (fixtures)
-from tests.plugin.test_openai_plugin import openai_args
+from tests.graders.support import _answer, _systems, llm_project, server  # noqa: F401  (fixtures)
+from tests.plugin.support import openai_args
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")

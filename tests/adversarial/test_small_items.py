@@ -14,7 +14,7 @@ import pytest
 
 from exam_harness.config.gates import check_measures
 from exam_harness.core.errors import ConfigError
-from tests.features.live_systems.test_live_systems import QUERIES, RANKING_SYSTEM, calls, conftest, example  # noqa: F401  (fixture)
+from tests.features.live_systems.support import QUERIES, RANKING_SYSTEM, calls, conftest, example  # noqa: F401  (fixture)
 
 pytest_plugins = ["pytester"]
 
@@ -43,6 +43,7 @@ def test_an_unknown_gate_measure_names_the_harness_own_measures() -> None:
     assert "Available: exam-cover, n-exam-cover" in message and "nugget-f" in message and "ndcg@k" in message
 
 
+@pytest.mark.slow
 def test_record_ends_without_an_exit_banner(example: pytest.Pytester) -> None:  # noqa: F811
     """``exam-harness record`` at exit status 0 ended with pytest.exit's "!!! _pytest.outcomes.Exit" banner."""
     example.makeconftest(conftest(extra=RANKING_SYSTEM))

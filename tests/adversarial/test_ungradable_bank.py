@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.helpers import write_project
-from tests.llm.test_grading_cost import COLLECTION, RUNS, SeededServer, pytest_args
-from tests.plugin.test_openai_plugin import BANK
+from tests.llm.support import COLLECTION, RUNS, SeededServer, pytest_args
+from tests.plugin.support import BANK
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")

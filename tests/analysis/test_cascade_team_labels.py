@@ -38,6 +38,7 @@ def server() -> Iterator[tuple[HeatPumpBank, FakeOpenAIServer]]:
         yield bank, srv
 
 
+@pytest.mark.slow
 def test_analyze_agreement_measures_a_cascade_against_team_labels(
         server: tuple[HeatPumpBank, FakeOpenAIServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer, Fault
 from tests.helpers import doc_example, printed_block, write_project
-from tests.plugin.test_openai_plugin import BANK, openai_args
+from tests.plugin.support import BANK, openai_args
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")
@@ -365,7 +365,7 @@ def test_max_cost_bounds_every_sample_together(tmp_path: Path) -> None:
     tokens, and what was graded is cached for a rerun with a larger budget."""
     from exam_harness.grading.cache import GradeCache
     from exam_harness.grading.passes import run_grading_pass
-    from tests.llm.test_grading_cost import PRICES, SeededServer, make_grader, requests
+    from tests.llm.support import PRICES, SeededServer, make_grader, requests
 
     pool = requests(4)
     with SeededServer() as server:

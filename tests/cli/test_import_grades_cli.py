@@ -17,6 +17,7 @@ from exam_harness.io import load_bank, load_runs
 PROMPT = "QuestionSelfRatedUnanswerablePromptWithChoices"
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_imported_grades_replay_without_the_paragraph_file(shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dl19 = shared_data / "dl19"

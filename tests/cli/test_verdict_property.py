@@ -67,6 +67,7 @@ _gates = st.builds(Gates, st.lists(_threshold, max_size=2).map(tuple), st.lists(
 WEAK_BASELINE: Rankings = {"good": {"q1": ["p1", "p2"], "q2": ["p4"]}, "weak": {"q1": ["p3"], "q2": ["p5"]}}
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(kept=WEAK_BASELINE, now=WEAK_BASELINE, gates=Gates((), ("exam-cover:0.05",), None))
 @example(kept=WEAK_BASELINE, now={**WEAK_BASELINE, "good": {"q1": ["p3"], "q2": ["p4"]}},
@@ -102,7 +103,7 @@ def test_verdict_on_a_session_report_with_a_stale_recording_fails_as_the_session
     health (the live-systems section), from which ``verdict`` decides the same check, not a pass."""
     import shutil
 
-    from tests.features.live_systems.test_live_systems import conftest, exam
+    from tests.features.live_systems.support import conftest, exam
     from tests.paths import REPO
 
     for folder in ("banks", "runs"):

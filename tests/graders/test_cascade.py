@@ -122,6 +122,7 @@ def cascade_run(scores: list[float], passes: list[bool], seed: int, *, strata: i
     return descent.bound.lower_bound, kept / sum(passes), len(asked)
 
 
+@pytest.mark.slow
 def test_the_stated_lower_bound_is_not_above_the_true_kept_share_over_seeds() -> None:
     """Issue 35, done when: the kept share the cascade states (its 95% lower bound) is not above the true one, over
     300 simulated pools of three kinds, targets, bands and audit sizes: at most 5% of them (its confidence)."""
@@ -140,6 +141,7 @@ def test_the_stated_lower_bound_is_not_above_the_true_kept_share_over_seeds() ->
     assert runs >= 290 and above <= 0.05 * runs, f"{above} of {runs} stated bounds above the true kept share"
 
 
+@pytest.mark.slow
 def test_a_fixed_threshold_states_a_bound_that_holds_too() -> None:
     above = 0
     for seed in range(200):
@@ -211,6 +213,7 @@ def some_queries(bank: HeatPumpBank, count: int = 3) -> list[GradingRequest]:
     return [r for r in bank.requests if r.query.id in queries]
 
 
+@pytest.mark.slow
 def test_the_cascade_on_the_heat_pump_bank_keeps_its_promise(bank: HeatPumpBank, server: FakeOpenAIServer) -> None:
     """Issue 35, done when: at 0.95 the cascade keeps >= 95% of the decider's passes, or says it did not; what it
     states is not above what it kept; a rerun states it again from the cache without a call."""
@@ -249,6 +252,7 @@ def test_the_cascade_on_the_heat_pump_bank_keeps_its_promise(bank: HeatPumpBank,
     cascade.close()
 
 
+@pytest.mark.slow
 def test_a_larger_audit_lets_the_cascade_filter_the_bank_and_its_bound_holds(bank: HeatPumpBank,
                                                                           server: FakeOpenAIServer) -> None:
     requests = some_queries(bank)
@@ -279,6 +283,7 @@ def test_a_pool_too_small_to_filter_goes_to_the_decider_whole_without_the_first_
     cascade.close()
 
 
+@pytest.mark.slow
 def test_a_given_threshold_filters_without_choosing_and_a_target_is_checked(bank: HeatPumpBank,
                                                                            server: FakeOpenAIServer) -> None:
     from exam_harness.sections.judge_notes import cascade_estimate
@@ -319,7 +324,7 @@ def gold_requests() -> list[GradingRequest]:
 
 
 def cost_cascade(server: FakeOpenAIServer, **decider: str) -> Grader:
-    from tests.llm.test_grading_cost import grader_options
+    from tests.llm.support import grader_options
 
     sub = ";".join(f"{k}={v}" for k, v in grader_options(server, **decider).items())
     return default_registry().create("cascade", GraderConfig(options={
@@ -329,7 +334,7 @@ def cost_cascade(server: FakeOpenAIServer, **decider: str) -> Grader:
 
 def test_the_cascade_counts_and_bounds_only_what_the_decider_spends() -> None:
     pytest.importorskip("openai")
-    from tests.llm.test_grading_cost import PRICES, SeededServer
+    from tests.llm.support import PRICES, SeededServer
 
     with SeededServer() as server:
         outcome = run_grading_pass(cost_cascade(server, **PRICES), gold_requests(), GradeCache(None))
@@ -352,7 +357,7 @@ def test_the_cascade_counts_and_bounds_only_what_the_decider_spends() -> None:
 
 def test_the_deciders_repeats_are_the_cascades() -> None:
     pytest.importorskip("openai")
-    from tests.llm.test_grading_cost import SeededServer
+    from tests.llm.support import SeededServer
 
     with SeededServer() as server:
         outcome = run_grading_pass(cost_cascade(server, repeats="3", temperature="0.7"), gold_requests(),

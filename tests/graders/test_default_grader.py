@@ -77,11 +77,13 @@ def obvious_share(grader: EmbeddingGrader, cases: list[dict[str, object]]) -> tu
 HELD_OUT = OBVIOUS[0::2]
 
 
+@pytest.mark.slow
 def test_the_default_grader_gets_the_held_out_obvious_cases_right(grader: EmbeddingGrader) -> None:
     share, wrong = obvious_share(grader, HELD_OUT)
     assert share >= OBVIOUS_FLOOR, f"{share:.1%} right; wrong: " + "\n".join(wrong)
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="issue 20 target not met: 88.7% of the held-out obvious cases (the answer "
                    "model of statement, answer and gain cosines; docs/graders.md)")
 def test_the_issue_target_on_the_held_out_obvious_cases(grader: EmbeddingGrader) -> None:
@@ -98,6 +100,7 @@ OBVIOUS_FLOOR = 0.85
 # -- an own bank: battery storage -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="issue 20 target not met (version 5): the answer in other words of b3 "
                    "(LFP cells 'far less prone to overheating') has support 0.12 < the answer model's grade-4 cut "
                    "point 0.51: its question-and-answer cosine (0.53) is below its question cosine (0.55)")
@@ -116,6 +119,7 @@ def test_answering_passages_answer_and_gold_string_distractors_miss(grader: Embe
             assert grade.details["decided_by"] == "embedding"  # the gold string alone decides nothing
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="issue 20 target not met (version 5): the whole generated answer's cosine "
                    "(0.526 for b2) still edges out the window stating the fact (0.525), and without gold answers its "
                    "support 0.27 stays below the DL19 model's grade-4 cut point 0.35")

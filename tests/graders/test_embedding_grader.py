@@ -119,6 +119,7 @@ def test_a_model_option_is_named_and_fingerprinted_in_the_spec(tmp_path: Path) -
     assert EmbeddingGrader(GraderConfig(options={"model": bundled})).spec() == default
 
 
+@pytest.mark.slow
 def test_grades_of_one_model_are_no_hits_for_another(grader: EmbeddingGrader, tmp_path: Path) -> None:
     requests = [request("What pulls the oceans?", "The moon's gravity pulls the oceans.")]
     cache = GradeCache(None)
@@ -143,6 +144,7 @@ def long_text(characters: int) -> str:
     return text[:characters]
 
 
+@pytest.mark.slow
 def test_a_huge_passage_costs_what_a_long_one_does(grader: EmbeddingGrader, monkeypatch: pytest.MonkeyPatch) -> None:
     """The model encodes the same beginning of a 50 MB passage as of a 20,000-character one that
     starts alike (before passages were cut it read all 50 MB: 143 s and 7.7 GB)."""
@@ -203,6 +205,7 @@ def keyed_request(question: str, passage: str, answers: tuple[str, ...]) -> Grad
                                                              gold_answers=answers), Passage(id="p", text=passage))
 
 
+@pytest.mark.slow
 def test_a_passage_stating_the_gold_answer_gets_the_top_grade(grader: EmbeddingGrader) -> None:
     """The new user's first required question: the passage states the answer outright, yet its cosine
     with the question sits below grade 4. The answer model reads the answer (the question followed by it
@@ -219,6 +222,7 @@ def test_a_passage_stating_the_gold_answer_gets_the_top_grade(grader: EmbeddingG
     assert grader.decided_by(keyed.raw_response) == "answer-key"
 
 
+@pytest.mark.slow
 def test_without_a_gold_match_the_embedding_grade_stands(grader: EmbeddingGrader) -> None:
     keyed = keyed_request(VENV_Q, VENV_PASSAGE, ("virtualenv wrapper",))
     [with_key] = grader.grade_batch([keyed])

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,32 +16,13 @@ from exam_harness.cli import main
 from exam_harness.core.models import Grade
 from exam_harness.grading.cache import SCHEMA_VERSION, GradeCache
 from tests.fake_openai_server import FakeOpenAIServer
-from tests.helpers import write_project
-from tests.plugin.test_openai_plugin import BANK, COLLECTION, RUNS, openai_args
+from tests.graders.support import _systems
+from tests.graders.support import llm_project as llm_project  # fixture
+from tests.graders.support import server as server  # fixture
+from tests.plugin.support import openai_args
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")
-
-
-def _answer(prompt: str) -> str:
-    """banana for the weak passage p2 (2 pairs, both in run weak's top-k), else the digit the passage asks for."""
-    return "banana" if "GRADE=2" in prompt else prompt.split("GRADE=", 1)[1][0]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(_answer) as srv:
-        yield srv
-
-
-@pytest.fixture
-def llm_project(pytester: pytest.Pytester) -> pytest.Pytester:
-    return write_project(pytester, BANK, COLLECTION, RUNS, "exam_min_grade = 1")
-
-
-def _systems(project: pytest.Pytester) -> dict[str, dict]:  # type: ignore[type-arg]
-    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
-    return {s["run"]: s for s in report["systems"]}
 
 
 def test_fallbacks_are_counted_and_fail_the_run_past_the_limit(llm_project: pytest.Pytester,

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,41 +15,10 @@ from exam_harness.graders.answer_key import gold_fingerprint
 from exam_harness.graders.base import GradeFailure, GradingRequest, read_grader_options
 from exam_harness.graders.llm import LLM_OPTIONS, LLMGrader, resolve_mode
 from exam_harness.llm import prompts
-from exam_harness.llm.backend import Generation, GenerationResult, PromptParts, TextBackend
+from exam_harness.llm.backend import TextBackend
 from exam_harness.llm.fewshot import EXAMPLES, FAGGIOLI_B_FEW, SUN_FEW
 from exam_harness.llm.modes import MODES
-
-
-class ScriptedBackend:
-    """Answers each prompt with ``answer(prompt_text)`` and records every call."""
-
-    def __init__(self, answer: Callable[[str], str | GradeFailure], probabilities: tuple[float, ...] | None = None) -> None:
-        self.model_id = "scripted/model"
-        self.revision: str | None = "abc123"
-        self._answer = answer
-        self._probabilities = probabilities
-        self.calls: list[dict[str, Any]] = []
-        self.closed = False
-
-    def settings(self) -> dict[str, Any]:
-        return {"backend": "scripted", "temperature": 0}
-
-    def generate(
-        self, prompts: Sequence[PromptParts], *, max_new_tokens: int, rating_scale: int | None = None
-    ) -> list[GenerationResult]:
-        self.calls.append({"prompts": list(prompts), "max_new_tokens": max_new_tokens, "rating_scale": rating_scale})
-        out: list[GenerationResult] = []
-        for p in prompts:
-            text = self._answer(p.text)
-            out.append(text if isinstance(text, GradeFailure) else Generation(text, self._probabilities, len(p.text.split())))
-        return out
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def close(self) -> None:
-        self.closed = True
-
+from tests.graders.support import ScriptedBackend
 
 QUERY = Query(id="q1", text="where is the eiffel tower")
 PASSAGE = Passage(id="p1", text="The Eiffel Tower is in Paris, the capital of France.")

@@ -111,6 +111,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["create", "upload"])
 def test_a_kill_while_a_job_is_sent_never_pays_for_it_twice(server: FakeBatchServer, requests: list[GradingRequest],
                                                             tmp_path: Path, what: str,
@@ -131,6 +132,7 @@ def test_a_kill_while_a_job_is_sent_never_pays_for_it_twice(server: FakeBatchSer
     assert one_pass(server, requests, cache, batch="true", batch_wait="0").grades == expected
 
 
+@pytest.mark.slow
 def test_a_server_without_listings_gets_the_job_again_and_says_why(server: FakeBatchServer,
                                                                    requests: list[GradingRequest], tmp_path: Path,
                                                                    caplog: pytest.LogCaptureFixture) -> None:

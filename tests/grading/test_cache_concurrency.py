@@ -6,6 +6,8 @@ import multiprocessing
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from exam_harness.core.models import Grade
 from exam_harness.grading.cache import GradeCache, cache_key
 
@@ -23,6 +25,7 @@ def _writer(path: str, worker: int, batches: int) -> None:
     cache.close()
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "grades.sqlite"
     made = GradeCache(path)

@@ -18,22 +18,16 @@ from typing import Any
 import pytest
 
 from exam_harness.core.errors import ConfigError
-from exam_harness.core.models import Grade, Passage, Query, TestPoint
+from exam_harness.core.models import Grade
 from exam_harness.graders.base import GradingRequest
 from exam_harness.grading.cache import GradeCache, cache_key
 from exam_harness.grading.passes import GradingOutcome, run_grading_pass
+from tests.grading.support import make_requests
 from tests.helpers import KeywordGrader
 from tests.paths import REPO
 
 pytest_plugins = ["pytester"]
 
-
-
-def make_requests(passages: int) -> list[GradingRequest]:
-    query = Query(id="q1", text="query")
-    points = [TestPoint(id=f"q1/t{i}", query_id="q1", kind="question", text=f"What is word{i}?") for i in range(2)]
-    texts = [Passage(id=f"p{j}", text=f"passage {j} mentions word{j % 3}") for j in range(passages)]
-    return [GradingRequest(query, tp, passage) for passage in texts for tp in points]
 
 
 def grade_into(path: Path | None, requests: list[GradingRequest], **kwargs: Any) -> tuple[GradingOutcome, list[str]]:

@@ -156,6 +156,7 @@ def test_a_merge_into_a_folder_another_merge_holds_waits_for_it(tmp_path: Path) 
     assert len(held(out)) == 100
 
 
+@pytest.mark.slow
 def test_two_merges_at_once_into_one_output_keep_every_grade(tmp_path: Path) -> None:
     inputs = [cache_with(tmp_path / f"s{i}.sqlite", {key(n, str(i)): n % 6 for n in range(20_000)}) for i in (1, 2)]
     out = tmp_path / "merged.sqlite"

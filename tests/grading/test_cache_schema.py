@@ -19,7 +19,7 @@ from exam_harness.core.errors import ConfigError
 from exam_harness.core.models import Grade
 from exam_harness.grading.cache import APPLICATION_ID, SCHEMA_VERSION, CachedGrade, GradeCache, cache_key
 from exam_harness.grading.passes import run_grading_pass
-from tests.grading.test_cache_damage import make_requests
+from tests.grading.support import make_requests
 from tests.helpers import KeywordGrader
 
 # The schema of exam-harness up to this change, exactly as its cache.py created it.
@@ -149,6 +149,7 @@ def _open_and_count(path: str) -> int:
         cache.close()
 
 
+@pytest.mark.slow
 def test_sessions_opening_a_schema1_cache_at_once_migrate_it_once(tmp_path: Path) -> None:
     path = tmp_path / "grades.sqlite"
     grades = {cache_key("f", {"i": i}): Grade(grade=i % 6, grader="w") for i in range(5000)}

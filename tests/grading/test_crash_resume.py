@@ -28,6 +28,7 @@ def load_benchmark() -> ModuleType:
 
 
 kr = load_benchmark()
+pytestmark = pytest.mark.slow  # a reference run and SIGKILLed trials of it, sharing one module fixture
 
 
 @pytest.fixture(scope="module")

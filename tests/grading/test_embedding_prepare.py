@@ -104,6 +104,7 @@ def assert_same_grades(requests: Sequence[GradingRequest], got: dict[tuple[str, 
 Make = Callable[..., EmbeddingGrader]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("span", ["passage", "sentence"])
 def test_a_prepared_pass_grades_as_encoding_chunk_by_chunk(
     example_requests: list[GradingRequest], make: Make, span: str
@@ -148,6 +149,7 @@ def texts_read(grader: EmbeddingGrader, requests: list[GradingRequest]) -> set[s
     return texts
 
 
+@pytest.mark.slow
 def test_each_distinct_text_is_encoded_once_longest_first(
     example_requests: list[GradingRequest], make: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,6 +162,7 @@ def test_each_distinct_text_is_encoded_once_longest_first(
     assert [len(t) for t in texts] == sorted((len(t) for t in texts), reverse=True)
 
 
+@pytest.mark.slow
 def test_a_large_pass_is_encoded_in_slices_of_one_length_order(
     example_requests: list[GradingRequest], make: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -178,6 +181,7 @@ def test_a_large_pass_is_encoded_in_slices_of_one_length_order(
         assert a.details == pytest.approx(b.details, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_the_model_batch_is_its_own_option_not_the_grading_chunk(
     example_requests: list[GradingRequest], make: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -189,6 +193,7 @@ def test_the_model_batch_is_its_own_option_not_the_grading_chunk(
     assert make(GraderConfig(batch_size=7)).encode_batch_size == 64
 
 
+@pytest.mark.slow
 def test_grade_batch_encodes_only_what_the_pass_did_not_prepare(
     example_requests: list[GradingRequest], make: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -204,6 +209,7 @@ def test_grade_batch_encodes_only_what_the_pass_did_not_prepare(
     assert spy.texts == [question]  # the passage's vector was prepared
 
 
+@pytest.mark.slow
 def test_a_failed_preparation_leaves_the_work_to_the_batches(
     example_requests: list[GradingRequest], make: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,6 +232,7 @@ def test_a_failed_preparation_leaves_the_work_to_the_batches(
     assert_same_grades(requests, recorder.results, per_chunk(make(), requests, 16), grader.cut_points)
 
 
+@pytest.mark.slow
 def test_vectors_are_kept_for_one_pass_only(example_requests: list[GradingRequest], make: Make) -> None:
     grader = make()
     first, second = example_requests[:20], example_requests[-20:]

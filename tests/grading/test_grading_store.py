@@ -15,7 +15,7 @@ from exam_harness.core.models import Grade
 from exam_harness.graders.base import GradeResult, GradingRequest
 from exam_harness.grading.cache import GradeCache
 from exam_harness.grading.passes import run_grading_pass
-from tests.grading.test_cache_damage import make_requests
+from tests.grading.support import make_requests
 from tests.helpers import KeywordGrader
 
 

@@ -87,6 +87,7 @@ def test_the_writers_last_guard_makes_no_path_of_an_id(run: str) -> None:
         rag_answer_files([CitedAnswer(run=run, query_id="q", query="", references=(), sentences=(CitedSentence("A."),))])
 
 
+@pytest.mark.slow
 @given(st.text(max_size=300), st.sampled_from([".jsonl", ".metrics.jsonl", ".assignments.jsonl"]))
 def test_every_name_the_rule_accepts_is_one_plain_file_name(name: str, suffix: str) -> None:
     from exam_harness.core.ids import MAX_NAME_BYTES, file_name, name_problem

@@ -252,6 +252,7 @@ def test_a_set_name_held_by_something_the_harness_did_not_write_is_refused(tmp_p
     assert _digest(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_every_writer_goes_through_the_owned_writers() -> None:
     """No module writes a file except the atomic writer (io/textio.py), the report set (io/report_set.py)
     and the caches (SQLite): an ``open`` for writing, ``write_text``/``write_bytes``, ``os.replace``/

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from exam_harness.core.errors import InputError
 from exam_harness.io import textio
 from exam_harness.io.workbench import read_paragraph_file
-from tests.io.test_fuzz_loaders import _json, json_lines
+from tests.io.support import _json, json_lines
 
 checked = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                           HealthCheck.too_slow])

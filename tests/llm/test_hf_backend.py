@@ -29,37 +29,14 @@ from exam_harness.llm import prompts
 from exam_harness.llm.backend import PromptParts, TextBackend
 from exam_harness.llm.cost import grade_tokens
 from exam_harness.llm.hf import DetailedGeneration, HFBackend, local_fingerprint
+from tests.llm.support import BIAS, QUESTIONS, WORDS, rating_prompts
 from tests.tiny_models import (
-    CORPUS_SENTENCES,
-    DigitBias,
     build_causal_lm,
     build_t5,
     save_model,
     spread_digits,
     train_tokenizer,
 )
-
-WORDS = " ".join(CORPUS_SENTENCES).split()
-QUESTIONS = [s for s in CORPUS_SENTENCES if s.endswith("?")] + [
-    "Where is the Eiffel Tower?",
-    "What do plants need?",
-    "How is the weather in Jamaica?",
-]
-
-
-def rating_prompts(n: int, seed: int = 0, *, max_words: int = 50) -> list[PromptParts]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        template = prompts.QUESTION_SELF_RATING if rng.random() < 0.7 else prompts.NUGGET_SELF_RATING
-        text = rng.choice(QUESTIONS)
-        context = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, max_words)))
-        before, after = template.split(question=text, nugget=text)
-        out.append(PromptParts(before, context, after))
-    return out
-
-
-BIAS = DigitBias(first_competitors={"n": 1.0}, after_digit_competitors={".": 2.0})
 
 
 @pytest.fixture(scope="session")
@@ -188,6 +165,7 @@ def test_grader_rejects_bad_options_before_loading(tmp_path: Path, create: Any) 
 # -- the fast self-rating path ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fast_path_equals_greedy_generate_and_parse_t5(t5: HFBackend, t5_dir: Path) -> None:
     parts = rating_prompts(200, seed=1, max_words=30)
     before = dict(t5.stats)

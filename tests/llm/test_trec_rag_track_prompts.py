@@ -22,7 +22,7 @@ from exam_harness.llm.track_prompts import (
     parse_nuggetizer_labels,
     parse_umbrela_reference,
 )
-from tests.graders.test_llm_grader import ScriptedBackend
+from tests.graders.support import ScriptedBackend
 
 QUERY = Query(id="q1", text="where is the eiffel tower")
 PASSAGE = Passage(id="p1", text="The Eiffel Tower is in Paris.")

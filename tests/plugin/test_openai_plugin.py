@@ -11,36 +11,11 @@ import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer, Fault
 from tests.helpers import report_means, write_project
+from tests.plugin.support import BANK, COLLECTION, RUNS, openai_args
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("openai")
 
-BANK = """\
-queries:
-  - id: q1
-    text: first query
-    questions:
-      - {id: q1/a, text: question a}
-      - {id: q1/b, text: question b}
-  - id: q2
-    text: second query
-    questions:
-      - {id: q2/c, text: question c}
-"""
-
-# The fake server answers the digit after GRADE= in the prompt (the passage carries it).
-COLLECTION = """\
-id\ttext
-p1\tGRADE=5 a passage that answers everything
-p2\tGRADE=2 a weak passage
-p3\tGRADE=4 a good passage for the second query
-p4\tGRADE=0 an unrelated passage
-"""
-
-RUNS = {
-    "good.run": "q1 Q0 p1 1 2.0 good\nq2 Q0 p3 1 1.0 good\n",
-    "weak.run": "q1 Q0 p2 1 2.0 weak\nq2 Q0 p4 1 1.0 weak\n",
-}
 PAIRS = 6  # q1: {p1, p2} x {a, b}; q2: {p3, p4} x {c}
 
 
@@ -53,22 +28,6 @@ def server() -> Iterator[FakeOpenAIServer]:
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return write_project(pytester, BANK, COLLECTION, RUNS)
-
-
-def openai_args(server: FakeOpenAIServer, *extra: str) -> list[str]:
-    options = [
-        f"base_url={server.base_url}",
-        "model=fake-model",
-        "api_key=test",
-        "timeout=0.5",
-        "backoff_base=0.001",
-        "backoff_max=0.002",
-        *extra,
-    ]
-    args = ["banks", "-p", "no:cacheprovider", "--exam-grader", "openai"]
-    for option in options:
-        args += ["--exam-grader-option", option]
-    return args
 
 
 def covers(pytester: pytest.Pytester) -> dict[str, float]:

@@ -15,7 +15,7 @@ import pytest
 import exam_harness
 from exam_harness import api
 from tests.paths import REPO
-from tests.project.test_architecture import LAYERS, import_graph, unit
+from tests.project.layers import LAYERS, import_graph, unit
 
 
 @pytest.mark.parametrize("name", api.__all__)

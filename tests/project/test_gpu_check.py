@@ -15,6 +15,7 @@ from tests.paths import REPO
 ROOT = REPO
 
 
+@pytest.mark.slow
 def test_gpu_check_runs_on_cpu_with_a_tiny_shape() -> None:
     pytest.importorskip("transformers")
     env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}

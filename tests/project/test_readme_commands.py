@@ -1,5 +1,5 @@
 """Every command the README shows is run by a test: the pytest commands here, in order, on a copy of
-the example project; ``make exam`` / ``make test`` are Makefile targets (CI runs ``make test`` itself);
+the example project; ``make exam`` / ``make test`` / ``make test-fast`` are Makefile targets (CI runs ``make test`` itself);
 the install line from a checkout is tests/project/test_own_project.py's."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _commands(prefix: str) -> list[list[str]]:
 
 
 def test_the_readme_shows_its_commands() -> None:
-    assert [c[:2] for c in _commands("make ")] == [["make", "exam"], ["make", "test"]]
+    assert [c[:2] for c in _commands("make ")] == [["make", "exam"], ["make", "test"], ["make", "test-fast"]]
     assert len(_commands("pytest ")) >= 3
     assert _commands("pip install")  # run by tests/project/test_own_project.py
 

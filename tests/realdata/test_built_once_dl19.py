@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from tests.report.test_built_once import _core
+from tests.report.support import _core
 
 pytest_plugins = ["pytester"]
 
@@ -32,6 +32,7 @@ def _first_queries(source: Path, target: Path, query_of: Callable[[Any], str], k
     return {query_of(json.loads(line)) for line in kept}
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_pytest_and_evaluate_give_the_same_document_on_dl19_recorded_grades(
         shared_data: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,26 +11,10 @@ from typing import Any
 import pytest
 
 from exam_harness.cli import main
-from tests.features.live_systems.test_live_systems import example as example  # the example project fixture
+from tests.features.live_systems.support import example as example  # the example project fixture
+from tests.report.support import _core
 
 pytest_plugins = ["pytester"]
-
-SESSION_ONLY = ("outcomes", "grade_counts", "fallbacks")  # what a pytest session tallies per run
-SESSION_SECTIONS = ("live-systems",)  # the declared systems' health: only a session declares systems
-# from what only evaluate is given (--official, --baseline, the judgments' agreement, --qrels, --human-assignments):
-# the evaluation envelope's own parts, sections since schema 4.1
-EVALUATE_SECTIONS = ("correlations", "significance", "agreement", "external-qrels", "trec-rag-agreement")
-
-
-def _core(document: dict[str, Any]) -> dict[str, Any]:
-    """The document's results and sections, the envelope's own fields left out."""
-    return {
-        "measures": document["measures"],
-        "systems": [{k: v for k, v in s.items() if k not in SESSION_ONLY} for s in document["systems"]],
-        "per_query": document["per_query"],
-        "sections": {k: v for k, v in document["sections"].items() if k not in (*SESSION_SECTIONS, *EVALUATE_SECTIONS)},
-    }
-
 
 def _evaluate(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *extra: str) -> dict[str, Any]:
     monkeypatch.chdir(project.path)  # the CLI loads ./conftest.py (the marker grader), as pytest does
@@ -58,7 +42,7 @@ def test_pytest_and_evaluate_give_the_same_results_and_sections(project: pytest.
 def test_a_plugin_section_is_computed_the_same_way_by_both(project: pytest.Pytester,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.helpers import CONFTEST
-    from tests.report.test_sections import PLUGIN
+    from tests.report.support import PLUGIN
 
     project.makeconftest(CONFTEST + PLUGIN)
     assert project.runpytest("banks").ret == pytest.ExitCode.OK
@@ -73,7 +57,7 @@ def test_a_live_systems_failed_query_and_costs_reach_evaluate_as_in_pytest(examp
     """A declared system fails on one query; ``evaluate`` over the runs folder it recorded into reads the
     system's manifest beside its run: the query is incomplete for that run, and the system-costs section
     holds its latency, as in the pytest session's report. Both documents are equal field by field."""
-    from tests.features.live_systems.test_live_systems import conftest, exam
+    from tests.features.live_systems.support import conftest, exam
 
     example.makeconftest(conftest(body="""if query.id == 'sky':
         raise ConnectionError('index shard 3 is down')"""))
@@ -105,7 +89,7 @@ def test_evaluate_names_a_system_that_failed_on_every_query(example: pytest.Pyte
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """A system that failed on every query recorded a manifest and no answer file: no run reads it, and
     evaluate says so rather than leaving it out of every table in silence."""
-    from tests.features.live_systems.test_live_systems import conftest, exam
+    from tests.features.live_systems.support import conftest, exam
 
     example.makeconftest(conftest(body="raise ConnectionError('index shard 3 is down')"))
     assert exam(example).ret == pytest.ExitCode.TESTS_FAILED

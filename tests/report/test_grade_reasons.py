@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai_server import FakeAnswer, FakeOpenAIServer
-from tests.report.test_html_report import _browse, parse
+from tests.report.support import _browse, parse
 
 pytest_plugins = ["pytester"]
 

@@ -9,10 +9,7 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import zlib
-from collections.abc import Iterator
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -32,6 +29,7 @@ from exam_harness.results.schema import (
     SystemScore,
     TestPointOutcome,
 )
+from tests.report.support import Node, _browse, _chromium, parse
 
 EVIL_RUN = "<script>alert(1)</script>"
 EVIL_TEXT = "</details><img src=x onerror=alert(1)>"
@@ -40,80 +38,6 @@ DRILLED = {"missed", "required-missed", "error"}
 
 
 # --- a tiny DOM over html.parser -------------------------------------------------------------------
-
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-class Node:
-    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None) -> None:
-        self.tag, self.attrs, self.parent = tag, attrs, parent
-        self.children: list[Node | str] = []
-
-    def attr(self, name: str) -> str:
-        """The value of an attribute written with one (``<td title="...">``)."""
-        value = self.attrs.get(name)
-        assert value is not None, f"<{self.tag}> has no {name}=... ({self.attrs})"
-        return value
-
-    @property
-    def classes(self) -> set[str]:
-        return set((self.attrs.get("class") or "").split())
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def iter(self) -> Iterator[Node]:
-        for c in self.children:
-            if isinstance(c, Node):
-                yield c
-                yield from c.iter()
-
-    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Node]:
-        return [n for n in self.iter()
-                if (tag is None or n.tag == tag) and (cls is None or cls in n.classes)
-                and all(n.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items())]
-
-    def find(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> Node:
-        found = self.find_all(tag, cls, **attrs)
-        assert found, f"no <{tag} class={cls} {attrs}>"
-        return found[0]
-
-    def rows(self) -> list[Node]:
-        """The body rows of a table."""
-        return [r for r in self.find("tbody").children if isinstance(r, Node) and r.tag == "tr"]
-
-
-class _Builder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = self.current = Node("#root", {}, None)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        node = Node(tag, dict(attrs), self.current)
-        self.current.children.append(node)
-        if tag not in VOID:
-            self.current = node
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.current.children.append(Node(tag, dict(attrs), self.current))
-
-    def handle_endtag(self, tag: str) -> None:
-        node: Node | None = self.current
-        while node is not None and node.tag != tag:
-            node = node.parent
-        assert node is not None and node.parent is not None, f"stray </{tag}>"
-        self.current = node.parent
-
-    def handle_data(self, data: str) -> None:
-        self.current.children.append(data)
-
-
-def parse(text: str) -> Node:
-    builder = _Builder()
-    builder.feed(text)
-    builder.close()
-    return builder.root
-
 
 # --- a report with every feature -------------------------------------------------------------------
 
@@ -488,23 +412,6 @@ def test_write_html_report_replaces_atomically(tmp_path: Path, monkeypatch: pyte
 
 # --- a headless browser ---------------------------------------------------------------------------
 
-def _on_ci() -> bool:
-    """Whether a CI service runs the tests (GitHub, GitLab, Jenkins' plugins... set CI=true)."""
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
-
-
-def _chromium() -> str:
-    """The browser; without it a browser test is skipped, but under CI=true it fails: there .ci/run
-    installs it, so a missing browser means the HTML report was never shown in one."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        message = "no chromium on PATH (the Debian package 'chromium' provides it)"
-        if _on_ci():
-            pytest.fail(message + "; under CI=true the browser tests must run (.ci/run installs it)")
-        pytest.skip(message)
-    return found
-
-
 @pytest.mark.parametrize(("ci", "outcome"), [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
 def test_a_missing_browser_fails_on_ci_and_skips_elsewhere(
     monkeypatch: pytest.MonkeyPatch, ci: str, outcome: type[BaseException]
@@ -513,17 +420,6 @@ def test_a_missing_browser_fails_on_ci_and_skips_elsewhere(
     monkeypatch.setenv("CI", ci)
     with pytest.raises(outcome, match="no chromium on PATH"):
         _chromium()
-
-
-def _browse(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess[bytes]:
-    # stderr carries dbus and GPU chatter in a container: only the return code and outputs matter
-    profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
-    result = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}", *args, url],
-        capture_output=True, timeout=60, check=False,
-    )
-    assert result.returncode == 0, result.stderr.decode(errors="replace")[-2000:]
-    return result
 
 
 def _png_pixels(path: Path) -> tuple[int, int, bytes]:

@@ -97,7 +97,7 @@ def test_the_schema_command_prints_the_one_schema(capsys: pytest.CaptureFixture[
 def test_evaluate_titles_a_plugin_measure_as_the_registry_does(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     from tests.helpers import CONFTEST
-    from tests.measures.test_measures_by_name import HITS, HITS_PLUGIN
+    from tests.measures.support import HITS, HITS_PLUGIN
 
     project.makeconftest(CONFTEST + HITS_PLUGIN)
     monkeypatch.chdir(project.path)

@@ -11,47 +11,9 @@ import pytest
 from exam_harness.cli import main
 from tests.helpers import CONFTEST
 from tests.paths import GOLDEN
+from tests.report.support import PLUGIN
 
 pytest_plugins = ["pytester"]
-
-# A section of its own: per run, the passages of its top-k whose text holds a marker "[x]" (a table).
-# Written without ``from __future__ import annotations``: the CLI's conftest import (extensions.py) does not
-# put the module in sys.modules, so pydantic could not resolve postponed annotations there.
-PLUGIN = '''
-from pydantic import BaseModel
-
-
-class MarkedPassages(BaseModel):
-    per_run: dict[str, int]
-
-
-class MarkedSection:
-    name = "marked-passages"
-    title = "Marked passages"
-    model = MarkedPassages
-
-    def compute(self, scored):
-        k, passages = scored.plan.k, scored.view.data.passages
-        return MarkedPassages(per_run={
-            name: len({pid for bank in scored.banks for pid in run.top_k(bank.query.id, k)
-                       if "[" in passages[pid].text})
-            for name, run in sorted(scored.runs.items())})
-
-    def terminal(self, content):
-        return ["marked passages: " + ", ".join(f"{run} {n}" for run, n in content.per_run.items())]
-
-    def markdown(self, content, escape):
-        rows = "\\n".join(f"| {escape(run)} | {n} |" for run, n in content.per_run.items())
-        return "### Marked passages\\n\\n| run | marked |\\n|:--|--:|\\n" + rows
-
-    def html(self, content):
-        rows = "".join(f"<tr><td>{run}</td><td>{n}</td></tr>" for run, n in content.per_run.items())
-        return '<section id="marked-passages"><h2>Marked passages</h2><table>' + rows + "</table></section>"
-
-
-def pytest_exam_register_sections(registry):
-    registry.register("marked-passages", MarkedSection())
-'''
 
 # good ranks p1, p2 (q1) and p4 (q2), all marked; weak ranks p3, p1 and p5, one marked
 EXPECTED = {"per_run": {"good": 3, "weak": 1}}

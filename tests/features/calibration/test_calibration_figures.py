@@ -59,6 +59,7 @@ def test_the_weights_undo_the_oversampling_of_rare_grades() -> None:
     assert found.base_rate.low <= truth["base_rate"] <= found.base_rate.high
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [60, 200])
 def test_the_intervals_cover_the_truth_at_least_93_percent_of_the_time(size: int) -> None:
     grade, labels, verdicts = _population()

@@ -61,6 +61,7 @@ def test_a_pytest_session_shows_the_calibration_in_every_output(labelled: pytest
     assert 'id="calibration"' in page and "Corrected scores at grade" in page
 
 
+@pytest.mark.slow
 def test_evaluate_shows_the_calibration_in_its_outputs(labelled: pytest.Pytester) -> None:
     result = labelled.run(EXAM_HARNESS, "evaluate", *RUNS, "--bank", "banks/exam.yaml", "--grader", "marker",
                           "--cache", ".cache/grades.sqlite", "--no-progress", "--report-dir", "none",

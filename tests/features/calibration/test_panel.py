@@ -8,48 +8,22 @@ import io
 import json
 import random
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from exam_harness.cli import main
 from exam_harness.core.errors import ConfigError
-from exam_harness.core.models import Grade, GraderSpec, Passage, Query, TestPoint
+from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.features.calibration.agreement import verdict_kappa
-from exam_harness.graders.base import Grader, GraderConfig, GradeResult, GradingRequest
+from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.graders.registry import GraderRegistry, default_registry
 from exam_harness.grading.cache import GradeCache
 from exam_harness.grading.passes import run_grading_pass
+from tests.features.calibration.support import Judge, Lenient, Strict
 
 pytest_plugins = ["pytester"]
-
-
-class Judge(Grader):
-    """A fake judge reading its grade from the passage's text: ``truth=1 lenient=4 strict=3``."""
-
-    asked: ClassVar[dict[str, int]] = {}
-
-    def __init__(self, config: GraderConfig) -> None:
-        self.config = config
-
-    def spec(self) -> GraderSpec:
-        return GraderSpec(name=self.name, version="1", default_min_grade=4)
-
-    def grade_batch(self, requests: Sequence[GradingRequest]) -> list[GradeResult]:
-        Judge.asked[self.name] = Judge.asked.get(self.name, 0) + len(requests)
-        fields = [dict(part.split("=") for part in r.passage.text.split()[1:]) for r in requests]
-        return [Grade(grade=int(f[self.name]), grader=self.name) for f in fields]
-
-
-class Lenient(Judge):
-    name = "lenient"  # passes a fifth of the non-answering pairs, at grade 4
-
-
-class Strict(Judge):
-    name = "strict"  # gives a third of the answering pairs 3, below its minimum grade
 
 
 def _pairs(count: int = 300, seed: int = 0) -> tuple[list[GradingRequest], dict[tuple[str, str], bool]]:
@@ -167,7 +141,7 @@ def test_a_panel_without_members_or_with_too_many_options_says_so() -> None:
 
 
 CONFTEST = '''
-from tests.features.calibration.test_panel import Lenient, Strict
+from tests.features.calibration.support import Lenient, Strict
 
 def pytest_exam_register_graders(registry):
     registry.register("lenient", Lenient, "test judge")

@@ -20,7 +20,7 @@ from exam_harness.features.cost.section import cost_summary, summary_lines
 from exam_harness.grading.cache import GradeCache
 from exam_harness.grading.passes import run_grading_pass
 from exam_harness.llm.cost import MAX_TOKEN_COUNT
-from tests.llm.test_grading_cost import PRICES, SeededServer, make_grader, requests
+from tests.llm.support import PRICES, SeededServer, make_grader, requests
 
 pytest.importorskip("openai")
 

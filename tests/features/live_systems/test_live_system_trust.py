@@ -23,7 +23,7 @@ import exam_harness
 from exam_harness.core.models import Query
 from exam_harness.features.live_systems import declare
 from exam_harness.features.live_systems.session import SystemsPass
-from tests.features.live_systems.test_live_systems import QUERIES, calls, conftest, exam, manifest
+from tests.features.live_systems.support import QUERIES, calls, conftest, exam, manifest
 from tests.paths import REPO
 
 pytest_plugins = ["pytester"]
@@ -68,6 +68,7 @@ def thin_calls(pytester: pytest.Pytester) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_editing_a_module_the_system_imports_or_a_covered_file_makes_the_recording_stale(
         example: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     # The README's own shape: a thin wrapper around the project's code. rag.py imports tokens.py.
@@ -280,6 +281,7 @@ def test_ctrl_c_wakes_the_scheduler_at_once_not_at_its_next_tick(monkeypatch: py
         presser.join(30)
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_pytest_session_exits_without_a_traceback(example: pytest.Pytester) -> None:
     # the frames of the interrupt's traceback pytest formats (reading and parsing each one's source)
     frames = '''

@@ -9,76 +9,23 @@ from __future__ import annotations
 
 import html
 import json
-import shutil
 import sys
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
-from tests.paths import REPO
+from tests.features.live_systems.support import QUERIES, RANKING_SYSTEM, calls, conftest, exam, manifest
+from tests.features.live_systems.support import example as example  # fixture
 
 pytest_plugins = ["pytester"]
-QUERIES = ["tides", "vaccines", "sky", "photosynthesis"]  # the example bank's queries
-
-DICT_SYSTEM = '''
-import exam_harness
-from pathlib import Path
-
-ANSWERS = {
-    "tides": "The gravitational pull of the moon raises two tidal bulges; spring and neap tides follow.",
-    "vaccines": "Vaccines expose the immune system to an antigen; memory B and T cells remain.",
-    "sky": "Rayleigh scattering of blue light by air molecules makes the sky blue.",
-    "photosynthesis": "In plants, chlorophyll absorbs light; glucose stores the energy.",
-}
-
-@exam_harness.system("dict-rag", concurrency=CONCURRENCY)
-def dict_rag(query):
-    with open(Path(__file__).parent / "calls.log", "a") as log:
-        log.write(query.id + "\\n")
-    BODY
-    return ANSWERS.get(query.id, "I do not know.")
-'''
-
-
-def conftest(body: str = "pass", concurrency: int = 4, extra: str = "") -> str:
-    own = (REPO / "conftest.py").read_text()
-    return own + DICT_SYSTEM.replace("BODY", body).replace("CONCURRENCY", str(concurrency)) + extra
-
-
-@pytest.fixture
-def example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    for folder in ("banks", "runs"):
-        shutil.copytree(REPO / folder, pytester.path / folder)
-    shutil.copy(REPO / "pyproject.toml", pytester.path / "pyproject.toml")
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("EXAM_SYSTEM_MODE", raising=False)
-    return pytester
-
-
-def exam(pytester: pytest.Pytester, *args: str, subprocess: bool = False) -> pytest.RunResult:
-    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest
-    # The example's filterwarnings=error would turn pytest's "already imported, cannot rewrite" note
-    # about the installed plugin (imported by this test process) into an internal error.
-    return run("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
-               "--exam-grader", "lexical", "--exam-cache", "none",
-                              "--junitxml", "junit.xml", *args)
-
 
 def covers(pytester: pytest.Pytester, folder: str = "reports") -> dict[str, float]:
     from exam_harness.results.read import read_report
 
     return read_report(pytester.path / folder / "exam-report.json").means("exam-cover")
-
-
-def calls(pytester: pytest.Pytester) -> list[str]:
-    log = pytester.path / "calls.log"
-    calls = log.read_text().split() if log.exists() else []
-    log.unlink(missing_ok=True)
-    return calls
 
 
 def junit_errors(pytester: pytest.Pytester) -> dict[str, str]:
@@ -88,19 +35,7 @@ def junit_errors(pytester: pytest.Pytester) -> dict[str, str]:
             for error in case.findall("error")}
 
 
-def manifest(pytester: pytest.Pytester, name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((pytester.path / "runs" / f"{name}.system.json").read_text())
-    return loaded
-
-
-RANKING_SYSTEM = '''
-@exam_harness.system("dict-retriever", kind="ranking")
-async def dict_retriever(query):
-    text = ANSWERS.get(query.id, "nothing relevant")
-    return [exam_harness.Passage(None, text, 2.0), ("fixed-" + query.id, "an unrelated passage", 1.0)]
-'''
-
-
+@pytest.mark.slow
 def test_a_dict_system_is_examined_with_the_file_runs_and_replayed_in_ci(example: pytest.Pytester,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     example.makeconftest(conftest(extra=RANKING_SYSTEM))
@@ -159,6 +94,7 @@ def test_ci_without_a_recording_fails_naming_the_system(example: pytest.Pytester
     assert calls(example) == []
 
 
+@pytest.mark.slow
 def test_a_system_failing_on_one_query_errs_on_exactly_those_cases(example: pytest.Pytester) -> None:
     # the shard is down while the file "down" exists: the system's source stays the same
     example.makeconftest(conftest(body="""if query.id == 'sky' and (Path(__file__).parent / "down").exists():
@@ -266,6 +202,7 @@ def test_editing_the_system_records_it_again_in_once_mode(example: pytest.Pytest
     assert "Blue light scatters more." in (example.path / "runs" / "dict-rag.responses.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_an_interrupted_recording_resumes_without_calling_finished_queries(example: pytest.Pytester) -> None:
     # while the file "interrupt" exists, the third call is interrupted (Ctrl-C); one call at a time, so two
     # queries are finished by then
@@ -287,6 +224,7 @@ def test_an_interrupted_recording_resumes_without_calling_finished_queries(examp
     assert set(manifest(example, "dict-rag")["queries"]) == set(QUERIES)
 
 
+@pytest.mark.slow
 def test_record_and_queries_subcommands(example: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     from exam_harness.cli import main
 

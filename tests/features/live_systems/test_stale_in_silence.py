@@ -25,7 +25,7 @@ from exam_harness.core.errors import ConfigError
 from exam_harness.features.live_systems import declare
 from exam_harness.features.live_systems.fingerprint import changed_files, command_covers, plain_covers
 from exam_harness.features.live_systems.health import SystemHealth
-from tests.features.live_systems.test_live_systems import QUERIES, calls, conftest, exam, manifest
+from tests.features.live_systems.support import QUERIES, calls, conftest, exam, manifest
 from tests.paths import REPO
 
 pytest_plugins = ["pytester"]
@@ -118,6 +118,7 @@ def reader(query):
 '''
 
 
+@pytest.mark.slow
 def test_a_file_the_system_reads_without_files_is_covered_by_the_recording(
         example: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     (example.path / "config").mkdir()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.features.live_systems.test_live_systems import QUERIES, conftest, exam
-from tests.features.live_systems.test_live_systems import example as example  # the example project fixture
+from tests.features.live_systems.support import QUERIES, conftest, exam
+from tests.features.live_systems.support import example as example  # the example project fixture
 
 pytest_plugins = ["pytester"]
 
@@ -62,6 +62,7 @@ def test_percentiles_interpolate_between_ranks() -> None:
     assert percentile([2.0], 95) == 2.0
 
 
+@pytest.mark.slow
 def test_a_latency_gate_fails_a_slow_system_and_passes_a_fast_one(example: pytest.Pytester) -> None:
     """Recorded manifests beside two file runs: one slow at p95 (3.445 s), one fast (0.3 s)."""
     from exam_harness.cli import main

@@ -61,7 +61,7 @@ def half_of(source: Path, target: Path) -> int:
 
 @pytest.fixture(scope="module")
 def t5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.llm.test_hf_backend import BIAS, rating_prompts
+    from tests.llm.support import BIAS, rating_prompts
     from tests.tiny_models import build_t5, save_model, spread_digits, train_tokenizer
 
     tok = train_tokenizer()

@@ -14,6 +14,7 @@ from tests.features.view.example import Example
 from tests.paths import REPO
 
 
+@pytest.mark.slow
 def test_no_other_subcommand_imports_textual() -> None:
     """``import exam_harness``, every subcommand's parser and the viewer's own modules without screens leave
     Textual unimported (it is an optional extra)."""
@@ -111,7 +112,7 @@ def test_label_on_the_screen_without_textual_is_refused(monkeypatch: pytest.Monk
 @pytest.mark.parametrize("ci", ["true", ""])
 def test_without_tmux_a_terminal_test_skips_or_fails_under_ci(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                               ci: str) -> None:
-    from tests.features.view.test_tmux import tmux_binary
+    from tests.features.view.support import tmux_binary
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("CI", ci)

@@ -39,6 +39,7 @@ def test_runs_points_and_sections_of_the_example(example: Example) -> None:
     assert viewed.flaky is None  # no repeats
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_the_dl19_evaluation_document(shared_data: Path, tmp_path: Path) -> None:
     """evaluate on DL19's published grades: 37 runs, 63 measures (three taus), every heading distinct; no test

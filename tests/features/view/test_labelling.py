@@ -19,11 +19,8 @@ from exam_harness.cli import main
 from exam_harness.features.view.label_screen import TextualLabelScreen
 from exam_harness.features.view.labelling import LabelApp
 from tests.features.view.example import Example, screen_text
+from tests.features.view.support import LINE_KEY
 from tests.features.view.viewing import flat
-
-# the screen's keys and, for each, the line prompt's answer to the same pair: an unsure answer (m) leaves the pair
-# unlabelled (the label file holds yes and no only), as a skip (s) does
-LINE_KEY = {"y": "y", "n": "n", "m": "s", "s": "s", "u": "u", "backspace": "u", "q": "q"}
 
 
 def pairs(n: int) -> list[LabelPair]:
@@ -108,6 +105,7 @@ def on_line_prompt(exam: list[str], keys: Sequence[str], out: Path, monkeypatch:
     assert main([*exam, "--screen", "off", "--out", str(out)]) == 0
 
 
+@pytest.mark.slow
 def test_forty_pairs_labelled_on_the_screen_write_the_line_prompt_s_file(
         exam: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Done when (issue 40): the same answers through the screen and the line prompt of ``exam-harness label``,
@@ -167,6 +165,7 @@ def test_the_command_s_screen_is_blind_and_shows_a_run_s_answer_as_one(
     assert [label.shown for label in read_label_file(tmp_path / "shown.jsonl")] == [True]
 
 
+@pytest.mark.slow
 def test_a_session_quit_midway_resumes_where_it_stopped(
         exam: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Quit after 15 pairs (a kill keeps as much: each answer is in the file at once); the next session is handed

@@ -20,7 +20,7 @@ import pytest
 from exam_harness.analysis.label_screens import LabelPair
 from exam_harness.features.view.labelling import LabelApp
 from tests.features.view.example import Example
-from tests.features.view.test_viewer import MISSED_POINT, open_point
+from tests.features.view.support import MISSED_POINT, open_point
 from tests.features.view.viewing import SIZE, User, as_user, viewer
 from tests.paths import REPO
 

@@ -7,9 +7,7 @@ Each test starts its own tmux server on its own socket and kills only that serve
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -19,23 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests.features.view.example import Example
-from tests.features.view.test_labelling import LINE_KEY
+from tests.features.view.support import LINE_KEY, tmux_binary
 from tests.features.view.viewing import flat
 
 WAIT = 120.0  # seconds a screen may take to show what is awaited (the label command loads its inputs first)
-
-
-def on_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
-
-
-def tmux_binary() -> str:
-    found = shutil.which("tmux")
-    if found is None:
-        if on_ci():
-            pytest.fail("tmux is not installed; under CI=true the terminal tests must run (.ci/run installs it)")
-        pytest.skip("tmux is not installed (apt-get install tmux)")
-    return found
 
 
 def exam_harness() -> str:
@@ -91,7 +76,7 @@ def test_view_in_tmux_why_weak_ranker_missed_and_what_flipped(example: Example, 
     """Done when (issue 40), in a terminal: the missed point's best passage, grade and reason; the flips."""
     import json
 
-    from tests.features.view.test_viewer import MISSED_POINT, outcome_of
+    from tests.features.view.support import MISSED_POINT, outcome_of
 
     report = json.loads(example.report.read_text())
     missed = outcome_of(report, "weak-ranker", MISSED_POINT)

@@ -12,33 +12,18 @@ import pytest
 
 from exam_harness.results.schema import SCHEMA_VERSION
 from tests.features.view.example import Example
+from tests.features.view.support import MISSED_POINT, open_point, outcome_of
 from tests.features.view.viewing import User, as_user, flat, viewer
 from tests.paths import GOLDEN
-
-MISSED_POINT = "tides/gravitational-pull-of-the-moon-84ea7a"
 
 
 def raw(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def outcome_of(document: Any, run: str, point: str) -> Any:
-    return next(o for o in document["outcomes"] if o["run"] == run and o["test_point_id"] == point)
-
-
 def top_k(run_file: Path, query: str, k: int) -> list[str]:
     rows = [line.split() for line in run_file.read_text().splitlines() if line.split()[0] == query]
     return [r[2] for r in sorted(rows, key=lambda r: int(r[3]))][:k]
-
-
-async def open_point(user: User, run: str, query: str, point: str) -> str:
-    """From the leaderboard: down to the run, enter; down to the query, enter; down to the point, enter."""
-    viewed = user.app.viewed
-    await user.press(*["down"] * viewed.runs().index(run), "enter")
-    queries = [row.query_id for row in viewed.queries(run)]
-    await user.press(*["down"] * queries.index(query), "enter")
-    points = [o.test_point_id for o in viewed.points(run, query)]
-    return await user.press(*["down"] * points.index(point), "enter")
 
 
 def test_a_user_finds_why_weak_ranker_missed_a_test_point(example: Example) -> None:
