@@ -40,9 +40,10 @@ from tests.heat_pump_bank import HeatPumpBank, load
 def graded(bank: HeatPumpBank, judge: str, k: int, cache: Path) -> tuple[object, object, dict[tuple[str, str], int]]:
     """The exam of the bank's runs at depth ``k`` scored by ``judge``: (scoring input, scored exam, grades)."""
     from exam_harness.cli import label as label_cli
-    from exam_harness.cli.grades import obtain_grades
     from exam_harness.config.options import GRADING, SCORING, options_from_cli
+    from exam_harness.extensions import cli_registries
     from exam_harness.results.scoring import score_exam, scoring_input
+    from exam_harness.session.grades import obtain_grades
 
     root = Path(tempfile.mkdtemp())
     banks, runs = bank.write_project(root)
@@ -52,7 +53,7 @@ def graded(bank: HeatPumpBank, judge: str, k: int, cache: Path) -> tuple[object,
                               str(banks / "heat_pumps.yaml"), "--grader", "embedding", "--cache", str(cache),
                               "--no-progress", "--k", str(k)])
     options = options_from_cli(args, (GRADING, SCORING), defaults={"grader": "embedding"})
-    found = obtain_grades(args, options)
+    found = obtain_grades(args, options, registries=cli_registries())
     outcome = found.outcome
     if judge == "labels":
         outcome.grades = {pair: 5 if bank.labels[pair] else 0 for pair in outcome.grades}

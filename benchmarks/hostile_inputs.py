@@ -417,7 +417,7 @@ def batch_once() -> Iterator[tuple[str, bool]]:
 def run_ids() -> Iterator[tuple[str, bool]]:
     from exam_harness.core.errors import InputError, OutputError
     from exam_harness.core.ids import file_name, name_problem
-    from exam_harness.io.assignments import read_assignment_files
+    from exam_harness.features.trec_rag.assignments import read_assignment_files
 
     hostile = ("../../x", "..", "a/b", "a\\b", ".hidden", "r" * 5000, "run\x1b[2J")
     for run in hostile:

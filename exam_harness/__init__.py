@@ -51,6 +51,20 @@ MOVED: dict[str, str] = {
         "sections.cost": "features.cost.section", "results.flips": "features.flips.flips",
         "sections.flips": "features.flips.section",
     }.items()},
+    # issue 36, stage 2: the features' modules into their folders (exam_harness/features/NAME)
+    **{f"exam_harness.{old}": f"exam_harness.features.{new}" for old, new in {
+        "io.trec_rag": "trec_rag.answers", "io.nuggetizer": "trec_rag.nuggets",
+        "io.assignments": "trec_rag.assignments", "measures.trec_rag": "trec_rag.measures",
+        "results.trec_rag": "trec_rag.document", "report.trec_rag": "trec_rag.writers",
+        "sections.trec_rag": "trec_rag.section", "sections.trec_rag_agreement": "trec_rag.agreement_section",
+        "analysis.trec_rag_agreement": "trec_rag.agreement", "cli.evaluate_assignments": "trec_rag.track_dir",
+        "sections.external_qrels": "external_qrels.section",
+        "generate": "generate.generation", "cli.generate": "generate.command",
+    }.items()},
+    "exam_harness.cli.grades": "exam_harness.session.grades",
+    # AutoJudge: workflows name its judge class by module path, ``python -m`` runs its modules (docs/autojudge.md)
+    **{f"exam_harness.autojudge{old}": f"exam_harness.features.autojudge{old}" for old in (
+        "", ".judge", ".convert", ".offline", ".nltk_offline", ".__main__")},
 }
 
 
@@ -67,25 +81,51 @@ def __getattr__(name: str) -> Any:
 class _MovedModules:
     """Finds a moved module's old name as its new module, with a DeprecationWarning that names the new path. First
     on ``sys.meta_path``, it claims the old names alone: no other finder (an editable install's of another checkout)
-    answers them with a file of the old layout. (A meta path finder and loader by their methods: importlib.abc
-    would cost the command line's start ~25 ms.)"""
+    answers them with a file of the old layout. ``python -m OLD`` runs the new module's code (``get_code``, as runpy
+    asks). (A meta path finder and loader by their methods: importlib.abc would cost the command line's start ~25
+    ms.)"""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}  # new module name -> its own spec
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if fullname not in MOVED:
             return None
+        import importlib.util
+
         loader: Any = self  # a loader by its methods (see the class docstring)
-        return importlib.machinery.ModuleSpec(fullname, loader)
+        new = importlib.util.find_spec(MOVED[fullname])
+        package = new is not None and new.submodule_search_locations is not None
+        return importlib.machinery.ModuleSpec(fullname, loader, is_package=package)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         import importlib
 
         new = MOVED[spec.name]
-        warnings.warn(f"{spec.name} moved to {new} (import it from there, or a plugin's names from exam_harness.api)",
-                      DeprecationWarning, stacklevel=2)
-        return importlib.import_module(new)
+        _warn_moved(spec.name, new)
+        module = importlib.import_module(new)
+        self._specs[module.__name__] = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        pass  # the new module, already run
+        # the new module, already run; the import system gave it the old name's spec: its own back
+        if module.__name__ in self._specs:
+            module.__spec__ = self._specs.pop(module.__name__)
+
+    def get_code(self, fullname: str) -> Any:
+        """The new module's code, for ``python -m`` of the old name (runpy runs it as ``__main__``)."""
+        import importlib.util
+
+        new = MOVED[fullname]
+        _warn_moved(fullname, new)
+        spec = importlib.util.find_spec(new)
+        loader: Any = spec.loader if spec is not None else None
+        return loader.get_code(new) if loader is not None else None
+
+
+def _warn_moved(old: str, new: str) -> None:
+    warnings.warn(f"{old} moved to {new} (import it from there, or a plugin's names from exam_harness.api)",
+                  DeprecationWarning, stacklevel=3)
 
 
 if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):

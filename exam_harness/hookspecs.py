@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from exam_harness.config.commands import Command
     from exam_harness.config.gates import GateFigure, GateResult
     from exam_harness.config.options import ExamOptions, FeatureOptions
-    from exam_harness.core.models import Query
+    from exam_harness.core.models import GraderSpec, Query
     from exam_harness.core.registry import Registry
     from exam_harness.exam.inputs import ExamInputs
     from exam_harness.exam.plan import ExamPlan
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from exam_harness.grading.passes import GradingOutcome
     from exam_harness.io.formats import BankFormat, RunFormat
     from exam_harness.measures.base import Measure
-    from exam_harness.report.writers import Writer
+    from exam_harness.measures.context import ScoringInput
+    from exam_harness.report.writers import Writer, WriterInput
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.schema import ExamReport
     from exam_harness.results.scored import Scored, ScoringFront, ScoringInputs
@@ -104,12 +105,32 @@ def pytest_exam_add_options(options: FeatureOptions) -> None:
 
 
 @hookspec
+def pytest_exam_inputs(options: ExamOptions, front: ScoringFront, inputs: ExamInputs) -> None:
+    """Adjust how the exam's inputs are read, before any file is (exam/inputs.py): ``inputs.run_formats`` replaced
+    by a registry whose formats the feature's options configure, or run-side files an option names supplied with
+    the banks they bring (``inputs.supply(SuppliedInputs(...))``: read among the runs; their banks replace the bank
+    files' banks of their topics). ``inputs.given_runs`` and ``inputs.given_banks`` are what the front end was given
+    (evaluate's run files and ``--bank`` files). Called when a front end makes its inputs: a pytest session at its
+    first use of them, ``evaluate`` (and the subcommands that grade as it does) before reading any; an
+    ``InputError`` or ``ConfigError`` stops either before any grading."""
+
+
+@hookspec
 def pytest_exam_scoring_inputs(options: ExamOptions, front: ScoringFront, inputs: ScoringInputs) -> None:
     """Add what a feature's sections read beside the grades: ``inputs.set(KEY, value)`` with an
     ``InputKey[T]`` of the feature's own; a section reads it as ``scored.input(KEY)`` (results/scored.py).
     ``front`` is ``"pytest"`` (called at configure, before any grading) or ``"evaluate"`` (before grading too;
     a library call of ``report.evaluation.evaluate_exam`` asks the in-tree features). Raise ``ConfigError`` for
     a bad value: it stops the session or command before any grading."""
+
+
+@hookspec
+def pytest_exam_planned_measures(exam: ScoringInput, grader: GraderSpec) -> list[Measure] | None:
+    """Measures a feature plans for every exam that holds what they score, beside the plan's own (EXAM-Cover,
+    n-EXAM, nugget F ...): unbound ``Measure`` objects, each bound to the plan at every tau scored (None or [] for
+    none). ``exam`` is what the measures read (measures/context.py: the queries, test points, grades, nugget
+    importance ...), ``grader`` the identity of the grader that gave the grades (core/grade_kinds.py says what kind
+    they are). Asked by both front ends as they score (results/scoring.py)."""
 
 
 @hookspec
@@ -139,6 +160,13 @@ def pytest_exam_register_label_screens(registry: Registry[LabelScreen]) -> None:
     """Add labelling screens of ``exam-harness label`` (objects of the ``LabelScreen`` protocol,
     analysis/label_screens.py: ``unavailable()``, ``label(pairs, write, blind=, earlier=)``): the command labels on
     the first one that can run here under ``--screen on``, or ``auto`` on a terminal, else with its line prompt."""
+
+
+@hookspec
+def pytest_exam_write_outputs(options: ExamOptions, out: WriterInput) -> list[Path] | None:
+    """Write the files a feature's options ask for beside the front end's outputs (after them): ``out`` is what the
+    writers read (report/writers.py); return the paths written (the command line prints them, the pytest summary
+    lists them). Write each file atomically (io/textio.py)."""
 
 
 @hookspec

@@ -323,3 +323,13 @@ def outside(root: Path, before: dict[str, bytes], *inside: Path) -> dict[str, by
     kept = [str(folder.relative_to(root)) for folder in inside]
     return {name: data for name, data in files_under(root).items()
             if before.get(name) != data and not any(name.startswith(k + os.sep) for k in kept)}
+
+
+def in_tree_writers() -> Any:
+    """The built-in writers and the in-tree features' (as both front ends register them), without any front end."""
+    from exam_harness.features import default_manager
+    from exam_harness.report.writers import builtin_writers
+
+    registry = builtin_writers()
+    default_manager().hook.pytest_exam_register_reporters(registry=registry)
+    return registry

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exam_harness.cli.grades import Graded, obtain_grades, report_failures, show_progress
 from exam_harness.config.options import (
     BANK_FILES,
     GRADING,
@@ -36,6 +35,7 @@ from exam_harness.config.options import (
 from exam_harness.core.errors import ConfigError
 from exam_harness.exam.inputs import ExamView
 from exam_harness.grading.passes import GradingOutcome
+from exam_harness.session.grades import Graded, obtain_grades, report_failures, show_progress
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -231,7 +231,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.runs:
         raise ConfigError(f"analyze {args.analysis} needs RUN_FILE(s)"
                           + (" (or --grades A --grades B)" if args.analysis == "agreement" else ""))
-    graded = obtain_grades(args, options)
+    from exam_harness.extensions import cli_registries
+
+    graded = obtain_grades(args, options, registries=cli_registries())
     if args.analysis == "agreement" and getattr(args, "team_labels", None) is not None:
         return _label_agreement(args, graded, options)
     view, outcome, plan = graded.view, graded.outcome, graded.plan

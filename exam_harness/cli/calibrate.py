@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.cli.grades import Graded, add_input_arguments, report_failures
 from exam_harness.config.options import (
     GRADING,
     RECORDED,
@@ -31,6 +30,7 @@ from exam_harness.config.options import (
     output_path,
 )
 from exam_harness.core.errors import ConfigError
+from exam_harness.session.grades import Graded, add_input_arguments, report_failures
 
 if TYPE_CHECKING:  # imported when the command runs, so that `exam-harness --help` stays fast
     from rich.console import Console
@@ -261,12 +261,13 @@ def _read_judgments(path: Path) -> Qrels:
 
 
 def grade_for_calibration(args: argparse.Namespace, options: ExamOptions, judgments: Qrels | None) -> Graded:
-    """:func:`exam_harness.cli.grades.obtain_grades`, with ``judgments`` (a qrels file) in place of the files'
+    """:func:`exam_harness.session.grades.obtain_grades`, with ``judgments`` (a qrels file) in place of the files'
     own before the pool is made, so that judged passages with text are graded too."""
-    from exam_harness.cli.grades import obtain_grades
+    from exam_harness.extensions import cli_registries
+    from exam_harness.session.grades import obtain_grades
 
     if judgments is None:
-        return obtain_grades(args, options)
+        return obtain_grades(args, options, registries=cli_registries())
 
     def swap_judgments(data: ExamData) -> None:
         # A judged passage without text cannot be graded (nor has recorded grades): left out, and said so.
@@ -277,7 +278,7 @@ def grade_for_calibration(args: argparse.Namespace, options: ExamOptions, judgme
             print(f"exam-harness calibrate: {dropped:,} passages judged in {args.judgments} have no text in the run "
                   "files and are left out", file=sys.stderr)
 
-    return obtain_grades(args, options, adjust=swap_judgments)
+    return obtain_grades(args, options, registries=cli_registries(), adjust=swap_judgments)
 
 
 def _check_judged_queries(graded: Graded, source: Path | None) -> None:

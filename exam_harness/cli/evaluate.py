@@ -5,8 +5,7 @@ grading run with ``--llm`` / ``--prompt-class`` when it holds several); with ``-
 --grader NAME`` every (passage, test point) pair of the pool is graded through the grade cache.
 Options come from the one schema (``exam_harness/config/options.py``), as in pytest without the ``exam-`` prefix;
 the analyses only this command draws have their own options here: ``--min-answers`` (the "min answers
-= m" agreement views), ``--qrels`` / ``--qrels-level`` / ``--official-qrels`` (the runs scored over
-given qrels files, with per-query correlations against the official qrels). Every output is made by
+= m" agreement views); the features add theirs (the external qrels feature's ``--qrels``). Every output is made by
 a writer of the one registry pytest writes with (report/writers.py): ``--report-dir`` the same report
 set, ``--markdown``/``--html`` the same summaries (options of the schema), ``--json``, ``--qrels-dir``,
 ``--plot`` and ``--export-workbench`` one writer's files each.
@@ -17,14 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.cli.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
 from exam_harness.config.options import (
     EVALUATE,
     GRADING,
+    INPUTS,
     JSON_OUT,
     RECORDED,
     REPORTS,
@@ -40,19 +39,20 @@ from exam_harness.core.display import print_notice
 from exam_harness.core.errors import ConfigError
 from exam_harness.io.qrels import Qrels
 from exam_harness.results.preflight import check_writable
+from exam_harness.session.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
 
 if TYPE_CHECKING:
-    from exam_harness.core.models import QueryBank
     from exam_harness.measures.qrels import Qrels
     from exam_harness.report.writers import WriterInput
-    from exam_harness.results.evaluation import EvaluationReport, ExternalQrels
+    from exam_harness.results.evaluation import EvaluationReport
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
+# the inputs group on the command line: the options of features that name input files (TREC RAG's --assignments)
+INPUT_GROUPS = (INPUTS,)
 # the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
 REPORT_OUTPUTS = ("report_dir", "markdown", "html")  # the report set and the summaries, as pytest names them
 OUTPUT_DEFAULTS = {"report_dir": None}
 DEFAULT_MIN_ANSWERS = (1, 2, 5)
-OFFICIAL_FROM_JUDGMENTS = "judgments of the run files"
 
 
 def report_options() -> tuple[str, ...]:
@@ -75,28 +75,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "with human judgments.",
     )
     add_input_arguments(parser, runs_required=False)
-    add_cli_options(parser, GROUPS)
+    add_cli_options(parser, (*INPUT_GROUPS, *GROUPS))
     add_cli_options(parser, (REPORTS,), only=report_options(), defaults={"report_dir": "none"})
     JSON_OUT.add_to(parser, help="Write the leaderboards as JSON.")
-    for argument in (*ASSIGNMENTS, *OUTPUTS):
+    for argument in OUTPUTS:
         argument.add_to(parser)
     add_min_answers_argument(parser, default=None)
-    for argument in QRELS:
-        argument.add_to(parser)
     parser.set_defaults(func=run)
 
 
 # This subcommand's own arguments, with the schema's converters (exam_harness/config/options.py).
-ASSIGNMENTS: tuple[Argument, ...] = (
-    Argument("assignments", "Score TREC RAG nugget assignment files (nuggetizer's assign output, or assessors' files "
-             "of its shape) on the nuggets they assigned, their labels as recorded grades, with no run files and no "
-             "bank: the evaluation document's A, V and W (strict too) per run (the line's run_id, else the file's "
-             "stem) and topic; with --human-assignments, their agreement.", Path, nargs="+",
-             many=True, default=[], metavar="ASSIGNMENTS_FILE"),
-    Argument("trec-rag-dir", "With --assignments: write per run <run>.metrics.jsonl and <run>.assignments.jsonl as "
-             "nuggetizer writes them, and the per-topic table (trec-rag-per-topic.csv, .txt) here.", Path,
-             metavar="DIR"),
-)
 OUTPUTS: tuple[Argument, ...] = (
     Argument("qrels-dir", "Write the EXAM-Qrels files (one per label variant and minimum grade) here.", Path,
              metavar="DIR"),
@@ -105,20 +93,6 @@ OUTPUTS: tuple[Argument, ...] = (
              "(.jsonl[.gz]).", Path, metavar="FILE"),
     Argument("brief", "Print only the correlations and agreement tables.", None),
 )
-QRELS: tuple[Argument, ...] = (
-    Argument("qrels", "Score the runs over these trec_eval qrels files (repeatable) with the --measures, one "
-             "leaderboard per file and relevance level, correlated with --official; with official qrels, also per "
-             "query (and drawn under --plot).", Path, nargs="+", many=True, default=[], metavar="QRELS_FILE"),
-    Argument("qrels-level", "Relevance levels of the --qrels files, one leaderboard each (default: 1, trec_eval's).",
-             integer(0), nargs="+", metavar="LEVEL"),
-    Argument("official-qrels", "The official qrels (at --relevance-level) that per-query correlations compare with "
-             "(default: the human judgments in the run files, if any).", Path, metavar="QRELS_FILE"),
-    Argument("trec-rag-2025-relevance", "The TREC 2025 RAG track's relevance evaluation: every run at nDCG@30 over "
-             "the --qrels files (UMBRELA's qrels, or the exam's trec-rag-judgments.tsv) on the topics the "
-             "--official-qrels file (NIST's) judged, beside the official qrels' own nDCG@30.", None),
-)
-# the track's retrieval measure in 2025 (the TREC 2025 RAG overview, arXiv 2603.09891; docs/trec-rag.md)
-TREC_RAG_2025_MEASURES = ("ndcg@30",)
 
 
 def add_min_answers_argument(parser: argparse.ArgumentParser, default: Sequence[int] | None) -> None:
@@ -141,116 +115,35 @@ def min_answers_of(value: Sequence[int] | None) -> tuple[int, ...]:
     return ms
 
 
-@dataclass(frozen=True)
-class QrelsInputs:
-    """The --qrels files (path -> qrels), the --official-qrels file, the --qrels-level levels."""
-
-    files: dict[str, Qrels]
-    official: Qrels | None
-    levels: tuple[int, ...]
-
-
-def load_external_qrels(args: argparse.Namespace) -> QrelsInputs:
-    """The qrels options, read and checked before any grading: a bad line stops the command naming the
-    file and line."""
-    if args.qrels_level is not None and not args.qrels:
-        raise ConfigError("--qrels-level needs --qrels QRELS_FILE: the qrels files to score the runs over")
-    levels = tuple(dict.fromkeys(args.qrels_level or (1,)))
-    if any(level < 1 for level in levels):
-        raise ConfigError(f"--qrels-level takes levels >= 1 (at level 0 every judged passage, label 0 too, would "
-                          f"count as relevant), got {min(levels)}")
-    files = {str(path): _read_qrels(path) for path in args.qrels}
-    official = _read_qrels(args.official_qrels) if args.official_qrels else None
-    return QrelsInputs(files, official, levels)
-
-
-def _read_qrels(path: Path) -> Qrels:
-    from exam_harness.core.errors import InputError
-    from exam_harness.io.qrels import read_qrels
-
-    qrels = read_qrels(path)
-    if not qrels:
-        raise InputError("the qrels file holds no judgments", path=path, line=1,
-                         expected="'query_id iteration passage_id label' lines")
-    return qrels
-
-
-def external_request(args: argparse.Namespace, graded: Graded, loaded: QrelsInputs, tie_order: str) -> ExternalQrels:
-    """What --qrels scores: every run at its full depth, ordered for trec_eval (``tie_order``); the
-    official qrels are --official-qrels, else the judgments of the run files."""
-    from exam_harness.results.evaluation import ExternalQrels
-
-    official = loaded.official
-    files = loaded.files
-    measures = graded.plan.trec_measures
-    if args.trec_rag_2025_relevance:
-        if official is None or not files:
-            raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
-                              "--official-qrels file (NIST's) judged: give both")
-        measures = TREC_RAG_2025_MEASURES
-        files = {name: {q: labels for q, labels in qrels.items() if q in official} for name, qrels in files.items()}
-    runs = graded.view.data.runs
-    rankings = {
-        name: {q: (run.trec_order(q) if tie_order == "score" else run.top_k(q, len(ranked)))
-               for q, ranked in run.rankings.items()}
-        for name, run in sorted(runs.items())
-    }
-    name = str(args.official_qrels) if args.official_qrels else OFFICIAL_FROM_JUDGMENTS
-    if official is None and graded.view.data.judgments:
-        official = graded.view.data.judgments
-    if not measures:
-        raise ConfigError("--qrels scores the runs by trec_eval measures, and --measures names none "
-                          "(add one, e.g. --measures ndcg@10)")
-    return ExternalQrels(rankings=rankings, qrels=files, measures=measures,
-                         relevance_levels=loaded.levels,
-                         official_qrels=official, official_name=name,
-                         official_relevance_level=graded.plan.relevance_level)
-
-
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from exam_harness.config.options import specs
     from exam_harness.extensions import cli_registries
     from exam_harness.io import load_leaderboard
     from exam_harness.report.evaluation import evaluate_exam, score_evaluation
     from exam_harness.report.evaluation_tables import print_evaluation
     from exam_harness.results.scored import collect_scoring_inputs
+    from exam_harness.session.grades import exam_inputs
 
-    options = options_from_cli(args, (*GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
+    options = options_from_cli(args, (*INPUT_GROUPS, *GROUPS, REPORTS), defaults=OUTPUT_DEFAULTS)
     if options.report_dir is not None and not options.per_query:
         # the report set is pytest's, whose per-topic files (trec-rag-<run>.metrics.jsonl, ...) read the
         # per-query values: without them it held only each run's "all" row
         options = replace(options, per_query=True)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
                     ("--export-workbench", args.export_workbench, False), ("--markdown", options.markdown, False),
-                    ("--html", options.html, True),
-                    ("--trec-rag-dir", args.trec_rag_dir, True)])
-    step_summary = check_outputs(args, options)
-    assigned: list[QueryBank] = []
-    if args.assignments:
-        from exam_harness.cli.evaluate_assignments import assignment_inputs
-
-        assigned = assignment_inputs(args)
-    elif args.trec_rag_dir:
-        raise ConfigError("--trec-rag-dir writes what --assignments scores; without it the track's files come "
-                          "with the reports (trec-rag-*.jsonl)")
-    if not args.runs and not args.assignments:
-        raise ConfigError("evaluate needs run files (RUN_FILE ...), or --assignments FILE ... to score the "
-                          "TREC RAG assignments they hold")
+                    ("--html", options.html, True)])
+    registries = cli_registries()
+    exam = exam_inputs(args, options, registries)  # the features' options may supply inputs (checked here)
+    step_summary = check_outputs(args, options, exam.supplied_files)
+    if not args.runs and not exam.supplied_files:
+        named = ", ".join(f"--{spec.name} FILE ..." for _, spec in specs(INPUT_GROUPS, "cli"))
+        raise ConfigError("evaluate needs run files (RUN_FILE ...)" + (f", or {named}" if named else ""))
     official = load_leaderboard(options.official) if options.official else None
     min_answers = min_answers_of(args.min_answers)
-    human = None
-    if options.human_assignments:
-        from exam_harness.analysis.trec_rag_agreement import load_human_assignments
-
-        human = load_human_assignments(options.human_assignments)  # read before any pair is graded
-    if args.trec_rag_2025_relevance and not (args.qrels and args.official_qrels):
-        raise ConfigError("--trec-rag-2025-relevance scores the --qrels files (UMBRELA's) on the topics the "
-                          "--official-qrels file (NIST's) judged: give both")
-    loaded = load_external_qrels(args) if args.qrels or args.official_qrels else None
-    registries = cli_registries()
     inputs = collect_scoring_inputs(options, "evaluate", registries.hook)  # the features' inputs, before grading
-    graded = obtain_grades(args, options, registries=registries, assignments=args.assignments, banks=assigned)
+    graded = obtain_grades(args, options, registries=registries, inputs=exam)
     registries.hook.pytest_exam_grading_finished(plan=graded.plan, outcome=graded.outcome)
     for notes in registries.hook.pytest_exam_run_notes(runs=graded.view.data.runs, folders=args.runs):
         for note in notes or ():  # a live system's manifest with no run beside it
@@ -259,15 +152,15 @@ def run(args: argparse.Namespace) -> int:
     credits = support = None
     if options.support:
         credits, support = obtain_support(options, graded)
-    external = external_request(args, graded, loaded, plan.tie_order) if loaded is not None else None
     in_set = options.report_dir is not None  # only the report set's writers read the qrels
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
     result = evaluate_exam(scored, graded.spec, options, official=official, min_answers=min_answers,
-                           external=external, human=human,
-                           cache=str(options.cache) if options.cache is not None else None, inputs=inputs)
-    result.settings.runs = [str(p) for p in [*args.runs, *args.assignments]]
-    result.settings.banks = [str(p) for p in (args.bank or args.assignments)]
+                           cache=str(options.cache) if options.cache is not None else None,
+                           inputs=inputs)
+    supplied = [str(p) for p in exam.supplied_files]  # files a feature's option named (--assignments)
+    result.settings.runs = [*map(str, args.runs), *supplied]
+    result.settings.banks = [str(p) for p in args.bank] or supplied
     if options.official:
         result.settings.official = str(args.official)
 
@@ -275,10 +168,8 @@ def run(args: argparse.Namespace) -> int:
     print_evaluation(result, console, brief=args.brief, label=plan.labels[0])
     out = writer_input(result, scored.result.qrels, graded)
     written, warnings = write_outputs(args, options, out, graded, step_summary)
-    if args.trec_rag_dir:
-        from exam_harness.cli.evaluate_assignments import write_track_dir
-
-        written += write_track_dir(args.trec_rag_dir, out)
+    written += [path for paths in registries.hook.pytest_exam_write_outputs(options=options, out=out) if paths
+                for path in paths]  # what the features' options ask for (TREC RAG's --trec-rag-dir)
     for path in written:
         console.print(f"wrote {path}", soft_wrap=True)
     from exam_harness.results.left_out import taken
@@ -295,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     return failed
 
 
-def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
+def check_outputs(args: argparse.Namespace, options: ExamOptions, supplied: Sequence[Path] = ()) -> str | None:
     """The outputs checked before any grading: the report folder can be owned, the Workbench file is named
     as one; returns ``$GITHUB_STEP_SUMMARY`` when the markdown summary can be appended there."""
     import os
@@ -305,7 +196,7 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
     from exam_harness.report.writers import GITHUB_STEP_SUMMARY, step_summary_problem
 
     if options.report_dir is not None:
-        check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank, *args.assignments],
+        check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank, *supplied],
                            label="--report-dir")
     target = args.export_workbench
     if target is not None and not (target.name.endswith(".jsonl") or target.name.endswith(".jsonl.gz")):
@@ -325,8 +216,7 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions) -> str | None:
 def writer_input(result: EvaluationReport, qrels: Mapping[str, Qrels], graded: Graded) -> WriterInput:
     """What the writers read for evaluate's document: the EXAM-Qrels at every tau (made by scoring when
     asked for: they take as long as scoring), the Workbench export, made when a writer asks, and the runs'
-    cited answers (written in the TREC RAG 2025 format); the TREC RAG nugget assignments are the document's
-    trec-rag section."""
+    cited answers (the TREC RAG feature writes them in the 2025 format)."""
     from exam_harness.report.writers import WriterInput
 
     view = graded.view

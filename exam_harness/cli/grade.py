@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from exam_harness.cli.grades import add_input_arguments, load_inputs, report_failures, show_progress
 from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, choice, options_from_cli
 from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ConfigError
 from exam_harness.core.progress import GradingProgress
@@ -23,6 +22,7 @@ from exam_harness.grading.cache import GradeCache
 from exam_harness.grading.passes import group_by_key
 from exam_harness.grading.setup import open_grading
 from exam_harness.llm.batch import BatchState
+from exam_harness.session.grades import add_input_arguments, exam_inputs, load_inputs, report_failures, show_progress
 
 GROUPS = (GRADING, SCORING)
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if options.grader == "recorded":
         raise ConfigError("grade needs --grader NAME: the grader that grades the pool")
     registries = cli_registries()
-    inputs, banks = load_inputs(args, options, registries)
+    inputs, banks = load_inputs(args, exam_inputs(args, options, registries))
     if not banks:
         raise ConfigError(f"--grader {options.grader} needs --bank BANK_FILE: the test points to grade the passages on")
     grading = open_grading(options, registries, inputs.data, where="--min-grade")

@@ -17,18 +17,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from exam_harness.cli.grades import add_input_arguments, obtain_grades
 from exam_harness.config.options import GRADING, SCORING, Argument, add_cli_options, choice, integer, options_from_cli
 from exam_harness.core.errors import ConfigError
+from exam_harness.session.grades import add_input_arguments, obtain_grades
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from exam_harness.analysis.label_file import Pair
     from exam_harness.analysis.label_screens import LabelPair, LabelScreen
-    from exam_harness.cli.grades import Graded
     from exam_harness.config.options import ExamOptions
     from exam_harness.core.registry import Registry
+    from exam_harness.session.grades import Graded
 
 GROUPS = (GRADING, SCORING)
 DEFAULTS = {"grader": "embedding"}

@@ -534,25 +534,10 @@ class ExamOptions:
     runs: tuple[Path, ...] = declare(
         "runs", (Path("runs"),), "Run file or folder of systems taking the exam; repeatable", Path, group=INPUTS,
         many=True, path=True, fronts=("pytest",), metavar="PATH")
-    assignments: tuple[Path, ...] = declare(
-        "assignments", (), "TREC RAG nugget assignment file (nuggetizer's assign output, or assessors' files of its "
-        "shape) read as recorded grades, as if it were among the runs; repeatable (default: none)", Path,
-        group=INPUTS, many=True, path=True, fronts=("pytest",), metavar="FILE")
     strict_queries: bool = declare(
         "strict-queries", False, "A query that a run ranks but no bank covers is a usage error naming the run file "
         "and line (default: a note naming its nearest bank query, e.g. 'sizng' ~ 'sizing')", group=INPUTS,
         flag=True, fronts=("pytest",))
-    trec_rag_fix: bool = declare(
-        "trec-rag-fix", False, "Read TREC RAG answer files with the track checker's fixes applied (over-long answers "
-        "trimmed from the end, out-of-range citations dropped, duplicate references merged) and say what changed "
-        "on which line (default: read them as given; the track's errors refuse the file)", group=SCORING, flag=True)
-    trec_rag_topics: Path | None = declare(
-        "trec-rag-topics", None, "The track's topic file (2024: 'id<TAB>text' lines; 2025 and later: JSON lines "
-        "{id, title}), which ragnarok's checkers require: TREC RAG answer files are checked against it as they "
-        "check them (an unknown topic, a changed topic text and a reference that is no MS MARCO v2.1 segment id "
-        "refuse a 2024 file; an unknown narrative_id refuses a 2025 file, a reference of another form is a "
-        "warning there) (default: none, the topic rules are not applied)", Path, group=SCORING, path=True,
-        metavar="FILE")
 
     # evaluate
     official: Path | None = declare("official", None, "Official leaderboard {run: rank} to correlate with "
@@ -570,10 +555,6 @@ class ExamOptions:
                              "nugget banks only)", group=EVALUATE, flag=True, fronts=("cli",))
     no_alpha_ndcg: bool = declare("no-alpha-ndcg", False, "Leave out alpha-nDCG@k (computed by default by pytest "
                                   "and evaluate alike)", group=SCORING, flag=True)
-    human_assignments: Path | None = declare(
-        "human-assignments", None, "Human nugget assignments (nuggetizer's shape: {run_id, qid, nuggets: [{text, "
-        "assignment}]}) to measure the grader's TREC RAG assignments against: confusion and Cohen's kappa "
-        "(default: none)", Path, group=EVALUATE, path=True, fronts=("cli",), metavar="ASSIGNMENTS_JSONL")
     support: bool = declare("support", False, "Grade every answer sentence against each document it cites with the "
                             "grader's support prompt (--grader hf or openai; TREC RAG answer files with a collection "
                             "of the cited segments) and add citation precision, recall and F1", group=EVALUATE,
@@ -826,9 +807,9 @@ def add_cli_options(parser: argparse.ArgumentParser, groups: Iterable[str], *,
         help_ = argparse_help(help_)
         if spec.flag:
             parser.add_argument(f"--{spec.name}", dest=spec.dest, action="store_true", default=None, help=help_)
-        elif spec.nargs:
+        elif spec.nargs:  # several values after one flag; a repeatable option's flags add theirs up
             parser.add_argument(f"--{spec.name}", dest=spec.dest, nargs=spec.nargs, default=None,
-                                metavar=spec.metavar, help=help_)
+                                action="extend" if spec.many else "store", metavar=spec.metavar, help=help_)
         else:
             optional: dict[str, Any] = {"nargs": "?", "const": spec.const} if spec.const is not None else {}
             parser.add_argument(f"--{spec.name}", dest=spec.dest, action="append" if spec.many else "store",

@@ -26,6 +26,20 @@ from exam_harness.measures.context import ScoringInput
 Pair = tuple[str, str]  # (passage id, test point id)
 
 
+@dataclass(frozen=True)
+class SuppliedInputs:
+    """Run-side files an option of a feature names (hook ``pytest_exam_inputs``), read among the runs, and the banks
+    they bring, which replace the bank files' banks of their topics (TREC RAG's assignment files: the nuggets they
+    assigned). ``check`` refuses a file that is not of its kind before anything is read; ``what`` names the banks
+    where they replace a bank file's topics ("the nuggets the --exam-assignments files assigned")."""
+
+    option: str  # the option naming them, as the front end spells it
+    paths: tuple[Path, ...]
+    check: Callable[[Path], None]
+    banks: Callable[[Sequence[Path]], list[QueryBank]]
+    what: str
+
+
 class ExamInputs:
     """Banks and runs of one exam, each file loaded once; ``redact`` hides every bank's text."""
 
@@ -44,9 +58,13 @@ class ExamInputs:
         self.run_files: list[Path] = []
         self.warnings: list[str] = []  # what the run-side files warned about as they were read (said on stderr too)
         self.extra_runs: list[Path] = []  # run folders beside the configured ones (a live system's answers)
-        self.assignment_files: list[Path] = []  # assignment files named as such, read as if among the runs
+        # what features supply beside the runs and banks the front end was given (hook pytest_exam_inputs)
+        self.supplied: list[SuppliedInputs] = []
+        # what the front end was given: evaluate's run files and --bank files (pytest's --exam-runs, bank folders)
+        self.given_runs: tuple[Path, ...] = ()
+        self.given_banks: tuple[Path, ...] = ()
         self.notices: list[str] = []  # what reading the banks said on stderr ("warning: ..."), kept for pytest
-        self._assignment_banks: list[QueryBank] | None = None
+        self._supplied_banks: list[QueryBank] | None = None
         self.system_names: Callable[[], list[str]] = list  # declared systems: runs before they are recorded
 
     # -- banks ---------------------------------------------------------------------------------
@@ -82,31 +100,46 @@ class ExamInputs:
                     )
 
     # -- runs ----------------------------------------------------------------------------------
+    def supply(self, supplied: SuppliedInputs) -> None:
+        """Add files a feature's option names (read among the runs) and the banks they bring
+        (:class:`SuppliedInputs`)."""
+        self.supplied.append(supplied)
+
+    @property
+    def supplied_files(self) -> list[Path]:
+        """Every file the features supplied, in the order supplied."""
+        return [path for supplied in self.supplied for path in supplied.paths]
+
     def load_runs(self, paths: Sequence[Path]) -> ExamData:
-        """Read every run-side file under ``paths`` (once); see ``io/runs.py`` for the recognised files."""
+        """Read every run-side file under ``paths`` (once), and the files features supplied; see ``io/runs.py`` for
+        the recognised files."""
         if self._data is None:
-            from exam_harness.io.assignments import check_assignment_file
             from exam_harness.io.runs import load_runs
 
-            for path in self.assignment_files:
-                check_assignment_file(path)
-            extra = [p for p in [*self.extra_runs, *self.assignment_files] if p not in paths]
+            self._check_supplied()
+            extra = [p for p in [*self.extra_runs, *self.supplied_files] if p not in paths]
             loaded = load_runs([*paths, *extra], self.run_formats)
             self._data, self.responses, self.run_files = loaded.data, loaded.responses, loaded.files
             self.warnings = loaded.warnings
             self.answers = loaded.answers
         return self._data
 
-    def assignment_banks(self) -> list[QueryBank]:
-        """The nuggets the assignment files (:attr:`assignment_files`) assigned, one bank per topic (read once):
-        what a session given such files scores (``io/assignments.py``, :func:`assignment_banks`)."""
-        if self._assignment_banks is None:
-            from exam_harness.io.assignments import assignment_banks, check_assignment_file
+    def _check_supplied(self) -> None:
+        for supplied in self.supplied:
+            for path in supplied.paths:
+                supplied.check(path)
 
-            for path in self.assignment_files:
-                check_assignment_file(path)
-            self._assignment_banks = assignment_banks(self.assignment_files) if self.assignment_files else []
-        return self._assignment_banks
+    def supplied_banks(self) -> list[QueryBank]:
+        """The banks the supplied files bring (read once): what a session given such files scores on their topics."""
+        if self._supplied_banks is None:
+            self._check_supplied()
+            self._supplied_banks = [bank for supplied in self.supplied if supplied.paths
+                                    for bank in supplied.banks(supplied.paths)]
+        return self._supplied_banks
+
+    def supplied_what(self) -> str:
+        """What the supplied banks are, for a message where they replace a bank file's topics."""
+        return " and ".join(supplied.what for supplied in self.supplied if supplied.paths)
 
     def forget_runs(self) -> None:
         """Read the run files again on the next :meth:`load_runs` (systems were recorded into them)."""

@@ -20,7 +20,6 @@ from exam_harness.measures.citations import CITATION_MEASURES
 from exam_harness.measures.exam import AlphaNDCG, ExamCover, NExam, NuggetF
 from exam_harness.measures.parsing import parse_measure
 from exam_harness.measures.trec import TrecMeasure
-from exam_harness.measures.trec_rag import TRACK_MEASURES
 
 
 @dataclass(frozen=True)
@@ -60,13 +59,13 @@ class ExamPlan:
         """The names of the trec measures asked for (``P@20``, ``ndcg@10``, ``success.10``), once each."""
         return tuple(dict.fromkeys(m.name for m in self.requested if isinstance(m, TrecMeasure)))
 
-    def measures(self, min_grade: int, *, nuggets: bool, track: bool = False, support: bool = False,
+    def measures(self, min_grade: int, *, nuggets: bool, extra: Sequence[Measure] = (), support: bool = False,
                  ranked: bool = True) -> list[Measure]:
         """The measures at one tau, bound, each once: EXAM-Cover and n-EXAM (the leaderboard's own), every
         other measure asked for in the order given, the trec measures per label variant (label by label),
-        alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``), the TREC RAG track's
-        scores with the answers' length when nuggets carry an importance (``track``), citation precision,
-        recall and F1 when answers' citations were graded (``support``). Without a ranked run (``ranked``
+        alpha-nDCG when asked, nugget F when the exam has nuggets (or ``nugget_f``), the features' own for this
+        exam (``extra``: hook ``pytest_exam_planned_measures``), citation precision, recall and F1 when answers'
+        citations were graded (``support``). Without a ranked run (``ranked``
         False: every run is generated answers) a measure that scores no generated answers (the trec
         measures: Measure.scores_generated) is left out, as no run would get a value of it."""
         found: list[Measure] = [ExamCover(), NExam()]
@@ -77,8 +76,7 @@ class ExamPlan:
             found.append(AlphaNDCG())
         if nuggets:
             found.append(NuggetF())
-        if track:
-            found += [kind() for kind in TRACK_MEASURES]
+        found += extra
         if support:
             found += [kind() for kind in CITATION_MEASURES]
         bindings = self.bindings(min_grade)

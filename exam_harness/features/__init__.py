@@ -19,10 +19,14 @@ from typing import Any
 
 FEATURES: tuple[str, ...] = (
     "significance",
+    "external_qrels",  # before cost: its section comes after the built-in ones, where it always was
     "cost",  # before live_systems: the verdict's budget check has come before the exam-stale one
     "flips",
     "live_systems",
     "calibration",  # after live_systems: its section is placed before the live-systems section
+    "trec_rag",  # after cost: its section is placed before the cost section
+    "autojudge",
+    "generate",
     "ray_engine",
     "view",
 )

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from exam_harness.core.errors import ConfigError
+from exam_harness.core.grade_kinds import recorded_scale
 from exam_harness.core.models import Grade, GraderSpec, RecordedGrade
 from exam_harness.graders.base import (
     GradeFailure,
@@ -21,7 +22,6 @@ from exam_harness.graders.base import (
     GradingRequest,
     read_grader_options,
 )
-from exam_harness.measures.trec_rag import recorded_scale
 
 VERSION = "1"
 

@@ -783,7 +783,7 @@ def _choose_grading_run(counts: Counter[GradingRun], llm: str | None, prompt_cla
 def recorded_spec(run: GradingRun) -> GraderSpec:
     """The identity of a recorded grading run (self-ratings 0..5, as the published files hold; nugget
     assignments 0..2)."""
-    from exam_harness.measures.trec_rag import recorded_scale
+    from exam_harness.core.grade_kinds import recorded_scale
 
     max_grade, tau = recorded_scale(run[1])
     return GraderSpec(name="recorded", version="1", model=run[0], prompt_class=run[1], max_grade=max_grade,

@@ -8,7 +8,7 @@ from pathlib import Path
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import QueryBank
 from exam_harness.core.registry import Registry
-from exam_harness.io.formats import BankFormat, builtin_bank_formats, claiming
+from exam_harness.io.formats import BankFormat, claiming, default_bank_formats
 from exam_harness.io.textio import is_hidden
 
 BANK_FORMS = (
@@ -21,7 +21,7 @@ BANK_FORMS = (
 def load_bank(path: Path, formats: Registry[BankFormat] | None = None) -> list[QueryBank]:
     """Read one bank file into its query banks (one per query, or per query facet)."""
     path = Path(path)
-    fmt = claiming(formats or builtin_bank_formats(), path)
+    fmt = claiming(formats or default_bank_formats(), path)
     if fmt is None:
         raise InputError("not a bank file name", path=path, field="file name", value=path.name, expected=BANK_FORMS)
     return fmt.load(path)
@@ -30,13 +30,13 @@ def load_bank(path: Path, formats: Registry[BankFormat] | None = None) -> list[Q
 def is_bank_file(path: Path, formats: Registry[BankFormat] | None = None) -> bool:
     """Whether ``path`` is a visible file that some bank format claims."""
     path = Path(path)
-    return path.is_file() and not is_hidden(path) and claiming(formats or builtin_bank_formats(), path) is not None
+    return path.is_file() and not is_hidden(path) and claiming(formats or default_bank_formats(), path) is not None
 
 
 def iter_bank_files(paths: Iterable[Path], formats: Registry[BankFormat] | None = None) -> list[Path]:
     """The bank files named by ``paths``: files as given, folders searched recursively (sorted, hidden
     files and folders skipped) by :func:`walk_bank_folder`. A named file that is not a bank is an InputError."""
-    formats = formats or builtin_bank_formats()
+    formats = formats or default_bank_formats()
     found: dict[Path, Path] = {}  # resolved -> as found: a file reached twice is one bank file
     for path in map(Path, paths):
         if path.is_dir():
@@ -62,7 +62,7 @@ def walk_bank_folder(root: Path, formats: Registry[BankFormat] | None = None) ->
     a file reached through two paths is listed under the first; a symlink whose target is missing is an
     InputError (a bank that silently drops out of an exam would make the exam pass without it).
     """
-    formats = formats or builtin_bank_formats()
+    formats = formats or default_bank_formats()
     found: list[Path] = []
     seen_files: set[Path] = set()
 

@@ -4,24 +4,23 @@ A format says which files it *claims*, by their names, and reads them. Nothing i
 content before it is read, so a malformed bank is reported, never silently skipped: every file with
 a bank suffix under a bank folder is a bank, in pytest's collection and on the command line alike.
 Built-in formats are registered first; formats that
-plugins register (``pytest_exam_register_bank_formats`` / ``..._run_formats``) are asked before
-them, so a plugin can also take over a suffix. Every front end finds files through these registries:
+features and plugins register (``pytest_exam_register_bank_formats`` / ``..._run_formats``) are asked before
+them, so a plugin can also take over a suffix, or claim some files of a suffix by their first line where the
+built-in format still reads the rest (the TREC RAG feature's nugget, answer and assignment files among the
+``.jsonl`` ones): a file is never left unread. Every front end finds files through these registries:
 pytest's bank collection, ``exam-harness evaluate --bank`` and the run loader alike.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from exam_harness.core.models import QueryBank
 from exam_harness.core.registry import Registry
 from exam_harness.io.parts import FilePart
 from exam_harness.io.textio import base_name, is_gz
-
-if TYPE_CHECKING:
-    from exam_harness.io.trec_rag import TrackTopics
 
 HAND_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -39,7 +38,9 @@ class RunFormat(Protocol):
     """A run-side file format (runs, passage collections, responses, graded paragraph files).
 
     ``collection`` formats are read after all others, with ``keep`` = the passage ids anything else
-    references (None: keep every passage), so a full collection can back a few runs.
+    references (None: keep every passage), so a full collection can back a few runs. A format may also have
+    ``recognises(path) -> bool``: asked (plugins' first) for a file no format claims by its name, by its content
+    (TREC RAG submissions carry any name).
     """
 
     @property
@@ -66,23 +67,20 @@ class HandBankFormat:
 
 
 class WorkbenchBankFormat:
-    """Workbench bank JSON lines (``.jsonl`` or ``.jsonl.gz``, one ``{query_id, items}`` per line), or a
-    nuggetizer nugget file (``{qid, query, nuggets}`` per line) when its first line is one."""
+    """Workbench bank JSON lines (``.jsonl`` or ``.jsonl.gz``, one ``{query_id, items}`` per line): every
+    ``.jsonl`` bank file no feature's format claims by its first line."""
 
     def claims(self, path: Path) -> bool:
-        return base_name(path).endswith(".jsonl") and not _run_side_jsonl(base_name(path))
+        return base_name(path).endswith(".jsonl") and not run_side_jsonl(base_name(path))
 
     def load(self, path: Path) -> list[QueryBank]:
-        from exam_harness.io.nuggetizer import is_nuggetizer_record, load_nuggetizer_bank
-        from exam_harness.io.textio import first_json_line
         from exam_harness.io.workbench import load_workbench_bank
 
-        if is_nuggetizer_record(first_json_line(path)):
-            return load_nuggetizer_bank(path)
         return load_workbench_bank(path)
 
 
-def _run_side_jsonl(name: str) -> bool:
+def run_side_jsonl(name: str) -> bool:
+    """Whether a ``.jsonl`` file name is a run-side file's by its name (a collection, responses)."""
     return name == "collection.jsonl" or name.endswith((".responses.jsonl", ".collection.jsonl"))
 
 
@@ -135,60 +133,24 @@ class Responses:
 
 @dataclass(frozen=True)
 class WorkbenchParagraphs:
-    """Any other ``.jsonl``: a TREC RAG answer file, a nugget assignment file (nuggetizer's assign output) or a
-    Workbench paragraph file (its first line says which);
-    ``fix``: TREC RAG answers read with the track checker's fixes (``--trec-rag-fix``)."""
+    """Any other ``.jsonl``: a Workbench paragraph file (every one no feature's format claims by its first line:
+    the TREC RAG feature's answer and assignment files)."""
 
     collection: bool = False
-    fix: bool = False
-    topics: TrackTopics | None = None  # the track's topic file: checked against it (--trec-rag-topics)
 
     def claims(self, path: Path) -> bool:
-        return base_name(path).endswith(".jsonl") and not _run_side_jsonl(base_name(path))
+        return base_name(path).endswith(".jsonl") and not run_side_jsonl(base_name(path))
 
     def read(self, path: Path, keep: set[str] | None = None) -> FilePart:
-        from exam_harness.io.textio import first_json_line
-        from exam_harness.io.trec_rag import is_rag_answer_record, read_rag_answers
         from exam_harness.io.workbench import read_paragraph_file
 
-        first = first_json_line(path)
-        if is_rag_answer_record(first):
-            return read_rag_answers(path, fix=self.fix, topics=self.topics)
-        from exam_harness.io.assignments import is_assignment_record, read_assignment_part
-
-        if is_assignment_record(first):
-            return read_assignment_part(path)
-        return read_paragraph_file(path, first)
-
-
-def trec_rag_reading(formats: Registry[RunFormat], *, fix: bool = False,
-                     topics: TrackTopics | None = None) -> Registry[RunFormat]:
-    """``formats`` with TREC RAG answer files read with the track checker's fixes applied (``fix``:
-    ``--trec-rag-fix``) and checked against the track's topic file (``topics``: ``--trec-rag-topics``)."""
-    reading: Registry[RunFormat] = Registry(formats.kind)
-    descriptions = formats.describe()
-    for name in formats:
-        entry = formats.get(name)
-        if isinstance(entry, WorkbenchParagraphs):
-            entry = replace(entry, fix=fix, topics=topics)
-        reading.register(name, entry, descriptions[name])
-    return reading
-
-
-def trec_rag_formats(formats: Registry[RunFormat], fix: bool, topics_file: Path | None) -> Registry[RunFormat]:
-    """The run formats a front end reads with, by its ``trec_rag_fix`` and ``trec_rag_topics`` options."""
-    if not fix and topics_file is None:
-        return formats
-    from exam_harness.io.trec_rag import read_track_topics
-
-    return trec_rag_reading(formats, fix=fix, topics=None if topics_file is None else read_track_topics(topics_file))
+        return read_paragraph_file(path)
 
 
 def builtin_bank_formats() -> Registry[BankFormat]:
     registry: Registry[BankFormat] = Registry("bank format")
     registry.register("hand", HandBankFormat(), "hand-written YAML/JSON bank (.yaml, .yml, .json)")
-    registry.register("workbench", WorkbenchBankFormat(),
-                      "Workbench bank or nuggetizer nugget JSON lines (.jsonl, .jsonl.gz)")
+    registry.register("workbench", WorkbenchBankFormat(), "Workbench bank JSON lines (.jsonl, .jsonl.gz)")
     return registry
 
 
@@ -198,9 +160,41 @@ def builtin_run_formats() -> Registry[RunFormat]:
     registry.register("collection-jsonl", Collection(".jsonl"), "collection.jsonl / *.collection.jsonl: {id, text}")
     registry.register("trec", TrecRun(), "*.run / *.trec: TREC run, qid Q0 docid rank score tag")
     registry.register("responses", Responses(), "*.responses.jsonl: generated responses {query_id, run, response}")
-    registry.register("workbench", WorkbenchParagraphs(),
-                      "other *.jsonl: TREC RAG answers (2024/2025) or Workbench paragraph file")
+    registry.register("workbench", WorkbenchParagraphs(), "other *.jsonl: Workbench paragraph file")
     return registry
+
+
+_defaults: dict[str, tuple[Any, Registry[Any]]] = {}
+
+
+def use_formats(hook: Any, bank_formats: Registry[BankFormat], run_formats: Registry[RunFormat]) -> None:
+    """Make the registries a front end filled through ``hook`` the defaults of callers given none while ``hook`` is
+    the active one."""
+    _defaults["bank"] = (hook, bank_formats)
+    _defaults["run"] = (hook, run_formats)
+
+
+def default_bank_formats() -> Registry[BankFormat]:
+    """The built-in bank formats and those the active front end's features and plugins register (core/host.py: the
+    in-tree features' with no front end), for a caller given no registry. Filled once per hook relay."""
+    return _default("bank", builtin_bank_formats, "pytest_exam_register_bank_formats")
+
+
+def default_run_formats() -> Registry[RunFormat]:
+    """The built-in run formats and the active front end's features' and plugins' (see :func:`default_bank_formats`)."""
+    return _default("run", builtin_run_formats, "pytest_exam_register_run_formats")
+
+
+def _default(kind: str, builtin: Any, hook_name: str) -> Registry[Any]:
+    from exam_harness.core.host import active_hook
+
+    hook = active_hook()
+    known = _defaults.get(kind)
+    if known is None or known[0] is not hook:
+        registry = builtin()
+        getattr(hook, hook_name)(registry=registry)
+        known = _defaults[kind] = (hook, registry)
+    return known[1]
 
 
 class _Claims(Protocol):
@@ -217,3 +211,26 @@ def claiming(registry: Registry[F], path: Path) -> F | None:
         if fmt.claims(path):
             return fmt
     return None
+
+
+def recognising(registry: Registry[F], path: Path) -> F | None:
+    """The format that recognises ``path`` by its content (``recognises``; plugins' formats asked first), or None:
+    for a file no format claims by its name."""
+    for name in reversed(registry.names()):
+        fmt = registry.get(name)
+        recognises = getattr(fmt, "recognises", None)
+        if callable(recognises) and recognises(path):
+            return fmt
+    return None
+
+
+def first_line_of(path: Path) -> object:
+    """The first JSON line of ``path`` for a format that claims files by it, None where it is none (not JSON
+    lines, unreadable: the format that reads every file of its name says what is wrong)."""
+    from exam_harness.core.errors import InputError
+    from exam_harness.io.textio import first_json_line
+
+    try:
+        return first_json_line(path)
+    except (InputError, OSError, UnicodeDecodeError, EOFError):
+        return None

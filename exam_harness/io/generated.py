@@ -7,7 +7,7 @@ sentence ends where possible, and ranked in order (rank 1, 2, ...). A response o
 is graded once; a segment repeated verbatim within one response is ranked once. The full response
 text is kept (nugget F-score needs its length). A line that also holds ``"references"`` and ``"answer":
 [{"text", "citations"}]`` (a live system's cited answer, as its recording writes it) gives a cited answer
-too, read by the TREC RAG reader's rules (:func:`exam_harness.io.trec_rag.cited_response`), so support
+too, read by the one reading of cited answers (:func:`exam_harness.io.cited.cited_response`), so support
 evaluation (``exam-harness evaluate --support``) scores its citations.
 """
 
@@ -144,7 +144,7 @@ def read_responses(path: Path) -> FilePart:
         part.run_lines.setdefault(run, lineno)
         part.responses.setdefault(run, {})[qid] = response
         if isinstance(record.get("answer"), list):  # a live system's cited sentences, as its recording writes them
-            from exam_harness.io.trec_rag import cited_response
+            from exam_harness.io.cited import cited_response
 
             part.answers.setdefault(run, {})[qid] = cited_response(record, path, lineno, run, qid)
         ranked: list[RankedPassage] = []

@@ -8,10 +8,11 @@ are skipped) and recognises each file by name:
 * ``collection.jsonl`` / ``*.collection.jsonl``: ``{"id"|"passage_id"|"docid", "text"|"contents"}``
 * ``*.run`` / ``*.trec``: TREC run files, ``qid Q0 docid rank score tag``
 * ``*.responses.jsonl``: generated responses ``{"query_id", "run"|"system", "response"}``
-* other ``*.jsonl``: TREC RAG answer files (2024/2025, :mod:`exam_harness.io.trec_rag`) when the first
-  line's ``answer`` is a list of sentences, else Workbench paragraph files (lines ``[query_id, [paragraph, ...]]``)
-* a file of any other name whose first line is a TREC RAG answer: a TREC RAG answer file (submissions
-  carry any name)
+* other ``*.jsonl``: Workbench paragraph files (lines ``[query_id, [paragraph, ...]]``), unless a feature's
+  format claims the file by its first line (the TREC RAG feature: its answer files, 2024/2025, and nugget
+  assignment files)
+* a file of any other name that a format recognises by its content (``recognises``: a TREC RAG answer
+  file, whose submissions carry any name)
 
 each optionally gzipped (``.gz``). Collections are read last and keep only the passages that some
 run ranks (or a judgment or recorded grade mentions), so a full collection can back a few runs; with
@@ -30,7 +31,7 @@ from exam_harness.core.answers import CitedAnswer
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import ExamData, Passage, Run
 from exam_harness.core.registry import Registry
-from exam_harness.io.formats import RunFormat, TrecRun, WorkbenchParagraphs, builtin_run_formats, claiming
+from exam_harness.io.formats import RunFormat, TrecRun, claiming, default_run_formats, recognising
 from exam_harness.io.parts import RECOGNISED_FORMS as RECOGNISED_FORMS
 from exam_harness.io.parts import FilePart
 from exam_harness.io.textio import is_hidden
@@ -61,28 +62,14 @@ def _skipped_in_folder(path: Path) -> bool:
 
 
 def file_format(path: Path, formats: Registry[RunFormat]) -> RunFormat:
-    """The run format that claims ``path``, or an InputError listing the recognised forms."""
-    fmt = claiming(formats, path) or _rag_answers_by_content(path, formats)
+    """The run format that claims ``path`` by its name, else one that recognises it by its content (a TREC RAG
+    submission carries any name, often none with a suffix), or an InputError listing the recognised forms."""
+    fmt = claiming(formats, path) or recognising(formats, path)
     if fmt is None:
         raise InputError(
             "unrecognised run-side file", path=path, field="file name", value=path.name, expected=RECOGNISED_FORMS
         )
     return fmt
-
-
-def _rag_answers_by_content(path: Path, formats: Registry[RunFormat]) -> RunFormat | None:
-    """The format that reads TREC RAG answer files, for a file no format claims by its name whose first
-    line is a TREC RAG answer: track submissions carry any name (often none with a suffix)."""
-    from exam_harness.io.textio import first_json_line
-    from exam_harness.io.trec_rag import is_rag_answer_record
-
-    try:
-        if not is_rag_answer_record(first_json_line(path)):
-            return None
-    except (InputError, OSError, UnicodeDecodeError):
-        return None  # not JSON lines: the unrecognised file it is
-    known = [fmt for fmt in map(formats.get, formats) if isinstance(fmt, WorkbenchParagraphs)]
-    return known[-1] if known else WorkbenchParagraphs()
 
 
 def run_files(paths: Sequence[Path]) -> list[Path]:
@@ -197,7 +184,7 @@ def load_runs(paths: Sequence[Path], formats: Registry[RunFormat] | None = None,
     a line on stderr).
     """
     with collector_paused():
-        loaded = _load_runs(paths, formats or builtin_run_formats())
+        loaded = _load_runs(paths, formats or default_run_formats())
     if loaded.warnings:
         from exam_harness.core.display import print_notice
 

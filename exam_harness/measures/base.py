@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from exam_harness.core.errors import ConfigError
+from exam_harness.core.grade_kinds import GradesNeeded  # at run time: get_type_hints reads the ClassVar
 from exam_harness.measures.stats import mean_stderr
 
 if TYPE_CHECKING:
@@ -86,6 +87,9 @@ class Measure(abc.ABC):
     # against passage labels (trec_eval over EXAM-Qrels), which says nothing of an answer; the pipeline
     # leaves such a run out of the measure's result (see scores_run)
     scores_generated: ClassVar[bool] = True
+    # the one kind of grades the values mean something over (core/grade_kinds.py), None for any: a gate on the
+    # measure over a report of other grades says why it has no value
+    grades_needed: ClassVar[GradesNeeded | None] = None
 
     def __post_init__(self) -> None:
         k = getattr(self, "k", None)

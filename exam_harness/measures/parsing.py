@@ -12,7 +12,7 @@ import re
 from exam_harness.core.errors import ConfigError
 from exam_harness.core.registry import Registry
 from exam_harness.measures.base import Measure
-from exam_harness.measures.registry import builtin_measures
+from exam_harness.measures.registry import default_measures
 from exam_harness.measures.trec import TrecMeasure
 
 _SYNTAX = re.compile(r"(?P<family>[A-Za-z0-9][\w\-.]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cut>\d+))?")
@@ -26,10 +26,11 @@ def is_measure_syntax(text: str) -> bool:
 def parse_measure(text: str, registry: Registry[type[Measure]] | None = None) -> Measure:
     """Parse ``family(name=value,...)@cut`` (parameters and cut-off optional) into a measure.
 
-    Families come from the measure registry (built-ins when ``registry`` is None); trec_eval names
+    Families come from the measure registry (when ``registry`` is None, the built-ins and the active front
+    end's features' and plugins': measures/registry.py); trec_eval names
     such as ``P@20``, ``ndcg_cut_10`` or ``map`` are trec measures over EXAM-Qrels.
     """
-    registry = registry if registry is not None else builtin_measures()
+    registry = registry if registry is not None else default_measures()
     raw = text.strip()
     match = _SYNTAX.fullmatch(raw)
     if match is None:

@@ -58,11 +58,11 @@ def _shown(path: Path, root: Path) -> str:
 
 class BankFile(pytest.File):
     def banks(self) -> list[QueryBank]:
-        """The file's banks, less the topics that --exam-assignments files hold: those are scored on the
-        nuggets the files assigned (:class:`AssignmentBanks`), said once per file."""
+        """The file's banks, less the topics that files a feature supplied bring banks of (TREC RAG's
+        --exam-assignments: the nuggets the files assigned; :class:`SuppliedBanks`), said once per file."""
         inputs = setup_of(self.config).exam_inputs(self.config)
         banks = inputs.load_bank_file(self.path)
-        covered = {bank.query.id for bank in inputs.assignment_banks()}
+        covered = {bank.query.id for bank in inputs.supplied_banks()}
         left_out = [bank.query.id for bank in banks if bank.query.id in covered]
         if left_out:
             from exam_harness.core.display import collecting_notices, print_notice
@@ -70,8 +70,8 @@ class BankFile(pytest.File):
 
             shown = ", ".join(dict.fromkeys(left_out[:10])) + (" ..." if len(left_out) > 10 else "")
             with collecting_notices(inputs.notices):
-                print_notice(f"{shown_path(self.path)}: {len(set(left_out))} topic(s) ({shown}) are scored on the "
-                             "nuggets the --exam-assignments files assigned, not on this file's")
+                print_notice(f"{shown_path(self.path)}: {len(set(left_out))} topic(s) ({shown}) are scored on "
+                             f"{inputs.supplied_what()}, not on this file's")
         return [bank for bank in banks if bank.query.id not in covered]
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
@@ -102,13 +102,13 @@ class BankFile(pytest.File):
                                         secret=bank.secret or inputs.redact_all)
 
 
-class AssignmentBanks(BankFile):
-    """The nuggets every --exam-assignments file assigned, one bank per topic, collected under the first
-    file (the others add no collector): each line's labels are recorded grades of exactly these nuggets, so
-    the session scores what ``evaluate --assignments`` scores."""
+class SuppliedBanks(BankFile):
+    """The banks every file a feature supplied brings (TREC RAG's --exam-assignments: the nuggets they assigned,
+    one bank per topic), collected under the first file (the others add no collector): the session scores what
+    ``evaluate`` given the same files scores."""
 
     def banks(self) -> list[QueryBank]:
-        return setup_of(self.config).exam_inputs(self.config).assignment_banks()
+        return setup_of(self.config).exam_inputs(self.config).supplied_banks()
 
 
 class QueryNode(pytest.Collector):
@@ -265,15 +265,15 @@ class ExamCollector:
                     walk_bank_folder(root, formats)
         except InputError as exc:
             raise pytest.UsageError(str(exc)) from None
-        assigned = setup.options.assignments
-        if assigned:
+        supplied = setup.exam_inputs(self.config).supplied_files
+        if supplied:
             try:
-                setup.exam_inputs(self.config).assignment_banks()  # each file checked: a bad one stops here
+                setup.exam_inputs(self.config).supplied_banks()  # each file checked: a bad one stops here
             except InputError as exc:
                 raise pytest.UsageError(str(exc.relative_to(self.config.invocation_params.dir))) from None
-        if assigned and not any(_absolute(Path(self.config.invocation_params.dir, a.split("::")[0])) ==
-                                _absolute(assigned[0]) for a in session.config.args):
-            session.config.args.append(str(_absolute(assigned[0])))  # collected as AssignmentBanks
+        if supplied and not any(_absolute(Path(self.config.invocation_params.dir, a.split("::")[0])) ==
+                                _absolute(supplied[0]) for a in session.config.args):
+            session.config.args.append(str(_absolute(supplied[0])))  # collected as SuppliedBanks
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
         """A folder under a bank folder that is a symlink back up its own path is a loop: walked once."""
@@ -291,12 +291,12 @@ class ExamCollector:
         setup = setup_of(config)
         found = _absolute(file_path)
         resolved = found.resolve()
-        assigned = [Path(p).resolve() for p in setup.options.assignments]
-        if resolved in assigned:  # read as the session's nuggets, whichever folder holds it
-            if resolved != assigned[0] or resolved in self._files:
+        supplied = [Path(p).resolve() for p in setup.exam_inputs(config).supplied_files]
+        if resolved in supplied:  # read as the banks of the files a feature supplied, whichever folder holds it
+            if resolved != supplied[0] or resolved in self._files:
                 return None
             self._files.add(resolved)
-            return AssignmentBanks.from_parent(parent, path=file_path)
+            return SuppliedBanks.from_parent(parent, path=file_path)
         named = [Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args]
         # A bank file is collected when the path found lies in a configured bank folder (a symlink there
         # may point anywhere) or the file is named on the command line.

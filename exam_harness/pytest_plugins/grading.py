@@ -72,7 +72,7 @@ class ExamGrading:
             check_covered(configured, data)
         check_gate_runs(options, data.runs)
         check_required_runs(configured, options, data.runs)
-        check_outputs(options, Path(config.rootpath), [*setup.bank_roots, *options.runs, *options.assignments])
+        check_outputs(options, Path(config.rootpath), [*setup.bank_roots, *options.runs, *inputs.supplied_files])
         grading = open_grading(options, setup.registries(config), data)  # the plan's defaults are evaluate's
         try:
             check_gradable(grading.grader, banks)

@@ -86,6 +86,13 @@ class ExamReporting:
                 self.write_error = (f"FAIL cannot write the reports into {folder}: {why}; the leaderboard above is "
                                     "complete and the grades are cached, so a rerun after fixing it grades nothing")
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        try:  # what the features' options ask for beside the reports
+            self.written += [path for paths in self.config.hook.pytest_exam_write_outputs(
+                options=setup.options, out=self.writer_input()) if paths for path in paths]
+        except (OSError, OutputError, WriterOutputError) as exc:
+            why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+            self.write_error = f"FAIL cannot write what the options ask for: {why}; the leaderboard above is complete"
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         # a grader's error may echo the prompt, and with it a secret bank's text
         self.failure_reasons = Counter(inputs.redact(m) for m in graded.grading.failures.values()).most_common()
         self._keep(report)

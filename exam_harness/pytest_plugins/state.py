@@ -72,14 +72,11 @@ class ExamSetup:
         brought up to date on every call: a conftest.py found since may have registered a section)."""
         registries = self.registries(config)
         if self.inputs is None:
-            registries = self.registries(config)
-            run_formats = registries.run_formats
-            if self.options.trec_rag_fix or self.options.trec_rag_topics is not None:
-                from exam_harness.io.formats import trec_rag_formats
-
-                run_formats = trec_rag_formats(run_formats, self.options.trec_rag_fix, self.options.trec_rag_topics)
-            self.inputs = ExamInputs(registries.bank_formats, run_formats, redact=self.options.redact)
-            self.inputs.assignment_files.extend(self.options.assignments)
+            inputs = ExamInputs(registries.bank_formats, registries.run_formats, redact=self.options.redact)
+            inputs.given_runs, inputs.given_banks = tuple(self.options.runs), tuple(self.bank_roots)
+            # the features' options may configure the formats or supply files (TREC RAG's --exam-assignments)
+            config.hook.pytest_exam_inputs(options=self.options, front="pytest", inputs=inputs)
+            self.inputs = inputs
         return self.inputs
 
 

@@ -22,8 +22,9 @@ JSON shape (``--json``)::
 ``sections`` holds the optional parts, each computed by its section (results/sections.py, sections/) from
 the inputs given here through :class:`~exam_harness.results.scored.Scored`: the correlations with the
 official leaderboard, significance against a baseline, the agreement with the judgments (with the
-"min answers = m" views and the direct grades), the runs over external qrels, the nugget assignments
-against human ones; and those both front ends compute the same way: an LLM grader's cost, judge variance
+"min answers = m" views and the direct grades), those of the features given by evaluate's options (the runs
+over external qrels, the nugget assignments against human ones); and those both front ends compute the same way:
+an LLM grader's cost, judge variance
 at each tau, a plugin's own.
 ``results/document.py`` joins this envelope and the pytest report into the one JSON schema
 ``exam-harness schema`` prints.
@@ -37,7 +38,6 @@ import datetime as _dt
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from exam_harness.config.options import ExamOptions
 from exam_harness.core.errors import InputError
@@ -47,31 +47,20 @@ from exam_harness.exam.inputs import ExamView
 from exam_harness.exam.plan import ExamPlan
 from exam_harness.grading.passes import GradingOutcome
 from exam_harness.measures.base import Measure
-from exam_harness.measures.correlation import Correlation, leaderboard_correlation
 from exam_harness.measures.qrels import relevance_level
 from exam_harness.measures.result import MeasureResult
 from exam_harness.measures.significance import bootstrap_cis
-from exam_harness.measures.stats import mean_stderr
-from exam_harness.measures.trec import TrecMeasure, parse_trec_name, trec_eval
+from exam_harness.measures.trec import TrecMeasure
 from exam_harness.report.core import build
 from exam_harness.results.evaluation import (
     CollectionSummary,
     EvaluationGrading,
     EvaluationReport,
     EvaluationSettings,
-    ExternalLeaderboard,
-    ExternalQrels,
-    ExternalQrelsResult,
     MeasureStats,
-    PerQueryCorrelation,
-    QrelsMap,
-    Rankings,
 )
 from exam_harness.results.scored import Scored, ScoringInputs, collect_scoring_inputs
 from exam_harness.results.scoring import SupportCredits, score_exam, scoring_input
-
-if TYPE_CHECKING:
-    from exam_harness.results.agreement import HumanLabels
 
 
 def grading_summary(outcome: GradingOutcome, cache: str | None = None) -> EvaluationGrading:
@@ -119,17 +108,14 @@ def evaluate_exam(
     *,
     official: Mapping[str, float] | None = None,
     min_answers: Sequence[int] = (),
-    external: ExternalQrels | None = None,
-    human: HumanLabels | None = None,
     cache: str | None = None,
     inputs: ScoringInputs | None = None,
 ) -> EvaluationReport:
     """Every measure of the plan at each of its tau values (:func:`score_evaluation`); the sections
     (results/sections.py) computed from the inputs given: the correlations with ``official``, the agreement
     tables with the "min answers = m" views for each m of ``min_answers`` (and the direct-grade views when
-    the files hold recorded direct grades), the runs scored over ``external`` qrels, the nugget assignments
-    against ``human`` ones, and what features add (``inputs``: by default what the active hook's features
-    add for ``options``, results/scored.py)."""
+    the files hold recorded direct grades), and what features add (the runs over external qrels ...)
+    (``inputs``: by default what the active hook's features add for ``options``, results/scored.py)."""
     view, outcome, plan, result, measures = scored.view, scored.grading, scored.plan, scored.result, scored.measures
     data = view.data
     check_baseline(options.baseline, data.runs)
@@ -139,8 +125,7 @@ def evaluate_exam(
     if pool is None:
         raise ValueError("evaluate's document needs the pool scored with it (score_evaluation)")
     scored = replace(
-        scored, official=official or None, agreement=tuple(min_answers), external=external,
-        per_query=options.per_query, human_assignments=human,
+        scored, official=official or None, agreement=tuple(min_answers),
         inputs=inputs if inputs is not None else collect_scoring_inputs(options, "evaluate"))
     core = build(scored, per_query=options.per_query)
     return EvaluationReport(
@@ -189,127 +174,4 @@ def _settings(plan: ExamPlan, options: ExamOptions, spec: GraderSpec) -> Evaluat
         bootstrap=options.bootstrap, confidence=options.confidence, seed=options.seed,
         baseline=options.baseline, significance=options.significance, alpha=options.alpha,
         resamples=options.resamples, per_query=options.per_query,
-    )
-
-
-# --- external qrels (``--qrels``) ---------------------------------------------------------------
-
-OFFICIAL_QRELS_SOURCE = "official qrels"
-def _score_correlation(ours: Mapping[str, float], theirs: Mapping[str, float]) -> Correlation:
-    """Correlation of two score maps, both higher-is-better (the official side negated into "ranks")."""
-    return leaderboard_correlation(ours, {key: -value for key, value in theirs.items()})
-
-
-def scored_queries(name: str, qrels: QrelsMap, rankings: Rankings) -> list[str]:
-    """The qrels' queries some run ranks passages for (qrels order). No such query is an InputError that
-    shows both sides' ids, since a leaderboard over nothing would read as every run scoring 0."""
-    ranked = {q for ranking in rankings.values() for q, pids in ranking.items() if pids}
-    queries = [q for q in qrels if q in ranked]
-    if not queries:
-        from exam_harness.results.preflight import near_match
-
-        have = sorted(ranked)
-        hints = [f"{q!r} ~ {m}" for q in sorted(qrels)[:50] if (m := near_match(q, have))]
-        raise InputError(
-            f"no query of the qrels is ranked by any run: qrels {sorted(qrels)[:5]}, runs {have[:5]}"
-            + (f" (near matches: {', '.join(hints[:3])})" if hints else ""),
-            path=name, field="query_id", expected="qrels for the queries the runs answer")
-    return queries
-
-
-def qrels_leaderboards(
-    name: str, qrels: QrelsMap, rankings: Rankings, measures: Sequence[str], relevance_level: int
-) -> list[ExternalLeaderboard]:
-    """One leaderboard per measure: trec_eval over the qrels' queries some run ranks; a run that does
-    not rank one of them scores 0 on it (trec_eval -c), so every run averages over the same queries.
-    Runs are scored at the depth they were given (no cut at --k), as trec_eval scores a run file."""
-    queries = scored_queries(name, qrels, rankings)
-    subset = {run: {q: ranking[q] for q in queries if ranking.get(q)} for run, ranking in rankings.items()}
-    values = trec_eval({q: qrels[q] for q in queries}, subset, measures, relevance_level=relevance_level)
-    boards = []
-    for measure in (parse_trec_name(m).name for m in measures):
-        per_query = {run: {q: values.get(run, {}).get(q, {}).get(measure, 0.0) for q in queries} for run in rankings}
-        stats = {run: mean_stderr(v.values()) for run, v in per_query.items()}
-        boards.append(ExternalLeaderboard(
-            qrels=name, measure=measure, relevance_level=relevance_level, queries=len(queries),
-            systems={run: m for run, (m, _) in stats.items()}, stderr={run: e for run, (_, e) in stats.items()},
-            per_query=per_query,
-        ))
-    return boards
-
-
-def per_query_correlation(
-    source: Mapping[str, Mapping[str, float]], official: Mapping[str, Mapping[str, float]]
-) -> tuple[dict[str, Correlation], Correlation, list[tuple[str, str, float, float]]]:
-    """Per query both sides score, the correlation over the runs both score; then the pooled
-    correlation over every (run, query) point and the points themselves."""
-    queries = [q for q in dict.fromkeys(q for values in official.values() for q in values)
-               if any(q in values for values in source.values())]
-    per_query: dict[str, Correlation] = {}
-    points: list[tuple[str, str, float, float]] = []
-    for q in queries:
-        ours = {run: v[q] for run, v in source.items() if q in v and run in official and q in official[run]}
-        theirs = {run: official[run][q] for run in ours}
-        per_query[q] = _score_correlation(ours, theirs)
-        points.extend((run, q, theirs[run], ours[run]) for run in ours)
-    keys = {f"{run}\t{q}": (o, s) for run, q, o, s in points}
-    pooled = _score_correlation({k: s for k, (_, s) in keys.items()}, {k: o for k, (o, _) in keys.items()})
-    return per_query, pooled, points
-
-
-def _per_query_result(
-    values: Mapping[str, Mapping[str, float]], official: ExternalLeaderboard, *, source: str, measure: str,
-    min_grade: int | None = None, relevance_level: int | None = None,
-) -> PerQueryCorrelation:
-    assert official.per_query is not None  # official boards keep theirs until every correlation is made
-    per_query, pooled, points = per_query_correlation(values, official.per_query)
-    rhos = [c.spearman for c in per_query.values() if c.spearman is not None]
-    taus = [c.kendall for c in per_query.values() if c.kendall is not None]
-    return PerQueryCorrelation(
-        source=source, measure=measure, min_grade=min_grade, relevance_level=relevance_level,
-        official_measure=official.measure, queries=per_query,
-        mean_spearman=sum(rhos) / len(rhos) if rhos else None, mean_kendall=sum(taus) / len(taus) if taus else None,
-        undefined=sum(1 for c in per_query.values() if c.kendall is None), pooled=pooled, points=points,
-    )
-
-
-def external_qrels_evaluation(
-    request: ExternalQrels,
-    *,
-    official: Mapping[str, float] | None = None,
-    exam_sources: Mapping[tuple[str, int], Mapping[str, Mapping[str, float]]] | None = None,
-    keep_per_query: bool = False,
-) -> ExternalQrelsResult:
-    """Every run over the official qrels and over each given qrels file at each relevance level, one
-    leaderboard per measure, correlated with the official leaderboard when given. With official qrels,
-    the per-query correlation of each given file's leaderboard with the official qrels' leaderboard of
-    the same measure, and of each EXAM leaderboard in ``exam_sources`` ((measure key, tau) -> run ->
-    query -> value) with the official qrels' leaderboard of every measure."""
-    boards: list[ExternalLeaderboard] = []
-    if request.official_qrels is not None:
-        boards += qrels_leaderboards(OFFICIAL_QRELS_SOURCE, request.official_qrels, request.rankings,
-                                     request.measures, request.official_relevance_level)
-    for name, qrels in request.qrels.items():
-        for level in request.relevance_levels:
-            boards += qrels_leaderboards(name, qrels, request.rankings, request.measures, level)
-    official_boards = {b.measure: b for b in boards if b.qrels == OFFICIAL_QRELS_SOURCE}
-    correlations: list[PerQueryCorrelation] = []
-    for (key, tau), values in (exam_sources or {}).items() if official_boards else ():
-        correlations += [_per_query_result(values, ob, source=key, measure=key, min_grade=tau)
-                         for ob in official_boards.values()]
-    for board in boards:
-        ob = official_boards.get(board.measure)
-        if ob is not None and board.qrels != OFFICIAL_QRELS_SOURCE and board.per_query is not None:
-            correlations.append(_per_query_result(board.per_query, ob, source=board.qrels, measure=board.measure,
-                                                  relevance_level=board.relevance_level))
-    for board in boards:
-        if official:
-            board.correlation = leaderboard_correlation(board.systems, official)
-        if not keep_per_query:
-            board.per_query = None
-    return ExternalQrelsResult(
-        official_qrels=request.official_name if request.official_qrels is not None else None,
-        official_relevance_level=request.official_relevance_level,
-        relevance_levels=list(request.relevance_levels), measures=[parse_trec_name(m).name for m in request.measures],
-        leaderboards=boards, per_query=correlations,
     )

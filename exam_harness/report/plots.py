@@ -6,27 +6,21 @@ official leaderboard lacks come last); each measure's scores are scaled to 0..1 
 line, so a measure that disagrees with the official ranking stands out as a jagged line.
 matplotlib is an optional extra (``pip install 'exam-harness[plot]'``), imported on use.
 
-:func:`plot_per_query` draws the per-query correlations of ``evaluate --qrels``: per official qrels
-measure one figure, one scatter panel per leaderboard compared with it (a point per run and query:
-the official qrels' value across, the leaderboard's value up).
+A section draws its own figures beside them (its optional ``images``: the external qrels feature's per-query
+scatter plots) with :func:`pyplot` and :func:`image_bytes`.
 """
 
 from __future__ import annotations
 
 import io
-import math
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from exam_harness.core.errors import ConfigError
 from exam_harness.io.textio import atomic_write_bytes
-from exam_harness.report.evaluation import OFFICIAL_QRELS_SOURCE
-from exam_harness.report.tables import title_of
 from exam_harness.results.evaluation import (
     EvaluationReport,
-    ExternalQrelsResult,
     Leaderboard,
     correlation_of,
     official_of,
@@ -36,7 +30,8 @@ from exam_harness.results.evaluation import (
 DEFAULT_PLOT_MEASURES: tuple[str, ...] = ("exam-cover", "n-exam-cover", "P@20", "ndcg@10", "mrr")
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib's pyplot drawing into files (a ConfigError naming the extra when matplotlib is missing)."""
     try:
         import matplotlib
     except ImportError as exc:
@@ -74,13 +69,14 @@ def _normalised(board: Leaderboard, runs: Sequence[str]) -> tuple[list[float], l
     return scaled, errors
 
 
-def _image(fig: Any, suffix: str, **kwargs: Any) -> bytes:
+def image_bytes(fig: Any, suffix: str, **kwargs: Any) -> bytes:
+    """``fig`` saved in the format ``suffix`` names (png, svg)."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format=suffix, **kwargs)
     return buffer.getvalue()
 
 
-def _written(folder: str | Path, images: Mapping[str, bytes]) -> list[Path]:
+def written(folder: str | Path, images: Mapping[str, bytes]) -> list[Path]:
     """Each image written atomically into ``folder`` (created) by its file name."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -99,7 +95,7 @@ def plot_leaderboards(
     dpi: int = 130,
 ) -> list[Path]:
     """Draw ``NAME.png`` and ``NAME.svg`` into ``folder`` (created); returns the two paths."""
-    return _written(folder, leaderboard_images(result, measures=measures, label=label, name=name, dpi=dpi))
+    return written(folder, leaderboard_images(result, measures=measures, label=label, name=name, dpi=dpi))
 
 
 def leaderboard_images(
@@ -111,7 +107,7 @@ def leaderboard_images(
     dpi: int = 130,
 ) -> dict[str, bytes]:
     """``NAME.png`` and ``NAME.svg``: the leaderboards against the official ranking, by file name."""
-    plt = _pyplot()
+    plt = pyplot()
     every = result.boards()
     taus = sorted({b.min_grade for b in every})
     if not taus:
@@ -157,57 +153,6 @@ def leaderboard_images(
     bottom.set_xlabel(xlabel)
     fig.suptitle("Leaderboards against the official ranking (± standard error)", fontsize=11)
     fig.tight_layout()
-    images = {f"{name}.png": _image(fig, "png", dpi=dpi), f"{name}.svg": _image(fig, "svg")}
+    images = {f"{name}.png": image_bytes(fig, "png", dpi=dpi), f"{name}.svg": image_bytes(fig, "svg")}
     plt.close(fig)
-    return images
-
-
-def _panel_title(source: str, measure: str, min_grade: int | None, level: int | None) -> str:
-    if min_grade is not None:
-        return f"{title_of(measure)} (grade ≥ {min_grade})"
-    return f"{Path(source).name} {title_of(measure)} (level {level})"
-
-
-def plot_per_query(
-    external: ExternalQrelsResult, folder: str | Path, *, name: str = "per-query", dpi: int = 130
-) -> list[Path]:
-    """Draw ``NAME-MEASURE.png`` and ``.svg`` into ``folder`` (created) per official qrels measure of
-    the per-query correlations; returns the paths. Panel titles give the mean per-query Kendall tau
-    and the pooled one (over every point)."""
-    return _written(folder, per_query_images(external, name=name, dpi=dpi))
-
-
-def per_query_images(external: ExternalQrelsResult, *, name: str = "per-query", dpi: int = 130) -> dict[str, bytes]:
-    """:func:`plot_per_query`'s images by file name."""
-    plt = _pyplot()
-    official_name = external.official_qrels or OFFICIAL_QRELS_SOURCE
-    images: dict[str, bytes] = {}
-    for official_measure in dict.fromkeys(c.official_measure for c in external.per_query):
-        entries = [c for c in external.per_query if c.official_measure == official_measure]
-        cols = min(3, len(entries))
-        rows = math.ceil(len(entries) / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.8 * rows), squeeze=False)
-        for i, entry in enumerate(entries):
-            ax = axes[i // cols][i % cols]
-            xs = [p[2] for p in entry.points]
-            ys = [p[3] for p in entry.points]
-            # rasterized: thousands of points would make the SVG large and slow to write and to view
-            ax.scatter(xs, ys, s=6, alpha=0.35, edgecolors="none", rasterized=True)
-            if entry.measure == official_measure:  # same measure on both axes: agreement is the diagonal
-                ax.plot([0, 1], [0, 1], transform=ax.transAxes, color="0.6", linewidth=0.8, linestyle="--")
-            mean_tau = "–" if entry.mean_kendall is None else f"{entry.mean_kendall:.2f}"
-            pooled = "–" if entry.pooled.kendall is None else f"{entry.pooled.kendall:.2f}"
-            ax.set_title(_panel_title(entry.source, entry.measure, entry.min_grade, entry.relevance_level)
-                         + f"\nmean per-query τ {mean_tau}, pooled τ {pooled}", fontsize=8)
-            ax.set_xlabel(f"{title_of(official_measure)} over {official_name}", fontsize=7)
-            ax.grid(alpha=0.3)
-        for j in range(len(entries), rows * cols):
-            axes[j // cols][j % cols].set_visible(False)
-        fig.suptitle(f"Per-query scores against the official qrels ({title_of(official_measure)}); "
-                     "a point per run and query", fontsize=10)
-        fig.tight_layout()
-        slug = re.sub(r"[^A-Za-z0-9]+", "", official_measure)
-        images[f"{name}-{slug}.png"] = _image(fig, "png", dpi=dpi)
-        images[f"{name}-{slug}.svg"] = _image(fig, "svg")
-        plt.close(fig)
     return images

@@ -20,12 +20,11 @@ from __future__ import annotations
 import gzip
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
-from exam_harness.core import ids
 from exam_harness.core.errors import ExamError
 from exam_harness.core.registry import Registry
 
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.gate_checks import Verdicts
     from exam_harness.results.schema import ExamReport
-    from exam_harness.results.trec_rag import RagAssignments
 
     Document: TypeAlias = ExamReport | EvaluationReport
 
@@ -73,16 +71,8 @@ class WriterInput:
     verdicts: Verdicts | None = None  # the gates' details (threshold checks, changes), for the summaries
     passages: Mapping[str, str] = field(default_factory=dict)  # passage id -> text shown beside a miss
     workbench: Callable[[], str] | None = None  # the Workbench paragraph file, made when a writer asks
-    # run -> query -> the cited answers the runs' TREC RAG answer files held (inputs.ExamInputs.answers)
+    # run -> query -> the cited answers the runs held (TREC RAG answer files, live systems': ExamInputs.answers)
     answers: Mapping[str, Mapping[str, CitedAnswer]] = field(default_factory=dict)
-
-    def rag_assignments(self) -> Sequence[RagAssignments]:
-        """The document's TREC RAG assignments at its (first) tau, from its trec-rag section (none without one)."""
-        content = self.document.sections.get("trec-rag")
-        if content is None:
-            return ()
-        doc = self.document
-        return list(content.at(doc.settings.min_grade if doc.kind == "exam-report" else doc.settings.min_grades[0]))
 
 
 class Writer(Protocol):
@@ -155,7 +145,8 @@ class HtmlWriter:
 
 
 class PlotsWriter:
-    """evaluate's leaderboards against the official ranking (PNG and SVG) and the per-query correlations."""
+    """evaluate's leaderboards against the official ranking (PNG and SVG) and the figures of the sections that draw
+    their own (an optional ``images(content)``: file name -> bytes)."""
 
     def files(self, out: WriterInput) -> dict[str, FileContent]:
         from exam_harness.results.schema import ExamReport
@@ -163,13 +154,11 @@ class PlotsWriter:
         doc = out.document
         if isinstance(doc, ExamReport):
             return {}  # one tau and no official leaderboard: the HTML report draws the session's scores
-        from exam_harness.report.plots import leaderboard_images, per_query_images
-        from exam_harness.results.evaluation import EXTERNAL_QRELS, ExternalQrelsResult
+        from exam_harness.report.plots import leaderboard_images
+        from exam_harness.results.sections import section_images
 
         images = leaderboard_images(doc)
-        external = doc.sections.get(EXTERNAL_QRELS)
-        if isinstance(external, ExternalQrelsResult) and external.per_query:
-            images.update(per_query_images(external))
+        images.update(section_images(doc.sections))  # a section's own figures (the external qrels' per query)
         return {name: Binary(data) for name, data in images.items()}
 
 
@@ -180,30 +169,6 @@ class WorkbenchWriter:
         return {WORKBENCH_NAME: out.workbench()} if out.workbench is not None else {}
 
 
-class RagAnswersWriter:
-    """Each examined run of cited answers (a TREC RAG answer file, a live system's cited answers) as a TREC RAG
-    2025 answer file, ``trec-rag-<run>.answers.jsonl``, citations as segment ids (ragnarok's
-    ``rag25_validation.py --format 2``); nothing for a run whose answers cite nothing, nor for ranked runs."""
-
-    def files(self, out: WriterInput) -> dict[str, FileContent]:
-        from dataclasses import replace
-
-        from exam_harness.io.trec_rag import rag_answer_text
-
-        examined = {s.run for s in out.document.systems}
-        # the validator warns without metadata.prompt: an answer file's own is kept; the generator's prompt is
-        # unknown otherwise (a 2024 file has none), so it is written empty rather than made up
-        return {rag_answers_name(run): rag_answer_text([replace(a, metadata={"prompt": "", **a.metadata})
-                                                        for a in by_query.values()], "2025", segment_ids=True)
-                for run, by_query in sorted(out.answers.items())
-                if run in examined and any(s.citations for a in by_query.values() for s in a.sentences)}
-
-
-def rag_answers_name(run: str) -> str:
-    """The file a run's cited answers are written to in the 2025 format (:class:`RagAnswersWriter`)."""
-    return ids.file_name(run, ".answers.jsonl", prefix="trec-rag-")
-
-
 def _label(out: WriterInput) -> str:
     return out.plan.labels[0] if out.plan is not None and out.plan.labels else "max-grade"
 
@@ -212,15 +177,6 @@ def builtin_writers() -> Registry[Writer]:
     registry: Registry[Writer] = Registry("writer")
     registry.register("qrels", QrelsWriter(), "trec_eval qrels files, one per label variant")
     registry.register("json", JsonWriter(), "exam-report.json (evaluate: evaluation.json), the versioned JSON document")
-    registry.register("trec-rag", "exam_harness.report.trec_rag:WRITER",
-                      "trec-rag-metrics.jsonl, trec-rag-assignments.jsonl, per run trec-rag-<run>.metrics.jsonl and "
-                      "trec-rag-<run>.assignments.jsonl, trec-rag-per-topic.csv/.txt: where the track's scores are")
-    registry.register("trec-rag-judgments", "exam_harness.report.trec_rag:JUDGMENTS_WRITER",
-                      "trec-rag-judgments.tsv: a relevance grader's EXAM-Qrels in the six columns of the TREC 2025 "
-                      "RAG relevance-judgment subtask")
-    registry.register("trec-rag-answers", RagAnswersWriter(),
-                      "per run of cited answers, trec-rag-<run>.answers.jsonl: its answers in the TREC RAG 2025 "
-                      "format, citations as segment ids")
     registry.register("markdown", MarkdownWriter(), f"{MARKDOWN_NAME}, a summary for a PR comment or the CI's page")
     registry.register("html", HtmlWriter(), f"{HTML_NAME}, a self-contained HTML report")
     registry.register("plots", PlotsWriter(), "evaluate's leaderboards and per-query correlations (PNG, SVG)")

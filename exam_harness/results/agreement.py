@@ -1,12 +1,9 @@
 """The agreement parts of the evaluation document: grade x judgment tables with Cohen's kappa
-(computed by analysis/agreement.py) and the nugget-assignment agreement with human labels (computed by
-analysis/trec_rag_agreement.py). Declared here, with the document, so results/ needs no analysis code."""
+(computed by analysis/agreement.py). Declared here, with the document, so results/ needs no analysis code."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
-
-HumanLabels = dict[tuple[str, str, str], str]  # human nugget assignments: (run, qid, nugget text) -> label
 
 
 class BinarisedTable(BaseModel):
@@ -62,12 +59,3 @@ class DirectAgreement(AgreementResult):
     label: str = "direct"
     llm: str | None = None
     prompt_class: str | None = None
-
-
-class AssignmentAgreement(BaseModel):
-    pairs: int
-    unmatched: int  # human labels without a harness label
-    agreement: float | None  # share of pairs with the same label
-    kappa: float | None  # Cohen's kappa over the three labels
-    label_kappa: dict[str, float | None]  # each label against the other two
-    confusion: dict[str, dict[str, int]]  # harness label -> human label -> count

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from exam_harness.config.gates import JUDGE_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
 from exam_harness.core.errors import ConfigError
+from exam_harness.core.grade_kinds import KIND_NAMES
 
 if TYPE_CHECKING:
     from exam_harness.config.gates import GateFigure, MeasureRegistry
+    from exam_harness.core.grade_kinds import GradesNeeded
     from exam_harness.core.registry import Registry
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.schema import ExamReport, MeasureInfo
@@ -64,18 +66,21 @@ def unscored_answers(report: Document, run: str, measure: str, registry: Measure
         return False
 
 
-def unscored_track(report: Document, measure: str, registry: MeasureRegistry | None = None) -> str | None:
-    """The kind of grades the report holds where ``measure`` names one of the TREC RAG track's scores and
-    those grades are not nugget assignments (the track computes its scores from assignments only), else None."""
+def unsuited_grades(report: Document, measure: str, registry: MeasureRegistry | None = None
+                    ) -> tuple[GradesNeeded, str] | None:
+    """What ``measure`` needs and the kind of grades the report holds instead, where ``measure`` is computed from
+    one kind of grades only (``Measure.grades_needed``, core/grade_kinds.py) and the report's grader gave another
+    kind; else None."""
     from exam_harness.measures.parsing import parse_measure
-    from exam_harness.measures.trec_rag import TRACK_MEASURES, grade_kind
 
     try:
-        track = isinstance(parse_measure(measure, registry), TRACK_MEASURES)
+        needed = parse_measure(measure, registry).grades_needed
     except ConfigError:
         return None
-    kind = grade_kind(report.settings.grader)
-    return kind if track and kind != "assignment" else None
+    if needed is None:
+        return None
+    kind = needed.unmet_by(report.settings.grader)
+    return None if kind is None else (needed, kind)
 
 
 def title(measure: str, report: Document, registry: MeasureRegistry | None = None) -> str:
@@ -271,12 +276,13 @@ def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegi
         return (f"FAIL {name} is not scored for generated answers (it measures a ranking of passages, over "
                 f"EXAM-Qrels), and run {check.run!r} is a run of generated answers, so it cannot meet its "
                 f"threshold {check.limit:g}")
-    kind = unscored_track(report, measure, registry) if check.value is None and holds is None else None
-    if kind is not None:
-        gave = f"{kind} grades" if kind != "other" else "grades that are not nugget assignments"
-        return (f"FAIL {name} is a TREC RAG track score, computed from nugget-assignment grades only, and grader "
-                f"{report.settings.grader.name!r} gave {gave}, so run {check.run!r} cannot meet its threshold "
-                f"{check.limit:g} (grade with the grader option prompt=nugget-assignment, docs/trec-rag.md)")
+    unsuited = unsuited_grades(report, measure, registry) if check.value is None and holds is None else None
+    if unsuited is not None:
+        needed, kind = unsuited
+        named = KIND_NAMES.get(needed.kind, needed.kind)
+        gave = f"{kind} grades" if kind != "other" else f"grades that are not {named}"
+        return (f"FAIL {name} is {needed.what}, and grader {report.settings.grader.name!r} gave {gave}, so run "
+                f"{check.run!r} cannot meet its threshold {check.limit:g} ({needed.advice})")
     if check.value is None:
         return f"FAIL {name} is not in the report, so run {check.run!r} cannot meet its threshold {check.limit:g}"
     if not check.passed:

@@ -7,16 +7,19 @@ extracted answer or raw response, which is its reason) becomes its ``reason``; t
 ``best_passage_text``.
 
 Schema 2.x and 3.x read as 4.0 (:func:`to_sections`): the fixed optional fields become sections
-(``decided_by`` -> ``sections["decided-by"].parts``; ``trec_rag`` -> ``sections["trec-rag"]`` at the
-report's tau; ``cost``, the evaluation's ``grading.cost`` ->
+(``decided_by`` -> ``sections["decided-by"].parts``; ``cost``, the evaluation's ``grading.cost`` ->
 ``sections.cost``; ``judge_variance``, one or one per tau ->
 ``sections["judge-variance"].per_tau``). Either envelope (the pytest report, ``evaluate --json``) migrates.
 
 A 4.0 evaluation document reads as 4.1 (:func:`evaluation_to_sections`): its remaining optional parts become
 sections (``official`` and each ``leaderboards[].correlation`` -> ``sections.correlations``; each
 ``leaderboards[].significance`` -> ``sections.significance``; ``agreement``, ``min_answers``,
-``direct_agreement`` -> ``sections.agreement``; ``external_qrels`` -> ``sections["external-qrels"]``;
-``trec_rag_agreement`` -> ``sections["trec-rag-agreement"]``).
+``direct_agreement`` -> ``sections.agreement``; ``external_qrels`` -> ``sections["external-qrels"]``).
+
+A feature's section that an older schema held as a field of its own migrates it itself (:func:`legacy_sections`:
+the section's optional ``from_legacy(raw, schema)``, and ``legacy_fields``, the fields of a 4.0 evaluation it takes;
+the TREC RAG feature's ``trec-rag``, a 3.x report's field, and ``trec-rag-agreement``, a 4.0 evaluation's), in both
+steps.
 
 A 4.0 or 4.1 document (either envelope) reads as 4.2 (:func:`cascade_before_4_2`): each cascade entry of its
 judge-notes section held the audit's estimated miss rate, which is no lower bound of the kept share. What is
@@ -93,10 +96,6 @@ def to_sections(raw: dict[str, Any]) -> dict[str, Any]:
     decided = raw.pop("decided_by", None)
     if decided:
         sections["decided-by"] = {"parts": decided}
-    rag = raw.pop("trec_rag", None)
-    settings = raw.get("settings")
-    if rag and isinstance(settings, dict):  # made at the report's tau
-        sections["trec-rag"] = {"per_tau": [{"min_grade": settings.get("min_grade"), "assignments": rag}]}
     grading = raw.get("grading")
     cost = raw.pop("cost", None)
     if isinstance(grading, dict) and "cost" in grading:  # the evaluation envelope held it in its grading summary
@@ -106,12 +105,42 @@ def to_sections(raw: dict[str, Any]) -> dict[str, Any]:
     judge = raw.pop("judge_variance", None)
     if judge is not None:
         sections["judge-variance"] = {"per_tau": judge if isinstance(judge, list) else [judge]}
-    raw["sections"] = sections
+    raw["sections"] = _in_registry_order(sections, legacy_sections(raw, "3"))
     return raw
 
 
-_EVALUATION_PARTS = ("official", "agreement", "min_answers", "direct_agreement", "external_qrels",
-                     "trec_rag_agreement")
+def legacy_sections(raw: dict[str, Any], schema: str) -> dict[str, Any]:
+    """The content of each registered section that takes its own legacy fields out of a document of schema
+    ``schema`` (``"3"``: a 3.x report or evaluation; ``"4.0"``: a 4.0 evaluation): its ``from_legacy(raw, schema)``,
+    which pops them (None: the document holds none)."""
+    from exam_harness.results.sections import active_sections
+
+    found: dict[str, Any] = {}
+    for section in active_sections().values():
+        migrate = getattr(section, "from_legacy", None)
+        content = migrate(raw, schema) if callable(migrate) else None
+        if content is not None:
+            found[section.name] = content
+    return found
+
+
+def _legacy_fields() -> set[str]:
+    """The top-level fields of a 4.0 evaluation some registered section migrates (its optional ``legacy_fields``)."""
+    from exam_harness.results.sections import active_sections
+
+    return {name for section in active_sections().values() for name in getattr(section, "legacy_fields", ())}
+
+
+def _in_registry_order(sections: dict[str, Any], added: dict[str, Any]) -> dict[str, Any]:
+    """``sections`` with ``added`` among them, both in the order documents show sections (the registry's)."""
+    from exam_harness.results.sections import active_sections
+
+    order = {name: i for i, name in enumerate(active_sections())}
+    merged = {**sections, **added}
+    return dict(sorted(merged.items(), key=lambda item: order.get(item[0], len(order))))
+
+
+_EVALUATION_PARTS = ("official", "agreement", "min_answers", "direct_agreement", "external_qrels")
 
 
 def evaluation_to_sections(raw: dict[str, Any]) -> dict[str, Any]:
@@ -120,8 +149,8 @@ def evaluation_to_sections(raw: dict[str, Any]) -> dict[str, Any]:
     moved as it is, for the schema check to name."""
     boards = raw.get("leaderboards")
     boards = [b for b in boards if isinstance(b, dict)] if isinstance(boards, list) else []
-    old = any(key in raw for key in _EVALUATION_PARTS) or any("correlation" in b or "significance" in b
-                                                                for b in boards)
+    old = any(key in raw for key in (*_EVALUATION_PARTS, *_legacy_fields())) or any(
+        "correlation" in b or "significance" in b for b in boards)
     sections = raw.get("sections", {})
     if raw.get("kind") != "evaluation" or not old or not isinstance(sections, dict):
         return raw
@@ -146,9 +175,7 @@ def evaluation_to_sections(raw: dict[str, Any]) -> dict[str, Any]:
     external = raw.pop("external_qrels", None)
     if isinstance(external, dict):
         sections["external-qrels"] = {**external, "official": official}
-    assignments = raw.pop("trec_rag_agreement", None)
-    if assignments is not None:
-        sections["trec-rag-agreement"] = assignments
+    sections.update(legacy_sections(raw, "4.0"))
     raw["sections"] = sections
     return raw
 

@@ -29,7 +29,8 @@ SCHEMA_VERSION = "4.2"
 #      migrated on read, results/migrate.py); outcomes[].test_point_id is the id the pytest case shows
 #      (models.readable_id: query/a-slug-3f2a9c for a generated id, was query/md5 in 2.0; results/read.py);
 #      verdict (the session's gates and checks, pass or fail); systems[].fallbacks
-# 3.1: trec_rag (each run's nugget assignments where nuggets carry a TREC RAG importance; 3.0 reads as 3.1)
+# 3.1: the TREC RAG assignments field (each run's nugget assignments where nuggets carry a TREC RAG importance;
+#      3.0 reads as 3.1)
 # 3.2: kind ("exam-report"; "evaluation" for evaluate's document, which now shares the result core and this
 #      version); measures[].min_grade and measures[].k (the measure's tau and cut-off; 3.0 and 3.1 reports
 #      read as 3.2, results/migrate.py); cost (an LLM grader's tokens and cost,
@@ -42,14 +43,15 @@ SCHEMA_VERSION = "4.2"
 #      without repeats) and fills grading.cost.runs (each run's tokens and cost); the exam report is unchanged
 #      (3.4 reads as 3.5)
 # 4.0: sections (name -> content: the document's optional parts, each a registered section,
-#      results/sections.py) replace the fixed fields decided_by and trec_rag (the exam report's), cost and judge
+#      results/sections.py) replace the fixed fields decided_by and the TREC RAG assignments (the exam report's;
+#      the TREC RAG feature's section migrates its own), cost and judge
 #      variance of both envelopes and the
 #      evaluation's grading.cost; judge variance is held per tau in both ({"per_tau": [...]}). Every 2.x
 #      and 3.x report reads as 4.0 (results/migrate.py).
 # 4.1: the evaluation envelope's remaining optional parts are sections too: official and each leaderboard's
 #      correlation -> sections.correlations, each leaderboard's significance -> sections.significance,
 #      agreement, min_answers and direct_agreement -> sections.agreement, external_qrels ->
-#      sections["external-qrels"], trec_rag_agreement -> sections["trec-rag-agreement"] (a 4.0 evaluation
+#      sections["external-qrels"], the TREC RAG assignment agreement -> sections["trec-rag-agreement"] (a 4.0 evaluation
 #      document reads as 4.1, results/migrate.py); the exam report is unchanged (4.0 reads as 4.1). Also
 #      since 4.1 a run of generated answers holds no value of a trec_eval measure over EXAM-Qrels (absent
 #      from its scores, not 0), and the EXAM-Qrels hold no generated answer's segment, so a mixed exam's

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from exam_harness.measures.base import Measure
     from exam_harness.measures.context import ScoringContext
     from exam_harness.measures.result import ExamResult
-    from exam_harness.results.agreement import HumanLabels
-    from exam_harness.results.evaluation import ExternalQrels
     from exam_harness.results.schema import ExamReport, TestPointOutcome
 
 
@@ -93,9 +91,6 @@ class Scored:
     # what only evaluate is given (the pytest session leaves them None, and the sections reading them with them)
     official: Mapping[str, float] | None = None  # --official: run -> official score or rank
     agreement: Sequence[int] | None = None  # the agreement with the judgments asked for: the --min-answers m values
-    external: ExternalQrels | None = None  # --qrels / --official-qrels
-    per_query: bool = False  # --per-query: the external qrels' leaderboards keep their per-query values
-    human_assignments: HumanLabels | None = None  # --human-assignments
     # what features add for their sections (hook pytest_exam_scoring_inputs), read by :meth:`input`
     inputs: ScoringInputs = field(default_factory=ScoringInputs)
 

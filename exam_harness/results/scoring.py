@@ -20,7 +20,6 @@ from exam_harness.measures.context import ScoringContext, ScoringInput
 from exam_harness.measures.pipeline import score
 from exam_harness.measures.qrels import QrelsCut
 from exam_harness.measures.result import Needs
-from exam_harness.measures.trec_rag import scores_the_track
 from exam_harness.results.scored import Scored
 
 SupportCredits = Mapping[str, Mapping[str, tuple[tuple[float | None, ...], ...]]]
@@ -47,13 +46,22 @@ def ranks_passages(exam: ScoringInput) -> bool:
 def planned_measures(plan: ExamPlan, exam: ScoringInput, taus: Sequence[int], grader: GraderSpec) -> list[Measure]:
     """The plan's measures at each tau scored (the session's one, each of ``--min-grade``), each once (a
     measure without a tau, the answers' length, is planned once): nugget F where the exam has nuggets, the
-    TREC RAG track's scores where nuggets carry an importance and ``grader`` gave assignment grades
-    (measures/trec_rag.py: scores_the_track), citation measures where citations were graded; the trec measures
-    only where some run is ranked (a run of generated answers gets no value of them: Measure.scores_generated)."""
+    measures features plan for this exam and ``grader``'s grades (hook ``pytest_exam_planned_measures``: the
+    TREC RAG track's scores where nuggets carry an importance and the grades are assignments), citation measures
+    where citations were graded; the trec measures only where some run is ranked (a run of generated answers
+    gets no value of them: Measure.scores_generated)."""
     nuggets, support = any(exam.nuggets.values()), bool(exam.support)
-    track = bool(exam.importance) and scores_the_track(grader)
-    return list(dict.fromkeys(m for tau in taus for m in plan.measures(tau, nuggets=nuggets, track=track,
+    extra = features_measures(exam, grader)
+    return list(dict.fromkeys(m for tau in taus for m in plan.measures(tau, nuggets=nuggets, extra=extra,
                                                                          support=support, ranked=ranks_passages(exam))))
+
+
+def features_measures(exam: ScoringInput, grader: GraderSpec) -> list[Measure]:
+    """The measures the active front end's features and plugins plan for ``exam`` (core/host.py), in hook order."""
+    from exam_harness.core.host import active_hook
+
+    planned = active_hook().pytest_exam_planned_measures(exam=exam, grader=grader)
+    return [measure for measures in planned if measures for measure in measures]
 
 
 def score_exam(exam: ScoringInput, view: ExamView, grading: GradingOutcome, plan: ExamPlan, taus: Sequence[int], *,

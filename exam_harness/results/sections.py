@@ -111,18 +111,12 @@ def builtin_sections() -> Registry[Section]:
         ("judge-notes", "exam_harness.sections.judge_notes:SECTION",
          "a cascade's kept share (95% lower bound), what embedding verdicts are worth, circular judging, a leaked "
          "bank"),
-        ("trec-rag", "exam_harness.sections.trec_rag:SECTION",
-         "each run's TREC RAG nugget assignments where nuggets carry an importance (docs/trec-rag.md)"),
         ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
          "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
         ("correlations", "exam_harness.sections.correlations:SECTION",
          "every leaderboard's Spearman rho and Kendall tau against the official leaderboard (--official)"),
         ("agreement", "exam_harness.sections.agreement:SECTION",
          "grades against human judgments: Cohen's kappa, the min-answers views (--min-answers), direct grades"),
-        ("external-qrels", "exam_harness.sections.external_qrels:SECTION",
-         "every run over given qrels files, correlated with the official leaderboard and qrels (--qrels)"),
-        ("trec-rag-agreement", "exam_harness.sections.trec_rag_agreement:SECTION",
-         "the grader's TREC RAG nugget assignments against human ones (--human-assignments)"),
     ):
         registry.register(name, ref, description)
     return registry
@@ -161,7 +155,7 @@ def contained(section: Section, part: str, call: Callable[[], T], expected: str,
 
 def _callable(part: str) -> str:
     return {"the document": "compute()", "the terminal": "terminal()", "markdown": "markdown()",
-            "HTML": "html()"}.get(part, part)
+            "HTML": "html()", "the plots": "images()"}.get(part, part)
 
 
 def _renderable(part: object) -> bool:
@@ -202,6 +196,24 @@ def section_html(section: Section, content: Any) -> str | None:
     """``section``'s HTML, or None when its code fails (contained)."""
     found = contained(section, "HTML", lambda: section.html(content), "a text (str)", lambda h: isinstance(h, str))
     return None if isinstance(found, _Failed) else found
+
+
+def section_images(sections: Mapping[str, Any], registry: Registry[Section] | None = None) -> dict[str, bytes]:
+    """The figures of the sections a document holds that draw their own (an optional ``images(content)``: file
+    name -> bytes, written under ``evaluate --plot``), in registry order; a section whose code fails draws none
+    (contained)."""
+    images: dict[str, bytes] = {}
+    for section, content in shown_sections(sections, registry):
+        draw = getattr(section, "images", None)
+        if not callable(draw):
+            continue
+        found = contained(section, "the plots", lambda: draw(content),  # noqa: B023 (called at once)
+                          "a dict of file names to bytes",
+                          lambda i: isinstance(i, dict) and all(isinstance(k, str) and isinstance(v, bytes)
+                                                                for k, v in i.items()))
+        if not isinstance(found, _Failed):
+            images.update(found)
+    return images
 
 
 def kept_brief(section: Section) -> bool:

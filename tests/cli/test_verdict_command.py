@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from exam_harness.report.writers import builtin_writers, report_set_names
+from exam_harness.report.writers import report_set_names
 from exam_harness.results.document import read_document
 from exam_harness.results.schema import ExamReport, Verdict
 from exam_harness.results.verdict import Checks, decide
-from tests.helpers import COLLECTION, write_exam
+from tests.helpers import COLLECTION, in_tree_writers, write_exam
 
 pytest_plugins = ["pytester"]
 
@@ -121,7 +121,7 @@ def test_evaluate_writes_every_writer_and_its_document_takes_a_verdict(
     assert sorted(p.name for p in out.iterdir()) == [
         ".exam-report-set.json", "evaluation.json", "exam-at-least-2-min3.qrels", "exam-at-least-2-min4.qrels",
         "exam-count-min3.qrels", "exam-count-min4.qrels", "exam-max-grade.qrels"]
-    assert report_set_names(builtin_writers()) == ["qrels", "json", "trec-rag", "trec-rag-judgments", "trec-rag-answers"]
+    assert report_set_names(in_tree_writers()) == ["qrels", "json", "trec-rag", "trec-rag-judgments", "trec-rag-answers"]
     document = json.loads((out / "evaluation.json").read_text())
     assert document == json.loads((tmp_path / "doc.json").read_text())  # --json: the same writer's file
     assert document["kind"] == "evaluation" and {s["run"] for s in document["systems"]} == {"A", "B", "C"}

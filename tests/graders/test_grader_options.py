@@ -109,7 +109,7 @@ def test_reading_grader_options_imports_no_model_library() -> None:
         "        default_registry().create(name, GraderConfig(model='m', options={'typo': '1'}))\n"
         "    except ConfigError:\n"
         "        pass\n"
-        "import exam_harness.llm.estimate, exam_harness.cli.generate\n"
+        "import exam_harness.llm.estimate, exam_harness.features.generate.command\n"
         "assert not {'torch', 'transformers', 'openai'} & set(sys.modules), sorted(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

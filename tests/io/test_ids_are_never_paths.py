@@ -1,7 +1,7 @@
 """Ids from other teams' files never become paths (issue 39, finding 2; issue 37, item 9): one id rule
 (exam_harness/core/ids.py) applied where each reader reads a run id, naming the file, line and field, before
 anything is graded or written; and a last guard where a writer makes a file name from one. AutoJudge
-Reports: tests/autojudge/test_report_ids.py."""
+Reports: tests/features/autojudge/test_report_ids.py."""
 
 from __future__ import annotations
 
@@ -74,9 +74,8 @@ def test_a_run_tag_that_is_a_path_in_a_trec_run_file_is_refused_with_its_line(tm
 @pytest.mark.parametrize("run", HOSTILE_RUN_IDS, ids=lambda r: r[:12])
 def test_the_writers_last_guard_makes_no_path_of_an_id(run: str) -> None:
     """A run name that reached a writer without passing a reader is an OutputError, never a path."""
-    from exam_harness.io.trec_rag import rag_answer_files
-    from exam_harness.report.trec_rag import per_run_files
-    from exam_harness.report.writers import rag_answers_name
+    from exam_harness.features.trec_rag.answers import rag_answer_files
+    from exam_harness.features.trec_rag.writers import per_run_files, rag_answers_name
 
     with pytest.raises(OutputError, match="cannot name a file after"):
         per_run_files({run: {"t1": {}}}, {})

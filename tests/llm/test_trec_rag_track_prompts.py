@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from exam_harness.core.grade_kinds import grade_kind
 from exam_harness.core.models import Grade, Passage, Query, TestPoint
 from exam_harness.core.models import test_point_id as make_id
 from exam_harness.graders.base import GradeFailure, GradingRequest
@@ -21,7 +22,6 @@ from exam_harness.llm.track_prompts import (
     parse_nuggetizer_labels,
     parse_umbrela_reference,
 )
-from exam_harness.measures.trec_rag import grade_kind
 from tests.graders.support import ScriptedBackend
 
 QUERY = Query(id="q1", text="where is the eiffel tower")

@@ -55,15 +55,16 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("configuration", frozenset({"config"})),
     ("the exam", frozenset({"exam"})),
     ("llm backends", frozenset({"llm"})),
-    ("graders", frozenset({"graders", "support", "generate"})),
+    ("graders", frozenset({"graders", "support"})),
     ("grading", frozenset({"grading", "workbench_grades"})),
     ("results", frozenset({"results"})),
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
     ("sections", frozenset({"sections"})),
+    ("a command's session", frozenset({"session"})),
     ("the plugin API", frozenset({"hookspecs", "api"})),
     ("features", frozenset({"features"})),
-    ("front ends", frozenset({"extensions", "plugin", "pytest_plugins", "cli", "autojudge", "__init__"})),
+    ("front ends", frozenset({"extensions", "plugin", "pytest_plugins", "cli", "__init__"})),
 ]
 
 

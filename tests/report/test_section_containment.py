@@ -170,3 +170,52 @@ def test_the_json_writer_writes_any_other_nan_as_null_naming_the_field() -> None
     assert json.loads(text) == {"a": [1.0, None], "b": {"c": None}}
     assert taken() == ["warning: x.json: a.1 (nan), b.c (inf) not a finite number, written as null (JSON has no NaN "
                        "or infinity)"]
+
+
+def test_a_section_s_own_figures_are_drawn_and_one_that_fails_is_left_out_named() -> None:
+    """``evaluate --plot`` writes the figures of the sections that draw their own (``images``): one whose images
+    raise or are not bytes draws none, named in a warning, and the others' are kept."""
+    from pydantic import BaseModel
+
+    from exam_harness.core.registry import Registry
+    from exam_harness.results.left_out import taken
+    from exam_harness.results.sections import Section, section_images
+
+    class Empty(BaseModel):
+        pass
+
+    class Drawing:
+        title = "Drawing"
+        model: type[BaseModel] = Empty
+
+        def __init__(self, name: str, images: Any) -> None:
+            self.name, self._images = name, images
+
+        def compute(self, scored: Any) -> None:
+            return None
+
+        def terminal(self, content: Any) -> list[str]:
+            return []
+
+        def markdown(self, content: Any, escape: Any) -> str:
+            return ""
+
+        def html(self, content: Any) -> str:
+            return ""
+
+        def images(self, content: Any) -> Any:
+            return self._images()
+
+    def raising() -> dict[str, bytes]:
+        raise RuntimeError("no backend")
+
+    registry: Registry[Section] = Registry("section")
+    registry.register("drawn", Drawing("drawn", lambda: {"drawn.png": b"\x89PNG"}))
+    registry.register("broken", Drawing("broken", raising))
+    registry.register("texts", Drawing("texts", lambda: {"texts.svg": "<svg/>"}))
+    taken()
+    images = section_images({"drawn": Empty(), "broken": Empty(), "texts": Empty()}, registry)
+    assert images == {"drawn.png": b"\x89PNG"}
+    warnings = taken()
+    assert any("'broken' left out of the plots" in w and "RuntimeError: no backend" in w for w in warnings)
+    assert any("'texts' left out of the plots" in w and "file names to bytes" in w for w in warnings)

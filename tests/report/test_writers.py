@@ -15,19 +15,18 @@ from exam_harness.report.writers import (
     Writer,
     WriterInput,
     WriterOutputError,
-    builtin_writers,
     encoded_files,
     report_set_names,
 )
 from exam_harness.results.document import read_document
-from tests.helpers import write_exam
+from tests.helpers import in_tree_writers, write_exam
 
 pytest_plugins = ["pytester"]
 
 
 def _every_writer_leaves(out: WriterInput) -> dict[str, list[str]]:
-    """Each built-in writer's file names; the document is the same before and after each."""
-    registry = builtin_writers()
+    """Each built-in and in-tree feature's writer's file names; the document is the same before and after each."""
+    registry = in_tree_writers()
     before = out.document.model_dump()
     made = {}
     for name in registry.names():
@@ -56,7 +55,7 @@ def test_the_writers_read_an_evaluation_without_changing_it(tmp_path: Path) -> N
 
 
 def test_the_report_set_is_every_writer_but_those_on_request() -> None:
-    registry = builtin_writers()
+    registry = in_tree_writers()
     registry.register("csv", "tests.report.test_writers:CSV")
     assert report_set_names(registry) == ["qrels", "json", "trec-rag", "trec-rag-judgments", "trec-rag-answers", "csv"]
     assert set(ON_REQUEST) == set(registry.names()) - set(report_set_names(registry))

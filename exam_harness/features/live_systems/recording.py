@@ -202,7 +202,7 @@ def check_answer(name: str, query_id: str, value: Answer | list[Ranked]) -> str 
         if not _encodable(record):
             return "the answer holds a character that cannot be written (a lone surrogate)"
         if "answer" in record or "references" in record:
-            from exam_harness.io.trec_rag import cited_response
+            from exam_harness.io.cited import cited_response
 
             record.setdefault("answer", [])
             try:

@@ -1,0 +1,344 @@
+"""Converters between exam-harness's inputs and autojudge-base's (1.0.0): banks <-> each of its nugget-bank
+kinds, and cited answers <-> ``Report`` (the TREC RAG 2025 answer shape, which autojudge-base reads as it is).
+
+The kinds (docs/autojudge.md says what each keeps):
+
+- ``NuggetBanks`` (AutoArgue's v3): exam questions as ``NuggetQuestion`` with their gold answers, nuggets as
+  ``NuggetClaim``; what a bank holds beyond text and gold answers (id, weight, required, facet) travels in
+  each nugget's ``metadata`` under ``exam_harness``. A repeated text is kept under its test point id (the
+  kind keys its dicts by text, and would merge the copies);
+- ``NuggetizerNuggetBanks`` (nuggetizer's create output): nuggets only, ``importance`` among autojudge-base's
+  ``vital`` / ``okay`` / ``failed``; ids and weights follow the nugget file's rule (the TREC RAG feature's
+  nuggets.py), so a bank read from a nuggetizer file comes back as it went;
+- ``Ragtime26NuggetBanks``: questions with their answers (gold answers) and ``importance``; the exam's fields
+  in each nugget's ``metadata``;
+- nugget documents (``TopicNuggetDocs``: each question with the documents that answer it): a bank's questions
+  with a :class:`QuestionDocs` per question.
+
+A bank a kind cannot hold is refused with the test point and the kind's rule named, never converted with a
+part left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from exam_harness.features.autojudge.nltk_offline import use_offline_nltk_data
+
+use_offline_nltk_data()  # before autojudge-base is first imported: it would download NLTK data otherwise
+
+from autojudge_base import Report  # noqa: E402
+from autojudge_base.nugget_data import (  # noqa: E402
+    NuggetBank,
+    NuggetBanks,
+    NuggetClaim,
+    NuggetizerNuggetBank,
+    NuggetizerNuggetBanks,
+    NuggetQuestion,
+    Ragtime26Answer,
+    Ragtime26Nugget,
+    Ragtime26NuggetBank,
+    Ragtime26NuggetBanks,
+    Ragtime26NuggetMetadata,
+)
+from autojudge_base.nugget_data.nuggetizer.nuggetizer_data import NuggetizerNugget  # noqa: E402
+from autojudge_base.nugget_doc_models import NuggetDocEntry, TopicNuggetDocs  # noqa: E402
+
+from exam_harness.core.answers import CitedAnswer, CitedSentence  # noqa: E402
+from exam_harness.core.errors import InputError  # noqa: E402
+from exam_harness.core.ids import id_problem, name_problem  # noqa: E402
+from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id  # noqa: E402
+from exam_harness.io import limits  # noqa: E402
+
+META = "exam_harness"  # the key of exam-harness's own fields in a nugget's metadata
+NUGGETIZER_IMPORTANCE = ("vital", "okay", "failed")  # autojudge-base's NuggetizerNugget.importance Literal
+
+
+def _meta(tp: TestPoint) -> dict[str, Any]:
+    return {META: {"id": tp.id, "weight": tp.weight, "required": tp.required, "facet_id": tp.facet_id}}
+
+
+def _key(taken: Mapping[str, object], text: str, tp: TestPoint) -> str:
+    """A kind's dict key of a nugget: its text, or its test point id where the text is taken (a repeat)."""
+    return tp.id if text in taken else text
+
+
+def banks_to_nugget_banks(banks: Iterable[QueryBank]) -> NuggetBanks:
+    """One NuggetBank per query (its facets' test points together); questions with their gold answers; every
+    copy of a repeated text kept."""
+    by_query: dict[str, NuggetBank] = {}
+    for bank in banks:
+        nugget_bank = by_query.setdefault(bank.query.id, NuggetBank(
+            query_id=bank.query.id, title_query=bank.query.text, metadata={META: {"facets": dict(bank.query.facets)}}))
+        questions = nugget_bank.nugget_bank if isinstance(nugget_bank.nugget_bank, dict) else {}
+        claims = nugget_bank.claim_bank if isinstance(nugget_bank.claim_bank, dict) else {}
+        for tp in bank.test_points:
+            if tp.kind == "question":
+                questions[_key(questions, tp.text, tp)] = NuggetQuestion.from_lazy(
+                    query_id=tp.query_id, question=tp.text, question_id=tp.id,
+                    gold_answers=list(tp.gold_answers) or None, importance=tp.importance, metadata=_meta(tp))
+            else:
+                claims[_key(claims, tp.text, tp)] = NuggetClaim(query_id=tp.query_id, claim=tp.text, claim_id=tp.id,
+                                                                 importance=tp.importance, metadata=_meta(tp))
+        nugget_bank.nugget_bank = questions or None
+        nugget_bank.claim_bank = claims or None
+        nugget_bank.index_nuggets()
+    return NuggetBanks.from_banks_list(list(by_query.values()))
+
+
+def _answers(question: NuggetQuestion) -> tuple[str, ...]:
+    answers = question.answers or {}
+    values = answers.values() if isinstance(answers, dict) else answers
+    return tuple(a.answer for a in values)
+
+
+def _test_point(nugget: NuggetQuestion | NuggetClaim, query_id: str) -> TestPoint:
+    ours: Mapping[str, Any] = (nugget.metadata or {}).get(META, {})
+    importance = None if nugget.importance is None else str(nugget.importance)
+    common: dict[str, Any] = {"query_id": query_id, "weight": ours.get("weight", 1.0),
+                              "required": ours.get("required", False), "importance": importance,
+                              "facet_id": ours.get("facet_id")}
+    if isinstance(nugget, NuggetQuestion):
+        return TestPoint(id=ours.get("id") or nugget.question_id, kind="question", text=nugget.question,
+                         gold_answers=_answers(nugget), **common)
+    return TestPoint(id=ours.get("id") or nugget.claim_id, kind="nugget", text=nugget.claim, **common)
+
+
+def nugget_banks_to_banks(nugget_banks: NuggetBanks, queries: Mapping[str, str] | None = None) -> list[QueryBank]:
+    """One bank per (query, facet) of ``nugget_banks``, a query's questions before its claims; a query's text
+    is its ``title_query``, else ``queries[query_id]``. Test points keep their ids (sub-nuggets are not
+    flattened)."""
+    out: list[QueryBank] = []
+    for query_id, nugget_bank in nugget_banks.banks.items():
+        text = nugget_bank.title_query or (queries or {}).get(query_id)
+        if not text:
+            raise ValueError(f"nugget bank {query_id!r} has no title_query and no topic names its text")
+        by_facet: dict[str | None, list[TestPoint]] = {}
+        for nugget in nugget_bank.nuggets_as_list():
+            tp = _test_point(nugget, query_id)
+            by_facet.setdefault(tp.facet_id, []).append(tp)
+        query = Query(id=query_id, text=text, facets=(nugget_bank.metadata or {}).get(META, {}).get("facets", {}))
+        out += [QueryBank(query=query, facet_id=facet, test_points=tuple(tps)) for facet, tps in by_facet.items()]
+    return out
+
+
+# -- nuggetizer-style ---------------------------------------------------------------------------------
+
+
+def banks_to_nuggetizer_banks(banks: Iterable[QueryBank]) -> NuggetizerNuggetBanks:
+    """The nuggets of ``banks`` as nuggetizer's create output, one bank per query, every copy kept. Refused (a
+    ValueError naming the test point) where the kind cannot hold it: a question, an id or weight other than
+    the nugget file's rule gives (qid/md5(text), ``~n`` for a repeat; vital 1, else 0), an importance other
+    than autojudge-base's vital/okay/failed."""
+    from exam_harness.features.trec_rag.nuggets import nugget_weight
+
+    by_query: dict[str, NuggetizerNuggetBank] = {}
+    for bank in banks:
+        out = by_query.setdefault(bank.query.id, NuggetizerNuggetBank(query=bank.query.text, qid=bank.query.id))
+        for tp in bank.test_points:
+            expected = _repeat_id(tp.query_id, tp.text, [n.text for n in out.nuggets])
+            importance = tp.importance  # none stays none: the kind's importance is optional
+            weight = nugget_weight(importance or "vital")
+            why = ("it is a question (the kind holds nuggets)" if tp.kind == "question"
+                   else f"its importance {importance!r} is none of {', '.join(NUGGETIZER_IMPORTANCE)}"
+                   if importance is not None and importance not in NUGGETIZER_IMPORTANCE
+                   else f"its id is not {expected!r} (the nugget file's rule)" if tp.id != expected
+                   else f"its weight {tp.weight} is not {weight} (vital 1, else 0)" if tp.weight != weight
+                   else "it is required or in a facet" if tp.required or tp.facet_id else None)
+            if why is not None:
+                raise ValueError(f"test point {tp.id!r} cannot be written as a NuggetizerNuggetBank: {why}; "
+                                 "write NuggetBanks (AutoArgue's v3), which holds every field")
+            out.nuggets.append(NuggetizerNugget(text=tp.text, importance=importance))
+    return NuggetizerNuggetBanks.from_banks_list(list(by_query.values()))
+
+
+def _repeat_id(query_id: str, text: str, before: Sequence[str]) -> str:
+    base = test_point_id(query_id, text)
+    n = sum(1 for t in before if t == text) + 1
+    return base if n == 1 else f"{base}~{n}"
+
+
+def nuggetizer_banks_to_banks(nugget_banks: NuggetizerNuggetBanks,
+                              queries: Mapping[str, str] | None = None) -> list[QueryBank]:
+    """One nugget bank per query, as a nuggetizer nugget file reads (the TREC RAG feature's nuggets.py): importance
+    kept (none is vital), weight vital 1 else 0, ids qid/md5(text) with ``~n`` for the n-th copy of a text."""
+    from exam_harness.features.trec_rag.nuggets import nugget_weight
+
+    out = []
+    for qid, bank in nugget_banks.banks.items():
+        points: list[TestPoint] = []
+        texts: list[str] = []
+        for nugget in bank.nuggets:
+            points.append(TestPoint(id=_repeat_id(qid, nugget.text, texts), query_id=qid, kind="nugget",
+                                    text=nugget.text, weight=nugget_weight(nugget.importance or "vital"),
+                                    importance=nugget.importance))
+            texts.append(nugget.text)
+        if points:
+            text = bank.query or (queries or {}).get(qid) or qid
+            out.append(QueryBank(query=Query(id=qid, text=text), test_points=tuple(points)))
+    return out
+
+
+# -- ragtime26 ----------------------------------------------------------------------------------------
+
+
+def banks_to_ragtime26_banks(banks: Iterable[QueryBank]) -> Ragtime26NuggetBanks:
+    """The questions of ``banks`` as ragtime26 nuggets (their gold answers its answers; the exam's fields in
+    each nugget's metadata). A nugget (claim) is refused: the kind holds questions only."""
+    by_query: dict[str, Ragtime26NuggetBank] = {}
+    for bank in banks:
+        out = by_query.setdefault(bank.query.id, Ragtime26NuggetBank(
+            metadata=Ragtime26NuggetMetadata(topic_id=bank.query.id, **{META: {"query": bank.query.text,
+                                                                            "facets": dict(bank.query.facets)}}),
+            nugget_bank=[]))
+        for tp in bank.test_points:
+            if tp.kind != "question":
+                raise ValueError(f"test point {tp.id!r} is a nugget, and a Ragtime26NuggetBank holds questions "
+                                 "only (autojudge-base's ragtime26 format has no claims); write NuggetBanks")
+            out.nugget_bank.append(Ragtime26Nugget(
+                question=tp.text, answers=[Ragtime26Answer(answer=a) for a in tp.gold_answers] or None,
+                importance=tp.importance, metadata=_meta(tp)))
+    return Ragtime26NuggetBanks.from_banks_list(list(by_query.values()))
+
+
+def ragtime26_banks_to_banks(nugget_banks: Ragtime26NuggetBanks,
+                             queries: Mapping[str, str] | None = None) -> list[QueryBank]:
+    """One bank per (query, facet): each nugget a question, its answers the gold answers."""
+    out: list[QueryBank] = []
+    for qid, bank in nugget_banks.banks.items():
+        extra = (bank.metadata.model_extra or {}).get(META, {})
+        text = extra.get("query") or (queries or {}).get(qid)
+        if not text:
+            raise ValueError(f"ragtime26 nugget bank {qid!r} names no query text and no topic gives one")
+        by_facet: dict[str | None, list[TestPoint]] = {}
+        for nugget in bank.nuggets_as_list():
+            ours: Mapping[str, Any] = (nugget.metadata or {}).get(META, {})
+            importance = None if nugget.importance is None else str(nugget.importance)
+            tp = TestPoint(id=ours.get("id") or test_point_id(qid, nugget.question, ours.get("facet_id")),
+                           query_id=qid, kind="question", text=nugget.question,
+                           gold_answers=tuple(a.answer for a in nugget.answers or ()),
+                           weight=ours.get("weight", 1.0), required=ours.get("required", False),
+                           facet_id=ours.get("facet_id"), importance=importance)
+            by_facet.setdefault(tp.facet_id, []).append(tp)
+        query = Query(id=qid, text=text, facets=extra.get("facets", {}))
+        out += [QueryBank(query=query, facet_id=facet, test_points=tuple(tps)) for facet, tps in by_facet.items()]
+    return out
+
+
+# -- nugget documents -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuestionDocs:
+    """The documents that answer one question, as a nugget-document entry holds them."""
+
+    doc_ids: tuple[str, ...]
+    aggregator: str = "OR"
+    answer_type: str = "OPEN_ENDED_ANSWER"
+
+
+def banks_to_nugget_docs(banks: Iterable[QueryBank], docs: Mapping[str, QuestionDocs]) -> dict[str, TopicNuggetDocs]:
+    """topic -> its questions with the documents that answer each (``docs``: test point id -> QuestionDocs; a
+    question without an entry answered by none), as autojudge-base's ``TopicNuggetDocs``."""
+    out: dict[str, TopicNuggetDocs] = {}
+    for bank in banks:
+        topic = out.setdefault(bank.query.id, TopicNuggetDocs(topic_id=bank.query.id, entries=[]))
+        for tp in bank.test_points:
+            found = docs.get(tp.id, QuestionDocs(()))
+            topic.entries.append(NuggetDocEntry(question=tp.text, doc_ids=list(found.doc_ids),
+                                                aggregator=found.aggregator, answer_type=found.answer_type))
+    return out
+
+
+def nugget_docs_to_banks(topics: Mapping[str, TopicNuggetDocs], queries: Mapping[str, str]
+                         ) -> tuple[list[QueryBank], dict[str, QuestionDocs]]:
+    """The questions of nugget documents as banks (ids by the method's rule, a repeat's ``~n``), and each
+    question's documents by test point id."""
+    banks: list[QueryBank] = []
+    docs: dict[str, QuestionDocs] = {}
+    for topic_id, topic in topics.items():
+        texts: list[str] = []
+        points = []
+        for entry in topic.entries:
+            tid = _repeat_id(topic_id, entry.question, texts)
+            texts.append(entry.question)
+            points.append(TestPoint(id=tid, query_id=topic_id, kind="question", text=entry.question))
+            docs[tid] = QuestionDocs(tuple(entry.doc_ids), entry.aggregator, entry.answer_type)
+        if points:
+            banks.append(QueryBank(query=Query(id=topic_id, text=queries.get(topic_id) or topic_id),
+                                   test_points=tuple(points)))
+    return banks, docs
+
+
+KINDS: dict[str, Any] = {"nugget-banks": banks_to_nugget_banks, "nuggetizer": banks_to_nuggetizer_banks,
+                         "ragtime26": banks_to_ragtime26_banks}  # the kinds a bank is written as, by name
+
+
+def nugget_banks_of(nugget_banks: Any, queries: Mapping[str, str] | None = None) -> list[QueryBank]:
+    """The exam banks of any of autojudge-base's nugget-bank containers (by its type)."""
+    if isinstance(nugget_banks, NuggetizerNuggetBanks):
+        return nuggetizer_banks_to_banks(nugget_banks, queries)
+    if isinstance(nugget_banks, Ragtime26NuggetBanks):
+        return ragtime26_banks_to_banks(nugget_banks, queries)
+    if isinstance(nugget_banks, NuggetBanks):
+        return nugget_banks_to_banks(nugget_banks, queries)
+    raise TypeError(f"no converter for nugget banks of type {type(nugget_banks).__name__}")
+
+
+# -- reports ---------------------------------------------------------------------------------------------
+
+
+def answers_to_reports(answers: Iterable[CitedAnswer]) -> list[Report]:
+    """Each answer as a Report: the TREC RAG 2025 answer line exam-harness writes, read by autojudge-base."""
+    from exam_harness.features.trec_rag.answers import answer_record
+
+    return [Report.model_validate(answer_record(answer, "2025")) for answer in answers]
+
+
+def responses_to_answers(responses: Mapping[str, Mapping[str, str]], queries: Mapping[str, str]) -> list[CitedAnswer]:
+    """Plain generated responses (run -> query -> text, as ``*.responses.jsonl`` holds them) as answers of
+    one sentence without citations."""
+    return [CitedAnswer(run=run, query_id=q, query=queries.get(q, ""), references=(),
+                        sentences=(CitedSentence(text),))
+            for run, by_query in sorted(responses.items()) for q, text in by_query.items()]
+
+
+def reports_to_answers(reports: Iterable[Report], queries: Mapping[str, str]) -> list[CitedAnswer]:
+    """Each Report (any of autojudge-base's sentence formats) as a cited answer: its cited documents in
+    order of first citation become the references."""
+    answers = []
+    for number, report in enumerate(reports, 1):
+        _check_ids(report, number)  # the one id rule, before any file is named after the run
+        sentences = report.get_sentences_with_citations()
+        references: dict[str, int] = {}
+        cited = []
+        for sentence in sentences:
+            ids = [references.setdefault(doc, len(references)) for doc in (sentence.citations or [])]
+            cited.append(CitedSentence(sentence.text, tuple(dict.fromkeys(ids))))
+        meta = report.metadata
+        query_id = str(meta.topic_id)
+        answers.append(CitedAnswer(run=meta.run_id, query_id=query_id,
+                                   query=queries.get(query_id) or meta.narrative or "",
+                                   references=tuple(references), sentences=tuple(cited),
+                                   metadata={"team_id": meta.team_id}))
+    return answers
+
+
+def _check_ids(report: Report, number: int) -> None:
+    """A Report's run and topic ids by the one id rule (exam_harness/core/ids.py): an InputError naming the report
+    and the field, never a path or a terminal escape further on."""
+    meta = report.metadata
+    run_id, topic_id = meta.run_id, meta.topic_id if isinstance(meta.topic_id, str) else str(meta.topic_id)
+    for field, why, value in (("metadata.run_id", name_problem(run_id, "run_id"), run_id),
+                              ("metadata.topic_id", id_problem(topic_id, "topic_id"), topic_id)):
+        if why is not None:
+            raise InputError(f"report {number} (run {limits.quoted(run_id)}, topic {limits.quoted(topic_id)}): {why}",
+                             field=field, value=value, expected="a plain id without whitespace, "
+                             "control characters or path separators")
+
+
+def topics_of(reports: Sequence[Report]) -> dict[str, str]:
+    """The topic texts the reports carry (``narrative``), by topic id."""
+    return {str(r.metadata.topic_id): r.metadata.narrative for r in reports if r.metadata.narrative}

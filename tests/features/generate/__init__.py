@@ -1,0 +1,1 @@
+"""Tests of the bank generation feature (exam_harness/features/generate)."""
