@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import heapq
 import itertools
 import json
@@ -231,9 +232,8 @@ class _Lane:
         watch = opened if self.system.form == "python" else None
         if self.system.is_async:
             loop = self._loop()
-            call = self.system.call(query)
-            if watch is not None and asyncio.iscoroutine(call):
-                call = watched_async(call, watch)
+            call = watched_async(functools.partial(self.system.call, query), watch) if watch is not None \
+                else self.system.call(query)
             future = asyncio.run_coroutine_threadsafe(call, loop)
             future.add_done_callback(lambda f: results.put(_outcome(token, f)))
             return future

@@ -13,6 +13,7 @@ threads the system starts itself, or by a command system's process, are not seen
 from __future__ import annotations
 
 import contextvars
+import inspect
 import os
 import sys
 import threading
@@ -79,9 +80,14 @@ def watched(call: Callable[[A], T], argument: A, opened: Opened) -> T:
         _CURRENT.reset(token)
 
 
-async def watched_async(awaitable: Any, opened: Opened) -> Any:
-    """``await awaitable`` with what it opens noted in ``opened`` (its task's own context)."""
+async def watched_async(make: Callable[[], Any], opened: Opened) -> Any:
+    """``await make()`` with what it opens noted in ``opened`` (its task's own context). The system's coroutine
+    is made here, when the task first runs: a task cancelled before that (its deadline passed while the system
+    blocked its loop) then leaves no coroutine of the system's behind that was never awaited."""
     _CURRENT.set(opened)
+    awaitable = make()
+    if not inspect.isawaitable(awaitable):
+        raise TypeError(f"an async system returned {type(awaitable).__name__}, not an awaitable")
     return await awaitable
 
 

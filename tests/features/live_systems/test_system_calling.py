@@ -86,6 +86,31 @@ def test_the_deadline_covers_the_retries_and_a_blocked_event_loop() -> None:
     assert {c.error for c in got.values()} == {"TimeoutError: no answer within 0.3 s"}
 
 
+def test_a_call_cancelled_before_it_started_leaves_no_coroutine_never_awaited() -> None:
+    """The second call of a system that blocks its loop (one call at a time: it is sent while the first, abandoned
+    at its deadline, still blocks the loop) is abandoned too before its task ever ran, and the loop is stopped:
+    no coroutine of the system's is left to be collected unawaited (its RuntimeWarning surfaced in whatever test
+    ran later in the process, failing it)."""
+    import gc
+    import warnings
+
+    release = threading.Event()
+
+    @exam_harness.system("blocks-then-releases", timeout=0.2, concurrency=1, retries=0)
+    async def blocks(query: Query) -> str:
+        release.wait(3.0)  # a sync wait in an async system: its event loop stands still
+        return "late"
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, _ = results(declare.declared()[0], QUERIES[:2])
+        assert {c.error for c in got.values()} == {"TimeoutError: no answer within 0.2 s"}
+        release.set()
+        time.sleep(0.5)  # the loop wakes, runs what was queued and ends
+        gc.collect()
+    assert not [str(w.message) for w in caught if "never awaited" in str(w.message)]
+
+
 @pytest.mark.parametrize(("field", "value"), [("timeout", float("inf")), ("timeout", float("nan")),
                                           ("backoff", 1e9), ("backoff", float("inf")), ("retries", 10**9)])
 def test_unbounded_deadlines_and_backoffs_are_refused(field: str, value: float) -> None:
