@@ -28,13 +28,6 @@ QUERIES = [Query(id=f"q{i}", text=f"query {i}") for i in range(4)]
 KEY = "sk-live-0123456789abcdef"
 
 
-@pytest.fixture(autouse=True)
-def fresh_declarations() -> Iterator[None]:
-    declare.clear()
-    yield
-    declare.clear()
-
-
 class _Echo(BaseHTTPRequestHandler):
     """Answers 500 with the request's headers (a debug page), or drips, or never ends, by path."""
 

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,29 +23,11 @@ from exam_harness.core.models import Query
 from exam_harness.features.live_systems import declare
 from exam_harness.features.live_systems.session import SystemsPass
 from tests.features.live_systems.support import QUERIES, calls, conftest, exam, manifest
+from tests.features.live_systems.support import example as example  # fixture
 from tests.paths import REPO
 
 pytest_plugins = ["pytester"]
 EIGHT = [Query(id=f"q{i}", text=f"query {i}") for i in range(8)]
-
-
-@pytest.fixture(autouse=True)
-def fresh_declarations() -> Iterator[None]:
-    declare.clear()
-    yield
-    declare.clear()
-
-
-@pytest.fixture
-def example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    import shutil
-
-    for folder in ("banks", "runs"):
-        shutil.copytree(REPO / folder, pytester.path / folder)
-    shutil.copy(REPO / "pyproject.toml", pytester.path / "pyproject.toml")
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("EXAM_SYSTEM_MODE", raising=False)
-    return pytester
 
 
 # -- fingerprints --------------------------------------------------------------------------------------

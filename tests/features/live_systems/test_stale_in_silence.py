@@ -16,39 +16,18 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from exam_harness.core.errors import ConfigError
-from exam_harness.features.live_systems import declare
 from exam_harness.features.live_systems.fingerprint import changed_files, command_covers, plain_covers
 from exam_harness.features.live_systems.health import SystemHealth
 from tests.features.live_systems.support import QUERIES, calls, conftest, exam, manifest
+from tests.features.live_systems.support import example as example  # fixture
 from tests.paths import REPO
 
 pytest_plugins = ["pytester"]
-
-
-@pytest.fixture(autouse=True)
-def fresh_declarations() -> Iterator[None]:
-    declare.clear()
-    yield
-    declare.clear()
-
-
-@pytest.fixture
-def example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """The repository's example project (banks, runs, pyproject.toml), outside CI."""
-    import shutil
-
-    for folder in ("banks", "runs"):
-        shutil.copytree(REPO / folder, pytester.path / folder)
-    shutil.copy(REPO / "pyproject.toml", pytester.path / "pyproject.toml")
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("EXAM_SYSTEM_MODE", raising=False)
-    return pytester
 
 
 # -- what the fingerprint covers -------------------------------------------------------------------------

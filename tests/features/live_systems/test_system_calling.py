@@ -8,7 +8,6 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,13 +24,6 @@ from exam_harness.io.generated import read_responses
 from exam_harness.io.runs import load_runs
 
 QUERIES = [Query(id=f"q{i}", text=f"query {i}") for i in range(8)]
-
-
-@pytest.fixture(autouse=True)
-def fresh_declarations() -> Iterator[None]:
-    declare.clear()
-    yield
-    declare.clear()
 
 
 def results(system: declare.System, queries: list[Query] = QUERIES) -> tuple[dict[str, Called], str | None]:
