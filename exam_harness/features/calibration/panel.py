@@ -38,6 +38,7 @@ from exam_harness.graders.base import (
     GradingRequest,
     read_grader_options,
 )
+from exam_harness.graders.cascade import parse_sub_options
 
 VERSION = "1"
 AGGREGATIONS = ("majority", "unanimous", "weighted")
@@ -52,19 +53,9 @@ def _names(raw: str) -> list[str]:
 
 
 def _groups(raw: str) -> list[dict[str, str]]:
-    """``k=v;k=v|k=v`` -> one dict per member (an empty group: no options)."""
-    out: list[dict[str, str]] = []
-    for group in raw.split("|"):
-        found: dict[str, str] = {}
-        for part in group.split(";"):
-            if not part.strip():
-                continue
-            key, sep, value = part.partition("=")
-            if not sep or not key.strip():
-                raise ValueError(f"must be key=value pairs separated by ';', groups by '|' ({part.strip()!r} is not)")
-            found[key.strip()] = value.strip()
-        out.append(found)
-    return out
+    """``k=v;k=v|k=v`` -> one dict per member (an empty group: no options), each as the cascade reads its
+    judges' options."""
+    return [parse_sub_options(group) for group in raw.split("|")]
 
 
 def _numbers(raw: str) -> list[float]:
