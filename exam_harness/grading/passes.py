@@ -477,15 +477,10 @@ def run_grading_pass(
                     f"grader {grader.name!r} returned {len(results)} results for a batch of {len(batch)}")
             new: dict[str, Grade] = {}
             for key, result in zip(keys, results):
-                for request in by_key[key]:
-                    pair = (request.passage.id, request.test_point.id)
-                    if isinstance(result, Grade):
-                        outcome.record(pair, result, strict=strict_fallbacks)
-                    else:
-                        outcome.failures[pair] = result.message
-                if isinstance(result, Grade):
-                    new[key] = result
-                    tokens = grade_tokens(result.details) if cost is not None else None
+                grade = _record_result(outcome, by_key[key], result, strict=strict_fallbacks)
+                if grade is not None:
+                    new[key] = grade
+                    tokens = grade_tokens(grade.details) if cost is not None else None
                     if meter is not None and cost is not None and tokens is not None:
                         cost.pair_tokens.update(shared_tokens(by_key[key], tokens))
                         meter.note(tokens)
@@ -544,6 +539,19 @@ def check_shards_complete(cache: GradeCache, todo: Sequence[GradingRequest]) -> 
         "--exam-grade-missing (exam-harness: --grade-missing) to grade them in this session")
 
 
+def _record_result(outcome: GradingOutcome, requests: Sequence[GradingRequest], result: Grade | GradeFailure, *,
+                   strict: bool) -> Grade | None:
+    """One cache key's result recorded for every request sharing the key (a grade, or a failure per pair, never
+    a grade); the grade to store, or None."""
+    for request in requests:
+        pair = (request.passage.id, request.test_point.id)
+        if isinstance(result, Grade):
+            outcome.record(pair, result, strict=strict)
+        else:
+            outcome.failures[pair] = result.message
+    return result if isinstance(result, Grade) else None
+
+
 def _grade_through_engine(engine: Engine, grader: Grader, by_key: Mapping[str, Sequence[GradingRequest]],
                           todo: Sequence[str], cache: GradeCache, outcome: GradingOutcome, *, chunk_size: int,
                           strict: bool, on_progress: Callable[[int], None] | None) -> None:
@@ -561,15 +569,10 @@ def _grade_through_engine(engine: Engine, grader: Grader, by_key: Mapping[str, S
                 if key not in left:
                     continue
                 del left[key]
-                for request in by_key[key]:
-                    pair = (request.passage.id, request.test_point.id)
-                    if isinstance(result, Grade):
-                        outcome.record(pair, result, strict=strict)
-                    else:
-                        outcome.failures[pair] = result.message
-                if isinstance(result, Grade):
-                    new[key] = result
-                    tokens = grade_tokens(result.details) if cost is not None else None
+                grade = _record_result(outcome, by_key[key], result, strict=strict)
+                if grade is not None:
+                    new[key] = grade
+                    tokens = grade_tokens(grade.details) if cost is not None else None
                     if cost is not None and tokens is not None:
                         cost.pair_tokens.update(shared_tokens(by_key[key], tokens))
             store.add(new)
