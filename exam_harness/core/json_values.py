@@ -85,20 +85,26 @@ def thaw_json(value: Any) -> Any:
 
 
 class FrozenJSON(Mapping[str, Any]):
-    """An immutable, hashable JSON object; equal to any mapping of the same JSON content."""
+    """An immutable, hashable JSON object; equal to any mapping of the same JSON text (so ``1`` and ``1.0``, or
+    ``true`` and ``1``, differ, as they do in a file, and equal objects hash alike)."""
 
-    __slots__ = ("_hash", "_items")
+    __slots__ = ("_items", "_text")
 
     def __init__(self, items: Mapping[str, JSON] | None = None) -> None:
         frozen = freeze_json(items or {})
         self._items: dict[str, Any] = frozen._items
-        self._hash: int | None = None
+        self._text: str | None = None
 
     @classmethod
     def _trusted(cls, items: dict[str, Any]) -> FrozenJSON:
         made = cls.__new__(cls)
-        made._items, made._hash = items, None
+        made._items, made._text = items, None
         return made
+
+    def _canonical(self) -> str:
+        if self._text is None:
+            self._text = json.dumps(self.thaw(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return self._text
 
     def __getitem__(self, key: str) -> Any:
         return self._items[key]
@@ -110,16 +116,18 @@ class FrozenJSON(Mapping[str, Any]):
         return len(self._items)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, FrozenJSON):
-            return self._items == other._items
-        if isinstance(other, Mapping):
-            return json_problem(other, "") is None and self._items == _freeze(other)._items
-        return NotImplemented
+        if isinstance(other, Mapping) and not isinstance(other, FrozenJSON):
+            if json_problem(other, "") is not None:
+                return False
+            other = _freeze(other)
+        if not isinstance(other, FrozenJSON):
+            return NotImplemented
+        if not self._items or not other._items:
+            return not self._items and not other._items
+        return self._canonical() == other._canonical()
 
     def __hash__(self) -> int:
-        if self._hash is None:
-            self._hash = hash(json.dumps(self.thaw(), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
-        return self._hash
+        return hash(self._canonical())
 
     def __repr__(self) -> str:
         return f"FrozenJSON({self.thaw()!r})"

@@ -48,6 +48,9 @@ def test_metadata_is_frozen_and_json_only() -> None:
     with pytest.raises(TypeError):
         point.metadata["trace"] = 2  # type: ignore[index]
     assert {point} == {point.model_copy()}
+    same_in_python = [FrozenJSON({"n": 1}), FrozenJSON({"n": 1.0}), FrozenJSON({"n": True})]
+    assert len(set(same_in_python)) == 3 and same_in_python[0] != same_in_python[1]  # as in a file: 1, 1.0, true
+    assert FrozenJSON({"a": [1, {"b": None}]}) == {"a": [1, {"b": None}]} != {"a": [1, {"b": {0}}]}
     assert TestPoint.model_validate_json(point.model_dump_json()) == point
     with pytest.raises(ValueError, match=r"metadata\.when\[1\]: a set is not a JSON value"):
         TestPoint(id="q1/a", query_id="q1", kind="question", text="Who?", metadata={"when": [1, {2}]})  # type: ignore[list-item]
