@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 FEATURES: tuple[str, ...] = (
+    "judge_variance",  # first: the sections of cost and the others are placed around its section
     "significance",
     "external_qrels",  # before cost: its section comes after the built-in ones, where it always was
     "cost",  # before live_systems: the verdict's budget check has come before the exam-stale one
