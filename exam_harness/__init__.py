@@ -61,6 +61,7 @@ MOVED: dict[str, str] = {
         "sections.external_qrels": "external_qrels.section",
         "generate": "generate.generation", "cli.generate": "generate.command",
         "sections.judge_variance": "judge_variance.section",
+        "support": "citation_support.credits",
     }.items()},
     "exam_harness.cli.grades": "exam_harness.session.grades",
     # AutoJudge: workflows name its judge class by module path, ``python -m`` runs its modules (docs/autojudge.md)

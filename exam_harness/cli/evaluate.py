@@ -39,7 +39,7 @@ from exam_harness.core.display import print_notice
 from exam_harness.core.errors import ConfigError
 from exam_harness.io.qrels import Qrels
 from exam_harness.results.preflight import check_writable
-from exam_harness.session.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
+from exam_harness.session.grades import Graded, add_input_arguments, obtain_grades, report_failures
 
 if TYPE_CHECKING:
     from exam_harness.measures.qrels import Qrels
@@ -149,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
         for note in notes or ():  # a live system's manifest with no run beside it
             print_notice(note)
     plan = graded.plan
-    credits = support = None
-    if options.support:
-        credits, support = obtain_support(options, graded)
+    # the pairs a feature grades beyond the pool (the citation-support feature's --support): the measures' inputs
+    extras = [e for e in registries.hook.pytest_exam_extra_grading(options=options, graded=graded) if e is not None]
+    credits = next((e.support for e in extras if e.support is not None), None)
     in_set = options.report_dir is not None  # only the report set's writers read the qrels
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
@@ -178,11 +178,11 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     registries.hook.pytest_exam_report(report=result, plan=plan)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
-    if support is not None and support.failures:
-        print(f"exam-harness evaluate: {len(support.failures):,} (sentence, cited document) pairs have no support "
-              "grade and count as no support (e.g. " + "; ".join(
-                  f"{p} on {t}: {m}" for (p, t), m in list(support.failures.items())[:3]) + ")", file=sys.stderr)
-        failed = 1
+    for extra in extras:
+        if extra.outcome.failures:
+            print(f"exam-harness evaluate: {len(extra.outcome.failures):,} {extra.unmet} (e.g. " + "; ".join(
+                f"{p} on {t}: {m}" for (p, t), m in list(extra.outcome.failures.items())[:3]) + ")", file=sys.stderr)
+            failed = 1
     return failed
 
 

@@ -26,6 +26,7 @@ FEATURES: tuple[str, ...] = (
     "live_systems",
     "calibration",  # after live_systems: its section is placed before the live-systems section
     "trec_rag",  # after cost: its section is placed before the cost section
+    "citation_support",
     "autojudge",
     "generate",
     "ray_engine",

@@ -55,7 +55,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("configuration", frozenset({"config"})),
     ("the exam", frozenset({"exam"})),
     ("llm backends", frozenset({"llm"})),
-    ("graders", frozenset({"graders", "support"})),
+    ("graders", frozenset({"graders"})),
     ("grading", frozenset({"grading", "workbench_grades"})),
     ("results", frozenset({"results"})),
     ("analysis", frozenset({"analysis"})),
