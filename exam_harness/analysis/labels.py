@@ -60,7 +60,9 @@ KEYS = {"y": True, "n": False}
 
 def label_loop(pairs: Sequence[Pair], query_of: Mapping[str, str], show: Callable[[Pair, int, int], None],
                read: Callable[[], str | None], say: Callable[[str], None]) -> list[Label]:
-    """Show each pair, read a key (y/n/s/u/q; None: the input ended, as q) and return the labels given."""
+    """Show each pair, read a key (y/n/m/s/u/q, the labelling screen's keys; None: the input ended, as q) and
+    return the labels given. ``m`` (unsure) and ``s`` (skip) leave the pair unlabelled alike: the label file holds
+    yes and no only."""
     labels: list[Label] = []
     given: list[int | None] = []  # per step taken: the index of its label in ``labels``, None for a skip
     position = 0
@@ -79,12 +81,12 @@ def label_loop(pairs: Sequence[Pair], query_of: Mapping[str, str], show: Callabl
                 labels.pop()
             position -= 1
             continue
-        if choice == "s":
+        if choice in ("m", "s"):
             given.append(None)
             position += 1
             continue
         if choice not in KEYS:
-            say(f"{key.strip()!r}: answer y (answers), n (does not), s (skip), u (undo) or q (quit)")
+            say(f"{key.strip()!r}: answer y (answers), n (does not), m (unsure), s (skip), u (undo) or q (quit)")
             continue
         labels.append(Label(query_of[tp_id], tp_id, passage_id, KEYS[choice]))
         given.append(len(labels) - 1)

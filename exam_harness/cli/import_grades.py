@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     registries = cli_registries()
     inputs = ExamInputs(registries.bank_formats, registries.run_formats)
-    banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)]
+    banks = inputs.load_banks(args.bank)
     cache_path = options_from_cli(args, [GRADING]).cache
     cache = GradeCache(cache_path)
     try:

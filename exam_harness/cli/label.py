@@ -187,7 +187,7 @@ def _sample(args: argparse.Namespace, graded: Graded, options: ExamOptions, scre
             judge = (f"grader: {grade if grade is not None else 'no grade'} "
                      f"({(outcome.answers.get(pair) or '')[:160]})\n")
         print(f"\n[{index}/{total}] test point {tp_id}: {view.text_of(tp_id)}\n{head}: {text[:800]}\n{judge}"
-              "answers it? [y/n/s/u/q] ", end="", flush=True)
+              "answers it? [y/n/m/s/u/q] ", end="", flush=True)
 
     lines: list[TeamLabel] = list(earlier)
 
@@ -230,7 +230,7 @@ def _near_the_cut(args: argparse.Namespace, graded: Graded, screen: LabelScreen 
         judge = "" if not args.show_judge else \
             f"grader: {outcome.grades[pair]} ({(outcome.answers.get(pair) or '')[:160]})\n"
         print(f"\n[{index}/{total}] test point {tp_id}: {view.text_of(tp_id)}\npassage {passage_id}: {text[:800]}\n"
-              f"{judge}answers it? [y/n/s/u/q] ", end="", flush=True)
+              f"{judge}answers it? [y/n/m/s/u/q] ", end="", flush=True)
 
     def save(given: Mapping[Pair, bool]) -> None:
         write_label_file(args.out, [*earlier, *(TeamLabel(query_of[tp], tp, passage, label, shown=bool(args.show_judge))
@@ -243,17 +243,24 @@ def _near_the_cut(args: argparse.Namespace, graded: Graded, screen: LabelScreen 
     return 0
 
 
+def on_a_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def _screen(asked: str, screens: Registry[LabelScreen]) -> LabelScreen | None:
-    """The screen to label on: under ``on`` the first registered one that can run here (else a ConfigError saying
-    why none can), under ``auto`` the same on a terminal (else the line prompt, saying why on standard error), never
-    under ``off``."""
-    if asked == "off" or (asked == "auto" and not (sys.stdin.isatty() and sys.stdout.isatty())):
+    """The screen to label on: under ``on`` the first registered one that can run here, on a terminal (else a
+    ConfigError saying why not), under ``auto`` the same on a terminal (else the line prompt, saying why on
+    standard error), never under ``off``."""
+    if asked == "off" or (asked == "auto" and not on_a_terminal()):
         return None
     reasons: list[str] = []
     for name in screens:
         screen = screens.get(name)
         reason = screen.unavailable()
         if reason is None:
+            if not on_a_terminal():  # under on: a screen drawn into a pipe is escape codes, and its keys never come
+                raise ConfigError("--screen on needs a terminal on standard input and output (or --screen off: "
+                                  "the line prompt reads the answers from a pipe)")
             return screen
         reasons.append(reason)
     why = "; ".join(reasons) or "no labelling screen is registered (the view feature registers one)"

@@ -908,8 +908,9 @@ ROW_LIMIT = Argument("limit", "Rows shown per table; 0 for all (default: 20).", 
 RUN_FILES = Argument("runs", "Workbench paragraph file(s) (.jsonl[.gz]), or TREC runs with a collection.", Path,
                      nargs="+", metavar="RUN_FILE", positional=True)
 PYTEST_ARGS = Argument("pytest_args", "Arguments for pytest.", str, nargs=argparse.REMAINDER, positional=True)
-BANK_FILES = Argument("bank", "Bank file of the test points; repeatable (default: the test points of the recorded "
-                      "grades).", Path, default=[], many=True, metavar="BANK_FILE")
+BANK_FILES = Argument("bank", "Bank file of the test points, or a folder searched for bank files as pytest searches "
+                      "banks/; repeatable (default: the test points of the recorded grades).", Path, default=[],
+                      many=True, metavar="BANK")
 
 def documented_options(groups: Iterable[str] | None = None,
                        front: Front = "pytest") -> list[tuple[str, OptionSpec, Any]]:

@@ -75,8 +75,8 @@ def load_inputs(args: argparse.Namespace, inputs: ExamInputs) -> tuple[ExamInput
         inputs.load_runs(args.runs)
         supplied = inputs.supplied_banks()
         covered = {bank.query.id for bank in supplied}
-        banks = [bank for path in args.bank for bank in inputs.load_bank_file(path)
-                 if bank.query.id not in covered] + supplied
+        # a --bank folder is searched as pytest searches a bank folder (its bank files, sorted)
+        banks = [bank for bank in inputs.load_banks(args.bank) if bank.query.id not in covered] + supplied
         gc.freeze()
     if banks and inputs.answers:
         say_dropped_answers(inputs.answers, {bank.query.id for bank in banks})
@@ -119,7 +119,7 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, registries:
     if options.llm is not None or options.prompt_class is not None:
         raise ConfigError("--llm/--prompt-class choose recorded grades; with --grader use --grader-option instead")
     if not banks:
-        raise ConfigError(f"--grader {options.grader} needs --bank BANK_FILE: the test points to grade the passages on")
+        raise ConfigError(f"--grader {options.grader} needs --bank BANK: the test points to grade the passages on")
     from exam_harness.grading.cache import GradeCache
     from exam_harness.grading.setup import open_grading
 

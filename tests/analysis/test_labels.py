@@ -60,7 +60,7 @@ def test_label_scripted_through_stdin_is_read_by_analyze_agreement(tmp_path: Pat
     monkeypatch.setattr(sys, "stdin", io.StringIO("y\nn\ns\ny\nq\n"))
     assert main(["label", *common, "--out", "labels.jsonl", "--unsure", "5", "--confident", "0"]) == 0
     printed = capsys.readouterr().out
-    assert "answers it? [y/n/s/u/q]" in printed and "wrote labels.jsonl: 3 new labels, 3 in all" in printed
+    assert "answers it? [y/n/m/s/u/q]" in printed and "wrote labels.jsonl: 3 new labels, 3 in all" in printed
     rows = [json.loads(line) for line in (tmp_path / "labels.jsonl").read_text().splitlines()]
     assert [r["label"] for r in rows] == [True, False, True]
     assert all(r["query_id"] and r["test_point_id"].startswith(r["query_id"]) for r in rows)

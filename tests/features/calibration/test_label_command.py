@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -81,13 +82,46 @@ def _label(args: list[str], keys: str, monkeypatch: pytest.MonkeyPatch, capsys: 
 def test_label_is_blind_by_default_and_shows_the_judge_when_asked(exam: list[str], monkeypatch: pytest.MonkeyPatch,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     printed = _label([*exam, "--size", "3"], "y\nn\ny\n", monkeypatch, capsys)
-    assert "answers it? [y/n/s/u/q]" in printed and "grader:" not in printed and "blind" in printed
+    assert "answers it? [y/n/m/s/u/q]" in printed and "grader:" not in printed and "blind" in printed
     lines = read_label_file(Path("labels.jsonl"))
     assert len(lines) == 3 and all(line.shown is False for line in lines)
     printed = _label([*exam, "--size", "1", "--seed", "1", "--show-judge", "--out", "shown.jsonl"], "y\n",
                      monkeypatch, capsys)
     assert "grader: " in printed
     assert read_label_file(Path("shown.jsonl"))[0].shown is True
+
+
+def test_a_bank_folder_is_read_as_pytest_reads_it(exam: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``--bank banks`` (the folder pytest collects) asks the pairs ``--bank banks/exam.yaml`` asks."""
+    folder = [*exam[:exam.index("--bank")], "--bank", "banks", *exam[exam.index("--bank") + 2:]]
+    _label([*folder, "--size", "4", "--out", "folder.jsonl"], "y\nn\ny\nn\n", monkeypatch, capsys)
+    _label([*exam, "--size", "4", "--out", "file.jsonl"], "y\nn\ny\nn\n", monkeypatch, capsys)
+    assert Path("folder.jsonl").read_bytes() == Path("file.jsonl").read_bytes()
+    assert len(read_label_file(Path("folder.jsonl"))) == 4
+
+
+def test_unsure_on_the_line_prompt_is_m_as_on_the_screen(exam: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """One key map for the line prompt and the labelling screen: m (unsure) leaves the pair unlabelled and moves
+    on, u undoes the last answer."""
+    printed = _label([*exam, "--size", "3"], "m\ny\nu\nn\ny\n", monkeypatch, capsys)
+    assert "answer y (answers)" not in printed  # m is a key of the prompt, not a wrong one
+    _label([*exam, "--size", "3", "--out", "skipped.jsonl"], "s\nn\ny\n", monkeypatch, capsys)
+    labels = read_label_file(Path("labels.jsonl"))
+    assert [label.label for label in labels] == [False, True]  # the y undone, answered n; the first pair unsure
+    assert Path("labels.jsonl").read_bytes() == Path("skipped.jsonl").read_bytes()  # unsure leaves it as a skip
+
+
+def test_screen_on_without_a_terminal_is_refused(project: pytest.Pytester) -> None:
+    """``--screen on`` with standard input and output a pipe: refused before grading, not a screen drawn into it."""
+    exe = Path(sys.executable).with_name("exam-harness")
+    done = subprocess.run([str(exe), "label", "runs/collection.tsv", "runs/good.run", "--bank", "banks/exam.yaml",
+                           "--grader", "marker", "--cache", ".cache/grades.sqlite", "--screen", "on"],
+                          cwd=project.path, input="y\n", capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 4, done.stderr
+    assert "--screen on needs a terminal" in done.stderr and "\x1b[" not in done.stdout
+    assert not (project.path / ".cache" / "grades.sqlite").exists()  # nothing was graded
 
 
 def test_label_resumes_with_the_same_sample(exam: list[str], monkeypatch: pytest.MonkeyPatch,

@@ -11,9 +11,9 @@ import pytest
 
 from tests.features.view.viewing import User
 
-# the screen's keys and, for each, the line prompt's answer to the same pair: an unsure answer (m) leaves the pair
-# unlabelled (the label file holds yes and no only), as a skip (s) does
-LINE_KEY = {"y": "y", "n": "n", "m": "s", "s": "s", "u": "u", "backspace": "u", "q": "q"}
+# the screen's keys and, for each, the line prompt's key for the same answer: one key map for both (backspace, the
+# screen's second undo key, is u on the line); an unsure answer (m) leaves the pair unlabelled as a skip (s) does
+LINE_KEY = {"y": "y", "n": "n", "m": "m", "s": "s", "u": "u", "backspace": "u", "q": "q"}
 
 MISSED_POINT = "tides/gravitational-pull-of-the-moon-84ea7a"
 
