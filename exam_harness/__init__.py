@@ -62,6 +62,7 @@ MOVED: dict[str, str] = {
         "generate": "generate.generation", "cli.generate": "generate.command",
         "sections.judge_variance": "judge_variance.section",
         "support": "citation_support.credits",
+        "workbench_grades": "workbench.grades", "cli.import_grades": "workbench.command",
     }.items()},
     "exam_harness.cli.grades": "exam_harness.session.grades",
     # AutoJudge: workflows name its judge class by module path, ``python -m`` runs its modules (docs/autojudge.md)

@@ -27,6 +27,7 @@ FEATURES: tuple[str, ...] = (
     "calibration",  # after live_systems: its section is placed before the live-systems section
     "trec_rag",  # after cost: its section is placed before the cost section
     "citation_support",
+    "workbench",
     "autojudge",
     "generate",
     "ray_engine",

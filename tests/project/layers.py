@@ -56,7 +56,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("the exam", frozenset({"exam"})),
     ("llm backends", frozenset({"llm"})),
     ("graders", frozenset({"graders"})),
-    ("grading", frozenset({"grading", "workbench_grades"})),
+    ("grading", frozenset({"grading"})),
     ("results", frozenset({"results"})),
     ("analysis", frozenset({"analysis"})),
     ("report", frozenset({"report"})),
