@@ -61,7 +61,7 @@ MOVED: dict[str, str] = {
         "sections.external_qrels": "external_qrels.section",
         "generate": "generate.generation", "cli.generate": "generate.command",
         "sections.judge_variance": "judge_variance.section",
-        "support": "citation_support.credits",
+        "support": "citation_support.credits", "sections.agreement": "agreement.section",
         "workbench_grades": "workbench.grades", "cli.import_grades": "workbench.command",
     }.items()},
     "exam_harness.cli.grades": "exam_harness.session.grades",

@@ -19,6 +19,7 @@ from typing import Any
 
 FEATURES: tuple[str, ...] = (
     "judge_variance",  # first: the sections of cost and the others are placed around its section
+    "agreement",  # before significance: its section is placed before this one's
     "significance",
     "external_qrels",  # before cost: its section comes after the built-in ones, where it always was
     "cost",  # before live_systems: the verdict's budget check has come before the exam-stale one

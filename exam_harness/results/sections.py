@@ -113,8 +113,6 @@ def builtin_sections() -> Registry[Section]:
          "bank"),
         ("correlations", "exam_harness.sections.correlations:SECTION",
          "every leaderboard's Spearman rho and Kendall tau against the official leaderboard (--official)"),
-        ("agreement", "exam_harness.sections.agreement:SECTION",
-         "grades against human judgments: Cohen's kappa, the min-answers views (--min-answers), direct grades"),
     ):
         registry.register(name, ref, description)
     return registry
