@@ -243,24 +243,17 @@ def _near_the_cut(args: argparse.Namespace, graded: Graded, screen: LabelScreen 
     return 0
 
 
-def on_a_terminal() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
-
-
 def _screen(asked: str, screens: Registry[LabelScreen]) -> LabelScreen | None:
-    """The screen to label on: under ``on`` the first registered one that can run here, on a terminal (else a
-    ConfigError saying why not), under ``auto`` the same on a terminal (else the line prompt, saying why on
-    standard error), never under ``off``."""
-    if asked == "off" or (asked == "auto" and not on_a_terminal()):
+    """The screen to label on: under ``on`` the first registered one that can run here (else a ConfigError saying
+    why none can: a terminal screen says it needs a terminal), under ``auto`` the same on a terminal (else the line
+    prompt, saying why on standard error), never under ``off``."""
+    if asked == "off" or (asked == "auto" and not (sys.stdin.isatty() and sys.stdout.isatty())):
         return None
     reasons: list[str] = []
     for name in screens:
         screen = screens.get(name)
         reason = screen.unavailable()
         if reason is None:
-            if not on_a_terminal():  # under on: a screen drawn into a pipe is escape codes, and its keys never come
-                raise ConfigError("--screen on needs a terminal on standard input and output (or --screen off: "
-                                  "the line prompt reads the answers from a pipe)")
             return screen
         reasons.append(reason)
     why = "; ".join(reasons) or "no labelling screen is registered (the view feature registers one)"

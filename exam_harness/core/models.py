@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
 
 from exam_harness.core.ids import check_name, id_problem
+from exam_harness.core.json_values import EMPTY, JSONObject
 
 TestPointKind = Literal["question", "nugget"]
 
@@ -106,6 +107,9 @@ class TestPoint(_Frozen):
     # the runs a required test point is required of, by name or fnmatch pattern (empty: every run)
     required_runs: tuple[str, ...] = ()
     importance: Importance | None = None
+    # free-form fields the bank (or a converted record, autojudge-base's nugget kinds) carries: JSON only, frozen
+    # (core/json_values.py), written back by every bank format; no grader, cache key or score reads them
+    metadata: JSONObject = Field(default_factory=lambda: EMPTY)
 
     @field_validator("id")
     @classmethod

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from exam_harness.core.answers import CitedAnswer
 from exam_harness.core.errors import ConfigError, InputError
+from exam_harness.core.json_values import EMPTY
 from exam_harness.core.models import ExamData, QueryBank, TestPoint
 from exam_harness.core.paths import shown_path
 from exam_harness.core.redaction import Redactor
@@ -238,9 +239,10 @@ class ExamView:
         return point.text if point is not None else ""
 
     def without_secrets(self, secret: Callable[[str], bool]) -> ExamView:
-        """The view with the text, gold answers and choices of each test point ``secret`` picks replaced
-        (text: ``[secret test point]``), for outputs that quote test points."""
-        points = {tid: tp.model_copy(update={"text": "[secret test point]", "gold_answers": (), "choices": ()})
+        """The view with the text, gold answers, choices and metadata (which may quote them) of each test point
+        ``secret`` picks replaced (text: ``[secret test point]``), for outputs that quote test points."""
+        points = {tid: tp.model_copy(update={"text": "[secret test point]", "gold_answers": (), "choices": (),
+                                             "metadata": EMPTY})
                   if secret(tid) else tp for tid, tp in self.points.items()}
         return replace(self, points=points, banks=[])
 

@@ -7,10 +7,12 @@ queries:
     text: what causes ocean tides
     questions:
       - What pulls the oceans toward the moon?       # plain string, or a mapping with
-      - text: How often do high tides occur each day? # text, answers, choices, required, weight, id
+      - text: How often do high tides occur each day? # text, answers, choices, required, weight, id,
+                                                      # importance, metadata
         answers: [twice, two times]
     nuggets:
-      - gravitational pull of the moon               # or a mapping: text, weight, required, id, importance
+      - gravitational pull of the moon               # or a mapping: text, weight, required, id, importance,
+                                                     # metadata (free-form JSON the exam does not read)
     facets:                                          # optional subtopics, each its own bank
       - id: f1
         text: tidal energy
@@ -38,6 +40,7 @@ from pydantic import ValidationError
 
 import exam_harness.io.limits as limits
 from exam_harness.core.errors import InputError
+from exam_harness.core.json_values import thaw_json
 from exam_harness.core.models import Query, QueryBank, TestPoint, TestPointKind, test_point_id
 from exam_harness.core.redaction import secret_input_errors
 from exam_harness.io.limits import quoted
@@ -47,6 +50,7 @@ from exam_harness.io.located import (
     SEQ,
     Node,
     expect_bool,
+    expect_json_object,
     expect_list,
     expect_mapping,
     expect_number,
@@ -59,8 +63,8 @@ from exam_harness.io.textio import atomic_write_text
 TOP_KEYS = ("secret", "queries")
 QUERY_KEYS = ("id", "text", "questions", "nuggets", "facets")
 FACET_KEYS = ("id", "text", "questions", "nuggets")
-QUESTION_KEYS = ("text", "answers", "choices", "required", "weight", "id", "importance")
-NUGGET_KEYS = ("text", "weight", "required", "id", "importance")
+QUESTION_KEYS = ("text", "answers", "choices", "required", "weight", "id", "importance", "metadata")
+NUGGET_KEYS = ("text", "weight", "required", "id", "importance", "metadata")
 FACET_SEPARATOR = " / "
 POINT_LISTS: tuple[tuple[str, TestPointKind], ...] = (("questions", "question"), ("nuggets", "nugget"))
 
@@ -241,6 +245,8 @@ class _Reader:
                     raise InputError("a nugget importance must be a string", path=path, line=node_value.line,
                                      field="importance", expected="'vital', 'okay' or another word")
                 fields["importance"] = node_value.value
+            if "metadata" in values:  # free-form, kept and written back; JSON values only
+                fields["metadata"] = expect_json_object(values["metadata"], path, "metadata")
             given_id = expect_text(values["id"], path, "id", word=True) if "id" in values else None
             id_line = values["id"].line if "id" in values else node.line
         elif node.kind == SCALAR:
@@ -322,6 +328,8 @@ def _point_entry(tp: TestPoint) -> Any:
         entry["importance"] = tp.importance
     if tp.id != test_point_id(tp.query_id, tp.text, tp.facet_id):
         entry["id"] = tp.id
+    if tp.metadata:
+        entry["metadata"] = thaw_json(tp.metadata)
     return tp.text if list(entry) == ["text"] else entry
 
 
@@ -396,4 +404,6 @@ def write_bank_yaml(path: Path, banks: Sequence[QueryBank], *, secret: bool = Fa
         import yaml  # here: reading a run or leaderboard needs no YAML
 
         text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+        if yaml.safe_load(text) != doc:  # PyYAML writes a NEL (U+0085) in a quoted text as a line break: escape it
+            text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=False, default_flow_style=False, width=100)
     atomic_write_text(path, text)

@@ -247,6 +247,29 @@ def expect_bool(node: Node, path: Path, field_name: str) -> bool:
     return node.value
 
 
+def expect_json_object(node: Node, path: Path, field_name: str) -> dict[str, Any]:
+    """A mapping of JSON values (a test point's ``metadata``) as plain dicts and lists. A value JSON cannot hold (a
+    YAML date, binary, NaN or infinity) is an InputError naming its line and its place below ``field_name``."""
+    from exam_harness.core.json_values import json_problem
+
+    expected = "a mapping of JSON values (texts, numbers, true/false, null, lists and mappings)"
+    if node.kind != MAP:
+        raise InputError(f"must be a mapping, got {describe(node)}", path=path, line=node.line, field=field_name,
+                         value=node.value if node.kind == SCALAR else None, expected=expected)
+
+    def plain(item: Node, place: str) -> Any:
+        if item.kind == MAP:
+            return {key: plain(child, f"{place}.{key}") for key, child in item.value.items()}
+        if item.kind == SEQ:
+            return [plain(child, f"{place}[{i}]") for i, child in enumerate(item.value)]
+        if (problem := json_problem(item.value, place)) is not None:
+            raise InputError(problem.why, path=path, line=item.line, field=limits.cut(place),
+                             value=item.raw if item.raw is not None else None, expected=expected)
+        return item.value
+
+    return plain(node, field_name)  # type: ignore[no-any-return]
+
+
 def finite_number(value: Any) -> float | None:
     """``value`` as a finite float, or ``None`` for anything else (bools, texts, NaN, infinities and
     integers too large for a float)."""

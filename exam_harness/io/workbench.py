@@ -4,9 +4,9 @@ Banks: one JSON object per line with ``query_id``, optional ``facet_id``, ``quer
 and ``items`` (or the older ``questions``); each item is a question (``question_id``,
 ``question_text``, optional ``gold_answers``) or a nugget (``nugget_id``, ``nugget_text``). One
 :class:`QueryBank` per line. Extra keys this project writes and reads back: per item ``choices``,
-``weight``, ``required``; per line ``facet_text`` (when the facet text is not the part of
-``query_text`` after the first " / ") and ``secret``. Other unknown keys are ignored (Workbench
-tools add metadata such as ``test_collection`` and ``hash``).
+``weight``, ``required``, ``importance``, ``metadata`` (a test point's free-form JSON object); per line
+``facet_text`` (when the facet text is not the part of ``query_text`` after the first " / ") and ``secret``.
+Other unknown keys are ignored (Workbench tools add metadata such as ``test_collection`` and ``hash``).
 
 An item repeated verbatim (same id, same text; generated banks contain a few) is kept once: the
 id rule makes them one test point. The same id with a different text is an error.
@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 import exam_harness.io.limits as limits
 from exam_harness.core.errors import InputError
+from exam_harness.core.json_values import json_problem, thaw_json
 from exam_harness.core.models import (
     MAX_GRADE,
     Query,
@@ -231,6 +232,16 @@ def _item(item: Any, where: str, qid: str, fid: str | None, fail: Any) -> TestPo
         if not isinstance(item["required"], bool):
             raise fail("must be true or false", f"{where}.required", item["required"], "true or false")
         fields["required"] = item["required"]
+    if item.get("importance") is not None:  # a TREC RAG nugget's importance, any string
+        if not isinstance(item["importance"], str):
+            raise fail("must be a string", f"{where}.importance", item["importance"], "'vital', 'okay' or another word")
+        fields["importance"] = item["importance"]
+    if "metadata" in item:
+        if (problem := json_problem(item["metadata"], f"{where}.metadata")) is not None or not isinstance(
+                item["metadata"], dict):
+            raise fail(problem.why if problem else "must be a JSON object", problem.where if problem
+                       else f"{where}.metadata", expected="an object of JSON values (JSON has no NaN or infinity)")
+        fields["metadata"] = item["metadata"]
     try:
         return TestPoint(id=tid, query_id=qid, kind=cast(TestPointKind, kind), text=text, facet_id=fid, **fields)
     except ValidationError as exc:  # a rule of the model not checked above
@@ -266,6 +277,10 @@ def workbench_bank_record(bank: QueryBank) -> dict[str, Any]:
             item["weight"] = tp.weight
         if tp.required:
             item["required"] = True
+        if tp.importance is not None:
+            item["importance"] = tp.importance
+        if tp.metadata:
+            item["metadata"] = thaw_json(tp.metadata)
         items.append(item)
     record["items"] = items
     return record

@@ -295,8 +295,10 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
-def cache_identity(name: str, options: dict[str, str], places: dict[str, str]) -> tuple[str, str]:
-    """What a grader's grades are keyed on: its spec's fingerprint and its payload of a sample pair."""
+def cache_identity(name: str, options: dict[str, str], places: dict[str, str],
+                   metadata: dict[str, Any] | None = None) -> tuple[str, str]:
+    """What a grader's grades are keyed on: its spec's fingerprint and its payload of a sample pair (its test point
+    carrying ``metadata``)."""
     from exam_harness.core.models import Passage, Query, TestPoint
 
     given = {key: value.format(**places) for key, value in options.items()}
@@ -304,7 +306,8 @@ def cache_identity(name: str, options: dict[str, str], places: dict[str, str]) -
     try:
         sample = GradingRequest(
             Query(id="q", text="eiffel tower"),
-            TestPoint(id="q/1", query_id="q", kind="question", text="Where is the Eiffel Tower?", gold_answers=("Paris",)),
+            TestPoint(id="q/1", query_id="q", kind="question", text="Where is the Eiffel Tower?", gold_answers=("Paris",),
+                      metadata=metadata or {}),
             Passage(id="p", text="The Eiffel Tower is in Paris."),
         )
         return grader.spec().fingerprint(), json.dumps(grader.cache_payload(sample), sort_keys=True)
@@ -342,6 +345,14 @@ def test_an_option_that_does_not_shape_grades_leaves_the_cache_identity(
     value, _reason = NOT_SHAPING[name][option]
     base = {**BASE[name], **({"price_prompt": "1"} if option == "max_cost" else {})}  # a budget needs a price
     assert cache_identity(name, base, places) == cache_identity(name, {**base, option: value}, places)
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_GRADERS))
+def test_a_test_points_metadata_leaves_the_cache_identity(name: str, places: dict[str, str]) -> None:
+    """Free-form metadata (a nugget's reasoning, trace) is no part of any grade's key: caches stay valid."""
+    metadata = {"reasoning": "the definition", "trace": [1, {"model": "x"}], "gold_answers": ["Rome"]}
+    base = BASE.get(name, {})
+    assert cache_identity(name, base, places) == cache_identity(name, base, places, metadata)
 
 
 def test_an_option_is_declared_once_as_a_field_for_constructor_parsing_and_checks() -> None:

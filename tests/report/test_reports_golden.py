@@ -59,3 +59,28 @@ def test_reports_are_identical_cold_and_warm(project: pytest.Pytester) -> None:
             assert a == b
         else:
             assert cold[name] == warm[name]
+
+
+def test_metadata_changes_no_cache_key_score_or_report(project: pytest.Pytester) -> None:
+    """Test points' free-form metadata is read by no grader, cache key or measure: after it is added to every test
+    point, a warm run grades nothing (every pair a cache hit), and the report is the golden one."""
+    from exam_harness.io.banks import load_bank
+    from exam_harness.io.handbank import write_bank_yaml
+
+    project.runpytest("banks")
+    cold = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    asked = (project.path / "graded.log").read_text()
+    bank = project.path / "banks" / "exam.yaml"
+    write_bank_yaml(bank, [b.model_copy(update={"test_points": tuple(tp.model_copy(update={"metadata": {
+        "reasoning": f"why {tp.id}", "trace": [1, {"k": None}]}}) for tp in b.test_points)}) for b in load_bank(bank)])
+    assert "reasoning: why q1/a" in bank.read_text()
+    project.runpytest("banks")
+    warm = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    assert warm["cache"]["misses"] == 0 and warm["cache"]["hits"] == warm["cache"]["pairs"] > 0
+    assert (project.path / "graded.log").read_text() == asked  # the grader was asked nothing again
+    for report in (cold, warm):
+        _stable(report).pop("cache")
+    assert warm == cold
+    project.runpytest("banks", "--exam-cache", "none")
+    report = json.loads((project.path / "reports" / "exam-report.json").read_text())
+    _check("exam-report.json", json.dumps(_stable(report), indent=2, sort_keys=True) + "\n")

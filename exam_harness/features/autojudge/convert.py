@@ -31,6 +31,7 @@ use_offline_nltk_data()  # before autojudge-base is first imported: it would dow
 
 from autojudge_base import Report  # noqa: E402
 from autojudge_base.nugget_data import (  # noqa: E402
+    Answer,
     NuggetBank,
     NuggetBanks,
     NuggetClaim,
@@ -49,15 +50,92 @@ from autojudge_base.nugget_doc_models import NuggetDocEntry, TopicNuggetDocs  # 
 from exam_harness.core.answers import CitedAnswer, CitedSentence  # noqa: E402
 from exam_harness.core.errors import InputError  # noqa: E402
 from exam_harness.core.ids import id_problem, name_problem  # noqa: E402
+from exam_harness.core.json_values import freeze_json  # noqa: E402
 from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id  # noqa: E402
+from exam_harness.features.autojudge.records import (  # noqa: E402
+    ANSWERS,
+    answer_extras,
+    laid_over,
+    record_extras,
+    split_metadata,
+)
 from exam_harness.io import limits  # noqa: E402
 
 META = "exam_harness"  # the key of exam-harness's own fields in a nugget's metadata
 NUGGETIZER_IMPORTANCE = ("vital", "okay", "failed")  # autojudge-base's NuggetizerNugget.importance Literal
+V3_KIND = "a NuggetBank (AutoArgue's v3)"
 
 
-def _meta(tp: TestPoint) -> dict[str, Any]:
-    return {META: {"id": tp.id, "weight": tp.weight, "required": tp.required, "facet_id": tp.facet_id}}
+def _ours(tp: TestPoint, others: Mapping[str, Any]) -> dict[str, Any]:
+    """The exam's fields a kind has none for, where they are not their defaults (the id is the kind's own id field),
+    with the test point's metadata keys that are no field of the kind (``others``)."""
+    ours: dict[str, Any] = {}
+    if tp.weight != 1.0:
+        ours["weight"] = tp.weight
+    if tp.required:
+        ours["required"] = True
+    if tp.required_runs:
+        ours["required_runs"] = list(tp.required_runs)
+    if tp.facet_id is not None:
+        ours["facet_id"] = tp.facet_id
+    if tp.choices:
+        ours["choices"] = list(tp.choices)
+    if others:
+        ours["metadata"] = dict(others)
+    return ours
+
+
+def _kind_metadata(tp: TestPoint, own: Any, ours: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A nugget's ``metadata``: its own (from the test point's metadata) with the exam's fields under META."""
+    if own is not None and not isinstance(own, dict):
+        raise ValueError(f"test point {tp.id!r}: its metadata's 'metadata' (the kind's own metadata) must be an "
+                         f"object, not {type(own).__name__}")
+    if own is None and not ours:
+        return None
+    return {**(own or {}), **({META: dict(ours)} if ours else {})}
+
+
+def _gold(tp: TestPoint, extras: Any, model: type[Any]) -> list[Any] | None:
+    """The kind's answers of ``tp``'s gold answers, each with its other fields (``extras``: one object per gold
+    answer, from the test point's metadata), or None where there is neither."""
+    if extras is None:
+        return [model(answer=text) for text in tp.gold_answers] or None
+    if not isinstance(extras, list) or len(extras) != len(tp.gold_answers) or not all(
+            isinstance(e, dict) for e in extras):
+        raise ValueError(f"test point {tp.id!r}: its metadata's 'answers' must hold one object per gold answer "
+                         f"({len(tp.gold_answers)}), the other fields of each")
+    return [model.model_validate({**extra, "answer": text}) for text, extra in zip(tp.gold_answers, extras)]
+
+
+def _carried(record: Any, derived: Any, answers: Sequence[Any] | None, ours: Mapping[str, Any]) -> dict[str, Any]:
+    """A v3 or ragtime26 nugget's fields the test point does not give, as the test point's metadata."""
+    carried = {**ours.get("metadata", {}), **record_extras(record, derived, held=("answers", "metadata"))}
+    if (more := answer_extras(answers, getattr(derived, "answers", None) is None)) is not None:
+        carried[ANSWERS] = more
+    if record.metadata is not None:
+        own = {k: v for k, v in record.metadata.items() if k != META}
+        if own or META not in record.metadata:
+            carried["metadata"] = own
+    return carried
+
+
+def _v3_record(tp: TestPoint) -> NuggetQuestion | NuggetClaim:
+    question = tp.kind == "question"
+    model = NuggetQuestion if question else NuggetClaim
+    mine, others = split_metadata(tp, model.model_fields, ("question" if question else "claim",))
+    answer_more, own = mine.pop(ANSWERS, None), mine.pop("metadata", None)
+    metadata = _kind_metadata(tp, own, _ours(tp, others))
+    derived: NuggetQuestion | NuggetClaim
+    if question:
+        derived = NuggetQuestion.from_lazy(query_id=tp.query_id, question=tp.text, question_id=tp.id,
+                                           gold_answers=_gold(tp, answer_more, Answer), importance=tp.importance,
+                                           metadata=metadata)
+    else:
+        if answer_more is not None:
+            raise ValueError(f"test point {tp.id!r}: its metadata names 'answers', and a NuggetClaim has none")
+        derived = NuggetClaim(query_id=tp.query_id, claim=tp.text, claim_id=tp.id, importance=tp.importance,
+                              metadata=metadata)
+    return laid_over(derived, mine, tp, V3_KIND)
 
 
 def _key(taken: Mapping[str, object], text: str, tp: TestPoint) -> str:
@@ -67,7 +145,7 @@ def _key(taken: Mapping[str, object], text: str, tp: TestPoint) -> str:
 
 def banks_to_nugget_banks(banks: Iterable[QueryBank]) -> NuggetBanks:
     """One NuggetBank per query (its facets' test points together); questions with their gold answers; every
-    copy of a repeated text kept."""
+    copy of a repeated text kept; each test point's metadata laid over its nugget (records.py)."""
     by_query: dict[str, NuggetBank] = {}
     for bank in banks:
         nugget_bank = by_query.setdefault(bank.query.id, NuggetBank(
@@ -75,41 +153,52 @@ def banks_to_nugget_banks(banks: Iterable[QueryBank]) -> NuggetBanks:
         questions = nugget_bank.nugget_bank if isinstance(nugget_bank.nugget_bank, dict) else {}
         claims = nugget_bank.claim_bank if isinstance(nugget_bank.claim_bank, dict) else {}
         for tp in bank.test_points:
-            if tp.kind == "question":
-                questions[_key(questions, tp.text, tp)] = NuggetQuestion.from_lazy(
-                    query_id=tp.query_id, question=tp.text, question_id=tp.id,
-                    gold_answers=list(tp.gold_answers) or None, importance=tp.importance, metadata=_meta(tp))
+            record = _v3_record(tp)
+            if isinstance(record, NuggetQuestion):
+                questions[_key(questions, tp.text, tp)] = record
             else:
-                claims[_key(claims, tp.text, tp)] = NuggetClaim(query_id=tp.query_id, claim=tp.text, claim_id=tp.id,
-                                                                 importance=tp.importance, metadata=_meta(tp))
+                claims[_key(claims, tp.text, tp)] = record
         nugget_bank.nugget_bank = questions or None
         nugget_bank.claim_bank = claims or None
         nugget_bank.index_nuggets()
     return NuggetBanks.from_banks_list(list(by_query.values()))
 
 
-def _answers(question: NuggetQuestion) -> tuple[str, ...]:
-    answers = question.answers or {}
-    values = answers.values() if isinstance(answers, dict) else answers
-    return tuple(a.answer for a in values)
+def _answer_list(question: NuggetQuestion) -> list[Answer] | None:
+    answers = question.answers
+    if answers is None:
+        return None
+    return list(answers.values()) if isinstance(answers, dict) else list(answers)
+
+
+def _plain_point(ours: Mapping[str, Any], **fields: Any) -> TestPoint:
+    """A test point of a nugget: its fields, and the exam's that the nugget's META holds."""
+    return TestPoint(weight=ours.get("weight", 1.0), required=ours.get("required", False),
+                     required_runs=tuple(ours.get("required_runs", ())), choices=tuple(ours.get("choices", ())),
+                     facet_id=ours.get("facet_id"), metadata=ours.get("metadata", {}), **fields)
 
 
 def _test_point(nugget: NuggetQuestion | NuggetClaim, query_id: str) -> TestPoint:
     ours: Mapping[str, Any] = (nugget.metadata or {}).get(META, {})
     importance = None if nugget.importance is None else str(nugget.importance)
-    common: dict[str, Any] = {"query_id": query_id, "weight": ours.get("weight", 1.0),
-                              "required": ours.get("required", False), "importance": importance,
-                              "facet_id": ours.get("facet_id")}
+    tp: TestPoint
     if isinstance(nugget, NuggetQuestion):
-        return TestPoint(id=ours.get("id") or nugget.question_id, kind="question", text=nugget.question,
-                         gold_answers=_answers(nugget), **common)
-    return TestPoint(id=ours.get("id") or nugget.claim_id, kind="nugget", text=nugget.claim, **common)
+        answers = _answer_list(nugget)
+        tp = _plain_point(ours, id=ours.get("id") or nugget.question_id, query_id=query_id, kind="question",
+                          text=nugget.question, gold_answers=tuple(a.answer for a in answers or ()),
+                          importance=importance)
+    else:
+        answers = None
+        tp = _plain_point(ours, id=ours.get("id") or nugget.claim_id, query_id=query_id, kind="nugget",
+                          text=nugget.claim, importance=importance)
+    derived = _v3_record(tp)
+    return tp.model_copy(update={"metadata": freeze_json(_carried(nugget, derived, answers, ours))})
 
 
 def nugget_banks_to_banks(nugget_banks: NuggetBanks, queries: Mapping[str, str] | None = None) -> list[QueryBank]:
     """One bank per (query, facet) of ``nugget_banks``, a query's questions before its claims; a query's text
     is its ``title_query``, else ``queries[query_id]``. Test points keep their ids (sub-nuggets are not
-    flattened)."""
+    flattened: they travel in the metadata), each nugget's other fields their metadata."""
     out: list[QueryBank] = []
     for query_id, nugget_bank in nugget_banks.banks.items():
         text = nugget_bank.title_query or (queries or {}).get(query_id)
@@ -147,10 +236,14 @@ def banks_to_nuggetizer_banks(banks: Iterable[QueryBank]) -> NuggetizerNuggetBan
                    else f"its id is not {expected!r} (the nugget file's rule)" if tp.id != expected
                    else f"its weight {tp.weight} is not {weight} (vital 1, else 0)" if tp.weight != weight
                    else "it is required or in a facet" if tp.required or tp.facet_id else None)
+            mine, others = split_metadata(tp, NuggetizerNugget.model_fields, ("text",))
+            if why is None and others:
+                why = f"its metadata holds {', '.join(map(repr, others))}, which a nuggetizer nugget has no field for"
             if why is not None:
                 raise ValueError(f"test point {tp.id!r} cannot be written as a NuggetizerNuggetBank: {why}; "
                                  "write NuggetBanks (AutoArgue's v3), which holds every field")
-            out.nuggets.append(NuggetizerNugget(text=tp.text, importance=importance))
+            out.nuggets.append(laid_over(NuggetizerNugget(text=tp.text, importance=importance), mine, tp,
+                                         "a NuggetizerNuggetBank"))
     return NuggetizerNuggetBanks.from_banks_list(list(by_query.values()))
 
 
@@ -163,7 +256,8 @@ def _repeat_id(query_id: str, text: str, before: Sequence[str]) -> str:
 def nuggetizer_banks_to_banks(nugget_banks: NuggetizerNuggetBanks,
                               queries: Mapping[str, str] | None = None) -> list[QueryBank]:
     """One nugget bank per query, as a nuggetizer nugget file reads (the TREC RAG feature's nuggets.py): importance
-    kept (none is vital), weight vital 1 else 0, ids qid/md5(text) with ``~n`` for the n-th copy of a text."""
+    kept (none is vital), weight vital 1 else 0, ids qid/md5(text) with ``~n`` for the n-th copy of a text; a
+    nugget's ``reasoning``, ``trace`` and ``assignment`` its metadata."""
     from exam_harness.features.trec_rag.nuggets import nugget_weight
 
     out = []
@@ -171,9 +265,10 @@ def nuggetizer_banks_to_banks(nugget_banks: NuggetizerNuggetBanks,
         points: list[TestPoint] = []
         texts: list[str] = []
         for nugget in bank.nuggets:
+            carried = record_extras(nugget, NuggetizerNugget(text=nugget.text, importance=nugget.importance), ())
             points.append(TestPoint(id=_repeat_id(qid, nugget.text, texts), query_id=qid, kind="nugget",
                                     text=nugget.text, weight=nugget_weight(nugget.importance or "vital"),
-                                    importance=nugget.importance))
+                                    importance=nugget.importance, metadata=carried))
             texts.append(nugget.text)
         if points:
             text = bank.query or (queries or {}).get(qid) or qid
@@ -186,7 +281,8 @@ def nuggetizer_banks_to_banks(nugget_banks: NuggetizerNuggetBanks,
 
 def banks_to_ragtime26_banks(banks: Iterable[QueryBank]) -> Ragtime26NuggetBanks:
     """The questions of ``banks`` as ragtime26 nuggets (their gold answers its answers; the exam's fields in
-    each nugget's metadata). A nugget (claim) is refused: the kind holds questions only."""
+    each nugget's metadata; each test point's metadata laid over its nugget, records.py). A nugget (claim) is
+    refused: the kind holds questions only."""
     by_query: dict[str, Ragtime26NuggetBank] = {}
     for bank in banks:
         out = by_query.setdefault(bank.query.id, Ragtime26NuggetBank(
@@ -197,15 +293,28 @@ def banks_to_ragtime26_banks(banks: Iterable[QueryBank]) -> Ragtime26NuggetBanks
             if tp.kind != "question":
                 raise ValueError(f"test point {tp.id!r} is a nugget, and a Ragtime26NuggetBank holds questions "
                                  "only (autojudge-base's ragtime26 format has no claims); write NuggetBanks")
-            out.nugget_bank.append(Ragtime26Nugget(
-                question=tp.text, answers=[Ragtime26Answer(answer=a) for a in tp.gold_answers] or None,
-                importance=tp.importance, metadata=_meta(tp)))
+            expected = _repeat_id(tp.query_id, tp.text, [n.question for n in out.nugget_bank])
+            out.nugget_bank.append(_ragtime26_record(tp, expected))
     return Ragtime26NuggetBanks.from_banks_list(list(by_query.values()))
+
+
+def _ragtime26_record(tp: TestPoint, expected_id: str) -> Ragtime26Nugget:
+    """``tp`` as a ragtime26 nugget; ``expected_id``: the id reading it back gives (the method's rule, ``~n`` for
+    the n-th copy of a question in its bank)."""
+    mine, others = split_metadata(tp, Ragtime26Nugget.model_fields, ("question",))
+    answer_more, own = mine.pop(ANSWERS, None), mine.pop("metadata", None)
+    ours = _ours(tp, others)
+    if tp.id != expected_id:
+        ours["id"] = tp.id  # the kind has no id field: kept where the rule does not give it
+    derived = Ragtime26Nugget(question=tp.text, answers=_gold(tp, answer_more, Ragtime26Answer),
+                              importance=tp.importance, metadata=_kind_metadata(tp, own, ours))
+    return laid_over(derived, mine, tp, "a Ragtime26NuggetBank")
 
 
 def ragtime26_banks_to_banks(nugget_banks: Ragtime26NuggetBanks,
                              queries: Mapping[str, str] | None = None) -> list[QueryBank]:
-    """One bank per (query, facet): each nugget a question, its answers the gold answers."""
+    """One bank per (query, facet): each nugget a question, its answers the gold answers, its other fields its
+    metadata; ids by the method's rule, ``~n`` for the n-th copy of a question."""
     out: list[QueryBank] = []
     for qid, bank in nugget_banks.banks.items():
         extra = (bank.metadata.model_extra or {}).get(META, {})
@@ -213,14 +322,17 @@ def ragtime26_banks_to_banks(nugget_banks: Ragtime26NuggetBanks,
         if not text:
             raise ValueError(f"ragtime26 nugget bank {qid!r} names no query text and no topic gives one")
         by_facet: dict[str | None, list[TestPoint]] = {}
+        texts: list[str] = []
         for nugget in bank.nuggets_as_list():
             ours: Mapping[str, Any] = (nugget.metadata or {}).get(META, {})
             importance = None if nugget.importance is None else str(nugget.importance)
-            tp = TestPoint(id=ours.get("id") or test_point_id(qid, nugget.question, ours.get("facet_id")),
-                           query_id=qid, kind="question", text=nugget.question,
-                           gold_answers=tuple(a.answer for a in nugget.answers or ()),
-                           weight=ours.get("weight", 1.0), required=ours.get("required", False),
-                           facet_id=ours.get("facet_id"), importance=importance)
+            expected = _repeat_id(qid, nugget.question, texts)
+            texts.append(nugget.question)
+            plain = _plain_point(ours, id=ours.get("id") or expected, query_id=qid, kind="question",
+                                 text=nugget.question, gold_answers=tuple(a.answer for a in nugget.answers or ()),
+                                 importance=importance)
+            carried = _carried(nugget, _ragtime26_record(plain, expected), nugget.answers, ours)
+            tp = plain.model_copy(update={"metadata": freeze_json(carried)})
             by_facet.setdefault(tp.facet_id, []).append(tp)
         query = Query(id=qid, text=text, facets=extra.get("facets", {}))
         out += [QueryBank(query=query, facet_id=facet, test_points=tuple(tps)) for facet, tps in by_facet.items()]
@@ -239,14 +351,29 @@ class QuestionDocs:
     answer_type: str = "OPEN_ENDED_ANSWER"
 
 
-def banks_to_nugget_docs(banks: Iterable[QueryBank], docs: Mapping[str, QuestionDocs]) -> dict[str, TopicNuggetDocs]:
-    """topic -> its questions with the documents that answer each (``docs``: test point id -> QuestionDocs; a
-    question without an entry answered by none), as autojudge-base's ``TopicNuggetDocs``."""
+def _docs_of(tp: TestPoint) -> QuestionDocs:
+    """A question's documents as its metadata holds them (``doc_ids``, ``aggregator``, ``answer_type``)."""
+    meta = tp.metadata
+    doc_ids, aggregator, answer_type = (meta.get("doc_ids", ()), meta.get("aggregator", "OR"),
+                                        meta.get("answer_type", "OPEN_ENDED_ANSWER"))
+    if not (isinstance(doc_ids, tuple) and all(isinstance(d, str) for d in doc_ids)
+            and isinstance(aggregator, str) and isinstance(answer_type, str)):
+        raise ValueError(f"test point {tp.id!r}: its metadata's doc_ids must be a list of texts, its aggregator "
+                         "and answer_type texts")
+    return QuestionDocs(doc_ids, aggregator, answer_type)
+
+
+def banks_to_nugget_docs(banks: Iterable[QueryBank], docs: Mapping[str, QuestionDocs] | None = None
+                         ) -> dict[str, TopicNuggetDocs]:
+    """topic -> its questions with the documents that answer each, as autojudge-base's ``TopicNuggetDocs``:
+    ``docs`` (test point id -> QuestionDocs) where it names the question, else its metadata's (a bank read from
+    nugget documents keeps them there), else answered by none. The kind is a projection: the exam's other fields
+    stay behind."""
     out: dict[str, TopicNuggetDocs] = {}
     for bank in banks:
         topic = out.setdefault(bank.query.id, TopicNuggetDocs(topic_id=bank.query.id, entries=[]))
         for tp in bank.test_points:
-            found = docs.get(tp.id, QuestionDocs(()))
+            found = (docs or {}).get(tp.id) or _docs_of(tp)
             topic.entries.append(NuggetDocEntry(question=tp.text, doc_ids=list(found.doc_ids),
                                                 aggregator=found.aggregator, answer_type=found.answer_type))
     return out
@@ -254,7 +381,8 @@ def banks_to_nugget_docs(banks: Iterable[QueryBank], docs: Mapping[str, Question
 
 def nugget_docs_to_banks(topics: Mapping[str, TopicNuggetDocs], queries: Mapping[str, str]
                          ) -> tuple[list[QueryBank], dict[str, QuestionDocs]]:
-    """The questions of nugget documents as banks (ids by the method's rule, a repeat's ``~n``), and each
+    """The questions of nugget documents as banks (ids by the method's rule, a repeat's ``~n``; each question's
+    documents in its metadata: ``doc_ids``, and ``aggregator``/``answer_type`` where not the defaults), and each
     question's documents by test point id."""
     banks: list[QueryBank] = []
     docs: dict[str, QuestionDocs] = {}
@@ -264,7 +392,9 @@ def nugget_docs_to_banks(topics: Mapping[str, TopicNuggetDocs], queries: Mapping
         for entry in topic.entries:
             tid = _repeat_id(topic_id, entry.question, texts)
             texts.append(entry.question)
-            points.append(TestPoint(id=tid, query_id=topic_id, kind="question", text=entry.question))
+            carried = record_extras(entry, NuggetDocEntry(question=entry.question, doc_ids=[]), ("question",))
+            points.append(TestPoint(id=tid, query_id=topic_id, kind="question", text=entry.question,
+                                    metadata=carried))
             docs[tid] = QuestionDocs(tuple(entry.doc_ids), entry.aggregator, entry.answer_type)
         if points:
             banks.append(QueryBank(query=Query(id=topic_id, text=queries.get(topic_id) or topic_id),

@@ -8,7 +8,8 @@ whatever word the file holds (nuggetizer writes its scorer's word lowercased, so
 ``vital`` is vital; an importance that is no single word (``active learning``) or empty (``""``) is read as
 nuggetizer reads it, a string that is not ``vital`` (A counts it, V and W do not); a nugget text given twice
 for one query is kept twice (nuggetizer scores both). Each nugget becomes a nugget test point with its
-importance kept (``TestPoint.importance``) and the TREC QA weight nugget F reads (vital 1, anything else
+importance kept (``TestPoint.importance``), its other fields (``reasoning``, ``trace``, ...) as its ``metadata``
+(written back as they came), and the TREC QA weight nugget F reads (vital 1, anything else
 0: see measures.nuggets). Ids follow the method's rule (``qid/md5(text)``; the n-th repeat of a text gets
 ``~n``). A query without nuggets is skipped (nothing
 to assign). These oddities are warnings, each kind said in one line per file; a malformed line is an
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from exam_harness.core.errors import InputError
+from exam_harness.core.json_values import json_problem, thaw_json
 from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import check_word, model_errors
@@ -31,6 +33,7 @@ from exam_harness.io.textio import atomic_write_text, iter_json_lines
 
 IMPORTANCES = ("vital", "okay")  # the two words the track's scores name; any other word is read as well
 VITAL = "vital"
+NUGGET_FIELDS = ("text", "importance")  # a nugget's fields the test point holds; the others are its metadata
 
 
 def nugget_weight(importance: str) -> float:
@@ -119,6 +122,9 @@ def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
             if importance not in IMPORTANCES:
                 odd = not importance.strip() or check_word(importance, "importance") is not None
                 (odd_importance if odd else other_importance)[importance] += 1
+            extra = {key: value for key, value in nugget.items() if key not in NUGGET_FIELDS}  # reasoning, trace, ...
+            if (problem := json_problem(extra, where)) is not None:
+                raise fail(problem.why, problem.where, expected="JSON values (JSON has no NaN or infinity)")
             tid = base = test_point_id(qid, nugget["text"])
             repeat = 1
             while tid in points:
@@ -128,7 +134,7 @@ def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
                 repeats.append(lineno)
             with model_errors(path, lineno, "nugget"):
                 points[tid] = TestPoint(id=tid, query_id=qid, kind="nugget", text=nugget["text"],
-                                        weight=nugget_weight(importance), importance=importance)
+                                        weight=nugget_weight(importance), importance=importance, metadata=extra)
         if not points:
             empty.append(lineno)
             continue
@@ -142,10 +148,20 @@ def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
 
 
 def nuggetizer_record(bank: QueryBank) -> dict[str, Any]:
-    """A bank's nuggets as a nuggetizer line (a nugget without importance is written as vital)."""
+    """A bank's nuggets as a nuggetizer line (a nugget without importance is written as vital), each nugget's
+    metadata (``reasoning``, ``trace``, ...) as its other fields."""
     return {"query": bank.query.text, "qid": bank.query.id,
-            "nuggets": [{"text": tp.text, "importance": VITAL if tp.importance is None else tp.importance}
-                        for tp in bank.test_points if tp.kind == "nugget"]}
+            "nuggets": [_nugget(tp) for tp in bank.test_points if tp.kind == "nugget"]}
+
+
+def _nugget(tp: TestPoint) -> dict[str, Any]:
+    taken = [key for key in NUGGET_FIELDS if key in tp.metadata]
+    if taken:
+        raise InputError(f"test point {quoted(tp.id)} cannot be written as a nuggetizer nugget: its metadata holds "
+                         f"{quoted(taken[0])}, a field the nugget's own {taken[0]} is written in", field="metadata",
+                         value=taken[0], expected="metadata keys other than " + " and ".join(NUGGET_FIELDS))
+    return {"text": tp.text, "importance": VITAL if tp.importance is None else tp.importance,
+            **thaw_json(tp.metadata)}
 
 
 def write_nuggetizer_nuggets(path: Path, banks: Iterable[QueryBank]) -> None:

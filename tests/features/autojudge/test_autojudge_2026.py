@@ -281,3 +281,110 @@ def test_nugget_documents_both_ways() -> None:
     assert [tp.text for tp in banks[0].test_points] == ["Who?", "Who?", "When?"]
     assert banks_to_nugget_docs(banks, docs) == topics
     assert docs[banks[0].test_points[1].id] == QuestionDocs(("d3",), "AND")
+
+
+# -- a kind's record whole: kind -> exam bank (written and read as a bank file) -> kind ----------------------
+
+
+def through_bank_files(tmp_path: Path, banks: list[QueryBank]) -> list[QueryBank]:
+    """``banks`` written and read back as each native bank format (hand YAML, hand JSON, Workbench JSON lines),
+    checked equal on the way, and the last reading returned: what the kind converts back comes from a file."""
+    from exam_harness.io.banks import load_bank
+    from exam_harness.io.generated_banks import write_bank
+
+    read = banks
+    for name in ("bank.yaml", "bank.json", "bank.jsonl"):
+        write_bank(tmp_path / name, read)
+        read = [b.model_copy(update={"source": ""}) for b in load_bank(tmp_path / name)]
+        assert [b.test_points for b in read] == [b.test_points for b in banks], name
+    return read
+
+
+def test_v3_records_round_trip_whole(tmp_path: Path) -> None:
+    """autojudge-base's own example bank (nugget_data_example.dummy_model: sub-nuggets, aggregator types, an int
+    importance, free-form metadata, answers with references, query ids other than the bank's): every nugget
+    comes back equal in every field, through the bank files."""
+    from autojudge_base.nugget_data import NuggetBanks
+    from autojudge_base.nugget_data.nugget_data_example import dummy_model
+
+    published = dummy_model()
+    banks = nugget_banks_to_banks(NuggetBanks.from_banks_list([published]))
+    assert any(tp.metadata.get("sub_nuggets") for b in banks for tp in b.test_points)  # the records' other fields
+    back = banks_to_nugget_banks(through_bank_files(tmp_path, banks)).banks[str(published.query_id)]
+    assert [n.model_dump() for n in back.nuggets_as_list()] == [n.model_dump() for n in published.nuggets_as_list()]
+    # written to the kind's file and read back by autojudge-base, too
+    write_nugget_banks(NuggetBanks.from_banks_list([back]), tmp_path / "v3.jsonl")
+    loaded = load_nugget_banks_from_file(tmp_path / "v3.jsonl").banks[str(published.query_id)]
+    assert [n.model_dump() for n in loaded.nuggets_as_list()] == [n.model_dump() for n in published.nuggets_as_list()]
+
+
+def test_nuggetizer_records_round_trip_whole(tmp_path: Path) -> None:
+    """A nuggetizer nugget with its reasoning, trace and assignment (autojudge-base's NuggetizerNugget fields)
+    comes back whole; a metadata key the kind has no field for is refused, never dropped."""
+    published = NuggetizerNuggetBanks.from_banks_list([NuggetizerNuggetBanks.get_bank_model().model_validate(
+        {"query": "What is Python?", "qid": "q1", "nuggets": [
+            {"text": "Python is a high-level programming language", "importance": "vital",
+             "reasoning": "the definition every answer needs", "assignment": "support",
+             "trace": {"model": "gpt-4o", "window": [0, 10], "scores": [0.9, None]}},
+            {"text": "Python is used for web development", "importance": "okay", "reasoning": "a use"},
+            {"text": "Python is used for web development", "importance": "failed", "trace": ["a", 1]}]})])
+    banks = nuggetizer_banks_to_banks(published)
+    assert dict(banks[0].test_points[0].metadata)["reasoning"] == "the definition every answer needs"
+    assert banks_to_nuggetizer_banks(through_bank_files(tmp_path, banks)) == published
+    stray = banks[0].model_copy(update={"test_points": (banks[0].test_points[0].model_copy(
+        update={"metadata": {**banks[0].test_points[0].metadata, "source": "wiki"}}),)})
+    with pytest.raises(ValueError, match="its metadata holds 'source', which a nuggetizer nugget has no field for"):
+        banks_to_nuggetizer_banks([stray])
+
+
+def test_ragtime26_records_round_trip_whole(tmp_path: Path) -> None:
+    """The ragtime26 docstring's example grown to every field the kind allows (aggregator type, an int importance,
+    answer references as ids and as References, metadata on nuggets and answers): each nugget whole."""
+    published = Ragtime26NuggetBanks.from_banks_list([Ragtime26NuggetBanks.get_bank_model().model_validate(
+        {"metadata": {"team_id": "example-team", "topic_id": "topic-1", "run_id": "example-run"},
+         "nugget_bank": [
+             {"question": "First example question?", "aggregator_type": "AND", "importance": 2,
+              "metadata": {"source": "assessor-3", "notes": ["checked"]},
+              "answers": [{"answer": "example answer", "references": ["doc-1", {"doc_id": "doc-2", "quality": 2}]},
+                          {"answer": "another", "metadata": {"confidence": 0.5}}]},
+             {"question": "First example question?", "aggregator_type": "OR", "answers": []},
+             {"question": "Second question?"}]})])
+    banks = ragtime26_banks_to_banks(published, {"topic-1": "how are reports judged"})
+    back = banks_to_ragtime26_banks(through_bank_files(tmp_path, banks))
+    assert back.banks["topic-1"].nugget_bank == published.banks["topic-1"].nugget_bank
+    again = Ragtime26NuggetBanks.model_validate(json.loads(back.model_dump_json()))  # through the kind's JSON
+    assert again.banks["topic-1"].nugget_bank == published.banks["topic-1"].nugget_bank
+    # an edited importance wins over the typed one the metadata kept; answers the gold answers no longer match fail
+    (first, *_), = (b.test_points for b in banks)
+    edited = banks_to_ragtime26_banks([banks[0].model_copy(update={"test_points": (first.model_copy(
+        update={"importance": "vital"}),)})])
+    assert edited.banks["topic-1"].nugget_bank[0].importance == "vital"
+    with pytest.raises(ValueError, match="one object per gold answer"):
+        banks_to_ragtime26_banks([banks[0].model_copy(update={"test_points": (first.model_copy(
+            update={"gold_answers": ("example answer",)}),)})])
+
+
+def test_nugget_document_records_round_trip_whole(tmp_path: Path) -> None:
+    """Nugget documents keep each question's documents in its metadata: the bank files alone convert back."""
+    from autojudge_base.nugget_doc_models import NuggetDocEntry, TopicNuggetDocs
+
+    topics = {"t1": TopicNuggetDocs(topic_id="t1", entries=[
+        NuggetDocEntry(question="Who?", doc_ids=["d1", "d2"]),
+        NuggetDocEntry(question="Who?", doc_ids=["d3"], aggregator="AND", answer_type="SPAN"),
+        NuggetDocEntry(question="When?", doc_ids=[])])}
+    banks, _docs = nugget_docs_to_banks(topics, {"t1": "a topic"})
+    assert banks_to_nugget_docs(through_bank_files(tmp_path, banks)) == topics
+
+
+def test_exam_metadata_rides_in_the_kinds_that_have_room(tmp_path: Path) -> None:
+    """exam -> kind -> exam: metadata keys no field of v3 or ragtime26 names travel under the exam's key in the
+    nugget's metadata; a value a kind's field cannot take is refused naming the test point."""
+    query = Query(id="q1", text="a query")
+    point = TestPoint(id="q1/a", query_id="q1", kind="question", text="Who?", gold_answers=("Ann",), choices=("Ann", "Bo"),
+                      required=True, required_runs=("r*",), metadata={"source": "wiki", "trace": [1, {"x": None}]})
+    banks = [QueryBank(query=query, test_points=(point,))]
+    assert nugget_banks_to_banks(banks_to_nugget_banks(banks)) == banks
+    assert ragtime26_banks_to_banks(banks_to_ragtime26_banks(banks)) == banks
+    bad = point.model_copy(update={"metadata": {"creator": "Laura"}})
+    with pytest.raises(ValueError, match=r"test point 'q1/a' cannot be written as a NuggetBank .*'creator'"):
+        banks_to_nugget_banks([QueryBank(query=query, test_points=(bad,))])

@@ -120,7 +120,8 @@ def test_screen_on_without_a_terminal_is_refused(project: pytest.Pytester) -> No
                            "--grader", "marker", "--cache", ".cache/grades.sqlite", "--screen", "on"],
                           cwd=project.path, input="y\n", capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 4, done.stderr
-    assert "--screen on needs a terminal" in done.stderr and "\x1b[" not in done.stdout
+    assert "the labelling screen needs a terminal" in done.stderr and "(or --screen off)" in done.stderr
+    assert "\x1b[" not in done.stdout
     assert not (project.path / ".cache" / "grades.sqlite").exists()  # nothing was graded
 
 

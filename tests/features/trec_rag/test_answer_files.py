@@ -159,6 +159,26 @@ def test_nugget_files_are_nugget_banks_and_export_back(tmp_path: Path) -> None:
         {**row, "qid": str(row["qid"])} for row in NUGGETS]
 
 
+def test_a_nuggets_other_fields_are_its_metadata_and_export_back(tmp_path: Path) -> None:
+    """nuggetizer's nugget fields beside text and importance (``reasoning``, ``trace``) come back as they were; a
+    test point whose metadata names a field the nugget's own is written in is refused, never overwritten."""
+    rows = [{"query": "what causes tides", "qid": "t1", "nuggets": [
+        {"text": "moon gravity", "importance": "vital", "reasoning": "the cause", "trace": {"model": "m", "n": [1, None]}},
+        {"text": "sun gravity", "importance": "okay"}]}]
+    banks = load_bank(write_lines(tmp_path / "nuggets.jsonl", rows))
+    assert dict(banks[0].test_points[0].metadata) == {"reasoning": "the cause", "trace": {"model": "m", "n": (1, None)}}
+    out = tmp_path / "export" / "nuggets.jsonl"
+    write_nuggetizer_nuggets(out, banks)
+    assert [json.loads(line) for line in out.read_text().splitlines()] == rows
+    clash = banks[0].test_points[1].model_copy(update={"metadata": {"text": "another"}})
+    with pytest.raises(InputError, match="its metadata holds 'text'"):
+        write_nuggetizer_nuggets(out, [banks[0].model_copy(update={"test_points": (clash,)})])
+    with pytest.raises(InputError, match=r"nan is no JSON number") as caught:
+        load_bank(write_lines(tmp_path / "nan.jsonl", [{"qid": "t1", "query": "q", "nuggets": [
+            {"text": "x", "trace": float("nan")}]}]))
+    assert (caught.value.line, caught.value.field) == (1, "nuggets[0].trace")
+
+
 @pytest.mark.parametrize(("nugget", "field", "message"), [
     ({"text": "x", "importance": 3}, "nuggets[1].importance", "a nugget importance must be a string"),
     ({"text": "  "}, "nuggets[1]", "non-empty text"),

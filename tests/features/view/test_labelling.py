@@ -15,8 +15,8 @@ import pytest
 
 from exam_harness.analysis.label_file import read_label_file, samples_of
 from exam_harness.analysis.label_screens import LabelPair, LabelStep, StepWriter
-from exam_harness.cli import label as label_command
 from exam_harness.cli import main
+from exam_harness.features.view import label_screen
 from exam_harness.features.view.label_screen import TextualLabelScreen
 from exam_harness.features.view.labelling import LabelApp
 from tests.features.view.example import Example, screen_text
@@ -97,7 +97,7 @@ def on_screen(exam: list[str], keys: Sequence[str], out: Path, monkeypatch: pyte
     """``exam-harness label --screen on`` with ``keys`` pressed on the view feature's screen."""
     screen = PilotScreen(keys, out)
     monkeypatch.setattr(TextualLabelScreen, "label", lambda _self, *a, **k: screen.label(*a, **k))
-    monkeypatch.setattr(label_command, "on_a_terminal", lambda: True)  # the pilot stands in for the terminal
+    monkeypatch.setattr(label_screen, "on_a_terminal", lambda: True)  # the pilot stands in for the terminal
     assert main([*exam, *extra, "--screen", "on", "--out", str(out)]) == 0
     return screen
 
