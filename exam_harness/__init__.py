@@ -50,6 +50,7 @@ MOVED: dict[str, str] = {
         "pytest_plugins.systems": "features.live_systems.pytest_session", "cli.record": "features.live_systems.record",
         "sections.cost": "features.cost.section", "results.flips": "features.flips.flips",
         "sections.flips": "features.flips.section",
+        "measures.agreement": "measures.kappa",
     }.items()},
     # issue 36, stage 2: the features' modules into their folders (exam_harness/features/NAME)
     **{f"exam_harness.{old}": f"exam_harness.features.{new}" for old, new in {
@@ -63,6 +64,8 @@ MOVED: dict[str, str] = {
         "sections.judge_variance": "judge_variance.section",
         "support": "citation_support.credits", "sections.agreement": "agreement.section",
         "workbench_grades": "workbench.grades", "cli.import_grades": "workbench.command",
+        "analysis.agreement": "agreement.compute", "results.agreement": "agreement.model",
+        "analysis.grader_agreement": "agreement.graders",
     }.items()},
     "exam_harness.cli.grades": "exam_harness.session.grades",
     # AutoJudge: workflows name its judge class by module path, ``python -m`` runs its modules (docs/autojudge.md)

@@ -12,7 +12,9 @@ Kinds of name:
   ``shared_option``, ``GradingRequest``, ``Grade``; ``Engine``, ``EngineBatch``, ``EngineStopped``, ``GraderRecipe``
   (a grading engine, hook ``pytest_exam_grading_engine``); ``Section``, ``Placement``, ``preformatted_markdown``,
   ``preformatted_html``; ``Writer``, ``WriterInput``, ``Binary``; ``BankFormat``, ``RunFormat``, ``FilePart``;
-  ``Command``; ``LabelScreen`` with ``LabelPair`` and ``LabelStep`` (a screen of ``exam-harness label``);
+  ``Command``; ``Analysis`` with ``AnalysisExam``, ``AnalysisSession`` and ``add_graded_arguments`` (an analysis of
+  ``exam-harness analyze`` and ``--exam-analysis``); ``LabelScreen`` with ``LabelPair`` and ``LabelStep`` (a screen
+  of ``exam-harness label``);
 - options: ``ExamOptions``, ``FeatureOption``, ``FeatureOptions``, ``feature_option``, ``Argument`` and the
   converters ``text``, ``integer``, ``number``, ``choice``, ``boolean``;
 - scoring inputs: ``Scored``, ``ScoringInputs``, ``InputKey``, ``ScoringFront``; ``Graded``, ``ExtraGrading`` (pairs
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
     from exam_harness.results.schema import ExamReport, Verdict
     from exam_harness.results.scored import InputKey, Scored, ScoringFront, ScoringInputs
     from exam_harness.results.sections import Placement, Section, preformatted_html, preformatted_markdown
+    from exam_harness.session.analyses import Analysis, AnalysisExam, AnalysisSession, add_graded_arguments
     from exam_harness.session.grades import ExtraGrading, Graded
 
 _WHERE: dict[str, tuple[str, ...]] = {
@@ -90,6 +93,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
                                     "choice", "boolean"),
     "exam_harness.results.scored": ("Scored", "ScoringInputs", "InputKey", "ScoringFront"),
     "exam_harness.session.grades": ("Graded", "ExtraGrading"),
+    "exam_harness.session.analyses": ("Analysis", "AnalysisExam", "AnalysisSession", "add_graded_arguments"),
     "exam_harness.config.gates": ("GateFigure", "GateResult", "HoldingFigure", "HOLDING_FIGURE"),
     "exam_harness.features.live_systems.declare": ("system", "http_system", "command_system", "Answer", "Passage",
                                                    "Sentence", "Secret"),
@@ -102,15 +106,15 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.core.version": ("__version__",),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
-__all__ = ["HOLDING_FIGURE", "Argument", "BankFormat", "Binary", "Command", "ConfigError", "Engine", "EngineBatch",
-           "EngineStopped", "EvaluationReport", "ExamError", "ExamOptions", "ExamPlan", "ExamReport", "ExtraGrading",
-           "FeatureOption", "FeatureOptions", "FilePart", "GateFigure", "GateResult", "Grade", "Graded", "Grader",
-           "GraderConfig", "GraderOption", "GraderRecipe", "GradingOutcome", "GradingRequest", "HoldingFigure",
-           "InputError", "InputKey", "LabelPair", "LabelScreen", "LabelStep", "Measure", "Placement", "Query",
-           "Registry", "RunFormat", "Scored", "ScoringFront", "ScoringInputs", "Section", "Verdict", "Writer",
-           "WriterInput", "__version__", "boolean", "choice", "feature_option", "hookimpl", "hookspec", "integer",
-           "number", "option_field", "preformatted_html", "preformatted_markdown", "read_document", "shared_option",
-           "text"]
+__all__ = ["HOLDING_FIGURE", "Analysis", "AnalysisExam", "AnalysisSession", "Argument", "BankFormat", "Binary",
+           "Command", "ConfigError", "Engine", "EngineBatch", "EngineStopped", "EvaluationReport", "ExamError",
+           "ExamOptions", "ExamPlan", "ExamReport", "ExtraGrading", "FeatureOption", "FeatureOptions", "FilePart",
+           "GateFigure", "GateResult", "Grade", "Graded", "Grader", "GraderConfig", "GraderOption", "GraderRecipe",
+           "GradingOutcome", "GradingRequest", "HoldingFigure", "InputError", "InputKey", "LabelPair", "LabelScreen",
+           "LabelStep", "Measure", "Placement", "Query", "Registry", "RunFormat", "Scored", "ScoringFront",
+           "ScoringInputs", "Section", "Verdict", "Writer", "WriterInput", "__version__", "add_graded_arguments",
+           "boolean", "choice", "feature_option", "hookimpl", "hookspec", "integer", "number", "option_field",
+           "preformatted_html", "preformatted_markdown", "read_document", "shared_option", "text"]
 # the live-systems feature's declarations: named by their module alone (see the module docstring), typed Any here
 __all__ += ["Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"]  # noqa: F822
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from exam_harness.results.schema import ExamReport
     from exam_harness.results.scored import Scored, ScoringFront, ScoringInputs
     from exam_harness.results.sections import Section
+    from exam_harness.session.analyses import Analysis
     from exam_harness.session.grades import ExtraGrading, Graded
 
 # the markers ``pytest.hookspec`` and ``pytest.hookimpl`` are (project "pytest"), made here so that the command
@@ -146,6 +147,15 @@ def pytest_exam_register_gate_figures(registry: Registry[GateFigure]) -> None:
 def pytest_exam_register_commands(registry: Registry[Command]) -> None:
     """Add ``exam-harness NAME`` subcommands (objects of the ``Command`` protocol, config/commands.py: ``help``,
     ``description``, ``add_arguments(parser)``, ``run(args) -> int``), listed by ``exam-harness --help``."""
+
+
+@hookspec
+def pytest_exam_register_analyses(registry: Registry[Analysis]) -> None:
+    """Add analyses of a graded exam (objects of the ``Analysis`` protocol, session/analyses.py: ``help``,
+    ``add_arguments(parser)``, ``run(args, session)``, ``section(exam)``), registered by name with their topic as the
+    description: ``exam-harness analyze NAME`` runs one, pytest's ``--exam-analysis NAME`` prints its section after
+    the leaderboard (where ``section`` gives one). The built-in ones (verify, grid, missing, spurious, edit-impact)
+    come first."""
 
 
 @hookspec(firstresult=True)

@@ -123,8 +123,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ExamSummaries(config, reporting), "exam-summaries")
     if options.analysis:
         from exam_harness.pytest_plugins.analyses import ExamAnalyses
+        from exam_harness.session.builtin_analyses import pytest_analyses
 
-        config.pluginmanager.register(ExamAnalyses(config, grading, reporting), "exam-analyses")
+        try:
+            analyses = pytest_analyses(config.hook, options.analysis)
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        config.pluginmanager.register(ExamAnalyses(config, grading, reporting, analyses), "exam-analyses")
 
 
 def check_ini_keys(config: pytest.Config) -> None:

@@ -2,12 +2,12 @@
 
 A judged passage is *predicted relevant* when its label reaches a threshold and *is* relevant when its
 judgment reaches the relevance level (2 for TREC DL, 1 for CAR); agreement is Cohen's kappa of that
-2x2 table (:func:`exam_harness.measures.agreement.cohen_kappa`), as in the method's agreement tables
+2x2 table (:func:`exam_harness.measures.kappa.cohen_kappa`), as in the method's agreement tables
 (docs/method.md, "Human oversight"). What is calibrated:
 
 - the minimum grade tau, per label rule: ``max-grade`` (the passage's highest grade over its query's
   test points) and ``at-least-m`` (the m-th highest grade, so "label >= tau" reads "at least m test points
-  reach tau"; m = 1 is max-grade), the labels of :mod:`exam_harness.analysis.agreement`;
+  reach tau"; m = 1 is max-grade), the labels of :mod:`exam_harness.analysis.judged_labels`;
 - for the embedding grader, the cosine where the grade ``min_grade`` begins (a passage's score is its best
   cosine over the query's test points, so "max grade >= min_grade" reads "score >= that cut point"); the
   other cut points keep a fixed spacing around it, as the shipped ones do (graders/embedding.py).
@@ -18,7 +18,7 @@ and kappa is measured on the fold's own: the *held-out* kappa, reported as the m
 standard deviation, beside the in-sample kappa. Folds hold whole queries, never parts of one: a query's
 passages share its test points, and splitting them would let training see the held-out test points.
 
-The merged 3-way view (:func:`exam_harness.analysis.agreement.merged_table`: max grades {4,5} / {1,2,3} /
+The merged 3-way view (:func:`exam_harness.analysis.judged_labels.merged_table`: max grades {4,5} / {1,2,3} /
 {0} against judgments above / at / below the relevance level) chooses nothing, so its kappa needs no
 held-out estimate; its per-fold kappa shows its spread.
 """
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel
 
-from exam_harness.analysis.agreement import MergedTable, finite, max_grade_labels, merged_table, min_answers_labels
+from exam_harness.analysis.judged_labels import MergedTable, max_grade_labels, merged_table, min_answers_labels
 from exam_harness.core.errors import ConfigError, InputError
-from exam_harness.measures.agreement import cohen_kappa, grade_judgment_table
+from exam_harness.measures.kappa import cohen_kappa, finite, grade_judgment_table
 
 Pair = tuple[str, str]  # (passage id, test point id)
 Key = tuple[str, str]  # (query id, passage id)

@@ -20,6 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from exam_harness.config.min_answers import DEFAULT_MIN_ANSWERS as DEFAULT_MIN_ANSWERS
+from exam_harness.config.min_answers import add_min_answers_argument, min_answers_of
 from exam_harness.config.options import (
     EVALUATE,
     GRADING,
@@ -32,7 +34,6 @@ from exam_harness.config.options import (
     Argument,
     ExamOptions,
     add_cli_options,
-    integer,
     options_from_cli,
 )
 from exam_harness.core.display import print_notice
@@ -54,9 +55,6 @@ INPUT_GROUPS = (INPUTS,)
 # the outputs pytest writes too, from the one schema: --report-dir (none unless given), --markdown, --html
 REPORT_OUTPUTS = ("report_dir", "markdown", "html")  # the report set and the summaries, as pytest names them
 OUTPUT_DEFAULTS = {"report_dir": None}
-DEFAULT_MIN_ANSWERS = (1, 2, 5)
-
-
 def report_options() -> tuple[str, ...]:
     """The reports group's options evaluate takes: the report set and summaries pytest writes, and every option
     a feature adds to the group (a feature's reports are both front ends')."""
@@ -93,26 +91,6 @@ OUTPUTS: tuple[Argument, ...] = (
     Argument("plot", "Draw the leaderboards (PNG and SVG) into this folder.", Path, metavar="DIR"),
     Argument("brief", "Print only the correlations and agreement tables.", None),
 )
-
-
-def add_min_answers_argument(parser: argparse.ArgumentParser, default: Sequence[int] | None) -> None:
-    """``--min-answers M ...``; bare ``--min-answers`` means 1 2 5."""
-    when = "default: 1 2 5" if default else "bare: 1 2 5; default: none"
-    # min_answers_of says a value below 1 is no count of test points
-    Argument("min-answers", "Agreement with the judgments when a passage is relevant at tau if at least M test points "
-             "reach tau (its label: the M-th highest grade), with per-row kappa and the merged 3-way table; one view "
-             f"per M ({when}).", integer(), nargs="*", default=default, metavar="M").add_to(parser)
-
-
-def min_answers_of(value: Sequence[int] | None) -> tuple[int, ...]:
-    """The m values asked for (a bare option: 1 2 5); each must be a positive integer."""
-    if value is None:
-        return ()
-    ms = tuple(value) or DEFAULT_MIN_ANSWERS
-    bad = [m for m in ms if m < 1]
-    if bad:
-        raise ConfigError(f"--min-answers takes positive integers (test points per passage), got {bad[0]}")
-    return ms
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,7 +42,6 @@ LABEL_VARIANTS: tuple[str, ...] = ("max-grade", "count", "at-least-m")
 TREC_MEASURES: tuple[str, ...] = ("P@20", "map", "ndcg@10", "ndcg@20", "rprec", "mrr")
 POOLS: tuple[str, ...] = ("judged", "top-k")
 SIGNIFICANCE_TESTS: tuple[str, ...] = ("permutation", "bootstrap", "t-test")
-ANALYSES: tuple[str, ...] = ("verify", "missing", "spurious", "agreement")
 
 
 # --- converters: str -> value, ValueError(reason) on bad input ---------------------------------
@@ -507,8 +506,9 @@ class ExamOptions:
         "redact", False, "Treat every bank as secret: outputs carry no test point text, gold or extracted answer "
         "(default: only banks marked 'secret: true')", group=REPORTS, flag=True)
     analysis: tuple[str, ...] = declare(
-        "analysis", (), "Print an analysis section after the leaderboard: verify, missing, spurious or agreement; "
-        "repeatable (default: none)", choice(*ANALYSES), group=REPORTS, many=True, fronts=("pytest",))
+        "analysis", (), "Print an analysis section after the leaderboard: verify, missing, spurious or a feature's or "
+        "plugin's analysis (exam-harness analyze lists them); repeatable (default: none)", text, group=REPORTS,
+        many=True, fronts=("pytest",))
     max_fallbacks: float = declare(
         "max-fallbacks", 0.05, "Largest share (0..1) of a run's grades that a fallback rule may read from answers "
         "holding no grade (an LLM's 'I cannot rate this.' read as grade 1); above it the run's scores are "

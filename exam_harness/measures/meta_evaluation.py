@@ -23,7 +23,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from exam_harness.measures.agreement import cohen_kappa
+from exam_harness.measures.kappa import cohen_kappa
 
 
 def _check(truth: Sequence[float], candidate: Sequence[float]) -> None:

@@ -9,8 +9,6 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from exam_harness.analysis.agreement import AgreementResult
-from exam_harness.analysis.grader_agreement import GraderAgreement
 from exam_harness.core.display import shorten, visible
 from exam_harness.report.tables import fmt, title_of
 
@@ -176,61 +174,3 @@ def grading_line(summary: Any, what: str) -> str:
         return ""
     return (f"{what}: {summary.unique_pairs:,} pairs, {summary.cache_hits:,} from the cache, "
             f"{summary.graded:,} graded, {summary.failures:,} failed")
-
-
-def agreement_renderables(agreement: AgreementResult) -> list[Table]:
-    levels = sorted({lvl for row in agreement.table.values() for lvl in row})
-    full = Table(
-        title=f"Grades × human judgments ({agreement.passages:,} judged passages; label = max grade)",
-        title_justify="left", header_style="bold",
-    )
-    full.add_column("grade", justify="right")
-    for lvl in levels:
-        full.add_column(f"judged {lvl}", justify="right")
-    full.add_column("total", justify="right")
-    for grade in sorted(agreement.table):
-        row = agreement.table[grade]
-        full.add_row(str(grade), *(f"{row.get(lvl, 0):,}" for lvl in levels), f"{sum(row.values()):,}")
-    tables = [full]
-    for b in agreement.binarised:
-        t = Table(
-            title=f"{b.name}: grade ≥ {b.min_grade} vs judgment ≥ {b.relevance_level}   Cohen's κ = {fmt(b.kappa)}",
-            title_justify="left", header_style="bold",
-        )
-        t.add_column("", no_wrap=True)
-        t.add_column("relevant", justify="right")
-        t.add_column("not relevant", justify="right")
-        for side, name in ((1, f"grade ≥ {b.min_grade}"), (0, f"grade < {b.min_grade}")):
-            t.add_row(name, f"{b.counts[side][1]:,}", f"{b.counts[side][0]:,}")
-        tables.append(t)
-    return tables
-
-
-def grader_agreement_tables(result: GraderAgreement) -> list[Table]:
-    """Two graders' grades against each other: the confusion table, the verdicts at tau, and per label."""
-    units = "(passage, test point) pairs" if result.unit == "pair" else "cases (run, test point: best grade)"
-    full = Table(title=f"Grades of A × grades of B ({result.common:,} {units} both graded; {result.only_a:,} only by "
-                       f"A, {result.only_b:,} only by B)   same grade {fmt(result.observed)}, Cohen's κ = "
-                       f"{fmt(result.kappa)}\nA = {visible(result.a)}\nB = {visible(result.b)}",
-                 title_justify="left", header_style="bold")
-    full.add_column("A \\ B", justify="right")
-    for label in result.labels:
-        full.add_column(str(label), justify="right")
-    for label in result.labels:
-        row = result.confusion.get(label, {})
-        full.add_row(str(label), *(f"{row.get(other, 0):,}" for other in result.labels))
-    tau = result.min_grade
-    verdicts = Table(title=f"Verdicts: grade ≥ {tau} by A × by B   Cohen's κ = {fmt(result.verdict_kappa)}",
-                     title_justify="left", header_style="bold")
-    verdicts.add_column("", no_wrap=True)
-    verdicts.add_column(f"B ≥ {tau}", justify="right")
-    verdicts.add_column(f"B < {tau}", justify="right")
-    for side, name in ((1, f"A ≥ {tau}"), (0, f"A < {tau}")):
-        verdicts.add_row(name, f"{result.verdicts[side][1]:,}", f"{result.verdicts[side][0]:,}")
-    labels = Table(title="Per label, one against the rest", title_justify="left", header_style="bold")
-    for name in ("label", "both", "only A", "only B", "neither", "κ"):
-        labels.add_column(name, justify="right")
-    for la in result.per_label:
-        labels.add_row(str(la.label), f"{la.both:,}", f"{la.only_a:,}", f"{la.only_b:,}", f"{la.neither:,}",
-                       fmt(la.kappa))
-    return [full, verdicts, labels]

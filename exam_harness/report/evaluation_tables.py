@@ -11,12 +11,11 @@ else by score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
 
-from exam_harness.analysis.agreement import DirectAgreement, MinAnswersAgreement
 from exam_harness.core.display import counted
 from exam_harness.report.tables import Column, fmt, render_table
 from exam_harness.report.tables import Leaderboard as Board
@@ -98,107 +97,3 @@ def _print_sections(result: EvaluationReport, console: Console, placement: Place
     for section, content in shown_at(result.sections, placement, brief=brief):
         for line in section_lines(section, content, console.width, brief=brief):
             console.print(line, soft_wrap=True, markup=False, highlight=False)
-
-
-# --- agreement views ---------------------------------------------------------------------------
-
-
-def _levels(table: Mapping[int, Mapping[int, int]]) -> list[int]:
-    return sorted({lvl for row in table.values() for lvl in row})
-
-
-def _group(values: Sequence[int]) -> str:
-    """A group of grades or levels as text: ``4–5``, ``0``, ``0–1``."""
-    low, high = min(values), max(values)
-    return str(low) if low == high else f"{low}–{high}" if len(values) == high - low + 1 else "+".join(map(str, values))
-
-
-def min_answers_summary(views: Sequence[MinAnswersAgreement]) -> Table:
-    """One row per m: Cohen's kappa of each binarisation and of the merged 3-way table."""
-    cuts = [(b.name, b.min_grade) for b in views[0].binarised]
-    level = views[0].relevance_level
-    table = Table(title=f"Min answers = m: label = the m-th highest grade (relevant at τ when ≥ m test points "
-                  f"reach τ); Cohen's κ against judgment ≥ {level}", title_justify="left", header_style="bold")
-    table.add_column("m", justify="right")
-    table.add_column("passages", justify="right")
-    for name, tau in cuts:
-        table.add_column(f"{name} (≥ {tau})", justify="right")
-    table.add_column("merged 3-way", justify="right")
-    for view in views:
-        kappas = {b.name: b.kappa for b in view.binarised}
-        merged_kappa = view.merged.kappa if view.merged is not None else None
-        table.add_row(str(view.min_answers), f"{view.passages:,}", *(fmt(kappas.get(n)) for n, _ in cuts),
-                      fmt(merged_kappa))
-    return table
-
-
-def graded_table(view: MinAnswersAgreement) -> Table:
-    """The label x judgment counts with, per row, the paired judgment level and the row's kappa."""
-    levels = _levels(view.table)
-    table = Table(title=f"Min answers = {view.min_answers}: grade × judgment ({view.passages:,} judged passages); "
-                  "row κ: the grade vs its paired judgment level",
-                  title_justify="left", header_style="bold")
-    table.add_column("grade", justify="right")
-    for lvl in levels:
-        table.add_column(f"judged {lvl}", justify="right")
-    table.add_column("total", justify="right")
-    table.add_column("paired", justify="right")
-    table.add_column("row κ", justify="right")
-    rows = {r.label: r for r in view.row_kappas}
-    for grade in sorted(view.table, reverse=True):
-        counts = view.table[grade]
-        paired = rows.get(grade)
-        table.add_row(str(grade), *(f"{counts.get(lvl, 0):,}" for lvl in levels), f"{sum(counts.values()):,}",
-                      _group(paired.judgments) if paired else "–", fmt(paired.kappa) if paired else "–")
-    return table
-
-
-def merged_3way_table(view: MinAnswersAgreement) -> Table | None:
-    merged = view.merged
-    if merged is None:
-        return None
-    n = len(merged.grades)
-    table = Table(title=f"Min answers = {view.min_answers}, merged 3-way: κ = {fmt(merged.kappa)}",
-                  title_justify="left", header_style="bold")
-    table.add_column("grade", justify="right")
-    for group in merged.judgments:
-        table.add_column(f"judged {_group(group) if group else '–'}", justify="right")
-    table.add_column("row κ", justify="right")
-    for i, group in enumerate(merged.grades):
-        row = merged.counts[n - 1 - i]
-        table.add_row(_group(group), *(f"{row[n - 1 - j]:,}" for j in range(n)), fmt(merged.row_kappas[i]))
-    return table
-
-
-def direct_table(view: DirectAgreement) -> Table:
-    """A direct grading run's grade x judgment counts; per grade g >= 1, Cohen's kappa of the cut
-    "grade >= g" against "judgment >= relevance level"."""
-    levels = _levels(view.table)
-    kappas = {b.min_grade: b.kappa for b in view.binarised}
-    who = " / ".join(x for x in (view.llm, view.prompt_class) if x) or "(unnamed)"
-    table = Table(title=f"Direct grades {who} × human judgments ({view.passages:,} judged passages)",
-                  title_justify="left", header_style="bold")
-    table.add_column("grade", justify="right")
-    for lvl in levels:
-        table.add_column(f"judged {lvl}", justify="right")
-    table.add_column("total", justify="right")
-    table.add_column(f"κ of grade ≥ g vs judged ≥ {view.relevance_level}", justify="right")
-    for grade in sorted(view.table, reverse=True):
-        counts = view.table[grade]
-        kappa = f"≥ {grade}: {fmt(kappas[grade])}" if grade in kappas else "–"
-        table.add_row(str(grade), *(f"{counts.get(lvl, 0):,}" for lvl in levels), f"{sum(counts.values()):,}", kappa)
-    return table
-
-
-def agreement_view_tables(
-    min_answers: Sequence[MinAnswersAgreement], direct: Sequence[DirectAgreement]
-) -> list[Table]:
-    """The min-answers summary, each m's graded and merged tables, then each direct grading run's table."""
-    tables: list[Table] = [min_answers_summary(min_answers)] if min_answers else []
-    for view in min_answers:
-        tables.append(graded_table(view))
-        merged = merged_3way_table(view)
-        if merged is not None:
-            tables.append(merged)
-    tables.extend(direct_table(view) for view in direct)
-    return tables

@@ -13,7 +13,7 @@ from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.exam.inputs import ExamView, view_from_banks
 from exam_harness.grading.passes import GradingOutcome, replay
 from exam_harness.io import load_bank, load_runs
-from exam_harness.report.analysis_sections import analysis_sections, baseline_section
+from exam_harness.report.analysis_sections import baseline_section
 from tests.helpers import write_bank, write_exam
 
 QUESTIONS = {"q1": {"q1/a": "What is a1?", "q1/b": "What is b1?"},
@@ -90,8 +90,13 @@ def test_analysis_sections_for_the_plugin(exam: Path, tmp_path: Path) -> None:
     _, outcome, _ = replay(data)
     outcome.answers = {pair: f"ans {g}" for pair, g in outcome.grades.items()}
     view = view_from_banks(data, banks, outcome.grades)
-    sections = analysis_sections(view, outcome, names=["missing", "spurious", "agreement", "verify"], min_grade=5,
-                                 relevance_level=2, limit=3, width=120)
+    from exam_harness.features import default_manager
+    from exam_harness.session.analyses import AnalysisExam, section_text
+    from exam_harness.session.builtin_analyses import pytest_analyses
+
+    graded = AnalysisExam(view, outcome, min_grade=5, relevance_level=2, limit=3)
+    sections = [section_text(analysis, graded, 120) for analysis in
+                pytest_analyses(default_manager().hook, ["missing", "spurious", "agreement", "verify"])]
     titles = [t for t, _ in sections]
     assert titles == ["exam: relevant passages missing in the bank", "exam: spurious test points",
                       "exam: agreement with human judgments", "exam: verify grading"]
@@ -99,7 +104,9 @@ def test_analysis_sections_for_the_plugin(exam: Path, tmp_path: Path) -> None:
     assert "p5" in text[titles[0]] and "Cohen's κ" in text[titles[2]]
     assert "What is a2?" in text[titles[3]] and "ans 5" in text[titles[3]]
     with pytest.raises(ConfigError, match="unknown analysis 'nope'"):
-        analysis_sections(view, outcome, names=["nope"], min_grade=4)
+        pytest_analyses(default_manager().hook, ["nope"])
+    with pytest.raises(ConfigError, match="unknown analysis 'grid'"):  # the command line's alone
+        pytest_analyses(default_manager().hook, ["grid"])
 
 
 def test_baseline_section() -> None:

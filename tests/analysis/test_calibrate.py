@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import tomllib
 
-from exam_harness.analysis.agreement import max_grade_labels
 from exam_harness.analysis.calibration import (
     CalibrationSettings,
     Sample,
@@ -25,6 +24,7 @@ from exam_harness.analysis.calibration import (
     kappa_at,
     query_folds,
 )
+from exam_harness.analysis.judged_labels import max_grade_labels
 from exam_harness.cli import main
 from exam_harness.cli.calibrate import ini_settings, ini_text, pyproject_text
 from exam_harness.config.options import ExamOptions, specs

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import tests.helpers as helpers
-from exam_harness.analysis.grader_agreement import grader_agreement
 from exam_harness.cli import main
+from exam_harness.features.agreement.graders import grader_agreement
 from tests.paths import GOLDEN
 
 

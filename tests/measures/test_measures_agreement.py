@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from exam_harness.measures.agreement import binarised, cohen_kappa, grade_judgment_table
+from exam_harness.measures.kappa import binarised, cohen_kappa, grade_judgment_table
 
 LABELS = {("q1", "a"): 5, ("q1", "b"): 0, ("q1", "c"): 3, ("q2", "x"): 4, ("q2", "unjudged"): 5}
 JUDGMENTS = {"q1": {"a": 2, "b": 0, "c": 1, "d": 3}, "q2": {"x": 0}}

@@ -12,8 +12,8 @@ import pytrec_eval
 
 from exam_harness.io.qrels import read_qrels, write_qrels
 from exam_harness.measures import ExamCover, NExam, ScoringContext, ScoringInput, score
-from exam_harness.measures.agreement import binarised, cohen_kappa, grade_judgment_table
 from exam_harness.measures.correlation import leaderboard_correlation
+from exam_harness.measures.kappa import binarised, cohen_kappa, grade_judgment_table
 from exam_harness.measures.qrels import QrelsCut, relevance_level
 from exam_harness.measures.trec import trec_eval
 from tests.paths import SHARED_DATA

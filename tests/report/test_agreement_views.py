@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 
-from exam_harness.analysis.agreement import direct_agreement, min_answers_agreement
 from exam_harness.cli import main
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import RecordedGrade
-from exam_harness.measures.agreement import (
+from exam_harness.features.agreement.compute import direct_agreement, min_answers_agreement
+from exam_harness.measures.kappa import (
     cohen_kappa,
     merged,
     merged_judgment_levels,

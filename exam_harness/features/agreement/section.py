@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from exam_harness.results.agreement import AgreementResult, DirectAgreement, MinAnswersAgreement
+from exam_harness.features.agreement.model import AgreementResult, DirectAgreement, MinAnswersAgreement
 from exam_harness.results.sections import preformatted_html, preformatted_markdown
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def agreement(scored: Scored) -> Agreement | None:
     data, plan = scored.view.data, scored.plan
     if scored.min_answers is None or not data.judgments:
         return None
-    from exam_harness.analysis.agreement import agreement_tables, direct_agreement, min_answers_agreement
+    from exam_harness.features.agreement.compute import agreement_tables, direct_agreement, min_answers_agreement
 
     view = scored.view
     tps = {q: view.test_points[q] for q in view.queries}
@@ -56,8 +56,7 @@ class AgreementSection:
         return agreement(scored)
 
     def terminal(self, content: Agreement) -> list[Table]:
-        from exam_harness.report.analysis_tables import agreement_renderables
-        from exam_harness.report.evaluation_tables import agreement_view_tables
+        from exam_harness.features.agreement.tables import agreement_renderables, agreement_view_tables
 
         return [*agreement_renderables(content.tables), *agreement_view_tables(content.min_answers, content.direct)]
 

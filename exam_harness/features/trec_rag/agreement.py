@@ -17,13 +17,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from exam_harness.analysis.agreement import finite
 from exam_harness.api import InputKey
 from exam_harness.core.errors import InputError
 from exam_harness.io.limits import quoted
 from exam_harness.io.parts import check_word
 from exam_harness.io.textio import iter_json_lines
-from exam_harness.measures.agreement import cohen_kappa, one_vs_rest
+from exam_harness.measures.kappa import cohen_kappa, finite, one_vs_rest
 
 LABELS = ("support", "partial_support", "not_support")
 HumanLabels = dict[tuple[str, str, str], str]  # human nugget assignments: (run, qid, nugget text) -> label

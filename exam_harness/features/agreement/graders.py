@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
-from exam_harness.measures.agreement import cohen_kappa, one_vs_rest
+from exam_harness.measures.kappa import cohen_kappa, one_vs_rest
 
 Unit = TypeVar("Unit", bound=Hashable)
 

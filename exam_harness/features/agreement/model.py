@@ -1,9 +1,11 @@
-"""The agreement parts of the evaluation document: grade x judgment tables with Cohen's kappa
-(computed by analysis/agreement.py). Declared here, with the document, so results/ needs no analysis code."""
+"""The agreement feature's parts of a document: grade x judgment tables with Cohen's kappa (computed by
+compute.py; the merged 3-way table is the core's, analysis/judged_labels.py, which ``calibrate`` shows too)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
+
+from exam_harness.analysis.judged_labels import MergedTable as MergedTable
 
 
 class BinarisedTable(BaseModel):
@@ -32,17 +34,6 @@ class RowKappa(BaseModel):
     judgments: list[int]
     counts: dict[int, dict[int, int]]  # [row side 1/0][judgment side 1/0]
     kappa: float | None
-
-
-class MergedTable(BaseModel):
-    """The 3-way table: grade groups x judgment groups (both best first); counts keyed by group
-    position, 2 the best group, so ``counts[2][2]`` is "grade 4-5 and judged in the top group"."""
-
-    grades: list[list[int]]
-    judgments: list[list[int]]
-    counts: dict[int, dict[int, int]]
-    kappa: float | None  # Cohen's kappa of the 3x3 table
-    row_kappas: list[float | None]  # each grade group against its judgment group, best first
 
 
 class MinAnswersAgreement(AgreementResult):

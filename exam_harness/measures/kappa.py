@@ -1,4 +1,4 @@
-"""Agreement of grades with human judgments (docs/method.md, "Human oversight"): count tables and Cohen's kappa.
+"""Grades against human judgments (docs/method.md, "Human oversight"): count tables and Cohen's kappa.
 
 Tables are nested mappings ``counts[row][column]``: for :func:`grade_judgment_table` the row is the
 passage's label from grades (e.g. the max grade) and the column the human judgment level; for
@@ -24,6 +24,11 @@ Table = dict[int, dict[int, int]]
 
 LENIENT_MIN_GRADE = 1  # the method's lenient binarisation, grade >= 1
 STRICT_MIN_GRADE = 4  # the method's strict binarisation, grade >= 4
+
+
+def finite(value: float | None) -> float | None:
+    """A kappa as a document holds it: None where it is undefined (NaN: a table with one category)."""
+    return None if value is None or not math.isfinite(value) else float(value)
 
 
 def grade_judgment_table(
@@ -58,7 +63,7 @@ def binarised(table: Mapping[int, Mapping[int, int]], min_grade: int, relevance_
 
 
 def cohen_kappa(table: Mapping[int, Mapping[int, int]]) -> float:
-    """Cohen's kappa of a square agreement table (same categories for rows and columns).
+    """Cohen's kappa of a square contingency table (same categories for rows and columns).
 
     kappa = (p_o - p_e) / (1 - p_e); NaN when undefined (empty table, or p_e = 1).
     """
@@ -113,7 +118,7 @@ def reference_row_pairing(relevance_level: int, labels: Iterable[int]) -> dict[i
 
     Grades 4 and 5 pair with level ``relevance_level + 1`` (TREC DL: 3, "perfectly relevant"), grades
     1..3 with ``relevance_level`` (DL: 2), grade 0 with level 0: the pairing of the reference
-    implementation's graded agreement tables (issue 11), for relevance level 2 (DL) as for 1 (CAR).
+    implementation's graded tables against judgments (issue 11), for relevance level 2 (DL) as for 1 (CAR).
     """
     pairing: dict[int, frozenset[int]] = {}
     for label in labels:

@@ -1,4 +1,4 @@
-"""Agreement of grades with human judgments (the method's phase 3) as result objects.
+"""The agreement feature's computation: grades against human judgments (the method's phase 3) as result objects.
 
 :func:`agreement_tables`: a judged passage's label is its maximum grade over its query's test points
 (the ``max-grade`` qrels label). The tables: label (0..5) x judgment level counts; the same
@@ -6,7 +6,7 @@ binarised lenient (grade >= 1) and strict (grade >= 4) against a judgment releva
 TREC DL, 1 for CAR), plus one binarisation per extra minimum grade asked for; Cohen's kappa of each
 2x2 table.
 
-Further views (issue 11), each a :class:`AgreementView`:
+Further views (issue 11):
 
 * :func:`min_answers_agreement` ("min answers = m"): the label is the m-th highest grade, so a
   passage counts as relevant at tau when at least m test points reach tau (m = 1 is the max-grade
@@ -20,71 +20,32 @@ Further views (issue 11), each a :class:`AgreementView`:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
-from typing import cast
 
+from exam_harness.analysis.judged_labels import Grades as Grades
+from exam_harness.analysis.judged_labels import Judgments as Judgments
+from exam_harness.analysis.judged_labels import max_grade_labels as max_grade_labels
+from exam_harness.analysis.judged_labels import merged_table as merged_table
+from exam_harness.analysis.judged_labels import min_answers_labels as min_answers_labels
 from exam_harness.core.models import RecordedGrade
+from exam_harness.features.agreement.model import AgreementResult as AgreementResult
+from exam_harness.features.agreement.model import BinarisedTable as BinarisedTable
+from exam_harness.features.agreement.model import DirectAgreement as DirectAgreement
+from exam_harness.features.agreement.model import MergedTable as MergedTable
+from exam_harness.features.agreement.model import MinAnswersAgreement as MinAnswersAgreement
+from exam_harness.features.agreement.model import RowKappa as RowKappa
 from exam_harness.io.workbench import direct_grade_id
-from exam_harness.measures.agreement import (
+from exam_harness.measures.kappa import (
     LENIENT_MIN_GRADE,
-    MERGED_GRADES,
     STRICT_MIN_GRADE,
     Table,
     binarised,
-    check_min_answers,
     cohen_kappa,
+    finite,
     grade_judgment_table,
-    merged,
-    merged_judgment_levels,
-    mth_highest,
     one_vs_rest,
     reference_row_pairing,
 )
-from exam_harness.results.agreement import (  # the result document's parts, re-exported for the analyses' callers
-    AgreementResult as AgreementResult,
-)
-from exam_harness.results.agreement import BinarisedTable as BinarisedTable
-from exam_harness.results.agreement import DirectAgreement as DirectAgreement
-from exam_harness.results.agreement import MergedTable as MergedTable
-from exam_harness.results.agreement import MinAnswersAgreement as MinAnswersAgreement
-from exam_harness.results.agreement import RowKappa as RowKappa
-
-Judgments = Mapping[str, Mapping[str, int]]
-
-Grades = Mapping[tuple[str, str], int]
-
-
-def finite(value: float | None) -> float | None:
-    return None if value is None or not math.isfinite(value) else float(value)
-
-
-def max_grade_labels(
-    grades: Grades, test_points: Mapping[str, Sequence[str]], judgments: Judgments
-) -> dict[tuple[str, str], int]:
-    """(query, passage) -> max grade over the query's test points, for judged passages with any grade."""
-    return min_answers_labels(grades, test_points, judgments, 1)
-
-
-def min_answers_labels(
-    grades: Grades, test_points: Mapping[str, Sequence[str]], judgments: Judgments, m: int
-) -> dict[tuple[str, str], int]:
-    """(query, passage) -> the m-th highest grade over the query's test points (0 when fewer than m
-    of them are graded), for judged passages with any grade."""
-    check_min_answers(m)
-    labels: dict[tuple[str, str], int] = {}
-    grade = grades.get
-    for qid, judged in judgments.items():
-        tps = test_points.get(qid)
-        if not tps:
-            continue
-        for pid in judged:  # ~10k judged passages x their query's test points on DL19: looked up in C
-            row = list(map(grade, zip(repeat(pid), tps)))
-            found = cast("list[int]", row) if None not in row else [g for g in row if g is not None]
-            if found:
-                labels[(qid, pid)] = int(max(found)) if m == 1 else mth_highest(found, m)
-    return labels
 
 
 def _cuts(min_grades: Iterable[int]) -> list[tuple[str, int]]:
@@ -127,7 +88,7 @@ def agreement_tables(
 def row_kappa_tables(table: Table, relevance_level: int) -> list[RowKappa]:
     """Per grade row of ``table`` (highest first), the row against the rest of the table: the 2x2
     counts of "label == g" x "judgment level in J(g)" and their Cohen's kappa, J(g) the paired level
-    of :func:`~exam_harness.measures.agreement.reference_row_pairing` (DL: grades 4-5 with level 3,
+    of :func:`~exam_harness.measures.kappa.reference_row_pairing` (DL: grades 4-5 with level 3,
     1-3 with level 2, 0 with level 0)."""
     pairing = reference_row_pairing(relevance_level, table)
     rows = []
@@ -136,19 +97,6 @@ def row_kappa_tables(table: Table, relevance_level: int) -> list[RowKappa]:
         rows.append(RowKappa(label=label, judgments=sorted(pairing[label]), counts=counts,
                              kappa=finite(cohen_kappa(counts))))
     return rows
-
-
-def merged_table(table: Table, relevance_level: int) -> MergedTable:
-    """The 3-way view: grades {4,5} / {1,2,3} / {0} against judgments above / at / below the relevance
-    level (DL: {3} / {2} / {0,1}); Cohen's kappa of the 3x3 table (group i agrees with group i) and of
-    each row group against its paired column group (the group against the rest)."""
-    levels = {lvl for row in table.values() for lvl in row}
-    columns = merged_judgment_levels(relevance_level, levels)
-    counts = merged(table, MERGED_GRADES, columns)
-    row_kappas = [finite(cohen_kappa(one_vs_rest(table, rows, cols))) for rows, cols in zip(MERGED_GRADES, columns)]
-    return MergedTable(grades=[sorted(g, reverse=True) for g in MERGED_GRADES],
-                       judgments=[sorted(c, reverse=True) for c in columns], counts=counts,
-                       kappa=finite(cohen_kappa(counts)), row_kappas=row_kappas)
 
 
 def min_answers_agreement(
