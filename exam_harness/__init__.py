@@ -68,6 +68,8 @@ MOVED: dict[str, str] = {
         "analysis.grader_agreement": "agreement.graders",
     }.items()},
     "exam_harness.cli.grades": "exam_harness.session.grades",
+    # a judge's figures against the labels: named for what they are (the agreement feature is another)
+    "exam_harness.features.calibration.agreement": "exam_harness.features.calibration.judges",
     # AutoJudge: workflows name its judge class by module path, ``python -m`` runs its modules (docs/autojudge.md)
     **{f"exam_harness.autojudge{old}": f"exam_harness.features.autojudge{old}" for old in (
         "", ".judge", ".convert", ".offline", ".nltk_offline", ".__main__")},

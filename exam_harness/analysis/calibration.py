@@ -1,8 +1,8 @@
 """Calibrating a grader against human judgments, with cross-validation over queries.
 
 A judged passage is *predicted relevant* when its label reaches a threshold and *is* relevant when its
-judgment reaches the relevance level (2 for TREC DL, 1 for CAR); agreement is Cohen's kappa of that
-2x2 table (:func:`exam_harness.measures.kappa.cohen_kappa`), as in the method's agreement tables
+judgment reaches the relevance level (2 for TREC DL, 1 for CAR); the fit is Cohen's kappa of that
+2x2 table (:func:`exam_harness.measures.kappa.cohen_kappa`), as in the method's grade x judgment tables
 (docs/method.md, "Human oversight"). What is calibrated:
 
 - the minimum grade tau, per label rule: ``max-grade`` (the passage's highest grade over its query's

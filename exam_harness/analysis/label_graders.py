@@ -1,5 +1,5 @@
-"""Every grader whose grades a cache holds, against a team's labels (issue 30): ``analyze agreement
---team-labels`` measures the session's grader and each of these.
+"""Every grader whose grades a cache holds, against a team's labels (issue 30): ``--team-labels`` of the
+agreement feature's analysis measures the session's grader and each of these.
 
 A cache keys a grade by the hash of its grader's spec and the pair's content (exam_harness/grading/cache.py), so the
 graders it holds are found from what its records name: each distinct (grader name, model, prompt) is rebuilt
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from exam_harness.analysis.labels import LabelAgreement, Pair, label_agreement
+from exam_harness.analysis.labels import LabelConcordance, Pair, label_concordance
 from exam_harness.core.models import ExamData, GraderSpec, QueryBank
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.graders.registry import GraderRegistry
@@ -25,13 +25,13 @@ from exam_harness.grading.cache import GradeCache, cache_key
 
 @dataclass(frozen=True)
 class GraderRow:
-    """One grader's agreement with the labels: who it is, at which minimum grade, over which pairs."""
+    """One grader's verdicts against the labels: who it is, at which minimum grade, over which pairs."""
 
     grader: str
     model: str | None
     prompt: str | None
     min_grade: int
-    agreement: LabelAgreement
+    concordance: LabelConcordance
     session: bool = False  # the session's grader (its grades graded or read by this session)
     grades: dict[Pair, int] = field(default_factory=dict)  # its cached grades of the requests looked up
 
@@ -70,7 +70,7 @@ def _describe(name: str, model: str | None, prompt: str | None) -> str:
     return f"{name} ({said})" if said else name
 
 
-def cached_agreement(cache: GradeCache, registry: GraderRegistry, requests: Mapping[Pair, GradingRequest],
+def cached_concordance(cache: GradeCache, registry: GraderRegistry, requests: Mapping[Pair, GradingRequest],
                      labels: Mapping[Pair, bool], *, data: ExamData | None, session: GraderSpec,
                      session_config: GraderConfig, known: Iterable[str] = ()) -> CachedAgreement:
     """A row for every grader other than the session's whose grades ``cache`` holds for the requests, each
@@ -128,5 +128,5 @@ class _Prober:
                                         + ("these options" if options else "its default options"))
             return
         self.result.rows.append(GraderRow(name, spec.model, prompt, spec.default_min_grade,
-                                          label_agreement(grades, self.labels, spec.default_min_grade),
+                                          label_concordance(grades, self.labels, spec.default_min_grade),
                                           grades=grades))

@@ -47,7 +47,7 @@ def cached_judges(cache: Path | None, registry: GraderRegistry, requests: Mappin
                   first: JudgeGrades, session: GraderSpec, config: GraderConfig, data: ExamData | None) -> Judges:
     """``first`` and every judge whose grades the cache at ``cache`` holds for ``requests`` (a panel session's
     members first). No cache file (grades in memory only) holds no other judge."""
-    from exam_harness.analysis.label_graders import cached_agreement, cached_grades
+    from exam_harness.analysis.label_graders import cached_concordance, cached_grades
     from exam_harness.grading.cache import GradeCache
 
     found = Judges(first)
@@ -71,7 +71,7 @@ def cached_judges(cache: Path | None, registry: GraderRegistry, requests: Mappin
                     found.members.append(name)
             finally:
                 panel.close()
-        rows = cached_agreement(store, registry, requests, {}, data=data, session=session, session_config=config,
+        rows = cached_concordance(store, registry, requests, {}, data=data, session=session, session_config=config,
                                 known=known)
     finally:
         store.close()

@@ -1,5 +1,5 @@
 """A team's own labels of (test point, passage) pairs (issue 30): which pairs to show first, the key loop that
-records them, the JSONL they are kept in, and a grader's agreement with them.
+records them, the JSONL they are kept in, and a grader's verdicts against them.
 
 Pairs are shown least sure first (a grade's support nearest the support where its verdict changes; without a
 support, a grade nearest the minimum grade), then a seeded sample of the confident ones. Keys: ``y`` (the
@@ -123,7 +123,7 @@ def read_labels(path: Path) -> dict[Pair, bool]:
 
 
 @dataclass(frozen=True)
-class LabelAgreement:
+class LabelConcordance:
     """A grader's per-pair verdicts (grade >= min grade) against the labels, with 95% (Wilson) intervals."""
 
     pairs: int
@@ -134,7 +134,7 @@ class LabelAgreement:
     kappa: float | None
 
 
-def label_agreement(grades: Mapping[Pair, int], labels: Mapping[Pair, bool], min_grade: int) -> LabelAgreement:
+def label_concordance(grades: Mapping[Pair, int], labels: Mapping[Pair, bool], min_grade: int) -> LabelConcordance:
     """Precision, recall and Cohen's kappa of "grade >= min_grade" against the labels of the graded pairs."""
     both = [(grades[p] >= min_grade, label) for p, label in labels.items() if p in grades]
     tp = sum(v and t for v, t in both)
@@ -147,7 +147,7 @@ def label_agreement(grades: Mapping[Pair, int], labels: Mapping[Pair, bool], min
         observed = (tp + tn) / n
         expected = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / (n * n)
         kappa = (observed - expected) / (1 - expected) if not math.isclose(expected, 1.0) else None
-    return LabelAgreement(
+    return LabelConcordance(
         pairs=n,
         precision=tp / (tp + fp) if tp + fp else None, precision_interval=wilson(tp, tp + fp),
         recall=tp / (tp + fn) if tp + fn else None, recall_interval=wilson(tp, tp + fn),

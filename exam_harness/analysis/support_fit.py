@@ -115,7 +115,7 @@ def cut_points_around(threshold: float, min_grade: int) -> list[float]:
 
 @dataclass(frozen=True)
 class SupportFit:
-    """A fitted support model with its in-sample and held-out agreement."""
+    """A fitted support model with its in-sample and held-out kappa."""
 
     weights: list[float]
     intercept: float

@@ -180,7 +180,7 @@ def fit_support_model(graded: Graded, report: CalibrationReport, options: ExamOp
 def fit_on_team_labels(args: argparse.Namespace, options: ExamOptions, graded: Graded) -> int:
     """``--team-labels FILE --fit-support OUT``: the current verdicts against the labels (before), the support
     model refit on them (after, held out by test point), written to OUT; the ini line that uses it."""
-    from exam_harness.analysis.labels import fit_on_labels, label_agreement, read_labels
+    from exam_harness.analysis.labels import fit_on_labels, label_concordance, read_labels
     from exam_harness.graders.support import read_support_model, shipped_model
     from exam_harness.io.textio import atomic_write_text
 
@@ -193,7 +193,7 @@ def fit_on_team_labels(args: argparse.Namespace, options: ExamOptions, graded: G
                           "cut points of a reranker (--grader cross-encoder or monot5)")
     labels = read_labels(args.team_labels)
     min_grade = graded.plan.min_grade
-    before = label_agreement(graded.outcome.grades, labels, min_grade)
+    before = label_concordance(graded.outcome.grades, labels, min_grade)
     given = options.grader_options.get("support_model")
     base = read_support_model(Path(str(given))) if given else shipped_model()
     with_gold = {tid for tid, tp in graded.view.points.items() if tp.gold_answers}
@@ -216,7 +216,7 @@ def fit_reranker_cuts(args: argparse.Namespace, graded: Graded) -> int:
     """``--team-labels FILE --fit-cut-points OUT`` with a reranker grader: its verdicts against the labels
     (before), its cut points fitted on them (after, held out by test point), written to OUT; the ini line."""
     from exam_harness.analysis.cut_fit import fit_cut_points
-    from exam_harness.analysis.labels import label_agreement, read_labels
+    from exam_harness.analysis.labels import label_concordance, read_labels
     from exam_harness.graders.reranker_cuts import FittedCutPoints, probability_of_reason
     from exam_harness.io.textio import atomic_write_text
 
@@ -228,7 +228,7 @@ def fit_reranker_cuts(args: argparse.Namespace, graded: Graded) -> int:
     probabilities = {pair: p for pair, answer in graded.outcome.answers.items()
                      if (p := probability_of_reason(answer)) is not None}
     fit = fit_cut_points(probabilities, labels, min_grade=min_grade, folds=args.folds, seed=args.seed)
-    before = label_agreement(graded.outcome.grades, labels, min_grade)
+    before = label_concordance(graded.outcome.grades, labels, min_grade)
     current = graded.spec.options.get("cut_points")
     source = (f"team labels {args.team_labels.name}: {fit.pairs} labelled pairs of {fit.test_points} test points, "
               f"{args.folds} folds of test points")

@@ -4,7 +4,7 @@
 - :mod:`.exam`: EXAM-Cover, n-EXAM, nugget F, alpha-nDCG; :mod:`.trec`: trec_eval measures over EXAM-Qrels;
 - :mod:`.context` and :mod:`.pipeline`: the graded exam and the computation -> :mod:`.result`;
 - pure functions: :mod:`.cover`, :mod:`.qrels` (labels), :mod:`.nuggets`, :mod:`.intent_aware`,
-  :mod:`.agreement`, :mod:`.correlation`, :mod:`.significance`, :mod:`.stats`.
+  :mod:`.kappa`, :mod:`.correlation`, :mod:`.significance`, :mod:`.stats`.
 """
 
 from __future__ import annotations

@@ -16,15 +16,15 @@ JSON shape (``--json``)::
                   "stderr": 0.03}}}],
      "leaderboards": [{"measure": "exam-cover(tau=3)@20", "key": "exam-cover@20", "queries": 43,
                        "dropped": [], "ci": {"runA": [0.65, 0.77]}}],
-     "sections": {"correlations": {...}, "agreement": {...}}, "settings": {...}, "grading": {...},
+     "sections": {"correlations": {...}, "significance": {...}}, "settings": {...}, "grading": {...},
      "collection": {...}}
 
 ``sections`` holds the optional parts, each computed by its section (results/sections.py, sections/) from
 the inputs given here through :class:`~exam_harness.results.scored.Scored`: the correlations with the
-official leaderboard, significance against a baseline, the agreement with the judgments (with the
-"min answers = m" views and the direct grades), those of the features given by evaluate's options (the runs
-over external qrels, the nugget assignments against human ones); and those both front ends compute the same way:
-an LLM grader's cost, judge variance
+official leaderboard, and those of the features: the grades against the run files' judgments (with the
+"min answers = m" views and the direct grades), significance against a baseline, the ones evaluate's options
+ask for (the runs over external qrels, the nugget assignments against human ones); and those both front ends
+compute the same way: an LLM grader's cost, judge variance
 at each tau, a plugin's own.
 ``results/document.py`` joins this envelope and the pytest report into the one JSON schema
 ``exam-harness schema`` prints.
@@ -112,9 +112,9 @@ def evaluate_exam(
     inputs: ScoringInputs | None = None,
 ) -> EvaluationReport:
     """Every measure of the plan at each of its tau values (:func:`score_evaluation`); the sections
-    (results/sections.py) computed from the inputs given: the correlations with ``official``, the agreement
-    tables with the "min answers = m" views for each m of ``min_answers`` (and the direct-grade views when
-    the files hold recorded direct grades), and what features add (the runs over external qrels ...)
+    (results/sections.py) computed from the inputs given: the correlations with ``official`` and what features add
+    (the grades against the judgments with the "min answers = m" views for each m of ``min_answers``, the runs
+    over external qrels ...)
     (``inputs``: by default what the active hook's features add for ``options``, results/scored.py)."""
     view, outcome, plan, result, measures = scored.view, scored.grading, scored.plan, scored.result, scored.measures
     data = view.data

@@ -1,9 +1,8 @@
-"""Rich tables of ``exam-harness evaluate``: the summary line, one leaderboard per tau (drawn by the one
-renderer) and the "min answers = m" and direct-grade agreement views (drawn by the agreement section and by
-``analyze agreement``). The document's sections print their terminal parts at their placement, before or
-after the leaderboards, as in the pytest session (results/sections.py): the correlations with the official
-leaderboard before, significance against a baseline, agreement, the external qrels' leaderboards, an LLM
-grader's cost, judge variance, a plugin's own after.
+"""Rich tables of ``exam-harness evaluate``: the summary line and one leaderboard per tau (drawn by the one
+renderer). The document's sections print their terminal parts at their placement, before or after the
+leaderboards, as in the pytest session (results/sections.py): the correlations with the official leaderboard
+before, the features' sections (significance against a baseline, the grades against the judgments, the external
+qrels' leaderboards, an LLM grader's cost, judge variance) and a plugin's own after.
 
 Systems are listed in official order when an official leaderboard is known (runs it lacks last),
 else by score.
@@ -79,8 +78,9 @@ def print_evaluation(
     result: EvaluationReport, console: Console, *, brief: bool = False, label: str = "max-grade"
 ) -> None:
     """The summary, the sections placed before the leaderboards (the correlations with the official one), the
-    leaderboards at each tau, then the other sections (cost, judge variance, significance, agreement, the
-    external qrels, a plugin's part); under ``brief`` no leaderboards and only the sections kept under it."""
+    leaderboards at each tau, then the other sections (cost, judge variance, significance, the grades
+    against the judgments, the external qrels, a plugin's part); under ``brief`` no leaderboards and only the
+    sections kept under it."""
     console.print(summary_line(result), soft_wrap=True)
     for line in dropped_lines(result):
         console.print(line, soft_wrap=True)

@@ -198,7 +198,7 @@ class EvaluationReport(_Model):
     per_query: PerQuery = Field(default_factory=list)  # --per-query
     leaderboards: list[MeasureStats]  # one per measure, in the order of measures[]
     # the optional parts, by section name, computed as the pytest report's (results/sections.py): the
-    # correlations with the official leaderboard, significance against a baseline, agreement with the
+    # correlations with the official leaderboard, significance against a baseline, the grades against the
     # judgments, the external qrels' leaderboards, an LLM grader's cost, judge variance, a plugin's own
     sections: Sections = Field(default_factory=dict)
 

@@ -155,7 +155,7 @@ def check_values(raw: Any, path: Path) -> None:
                 raise InputError("a report's numbers are finite", path=path, field=field, value=value,
                                  expected="a finite number (not NaN or infinity)")
             named = tuple(x for x in where if isinstance(x, str))
-            if any("kappa" in name for name in named):  # Cohen's kappa (a section's agreement figure) is signed
+            if any("kappa" in name for name in named):  # Cohen's kappa (a section's figure) is signed
                 if not -1 <= value <= 1:
                     raise InputError("a Cohen's kappa out of range", path=path, field=field, value=value,
                                      expected="a kappa in -1..1")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from exam_harness.analysis.labels import label_agreement, label_loop, order_pairs, read_labels
+from exam_harness.analysis.labels import label_concordance, label_loop, order_pairs, read_labels
 from exam_harness.cli import main
 from exam_harness.core.errors import InputError
 from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, write_bank, write_exam
@@ -37,7 +37,7 @@ def test_the_least_sure_pairs_come_first() -> None:
 def test_agreement_with_labels_counts_precision_recall_and_kappa() -> None:
     grades = {("a", "t"): 5, ("b", "t"): 5, ("c", "t"): 0, ("d", "t"): 0}
     labels = {("a", "t"): True, ("b", "t"): False, ("c", "t"): True, ("d", "t"): False, ("z", "t"): True}
-    found = label_agreement(grades, labels, 4)
+    found = label_concordance(grades, labels, 4)
     assert found.pairs == 4 and found.precision == 0.5 and found.recall == 0.5 and found.kappa == 0.0
     assert found.precision_interval[0] < 0.5 < found.precision_interval[1]
 

@@ -82,20 +82,20 @@ ANALYSIS = AgreementAnalysis()
 def _team_labels(args: argparse.Namespace, session: AnalysisSession) -> int:
     """The session's grader's verdicts against the labels of ``--team-labels``, then every other grader whose
     grades the cache holds for labelled pairs (exam_harness/analysis/labels.py, label_graders.py)."""
-    from exam_harness.analysis.label_graders import cached_agreement, labelled_requests
-    from exam_harness.analysis.labels import LabelAgreement, label_agreement, read_labels
+    from exam_harness.analysis.label_graders import cached_concordance, labelled_requests
+    from exam_harness.analysis.labels import LabelConcordance, label_concordance, read_labels
     from exam_harness.graders.base import GraderConfig
     from exam_harness.grading.cache import GradeCache
 
     graded, options = session.graded, session.options
     labels = read_labels(args.team_labels)
     tau = graded.plan.min_grade
-    found = label_agreement(graded.outcome.grades, labels, tau)
+    found = label_concordance(graded.outcome.grades, labels, tau)
 
     def shown(value: float | None, interval: tuple[float, float]) -> str:
         return "–" if value is None else f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
 
-    def figures(agreement: LabelAgreement) -> str:
+    def figures(agreement: LabelConcordance) -> str:
         return (f"precision {shown(agreement.precision, agreement.precision_interval)}, recall "
                 f"{shown(agreement.recall, agreement.recall_interval)}, kappa "
                 + ("–" if agreement.kappa is None else f"{agreement.kappa:.3f}"))
@@ -105,7 +105,7 @@ def _team_labels(args: argparse.Namespace, session: AnalysisSession) -> int:
     cache = GradeCache(options.cache)
     try:
         banks = [bank for file_banks in graded.inputs.banks.values() for bank in file_banks]
-        others = cached_agreement(cache, graded.registries.graders,
+        others = cached_concordance(cache, graded.registries.graders,
                                   labelled_requests(labels, banks, graded.inputs.data), labels,
                                   data=graded.inputs.data, session=graded.spec,
                                   session_config=GraderConfig(model=options.model, options=options.grader_options))
@@ -115,8 +115,8 @@ def _team_labels(args: argparse.Namespace, session: AnalysisSession) -> int:
         print(f"the other graders whose grades the cache {options.cache or '(in memory)'} names:")
     for row in others.rows:
         who = ", ".join(part for part in (row.model, f"prompt {row.prompt}" if row.prompt else None) if part)
-        print(f"  {row.grader}{f' ({who})' if who else ''}: {row.agreement.pairs} labelled pairs cached, grade >= "
-              f"{row.min_grade}: {figures(row.agreement)}")
+        print(f"  {row.grader}{f' ({who})' if who else ''}: {row.concordance.pairs} labelled pairs cached, grade >= "
+              f"{row.min_grade}: {figures(row.concordance)}")
     for line in others.unprobed:
         print(f"  not measured: {line}")
     calibration = _calibration(args, graded, options)
@@ -125,7 +125,7 @@ def _team_labels(args: argparse.Namespace, session: AnalysisSession) -> int:
     session.write_json({**session_row, "labels": str(args.team_labels),
                             "graders": [session_row, *({"grader": r.grader, "model": r.model, "prompt": r.prompt,
                                                         "min_grade": r.min_grade, "session": False,
-                                                        **dataclasses.asdict(r.agreement)} for r in others.rows)],
+                                                        **dataclasses.asdict(r.concordance)} for r in others.rows)],
                             "not_measured": others.unprobed,
                             **({"calibration": calibration} if calibration is not None else {})})
     return 0

@@ -24,7 +24,7 @@ def _finite(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-class LabelAgreement(BaseModel):
+class LabelConcordance(BaseModel):
     """One label against the rest: units both give it, only A, only B, neither; and the 2x2 table's kappa."""
 
     label: int
@@ -49,7 +49,7 @@ class GraderAgreement(BaseModel):
     min_grade: int
     verdicts: dict[int, dict[int, int]] = Field(default_factory=dict)  # grade >= tau by A (1/0) x by B (1/0)
     verdict_kappa: float | None
-    per_label: list[LabelAgreement] = Field(default_factory=list)
+    per_label: list[LabelConcordance] = Field(default_factory=list)
 
 
 def grader_agreement(a: Mapping[Unit, int], b: Mapping[Unit, int], *, name_a: str, name_b: str,
@@ -66,7 +66,7 @@ def grader_agreement(a: Mapping[Unit, int], b: Mapping[Unit, int], *, name_a: st
     per_label = []
     for label in labels:
         table = one_vs_rest(confusion, [label], [label])
-        per_label.append(LabelAgreement(label=label, both=table[1][1], only_a=table[1][0], only_b=table[0][1],
+        per_label.append(LabelConcordance(label=label, both=table[1][1], only_a=table[1][0], only_b=table[0][1],
                                         neither=table[0][0], kappa=_finite(cohen_kappa(table))))
     return GraderAgreement(
         a=name_a, b=name_b, unit=unit, common=len(common), only_a=len(a) - len(common),

@@ -5,7 +5,7 @@ plugin.py adds, through the hooks ``exam_harness.api`` declares, the option ``--
 (section.py, model.py, compute.py: each judge's figures with intervals, the judges against each other, the
 corrected scores), the gate figures ``exam-cover.corrected`` and the like, and the ``panel`` grader (panel.py).
 The statistics are small pure modules: estimators.py (Horvitz–Thompson estimates and their intervals),
-agreement.py (a judge's figures), ppi.py (the rectifier), corrected.py (the measures' totals). The sample
+judges.py (a judge's figures), ppi.py (the rectifier), corrected.py (the measures' totals). The sample
 ``exam-harness label`` draws and the label file are the core's (analysis/label_sample.py, label_file.py): the
 ``label`` and ``analyze`` subcommands read and write them without this feature.
 """

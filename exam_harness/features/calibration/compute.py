@@ -20,8 +20,8 @@ import numpy as np
 from exam_harness.analysis.label_file import Sample, TeamLabel, labels_of, samples_of
 from exam_harness.analysis.label_judges import Judges
 from exam_harness.analysis.label_sample import JudgeGrades
-from exam_harness.features.calibration.agreement import JudgeFigures, judge_figures, verdict_kappa
 from exam_harness.features.calibration.estimators import Design, Estimate
+from exam_harness.features.calibration.judges import JudgeFigures, judge_figures, verdict_kappa
 from exam_harness.features.calibration.model import (
     Between,
     Calibration,

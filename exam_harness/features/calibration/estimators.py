@@ -17,12 +17,12 @@ linearisation: the gradient at the estimated totals, times their covariance. Int
   p(1-p)/Var(p) (Korn and Graubard's interval for survey proportions), with the degrees of freedom of the
   design (labelled units less strata); where the estimate is 0 or 1 the effective size is Kish's of the
   domain's weights, so a share of 1.0 over 12 labelled pairs reads [0.74, 1] rather than [1, 1]. Each
-  stratum's variance takes a pseudo-unit (agreement.py: a pair of each label, at the stratum's verdict), so a
+  stratum's variance takes a pseudo-unit (judges.py: a pair of each label, at the stratum's verdict), so a
   large stratum whose few labels show no positive (a judge's misses among its grade-0 pairs) is not read as
   certain: on the heat pump bank's pool (benchmarks/calibration.py's exam) 200 labelled pairs covered the
   truth 92-100% of 100 seeds without it (kappa 92% at 100 pairs), 96-100% with it;
 - Cohen's kappa: estimate ± t(df) standard errors on the atanh scale (:func:`bounded`); where the labelled
-  pairs agree in full, from the Clopper–Pearson interval of the observed agreement (agreement.py);
+  pairs agree in full, from the Clopper–Pearson interval of the observed agreement (judges.py);
 - a corrected score: estimate ± t(df) standard errors (ppi.py).
 
 A domain that holds only fully labelled strata is known exactly: its interval is the point.
@@ -110,7 +110,7 @@ class Design:
         """The estimated covariance of :meth:`total` (stratified simple random sampling without replacement).
         ``pseudo_rows``: per stratum, rows of which ``pseudo`` units in all (shared alike) join its sample
         covariance, not its total: a stratum whose few labelled units all agree is not read as one of no spread
-        (the judges' figures add a pair of each label: agreement.py)."""
+        (the judges' figures add a pair of each label: judges.py)."""
         x = np.asarray(x, dtype=float)
         if x.ndim == 1:
             x = x[:, None]

@@ -44,7 +44,7 @@ def per_query_images(external: ExternalQrelsResult, *, name: str = "per-query", 
             ys = [p[3] for p in entry.points]
             # rasterized: thousands of points would make the SVG large and slow to write and to view
             ax.scatter(xs, ys, s=6, alpha=0.35, edgecolors="none", rasterized=True)
-            if entry.measure == official_measure:  # same measure on both axes: agreement is the diagonal
+            if entry.measure == official_measure:  # same measure on both axes: equal scores lie on the diagonal
                 ax.plot([0, 1], [0, 1], transform=ax.transAxes, color="0.6", linewidth=0.8, linestyle="--")
             mean_tau = "–" if entry.mean_kendall is None else f"{entry.mean_kendall:.2f}"
             pooled = "–" if entry.pooled.kendall is None else f"{entry.pooled.kendall:.2f}"

@@ -1,4 +1,4 @@
-"""A judge's figures against labels drawn as a stratified sample (features/calibration/agreement.py and
+"""A judge's figures against labels drawn as a stratified sample (features/calibration/judges.py and
 estimators.py): the weighted estimates, and their 95% intervals checked against the truth over seeds."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from exam_harness.analysis.label_design import sample_order
-from exam_harness.features.calibration.agreement import judge_figures, verdict_kappa
 from exam_harness.features.calibration.estimators import Design, clopper_pearson, proportion
+from exam_harness.features.calibration.judges import judge_figures, verdict_kappa
 
 FIGURES = ("base_rate", "tpr", "tnr", "precision", "kappa")
 

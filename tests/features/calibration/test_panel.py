@@ -16,7 +16,7 @@ import pytest
 from exam_harness.cli import main
 from exam_harness.core.errors import ConfigError
 from exam_harness.core.models import Grade, Passage, Query, TestPoint
-from exam_harness.features.calibration.agreement import verdict_kappa
+from exam_harness.features.calibration.judges import verdict_kappa
 from exam_harness.graders.base import Grader, GraderConfig, GradingRequest
 from exam_harness.graders.registry import GraderRegistry, default_registry
 from exam_harness.grading.cache import GradeCache
