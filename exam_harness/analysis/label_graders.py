@@ -1,5 +1,5 @@
-"""Every grader whose grades a cache holds, against a team's labels (issue 30): ``--team-labels`` of the
-agreement feature's analysis measures the session's grader and each of these.
+"""Every grader whose grades a cache holds, against a team's labels (issue 30): ``analyze ... --team-labels``
+measures the session's grader and each of these.
 
 A cache keys a grade by the hash of its grader's spec and the pair's content (exam_harness/grading/cache.py), so the
 graders it holds are found from what its records name: each distinct (grader name, model, prompt) is rebuilt

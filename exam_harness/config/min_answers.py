@@ -1,6 +1,6 @@
-"""``--min-answers M ...`` of ``evaluate`` and ``analyze agreement``: the "min answers = m" views of the grades
-against the judgments (a passage relevant at tau when at least M test points reach tau); ``evaluate`` hands the
-values to its sections as ``Scored.min_answers``."""
+"""``--min-answers M ...`` of ``evaluate`` (and of the analysis that takes it too): the "min answers = m" views of
+the grades against the judgments (a passage relevant at tau when at least M test points reach tau); ``evaluate``
+hands the values to its sections as ``Scored.min_answers``."""
 
 from __future__ import annotations
 
