@@ -60,6 +60,9 @@ MOVED: dict[str, str] = {
         "analysis.trec_rag_agreement": "trec_rag.agreement", "cli.evaluate_assignments": "trec_rag.track_dir",
         "sections.external_qrels": "external_qrels.section",
         "generate": "generate.generation", "cli.generate": "generate.command",
+        "sections.judge_variance": "judge_variance.section",
+        "support": "citation_support.credits", "sections.agreement": "agreement.section",
+        "workbench_grades": "workbench.grades", "cli.import_grades": "workbench.command",
     }.items()},
     "exam_harness.cli.grades": "exam_harness.session.grades",
     # AutoJudge: workflows name its judge class by module path, ``python -m`` runs its modules (docs/autojudge.md)

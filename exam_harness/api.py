@@ -15,8 +15,9 @@ Kinds of name:
   ``Command``; ``LabelScreen`` with ``LabelPair`` and ``LabelStep`` (a screen of ``exam-harness label``);
 - options: ``ExamOptions``, ``FeatureOption``, ``FeatureOptions``, ``feature_option``, ``Argument`` and the
   converters ``text``, ``integer``, ``number``, ``choice``, ``boolean``;
-- scoring inputs: ``Scored``, ``ScoringInputs``, ``InputKey``, ``ScoringFront``;
-- gates: ``GateFigure``, ``GateResult``;
+- scoring inputs: ``Scored``, ``ScoringInputs``, ``InputKey``, ``ScoringFront``; ``Graded``, ``ExtraGrading`` (pairs
+  graded beyond the pool, hook ``pytest_exam_extra_grading``);
+- gates: ``GateFigure``, ``GateResult``, ``HoldingFigure`` and its name ``HOLDING_FIGURE`` (the figure of ``@MofK``);
 - live systems: ``system``, ``http_system``, ``command_system``, ``Answer``, ``Passage``, ``Sentence``,
   ``Secret`` (the live-systems feature's declarations, named by their module alone: the API stands below the
   features, so no import statement here names one; ``exam_harness/__init__.py`` re-exports them typed), ``Query``;
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from exam_harness.analysis.label_screens import LabelPair, LabelScreen, LabelStep
     from exam_harness.config.commands import Command
-    from exam_harness.config.gates import GateFigure, GateResult
+    from exam_harness.config.gates import HOLDING_FIGURE, GateFigure, GateResult, HoldingFigure
     from exam_harness.config.options import (
         Argument,
         ExamOptions,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from exam_harness.results.schema import ExamReport, Verdict
     from exam_harness.results.scored import InputKey, Scored, ScoringFront, ScoringInputs
     from exam_harness.results.sections import Placement, Section, preformatted_html, preformatted_markdown
+    from exam_harness.session.grades import ExtraGrading, Graded
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.hookspecs": ("hookspec", "hookimpl"),
@@ -87,7 +89,8 @@ _WHERE: dict[str, tuple[str, ...]] = {
                                     "GraderOption", "option_field", "shared_option", "text", "integer", "number",
                                     "choice", "boolean"),
     "exam_harness.results.scored": ("Scored", "ScoringInputs", "InputKey", "ScoringFront"),
-    "exam_harness.config.gates": ("GateFigure", "GateResult"),
+    "exam_harness.session.grades": ("Graded", "ExtraGrading"),
+    "exam_harness.config.gates": ("GateFigure", "GateResult", "HoldingFigure", "HOLDING_FIGURE"),
     "exam_harness.features.live_systems.declare": ("system", "http_system", "command_system", "Answer", "Passage",
                                                    "Sentence", "Secret"),
     "exam_harness.results.schema": ("ExamReport", "Verdict"),
@@ -99,14 +102,15 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "exam_harness.core.version": ("__version__",),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
-__all__ = ["Argument", "BankFormat", "Binary", "Command", "ConfigError", "Engine", "EngineBatch", "EngineStopped",
-           "EvaluationReport", "ExamError", "ExamOptions", "ExamPlan", "ExamReport", "FeatureOption", "FeatureOptions",
-           "FilePart", "GateFigure", "GateResult", "Grade", "Grader", "GraderConfig", "GraderOption", "GraderRecipe",
-           "GradingOutcome", "GradingRequest", "InputError", "InputKey", "LabelPair", "LabelScreen", "LabelStep",
-           "Measure", "Placement", "Query", "Registry", "RunFormat", "Scored", "ScoringFront", "ScoringInputs",
-           "Section", "Verdict", "Writer", "WriterInput", "__version__", "boolean", "choice", "feature_option",
-           "hookimpl", "hookspec", "integer", "number", "option_field", "preformatted_html", "preformatted_markdown",
-           "read_document", "shared_option", "text"]
+__all__ = ["HOLDING_FIGURE", "Argument", "BankFormat", "Binary", "Command", "ConfigError", "Engine", "EngineBatch",
+           "EngineStopped", "EvaluationReport", "ExamError", "ExamOptions", "ExamPlan", "ExamReport", "ExtraGrading",
+           "FeatureOption", "FeatureOptions", "FilePart", "GateFigure", "GateResult", "Grade", "Graded", "Grader",
+           "GraderConfig", "GraderOption", "GraderRecipe", "GradingOutcome", "GradingRequest", "HoldingFigure",
+           "InputError", "InputKey", "LabelPair", "LabelScreen", "LabelStep", "Measure", "Placement", "Query",
+           "Registry", "RunFormat", "Scored", "ScoringFront", "ScoringInputs", "Section", "Verdict", "Writer",
+           "WriterInput", "__version__", "boolean", "choice", "feature_option", "hookimpl", "hookspec", "integer",
+           "number", "option_field", "preformatted_html", "preformatted_markdown", "read_document", "shared_option",
+           "text"]
 # the live-systems feature's declarations: named by their module alone (see the module docstring), typed Any here
 __all__ += ["Answer", "Passage", "Secret", "Sentence", "command_system", "http_system", "system"]  # noqa: F822
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from exam_harness.results.schema import ExamReport
     from exam_harness.results.scored import Scored, ScoringFront, ScoringInputs
     from exam_harness.results.sections import Section
+    from exam_harness.session.grades import ExtraGrading, Graded
 
 # the markers ``pytest.hookspec`` and ``pytest.hookimpl`` are (project "pytest"), made here so that the command
 # line adds these specifications to its manager, and a feature marks its implementations, without importing pytest
@@ -160,6 +161,16 @@ def pytest_exam_register_label_screens(registry: Registry[LabelScreen]) -> None:
     """Add labelling screens of ``exam-harness label`` (objects of the ``LabelScreen`` protocol,
     analysis/label_screens.py: ``unavailable()``, ``label(pairs, write, blind=, earlier=)``): the command labels on
     the first one that can run here under ``--screen on``, or ``auto`` on a terminal, else with its line prompt."""
+
+
+@hookspec
+def pytest_exam_extra_grading(options: ExamOptions, graded: Graded) -> ExtraGrading | None:
+    """``exam-harness evaluate`` only: pairs a feature grades beyond the exam's pool once its grading pass is done
+    (the citation-support feature's ``--support``: every answer sentence against each document it cites), through
+    the grade cache; ``graded`` is the exam's inputs, grades and plan (session/grades.py). Return an
+    ``ExtraGrading``: the pass's outcome (pairs left without a grade are said after the outputs, and the command
+    exits 1) and what the measures read of it (``support``: the citation measures' credits), or None. A
+    ``ConfigError`` stops the command before scoring."""
 
 
 @hookspec

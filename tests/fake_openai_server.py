@@ -124,7 +124,7 @@ class FakeOpenAIServer:
         class Handler(_Handler):
             owner = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
@@ -194,8 +194,16 @@ def _prompt_of(path: str, body: dict[str, Any]) -> str:
     return prompt if isinstance(prompt, str) else json.dumps(prompt)
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's listen backlog is 5: a client opening more connections at once than that has its SYNs
+    # dropped and retried by the kernel after a second, so every burst of 6+ requests waited ~1 s (a server
+    # under test answers at once; a real one, e.g. uvicorn's 2048, has a deep backlog)
+    request_queue_size = 1024
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: FakeOpenAIServer
+    disable_nagle_algorithm = True  # an answer is two writes (head, body): the body is not held back for an ACK
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean

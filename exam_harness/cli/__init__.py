@@ -19,7 +19,7 @@ from exam_harness.core.errors import INFRASTRUCTURE_FAILED, ConfigError, ExamErr
 from exam_harness.core.version import __version__
 
 COMMANDS: tuple[str, ...] = (
-    "exam", "graders", "leaderboard", "compare", "schema", "evaluate", "analyze", "import_grades",
+    "exam", "graders", "leaderboard", "compare", "schema", "evaluate", "analyze",
     "calibrate", "queries", "verdict", "grade", "cache", "label", "models",
 )
 

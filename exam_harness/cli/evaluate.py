@@ -8,7 +8,7 @@ the analyses only this command draws have their own options here: ``--min-answer
 = m" agreement views); the features add theirs (the external qrels feature's ``--qrels``). Every output is made by
 a writer of the one registry pytest writes with (report/writers.py): ``--report-dir`` the same report
 set, ``--markdown``/``--html`` the same summaries (options of the schema), ``--json``, ``--qrels-dir``,
-``--plot`` and ``--export-workbench`` one writer's files each.
+``--plot`` and a feature's writer of one file (the Workbench feature's ``--export-workbench``) one writer's files each.
 """
 
 from __future__ import annotations
@@ -39,12 +39,14 @@ from exam_harness.core.display import print_notice
 from exam_harness.core.errors import ConfigError
 from exam_harness.io.qrels import Qrels
 from exam_harness.results.preflight import check_writable
-from exam_harness.session.grades import Graded, add_input_arguments, obtain_grades, obtain_support, report_failures
+from exam_harness.session.grades import Graded, add_input_arguments, obtain_grades, report_failures
 
 if TYPE_CHECKING:
+    from exam_harness.config.options import FeatureOption
     from exam_harness.measures.qrels import Qrels
     from exam_harness.report.writers import WriterInput
     from exam_harness.results.evaluation import EvaluationReport
+    from exam_harness.session.registries import Registries
 
 GROUPS = (GRADING, SCORING, RECORDED, SIGNIFICANCE, EVALUATE)
 # the inputs group on the command line: the options of features that name input files (TREC RAG's --assignments)
@@ -89,8 +91,6 @@ OUTPUTS: tuple[Argument, ...] = (
     Argument("qrels-dir", "Write the EXAM-Qrels files (one per label variant and minimum grade) here.", Path,
              metavar="DIR"),
     Argument("plot", "Draw the leaderboards (PNG and SVG) into this folder.", Path, metavar="DIR"),
-    Argument("export-workbench", "Write passages, runs, judgments and grades as a Workbench paragraph file "
-             "(.jsonl[.gz]).", Path, metavar="FILE"),
     Argument("brief", "Print only the correlations and agreement tables.", None),
 )
 
@@ -132,9 +132,10 @@ def run(args: argparse.Namespace) -> int:
         # per-query values: without them it held only each run's "all" row
         options = replace(options, per_query=True)
     check_writable([("--json", args.json, False), ("--qrels-dir", args.qrels_dir, True), ("--plot", args.plot, True),
-                    ("--export-workbench", args.export_workbench, False), ("--markdown", options.markdown, False),
+                    ("--markdown", options.markdown, False),
                     ("--html", options.html, True)])
     registries = cli_registries()
+    check_writable([(f"--{option.spec.name}", target, False) for _, option, target in requested(registries, options)])
     exam = exam_inputs(args, options, registries)  # the features' options may supply inputs (checked here)
     step_summary = check_outputs(args, options, exam.supplied_files)
     if not args.runs and not exam.supplied_files:
@@ -149,9 +150,9 @@ def run(args: argparse.Namespace) -> int:
         for note in notes or ():  # a live system's manifest with no run beside it
             print_notice(note)
     plan = graded.plan
-    credits = support = None
-    if options.support:
-        credits, support = obtain_support(options, graded)
+    # the pairs a feature grades beyond the pool (the citation-support feature's --support): the measures' inputs
+    extras = [e for e in registries.hook.pytest_exam_extra_grading(options=options, graded=graded) if e is not None]
+    credits = next((e.support for e in extras if e.support is not None), None)
     in_set = options.report_dir is not None  # only the report set's writers read the qrels
     scored = score_evaluation(graded.view, graded.outcome, plan, graded.spec, responses=graded.inputs.responses,
                               support=credits, qrels=in_set or args.qrels_dir is not None, run_folders=args.runs)
@@ -178,11 +179,11 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     registries.hook.pytest_exam_report(report=result, plan=plan)
     failed = report_failures("evaluate", graded.outcome, graded.inputs.redact)
-    if support is not None and support.failures:
-        print(f"exam-harness evaluate: {len(support.failures):,} (sentence, cited document) pairs have no support "
-              "grade and count as no support (e.g. " + "; ".join(
-                  f"{p} on {t}: {m}" for (p, t), m in list(support.failures.items())[:3]) + ")", file=sys.stderr)
-        failed = 1
+    for extra in extras:
+        if extra.outcome.failures:
+            print(f"exam-harness evaluate: {len(extra.outcome.failures):,} {extra.unmet} (e.g. " + "; ".join(
+                f"{p} on {t}: {m}" for (p, t), m in list(extra.outcome.failures.items())[:3]) + ")", file=sys.stderr)
+            failed = 1
     return failed
 
 
@@ -191,17 +192,12 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions, supplied: Sequ
     as one; returns ``$GITHUB_STEP_SUMMARY`` when the markdown summary can be appended there."""
     import os
 
-    from exam_harness.core.errors import InputError
     from exam_harness.io.report_set import check_owned_folder
     from exam_harness.report.writers import GITHUB_STEP_SUMMARY, step_summary_problem
 
     if options.report_dir is not None:
         check_owned_folder(options.report_dir, rootdir=Path.cwd(), inputs=[*args.runs, *args.bank, *supplied],
                            label="--report-dir")
-    target = args.export_workbench
-    if target is not None and not (target.name.endswith(".jsonl") or target.name.endswith(".jsonl.gz")):
-        raise InputError("a Workbench paragraph file must be written to .jsonl or .jsonl.gz", path=target,
-                         field="file name", value=target.name, expected="NAME.jsonl or NAME.jsonl.gz")
     path = os.environ.get(GITHUB_STEP_SUMMARY)
     if not path:
         return None
@@ -215,18 +211,25 @@ def check_outputs(args: argparse.Namespace, options: ExamOptions, supplied: Sequ
 
 def writer_input(result: EvaluationReport, qrels: Mapping[str, Qrels], graded: Graded) -> WriterInput:
     """What the writers read for evaluate's document: the EXAM-Qrels at every tau (made by scoring when
-    asked for: they take as long as scoring), the Workbench export, made when a writer asks, and the runs'
-    cited answers (the TREC RAG feature writes them in the 2025 format)."""
-    from exam_harness.report.writers import WriterInput
+    asked for: they take as long as scoring), the exam's grades (the Workbench feature writes them as a paragraph
+    file) and the runs' cited answers (the TREC RAG feature writes them in the 2025 format)."""
+    from exam_harness.report.writers import GradedExam, WriterInput
 
-    view = graded.view
+    return WriterInput(result, graded.plan, qrels, exam=GradedExam(graded.view, graded.outcome, graded.spec),
+                       answers=graded.inputs.answers)
 
-    def workbench() -> str:
-        from exam_harness.workbench_grades import view_text  # with the grade cache's imports: only when written
 
-        return view_text(view, graded.outcome, graded.spec)
+def requested(registries: Registries, options: ExamOptions) -> list[tuple[str, FeatureOption[Path | None], Path]]:
+    """(writer, option, file) of each feature's writer whose option names its file (``--export-workbench``)."""
+    from exam_harness.report.writers import requested_option
 
-    return WriterInput(result, graded.plan, qrels, workbench=workbench, answers=graded.inputs.answers)
+    found = []
+    for name in registries.writers.names():
+        option = requested_option(registries.writers, name)
+        target = options.feature(option) if option is not None else None
+        if option is not None and target is not None:
+            found.append((name, option, target))
+    return found
 
 
 def write_outputs(args: argparse.Namespace, options: ExamOptions, out: WriterInput, graded: Graded,
@@ -247,8 +250,8 @@ def write_outputs(args: argparse.Namespace, options: ExamOptions, out: WriterInp
     written: list[Path] = []
     warnings: list[str] = []
     asked = (("json", args.json, False), ("qrels", args.qrels_dir, True), ("plots", args.plot, True),
-             ("workbench", args.export_workbench, False), ("markdown", options.markdown, False),
-             ("html", options.html, True))
+             *((name, target, False) for name, _, target in requested(graded.registries, options)),
+             ("markdown", options.markdown, False), ("html", options.html, True))
     for name, target, folder in asked:
         if target is not None:
             write = write_requested_folder if folder else write_requested_file

@@ -95,6 +95,26 @@ class GateFigure(Protocol):
         """The run's figure from the section's content (None: the section holds none for the run)."""
 
 
+# The gate figure a threshold's ``@MofK`` suffix reads (``exam-cover:0.5@2of3``), registered under this name by the
+# judge-variance feature (exam_harness/features/judge_variance): not a word a threshold names (names are read in
+# lower case), so no threshold reaches it but through the suffix.
+HOLDING_FIGURE = "exam-cover@MofK"
+
+
+@runtime_checkable
+class HoldingFigure(GateFigure, Protocol):
+    """The gate figure of :data:`HOLDING_FIGURE`: EXAM-Cover counting a test point as covered only where its case
+    answers in at least M of the judge's K samples per pair, read from the section ``section`` at the document's
+    tau (evaluate's first). results/gate_checks.py words the checks (a measure's, with the suffix)."""
+
+    def holding(self, content: Any, tau: int, run: str, holds: tuple[int, int]) -> float | None:
+        """The run's EXAM-Cover with verdicts holding in ``holds`` = (M, K) samples (None: the section holds no K
+        samples per pair at ``tau``, or nothing for the run)."""
+
+    def samples(self, content: Any, tau: int) -> int | None:
+        """The samples per pair the section's figures at ``tau`` were asked (None: none held there)."""
+
+
 # What a comparison reads when told no measure.
 COMPARED: tuple[str, ...] = ("exam-cover", "n-exam-cover")
 

@@ -555,10 +555,6 @@ class ExamOptions:
                              "nugget banks only)", group=EVALUATE, flag=True, fronts=("cli",))
     no_alpha_ndcg: bool = declare("no-alpha-ndcg", False, "Leave out alpha-nDCG@k (computed by default by pytest "
                                   "and evaluate alike)", group=SCORING, flag=True)
-    support: bool = declare("support", False, "Grade every answer sentence against each document it cites with the "
-                            "grader's support prompt (--grader hf or openai; TREC RAG answer files with a collection "
-                            "of the cited segments) and add citation precision, recall and F1", group=EVALUATE,
-                            flag=True, fronts=("cli",))
     per_query: bool = declare("per-query", False, "Write per-query values into the JSON", group=EVALUATE, flag=True,
                               fronts=("cli",))
     llm: str | None = declare("llm", None, "Recorded grades: the grading run's model (default: the only one in the "

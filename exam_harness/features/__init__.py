@@ -18,6 +18,8 @@ from types import ModuleType
 from typing import Any
 
 FEATURES: tuple[str, ...] = (
+    "judge_variance",  # first: the sections of cost and the others are placed around its section
+    "agreement",  # before significance: its section is placed before this one's
     "significance",
     "external_qrels",  # before cost: its section comes after the built-in ones, where it always was
     "cost",  # before live_systems: the verdict's budget check has come before the exam-stale one
@@ -25,6 +27,8 @@ FEATURES: tuple[str, ...] = (
     "live_systems",
     "calibration",  # after live_systems: its section is placed before the live-systems section
     "trec_rag",  # after cost: its section is placed before the cost section
+    "citation_support",
+    "workbench",
     "autojudge",
     "generate",
     "ray_engine",

@@ -9,7 +9,7 @@ sends a seed, sample ``i`` sends ``seed + i`` (the same seed would ask for the s
 
 The pair's grade is the reducer's over its K samples (by default ``auto``: majority for a binary-like judge,
 mean otherwise, :func:`auto_reducer`); the samples themselves go to the judge-variance figures of the result
-document (its judge-variance section, exam_harness/sections/).
+document (the judge-variance feature's section, exam_harness/features/judge_variance).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Citation precision, recall and F1 of cited answers, from support credits (see exam_harness.support).
+"""Citation precision, recall and F1 of cited answers, from support credits (features/citation_support gives them).
 
 Per (run, query), over the answer's (sentence, cited document) pairs with credit c (full 1, partial 0.5,
 no support 0):

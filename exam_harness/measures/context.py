@@ -48,7 +48,7 @@ class ScoringInput:
     nuggets: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # query -> nugget id -> weight
     # query -> nugget id -> "vital" / "okay", for the queries whose nuggets carry one (TREC RAG nuggets)
     importance: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    # run -> query -> per answer sentence, the support credit of each citation (exam_harness.support)
+    # run -> query -> per answer sentence, each citation's support credit (a plugin's: features/citation_support)
     support: Mapping[str, Mapping[str, tuple[tuple[float | None, ...], ...]]] = field(default_factory=dict)
     judged: Mapping[str, Sequence[str]] = field(default_factory=dict)  # query -> judged / recorded passages
     responses: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # run -> query -> generated text

@@ -125,7 +125,7 @@ def evaluate_exam(
     if pool is None:
         raise ValueError("evaluate's document needs the pool scored with it (score_evaluation)")
     scored = replace(
-        scored, official=official or None, agreement=tuple(min_answers),
+        scored, official=official or None, min_answers=tuple(min_answers),
         inputs=inputs if inputs is not None else collect_scoring_inputs(options, "evaluate"))
     core = build(scored, per_query=options.per_query)
     return EvaluationReport(

@@ -11,8 +11,9 @@ Where the files go is the front end's choice, the same in both:
   except those of :data:`ON_REQUEST`, written as one unit through the atomic report set
   (io/report_set.py);
 - the writers of :data:`ON_REQUEST` only where an option names their place (``--markdown FILE``,
-  ``--html DIR``, ``--plot DIR``, ``--export-workbench FILE``; pytest's with the ``exam-`` prefix), each
-  file written atomically; the markdown text is also appended to ``$GITHUB_STEP_SUMMARY``.
+  ``--html DIR``, ``--plot DIR``; pytest's with the ``exam-`` prefix), each file written atomically; the
+  markdown text is also appended to ``$GITHUB_STEP_SUMMARY``; so is a feature's writer that names the option
+  of its file (``option``: the Workbench feature's ``evaluate --export-workbench FILE``), written by ``evaluate``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import gzip
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
@@ -29,8 +30,12 @@ from exam_harness.core.errors import ExamError
 from exam_harness.core.registry import Registry
 
 if TYPE_CHECKING:
+    from exam_harness.config.options import FeatureOption
     from exam_harness.core.answers import CitedAnswer
+    from exam_harness.core.models import GraderSpec
+    from exam_harness.exam.inputs import ExamView
     from exam_harness.exam.plan import ExamPlan
+    from exam_harness.grading.passes import GradingOutcome
     from exam_harness.measures.qrels import Qrels
     from exam_harness.results.evaluation import EvaluationReport
     from exam_harness.results.gate_checks import Verdicts
@@ -42,10 +47,9 @@ GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions' file that each st
 EVALUATION_NAME = "evaluation.json"  # evaluate's document (the pytest report's is reporters.REPORT_NAME)
 MARKDOWN_NAME = "exam-summary.md"
 HTML_NAME = "index.html"
-WORKBENCH_NAME = "workbench.jsonl.gz"
 
 # Built-in writers whose files are written only where an option names their place, never in the report set.
-ON_REQUEST: tuple[str, ...] = ("markdown", "html", "plots", "workbench")
+ON_REQUEST: tuple[str, ...] = ("markdown", "html", "plots")
 
 
 @dataclass(frozen=True)
@@ -70,9 +74,19 @@ class WriterInput:
     qrels: Mapping[str, Qrels] = field(default_factory=dict)  # file name -> the EXAM-Qrels it holds
     verdicts: Verdicts | None = None  # the gates' details (threshold checks, changes), for the summaries
     passages: Mapping[str, str] = field(default_factory=dict)  # passage id -> text shown beside a miss
-    workbench: Callable[[], str] | None = None  # the Workbench paragraph file, made when a writer asks
+    exam: GradedExam | None = None  # the exam's grades behind the document (evaluate's), for a writer of them
     # run -> query -> the cited answers the runs held (TREC RAG answer files, live systems': ExamInputs.answers)
     answers: Mapping[str, Mapping[str, CitedAnswer]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GradedExam:
+    """The exam a document was scored from, as ``evaluate`` graded it: its view (passages, banks, pool), the
+    grading pass's outcome and the grader's identity (the Workbench feature writes them as a paragraph file)."""
+
+    view: ExamView
+    outcome: GradingOutcome
+    spec: GraderSpec
 
 
 class Writer(Protocol):
@@ -162,13 +176,6 @@ class PlotsWriter:
         return {name: Binary(data) for name, data in images.items()}
 
 
-class WorkbenchWriter:
-    """Passages, runs, judgments and grades as a Workbench paragraph file."""
-
-    def files(self, out: WriterInput) -> dict[str, FileContent]:
-        return {WORKBENCH_NAME: out.workbench()} if out.workbench is not None else {}
-
-
 def _label(out: WriterInput) -> str:
     return out.plan.labels[0] if out.plan is not None and out.plan.labels else "max-grade"
 
@@ -180,7 +187,6 @@ def builtin_writers() -> Registry[Writer]:
     registry.register("markdown", MarkdownWriter(), f"{MARKDOWN_NAME}, a summary for a PR comment or the CI's page")
     registry.register("html", HtmlWriter(), f"{HTML_NAME}, a self-contained HTML report")
     registry.register("plots", PlotsWriter(), "evaluate's leaderboards and per-query correlations (PNG, SVG)")
-    registry.register("workbench", WorkbenchWriter(), f"{WORKBENCH_NAME}, the exam as a Workbench paragraph file")
     return registry
 
 
@@ -189,7 +195,18 @@ def builtin_writers() -> Registry[Writer]:
 
 def report_set_names(registry: Registry[Writer]) -> list[str]:
     """The writers whose files make the report set: every one but those written on request."""
-    return [name for name in registry.names() if name not in ON_REQUEST]
+    return [name for name in registry.names() if name not in ON_REQUEST and requested_option(registry, name) is None]
+
+
+def requested_option(registry: Registry[Writer], name: str) -> FeatureOption[Path | None] | None:
+    """The option naming the one file writer ``name`` is written to (optional ``option`` of a feature's writer, the
+    Workbench feature's ``--export-workbench``), or None: a writer of the report set or a built-in on request."""
+    if name in ON_REQUEST:
+        return None
+    option = getattr(registry.get(name), "option", None)
+    from exam_harness.config.options import FeatureOption
+
+    return option if isinstance(option, FeatureOption) else None
 
 
 def encoded_files(registry: Registry[Writer], names: Iterable[str],

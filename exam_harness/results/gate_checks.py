@@ -12,7 +12,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from exam_harness.config.gates import JUDGE_FIGURES, Allowance, GateResult, RequiredScope, Threshold, split_holds
+from exam_harness.config.gates import (
+    HOLDING_FIGURE,
+    JUDGE_FIGURES,
+    Allowance,
+    GateResult,
+    HoldingFigure,
+    RequiredScope,
+    Threshold,
+    split_holds,
+)
 from exam_harness.core.errors import ConfigError
 from exam_harness.core.grade_kinds import KIND_NAMES
 
@@ -166,7 +175,7 @@ def threshold_checks(report: Document, thresholds: Sequence[Threshold],
             continue
         value: float | None
         if holds is not None:
-            value = holding_cover(report, run, holds)
+            value = holding_cover(report, run, holds, figures)
         else:
             score = system.scores.get(info.name) if info is not None else None
             value = score.mean if score is not None else None
@@ -180,22 +189,40 @@ def figure_runs(figure: GateFigure, content: Any) -> set[str]:
     return set(runs(content)) if callable(runs) and content is not None else set()
 
 
-def holding_cover(report: Document, run: str, holds: tuple[int, int]) -> float | None:
+def holding_cover(report: Document, run: str, holds: tuple[int, int],
+                  figures: Registry[GateFigure] | None = None) -> float | None:
     """The run's EXAM-Cover counting test points answered in at least M of the K judge samples (None where
-    the report holds no K samples per pair)."""
-    jv = _judge_figures(report)
-    figures = jv.run(run) if jv is not None and jv.repeats == holds[1] else None
-    return figures.cover_at_least[holds[0] - 1] if figures is not None else None
-
-
-def _judge_figures(report: Document) -> Any:
-    """The document's judge-variance figures at its tau (its judge-variance section; evaluate's first tau),
-    None without repeats."""
-    content = report.sections.get("judge-variance")
-    if content is None:
+    the report holds no K samples per pair), read by the gate figure of ``@MofK`` (:func:`holding_figure`)."""
+    figure = holding_figure(figures)
+    if figure is None:
         return None
-    tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
-    return content.at(tau)
+    return figure.holding(report.sections.get(figure.section), document_tau(report), run, holds)
+
+
+def holding_samples(report: Document, figures: Registry[GateFigure] | None = None) -> int | None:
+    """The judge's samples per pair the report's figures at its tau hold (None: asked once per pair)."""
+    figure = holding_figure(figures)
+    return None if figure is None else figure.samples(report.sections.get(figure.section), document_tau(report))
+
+
+def holding_figure(figures: Registry[GateFigure] | None) -> HoldingFigure | None:
+    """The gate figure ``@MofK`` reads (:data:`~exam_harness.config.gates.HOLDING_FIGURE`): the one of ``figures``,
+    else (a caller that gives none) the in-tree features' (core/host.py); None where no plugin registers one."""
+    if figures is None:
+        from exam_harness.core.host import active_hook
+        from exam_harness.core.registry import Registry
+
+        figures = Registry("gate figure")
+        active_hook().pytest_exam_register_gate_figures(registry=figures)
+    if HOLDING_FIGURE not in figures:
+        return None
+    figure = figures.get(HOLDING_FIGURE)
+    return figure if isinstance(figure, HoldingFigure) else None
+
+
+def document_tau(report: Document) -> int:
+    """The tau a document's gates read: the pytest report's, ``evaluate``'s first."""
+    return report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
 
 
 def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[GateResult]:
@@ -207,7 +234,7 @@ def judge_results(report: Document, thresholds: Sequence[Threshold]) -> list[Gat
     for t in thresholds:
         if t.measure not in JUDGE_FIGURES:
             continue
-        tau = report.settings.min_grade if report.kind == "exam-report" else report.settings.min_grades[0]
+        tau = document_tau(report)
         notes = report.sections.get("judge-notes")
         found = next((c for c in getattr(notes, "cascade", []) if c.min_grade == tau), None)
         if found is None:
@@ -260,7 +287,8 @@ def _figure_message(check: GateCheck, figure: GateFigure) -> str:
     return f"{name} of run {check.run!r} is {check.value:.4g}, at least the required {check.limit:g}"
 
 
-def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegistry | None = None) -> str:
+def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegistry | None = None,
+                       figures: Registry[GateFigure] | None = None) -> str:
     if check.figure is not None:
         return _figure_message(check, check.figure)
     measure, holds = split_holds(check.measure)
@@ -268,8 +296,8 @@ def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegi
     if holds is not None:
         name += f" with verdicts holding in {holds[0]} of {holds[1]} samples"
         if check.value is None:
-            jv = _judge_figures(report)
-            asked = f"asked {jv.repeats} samples per pair" if jv is not None else "asked once per pair"
+            samples = holding_samples(report, figures)
+            asked = f"asked {samples} samples per pair" if samples is not None else "asked once per pair"
             return (f"FAIL run {check.run!r} cannot meet {name}: the judge was {asked} (grader option "
                     f"repeats={holds[1]} asks {holds[1]})")
     if check.value is None and holds is None and unscored_answers(report, check.run, measure, registry):
@@ -290,11 +318,11 @@ def _threshold_message(check: GateCheck, report: Document, registry: MeasureRegi
     return f"{name} of run {check.run!r} is {check.value:.4f}, at least the required {check.limit:g}"
 
 
-def threshold_results(report: Document, checks: Sequence[GateCheck],
-                      registry: MeasureRegistry | None = None) -> list[GateResult]:
+def threshold_results(report: Document, checks: Sequence[GateCheck], registry: MeasureRegistry | None = None,
+                      figures: Registry[GateFigure] | None = None) -> list[GateResult]:
     """Each threshold check as a check of the verdict (``--exam-fail-under``)."""
     return [GateResult(gate="exam-fail-under", run=c.run, measure=c.measure, value=c.value, limit=c.limit,
-                       passed=c.passed, message=_threshold_message(c, report, registry)) for c in checks]
+                       passed=c.passed, message=_threshold_message(c, report, registry, figures)) for c in checks]
 
 
 # --- regressions against a reference -----------------------------------------------------------

@@ -90,7 +90,7 @@ class Scored:
     run_folders: Sequence[Path] = ()  # where the runs (and what was recorded beside them) were read
     # what only evaluate is given (the pytest session leaves them None, and the sections reading them with them)
     official: Mapping[str, float] | None = None  # --official: run -> official score or rank
-    agreement: Sequence[int] | None = None  # the agreement with the judgments asked for: the --min-answers m values
+    min_answers: Sequence[int] | None = None  # evaluate's --min-answers m values (the judgments' views)
     # what features add for their sections (hook pytest_exam_scoring_inputs), read by :meth:`input`
     inputs: ScoringInputs = field(default_factory=ScoringInputs)
 

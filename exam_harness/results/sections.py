@@ -111,12 +111,8 @@ def builtin_sections() -> Registry[Section]:
         ("judge-notes", "exam_harness.sections.judge_notes:SECTION",
          "a cascade's kept share (95% lower bound), what embedding verdicts are worth, circular judging, a leaked "
          "bank"),
-        ("judge-variance", "exam_harness.sections.judge_variance:SECTION",
-         "a judge asked K times per pair: spreads, flaky cases, variance shares (docs/judge-variance.md)"),
         ("correlations", "exam_harness.sections.correlations:SECTION",
          "every leaderboard's Spearman rho and Kendall tau against the official leaderboard (--official)"),
-        ("agreement", "exam_harness.sections.agreement:SECTION",
-         "grades against human judgments: Cohen's kappa, the min-answers views (--min-answers), direct grades"),
     ):
         registry.register(name, ref, description)
     return registry

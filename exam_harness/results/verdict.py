@@ -105,7 +105,8 @@ def decide(document: Document, checks: Checks) -> Verdict:
 def decision(document: Document, checks: Checks) -> Decision:
     """:func:`decide` with the details (threshold checks, changes, baseline comparisons)."""
     thresholds = threshold_checks(document, checks.thresholds, checks.registry, checks.scope, checks.figures)
-    results = threshold_results(document, thresholds, checks.registry) + judge_results(document, checks.thresholds)
+    results = [*threshold_results(document, thresholds, checks.registry, checks.figures),
+               *judge_results(document, checks.thresholds)]
     comparisons: list[Comparison] = []
     per_query: dict[str, dict[str, float]] = {}
     title = ""

@@ -22,10 +22,10 @@ from exam_harness.results.preflight import check_overlap, check_run_name
 from exam_harness.session.registries import Registries
 
 if TYPE_CHECKING:
-    from exam_harness.support import Credits
+    from exam_harness.results.scoring import SupportCredits
 
-# Grading through a grader (its cache: sqlite3, the prompt modes; the support credits: rapidfuzz) is imported
-# where it is done: replaying the recorded grades, evaluate's usual path, needs none of it.
+# Grading through a grader (its cache: sqlite3, the prompt modes) is imported where it is done: replaying the
+# recorded grades, evaluate's usual path, needs none of it.
 
 
 def add_input_arguments(parser: argparse.ArgumentParser, runs_required: bool = True) -> None:
@@ -134,32 +134,16 @@ def obtain_grades(args: argparse.Namespace, options: ExamOptions, *, registries:
     return Graded(inputs, view, outcome, grading.grader.spec(), grading.plan, registries)
 
 
-def obtain_support(options: ExamOptions, graded: Graded) -> tuple[Credits, GradingOutcome]:
-    """``--support``: every (answer sentence, cited document) pair graded by the session's grader with its
-    ``support`` prompt, through the cache; the support credits of each answer sentence."""
-    from exam_harness.graders.base import GraderConfig
-    from exam_harness.grading.cache import GradeCache
-    from exam_harness.grading.passes import chunk_size_for, run_grading_pass
-    from exam_harness.support import support_credits, support_pairs
+@dataclass(frozen=True)
+class ExtraGrading:
+    """Pairs a feature graded beyond the exam's pool once its pass was done (hook ``pytest_exam_extra_grading``):
+    the pass's outcome and what the measures read of it."""
 
-    answers = graded.inputs.answers
-    if not answers:
-        raise ConfigError("--support needs cited answers among the runs (TREC RAG answer files)")
-    if options.grader == "recorded":
-        raise ConfigError("--support needs --grader hf or openai: their support prompt grades the citations")
-    pairs = support_pairs(answers, graded.inputs.data.passages)
-    grader = graded.registries.graders.create(
-        options.grader, GraderConfig(model=options.model, options={**options.grader_options, "prompt": "support"},
-                                     data=graded.inputs.data, batch_size=options.batch_size, device=options.device))
-    cache = GradeCache(options.cache, keep_text=options.cache_text == "keep")
-    try:
-        # grade_missing: the citations were never part of a sharded pass (--exam-shard grades the pool alone)
-        outcome = run_grading_pass(grader, pairs.requests, cache, chunk_size=chunk_size_for(grader, options.batch_size),
-                                   grade_missing=True)
-    finally:
-        grader.close()
-        cache.close()
-    return support_credits(pairs, outcome.grades), outcome
+    outcome: GradingOutcome
+    # run -> query -> per answer sentence, each citation's support credit: the citation measures' input
+    # (measures/citations.py), None where the feature gives none
+    support: SupportCredits | None = None
+    unmet: str = "pairs have no grade"  # what evaluate's note says of the pairs left without a grade
 
 
 def report_failures(command: str, outcome: GradingOutcome, redact: Callable[[str], str] = str) -> int:

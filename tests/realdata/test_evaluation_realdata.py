@@ -12,12 +12,12 @@ from exam_harness.config.options import ExamOptions
 from exam_harness.core.models import ExamData
 from exam_harness.exam.inputs import ExamView
 from exam_harness.exam.plan import make_plan
+from exam_harness.features.agreement.section import Agreement
+from exam_harness.features.workbench.grades import export_workbench
 from exam_harness.grading.passes import GradingOutcome, replay
 from exam_harness.io import load_bank, load_leaderboard, load_runs
 from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 from exam_harness.results.evaluation import EvaluationReport, correlation_of
-from exam_harness.sections.agreement import Agreement
-from exam_harness.workbench_grades import export_workbench
 
 pytestmark = pytest.mark.realdata
 

@@ -14,6 +14,7 @@ import pytest
 from exam_harness.config.options import ExamOptions
 from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.exam.plan import make_plan
+from exam_harness.features.agreement.section import Agreement
 from exam_harness.grading.cache import GradeCache
 from exam_harness.grading.passes import grade_banks, replay
 from exam_harness.io import load_bank, load_runs
@@ -28,7 +29,6 @@ from exam_harness.measures.significance import (
 )
 from exam_harness.report.evaluation import evaluate_exam, score_evaluation
 from exam_harness.results.evaluation import EvaluationReport, correlation_of
-from exam_harness.sections.agreement import Agreement
 from tests.helpers import (
     GRADES,
     KEYWORD_BANK,

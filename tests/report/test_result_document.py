@@ -171,8 +171,8 @@ def test_a_kept_3x_report_reads_as_4_0_its_optional_fields_as_sections(tmp_path:
     """Schema 4.0 moved the fixed optional fields into ``sections``: a kept 3.x report's ``cost`` and
     ``judge_variance`` read as its cost and judge-variance sections (typed), and one without them has none."""
     from exam_harness.features.cost.section import CostSummary
+    from exam_harness.features.judge_variance.section import JudgeVariances
     from exam_harness.results.read import read_report
-    from exam_harness.sections.judge_variance import JudgeVariances
 
     pinned = json.loads((GOLDEN / "exam-report.json").read_text())
     kept = {key: value for key, value in pinned.items() if key != "sections"}

@@ -77,16 +77,16 @@ def test_a_section_no_registry_names_is_kept_as_read_and_shown_nowhere(tmp_path:
 
 def test_the_builtin_sections_are_one_line_each() -> None:
     """The core's sections, one registry line each; the in-tree features' come through their hooks, in the places
-    documents and views have always shown them (significance, TREC RAG's, cost, flips, the live systems', the
+    documents and views have always shown them (judge variance, agreement, significance, TREC RAG's, cost, flips, the live systems', the
     external qrels'), calibration first (its corrected scores beside the leaderboards)."""
     from exam_harness.results.sections import Section, active_sections, builtin_sections, reset_sections
 
     registry = builtin_sections()
-    assert registry.names() == ["decided-by", "judge-notes", "judge-variance", "correlations", "agreement"]
+    assert registry.names() == ["decided-by", "judge-notes", "correlations"]
     for section in registry.values():
         assert isinstance(section, Section)
     reset_sections()
-    # the features' sections (calibration, live-systems, system-costs, trec-rag, cost, flips, significance,
+    # the features' sections (calibration, live-systems, system-costs, trec-rag, cost, judge-variance, flips, significance,
     # external-qrels, trec-rag-agreement) where documents and views have always shown them
     assert active_sections().names() == ["calibration", "live-systems", "system-costs", "decided-by", "judge-notes",
                                          "trec-rag", "cost", "judge-variance", "flips", "correlations",

@@ -17,6 +17,7 @@ from exam_harness.report.writers import (
     WriterOutputError,
     encoded_files,
     report_set_names,
+    requested_option,
 )
 from exam_harness.results.document import read_document
 from tests.helpers import in_tree_writers, write_exam
@@ -48,17 +49,20 @@ def test_the_writers_read_an_evaluation_without_changing_it(tmp_path: Path) -> N
     exam, official = write_exam(tmp_path / "data")
     assert main(["evaluate", str(exam), "--official", str(official), "--k", "2", "--bootstrap", "0",
                  "--json", str(tmp_path / "doc.json")]) == 0
-    made = _every_writer_leaves(WriterInput(read_document(tmp_path / "doc.json"), workbench=lambda: "[]\n"))
+    # the Workbench writer writes the exam evaluate graded (WriterInput.exam), which a saved document lacks
+    made = _every_writer_leaves(WriterInput(read_document(tmp_path / "doc.json")))
     assert made == {"qrels": [], "json": ["evaluation.json"], "trec-rag": [], "trec-rag-judgments": [], "trec-rag-answers": [],
                     "markdown": ["exam-summary.md"], "html": ["index.html"], "plots": ["leaderboards.png", "leaderboards.svg"],
-                    "workbench": ["workbench.jsonl.gz"]}
+                    "workbench": []}
 
 
 def test_the_report_set_is_every_writer_but_those_on_request() -> None:
     registry = in_tree_writers()
     registry.register("csv", "tests.report.test_writers:CSV")
     assert report_set_names(registry) == ["qrels", "json", "trec-rag", "trec-rag-judgments", "trec-rag-answers", "csv"]
-    assert set(ON_REQUEST) == set(registry.names()) - set(report_set_names(registry))
+    # the built-ins on request, and the Workbench feature's writer, written where its option names its file
+    assert set(ON_REQUEST) | {"workbench"} == set(registry.names()) - set(report_set_names(registry))
+    assert [name for name in registry.names() if requested_option(registry, name) is not None] == ["workbench"]
 
 
 class _Fixed:

@@ -12,4 +12,5 @@ shows the calibration feature's corrected scores beside the raw ones, read throu
 subcommand never do.
 """
 
-REQUIRES: tuple[str, ...] = ("calibration", "flips")  # the other features this one imports: their sections' models
+# the other features this one imports: their sections' models
+REQUIRES: tuple[str, ...] = ("calibration", "flips", "judge_variance")

@@ -350,7 +350,7 @@ class Viewed:
     def flaky(self) -> frozenset[tuple[str, str]] | None:
         """(run, test point id) of the cases whose verdict flips across a judge's K samples, at the report's
         tau; None when the document holds no judge variance (no repeats)."""
-        from exam_harness.sections.judge_variance import JudgeVariances
+        from exam_harness.features.judge_variance.section import JudgeVariances
 
         content = self.document.sections.get("judge-variance")
         if not isinstance(content, JudgeVariances) or not content.per_tau:

@@ -11,12 +11,12 @@ import pytest
 
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import ExamData
+from exam_harness.features.workbench.grades import export_view, export_workbench, import_workbench_grades
 from exam_harness.graders.base import GraderConfig, GradingRequest
 from exam_harness.graders.recorded import RecordedGrader
 from exam_harness.grading.cache import GradeCache, cache_key
 from exam_harness.grading.passes import grade_banks, pool_pairs, run_grading_pass
 from exam_harness.io import load_bank, load_runs
-from exam_harness.workbench_grades import export_view, export_workbench, import_workbench_grades
 from tests.helpers import KEYWORD_BANK, KeywordGrader, paragraph_lines, write_bank, write_exam
 
 

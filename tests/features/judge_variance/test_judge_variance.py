@@ -219,6 +219,18 @@ def test_m_of_k_gate_reads_back_from_junit(project: pytest.Pytester, server: Fak
                                                          ("good", "exam-cover@3of3", 0.5, False),
                                                          ("weak", "exam-cover@1of3", 0.5, True),
                                                          ("weak", "exam-cover@2of3", 0.0, False)]
+    # a library caller deciding on the saved report without the front end's gate figures: the in-tree feature's
+    # figure of @MofK reads the judge-variance section all the same, with the session's words
+    from exam_harness.config.gates import parse_threshold
+    from exam_harness.results.document import read_document
+    from exam_harness.results.verdict import Checks, decide
+
+    thresholds = tuple(parse_threshold(t) for t in ("0.9@2of3", "good=exam-cover:0.9@3of3", "weak=0.5@1of3"))
+    again = decide(read_document(project.path / "reports" / "exam-report.json"), Checks(thresholds=thresholds))
+    assert sorted((g.run, g.measure, g.value, g.passed, g.message) for g in again.gates
+                  if g.gate == "exam-fail-under") == sorted(
+        (g["run"], g["measure"], g["value"], g["passed"], g["message"]) for g in verdict["gates"]
+        if g["gate"] == "exam-fail-under")
 
 
 def test_m_of_k_gate_needs_as_many_samples(project: pytest.Pytester, server: FakeOpenAIServer) -> None:

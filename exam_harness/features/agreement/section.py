@@ -29,7 +29,7 @@ class Agreement(BaseModel):
 
 def agreement(scored: Scored) -> Agreement | None:
     data, plan = scored.view.data, scored.plan
-    if scored.agreement is None or not data.judgments:
+    if scored.min_answers is None or not data.judgments:
         return None
     from exam_harness.analysis.agreement import agreement_tables, direct_agreement, min_answers_agreement
 
@@ -37,9 +37,9 @@ def agreement(scored: Scored) -> Agreement | None:
     tps = {q: view.test_points[q] for q in view.queries}
     tables = agreement_tables(scored.grading.grades, tps, data.judgments, relevance_level=plan.relevance_level,
                               min_grades=plan.min_grades)
-    views = min_answers_agreement(scored.grading.grades, tps, data.judgments, scored.agreement,
+    views = min_answers_agreement(scored.grading.grades, tps, data.judgments, scored.min_answers,
                                   relevance_level=plan.relevance_level,
-                                  min_grades=plan.min_grades) if scored.agreement else []
+                                  min_grades=plan.min_grades) if scored.min_answers else []
     direct = direct_agreement(data.recorded, data.judgments, relevance_level=plan.relevance_level)
     return Agreement(tables=tables, min_answers=list(views), direct=list(direct))
 

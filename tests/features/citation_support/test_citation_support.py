@@ -13,11 +13,11 @@ import pytest
 from exam_harness.cli import main
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import Grade, Passage, Query, TestPoint
+from exam_harness.features.citation_support.credits import support_pairs
 from exam_harness.graders.base import GradeFailure, GraderConfig, GradingRequest
 from exam_harness.graders.openai import OpenAIGrader
 from exam_harness.io.runs import load_runs
 from exam_harness.measures.citations import citation_values
-from exam_harness.support import support_pairs
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.helpers import evaluation_boards
 from tests.trec_rag_data import AssignmentResponder, write_exam
@@ -120,3 +120,24 @@ def test_evaluate_support_adds_citation_measures(tmp_path: Path, server: FakeOpe
     support_calls = sum("Statement:" in r.prompt for r in server.requests)
     assert support_calls == 7  # the distinct (sentence, document) pairs: 3 + 1 + 2 + 1, each graded once
     assert "V_strict" in boards  # the nugget scores are there too
+
+
+def test_a_citation_left_ungraded_is_said_and_fails_the_command(tmp_path: Path, server: FakeOpenAIServer,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A (sentence, cited document) pair the grader gave no grade (an answer no support label parses from) is no
+    grade: evaluate says how many, with an example, after its outputs, and exits 1."""
+    banks, runs = write_exam(tmp_path)
+    answers = runs / "rag24.jsonl"
+    assert "Gustave Eiffel built" in answers.read_text()
+    answers.write_text(answers.read_text().replace("Gustave Eiffel built", "Odd Eiffel built"))
+    (runs / "collection.jsonl").write_text("".join(json.dumps({"id": k, "text": v}) + "\n"
+                                                   for k, v in COLLECTION.items()))
+    args = ["evaluate", str(runs), "--bank", str(banks / "nuggets.jsonl"), "--grader", "openai", "--support",
+            "--cache", str(tmp_path / "c.sqlite"), "--json", str(tmp_path / "out.json"), "--bootstrap", "0",
+            "--grader-option", "max_retries=0"]
+    for option in (f"base_url={server.base_url}", "model=fake-model", "api_key=k", "prompt=nugget-assignment"):
+        args += ["--grader-option", option]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert ("exam-harness evaluate: 1 (sentence, cited document) pairs have no support grade and count as no support "
+            "(e.g. d3 on 2/support/") in err and "malformed response 'It depends.'" in err
