@@ -132,6 +132,11 @@ class QueryBank(_Frozen):
     test_points: tuple[TestPoint, ...]
     source: str = ""
     secret: bool = False
+    # free-form fields of the bank's own record (who made it, a run's metadata, autojudge-base's per-bank fields):
+    # JSON only, frozen (core/json_values.py), written back by every bank format; no grader, cache key or score
+    # reads them. On the bank, not its Query: they describe one bank file's record (two files, or two facets, of a
+    # query may carry different ones), and the Query reaches every grading request and prompt.
+    metadata: JSONObject = Field(default_factory=lambda: EMPTY)
 
     @property
     def key(self) -> str:

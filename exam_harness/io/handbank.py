@@ -5,6 +5,8 @@ secret: false            # optional: redact test point text from developer-facin
 queries:
   - id: q1
     text: what causes ocean tides
+    metadata: {creator: NIST}                        # optional: the bank's own free-form JSON (of the query's
+                                                     # own test points; a facet has its own)
     questions:
       - What pulls the oceans toward the moon?       # plain string, or a mapping with
       - text: How often do high tides occur each day? # text, answers, choices, required, weight, id,
@@ -16,6 +18,7 @@ queries:
     facets:                                          # optional subtopics, each its own bank
       - id: f1
         text: tidal energy
+        metadata: {...}                              # optional: the facet bank's own
         questions: [...]
         nuggets: [...]
 ```
@@ -61,8 +64,8 @@ from exam_harness.io.parts import model_errors
 from exam_harness.io.textio import atomic_write_text
 
 TOP_KEYS = ("secret", "queries")
-QUERY_KEYS = ("id", "text", "questions", "nuggets", "facets")
-FACET_KEYS = ("id", "text", "questions", "nuggets")
+QUERY_KEYS = ("id", "text", "metadata", "questions", "nuggets", "facets")
+FACET_KEYS = ("id", "text", "metadata", "questions", "nuggets")
 QUESTION_KEYS = ("text", "answers", "choices", "required", "weight", "id", "importance", "metadata")
 NUGGET_KEYS = ("text", "weight", "required", "id", "importance", "metadata")
 FACET_SEPARATOR = " / "
@@ -145,7 +148,12 @@ class _Reader:
         banks: list[QueryBank] = []
         own = self.test_points(qnode, values, qid, None)
         if own:
-            banks.append(self._bank(Query(id=qid, text=qtext), None, own))
+            banks.append(self._bank(Query(id=qid, text=qtext), None, own, self._metadata(values)))
+        elif "metadata" in values:  # it is the query's own bank's, and there is none: never dropped
+            raise InputError(f"query {quoted(qid)} has metadata but no questions or nuggets of its own",
+                             path=self.path, line=values["metadata"].line, field="metadata",
+                             expected="the metadata on each facet (a facet is its own bank), or questions or "
+                             "nuggets of the query's own")
         if "facets" in values:
             fnodes = expect_list(
                 values["facets"], self.path, "facets", "a list of facets (id, text, questions, nuggets)"
@@ -168,7 +176,7 @@ class _Reader:
                         expected="at least one question or nugget",
                     )
                 query = Query(id=qid, text=facet_query_text(qtext, ftext), facets={fid: ftext})
-                banks.append(self._bank(query, fid, points))
+                banks.append(self._bank(query, fid, points, self._metadata(fvalues)))
         if not banks:
             raise InputError(
                 f"query {quoted(qid)} has no test points",
@@ -192,10 +200,13 @@ class _Reader:
         seen[value] = line
         return value
 
-    def _bank(self, query: Query, facet_id: str | None, points: list[TestPoint]) -> QueryBank:
-        return QueryBank(
-            query=query, facet_id=facet_id, test_points=tuple(points), source=str(self.path), secret=self.secret
-        )
+    def _metadata(self, values: dict[str, Node]) -> dict[str, Any]:
+        """A query's or facet's ``metadata`` (the bank's own free-form JSON), empty where not given."""
+        return expect_json_object(values["metadata"], self.path, "metadata") if "metadata" in values else {}
+
+    def _bank(self, query: Query, facet_id: str | None, points: list[TestPoint], metadata: dict[str, Any]) -> QueryBank:
+        return QueryBank(query=query, facet_id=facet_id, test_points=tuple(points), source=str(self.path),
+                         secret=self.secret, metadata=metadata)
 
     def test_points(self, node: Node, values: dict[str, Node], qid: str, fid: str | None) -> list[TestPoint]:
         """The questions, then the nuggets, of a query or facet (``node``), counted before they are built."""
@@ -367,6 +378,8 @@ def hand_bank_document(banks: Sequence[QueryBank], *, secret: bool = False) -> d
                 )
             # keep id/text first, then the query's own points, then facets
             facets = entry.pop("facets", None)
+            if bank.metadata:
+                entry["metadata"] = thaw_json(bank.metadata)
             entry.update(_points_dict(bank.test_points))
             if facets is not None:
                 entry["facets"] = facets
@@ -374,7 +387,9 @@ def hand_bank_document(banks: Sequence[QueryBank], *, secret: bool = False) -> d
             facets = entry.setdefault("facets", [])
             if any(f["id"] == bank.facet_id for f in facets):
                 raise InputError(f"facet {bank.key!r} appears twice", field="facet_id", value=bank.facet_id)
-            facets.append({"id": bank.facet_id, "text": ftext, **_points_dict(bank.test_points)})
+            facets.append({"id": bank.facet_id, "text": ftext,
+                           **({"metadata": thaw_json(bank.metadata)} if bank.metadata else {}),
+                           **_points_dict(bank.test_points)})
     doc: dict[str, Any] = {}
     if secret or any(b.secret for b in banks):  # never drop secrecy silently
         doc["secret"] = True

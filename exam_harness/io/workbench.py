@@ -5,7 +5,8 @@ and ``items`` (or the older ``questions``); each item is a question (``question_
 ``question_text``, optional ``gold_answers``) or a nugget (``nugget_id``, ``nugget_text``). One
 :class:`QueryBank` per line. Extra keys this project writes and reads back: per item ``choices``,
 ``weight``, ``required``, ``importance``, ``metadata`` (a test point's free-form JSON object); per line
-``facet_text`` (when the facet text is not the part of ``query_text`` after the first " / ") and ``secret``.
+``facet_text`` (when the facet text is not the part of ``query_text`` after the first " / "), ``secret`` and
+``metadata`` (the bank's own free-form JSON object).
 Other unknown keys are ignored (Workbench tools add metadata such as ``test_collection`` and ``hash``).
 
 An item repeated verbatim (same id, same text; generated banks contain a few) is kept once: the
@@ -147,6 +148,7 @@ def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple
     secret = record.get("secret", False)
     if not isinstance(secret, bool):
         raise fail("must be true or false", "secret", secret, "true or false")
+    metadata = _json_object(record, "metadata", "metadata", fail)
 
     points: list[TestPoint] = []
     for index, item in enumerate(items):
@@ -172,6 +174,7 @@ def _bank_record(record: Any, path: Path, lineno: int, id_lines: dict[str, tuple
             test_points=tuple(points),
             source=str(path),
             secret=secret,
+            metadata=metadata,
         )
     except ValidationError as exc:  # pragma: no cover - fields are checked above
         raise fail(f"invalid bank: {exc.errors()[0]['msg']}", "query_id", qid) from None
@@ -236,16 +239,23 @@ def _item(item: Any, where: str, qid: str, fid: str | None, fail: Any) -> TestPo
         if not isinstance(item["importance"], str):
             raise fail("must be a string", f"{where}.importance", item["importance"], "'vital', 'okay' or another word")
         fields["importance"] = item["importance"]
-    if "metadata" in item:
-        if (problem := json_problem(item["metadata"], f"{where}.metadata")) is not None or not isinstance(
-                item["metadata"], dict):
-            raise fail(problem.why if problem else "must be a JSON object", problem.where if problem
-                       else f"{where}.metadata", expected="an object of JSON values (JSON has no NaN or infinity)")
-        fields["metadata"] = item["metadata"]
+    fields["metadata"] = _json_object(item, "metadata", f"{where}.metadata", fail)
     try:
         return TestPoint(id=tid, query_id=qid, kind=cast(TestPointKind, kind), text=text, facet_id=fid, **fields)
     except ValidationError as exc:  # a rule of the model not checked above
         raise fail(f"invalid {kind}: {exc.errors()[0]['msg']}", where, expected=ITEM_FORMS) from None
+
+
+def _json_object(record: dict[str, Any], key: str, where: str, fail: Any) -> dict[str, Any]:
+    """``record[key]`` as a JSON object (empty where not given); an InputError naming the place of a value JSON
+    cannot hold (``where``: the key's place in the line)."""
+    if key not in record:
+        return {}
+    value = record[key]
+    if (problem := json_problem(value, where)) is not None or not isinstance(value, dict):
+        raise fail(problem.why if problem else "must be a JSON object", problem.where if problem else where,
+                   expected="an object of JSON values (JSON has no NaN or infinity)")
+    return value
 
 
 def workbench_bank_record(bank: QueryBank) -> dict[str, Any]:
@@ -262,6 +272,8 @@ def workbench_bank_record(bank: QueryBank) -> dict[str, Any]:
     record["info"] = None
     if bank.secret:
         record["secret"] = True
+    if bank.metadata:
+        record["metadata"] = thaw_json(bank.metadata)
     items: list[dict[str, Any]] = []
     for tp in bank.test_points:
         item: dict[str, Any] = {"query_id": tp.query_id}

@@ -24,22 +24,33 @@ JSON_VALUES = st.recursive(
 METADATA = st.dictionaries(TEXT, JSON_VALUES, max_size=5)
 
 
-def bank_of(metadata: dict[str, Any]) -> list[QueryBank]:
+def bank_of(metadata: dict[str, Any], bank_metadata: dict[str, Any] | None = None,
+            facet_metadata: dict[str, Any] | None = None) -> list[QueryBank]:
+    """A query's own bank (its metadata ``bank_metadata``) and, where ``facet_metadata`` is given, a facet bank."""
     points = (TestPoint(id="q1/a", query_id="q1", kind="question", text="Who?", metadata=metadata),
               TestPoint(id="q1/n", query_id="q1", kind="nugget", text="a nugget", importance="okay", metadata=metadata))
-    return [QueryBank(query=Query(id="q1", text="a query"), test_points=points)]
+    banks = [QueryBank(query=Query(id="q1", text="a query"), test_points=points, metadata=bank_metadata or {})]
+    if facet_metadata is not None:
+        banks.append(QueryBank(query=Query(id="q1", text="a query / a facet", facets={"f": "a facet"}), facet_id="f",
+                               metadata=facet_metadata, test_points=(
+                                   TestPoint(id="q1/f/b", query_id="q1", kind="question", text="When?", facet_id="f"),)))
+    return banks
 
 
 @pytest.mark.parametrize("name", ["bank.json", "bank.yaml", "bank.jsonl"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(metadata=METADATA)
-def test_any_json_metadata_survives_write_and_read(tmp_path: Path, name: str, metadata: dict[str, Any]) -> None:
-    banks = bank_of(metadata)
+@given(metadata=METADATA, bank_metadata=METADATA, facet_metadata=METADATA)
+def test_any_json_metadata_survives_write_and_read(tmp_path: Path, name: str, metadata: dict[str, Any],
+                                                   bank_metadata: dict[str, Any], facet_metadata: dict[str, Any]) -> None:
+    """A test point's metadata and a bank's own (the query's and a facet's, each its own) come back whole."""
+    banks = bank_of(metadata, bank_metadata, facet_metadata)
     write_bank(tmp_path / name, banks)
     read = load_bank(tmp_path / name)
     assert [b.test_points for b in read] == [b.test_points for b in banks]
     assert thaw_json(read[0].test_points[0].metadata) == json.loads(json.dumps(metadata))  # the same JSON, not only equal
     assert hash(read[0].test_points[0]) == hash(banks[0].test_points[0])
+    assert [thaw_json(b.metadata) for b in read] == json.loads(json.dumps([bank_metadata, facet_metadata]))
+    assert [b.metadata for b in read] == [b.metadata for b in banks] and hash(read[0].metadata) == hash(banks[0].metadata)
 
 
 def test_metadata_is_frozen_and_json_only() -> None:
@@ -71,6 +82,17 @@ def test_metadata_is_frozen_and_json_only() -> None:
      1, "items[0].metadata.s[0]", "inf is no JSON number"),
     ("bank.jsonl", '{"query_id": "q1", "query_text": "t", "items": [{"nugget_text": "n", "metadata": "x"}]}\n',
      1, "items[0].metadata", "must be a JSON object"),
+    # a bank's own metadata (a query's, a facet's, a Workbench line's)
+    ("bank.yaml", "queries:\n  - id: q1\n    text: t\n    metadata:\n      made: 2024-01-01\n    nuggets: [n]\n", 5,
+     "metadata.made", "a date is not a JSON value"),
+    ("bank.yaml", "queries:\n  - id: q1\n    text: t\n    facets:\n      - id: f\n        text: ft\n"
+     "        metadata: {runs: [.inf]}\n        nuggets: [n]\n", 7, "metadata.runs[0]", "inf is no JSON number"),
+    ("bank.yaml", "queries:\n  - id: q1\n    text: t\n    metadata: {a: 1}\n    facets:\n      - id: f\n"
+     "        text: ft\n        nuggets: [n]\n", 4, "metadata", "has metadata but no questions or nuggets of its own"),
+    ("bank.jsonl", '{"query_id": "q1", "query_text": "t", "metadata": {"s": NaN}, "items": [{"nugget_text": "n"}]}\n',
+     1, "metadata.s", "nan is no JSON number"),
+    ("bank.jsonl", '{"query_id": "q1", "query_text": "t", "metadata": [1], "items": [{"nugget_text": "n"}]}\n',
+     1, "metadata", "must be a JSON object"),
 ])
 def test_a_value_json_cannot_hold_names_file_line_and_field(tmp_path: Path, name: str, text: str, line: int,
                                                             field: str, why: str) -> None:
@@ -100,3 +122,29 @@ def test_a_text_with_a_next_line_character_survives_the_yaml_writer(tmp_path: Pa
     write_bank(tmp_path / "bank.yaml", banks)
     (read,) = load_bank(tmp_path / "bank.yaml")
     assert (read.query.text, read.test_points) == ("a\x85query", banks[0].test_points)
+
+
+def test_a_secret_banks_own_metadata_is_never_quoted_in_an_error(tmp_path: Path) -> None:
+    """A secret bank's own metadata may quote its test points: an error about it names the place, not the value
+    (the public bank's error quotes it, so the check can fail)."""
+    for secret in (False, True):
+        (tmp_path / "bank.yaml").write_text(f"secret: {str(secret).lower()}\nqueries:\n  - id: q1\n    text: t\n"
+                                            "    metadata: {note: 2024-05-01}\n    nuggets: [n]\n")
+        with pytest.raises(InputError) as caught:
+            load_bank(tmp_path / "bank.yaml")
+        assert (caught.value.line, caught.value.field) == (5, "metadata.note")
+        assert ("2024-05-01" in str(caught.value)) is not secret
+
+
+def test_generating_into_a_bank_keeps_its_own_metadata(tmp_path: Path) -> None:
+    """A generated bank merged into an existing file keeps the existing bank's metadata (and a new bank has none)."""
+    from exam_harness.features.generate.generation import merge_banks
+
+    existing = bank_of({}, {"creator": "NIST", "notes": [1, None]})
+    generated = [QueryBank(query=Query(id="q1", text="a query"), test_points=(
+        TestPoint(id="q1/g", query_id="q1", kind="question", text="Where?"),)),
+        QueryBank(query=Query(id="q2", text="another"), test_points=(
+            TestPoint(id="q2/g", query_id="q2", kind="question", text="Why?"),))]
+    merged = merge_banks(existing, generated, set()).banks
+    write_bank(tmp_path / "bank.yaml", merged)
+    assert [b.metadata for b in load_bank(tmp_path / "bank.yaml")] == [{"creator": "NIST", "notes": [1, None]}, {}]

@@ -47,6 +47,7 @@ import pytest
 
 from exam_harness.cli import main
 from exam_harness.results.migrate import evaluation_to_sections
+from tests.built_once import built_once
 from tests.helpers import evaluation_boards
 from tests.paths import GOLDEN, REPO
 
@@ -172,13 +173,10 @@ def _as_before_3_2(document: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def example_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example exam run once, cold, in a copy of the repo's banks/, runs/ and configuration."""
+def _run_example_cold(root: Path) -> None:
     import subprocess
     import sys
 
-    root = tmp_path_factory.mktemp("pinned-example")
     for folder in ("banks", "runs"):
         shutil.copytree(REPO / folder, root / folder)
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
@@ -188,7 +186,13 @@ def example_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cwd=root, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return root / "reports"
+
+
+@pytest.fixture(scope="module")
+def example_reports(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The example exam run once per test run, cold, in a copy of the repo's banks/, runs/ and configuration
+    (the tests only read its reports)."""
+    return built_once(tmp_path_factory, worker_id, "pinned-example", _run_example_cold) / "reports"
 
 
 @pytest.mark.slow

@@ -62,8 +62,9 @@ def test_reports_are_identical_cold_and_warm(project: pytest.Pytester) -> None:
 
 
 def test_metadata_changes_no_cache_key_score_or_report(project: pytest.Pytester) -> None:
-    """Test points' free-form metadata is read by no grader, cache key or measure: after it is added to every test
-    point, a warm run grades nothing (every pair a cache hit), and the report is the golden one."""
+    """Test points' and banks' free-form metadata is read by no grader, cache key or measure: after it is added to
+    every test point and every bank, a warm run grades nothing (every pair a cache hit), and the report is the
+    golden one."""
     from exam_harness.io.banks import load_bank
     from exam_harness.io.handbank import write_bank_yaml
 
@@ -71,9 +72,10 @@ def test_metadata_changes_no_cache_key_score_or_report(project: pytest.Pytester)
     cold = json.loads((project.path / "reports" / "exam-report.json").read_text())
     asked = (project.path / "graded.log").read_text()
     bank = project.path / "banks" / "exam.yaml"
-    write_bank_yaml(bank, [b.model_copy(update={"test_points": tuple(tp.model_copy(update={"metadata": {
+    write_bank_yaml(bank, [b.model_copy(update={"metadata": {"creator": "NIST", "full_query": {"title": b.key}},
+                                                "test_points": tuple(tp.model_copy(update={"metadata": {
         "reasoning": f"why {tp.id}", "trace": [1, {"k": None}]}}) for tp in b.test_points)}) for b in load_bank(bank)])
-    assert "reasoning: why q1/a" in bank.read_text()
+    assert "reasoning: why q1/a" in bank.read_text() and "creator: NIST" in bank.read_text()
     project.runpytest("banks")
     warm = json.loads((project.path / "reports" / "exam-report.json").read_text())
     assert warm["cache"]["misses"] == 0 and warm["cache"]["hits"] == warm["cache"]["pairs"] > 0

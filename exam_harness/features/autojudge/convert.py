@@ -15,8 +15,9 @@ The kinds (docs/autojudge.md says what each keeps):
 - nugget documents (``TopicNuggetDocs``: each question with the documents that answer it): a bank's questions
   with a :class:`QuestionDocs` per question.
 
-A bank a kind cannot hold is refused with the test point and the kind's rule named, never converted with a
-part left out.
+Each kind's bank record (one per query) has its fields beyond the query's id and text in the exam bank's own
+``metadata`` (records.py), so a kind's whole file comes back from kind -> exam -> kind. A bank a kind cannot hold
+is refused with the test point (or the bank) and the kind's rule named, never converted with a part left out.
 """
 
 from __future__ import annotations
@@ -54,9 +55,12 @@ from exam_harness.core.json_values import freeze_json  # noqa: E402
 from exam_harness.core.models import Query, QueryBank, TestPoint, test_point_id  # noqa: E402
 from exam_harness.features.autojudge.records import (  # noqa: E402
     ANSWERS,
+    OneRecordPerQuery,
     answer_extras,
     laid_over,
     record_extras,
+    set_fields,
+    split_bank_metadata,
     split_metadata,
 )
 from exam_harness.io import limits  # noqa: E402
@@ -143,13 +147,48 @@ def _key(taken: Mapping[str, object], text: str, tp: TestPoint) -> str:
     return tp.id if text in taken else text
 
 
+V3_BANK_HELD = ("query_id", "nugget_bank", "claim_bank", "all_nuggets_view")  # what the exam bank writes itself
+
+
+def _refreshed(own: Any, ours: Mapping[str, Any]) -> Any:
+    """A kind's own bank metadata as the exam bank's metadata kept it, its exam key rewritten from the bank
+    (``ours``: the exam's fields now; the bank's own fields win over the copy kept). Where the bank has none of
+    its fields to give, a kept exam key that gives none either stays as it was."""
+    if not isinstance(own, dict) or META not in own:
+        return own
+    if ours:
+        return {**own, META: dict(ours)}
+    kept = own[META]
+    if isinstance(kept, dict) and not any(kept.values()):
+        return own  # an empty exam key ({"facets": {}}, as older versions wrote): the same bank, kept as it was
+    return {key: value for key, value in own.items() if key != META}
+
+
+def _v3_bank(bank: QueryBank) -> NuggetBank:
+    """The NuggetBank record of ``bank``'s query, without nuggets: the query's id and text, the exam's facets and
+    the metadata keys no field of the kind names under META, and the bank's metadata laid over it."""
+    mine, others = split_bank_metadata(bank, NuggetBank.model_fields, V3_BANK_HELD)
+    ours: dict[str, Any] = {}
+    if bank.query.facets:
+        ours["facets"] = dict(bank.query.facets)
+    if others:
+        ours["metadata"] = others
+    if "metadata" in mine:
+        mine["metadata"] = _refreshed(mine["metadata"], ours)
+    derived = NuggetBank(query_id=bank.query.id, title_query=bank.query.text, metadata={META: ours} if ours else None)
+    return set_fields(derived, mine, f"bank {bank.key!r}", V3_KIND)
+
+
 def banks_to_nugget_banks(banks: Iterable[QueryBank]) -> NuggetBanks:
-    """One NuggetBank per query (its facets' test points together); questions with their gold answers; every
-    copy of a repeated text kept; each test point's metadata laid over its nugget (records.py)."""
+    """One NuggetBank per query (its facets' test points together; the bank's metadata its record's other
+    fields); questions with their gold answers; every copy of a repeated text kept; each test point's metadata
+    laid over its nugget (records.py)."""
     by_query: dict[str, NuggetBank] = {}
+    one = OneRecordPerQuery(V3_KIND)
     for bank in banks:
-        nugget_bank = by_query.setdefault(bank.query.id, NuggetBank(
-            query_id=bank.query.id, title_query=bank.query.text, metadata={META: {"facets": dict(bank.query.facets)}}))
+        if one.is_new(bank):
+            by_query[bank.query.id] = _v3_bank(bank)
+        nugget_bank = by_query[bank.query.id]
         questions = nugget_bank.nugget_bank if isinstance(nugget_bank.nugget_bank, dict) else {}
         claims = nugget_bank.claim_bank if isinstance(nugget_bank.claim_bank, dict) else {}
         for tp in bank.test_points:
@@ -208,8 +247,12 @@ def nugget_banks_to_banks(nugget_banks: NuggetBanks, queries: Mapping[str, str] 
         for nugget in nugget_bank.nuggets_as_list():
             tp = _test_point(nugget, query_id)
             by_facet.setdefault(tp.facet_id, []).append(tp)
-        query = Query(id=query_id, text=text, facets=(nugget_bank.metadata or {}).get(META, {}).get("facets", {}))
-        out += [QueryBank(query=query, facet_id=facet, test_points=tuple(tps)) for facet, tps in by_facet.items()]
+        ours: Mapping[str, Any] = (nugget_bank.metadata or {}).get(META, {})
+        query = Query(id=query_id, text=text, facets=ours.get("facets", {}))
+        plain = QueryBank(query=query, test_points=(), metadata=ours.get("metadata", {}))
+        carried = {**ours.get("metadata", {}), **record_extras(nugget_bank, _v3_bank(plain), V3_BANK_HELD)}
+        out += [QueryBank(query=query, facet_id=facet, test_points=tuple(tps), metadata=carried)
+                for facet, tps in by_facet.items()]
     return out
 
 
@@ -224,8 +267,11 @@ def banks_to_nuggetizer_banks(banks: Iterable[QueryBank]) -> NuggetizerNuggetBan
     from exam_harness.features.trec_rag.nuggets import nugget_weight
 
     by_query: dict[str, NuggetizerNuggetBank] = {}
+    one = OneRecordPerQuery("a NuggetizerNuggetBank")
     for bank in banks:
-        out = by_query.setdefault(bank.query.id, NuggetizerNuggetBank(query=bank.query.text, qid=bank.query.id))
+        if one.is_new(bank):
+            by_query[bank.query.id] = _nuggetizer_bank(bank)
+        out = by_query[bank.query.id]
         for tp in bank.test_points:
             expected = _repeat_id(tp.query_id, tp.text, [n.text for n in out.nuggets])
             importance = tp.importance  # none stays none: the kind's importance is optional
@@ -245,6 +291,21 @@ def banks_to_nuggetizer_banks(banks: Iterable[QueryBank]) -> NuggetizerNuggetBan
             out.nuggets.append(laid_over(NuggetizerNugget(text=tp.text, importance=importance), mine, tp,
                                          "a NuggetizerNuggetBank"))
     return NuggetizerNuggetBanks.from_banks_list(list(by_query.values()))
+
+
+NUGGETIZER_BANK_HELD = ("qid", "nuggets")
+
+
+def _nuggetizer_bank(bank: QueryBank) -> NuggetizerNuggetBank:
+    """The NuggetizerNuggetBank record of ``bank``'s query, without nuggets, the bank's metadata laid over it (a key
+    the kind has no field for is refused: it has no free-form field to keep it in)."""
+    mine, others = split_bank_metadata(bank, NuggetizerNuggetBank.model_fields, NUGGETIZER_BANK_HELD)
+    if others:
+        raise ValueError(f"bank {bank.key!r} cannot be written as a NuggetizerNuggetBank: its metadata holds "
+                         f"{', '.join(map(repr, others))}, which a nuggetizer bank has no field for; write "
+                         "NuggetBanks (AutoArgue's v3), which holds every field")
+    return set_fields(NuggetizerNuggetBank(query=bank.query.text, qid=bank.query.id), mine, f"bank {bank.key!r}",
+                      "a NuggetizerNuggetBank")
 
 
 def _repeat_id(query_id: str, text: str, before: Sequence[str]) -> str:
@@ -271,8 +332,10 @@ def nuggetizer_banks_to_banks(nugget_banks: NuggetizerNuggetBanks,
                                     importance=nugget.importance, metadata=carried))
             texts.append(nugget.text)
         if points:
-            text = bank.query or (queries or {}).get(qid) or qid
-            out.append(QueryBank(query=Query(id=qid, text=text), test_points=tuple(points)))
+            query = Query(id=qid, text=bank.query or (queries or {}).get(qid) or qid)
+            carried = record_extras(bank, _nuggetizer_bank(QueryBank(query=query, test_points=())),
+                                    NUGGETIZER_BANK_HELD)
+            out.append(QueryBank(query=query, test_points=tuple(points), metadata=carried))
     return out
 
 
@@ -284,11 +347,11 @@ def banks_to_ragtime26_banks(banks: Iterable[QueryBank]) -> Ragtime26NuggetBanks
     each nugget's metadata; each test point's metadata laid over its nugget, records.py). A nugget (claim) is
     refused: the kind holds questions only."""
     by_query: dict[str, Ragtime26NuggetBank] = {}
+    one = OneRecordPerQuery(RAGTIME26_KIND)
     for bank in banks:
-        out = by_query.setdefault(bank.query.id, Ragtime26NuggetBank(
-            metadata=Ragtime26NuggetMetadata(topic_id=bank.query.id, **{META: {"query": bank.query.text,
-                                                                            "facets": dict(bank.query.facets)}}),
-            nugget_bank=[]))
+        if one.is_new(bank):
+            by_query[bank.query.id] = _ragtime26_bank(bank)
+        out = by_query[bank.query.id]
         for tp in bank.test_points:
             if tp.kind != "question":
                 raise ValueError(f"test point {tp.id!r} is a nugget, and a Ragtime26NuggetBank holds questions "
@@ -296,6 +359,35 @@ def banks_to_ragtime26_banks(banks: Iterable[QueryBank]) -> Ragtime26NuggetBanks
             expected = _repeat_id(tp.query_id, tp.text, [n.question for n in out.nugget_bank])
             out.nugget_bank.append(_ragtime26_record(tp, expected))
     return Ragtime26NuggetBanks.from_banks_list(list(by_query.values()))
+
+
+RAGTIME26_KIND = "a Ragtime26NuggetBank"
+RAGTIME26_BANK_HELD = ("nugget_bank",)
+
+
+def _run_metadata(bank: Ragtime26NuggetBank) -> dict[str, Any]:
+    """A ragtime26 bank's run metadata as the kind's files hold it (autojudge-base writes them without nulls: a
+    null is no value), less ``topic_id`` (the query id)."""
+    given = bank.metadata.model_dump(mode="json", exclude_none=True)
+    return {key: value for key, value in given.items() if key != "topic_id"}
+
+
+def _ragtime26_bank(bank: QueryBank) -> Ragtime26NuggetBank:
+    """The Ragtime26NuggetBank record of ``bank``'s query, without nuggets: its run metadata the topic id and, under
+    META, the query text, facets and the metadata keys no field of the kind names; the bank's metadata laid over
+    it (its ``metadata``: the record's run metadata, less topic_id, its META rewritten from the bank)."""
+    mine, others = split_bank_metadata(bank, Ragtime26NuggetBank.model_fields, RAGTIME26_BANK_HELD)
+    ours: dict[str, Any] = {"query": bank.query.text, "facets": dict(bank.query.facets)}
+    if others:
+        ours["metadata"] = others
+    run = _refreshed(mine.pop("metadata"), ours) if "metadata" in mine else {META: ours}
+    if not isinstance(run, dict):
+        raise ValueError(f"bank {bank.key!r}: its metadata's 'metadata' (a ragtime26 bank's run metadata) must be an "
+                         f"object, not {type(run).__name__}")
+    derived = Ragtime26NuggetBank(metadata=Ragtime26NuggetMetadata.model_validate({"topic_id": bank.query.id}),
+                                  nugget_bank=[])
+    return set_fields(derived, {**mine, "metadata": {**run, "topic_id": bank.query.id}}, f"bank {bank.key!r}",
+                      RAGTIME26_KIND)
 
 
 def _ragtime26_record(tp: TestPoint, expected_id: str) -> Ragtime26Nugget:
@@ -335,7 +427,12 @@ def ragtime26_banks_to_banks(nugget_banks: Ragtime26NuggetBanks,
             tp = plain.model_copy(update={"metadata": freeze_json(carried)})
             by_facet.setdefault(tp.facet_id, []).append(tp)
         query = Query(id=qid, text=text, facets=extra.get("facets", {}))
-        out += [QueryBank(query=query, facet_id=facet, test_points=tuple(tps)) for facet, tps in by_facet.items()]
+        shell = _ragtime26_bank(QueryBank(query=query, test_points=(), metadata=extra.get("metadata", {})))
+        carried = {**extra.get("metadata", {}), **record_extras(bank, shell, (*RAGTIME26_BANK_HELD, "metadata"))}
+        if (run := _run_metadata(bank)) != _run_metadata(shell):
+            carried["metadata"] = run
+        out += [QueryBank(query=query, facet_id=facet, test_points=tuple(tps), metadata=carried)
+                for facet, tps in by_facet.items()]
     return out
 
 

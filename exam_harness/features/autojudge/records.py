@@ -7,6 +7,10 @@ each gold answer's other fields (its ``references``, ``metadata``) under ``answe
 Written back, they are laid over what the test point alone converts to, so a record comes back whole. The test
 point's own fields win: its text, and its importance unless the metadata holds the same importance typed (a
 number). The kind's models validate what the metadata names; a value a field cannot take is refused.
+
+A kind's bank record (one per query: a v3 bank's ``creator``, ``full_query``, ``quality``, ...; a ragtime26 bank's
+run ``metadata``; a nuggetizer bank's ``full_query``) travels the same way in the exam bank's ``metadata``
+(``QueryBank.metadata``), each of the query's banks (facets) carrying the same.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from exam_harness.core.json_values import thaw_json
-from exam_harness.core.models import TestPoint
+from exam_harness.core.models import QueryBank, TestPoint
 
 ANSWERS = "answers"  # each gold answer's other fields, in gold-answer order
 R = TypeVar("R", bound=BaseModel)
@@ -62,6 +66,12 @@ def laid_over(derived: R, extras: Mapping[str, Any], tp: TestPoint, kind: str) -
     extras = dict(extras)
     if "importance" in extras and (tp.importance is None or str(extras["importance"]) != tp.importance):
         del extras["importance"]  # the test point's importance was changed since: it wins
+    return set_fields(derived, extras, f"test point {tp.id!r}", kind)
+
+
+def set_fields(derived: R, extras: Mapping[str, Any], who: str, kind: str) -> R:
+    """``derived`` with the fields ``extras`` names set, validated by the kind's model: a ValueError naming ``who``
+    (the test point, the bank) and the field where a value does not fit."""
     if not extras:
         return derived
     try:
@@ -69,5 +79,39 @@ def laid_over(derived: R, extras: Mapping[str, Any], tp: TestPoint, kind: str) -
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise ValueError(f"test point {tp.id!r} cannot be written as {kind}: its metadata's {where!r} "
+        raise ValueError(f"{who} cannot be written as {kind}: its metadata's {where!r} "
                          f"{first['msg'].lower()}") from None
+
+
+def split_bank_metadata(bank: QueryBank, fields: Collection[str], held: Collection[str]
+                        ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the kind's bank fields the bank's metadata names, its other keys); ``held`` (the fields the bank itself
+    writes: its query id, its nuggets) are refused there, a ValueError naming the bank."""
+    mine: dict[str, Any] = {}
+    others: dict[str, Any] = {}
+    for key, value in thaw_json(bank.metadata).items():
+        if key in held:
+            raise ValueError(f"bank {bank.key!r}: its metadata names {key!r}, the kind's field its own query id or "
+                             "test points are written in")
+        (mine if key in fields else others)[key] = value
+    return mine, others
+
+
+class OneRecordPerQuery:
+    """The banks of each query, checked to carry one bank metadata: a kind holds one bank record per query, so
+    banks (facets) of a query with different metadata are refused rather than one of them dropped."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.first: dict[str, QueryBank] = {}
+
+    def is_new(self, bank: QueryBank) -> bool:
+        """Whether ``bank`` is its query's first (a ValueError where it is not and its metadata differs)."""
+        first = self.first.get(bank.query.id)
+        if first is None:
+            self.first[bank.query.id] = bank
+            return True
+        if first.metadata != bank.metadata:
+            raise ValueError(f"banks {first.key!r} and {bank.key!r} of query {bank.query.id!r} carry different "
+                             f"metadata, and {self.kind} holds one record per query")
+        return False

@@ -9,7 +9,8 @@ whatever word the file holds (nuggetizer writes its scorer's word lowercased, so
 nuggetizer reads it, a string that is not ``vital`` (A counts it, V and W do not); a nugget text given twice
 for one query is kept twice (nuggetizer scores both). Each nugget becomes a nugget test point with its
 importance kept (``TestPoint.importance``), its other fields (``reasoning``, ``trace``, ...) as its ``metadata``
-(written back as they came), and the TREC QA weight nugget F reads (vital 1, anything else
+(written back as they came; a line's fields beside ``qid``, ``query`` and ``nuggets``, such as autojudge-base's
+``full_query``, are its bank's ``metadata``), and the TREC QA weight nugget F reads (vital 1, anything else
 0: see measures.nuggets). Ids follow the method's rule (``qid/md5(text)``; the n-th repeat of a text gets
 ``~n``). A query without nuggets is skipped (nothing
 to assign). These oddities are warnings, each kind said in one line per file; a malformed line is an
@@ -34,6 +35,7 @@ from exam_harness.io.textio import atomic_write_text, iter_json_lines
 IMPORTANCES = ("vital", "okay")  # the two words the track's scores name; any other word is read as well
 VITAL = "vital"
 NUGGET_FIELDS = ("text", "importance")  # a nugget's fields the test point holds; the others are its metadata
+LINE_FIELDS = ("qid", "query", "nuggets")  # a line's fields the bank holds; the others are the bank's metadata
 
 
 def nugget_weight(importance: str) -> float:
@@ -138,9 +140,12 @@ def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
         if not points:
             empty.append(lineno)
             continue
+        extra = {key: value for key, value in record.items() if key not in LINE_FIELDS}  # full_query, ...
+        if (problem := json_problem(extra, "")) is not None:
+            raise fail(problem.why, problem.where.lstrip("."), expected="JSON values (JSON has no NaN or infinity)")
         with model_errors(path, lineno, "query"):
             banks.append(QueryBank(query=Query(id=qid, text=query or qid), test_points=tuple(points.values()),
-                                   source=str(path)))
+                                   source=str(path), metadata=extra))
     if not banks:
         raise InputError("empty nugget file" if not empty else "no query of the nugget file has nuggets",
                          path=path, line=1, expected="one JSON object per query with its nuggets")
@@ -149,9 +154,14 @@ def read_nuggetizer_bank(path: Path) -> tuple[list[QueryBank], list[str]]:
 
 def nuggetizer_record(bank: QueryBank) -> dict[str, Any]:
     """A bank's nuggets as a nuggetizer line (a nugget without importance is written as vital), each nugget's
-    metadata (``reasoning``, ``trace``, ...) as its other fields."""
+    metadata (``reasoning``, ``trace``, ...) as its other fields, the bank's metadata as the line's."""
+    taken = [key for key in LINE_FIELDS if key in bank.metadata]
+    if taken:
+        raise InputError(f"bank {quoted(bank.key)} cannot be written as a nuggetizer line: its metadata holds "
+                         f"{quoted(taken[0])}, a field the bank's own {taken[0]} is written in", field="metadata",
+                         value=taken[0], expected="metadata keys other than " + ", ".join(LINE_FIELDS))
     return {"query": bank.query.text, "qid": bank.query.id,
-            "nuggets": [_nugget(tp) for tp in bank.test_points if tp.kind == "nugget"]}
+            "nuggets": [_nugget(tp) for tp in bank.test_points if tp.kind == "nugget"], **thaw_json(bank.metadata)}
 
 
 def _nugget(tp: TestPoint) -> dict[str, Any]:
@@ -166,13 +176,18 @@ def _nugget(tp: TestPoint) -> dict[str, Any]:
 
 def write_nuggetizer_nuggets(path: Path, banks: Iterable[QueryBank]) -> None:
     """Export the nugget test points of ``banks`` as a nuggetizer nugget file (atomically); banks of the
-    same query (facets) are merged into one line, questions are left out."""
+    same query (facets) are merged into one line (their metadata must agree: a line has one), questions are left
+    out."""
     merged: dict[str, dict[str, Any]] = {}
     for bank in banks:
         record = nuggetizer_record(bank)
         if not record["nuggets"]:
             continue
         known = merged.setdefault(bank.query.id, {**record, "nuggets": []})
+        if bank.metadata != {k: v for k, v in known.items() if k not in LINE_FIELDS}:  # as JSON: 1 is not 1.0
+            raise InputError(f"bank {quoted(bank.key)} carries other metadata than the first bank of its query, and "
+                             "a nuggetizer line has one", field="metadata", value=bank.key,
+                             expected="one metadata for the banks (facets) of a query")
         known["nuggets"].extend(record["nuggets"])
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in merged.values())
     atomic_write_text(Path(path), text)

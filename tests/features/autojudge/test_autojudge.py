@@ -179,7 +179,10 @@ def test_nugget_banks_without_a_query_text_need_the_topics() -> None:
     nugget_banks.banks["q"].title_query = None
     with pytest.raises(ValueError, match="no title_query"):
         nugget_banks_to_banks(nugget_banks)
-    assert nugget_banks_to_banks(nugget_banks, {"q": "t"}) == [bank]
+    (back,) = nugget_banks_to_banks(nugget_banks, {"q": "t"})
+    assert (back.query, back.test_points) == (bank.query, bank.test_points)
+    assert back.metadata == {"title_query": None}  # the record had none: it comes back without one
+    assert banks_to_nugget_banks([back]) == nugget_banks
 
 
 def test_answers_go_to_reports_and_back() -> None:

@@ -28,10 +28,14 @@ pytest.importorskip("openai")
 
 from autojudge_base import LlmConfigBase, Report, Request  # noqa: E402
 from autojudge_base.nugget_data import (  # noqa: E402
+    NuggetBank,
+    NuggetClaim,
     NuggetizerNuggetBanks,
     Ragtime26NuggetBanks,
     load_nugget_banks_from_file,
+    load_ragtime26_nugget_banks_from_file,
     write_nugget_banks,
+    write_ragtime26_nugget_banks,
 )
 
 from exam_harness.core.errors import ConfigError  # noqa: E402
@@ -286,17 +290,23 @@ def test_nugget_documents_both_ways() -> None:
 # -- a kind's record whole: kind -> exam bank (written and read as a bank file) -> kind ----------------------
 
 
-def through_bank_files(tmp_path: Path, banks: list[QueryBank]) -> list[QueryBank]:
-    """``banks`` written and read back as each native bank format (hand YAML, hand JSON, Workbench JSON lines),
-    checked equal on the way, and the last reading returned: what the kind converts back comes from a file."""
+def through_bank_files(tmp_path: Path, banks: list[QueryBank], *, nugget_file: bool = False) -> list[QueryBank]:
+    """``banks`` written and read back as each native bank format (hand YAML, hand JSON, Workbench JSON lines, and
+    with ``nugget_file`` a nuggetizer nugget file), checked equal whole (test points and the bank's metadata) on
+    the way, and the last reading returned: what the kind converts back comes from a file."""
+    from exam_harness.features.trec_rag.nuggets import write_nuggetizer_nuggets
     from exam_harness.io.banks import load_bank
     from exam_harness.io.generated_banks import write_bank
 
     read = banks
-    for name in ("bank.yaml", "bank.json", "bank.jsonl"):
-        write_bank(tmp_path / name, read)
-        read = [b.model_copy(update={"source": ""}) for b in load_bank(tmp_path / name)]
-        assert [b.test_points for b in read] == [b.test_points for b in banks], name
+    for name in ("bank.yaml", "bank.json", "bank.jsonl", *(("nuggets.jsonl",) if nugget_file else ())):
+        if name == "nuggets.jsonl":
+            write_nuggetizer_nuggets(tmp_path / name, read)
+            read = [b.model_copy(update={"source": ""}) for b in read_nuggetizer_bank(tmp_path / name)[0]]
+        else:
+            write_bank(tmp_path / name, read)
+            read = [b.model_copy(update={"source": ""}) for b in load_bank(tmp_path / name)]
+        assert read == [b.model_copy(update={"source": ""}) for b in banks], name
     return read
 
 
@@ -388,3 +398,113 @@ def test_exam_metadata_rides_in_the_kinds_that_have_room(tmp_path: Path) -> None
     bad = point.model_copy(update={"metadata": {"creator": "Laura"}})
     with pytest.raises(ValueError, match=r"test point 'q1/a' cannot be written as a NuggetBank .*'creator'"):
         banks_to_nugget_banks([QueryBank(query=query, test_points=(bad,))])
+
+
+# -- a kind's whole file: its bank records too (one per query), kind -> exam bank -> bank files -> kind ----------
+
+
+def test_v3_banks_round_trip_whole(tmp_path: Path) -> None:
+    """autojudge-base's example bank (dummy_model) with the per-bank fields its README's example sets (full_query,
+    test_collection, creator) and the rest of NuggetBank's (quality, importance, its own metadata, a title_query
+    left out, a format_version; an exam key as older versions wrote it): the whole bank record comes back, through
+    the bank files and the kind's file."""
+    from autojudge_base.nugget_data import Creator, NuggetBanks
+    from autojudge_base.nugget_data.nugget_data_example import dummy_model
+
+    published = dummy_model()
+    published.full_query = {"background": "As an archaeologist leading an expedition in South America, ...",
+                            "problem_statement": "Produce a report on the mysteries of Machu Picchu's architecture."}
+    published.test_collection = "neuclir24"
+    published.add_creator(Creator(is_human=True, contact=["NIST", "Dawn Lawrie"]))
+    published.quality, published.importance = 2, "high"
+    published.metadata = {"version": "0.0.1", "notes": [1, {"x": None}]}
+    plain = NuggetBank(query_id="q2", title_query=None, format_version="v3.1",
+                       claim_bank={"c": NuggetClaim(query_id="q2", claim="c")})
+    older = NuggetBank(query_id="q3", title_query="t", metadata={"exam_harness": {"facets": {}}},  # the converter wrote it so before
+                       claim_bank={"d": NuggetClaim(query_id="q3", claim="d")})
+    kind = NuggetBanks.from_banks_list([published, plain, older])
+    banks = nugget_banks_to_banks(kind, {"q2": "a topic's text"})
+    by_key = {b.key: b for b in banks}
+    assert by_key["123"].metadata["test_collection"] == "neuclir24" and by_key["q2"].metadata["title_query"] is None
+    back = banks_to_nugget_banks(through_bank_files(tmp_path, banks))
+    assert back.model_dump() == kind.model_dump()  # every bank, every field, every nugget
+    write_nugget_banks(back, tmp_path / "v3.jsonl")
+    assert load_nugget_banks_from_file(tmp_path / "v3.jsonl").model_dump() == kind.model_dump()
+
+
+def test_nuggetizer_banks_round_trip_whole(tmp_path: Path) -> None:
+    """A NuggetizerNuggetBank's full_query (and an empty query, the topic's text in the exam) comes back, through
+    the bank files and a nuggetizer nugget file (the line's other fields are its bank's metadata)."""
+    published = NuggetizerNuggetBanks.from_banks_list([NuggetizerNuggetBanks.get_bank_model().model_validate(q) for q in (
+        {"query": "What is Python?", "qid": "q1", "full_query": {"title": "Python", "narrative": ["a language"]},
+         "nuggets": [{"text": "Python is a high-level programming language", "importance": "vital",
+                      "reasoning": "the definition"}]},
+        {"query": "", "qid": "q2", "nuggets": [{"text": "a nugget", "importance": "okay"}]})])
+    banks = nuggetizer_banks_to_banks(published, {"q2": "the topic's text"})
+    assert [b.metadata for b in banks] == [{"full_query": {"title": "Python", "narrative": ["a language"]}},
+                                           {"query": ""}]
+    assert banks_to_nuggetizer_banks(through_bank_files(tmp_path, banks[:1], nugget_file=True)) == \
+        NuggetizerNuggetBanks.from_banks_list([published.banks["q1"]])
+    assert banks_to_nuggetizer_banks(through_bank_files(tmp_path, banks)) == published
+    with pytest.raises(ValueError, match="its metadata holds 'source', which a nuggetizer bank has no field for"):
+        banks_to_nuggetizer_banks([banks[0].model_copy(update={"metadata": {"source": "wiki"}})])
+
+
+def test_ragtime26_banks_round_trip_whole(tmp_path: Path) -> None:
+    """The ragtime26 docstring's example whole: its run metadata (team_id, run_id, run_desc, a field the spec
+    allows beside them; a bank with none but its topic id) comes back as published, with no key of ours added."""
+    published = Ragtime26NuggetBanks.from_banks_list([Ragtime26NuggetBanks.get_bank_model().model_validate(
+        {"metadata": {"team_id": "example-team", "topic_id": "topic-1", "run_id": "example-run",
+                      "run_desc": "example run description", "submitted": {"at": "2026-05-01", "by": ["ann"]}},
+         "nugget_bank": [{"question": "First example question?", "aggregator_type": "AND",
+                          "answers": [{"answer": "example answer", "references": ["doc-1"]}]}]}),
+        Ragtime26NuggetBanks.get_bank_model().model_validate(
+            {"metadata": {"topic_id": "topic-2", "run_desc": None}, "nugget_bank": [{"question": "Why?"}]})])
+    banks = ragtime26_banks_to_banks(published, {"topic-1": "how are reports judged", "topic-2": "another"})
+    assert banks[0].metadata == {"metadata": {"team_id": "example-team", "run_id": "example-run",
+                                              "run_desc": "example run description",
+                                              "submitted": {"at": "2026-05-01", "by": ["ann"]}}}
+    back = banks_to_ragtime26_banks(through_bank_files(tmp_path, banks))
+    assert back == published
+    assert json.loads(back.model_dump_json()) == json.loads(published.model_dump_json())
+    write_ragtime26_nugget_banks(back, tmp_path / "ragtime26.jsonl")  # autojudge-base's file: a null is no value
+    assert load_ragtime26_nugget_banks_from_file(tmp_path / "ragtime26.jsonl") == published
+    # an exam-made bank whose run metadata a team filled in: the exam's key is kept, rewritten from the bank
+    made = banks_to_ragtime26_banks([QueryBank(query=Query(id="topic-1", text="how are reports judged"),
+                                               test_points=banks[0].test_points)])
+    assert made.banks["topic-1"].metadata.model_dump(exclude_unset=True) == {
+        "topic_id": "topic-1", "exam_harness": {"query": "how are reports judged", "facets": {}}}
+    made.banks["topic-1"].metadata.team_id = "team"
+    (read,) = ragtime26_banks_to_banks(made)
+    assert banks_to_ragtime26_banks([read]) == made
+    renamed = banks_to_ragtime26_banks([read.model_copy(update={"query": Query(id="topic-1", text="renamed")})])
+    assert (renamed.banks["topic-1"].metadata.model_extra or {})["exam_harness"]["query"] == "renamed"
+
+
+def test_nugget_documents_have_no_per_topic_record() -> None:
+    """A topic's nugget documents are its id and entries only (autojudge-base 1.0.0): nothing per topic to carry."""
+    from autojudge_base.nugget_doc_models import TopicNuggetDocs
+
+    assert set(TopicNuggetDocs.model_fields) == {"topic_id", "entries"}
+
+
+def test_bank_metadata_rides_in_the_kinds_that_have_room() -> None:
+    """exam -> kind -> exam with a bank's own metadata: keys no field of v3 or ragtime26 names travel under the
+    exam's key, the kind's names as its fields, the same on every facet bank of the query; banks of one query
+    with different metadata are refused (a kind holds one record per query), and so are held names."""
+    query = Query(id="q1", text="a query", facets={"f": "a facet"})
+    own = QueryBank(query=query, test_points=(TestPoint(id="q1/a", query_id="q1", kind="question", text="Who?"),),
+                    metadata={"source": "wiki", "quality": 2, "full_query": {"title": "tides", "ids": [1]}})
+    facet = QueryBank(query=query, facet_id="f", metadata=own.metadata, test_points=(
+        TestPoint(id="q1/f/b", query_id="q1", kind="question", text="When?", facet_id="f"),))
+    v3 = banks_to_nugget_banks([own, facet])
+    assert (v3.banks["q1"].quality, v3.banks["q1"].full_query) == (2, {"title": "tides", "ids": [1]})
+    assert nugget_banks_to_banks(v3) == [own, facet]
+    ragtime = banks_to_ragtime26_banks([own.model_copy(update={"metadata": {"source": "wiki"}})])
+    assert ragtime26_banks_to_banks(ragtime) == [own.model_copy(update={"metadata": {"source": "wiki"}})]
+    with pytest.raises(ValueError, match="banks 'q1' and 'q1/f' of query 'q1' carry different metadata"):
+        banks_to_nugget_banks([own, facet.model_copy(update={"metadata": {}})])
+    with pytest.raises(ValueError, match="its metadata names 'nugget_bank'"):
+        banks_to_ragtime26_banks([own.model_copy(update={"metadata": {"nugget_bank": []}})])
+    with pytest.raises(ValueError, match=r"bank 'q1' cannot be written as a NuggetBank .*'quality\.str'"):
+        banks_to_nugget_banks([own.model_copy(update={"metadata": {"quality": [1]}})])

@@ -179,6 +179,28 @@ def test_a_nuggets_other_fields_are_its_metadata_and_export_back(tmp_path: Path)
     assert (caught.value.line, caught.value.field) == (1, "nuggets[0].trace")
 
 
+def test_a_lines_other_fields_are_its_banks_metadata_and_export_back(tmp_path: Path) -> None:
+    """A nugget line's fields beside qid, query and nuggets (autojudge-base's NuggetizerNuggetBank.full_query, ...)
+    are its bank's metadata and come back as they were; a bank whose metadata names a line's own field, or facets of
+    a query with different metadata (one line), are refused, never overwritten or dropped."""
+    rows = [{"query": "what causes tides", "qid": "t1", "nuggets": [{"text": "moon gravity", "importance": "vital"}],
+             "full_query": {"title": "tides", "narrative": ["why", None]}, "run": "r1"}]
+    banks = load_bank(write_lines(tmp_path / "nuggets.jsonl", rows))
+    assert banks[0].metadata == {"full_query": {"title": "tides", "narrative": ["why", None]}, "run": "r1"}
+    out = tmp_path / "export" / "nuggets.jsonl"
+    write_nuggetizer_nuggets(out, banks)
+    assert [json.loads(line) for line in out.read_text().splitlines()] == rows
+    with pytest.raises(InputError, match="its metadata holds 'qid'"):
+        write_nuggetizer_nuggets(out, [banks[0].model_copy(update={"metadata": {"qid": "t2"}})])
+    facet = banks[0].model_copy(update={"facet_id": "f", "metadata": {}})
+    with pytest.raises(InputError, match="carries other metadata than the first bank of its query"):
+        write_nuggetizer_nuggets(out, [banks[0], facet])
+    with pytest.raises(InputError, match=r"inf is no JSON number") as caught:
+        load_bank(write_lines(tmp_path / "inf.jsonl", [{"qid": "t1", "query": "q", "nuggets": [{"text": "x"}],
+                                                        "full_query": [float("inf")]}]))
+    assert (caught.value.line, caught.value.field) == (1, "full_query[0]")
+
+
 @pytest.mark.parametrize(("nugget", "field", "message"), [
     ({"text": "x", "importance": 3}, "nuggets[1].importance", "a nugget importance must be a string"),
     ({"text": "  "}, "nuggets[1]", "non-empty text"),

@@ -6,14 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.features.view.example import Example, build_example
+from tests.built_once import built_once
+from tests.features.view.example import Example, build_example, example_at
 
 HERE = Path(__file__).parent
 
 
 @pytest.fixture(scope="session")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Example:
-    return build_example(tmp_path_factory.mktemp("example"))
+def example(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Example:
+    """Built once per test run (both workers read the same one: its tests only read it or label into files of
+    their own)."""
+    built: list[Example] = []
+    root = built_once(tmp_path_factory, worker_id, "view-example", lambda folder: built.append(build_example(folder)))
+    return built[0] if built else example_at(root)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -52,10 +52,15 @@ def build_example(root: Path) -> Example:
     run_exam(root, "--exam-save", "before")
     weak.write_text(original)
     run_exam(root, "--exam-compare", "latest")
-    example = Example(root, root / "reports" / "exam-report.json", root / ".exam-history" / "0001_before.json")
+    example = example_at(root)
     for path in (example.report, example.kept):
         fix_created(path)
     return example
+
+
+def example_at(root: Path) -> Example:
+    """The example :func:`build_example` built in ``root``."""
+    return Example(root, root / "reports" / "exam-report.json", root / ".exam-history" / "0001_before.json")
 
 
 def screen_text(app: Any) -> str:
