@@ -15,6 +15,11 @@ query dominates the session.
 * ``2 shards``: ``pytest --exam-shard=1/2`` and ``--exam-shard=2/2`` started together (each its own cache), then
   ``exam-harness cache merge`` and the scoring ``pytest`` over the merged cache (which grades nothing).
 
+Two shards on one machine share its cores: each runs with ``--shard-threads`` torch threads (``OMP_NUM_THREADS``;
+default the cores // 2). With torch's default every shard starts a thread per core, four threads on two cores
+fighting for them (2 cores, 2026-12-02, ``--repeat 3``: 0.90x one process with torch's default, 1.18x with one
+thread each; end to end with merge and scoring 0.80x and 1.00x).
+
 It prints each run's wall clock and CPU (user + sys of the processes, from ``os.wait4``), then the medians and
 ``shards: 2 shards <w> s (+ merge and scoring <m> s) vs one process <o> s median wall (<ratio>x)``. The ratio
 compares the grading (the shards running side by side) with the whole one-process session, and the end-to-end
@@ -69,14 +74,15 @@ def one_process(project: Path, env: dict[str, str], grader: str) -> Timed:
     return run([*scale.PYTEST, "-o", f"exam_grader={grader}"], project, env, project / "one.log")
 
 
-def two_shards(project: Path, env: dict[str, str], grader: str) -> tuple[Timed, Timed]:
-    """(the two shards side by side, merge + scoring)."""
+def two_shards(project: Path, env: dict[str, str], grader: str, threads: int) -> tuple[Timed, Timed]:
+    """(the two shards side by side, each with ``threads`` torch threads (0: torch's default), merge + scoring)."""
     for name in ("s1.sqlite", "s2.sqlite", "merged.sqlite"):
         for suffix in ("", "-wal", "-shm"):
             (project / f"{name}{suffix}").unlink(missing_ok=True)
     begun = time.perf_counter()
+    shard_env = {**env, "OMP_NUM_THREADS": str(threads)} if threads else env
     shards = [(started([*scale.PYTEST, "-o", f"exam_grader={grader}", f"--exam-shard={i}/2", "--exam-cache",
-                        f"s{i}.sqlite"], project, env, project / f"shard{i}.log"), project / f"shard{i}.log")
+                        f"s{i}.sqlite"], project, shard_env, project / f"shard{i}.log"), project / f"shard{i}.log")
               for i in (1, 2)]
     done = [waited(process, since, log) for (process, since), log in shards]
     side_by_side = Timed(time.perf_counter() - begun, sum(t.cpu for t in done), max(t.returncode for t in done),
@@ -100,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="alternating repetitions (default 3)")
     parser.add_argument("--seed", type=int, default=20)
     parser.add_argument("--code", type=Path, help="checkout whose exam_harness to measure (default: the installed one)")
+    parser.add_argument("--shard-threads", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                        help="torch threads of each shard (OMP_NUM_THREADS), the machine's cores shared between the "
+                             "two (default: cores // 2); 0 leaves torch's default, every core in each shard")
     args = parser.parse_args(argv)
     env = scale.environment(args.code.resolve() if args.code else None)
     env.setdefault("HF_HUB_OFFLINE", "1")
@@ -109,13 +118,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         project = scale.write_project(base / "exam", shape, seed=args.seed)
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; exam {shape.queries} queries x "
               f"{shape.test_points} test points x {shape.runs} runs = {shape.cases} cases, pool {shape.pool}, grader "
-              f"{args.grader}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+              f"{args.grader}; shard threads {args.shard_threads or 'torch default'}; load "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
         ones: list[Timed] = []
         sides: list[Timed] = []
         ends: list[Timed] = []
         for repetition in range(1, args.repeat + 1):
             one = one_process(project, env, args.grader)
-            side, after = two_shards(project, env, args.grader)
+            side, after = two_shards(project, env, args.grader, args.shard_threads)
             for label, timed in (("one process", one), ("2 shards", side), ("merge + scoring", after)):
                 if timed.returncode not in (0, 1):
                     print(f"--- {label} failed (exit {timed.returncode}):\n{timed.tail}")
