@@ -256,7 +256,7 @@ class EmbeddingGrader(Grader):
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # our progress bar covers grading
+            hf_logging.disable_progress_bar()  # our progress bar covers grading
 
             try:
                 self._model = SentenceTransformer(self.model_path, device=self.device, local_files_only=True)

@@ -149,8 +149,8 @@ class MonoT5Grader(_Reranker):
             except OSError as exc:
                 raise _load_error(self.model_path, exc) from exc
             if self.device:
-                model = model.to(self.device)  # type: ignore[arg-type]
-            model.eval()  # type: ignore[no-untyped-call]
+                model = model.to(self.device)
+            model.eval()
             ids = [tokenizer(word, add_special_tokens=False)["input_ids"] for word in ("true", "false")]
             if any(len(i) < 1 for i in ids):
                 raise ConfigError(f"{self.model_path}: its tokenizer has no token for 'true' or 'false'")
