@@ -41,9 +41,37 @@ class _Manager(pluggy.PluginManager):
         return opts
 
 
+# The manager the running command was parsed with (kept by keep_for_command, ended by end_command), by the
+# folder and its conftest.py's state: the command's later registries come from it, so a user's conftest.py is
+# imported once per command as pytest imports it once per session, not once per registry asked for.
+_command_manager: tuple[tuple[Path, tuple[int, int] | None], pluggy.PluginManager] | None = None
+
+
+def _folder_state(folder: Path | None) -> tuple[Path, tuple[int, int] | None]:
+    where = (folder or Path.cwd()).resolve()
+    try:
+        stat = (where / "conftest.py").stat()
+    except OSError:
+        return where, None
+    return where, (stat.st_mtime_ns, stat.st_size)
+
+
+def keep_for_command(manager: pluggy.PluginManager, folder: Path | None = None) -> None:
+    """``manager`` serves the rest of the running command (its folder and conftest.py unchanged)."""
+    global _command_manager
+    _command_manager = (_folder_state(folder), manager)
+
+
+def end_command() -> None:
+    global _command_manager
+    _command_manager = None
+
+
 def cli_plugin_manager(folder: Path | None = None) -> pluggy.PluginManager:
     """The installed ``pytest11`` plugins of packages that require exam-harness, and ``folder``'s
-    conftest.py (the current folder by default)."""
+    conftest.py (the current folder by default); the running command's own where it has one."""
+    if _command_manager is not None and _command_manager[0] == _folder_state(folder):
+        return _command_manager[1]
     manager = _Manager("pytest")
     manager.add_hookspecs(hookspecs)
     register_features(manager)  # before any third-party plugin, as plugin.py registers them in pytest

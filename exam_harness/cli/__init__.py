@@ -41,10 +41,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     one's module, or a feature's or plugin's command without the built-in modules. The features' and plugins'
     options are part of the schema the subcommands' parsers are built from, and their subcommands (``exam-harness
     record``, ``view``: in-tree features') are listed after the built-in ones."""
-    from exam_harness.extensions import Registries, cli_feature_options, cli_plugin_manager
+    from exam_harness.extensions import Registries, cli_feature_options, cli_plugin_manager, keep_for_command
 
     named = _named_command(argv) if argv is not None else None
     manager = cli_plugin_manager()
+    keep_for_command(manager)  # the subcommand's parser and its run take their registries from it
     cli_feature_options(manager)
     parser = argparse.ArgumentParser(
         prog="exam-harness",
@@ -100,7 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _command(argv)
     finally:
         from exam_harness.config.options import reset_feature_options
+        from exam_harness.extensions import end_command
         from exam_harness.results.sections import reset_sections
+
+        end_command()
 
         # what the folder's plugins registered (sections, hooks, options) ends with the command (called in-process)
         reset_sections()
