@@ -69,6 +69,25 @@ def test_evaluate_and_analyze_grade_with_a_conftest_grader(folder: Path, capsys:
     assert "q1/k-alpha" in capsys.readouterr().out
 
 
+def test_a_command_imports_the_folder_s_conftest_once(folder: Path) -> None:
+    """As pytest imports a conftest.py once per session, a command imports it once (it was imported by the
+    parser's plugin manager and again by each registry the command asked for: twice by evaluate, three times by
+    analyze), and a command run after it in the same process imports it afresh."""
+    (folder / "conftest.py").write_text((folder / "conftest.py").read_text() + IMPORT_COUNTER)
+    bank = write_bank(folder / "kw.jsonl", KEYWORD_BANK)
+    common = ["data/exam.jsonl.gz", "--bank", str(bank), "--grader", "keyword", "--k", "2", "--no-progress"]
+    assert main(["evaluate", *common, "--bootstrap", "0"]) == 0
+    assert (folder / "imports.txt").read_text() == "x"
+    assert main(["analyze", "spurious", *common]) == 0
+    assert (folder / "imports.txt").read_text() == "xx"
+
+
+IMPORT_COUNTER = '''
+with open("imports.txt", "a") as _counter:
+    _counter.write("x")
+'''
+
+
 def test_evaluate_reads_a_bank_of_a_plugin_format(folder: Path) -> None:
     (folder / "mine.qbank").write_text("q1\tWhat is alpha?\nq2\tWhat is delta?\n")
     code = main(["evaluate", "data/exam.jsonl.gz", "--bank", "mine.qbank", "--grader", "keyword", "--k", "2",
