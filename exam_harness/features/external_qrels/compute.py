@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from exam_harness.api import ConfigError, InputError
-from exam_harness.features.external_qrels.inputs import OFFICIAL_FROM_JUDGMENTS, QrelsRequest
+from exam_harness.features.external_qrels.inputs import NO_TREC_MEASURE, OFFICIAL_FROM_JUDGMENTS, QrelsRequest
 from exam_harness.features.external_qrels.model import (
     OFFICIAL_QRELS_SOURCE,
     ExternalLeaderboard,
@@ -55,8 +55,7 @@ def external_request(scored: Scored, request: QrelsRequest) -> ExternalQrels:
         measures = TRACK_2025_MEASURES
         files = {name: {q: labels for q, labels in qrels.items() if q in official} for name, qrels in files.items()}
     if not measures:
-        raise ConfigError("--qrels scores the runs by trec_eval measures, and --measures names none "
-                          "(add one, e.g. --measures ndcg@10)")
+        raise ConfigError(NO_TREC_MEASURE)  # a library caller's plan; evaluate refuses it before grading
     rankings = {
         name: {q: (run.trec_order(q) if plan.tie_order == "score" else run.top_k(q, len(ranked)))
                for q, ranked in run.rankings.items()}

@@ -10,6 +10,8 @@ from exam_harness.api import ConfigError, ExamOptions, InputError, InputKey
 from exam_harness.features.external_qrels.options import LEVELS, OFFICIAL, QRELS, TRACK_2025
 from exam_harness.io.qrels import Qrels
 
+NO_TREC_MEASURE = ("--qrels scores the runs by trec_eval measures, and --measures names none "
+                   "(add one, e.g. --measures ndcg@10)")
 OFFICIAL_FROM_JUDGMENTS = "judgments of the run files"  # the official qrels' name without --official-qrels
 
 
@@ -40,6 +42,8 @@ def qrels_request(options: ExamOptions) -> QrelsRequest | None:
         raise ConfigError("--qrels-level needs --qrels QRELS_FILE: the qrels files to score the runs over")
     if not files and official_file is None:
         return None
+    if not options.feature(TRACK_2025) and not _names_a_trec_measure(options.measures):
+        raise ConfigError(NO_TREC_MEASURE)
     levels = tuple(dict.fromkeys(given_levels or (1,)))
     if any(level < 1 for level in levels):
         raise ConfigError(f"--qrels-level takes levels >= 1 (at level 0 every judged passage, label 0 too, would "
@@ -49,6 +53,21 @@ def qrels_request(options: ExamOptions) -> QrelsRequest | None:
         official=_read_qrels(official_file) if official_file is not None else None,
         official_file=str(official_file) if official_file is not None else None,
         levels=levels, track_2025=options.feature(TRACK_2025), per_query=options.per_query)
+
+
+def _names_a_trec_measure(names: tuple[str, ...]) -> bool:
+    """Whether ``--measures`` may name a trec_eval measure, told before any grading. A name no measure parses
+    counts as may: the plan refuses it with its own message."""
+    from exam_harness.measures.parsing import parse_measure
+    from exam_harness.measures.trec import TrecMeasure
+
+    for name in names:
+        try:
+            if isinstance(parse_measure(name), TrecMeasure):
+                return True
+        except ConfigError:
+            return True
+    return False
 
 
 def _read_qrels(path: Path) -> Qrels:

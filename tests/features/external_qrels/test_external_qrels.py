@@ -296,8 +296,19 @@ def test_the_qrels_files_are_named_as_given(exam: tuple[Path, Path, Path], tmp_p
     assert [b["qrels"] for b in ext["leaderboards"]] == ["official qrels", "file.qrels"]
 
 
-def test_qrels_without_a_trec_measure_is_a_usage_error(exam: tuple[Path, Path, Path],
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["evaluate", str(exam[0]), "--k", "2", "--bootstrap", "0", "--measures", "exam-cover",
-                 "--qrels", str(exam[2])]) == 4
-    assert "--qrels scores the runs by trec_eval measures, and --measures names none" in capsys.readouterr().err
+def test_qrels_without_a_trec_measure_is_a_usage_error_before_grading(
+        exam: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import exam_harness.cli.evaluate as evaluate_command
+
+    def no_grading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("graded before refusing the options")
+
+    monkeypatch.setattr(evaluate_command, "obtain_grades", no_grading)
+    for measures in (["exam-cover"], ["exam-cover", "alpha-ndcg@5"]):
+        assert main(["evaluate", str(exam[0]), "--k", "2", "--bootstrap", "0", "--measures", *measures,
+                     "--qrels", str(exam[2])]) == 4
+        assert "--qrels scores the runs by trec_eval measures, and --measures names none" in capsys.readouterr().err
+    # a trec measure among them: the command grades (here: reaches the grading step)
+    with pytest.raises(AssertionError, match="graded before"):
+        main(["evaluate", str(exam[0]), "--k", "2", "--bootstrap", "0", "--measures", "exam-cover", "P@2",
+              "--qrels", str(exam[2])])
