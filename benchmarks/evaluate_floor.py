@@ -1,0 +1,108 @@
+"""The floor under ``exam-harness evaluate`` on TREC DL 2019: what any Python program that reads the same file
+with the same libraries pays before it computes anything, beside the command itself.
+
+Each way is a fresh process (CPU = user + system from ``os.wait4``), alternating, ``--repeat`` times (medians):
+
+* **interpreter**: ``python -c pass``;
+* **libraries**: importing the third-party packages evaluate imports (numpy, pydantic, rich's console and table,
+  pluggy, pytrec_eval), none of this project's modules;
+* **libraries + reading**: the same imports, then the paragraph file gunzipped and every line parsed by
+  pydantic-core's JSON parser (what exam-harness's reader uses; no check, no object built from the values);
+* **evaluate**: the command ``benchmarks/evaluate_speed.py`` times (the defaults, the official leaderboard,
+  tau 3 4 5 and a JSON report).
+
+The last lines put the figures beside the budget a ratio to the reference leaves (``--reference-cpu``: the
+reference's one-process CPU seconds from ``benchmarks/evaluate_speed.py``, measured on the same machine)::
+
+    floor: libraries + reading <f> s CPU of evaluate's <e> s; <x>x the reference needs evaluate at <b> s
+
+Nothing is asserted; the figures vary with the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAGRAPHS = "dl19-graded-flan-t5-large-selfrating.jsonl.gz"
+OFFICIAL = "official-leaderboard.json"
+LIBRARIES = "import numpy, pydantic, pluggy, pytrec_eval, rich.console, rich.table"
+READING = """
+import gzip, sys
+from pydantic_core import from_json
+with gzip.open(sys.argv[1], "rb") as fh:
+    for line in fh:
+        if line.strip():
+            from_json(line)
+"""
+
+
+def cpu_of(command: list[str]) -> float:
+    """CPU seconds (user + system) of one fresh process running ``command``, which must succeed."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode as installed
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:3])} ... failed ({proc.returncode}): {err.decode(errors='replace')[-500:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5, help="alternating repetitions of each way (default 5)")
+    parser.add_argument("--data", type=Path, default=ROOT / ".." / "shared" / "data", help="published data folder")
+    parser.add_argument("--reference-cpu", type=float,
+                        help="the reference's one-process CPU seconds (benchmarks/evaluate_speed.py, same machine)")
+    parser.add_argument("--ratio", type=float, default=20.0, help="the ratio whose budget is shown (default 20)")
+    args = parser.parse_args(argv)
+    data = args.data / "dl19"
+    if not (data / PARAGRAPHS).is_file():
+        print(f"no DL19 data under {args.data}; pass --data", file=sys.stderr)
+        return 2
+    exe = shutil.which("exam-harness", path=str(Path(sys.executable).parent)) or "exam-harness"
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        ways = {
+            "interpreter": [py, "-c", "pass"],
+            "libraries": [py, "-c", LIBRARIES],
+            "libraries + reading": [py, "-c", LIBRARIES + "\n" + READING, str(data / PARAGRAPHS)],
+            "evaluate": [exe, "evaluate", str(data / PARAGRAPHS), "--official", str(data / OFFICIAL),
+                         "--min-grade", "3", "4", "5", "--json", str(Path(tmp) / "leaderboards.json")],
+        }
+        for command in ways.values():  # untimed: bytecode and the page cache
+            cpu_of(command)
+        times: dict[str, list[float]] = {name: [] for name in ways}
+        for rep in range(max(1, args.repeat)):
+            row = []
+            for name, command in ways.items():
+                times[name].append(cpu_of(command))
+                row.append(f"{name} {times[name][-1]:.2f} s")
+            print(f"  repetition {rep + 1}: " + " | ".join(row) + f"  (load {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    med = {name: statistics.median(values) for name, values in times.items()}
+    for name, value in med.items():
+        print(f"{name}: median {value:.3f} s CPU")
+    floor, evaluate = med["libraries + reading"], med["evaluate"]
+    print(f"beyond the floor evaluate spends {evaluate - floor:.3f} s CPU ({(evaluate - floor) / evaluate:.0%}): "
+          "its own modules, the checks, the grades, the measures, the tables and the report")
+    if args.reference_cpu:
+        budget = args.reference_cpu / args.ratio
+        print(f"floor: libraries + reading {floor:.2f} s CPU of evaluate's {evaluate:.2f} s; {args.ratio:g}x the "
+              f"reference needs evaluate at {budget:.2f} s, {budget - floor:.2f} s beyond the floor "
+              f"(now {args.reference_cpu / evaluate:.1f}x)")
+    else:
+        print(f"floor: libraries + reading {floor:.2f} s CPU of evaluate's {evaluate:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
