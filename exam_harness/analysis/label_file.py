@@ -125,17 +125,12 @@ def parse_line(row: Any, where: str) -> TeamLabel:
 def read_label_file(path: Path) -> list[TeamLabel]:
     """Every label of the file, each line checked; a pair labelled twice with different labels, or twice in one
     sample, is an InputError naming both lines."""
+    # bounded lines and nesting, UTF-8 and a regular file only (a FIFO would block), as every JSON-lines input
+    from exam_harness.io.textio import iter_json_lines
+
     out: list[TeamLabel] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: not JSON ({exc.msg})", field="line", value=line[:80],
-                             expected=EXPECTED) from None
-        out.append(parse_line(row, where))
+    for number, row in iter_json_lines(path):
+        out.append(parse_line(row, f"{path}:{number}"))
     check_consistent(out)
     return out
 

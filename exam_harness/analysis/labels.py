@@ -102,18 +102,12 @@ def write_labels(path: Path, labels: Iterable[Label]) -> None:
 
 def read_labels(path: Path) -> dict[Pair, bool]:
     """(passage id, test point id) -> label; a bad line is an InputError naming the file, line and field."""
-    from exam_harness.io.textio import read_text  # bounded, and a regular file only (a FIFO would block)
+    # bounded lines and nesting, UTF-8 and a regular file only (a FIFO would block), as every JSON-lines input
+    from exam_harness.io.textio import iter_json_lines
 
     out: dict[Pair, bool] = {}
-    for number, line in enumerate(read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, row in iter_json_lines(path):
         where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: not JSON ({exc.msg})", field="line", value=line[:80],
-                             expected='{"query_id", "test_point_id", "passage_id", "label"}') from None
         for name, kind in (("test_point_id", str), ("passage_id", str), ("label", bool)):
             if not isinstance(row, dict) or not isinstance(row.get(name), kind):
                 raise InputError(f"{where}: field {name!r} is missing or not a {kind.__name__}", field=name,

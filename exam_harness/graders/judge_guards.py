@@ -9,14 +9,15 @@ states as warnings:
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from exam_harness.core.errors import InputError
 from exam_harness.core.models import ExamData, QueryBank
+from exam_harness.io.textio import read_json_file
 
 # Model families by the names their models go by (lower-case); the first family whose pattern a name
 # matches is its family. A name matching none has no family, and is never called circular.
@@ -141,8 +142,8 @@ def read_manifests(folders: Iterable[Path]) -> tuple[dict[str, Any], list[str]]:
             continue
         for path in sorted(folder.glob("*.system.json")):
             try:
-                manifests[path.name.removesuffix(".system.json")] = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                manifests[path.name.removesuffix(".system.json")] = read_json_file(path)[1]
+            except InputError as exc:
                 notes.append(f"note: the circularity check skips {path}: {exc}")
     return manifests, notes
 

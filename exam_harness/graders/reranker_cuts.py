@@ -11,14 +11,13 @@ the spec names it, and grades made under other cut points are never taken for th
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exam_harness.core.errors import ConfigError
+from exam_harness.core.errors import ConfigError, InputError
 
 _PROBABILITY = re.compile(r"relevant with probability (\d+(?:\.\d+)?)")
 
@@ -44,10 +43,12 @@ def probability_of_reason(text: str | None) -> float | None:
 
 def read_fitted_cut_points(path: Path) -> FittedCutPoints:
     """The file :meth:`FittedCutPoints.to_json` wrote; a ConfigError names the file and the field that is wrong."""
+    from exam_harness.io.textio import read_json_file  # bounded and checked as every JSON input
+
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the fitted cut points: {exc}") from None
+        _, raw = read_json_file(path)
+    except InputError as exc:
+        raise ConfigError(f"cannot read the fitted cut points: {exc}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: fitted cut points are a JSON object")
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from exam_harness.core.display import shorten
-from exam_harness.core.errors import ConfigError
+from exam_harness.core.errors import ConfigError, InputError
 from exam_harness.graders.matching import normalise
 
 SIGNALS = ("span", "passage", "words", "query", "answer", "statement", "gain")
@@ -150,10 +150,12 @@ class SupportModel:
 def read_support_model(path: Path) -> SupportModel:
     """A support model file (as ``exam-harness calibrate --fit-support`` writes it); a ConfigError names the
     file and the field that is wrong."""
+    from exam_harness.io.textio import read_json_file  # bounded and checked as every JSON input
+
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the support model: {exc}") from None
+        _, raw = read_json_file(path)
+    except InputError as exc:
+        raise ConfigError(f"cannot read the support model: {exc}") from None
     return support_model_of(raw, str(path))
 
 

@@ -315,6 +315,20 @@ _LONE_SURROGATE = re.compile(
     r"|(?<![89abAB][0-9a-fA-F]{2})(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
+def read_json_file(path: Path) -> tuple[str, Any]:
+    """A whole JSON file's text and value, bounded and checked as every JSON input (size, nesting depth and
+    values before parsing, UTF-8, a regular file only): any error is an InputError naming the file and line."""
+    data = read_bytes(path)
+    check_json_document(data, path)
+    text = decode_text(data, path)
+    try:
+        return text, check_surrogates(text, json.loads(text), path)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise number_too_long(path, None) from None
+
+
 def check_surrogates(text: str, value: Any, path: Path, lineno: int = 1) -> Any:
     """``value`` (parsed from the JSON ``text`` that starts at line ``lineno``) unless one of its texts
     holds a lone surrogate escape: then an InputError naming the file, line and escape."""

@@ -14,13 +14,7 @@ from pydantic_core import SchemaValidator
 
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import readable_from_generated
-from exam_harness.io.textio import (
-    check_json_document,
-    check_surrogates,
-    decode_text,
-    number_too_long,
-    read_bytes,
-)
+from exam_harness.io.textio import read_json_file as read_json_file
 from exam_harness.results.migrate import migrate
 from exam_harness.results.schema import SCHEMA_VERSION, ExamReport
 
@@ -68,19 +62,6 @@ def read_report(path: Path) -> ExamReport:
         raise InputError("an `exam-harness evaluate --json` document, not an exam report (exam-report.json)",
                          path=path, field="kind", value="evaluation", expected="exam-report")
     return exam_report_from(text, raw, path)
-
-
-def read_json_file(path: Path) -> tuple[str, Any]:
-    """The file's text and its JSON value (bounded, checked: any error names the file and line)."""
-    data = read_bytes(path)
-    check_json_document(data, path)
-    text = decode_text(data, path)
-    try:
-        return text, check_surrogates(text, json.loads(text), path)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
-    except ValueError:  # an integer of more digits than Python converts
-        raise number_too_long(path, None) from None
 
 
 def exam_report_from(text: str, raw: Any, path: Path) -> ExamReport:

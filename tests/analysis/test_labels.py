@@ -49,6 +49,37 @@ def test_a_bad_labels_line_names_the_file_line_and_field(tmp_path: Path) -> None
         read_labels(path)
 
 
+HOSTILE_LABEL_LINES = {
+    # before: RecursionError out of json.loads (both readers), UnicodeDecodeError (the team-label file's reader)
+    "deep": (b"[" * 100_000 + b"]" * 100_000 + b"\n", r"labels\.jsonl:1: nesting deeper than"),
+    "not UTF-8": (b'\xff{"test_point_id": "t"}\n', r"labels\.jsonl:1: not valid UTF-8"),
+    "not JSON": (b'{"test_point_id": "t", "passage_id": "p", "label": true}\n{"x"\n',
+                 r"labels\.jsonl:2: invalid JSON at column"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_LABEL_LINES))
+def test_hostile_label_files_are_input_errors_naming_the_line(tmp_path: Path, case: str) -> None:
+    from exam_harness.analysis.label_file import read_label_file
+
+    data, message = HOSTILE_LABEL_LINES[case]
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(data)
+    for read in (read_labels, read_label_file):
+        with pytest.raises(InputError, match=message):
+            read(path)
+
+
+def test_a_hostile_team_label_file_stops_analyze_agreement_naming_it(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    exam, _ = write_exam(tmp_path / "data")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_bytes(HOSTILE_LABEL_LINES["deep"][0])
+    assert main(["analyze", "agreement", str(exam), "--team-labels", str(labels), "--no-progress"]) == 4
+    err = capsys.readouterr().err
+    assert "labels.jsonl:1: nesting deeper than" in err and "Traceback" not in err
+
+
 def test_label_scripted_through_stdin_is_read_by_analyze_agreement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     exam, _ = write_exam(tmp_path / "data")

@@ -102,7 +102,7 @@ def read_track_topics(path: Path) -> TrackTopics:
     ``load_topics``), 2025 and later JSON lines with ``id`` and ``title`` (rag25_validation.py,
     ``load_topic_ids``; its topic id is ``str(id)``). A line of neither shape is an input error naming it
     (the 2024 checker stops on it; the 2025 validator skips it with a message)."""
-    from exam_harness.io.textio import iter_lines
+    from exam_harness.io.textio import check_json_depth, iter_lines, number_too_long
 
     texts: dict[str, str] = {}
     for lineno, raw in iter_lines(Path(path)):
@@ -110,11 +110,14 @@ def read_track_topics(path: Path) -> TrackTopics:
         if not line:
             continue
         if line.startswith("{"):
+            check_json_depth(line, path, lineno)  # json.loads recurses: the depth is bounded first
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"not a JSON object ({exc.msg})", path=path, line=lineno,
                                  expected='{"id", "title"} (2025) or id<TAB>text (2024)') from None
+            except ValueError:  # an integer of more digits than Python converts
+                raise number_too_long(path, lineno) from None
             if not isinstance(record, dict) or "id" not in record or not isinstance(record.get("title"), str):
                 raise InputError("a topic line needs an id and a title", path=path, line=lineno,
                                  field="title" if isinstance(record, dict) and "id" in record else "id",
