@@ -26,7 +26,8 @@ from typing import Any, Final
 
 from exam_harness.config.options import GraderOption, boolean, choice, integer, number, optional
 from exam_harness.core.errors import InfrastructureError
-from exam_harness.io.textio import open_binary
+from exam_harness.io import limits
+from exam_harness.io.textio import json_too_deep, open_binary
 from exam_harness.llm.batch_state import STATUS, server_id
 from exam_harness.llm.batch_state import BatchJob as BatchJob
 from exam_harness.llm.batch_state import BatchState as BatchState
@@ -115,10 +116,16 @@ def read_outputs(texts: Iterable[tuple[str, str]]) -> tuple[dict[str, OutputLine
         for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
+            if json_too_deep(line.encode("utf-8", "surrogatepass"), limits.MAX_NESTING_DEPTH):  # json.loads recurses
+                problems.append(f"{source}, line {lineno}: nested deeper than {limits.MAX_NESTING_DEPTH} levels")
+                continue
             try:
                 item = json.loads(line)
             except json.JSONDecodeError as exc:
                 problems.append(f"{source}, line {lineno}: not JSON ({exc.msg})")
+                continue
+            except ValueError:  # an integer of more digits than Python converts
+                problems.append(f"{source}, line {lineno}: a number with more digits than can be read")
                 continue
             custom_id = item.get("custom_id") if isinstance(item, dict) else None
             if not isinstance(custom_id, str):

@@ -72,3 +72,16 @@ def test_a_hostile_topic_line_is_an_input_error_naming_it(tmp_path: Path, case: 
     path.write_bytes(b'{"id": "1", "title": "a topic"}\n' + HOSTILE[case][0] + b"\n")
     with pytest.raises(InputError, match=rf"topics\.jsonl:2: .*{HOSTILE[case][1]}"):
         read_track_topics(path)
+
+
+def test_a_hostile_batch_output_line_is_a_problem_and_its_request_is_sent_again() -> None:
+    """A provider's (or a vLLM server's) batch output file: such a line was a RecursionError or ValueError that
+    stopped collecting the whole job; now it is a problem like any line that is not JSON."""
+    from exam_harness.llm.batch import read_outputs
+
+    good = '{"custom_id": "a", "response": {"status_code": 200, "body": {"x": 1}}}'
+    text = "\n".join([good, DEEP.decode(), HOSTILE["long number"][0].decode()]) + "\n"
+    answers, problems = read_outputs([("out.jsonl", text)])
+    assert list(answers) == ["a"] and answers["a"].body == {"x": 1}
+    assert problems == ["out.jsonl, line 2: nested deeper than 64 levels",
+                        "out.jsonl, line 3: a number with more digits than can be read"]
