@@ -114,11 +114,16 @@ CUSTOM_OUTPUTS: dict[str, Output] = {"self-rating": "self_rating", "yes-no": "ye
 
 def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
     """A prompt mode from a template file with ``{question}`` and ``{context}`` placeholders."""
+    from exam_harness.core.errors import InputError
+    from exam_harness.io.textio import read_text  # bounded, UTF-8 and a regular file only (a FIFO would block)
+
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file)
     except OSError as exc:
         raise ConfigError(f"custom prompt file {str(file)!r} cannot be read: {exc.strerror or exc}") from None
+    except InputError as exc:
+        raise ConfigError(f"custom prompt file {exc}") from None  # the error names the file (and line)
     try:
         fields = {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
     except ValueError as exc:

@@ -24,8 +24,8 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from exam_harness.core.errors import OutputError
-from exam_harness.io.textio import locked_folder
+from exam_harness.core.errors import InputError, OutputError
+from exam_harness.io.textio import locked_folder, read_json_file
 
 MANIFEST = ".exam-report-set.json"
 JOURNAL = ".exam-report-set.next.json"
@@ -112,8 +112,8 @@ def recover(folder: Path) -> None:
 def set_files(folder: Path) -> list[str]:
     """The file names of the set in ``folder`` by its manifest (empty without one)."""
     try:
-        names = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("files", [])
-    except (OSError, ValueError, AttributeError):
+        names = read_json_file(folder / MANIFEST)[1].get("files", [])  # bounded: the folder is the user's
+    except (OSError, InputError, AttributeError):
         return []
     return [n for n in names if isinstance(n, str) and n and Path(n).name == n and not n.startswith(".")]
 
@@ -146,10 +146,10 @@ def _check_names(folder: Path, files: Iterable[str], old: set[str]) -> None:
 def _finish(folder: Path) -> None:
     """Complete a committed set: staged files into place, old files dropped, the journal made the manifest."""
     try:
-        journal = json.loads((folder / JOURNAL).read_text(encoding="utf-8"))
+        journal = read_json_file(folder / JOURNAL)[1]
         staged = dict(journal["staged"])
         drop = list(journal["drop"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, InputError, ValueError, KeyError, TypeError):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(folder / JOURNAL)  # a journal that cannot be read was not written by a committed writer
         return

@@ -85,3 +85,31 @@ def test_a_hostile_batch_output_line_is_a_problem_and_its_request_is_sent_again(
     assert list(answers) == ["a"] and answers["a"].body == {"x": 1}
     assert problems == ["out.jsonl, line 2: nested deeper than 64 levels",
                         "out.jsonl, line 3: a number with more digits than can be read"]
+
+
+def test_a_custom_prompt_file_that_is_a_fifo_or_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    """Before: ``read_text`` waited on a FIFO and let a UnicodeDecodeError out."""
+    from exam_harness.graders.llm import custom_mode
+
+    fifo = tmp_path / "prompt.txt"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=r"custom prompt file .*prompt\.txt: is not a regular file"):
+        finished(lambda: custom_mode(fifo), fifo, timeout=10.0)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("Frage: {question}\nKontext: {context}\nAntwort (\xe4):".encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"custom prompt file .*latin\.txt:3: not valid UTF-8"):
+        custom_mode(latin)
+
+
+@pytest.mark.parametrize("case", ["deep", "fifo"])
+def test_a_hostile_report_set_manifest_is_read_as_none(tmp_path: Path, case: str) -> None:
+    """The report folder is the user's: a manifest nested 100,000 deep (a RecursionError before) or a FIFO in its
+    place (waited on before) reads as no manifest, as one that is not JSON did."""
+    from exam_harness.io.report_set import MANIFEST, set_files
+
+    manifest = tmp_path / MANIFEST
+    if case == "fifo":
+        os.mkfifo(manifest)
+    else:
+        manifest.write_bytes(DEEP)
+    assert finished(lambda: set_files(tmp_path), manifest, timeout=10.0) == []
