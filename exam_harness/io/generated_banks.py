@@ -12,7 +12,7 @@ from pathlib import Path
 from exam_harness.core.errors import InputError
 from exam_harness.core.models import QueryBank
 from exam_harness.io.handbank import write_bank_yaml
-from exam_harness.io.textio import atomic_write_text
+from exam_harness.io.textio import atomic_write_text, read_text
 from exam_harness.io.workbench import write_workbench_bank
 
 SIDECAR_SUFFIX = ".generated-ids"
@@ -28,7 +28,7 @@ def read_generated_ids(bank_path: Path) -> set[str]:
     if not path.exists():
         return set()
     ids: set[str] = set()
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(read_text(path).splitlines(), start=1):  # bounded, UTF-8, a regular file only
         line = line.strip()
         if not line or line.startswith("#"):
             continue

@@ -113,3 +113,19 @@ def test_a_hostile_report_set_manifest_is_read_as_none(tmp_path: Path, case: str
     else:
         manifest.write_bytes(DEEP)
     assert finished(lambda: set_files(tmp_path), manifest, timeout=10.0) == []
+
+
+def test_a_generated_ids_sidecar_that_is_a_fifo_or_not_utf8_is_an_input_error(tmp_path: Path) -> None:
+    """The sidecar ``generate`` keeps beside a bank (before: a FIFO was waited on, bytes not in UTF-8 were a
+    UnicodeDecodeError)."""
+    from exam_harness.io.generated_banks import read_generated_ids, sidecar_path
+
+    bank = tmp_path / "bank.yaml"
+    sidecar = sidecar_path(bank)
+    sidecar.write_bytes(b"# ids\nq1/abc\nq1/\xe4\n")
+    with pytest.raises(InputError, match=r"generated-ids:3: not valid UTF-8"):
+        read_generated_ids(bank)
+    sidecar.unlink()
+    os.mkfifo(sidecar)
+    with pytest.raises(InputError, match="is not a regular file"):
+        finished(lambda: read_generated_ids(bank), sidecar, timeout=10.0)
