@@ -123,7 +123,7 @@ def custom_mode(path: str | Path, output: str = "self-rating") -> PromptMode:
     except OSError as exc:
         raise ConfigError(f"custom prompt file {str(file)!r} cannot be read: {exc.strerror or exc}") from None
     except InputError as exc:
-        raise ConfigError(f"custom prompt file {exc}") from None  # the error names the file (and line)
+        raise ConfigError(f"custom prompt file cannot be read: {exc}") from None  # exc names the file (and line)
     try:
         fields = {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
     except ValueError as exc:

@@ -1,12 +1,18 @@
-"""What the readers' tests share among their modules: JSON and JSON-lines texts as the fuzzed loaders read them."""
+"""What the readers' tests share among their modules: JSON and JSON-lines texts as the fuzzed loaders read them, and
+a deadline for a call that may block on a FIFO."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
 import json
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 
 
@@ -98,3 +104,25 @@ def json_lines(seed_lines: list[Any]) -> st.SearchStrategy[bytes]:
     lines = st.lists(st.sampled_from(seed_lines).flatmap(mutated), min_size=1, max_size=5)
     ends = st.sampled_from([b"\n", b"\r\n", b"\n\n"])
     return st.tuples(lines, ends).map(lambda pair: b"".join(_json(line) + pair[1] for line in pair[0]))
+
+
+def finished(call: Callable[[], Any], fifo: Path, timeout: float = 30.0) -> Any:
+    """``call()``'s result, or a test failure when it blocks on ``fifo`` (released first)."""
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["value"] = call()
+        except BaseException as exc:  # handed back to the test
+            result["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # a writer that closes: the reader sees the end
+        worker.join(10)
+        pytest.fail(f"blocked reading the FIFO {fifo.name}")
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")

@@ -2,16 +2,13 @@
 one opening every input goes through (io/textio.py ``open_binary``), never waited on: ``exam-harness
 verdict``, ``evaluate --assignments``, ``analyze agreement --team-labels`` and a vllm batch job's output.
 
-Each call runs in a thread with a deadline: before the fix it blocked in ``open()`` until something wrote
+Each call runs in a thread with a deadline (tests/io/support.py ``finished``): before the fix it blocked in ``open()`` until something wrote
 to the FIFO, so the test opens the FIFO's write end to let it go and fails."""
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,33 +16,12 @@ from exam_harness.cli import main
 from exam_harness.core.errors import InputError
 from exam_harness.io.textio import iter_lines, read_bytes
 from tests.helpers import KEYWORD_BANK, KEYWORD_CONFTEST, write_bank, write_exam
+from tests.io.support import finished
 
 
 def _fifo(path: Path) -> Path:
     os.mkfifo(path)
     return path
-
-
-def finished(call: Callable[[], Any], fifo: Path, timeout: float = 30.0) -> Any:
-    """``call()``'s result, or a test failure when it blocks on ``fifo`` (released first)."""
-    result: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            result["value"] = call()
-        except BaseException as exc:  # handed back to the test
-            result["error"] = exc
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # a writer that closes: the reader sees the end
-        worker.join(10)
-        pytest.fail(f"blocked reading the FIFO {fifo.name}")
-    if "error" in result:
-        raise result["error"]
-    return result.get("value")
 
 
 def test_the_one_opening_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:

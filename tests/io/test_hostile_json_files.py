@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from exam_harness.core.errors import ConfigError, InputError
-from tests.io.test_fifo_inputs import finished
+from tests.io.support import finished
 
 DEEP = b"{\"a\": " * 100_000 + b"1" + b"}" * 100_000
 HOSTILE = {
@@ -93,11 +93,11 @@ def test_a_custom_prompt_file_that_is_a_fifo_or_not_utf8_is_a_config_error(tmp_p
 
     fifo = tmp_path / "prompt.txt"
     os.mkfifo(fifo)
-    with pytest.raises(ConfigError, match=r"custom prompt file .*prompt\.txt: is not a regular file"):
+    with pytest.raises(ConfigError, match=r"custom prompt file cannot be read: .*prompt\.txt: is not a regular file"):
         finished(lambda: custom_mode(fifo), fifo, timeout=10.0)
     latin = tmp_path / "latin.txt"
     latin.write_bytes("Frage: {question}\nKontext: {context}\nAntwort (\xe4):".encode("latin-1"))
-    with pytest.raises(ConfigError, match=r"custom prompt file .*latin\.txt:3: not valid UTF-8"):
+    with pytest.raises(ConfigError, match=r"custom prompt file cannot be read: .*latin\.txt:3: not valid UTF-8"):
         custom_mode(latin)
 
 
