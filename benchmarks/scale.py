@@ -48,7 +48,8 @@ the heavier of the query-case exam's cold and warm runs (time in seconds, peak R
 ``p`` the embedding grader's rate as a share of the bare loop's.
 
 How long it takes (2 cores): the table's rows cost about three times their sizes' sum of cases at ~1 ms a case
-each repetition (the 600k row alone ~30 minutes a repetition idle), the 600k query-case exam twice, and about a
+each repetition (the 600k row ~16 minutes a repetition idle: bare pytest, the harness cold and warm, ~5 minutes
+each; the whole table at --repeat 3 about 65 minutes), the 600k query-case exam twice, and about a
 minute for the embedding figure: an hour or more idle at the defaults, more on a loaded machine. ``--quick`` (4,000 cases, 10,000 query cases, 500 DL19 pairs) takes under a
 minute on an idle machine. Timings vary with the machine's load; the script prints every figure and
 asserts none.
