@@ -61,7 +61,7 @@ class AnalysisExam:
     outcome: GradingOutcome
     min_grade: int
     relevance_level: int
-    limit: int = 10
+    limit: int | None = 10  # None: every row (analyze --limit 0)
 
 
 @runtime_checkable

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,6 +101,22 @@ class Grid:
         return None  # one query's grid: asked for by query, on the command line
 
 
+def _run_on_plan(args: argparse.Namespace, session: AnalysisSession,
+                 parts: Callable[[AnalysisExam, str | None], tuple[Sequence[RenderableType], Any]]) -> int:
+    """An analysis whose pytest section and command share one computation (``parts``: what it prints and its
+    ``--json`` payload from the graded exam and ``--query``), run on the command line at the plan's tau and
+    relevance level."""
+    _needs_runs(args, session)
+    view, outcome = session.shown()
+    plan = session.graded.plan
+    exam = AnalysisExam(view, outcome, plan.min_grade, plan.relevance_level, session.limit)
+    shown, payload = parts(exam, args.query)
+    for part in shown:
+        session.console.print(part)
+    session.write_json(payload)
+    return session.finish(outcome)
+
+
 @dataclass(frozen=True)
 class Missing:
     help: str = "Passages judged relevant that reach no grade >= TAU on any test point (the bank needs a question)."
@@ -110,26 +126,18 @@ class Missing:
         add_graded_arguments(parser)
 
     def run(self, args: argparse.Namespace, session: AnalysisSession) -> int:
-        from exam_harness.analysis import analyses
-        from exam_harness.report import analysis_tables as tables
-
-        _needs_runs(args, session)
-        view, outcome = session.shown()
-        plan = session.graded.plan
-        result = analyses.missing_in_bank(view, outcome, min_grade=plan.min_grade,
-                                          relevance_level=plan.relevance_level, query=args.query)
-        for t in tables.missing_tables(result, limit=session.limit):
-            session.console.print(t)
-        session.write_json(result.model_dump(mode="json"))
-        return session.finish(outcome)
+        return _run_on_plan(args, session, self.parts)
 
     def section(self, exam: AnalysisExam) -> tuple[str, Sequence[RenderableType]]:
+        return "exam: relevant passages missing in the bank", self.parts(exam, None)[0]
+
+    def parts(self, exam: AnalysisExam, query: str | None) -> tuple[Sequence[RenderableType], Any]:
         from exam_harness.analysis import analyses
         from exam_harness.report import analysis_tables as tables
 
         missing = analyses.missing_in_bank(exam.view, exam.outcome, min_grade=exam.min_grade,
-                                           relevance_level=exam.relevance_level)
-        return "exam: relevant passages missing in the bank", tables.missing_tables(missing, limit=exam.limit)
+                                           relevance_level=exam.relevance_level, query=query)
+        return tables.missing_tables(missing, limit=exam.limit), missing.model_dump(mode="json")
 
 
 @dataclass(frozen=True)
@@ -141,28 +149,22 @@ class Spurious:
         add_graded_arguments(parser)
 
     def run(self, args: argparse.Namespace, session: AnalysisSession) -> int:
-        from exam_harness.analysis import analyses
-        from exam_harness.report import analysis_tables as tables
-
-        _needs_runs(args, session)
-        view, outcome = session.shown()
-        plan = session.graded.plan
-        points = analyses.spurious_test_points(view, outcome, min_grade=plan.min_grade,
-                                               relevance_level=plan.relevance_level, query=args.query)
-        session.console.print(tables.spurious_table(points, min_grade=plan.min_grade,
-                                                    relevance_level=plan.relevance_level, limit=session.limit))
-        session.write_json({"min_grade": plan.min_grade, "relevance_level": plan.relevance_level,
-                            "test_points": [p.model_dump(mode="json") for p in points]})
-        return session.finish(outcome)
+        return _run_on_plan(args, session, self.parts)
 
     def section(self, exam: AnalysisExam) -> tuple[str, Sequence[RenderableType]]:
+        return "exam: spurious test points", self.parts(exam, None)[0]
+
+    def parts(self, exam: AnalysisExam, query: str | None) -> tuple[Sequence[RenderableType], Any]:
         from exam_harness.analysis import analyses
         from exam_harness.report import analysis_tables as tables
 
         points = analyses.spurious_test_points(exam.view, exam.outcome, min_grade=exam.min_grade,
-                                               relevance_level=exam.relevance_level)
-        return "exam: spurious test points", [tables.spurious_table(
-            points, min_grade=exam.min_grade, relevance_level=exam.relevance_level, limit=exam.limit)]
+                                               relevance_level=exam.relevance_level, query=query)
+        table = tables.spurious_table(points, min_grade=exam.min_grade, relevance_level=exam.relevance_level,
+                                      limit=exam.limit)
+        payload = {"min_grade": exam.min_grade, "relevance_level": exam.relevance_level,
+                   "test_points": [p.model_dump(mode="json") for p in points]}
+        return [table], payload
 
 
 @dataclass(frozen=True)
