@@ -1,7 +1,8 @@
 """The floor under ``exam-harness evaluate`` on TREC DL 2019: what any Python program that reads the same file
 with the same libraries pays before it computes anything, beside the command itself.
 
-Each way is a fresh process (CPU = user + system from ``os.wait4``), alternating, ``--repeat`` times (medians):
+Each way is a fresh process (CPU = user + system of the child, timed as ``benchmarks/evaluate_speed.py`` times
+its sides), alternating, ``--repeat`` times (medians):
 
 * **interpreter**: ``python -c pass``;
 * **libraries**: importing the third-party packages evaluate imports (numpy, pydantic, rich's console and table,
@@ -23,16 +24,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PARAGRAPHS = "dl19-graded-flan-t5-large-selfrating.jsonl.gz"
-OFFICIAL = "official-leaderboard.json"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# the command, its files and the timer are evaluate_speed.py's, so both scripts time the same thing the same way
+from evaluate_speed import PARAGRAPHS, ROOT, harness_commands, load, timed
+
 LIBRARIES = "import numpy, pydantic, pluggy, pytrec_eval, rich.console, rich.table"
 READING = """
 import gzip, sys
@@ -42,19 +43,6 @@ with gzip.open(sys.argv[1], "rb") as fh:
         if line.strip():
             from_json(line)
 """
-
-
-def cpu_of(command: list[str]) -> float:
-    """CPU seconds (user + system) of one fresh process running ``command``, which must succeed."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode as installed
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(command[:3])} ... failed ({proc.returncode}): {err.decode(errors='replace')[-500:]}")
-    return usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,38 +57,35 @@ def main(argv: list[str] | None = None) -> int:
     if not (data / PARAGRAPHS).is_file():
         print(f"no DL19 data under {args.data}; pass --data", file=sys.stderr)
         return 2
-    exe = shutil.which("exam-harness", path=str(Path(sys.executable).parent)) or "exam-harness"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode, as installed
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         ways = {
-            "interpreter": [py, "-c", "pass"],
-            "libraries": [py, "-c", LIBRARIES],
-            "libraries + reading": [py, "-c", LIBRARIES + "\n" + READING, str(data / PARAGRAPHS)],
-            "evaluate": [exe, "evaluate", str(data / PARAGRAPHS), "--official", str(data / OFFICIAL),
-                         "--min-grade", "3", "4", "5", "--json", str(Path(tmp) / "leaderboards.json")],
+            "interpreter": [[py, "-c", "pass"]],
+            "libraries": [[py, "-c", LIBRARIES]],
+            "libraries + reading": [[py, "-c", LIBRARIES + "\n" + READING, str(data / PARAGRAPHS)]],
+            "evaluate": harness_commands(data, Path(tmp)),
         }
-        for command in ways.values():  # untimed: bytecode and the page cache
-            cpu_of(command)
+        for commands in ways.values():  # untimed: bytecode and the page cache
+            timed(commands, env)
         times: dict[str, list[float]] = {name: [] for name in ways}
         for rep in range(max(1, args.repeat)):
-            row = []
-            for name, command in ways.items():
-                times[name].append(cpu_of(command))
-                row.append(f"{name} {times[name][-1]:.2f} s")
-            print(f"  repetition {rep + 1}: " + " | ".join(row) + f"  (load {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+            for name, commands in ways.items():
+                times[name].append(timed(commands, env).cpu)
+            row = " | ".join(f"{name} {values[-1]:.2f} s" for name, values in times.items())
+            print(f"  repetition {rep + 1}: {row}  (load {load()})")
     med = {name: statistics.median(values) for name, values in times.items()}
     for name, value in med.items():
         print(f"{name}: median {value:.3f} s CPU")
     floor, evaluate = med["libraries + reading"], med["evaluate"]
     print(f"beyond the floor evaluate spends {evaluate - floor:.3f} s CPU ({(evaluate - floor) / evaluate:.0%}): "
           "its own modules, the checks, the grades, the measures, the tables and the report")
+    line = f"floor: libraries + reading {floor:.2f} s CPU of evaluate's {evaluate:.2f} s"
     if args.reference_cpu:
         budget = args.reference_cpu / args.ratio
-        print(f"floor: libraries + reading {floor:.2f} s CPU of evaluate's {evaluate:.2f} s; {args.ratio:g}x the "
-              f"reference needs evaluate at {budget:.2f} s, {budget - floor:.2f} s beyond the floor "
-              f"(now {args.reference_cpu / evaluate:.1f}x)")
-    else:
-        print(f"floor: libraries + reading {floor:.2f} s CPU of evaluate's {evaluate:.2f} s")
+        line += (f"; {args.ratio:g}x the reference needs evaluate at {budget:.2f} s, {budget - floor:.2f} s beyond "
+                 f"the floor (now {args.reference_cpu / evaluate:.1f}x)")
+    print(line)
     return 0
 
 
