@@ -228,12 +228,12 @@ def main() -> int:
             run_dir.mkdir()
             print(f"reference: {ref.source} with {ref.python}, trec_eval {ref.trec_eval}; "
                   f"{write_run_files(data / PARAGRAPHS, run_dir)} run files written to {run_dir}")
-            env = reference_env(ref.source, ref.trec_eval)
-            for name, commands in (("reference one process", reference_one_process),
-                                   ("reference three processes", reference_commands)):
+            ref_env = reference_env(ref.source, ref.trec_eval)
+            for name, framing in (("reference one process", reference_one_process),
+                                  ("reference three processes", reference_commands)):
                 out = scratch / name.replace(" ", "-")
                 out.mkdir()
-                plan[name] = (commands(ref, data, out, run_dir), env, out)
+                plan[name] = (framing(ref, data, out, run_dir), ref_env, out)
                 print(f"{name}:")
                 for cmd in plan[name][0]:
                     print("  ", " ".join(cmd))
