@@ -29,6 +29,7 @@ from exam_harness.config.options import (
     options_from_cli,
     output_path,
 )
+from exam_harness.core.display import command_console
 from exam_harness.core.errors import ConfigError
 from exam_harness.session.grades import Graded, add_input_arguments, report_failures
 
@@ -92,8 +93,6 @@ ARGUMENTS: tuple[Argument, ...] = (
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from exam_harness.analysis.calibration import CalibrationSettings, calibrate, embedding_cosines
     from exam_harness.results.preflight import check_writable
 
@@ -125,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     )
     report.grader = {"name": spec.name, "model": spec.model, "prompt_class": spec.prompt_class,
                      "source": graded.outcome.source}
-    console = Console(highlight=False, markup=False)  # ids in the output are data, not markup
+    console = command_console()
     fitted = None
     if args.fit_support is not None:
         if spec.name != "embedding" or graded.outcome.source == "recorded":

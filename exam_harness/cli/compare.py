@@ -15,6 +15,7 @@ from pathlib import Path
 
 from exam_harness.config.gates import Allowance, parse_allowance
 from exam_harness.config.options import ROW_LIMIT, Argument, significance_level
+from exam_harness.core.display import command_console
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,8 +40,6 @@ ARGUMENTS: tuple[Argument, ...] = (
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from exam_harness.config.gates import COMPARED, check_measures
     from exam_harness.extensions import cli_registries
     from exam_harness.report.compare import changes_table, query_table
@@ -56,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     check_measures([a.measure for a in allowances], registry, "--fail")
     old, new = read_report(args.old), read_report(args.new)
     changes = compare(old, new, measures, allowances, registry)
-    console = Console(highlight=False, markup=False)  # names in the output are data, not markup
+    console = command_console()
     console.print(changes_table(changes, new, title_suffix=f"from {args.old.name} to {args.new.name}",
                                 registry=registry))
     for measure in measures:

@@ -36,7 +36,7 @@ from exam_harness.config.options import (
     add_cli_options,
     options_from_cli,
 )
-from exam_harness.core.display import print_notice
+from exam_harness.core.display import command_console, print_notice
 from exam_harness.core.errors import ConfigError
 from exam_harness.io.qrels import Qrels
 from exam_harness.results.preflight import check_writable
@@ -94,8 +94,6 @@ OUTPUTS: tuple[Argument, ...] = (
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from exam_harness.config.options import specs
     from exam_harness.extensions import cli_registries
     from exam_harness.io import load_leaderboard
@@ -143,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     if options.official:
         result.settings.official = str(args.official)
 
-    console = Console(highlight=False, markup=False)  # names in the output are data, not markup
+    console = command_console()
     print_evaluation(result, console, brief=args.brief, label=plan.labels[0])
     out = writer_input(result, scored.result.qrels, graded)
     written, warnings = write_outputs(args, options, out, graded, step_summary)

@@ -8,12 +8,20 @@ with such characters are refused when read (``exam_harness.core.models.check_id`
 
 from __future__ import annotations
 
+import os
 import sys
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# the width a table drawn as text takes when nothing bounds it (a file, a CI log, a markdown or HTML summary):
+# enough for the widest leaderboard, so that no value is cut
+TEXT_WIDTH = 400
 
 
 def is_hidden_char(ch: str) -> bool:
@@ -82,3 +90,18 @@ def render_text(renderable: Any, width: int = 100, *, color: bool = False) -> st
                       markup=False, color_system="auto" if color else None)
     console.print(renderable)
     return buffer.getvalue()
+
+
+def command_console() -> Console:
+    """The console a command prints its tables on (standard output; markup off: names in the output are data).
+
+    Where standard output is no terminal and ``COLUMNS`` is unset (a CI log, a file, a pipe), a table takes the
+    width it needs (:data:`TEXT_WIDTH`): rich's default there, 80 columns, cut a leaderboard's values to
+    ``0…`` in the CI logs that gate on them. A terminal keeps its width (the leaderboards split their columns
+    to fit it, report/tables.py), and so does a ``COLUMNS`` a user sets."""
+    from rich.console import Console
+
+    console = Console(highlight=False, markup=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = TEXT_WIDTH
+    return console

@@ -8,16 +8,15 @@ import io
 
 from rich.console import Console
 
+from exam_harness.core.display import TEXT_WIDTH
 from exam_harness.report.evaluation_tables import print_evaluation
 from exam_harness.results.evaluation import EvaluationReport
-
-WIDTH = 400  # a table takes the width it needs; a narrower console would cut the columns of many measures
 
 
 def evaluation_text(result: EvaluationReport, label: str = "max-grade") -> str:
     """What ``evaluate`` prints for ``result``, without colour."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=WIDTH, color_system=None, highlight=False, markup=False)
+    console = Console(file=buffer, width=TEXT_WIDTH, color_system=None, highlight=False, markup=False)
     print_evaluation(result, console, label=label)
     return buffer.getvalue()
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from exam_harness.core.display import counted
-from exam_harness.report.tables import Column, fmt, render_table
+from exam_harness.core.display import TEXT_WIDTH, counted
+from exam_harness.report.tables import Column, fmt, render_table, split_to_fit
 from exam_harness.report.tables import Leaderboard as Board
 from exam_harness.results.evaluation import EvaluationReport, correlation_of, official_of, system_order
 from exam_harness.results.sections import Placement, section_lines, shown_at
@@ -48,15 +48,17 @@ def dropped_lines(result: EvaluationReport) -> list[str]:
     return lines
 
 
-def system_table(result: EvaluationReport, min_grade: int, *, label: str = "max-grade") -> Table:
+def system_tables(result: EvaluationReport, min_grade: int, *, label: str = "max-grade",
+                  width: int = TEXT_WIDTH) -> list[Table]:
     """One row per system at one tau: official rank, EXAM and n-EXAM with stderr, the qrels measures
-    of one label variant, alpha-nDCG and nugget F where computed; correlations in the footer."""
+    of one label variant, alpha-nDCG and nugget F where computed; correlations in the footer. One table, or
+    where it would be wider than ``width``, its columns over several tables that each fit (no value cut)."""
     official = official_of(result.sections)
     # measures without a tau (min_grade 0: citation scores, answer length) stand beside every tau's
     boards = [b for b in result.boards()
               if b.min_grade in (min_grade, 0) and (b.label is None or b.label == label)]
     if not boards:
-        return Table(title=f"no leaderboards at grade ≥ {min_grade}")
+        return [Table(title=f"no leaderboards at grade ≥ {min_grade}")]
     order = system_order(list(boards[0].systems), official, boards[0].systems)
     columns = [
         Column(b.title, {r: (v, b.stderr.get(r)) for r, v in b.systems.items()},
@@ -71,7 +73,7 @@ def system_table(result: EvaluationReport, min_grade: int, *, label: str = "max-
             footer.append((name, [fmt(getattr(c, attr)) if c else "–" for c in correlations]))
     board = Board(f"Leaderboards at grade ≥ {min_grade} (qrels label {label}; ± standard error)", order, columns,
                   before=before, footer=footer)
-    return render_table(board, "inline")
+    return [render_table(part, "inline") for part in split_to_fit(board, width)]
 
 
 def print_evaluation(
@@ -87,7 +89,8 @@ def print_evaluation(
     _print_sections(result, console, "before", brief=brief)
     if not brief:
         for tau in sorted({b.min_grade for b in result.boards()}):
-            console.print(system_table(result, tau, label=label))
+            for table in system_tables(result, tau, label=label, width=console.width):
+                console.print(table)
     _print_sections(result, console, "after", brief=brief)
 
 

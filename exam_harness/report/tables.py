@@ -46,14 +46,51 @@ def fmt(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def _cell(value: Value | None, best: bool, layout: StderrLayout, show_stderr: bool) -> Text:
-    if value is None:
-        return Text("–", style="dim")
+def _cell_text(value: Value, best: bool, layout: StderrLayout, show_stderr: bool) -> str:
     mean, stderr = value
     text = ("★ " if best else "  ") + f"{mean:.3f}"
     if show_stderr and stderr is not None and layout != "hidden":
         text += (" " if layout == "inline" else "\n  ") + f"±{stderr:.3f}"
-    return Text(text, style="bold green" if best else "")
+    return text
+
+
+def _cell(value: Value | None, best: bool, layout: StderrLayout, show_stderr: bool) -> Text:
+    if value is None:
+        return Text("–", style="dim")
+    return Text(_cell_text(value, best, layout, show_stderr), style="bold green" if best else "")
+
+
+def split_to_fit(board: Leaderboard, width: int, layout: StderrLayout = "inline") -> list[Leaderboard]:
+    """``board``, or where its table would be wider than ``width`` columns, parts of it that each fit: the
+    measure columns in order (with their footer cells), each part with the run and ``before`` columns, the
+    ``after`` columns in the first, the title marked "continued" from the second on. Widths are the cells'
+    own (no cell of a leaderboard wraps), so a fitting part is never cut; a column too wide alone is a part."""
+    from rich.cells import cell_len
+
+    def needed(texts: Sequence[str]) -> int:  # a column's width in the table: its widest line, padding, border
+        return max((cell_len(line) for text in texts for line in text.split("\n")), default=0) + 3
+
+    names = [visible(board.labels.get(r, r)) for r in board.runs]
+    fixed = 1 + needed(["run", *names, *(title for title, _ in board.footer)]) + sum(
+        needed([title, *values.values()]) for title, values in (*board.before, *board.after))
+    parts: list[list[int]] = [[]]
+    used = fixed
+    for index, column in enumerate(board.columns):
+        cells = [_cell_text(v, False, layout, column.stderr) if v is not None else "–" for v in column.values.values()]
+        footer = [row[index] for _, row in board.footer if index < len(row)]
+        extra = needed([column.title, *cells, *footer])
+        if parts[-1] and used + extra > width:
+            parts.append([])
+            used = fixed - sum(needed([title, *values.values()]) for title, values in board.after)
+        parts[-1].append(index)
+        used += extra
+    if len(parts) == 1:
+        return [board]
+    return [Leaderboard(
+        board.title if n == 0 else f"{board.title}, continued", board.runs, [board.columns[i] for i in part],
+        labels=board.labels, before=board.before, after=board.after if n == 0 else (),
+        footer=[(title, [row[i] for i in part if i < len(row)]) for title, row in board.footer],
+    ) for n, part in enumerate(parts)]
 
 
 def render_table(board: Leaderboard, layout: StderrLayout = "inline") -> Table:

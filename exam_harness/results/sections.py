@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, get_arg
 
 from pydantic import BaseModel
 
-from exam_harness.core.display import visible
+from exam_harness.core.display import TEXT_WIDTH, visible
 from exam_harness.core.errors import ExamError
 from exam_harness.core.registry import Registry
 from exam_harness.results.left_out import leave_out, taken
@@ -241,7 +241,6 @@ def terminal_text(parts: Sequence[RenderableType], width: int) -> list[str]:
     return lines
 
 
-TEXT_WIDTH = 400  # a table as text takes the width it needs (as evaluate's markdown and HTML summaries draw it)
 
 
 def preformatted_markdown(parts: Sequence[RenderableType]) -> str:

@@ -47,26 +47,35 @@ def correlation_table(content: Correlations) -> Table:
         title="Correlation with the official leaderboard (Spearman ρ / Kendall τ)", title_justify="left",
         header_style="bold",
     )
-    table.add_column("measure", style="cyan", no_wrap=True)
-    table.add_column("label", no_wrap=True)
-    for tau in taus:
-        table.add_column(f"grade ≥ {tau}", justify="right", no_wrap=True)
     rows: dict[tuple[str, str], dict[int, MeasureCorrelation]] = {}
     for m in content.measures:
         rows.setdefault((m.key, m.label or ""), {})[m.min_grade] = m
     missing: set[str] = set()
     extra: set[str] = set()
+    body: list[tuple[str, str, list[str]]] = []
+    pair = 1  # the widest "rho / tau" of a column: a narrow terminal wraps a cell after it, never inside it
     for (_, label), by_tau in rows.items():
         cells = []
         for tau in taus:
             entry = by_tau.get(tau)
             c = entry.correlation if entry is not None else None
-            if c is not None:
-                missing.update(c.missing)
-                extra.update(c.extra)
+            if c is None:
+                cells.append("–")
+                continue
+            missing.update(c.missing)
+            extra.update(c.extra)
+            coefficients = f"{fmt(c.spearman)} / {fmt(c.kendall)}"
+            pair = max(pair, len(coefficients))
             # n: the runs both leaderboards rank; a coefficient over 2 runs says little
-            cells.append("–" if c is None else f"{fmt(c.spearman)} / {fmt(c.kendall)} (n={c.n})")
-        table.add_row(next(iter(by_tau.values())).title, label, *cells)
+            cells.append(f"{coefficients} (n={c.n})")
+        body.append((next(iter(by_tau.values())).title, label, cells))
+    table.add_column("measure", style="cyan", no_wrap=True)
+    # the label and the figures wrap in a narrow terminal rather than lose their end ("0.719 / 0.535 (…")
+    table.add_column("label", overflow="fold")
+    for tau in taus:
+        table.add_column(f"grade ≥ {tau}", justify="right", overflow="fold", min_width=pair)
+    for title, label, cells in body:
+        table.add_row(title, label, *cells)
     notes = []
     if missing:
         # a misspelt run name leaves its run out of every correlation: show what it was probably meant as

@@ -148,9 +148,9 @@ class AnalysisSession:
 
 
 def _console() -> Console:
-    from rich.console import Console
+    from exam_harness.core.display import command_console
 
-    return Console(highlight=False, markup=False)  # names in the output are data, not markup
+    return command_console()
 
 
 def section_text(analysis: Analysis, exam: AnalysisExam, width: int = 100) -> tuple[str, str]:

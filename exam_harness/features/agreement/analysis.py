@@ -140,8 +140,7 @@ def _calibration(args: argparse.Namespace, graded: Graded, options: ExamOptions)
     sections = graded.registries.sections
     if "calibration" not in sections:
         return None
-    from rich.console import Console
-
+    from exam_harness.core.display import command_console
     from exam_harness.report.evaluation import score_evaluation
     from exam_harness.results.scored import collect_scoring_inputs
 
@@ -153,7 +152,7 @@ def _calibration(args: argparse.Namespace, graded: Graded, options: ExamOptions)
     content = section.compute(dataclasses.replace(scored, inputs=inputs))
     if content is None:
         return None
-    console = Console(highlight=False, markup=False)
+    console = command_console()
     for part in section.terminal(content):
         console.print(part)
     return content.model_dump(mode="json")
