@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -333,3 +334,28 @@ def in_tree_writers() -> Any:
     registry = builtin_writers()
     default_manager().hook.pytest_exam_register_reporters(registry=registry)
     return registry
+
+
+def table_cells(text: str, title: re.Pattern[str]) -> dict[str, dict[str, dict[str, str]]]:
+    """Tables read back from printed text: for each table whose title line matches ``title`` (continued ones
+    too), key (the match's first group, else the whole match) -> row (its first cell) -> column title -> cell;
+    footer rows (below a line) are rows like the others, and a row's second line (a standard error drawn below
+    its value) is left out."""
+    cells: dict[str, dict[str, dict[str, str]]] = {}
+    key: str | None = None
+    titles: list[str] = []
+    in_body = False
+    for line in text.splitlines():
+        if match := title.match(line):
+            key, titles, in_body = match[1] if match.groups() else match[0], [], False
+        elif key is not None and line.startswith("┃"):
+            titles = [t.strip() for t in line.strip("┃").split("┃")]
+        elif key is not None and line.startswith("┡"):
+            in_body = True
+        elif key is not None and in_body and line.startswith("│"):
+            row = [c.strip() for c in line.strip("│").split("│")]
+            if row[0]:  # a row's own line; a line of its second part (a standard error below) has no name
+                cells.setdefault(key, {}).setdefault(row[0], {}).update(zip(titles[1:], row[1:]))
+        elif line.startswith("└"):
+            key = None  # the table's end: a continued part has its own title
+    return cells

@@ -1,7 +1,8 @@
 """The leaderboard of the pytest summary (and of ``exam-harness leaderboard``), from a report.
 
 Two tables keep it readable on an 80-column terminal: the exam scores (EXAM-Cover, n-EXAM, nugget F,
-case outcomes) and the trec_eval measures over EXAM-Qrels of one label variant.
+case outcomes) and the trec_eval measures over EXAM-Qrels of one label variant; either is split into continued
+tables where its columns (many measures, a long run name) need more than the width.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from rich.console import Group
 
 from exam_harness.core.display import counted, render_text, visible
 from exam_harness.measures.lookup import find_measure
-from exam_harness.report.tables import Column, Leaderboard, render_table
+from exam_harness.report.tables import Column, Leaderboard, StderrLayout, render_table, split_to_fit
 from exam_harness.results.schema import FALLBACK_CAUSE, ExamReport, MeasureInfo, SystemScore
 from exam_harness.results.sections import section_lines, shown_at
 
@@ -84,14 +85,12 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
                     if any(info.name in s.scores for s in systems)]
     labels = {s.run: _label(s, generated=True) for s in systems}
     tallies = {s.run: _tally(s) for s in systems}
-    # many exam measures (the TREC RAG scores beside EXAM-Cover) are split into tables that fit the width
-    first = max(map(len, labels.values()), default=3) + 4 + max(len("answered"), *map(len, tallies.values())) + 3
-    parts = _fit(exam_columns, first, width, 15 if wide else 7)
-    title = f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})"
-    exam_tables = [render_table(Leaderboard(title if i == 0 else f"{title}, continued", runs, part, labels=labels,
-                                            after=[("answered", tallies)] if i == 0 else ()),
-                                "inline" if wide else "below")
-                   for i, part in enumerate(parts)]
+    # many exam measures (the TREC RAG scores beside EXAM-Cover), or a long run name, split a table into tables
+    # that fit the width (report/tables.py): a cut cell would read "0…"
+    layout: StderrLayout = "inline" if wide else "below"
+    exam_board = Leaderboard(f"EXAM scores (grader {report.settings.grader.name}, τ={tau}, k={k})", runs,
+                             exam_columns, labels=labels, after=[("answered", tallies)])
+    exam_tables = [render_table(part, layout) for part in split_to_fit(exam_board, width, layout)]
     measure_columns = [_column(info, systems) for info in report.label_measures(label)]
     level = next((q.relevance_level for q in report.qrels if q.label == label), None)
     level_text = f" ≥ {level}" if level is not None else ""
@@ -101,22 +100,8 @@ def leaderboard(report: ExamReport, *, label: str = "max-grade", width: int = WI
     )
     if not measure_columns:  # no trec measure asked for (--exam-measures named others only)
         return Group(*exam_tables)
-    return Group(*exam_tables, render_table(qrels_table, "inline" if wide else "hidden"))
-
-
-def _fit(columns: Sequence[Column], first: int, width: int, cell: int) -> list[list[Column]]:
-    """``columns`` in order, in groups whose table fits ``width`` (``first``: the run and tally columns'
-    width; ``cell``: a value's width); one group when all fit, a column too wide alone keeps a group."""
-    groups: list[list[Column]] = [[]]
-    used = first
-    for column in columns:
-        needed = max(len(column.title), cell) + 3  # the cell and its padding and border
-        if groups[-1] and used + needed > width:
-            groups.append([])
-            used = first
-        groups[-1].append(column)
-        used += needed
-    return groups
+    layout = "inline" if wide else "hidden"
+    return Group(*exam_tables, *(render_table(part, layout) for part in split_to_fit(qrels_table, width, layout)))
 
 
 def cache_line(report: ExamReport) -> str:

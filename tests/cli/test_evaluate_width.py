@@ -13,33 +13,10 @@ from pathlib import Path
 import pytest
 
 from exam_harness.cli import main
-from tests.helpers import evaluation_boards, write_exam
+from tests.helpers import evaluation_boards, table_cells, write_exam
 
 BOX = "┏┃┡│├└"
 TITLE = re.compile(r"^Leaderboards at grade ≥ (\d+) ")
-
-
-def leaderboard_cells(text: str) -> dict[int, dict[str, dict[str, str]]]:
-    """tau -> run -> column title -> cell text, from every leaderboard table printed (continued ones too)."""
-    cells: dict[int, dict[str, dict[str, str]]] = {}
-    tau: int | None = None
-    titles: list[str] = []
-    in_body = False
-    for line in text.splitlines():
-        if match := TITLE.match(line):
-            tau, titles, in_body = int(match[1]), [], False
-        elif tau is not None and line.startswith("┃"):
-            titles = [t.strip() for t in line.strip("┃").split("┃")]
-        elif tau is not None and line.startswith("┡"):
-            in_body = True
-        elif tau is not None and in_body and line.startswith("│"):
-            row = [c.strip() for c in line.strip("│").split("│")]
-            cells.setdefault(tau, {}).setdefault(row[0], {}).update(zip(titles[1:], row[1:]))
-        elif line.startswith("├"):
-            in_body = False  # the correlations' footer rows
-        elif line.startswith("└"):
-            tau = None  # the table's end: a continued part has its own title
-    return cells
 
 
 def expected_cells(doc: dict[str, object], taus: list[int]) -> dict[int, dict[str, dict[str, str]]]:
@@ -65,9 +42,9 @@ def evaluate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, d
 
 
 def shown_values(text: str) -> dict[int, dict[str, dict[str, str]]]:
-    return {tau: {run: {t: c.removeprefix("★").strip() for t, c in row.items() if t != "official"}
-                  for run, row in runs.items() if run not in ("Spearman ρ", "Kendall τ")}
-            for tau, runs in leaderboard_cells(text).items()}
+    return {int(tau): {run: {t: c.removeprefix("★").strip() for t, c in row.items() if t != "official"}
+                       for run, row in runs.items() if run not in ("Spearman ρ", "Kendall τ")}
+            for tau, runs in table_cells(text, TITLE).items()}
 
 
 def test_a_log_or_a_file_gets_every_leaderboard_whole_in_one_table(
