@@ -95,13 +95,13 @@ def render_text(renderable: Any, width: int = 100, *, color: bool = False) -> st
 def command_console() -> Console:
     """The console a command prints its tables on (standard output; markup off: names in the output are data).
 
-    Where standard output is no terminal and ``COLUMNS`` is unset (a CI log, a file, a pipe), a table takes the
-    width it needs (:data:`TEXT_WIDTH`): rich's default there, 80 columns, cut a leaderboard's values to
-    ``0…`` in the CI logs that gate on them. A terminal keeps its width (the leaderboards split their columns
-    to fit it, report/tables.py), and so does a ``COLUMNS`` a user sets."""
+    Where standard output is no terminal and ``COLUMNS`` gives no width (unset or empty, as in a CI log, a file,
+    a pipe), a table takes the width it needs (:data:`TEXT_WIDTH`): rich's default there, 80 columns, cut a
+    leaderboard's values to ``0…`` in the CI logs that gate on them. A terminal keeps its width (the
+    leaderboards split their columns to fit it, report/tables.py), and so does a ``COLUMNS`` a user sets."""
     from rich.console import Console
 
     console = Console(highlight=False, markup=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
+    if not console.is_terminal and not os.environ.get("COLUMNS", "").isdigit():  # a width rich reads (digits)
         console.width = TEXT_WIDTH
     return console

@@ -47,10 +47,15 @@ def shown_values(text: str) -> dict[int, dict[str, dict[str, str]]]:
             for tau, runs in table_cells(text, TITLE).items()}
 
 
+@pytest.mark.parametrize("columns", [None, ""], ids=["COLUMNS unset", "COLUMNS empty"])
 def test_a_log_or_a_file_gets_every_leaderboard_whole_in_one_table(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: str | None
 ) -> None:
-    monkeypatch.delenv("COLUMNS", raising=False)  # standard output is captured: no terminal, as in CI
+    # standard output is captured: no terminal, as in CI; an empty COLUMNS gives rich no width either
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
     text, doc = evaluate(tmp_path, capsys)
     assert "…" not in text and "continued" not in text
     assert max(len(line) for line in text.splitlines() if line[:1] in BOX) > 80  # wider than rich's default
