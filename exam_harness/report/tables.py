@@ -71,17 +71,18 @@ def split_to_fit(board: Leaderboard, width: int, layout: StderrLayout = "inline"
         return max((cell_len(line) for text in texts for line in text.split("\n")), default=0) + 3
 
     names = [visible(board.labels.get(r, r)) for r in board.runs]
-    fixed = 1 + needed(["run", *names, *(title for title, _ in board.footer)]) + sum(
-        needed([title, *values.values()]) for title, values in (*board.before, *board.after))
+    # every part repeats the run and before columns; the after columns stand in the first part only
+    repeated = 1 + needed(["run", *names, *(title for title, _ in board.footer)]) + sum(
+        needed([title, *values.values()]) for title, values in board.before)
     parts: list[list[int]] = [[]]
-    used = fixed
+    used = repeated + sum(needed([title, *values.values()]) for title, values in board.after)
     for index, column in enumerate(board.columns):
         cells = [_cell_text(v, False, layout, column.stderr) if v is not None else "–" for v in column.values.values()]
         footer = [row[index] for _, row in board.footer if index < len(row)]
         extra = needed([column.title, *cells, *footer])
         if parts[-1] and used + extra > width:
             parts.append([])
-            used = fixed - sum(needed([title, *values.values()]) for title, values in board.after)
+            used = repeated
         parts[-1].append(index)
         used += extra
     if len(parts) == 1:

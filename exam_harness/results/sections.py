@@ -241,8 +241,6 @@ def terminal_text(parts: Sequence[RenderableType], width: int) -> list[str]:
     return lines
 
 
-
-
 def preformatted_markdown(parts: Sequence[RenderableType]) -> str:
     """A section's terminal tables as a fenced text block: markdown of a section that draws tables."""
     text = "\n".join(terminal_text(parts, TEXT_WIDTH))

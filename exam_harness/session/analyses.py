@@ -35,6 +35,7 @@ from exam_harness.config.options import (
     add_cli_options,
     options_from_cli,
 )
+from exam_harness.core.display import command_console
 from exam_harness.core.errors import ConfigError
 from exam_harness.exam.inputs import ExamView
 from exam_harness.grading.passes import GradingOutcome
@@ -101,7 +102,7 @@ class AnalysisSession:
     def __init__(self, args: argparse.Namespace, registries: Registries) -> None:
         self.args = args
         self.registries = registries
-        self.console: Console = _console()
+        self.console: Console = command_console()
 
     @functools.cached_property
     def options(self) -> ExamOptions:
@@ -145,12 +146,6 @@ class AnalysisSession:
         from exam_harness.session.grades import report_failures
 
         return report_failures("analyze", outcome, self.graded.inputs.redact)
-
-
-def _console() -> Console:
-    from exam_harness.core.display import command_console
-
-    return command_console()
 
 
 def section_text(analysis: Analysis, exam: AnalysisExam, width: int = 100) -> tuple[str, str]:
